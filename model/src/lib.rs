@@ -1,0 +1,307 @@
+//! The `status.json` snapshot: the one data contract between the collector and the page.
+//!
+//! Everything the dashboard shows is a field of [`Snapshot`]. The collector fills it, the
+//! writers (after the redaction gate) put it on disk, and the Leptos page and the static
+//! fallback render it. Both sides compile this crate, so the schema cannot drift between them.
+//!
+//! Two rules from the spec shape these types:
+//! - *Emptiness is loud*: a field whose probe failed holds `"error: <reason>"` instead of a
+//!   value ([`Probe::Error`]), and a section that was never collected holds
+//!   `"error: not collected"`; nothing is ever left out.
+//! - Every array element carries its own `checked_at` and `stale`, and an Agent Status Code
+//!   ([`Asc`]) that classifies its condition for machines.
+
+mod asc;
+mod probe;
+
+pub use asc::Asc;
+pub use probe::Probe;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Bumped on any change a reader must know about; additions of optional fields keep it.
+pub const SCHEMA_VERSION: &str = "0.1";
+
+/// The reason a section carries before its collector has produced anything.
+pub const NOT_COLLECTED: &str = "not collected";
+
+/// The whole snapshot, as written to `status.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub schema_version: String,
+    pub generated_at: DateTime<Utc>,
+    /// True when any section is older than `rules.snapshot_stale_after_s` or was never
+    /// collected; `stale_reasons` says which and why.
+    pub stale: bool,
+    #[serde(default)]
+    pub stale_reasons: Vec<String>,
+    /// The thresholds this snapshot was judged by, so the page never hard-codes one.
+    pub rules: RulesView,
+    /// When each section was last collected, keyed by section name.
+    #[serde(default)]
+    pub sections: Sections,
+    pub tasks: Tasks,
+    pub agents: Probe<Vec<Agent>>,
+    pub systems: Probe<Vec<System>>,
+    pub backups: Probe<Backups>,
+}
+
+impl Snapshot {
+    /// A snapshot in which no section has been collected yet.
+    pub fn empty(generated_at: DateTime<Utc>, rules: RulesView) -> Self {
+        Snapshot {
+            schema_version: SCHEMA_VERSION.to_string(),
+            generated_at,
+            stale: true,
+            stale_reasons: Vec::new(),
+            rules,
+            sections: Sections::default(),
+            tasks: Tasks {
+                board: Probe::not_collected(),
+                live: Probe::not_collected(),
+            },
+            agents: Probe::not_collected(),
+            systems: Probe::not_collected(),
+            backups: Probe::not_collected(),
+        }
+    }
+}
+
+/// Thresholds from the rules file, copied into the snapshot for the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RulesView {
+    /// A live A2A task with no reply for at least this long is STUCK.
+    pub no_reply_s: u64,
+    /// A last exchange younger than this is green.
+    pub exchange_green_below_s: u64,
+    /// A last exchange younger than this (and not green) is amber; older is red.
+    pub exchange_amber_below_s: u64,
+    /// A section older than this makes the snapshot stale.
+    pub snapshot_stale_after_s: u64,
+}
+
+/// Collection bookkeeping per section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sections {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<SectionMeta>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<SectionMeta>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub systems: Option<SectionMeta>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backups: Option<SectionMeta>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SectionMeta {
+    pub checked_at: DateTime<Utc>,
+    /// Wall time of the pass that produced the section.
+    pub duration_ms: u64,
+    pub stale: bool,
+}
+
+/// Colour band. Every band also has a word, so colour is never the only signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Band {
+    Green,
+    Amber,
+    Red,
+}
+
+impl Band {
+    pub fn word(self) -> &'static str {
+        match self {
+            Band::Green => "ok",
+            Band::Amber => "late",
+            Band::Red => "down",
+        }
+    }
+
+    /// The band for a last-exchange age under the rules' thresholds (spec §5.2).
+    pub fn for_exchange_age(age_s: u64, rules: &RulesView) -> Band {
+        if age_s < rules.exchange_green_below_s {
+            Band::Green
+        } else if age_s < rules.exchange_amber_below_s {
+            Band::Amber
+        } else {
+            Band::Red
+        }
+    }
+}
+
+/// One agent's row in the Agents panel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Agent {
+    pub name: String,
+    /// The configured endpoint with any credentials removed.
+    pub endpoint: String,
+    pub plane: Option<String>,
+    /// Liveness: any HTTP answer on the agent card path is up; refused or timed out is down.
+    pub up: bool,
+    /// Seconds since the last successful exchange in the agent's audit log.
+    pub last_exchange_s: Probe<u64>,
+    /// Band of `last_exchange_s` alone.
+    pub exchange_band: Band,
+    /// Skills on the agent card; 0 is a red condition, not "no data".
+    pub skills_count: Probe<u32>,
+    pub lane: Probe<String>,
+    pub model: Probe<String>,
+    pub window: Probe<Window>,
+    pub heartbeat: Probe<Heartbeat>,
+    /// Overall band of the row: the worst of its conditions.
+    pub band: Band,
+    /// Agent Status Code of the row's worst condition (SUCCESS when all is well).
+    pub status: Asc,
+    /// Why the row is not green, in words; absent when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Audit-log lines that could not be parsed while looking for the last exchange.
+    #[serde(default)]
+    pub audit_skipped_lines: u64,
+    pub checked_at: DateTime<Utc>,
+    pub stale: bool,
+}
+
+/// What the heartbeat exchange told us.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Heartbeat {
+    /// The dialect that answered (`v1`, `v0.3`, `v0.3-content`).
+    pub dialect: String,
+    pub latency_ms: u64,
+    pub last_activity_at: Probe<DateTime<Utc>>,
+    /// Ids of the agent's in-flight A2A tasks, when the reply carries them.
+    pub in_flight: Probe<Vec<String>>,
+}
+
+/// A model usage window ("GO window").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    pub model: Probe<String>,
+    pub percent: Probe<f64>,
+    pub status: Probe<String>,
+    pub resets_at: Probe<DateTime<Utc>>,
+}
+
+/// The Tasks panel: the kanban board and, separately, live A2A tasks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tasks {
+    pub board: Probe<Board>,
+    pub live: Probe<Vec<LiveTask>>,
+}
+
+/// The kanban board(s): columns in board order and the cards, each naming its board.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Board {
+    pub columns: Vec<String>,
+    pub cards: Vec<Card>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Card {
+    pub board: String,
+    pub id: String,
+    pub title: String,
+    pub status: String,
+    pub assignee: Option<String>,
+    pub checked_at: DateTime<Utc>,
+    pub stale: bool,
+}
+
+/// An in-flight A2A task, judged by the stuck rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveTask {
+    pub id: String,
+    pub agent: String,
+    /// Always a v1.0 `TASK_STATE_*` wire value.
+    pub state: Probe<String>,
+    pub age_s: u64,
+    pub stuck: bool,
+    pub status: Asc,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub checked_at: DateTime<Utc>,
+    pub stale: bool,
+}
+
+/// One host in the Systems panel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct System {
+    pub host: String,
+    pub ram_used_gb: Probe<f64>,
+    pub ram_total_gb: Probe<f64>,
+    pub disk_free_gb: Probe<f64>,
+    pub services: Vec<NamedCheck>,
+    pub tunnels: Vec<NamedCheck>,
+    pub crons: Vec<CronCheck>,
+    pub vault_parity: Probe<bool>,
+    pub status: Asc,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub checked_at: DateTime<Utc>,
+    pub stale: bool,
+}
+
+/// A yes/no check with a name: a service (`active`) or a tunnel (`up`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedCheck {
+    pub name: String,
+    #[serde(alias = "active", alias = "up")]
+    pub ok: Probe<bool>,
+    pub checked_at: DateTime<Utc>,
+    pub stale: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CronCheck {
+    pub name: String,
+    pub last_ok_s: Probe<u64>,
+    pub checked_at: DateTime<Utc>,
+    pub stale: bool,
+}
+
+/// Backup freshness.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Backups {
+    pub gdrive_latest: Probe<DateTime<Utc>>,
+    pub age_h: Probe<f64>,
+    pub checked_at: DateTime<Utc>,
+    pub stale: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules() -> RulesView {
+        RulesView {
+            no_reply_s: 300,
+            exchange_green_below_s: 1800,
+            exchange_amber_below_s: 21600,
+            snapshot_stale_after_s: 600,
+        }
+    }
+
+    #[test]
+    fn exchange_bands_follow_the_rules_thresholds() {
+        let r = rules();
+        assert_eq!(Band::for_exchange_age(0, &r), Band::Green);
+        assert_eq!(Band::for_exchange_age(1799, &r), Band::Green);
+        assert_eq!(Band::for_exchange_age(1800, &r), Band::Amber);
+        assert_eq!(Band::for_exchange_age(21599, &r), Band::Amber);
+        assert_eq!(Band::for_exchange_age(21600, &r), Band::Red);
+    }
+
+    #[test]
+    fn an_empty_snapshot_says_every_section_is_not_collected() {
+        let snap = Snapshot::empty(Utc::now(), rules());
+        let json = serde_json::to_value(&snap).unwrap();
+        for path in ["/agents", "/systems", "/backups", "/tasks/board", "/tasks/live"] {
+            assert_eq!(json.pointer(path).unwrap(), "error: not collected", "{path}");
+        }
+        let back: Snapshot = serde_json::from_value(json).unwrap();
+        assert_eq!(back, snap);
+    }
+}
