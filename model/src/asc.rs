@@ -22,6 +22,7 @@ macro_rules! codes {
 
 codes! {
     SUCCESS = 2000,
+    SUCCESS_WITH_WARNINGS = 2001,
     FAILED_PRECONDITION = 4001,
     PERMISSION_DENIED = 4002,
     NOT_FOUND = 4006,

@@ -84,21 +84,21 @@ pub struct RulesView {
 /// Collection bookkeeping per section.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sections {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tasks: Option<SectionMeta>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agents: Option<SectionMeta>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub systems: Option<SectionMeta>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backups: Option<SectionMeta>,
+    pub tasks: SectionMeta,
+    pub agents: SectionMeta,
+    pub systems: SectionMeta,
+    pub backups: SectionMeta,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SectionMeta {
-    pub checked_at: DateTime<Utc>,
+    /// Whether the config has a collector for this section at all.
+    pub configured: bool,
+    /// When the section was last collected; absent if never.
+    pub checked_at: Option<DateTime<Utc>>,
     /// Wall time of the pass that produced the section.
-    pub duration_ms: u64,
+    pub duration_ms: Option<u64>,
+    /// Configured and either never collected or older than `rules.snapshot_stale_after_s`.
     pub stale: bool,
 }
 

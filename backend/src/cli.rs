@@ -1,0 +1,116 @@
+//! Command-line interface: parses arguments, runs the command, turns errors into one clear
+//! line on stderr and an exit code (0 done, 1 could not do it, 2 bad config or usage).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::app;
+use crate::collect::SectionName;
+
+#[derive(Parser)]
+#[command(name = "fleetdash", version, about = "An honest dashboard for a fleet of A2A agents.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one collection pass, write status.json, exit. Probe failures are data: exits 0
+    /// whenever a snapshot was written.
+    Collect {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// Collect only these sections (comma-separated: tasks, agents, systems, backups); the
+        /// others keep what the previous snapshot had.
+        #[arg(long, value_delimiter = ',', value_name = "SECTIONS")]
+        only: Option<Vec<SectionName>>,
+    },
+    /// Run every collector on its cadence until SIGTERM or ctrl-c.
+    Run {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+    },
+    /// Serve the page and /api/status.json behind HTTP basic auth (for use without nginx).
+    Serve {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// Address to listen on; the config's [serve] listen, else 127.0.0.1:8080.
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<SocketAddr>,
+    },
+    /// Start a simulated fleet of 11 agents, collect it and serve the dashboard.
+    Demo {
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
+        /// Where the demo keeps everything it writes (default: a fresh temporary directory).
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+    },
+    /// Validate the config and the rules file; report every error with file, line and field.
+    Check {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+    },
+    /// Serve many simulated agents under one port (for benchmarks and tests).
+    #[command(hide = true)]
+    SimFleet {
+        #[arg(long, default_value_t = 1000)]
+        agents: usize,
+        /// Percentage of agents that accept requests and never answer.
+        #[arg(long, default_value_t = 10)]
+        hang_percent: usize,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FLEETDASH_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("fleetdash: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Collect { config, only } => app::collect(&config, only.as_deref()).await,
+            Command::Run { config } => app::run(&config).await,
+            Command::Serve { config, listen } => app::serve(&config, listen).await,
+            Command::Demo { listen, state_dir } => app::demo(listen, state_dir).await,
+            Command::Check { config } => app::check(&config),
+            Command::SimFleet { agents, hang_percent } => app::sim_fleet(agents, hang_percent).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(app::Failure::Config { errors, list_all: true }) => {
+            for e in &errors.0 {
+                eprintln!("fleetdash: {e}");
+            }
+            ExitCode::from(2)
+        }
+        Err(app::Failure::Config { errors, list_all: false }) => {
+            let more = match errors.0.len() {
+                1 => String::new(),
+                n => format!(" (and {} more; `fleetdash check --config FILE` lists them all)", n - 1),
+            };
+            eprintln!("fleetdash: {}{more}", errors.0[0]);
+            ExitCode::from(2)
+        }
+        Err(app::Failure::Other(e)) => {
+            eprintln!("fleetdash: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

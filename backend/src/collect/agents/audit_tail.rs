@@ -1,0 +1,220 @@
+//! Last successful exchange from an agent's `a2a_audit.jsonl`, read from the end.
+//!
+//! The log is append-only and rotates at 2 MiB to `.1`, but nothing stops it from growing, so
+//! the cost must not depend on its size: blocks are read backwards from the end until a line
+//! that records a successful exchange turns up, up to a byte budget. Only the timestamp leaves
+//! this module; summaries (which may hold secrets), peers, ips and decisions are never copied.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+const BLOCK: usize = 64 * 1024;
+
+/// What the tail read found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditTail {
+    /// Unix seconds of the newest successful exchange, if any was found within the budget.
+    pub last_exchange_ts: Option<f64>,
+    /// Lines that were not a JSON object with a numeric `ts` (skipped, counted).
+    pub skipped_lines: u64,
+    /// Bytes read, for the benchmark.
+    pub bytes_read: u64,
+}
+
+/// Only the fields that decide whether a line is a successful exchange.
+#[derive(Deserialize)]
+struct Line {
+    ts: f64,
+    #[serde(default)]
+    decision: Option<String>,
+    #[serde(default)]
+    status: Option<serde_json::Value>,
+}
+
+impl Line {
+    /// A rejected or failed exchange is not contact with the agent's peer.
+    fn is_success(&self) -> bool {
+        if self.decision.as_deref().is_some_and(|d| d.starts_with("rejected")) {
+            return false;
+        }
+        match &self.status {
+            Some(serde_json::Value::Number(n)) => n.as_u64().is_some_and(|s| s < 400),
+            _ => true,
+        }
+    }
+}
+
+/// Searches `path` and then its rotation `path.1`, reading at most `budget` bytes in all.
+pub fn last_exchange(path: &Path, budget: u64) -> io::Result<AuditTail> {
+    let mut total = AuditTail {
+        last_exchange_ts: None,
+        skipped_lines: 0,
+        bytes_read: 0,
+    };
+    let rotated = rotated_path(path);
+    let mut found_any_file = false;
+    for candidate in [path.to_path_buf(), rotated] {
+        let file = match File::open(&candidate) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", candidate.display()))),
+        };
+        found_any_file = true;
+        let tail = scan_backwards(file, budget.saturating_sub(total.bytes_read))?;
+        total.skipped_lines += tail.skipped_lines;
+        total.bytes_read += tail.bytes_read;
+        if tail.last_exchange_ts.is_some() {
+            total.last_exchange_ts = tail.last_exchange_ts;
+            break;
+        }
+        if total.bytes_read >= budget {
+            break;
+        }
+    }
+    if !found_any_file {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{} not found", path.display()),
+        ));
+    }
+    Ok(total)
+}
+
+fn rotated_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".1");
+    PathBuf::from(s)
+}
+
+fn scan_backwards(mut file: File, budget: u64) -> io::Result<AuditTail> {
+    let len = file.seek(SeekFrom::End(0))?;
+    let mut out = AuditTail {
+        last_exchange_ts: None,
+        skipped_lines: 0,
+        bytes_read: 0,
+    };
+    let floor = len.saturating_sub(budget);
+    let mut pos = len;
+    // Bytes of the (possibly partial) line that starts before the block just read.
+    let mut carry: Vec<u8> = Vec::new();
+    let mut block = vec![0u8; BLOCK];
+    while pos > floor {
+        let start = pos.saturating_sub(BLOCK as u64).max(floor);
+        let n = (pos - start) as usize;
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut block[..n])?;
+        out.bytes_read += n as u64;
+        pos = start;
+
+        let mut chunk = block[..n].to_vec();
+        chunk.extend_from_slice(&carry);
+        // Every line after the first newline is complete; the head waits for the next block
+        // unless we reached the start of the file.
+        let head_end = if pos == 0 {
+            0
+        } else {
+            match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => i + 1,
+                None => {
+                    carry = chunk;
+                    continue;
+                }
+            }
+        };
+        for line in chunk[head_end..].rsplit(|&b| b == b'\n') {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<Line>(line) {
+                Ok(l) if l.ts.is_finite() => {
+                    if l.is_success() {
+                        out.last_exchange_ts = Some(l.ts);
+                        return Ok(out);
+                    }
+                }
+                _ => out.skipped_lines += 1,
+            }
+        }
+        carry = chunk[..head_end].to_vec();
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn write(path: &Path, lines: &[&str]) {
+        let mut f = File::create(path).unwrap();
+        for l in lines {
+            writeln!(f, "{l}").unwrap();
+        }
+    }
+
+    #[test]
+    fn finds_the_newest_successful_line_skipping_rejections_and_garbage() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a2a_audit.jsonl");
+        write(
+            &p,
+            &[
+                r#"{"ts": 100.5, "direction": "inbound", "summary": "old"}"#,
+                r#"{"ts": 200.0, "direction": "outbound", "status": 200}"#,
+                r#"{"ts": 300.0, "direction": "inbound", "decision": "rejected_bad_token"}"#,
+                "not json at all",
+                r#"{"ts": "yesterday"}"#,
+                r#"{"ts": 400.0, "status": 500}"#,
+            ],
+        );
+        let tail = last_exchange(&p, 1 << 20).unwrap();
+        assert_eq!(tail.last_exchange_ts, Some(200.0));
+        assert_eq!(tail.skipped_lines, 2);
+    }
+
+    #[test]
+    fn falls_back_to_the_rotated_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a2a_audit.jsonl");
+        write(&p, &[r#"{"ts": 9.0, "decision": "rejected_untrusted_peer"}"#]);
+        write(&rotated_path(&p), &[r#"{"ts": 5.0}"#, r#"{"ts": 7.0}"#]);
+        assert_eq!(last_exchange(&p, 1 << 20).unwrap().last_exchange_ts, Some(7.0));
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(last_exchange(&p, 1 << 20).unwrap().last_exchange_ts, Some(7.0));
+    }
+
+    #[test]
+    fn lines_spanning_block_boundaries_are_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a2a_audit.jsonl");
+        let pad = "x".repeat(BLOCK - 10);
+        let good = format!(r#"{{"ts": 42.0, "summary": "{pad}"}}"#);
+        let bad = format!(r#"{{"ts": 43.0, "decision": "rejected_x", "summary": "{pad}"}}"#);
+        write(&p, &[&good, &bad, &bad]);
+        let tail = last_exchange(&p, 1 << 30).unwrap();
+        assert_eq!(tail.last_exchange_ts, Some(42.0));
+        assert_eq!(tail.skipped_lines, 0);
+    }
+
+    #[test]
+    fn the_budget_bounds_the_bytes_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a2a_audit.jsonl");
+        let mut lines = vec![r#"{"ts": 1.0}"#.to_string()];
+        lines.extend((0..10_000).map(|_| r#"{"ts": 2.0, "decision": "rejected_bad_token"}"#.to_string()));
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        write(&p, &refs);
+        let tail = last_exchange(&p, 4096).unwrap();
+        assert_eq!(tail.last_exchange_ts, None);
+        assert!(tail.bytes_read <= 4096, "{}", tail.bytes_read);
+    }
+
+    #[test]
+    fn a_missing_log_is_an_error_naming_the_file() {
+        let err = last_exchange(Path::new("/nonexistent/a2a_audit.jsonl"), 100).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/a2a_audit.jsonl"));
+    }
+}

@@ -1,0 +1,89 @@
+//! Liveness and the agent card: `GET <endpoint>/.well-known/agent-card.json` (spec §2.1).
+//!
+//! Any HTTP answer means the agent is up; refused or timed out means down. The card then gives
+//! `skills_count`, and an empty skills list is a failure of its own (spec §1.3: RED, never
+//! silently absent).
+
+use fleetdash_model::Asc;
+
+use crate::a2a;
+use crate::net::{ProbeClient, ProbeFailure};
+
+/// The v1.0 and v0.3 card path, then the v0.2 one that some older peers still serve.
+const CARD_PATHS: [&str; 2] = [".well-known/agent-card.json", ".well-known/agent.json"];
+
+#[derive(Debug, Clone)]
+pub struct CardProbe {
+    pub up: bool,
+    /// The card's facts, or why they could not be read (down, 401, 404, malformed...).
+    pub card: Result<a2a::CardFacts, ProbeFailure>,
+}
+
+pub async fn probe(client: &ProbeClient, endpoint: &url::Url, token: Option<&str>) -> CardProbe {
+    let mut last_status = None;
+    for path in CARD_PATHS {
+        let reply = match client.get(join(endpoint, path), token).await {
+            Ok(r) => r,
+            Err(down) => {
+                // A transport failure on the first path is the liveness verdict.
+                if last_status.is_none() {
+                    return CardProbe {
+                        up: false,
+                        card: Err(down),
+                    };
+                }
+                break;
+            }
+        };
+        if let Some(denied) = reply.permission_failure() {
+            return CardProbe {
+                up: true,
+                card: Err(denied.context("card")),
+            };
+        }
+        if reply.status == 404 {
+            last_status = Some(404);
+            continue;
+        }
+        let card = if (200..300).contains(&reply.status) {
+            reply
+                .json()
+                .and_then(|v| a2a::card_facts(&v).map_err(|e| ProbeFailure::new(Asc::INTEGRITY_CHECK_FAILED, e)))
+        } else {
+            Err(ProbeFailure::new(Asc::RETRYABLE_ERROR, format!("HTTP {}", reply.status)))
+        };
+        return CardProbe {
+            up: true,
+            card: card.map_err(|e| e.context("card")),
+        };
+    }
+    CardProbe {
+        up: true,
+        card: Err(ProbeFailure::new(
+            Asc::NOT_FOUND,
+            format!("card: no agent card at /{} (HTTP 404)", CARD_PATHS[0]),
+        )),
+    }
+}
+
+/// `<endpoint>/<path>`, keeping any path prefix the endpoint has.
+pub fn join(endpoint: &url::Url, path: &str) -> url::Url {
+    let mut url = endpoint.clone();
+    let base = url.path().trim_end_matches('/').to_string();
+    url.set_path(&format!("{base}/{path}"));
+    url.set_query(None);
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_keeps_the_endpoint_prefix() {
+        let e = url::Url::parse("http://127.0.0.1:9/agents/7/").unwrap();
+        assert_eq!(join(&e, "x.json").as_str(), "http://127.0.0.1:9/agents/7/x.json");
+        let e = url::Url::parse("http://127.0.0.1:9").unwrap();
+        assert_eq!(join(&e, "x.json").as_str(), "http://127.0.0.1:9/x.json");
+    }
+}

@@ -1,0 +1,150 @@
+//! The agents collector (C2): one row per registered agent, probed concurrently.
+//!
+//! Per agent, at the same time: liveness and the card ([`card`]), the heartbeat in the peer's
+//! dialect ([`heartbeat`]), and the last exchange from its audit log ([`audit_tail`]). The
+//! [`verdict`] turns the three into a row with a band, an Agent Status Code and a reason.
+//! Concurrency is bounded and every probe has a deadline, so a pass over a fleet with dead
+//! peers costs about one timeout, not one per dead peer.
+
+pub mod audit_tail;
+pub mod card;
+pub mod heartbeat;
+pub mod verdict;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use fleetdash_model::{Agent, Asc, RulesView};
+use futures::StreamExt;
+
+use super::{Collector, SectionData, SectionName};
+use crate::a2a::Wire;
+use crate::config::{AgentConfig, Config, Dialect, ProbeLimits, Rules, TokenSource};
+use crate::net::{ProbeClient, ProbeFailure};
+
+pub struct AgentsCollector {
+    agents: Vec<AgentConfig>,
+    rules: RulesView,
+    limits: ProbeLimits,
+    cadence: Duration,
+    client: ProbeClient,
+    /// What `auto` peers answered to last time, so the next heartbeat asks them that first.
+    learned: Mutex<HashMap<String, Wire>>,
+}
+
+impl AgentsCollector {
+    pub fn new(config: &Config, rules: &Rules, client: ProbeClient) -> Self {
+        AgentsCollector {
+            agents: config.agents.clone(),
+            rules: rules.view(),
+            limits: config.probe.clone(),
+            cadence: config.cadence.agents,
+            client,
+            learned: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// All rows, in registry order.
+    pub async fn probe_all(&self) -> Vec<Agent> {
+        futures::stream::iter(0..self.agents.len())
+            .map(|i| self.probe_one(&self.agents[i]))
+            .buffered(self.limits.concurrency)
+            .collect()
+            .await
+    }
+
+    async fn probe_one(&self, agent: &AgentConfig) -> Agent {
+        let checked_at = Utc::now();
+        let token = match read_token(agent.token.as_ref()) {
+            Ok(t) => t,
+            Err(failure) => return verdict::unprobed(agent, failure, &self.rules, checked_at),
+        };
+        let token = token.as_deref();
+        let attempts = self.attempts(agent);
+        let audit = self.read_audit(agent);
+        let (card, heartbeat, audit) = tokio::join!(
+            card::probe(&self.client, &agent.endpoint, token),
+            heartbeat::probe(&self.client, &agent.endpoint, &attempts, token),
+            audit,
+        );
+        if let (Dialect::Auto, Ok(reply)) = (agent.dialect, &heartbeat) {
+            self.learned
+                .lock()
+                .expect("learned-dialect map is never poisoned")
+                .insert(agent.name.clone(), reply.wire);
+        }
+        verdict::row(
+            agent,
+            verdict::Evidence {
+                card,
+                heartbeat,
+                audit,
+            },
+            &self.rules,
+            checked_at,
+        )
+    }
+
+    fn attempts(&self, agent: &AgentConfig) -> Vec<Wire> {
+        let mut attempts = Wire::attempts(agent.dialect).to_vec();
+        if let Some(known) = self.learned.lock().expect("not poisoned").get(&agent.name) {
+            attempts.retain(|w| w != known);
+            attempts.insert(0, *known);
+        }
+        attempts
+    }
+
+    async fn read_audit(&self, agent: &AgentConfig) -> Option<Result<audit_tail::AuditTail, ProbeFailure>> {
+        let path = agent.audit_log.clone()?;
+        let budget = self.limits.audit_tail_max_bytes;
+        let result = tokio::task::spawn_blocking(move || audit_tail::last_exchange(&path, budget))
+            .await
+            .map_err(|e| ProbeFailure::new(Asc::INTERNAL_ERROR, format!("audit reader failed: {e}")))
+            .and_then(|r| {
+                r.map_err(|e| {
+                    let asc = if e.kind() == std::io::ErrorKind::NotFound {
+                        Asc::NOT_FOUND
+                    } else {
+                        Asc::INTERNAL_ERROR
+                    };
+                    ProbeFailure::new(asc, format!("audit log: {e}"))
+                })
+            });
+        Some(result)
+    }
+}
+
+/// Reads a peer's bearer token from where the config says it lives.
+pub fn read_token(source: Option<&TokenSource>) -> Result<Option<String>, ProbeFailure> {
+    let token = match source {
+        None => return Ok(None),
+        Some(TokenSource::Env(var)) => std::env::var(var).map_err(|_| {
+            ProbeFailure::new(Asc::FAILED_PRECONDITION, format!("token_env {var} is not set"))
+        })?,
+        Some(TokenSource::File(path)) => std::fs::read_to_string(path).map_err(|e| {
+            ProbeFailure::new(
+                Asc::FAILED_PRECONDITION,
+                format!("token_file {}: {e}", path.display()),
+            )
+        })?,
+    };
+    Ok(Some(token.trim().to_string()))
+}
+
+#[async_trait]
+impl Collector for AgentsCollector {
+    fn section(&self) -> SectionName {
+        SectionName::Agents
+    }
+
+    fn cadence(&self) -> Duration {
+        self.cadence
+    }
+
+    async fn collect(&self) -> SectionData {
+        SectionData::Agents(self.probe_all().await)
+    }
+}

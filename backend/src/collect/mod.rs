@@ -1,0 +1,123 @@
+//! Collectors: one module per snapshot section, all behind the small [`Collector`] trait.
+//!
+//! A collector is read-only and never fails as a whole: a failed probe is data (an
+//! `"error: <reason>"` field with its Agent Status Code), so `collect` always returns a section.
+//! Scheduling lives in `watchdog`, merging and writing in `snapshot` and `write`.
+
+pub mod agents;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use fleetdash_model::{Agent, Backups, Board, LiveTask, Probe, System};
+
+use crate::config::{Config, Rules};
+use crate::net::ProbeClient;
+
+/// The snapshot's top-level sections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SectionName {
+    Tasks,
+    Agents,
+    Systems,
+    Backups,
+}
+
+impl SectionName {
+    pub const ALL: [SectionName; 4] = [
+        SectionName::Tasks,
+        SectionName::Agents,
+        SectionName::Systems,
+        SectionName::Backups,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SectionName::Tasks => "tasks",
+            SectionName::Agents => "agents",
+            SectionName::Systems => "systems",
+            SectionName::Backups => "backups",
+        }
+    }
+}
+
+impl fmt::Display for SectionName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SectionName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SectionName::ALL
+            .into_iter()
+            .find(|n| n.as_str() == s)
+            .ok_or_else(|| format!("unknown section {s:?}; expected one of tasks, agents, systems, backups"))
+    }
+}
+
+/// A section's new content.
+#[derive(Debug, Clone)]
+pub enum SectionData {
+    Tasks {
+        board: Probe<Board>,
+        live: Probe<Vec<LiveTask>>,
+    },
+    Agents(Vec<Agent>),
+    Systems(Vec<System>),
+    Backups(Backups),
+}
+
+/// One finished collection of one section.
+#[derive(Debug, Clone)]
+pub struct SectionUpdate {
+    pub section: SectionName,
+    pub data: SectionData,
+    pub checked_at: DateTime<Utc>,
+    pub duration: Duration,
+}
+
+/// A read-only probe of one part of the fleet, run on its own cadence.
+#[async_trait]
+pub trait Collector: Send + Sync {
+    fn section(&self) -> SectionName;
+    fn cadence(&self) -> Duration;
+    async fn collect(&self) -> SectionData;
+}
+
+/// Runs one collection and stamps it.
+pub async fn run_once(collector: &dyn Collector) -> SectionUpdate {
+    let started = Instant::now();
+    let checked_at = Utc::now();
+    let data = collector.collect().await;
+    SectionUpdate {
+        section: collector.section(),
+        data,
+        checked_at,
+        duration: started.elapsed(),
+    }
+}
+
+/// The collectors the config asks for, limited to `only` when given.
+pub fn from_config(config: &Config, rules: &Rules, only: Option<&[SectionName]>) -> Vec<Box<dyn Collector>> {
+    let wanted = |s: SectionName| only.is_none_or(|o| o.contains(&s));
+    let mut out: Vec<Box<dyn Collector>> = Vec::new();
+    if wanted(SectionName::Agents) && !config.agents.is_empty() {
+        let client = ProbeClient::new(config.probe.timeout, config.probe.max_response_bytes);
+        out.push(Box::new(agents::AgentsCollector::new(config, rules, client)));
+    }
+    out
+}
+
+/// Sections that have a collector in this config (whether or not it has run yet).
+pub fn configured_sections(config: &Config) -> Vec<SectionName> {
+    let mut out = Vec::new();
+    if !config.agents.is_empty() {
+        out.push(SectionName::Agents);
+    }
+    out
+}

@@ -1,0 +1,223 @@
+//! The rules file: every threshold the dashboard judges by, each with where it comes from.
+//!
+//! Spec §3.6: "the 300 s value is a declared constant with its source cited, never a magic
+//! number". So no threshold lives in code: each group of the YAML file carries its values plus
+//! `source` (required) and `ruled_by`, in the shape of the fleet's own `states.yaml`.
+//!
+//! ```yaml
+//! stuck:
+//!   no_reply_seconds: 300
+//!   source: plugins/platforms/a2a/adapter.py:38 (_MIN_ORPHAN_TIMEOUT)
+//!   ruled_by: young
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use fleetdash_model::RulesView;
+use serde::Deserialize;
+
+use super::{ConfigError, ConfigErrors};
+
+/// One declared threshold, with its citation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub seconds: u64,
+    pub source: String,
+    pub ruled_by: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rules {
+    pub path: PathBuf,
+    /// A live A2A task with no reply for at least this long is stuck (spec §3.5).
+    pub no_reply: Rule,
+    /// Last exchange younger than this is green (spec §1.4, §5.2).
+    pub exchange_green_below: Rule,
+    /// Last exchange younger than this is amber; older is red.
+    pub exchange_amber_below: Rule,
+    /// A snapshot section older than this makes the snapshot stale.
+    pub snapshot_stale_after: Rule,
+}
+
+impl Rules {
+    pub fn load(path: &Path) -> Result<Rules, ConfigErrors> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigErrors(vec![ConfigError {
+                file: path.to_path_buf(),
+                line: None,
+                field: String::new(),
+                message: format!("cannot read the rules file: {e}"),
+            }])
+        })?;
+        Rules::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Rules, ConfigErrors> {
+        let raw: RawRules = serde_yaml_ng::from_str(text).map_err(|e| {
+            ConfigErrors(vec![ConfigError {
+                file: path.to_path_buf(),
+                line: e.location().map(|l| l.line()),
+                field: String::new(),
+                message: e.to_string(),
+            }])
+        })?;
+        let mut errors = Vec::new();
+        let mut rule = |group: &str, g: &Option<RawGroup>, key: &str| -> Option<Rule> {
+            let field = format!("{group}.{key}");
+            let err = |message: String| ConfigError {
+                file: path.to_path_buf(),
+                line: line_of_key(text, group, key),
+                field: field.clone(),
+                message,
+            };
+            let Some(g) = g else {
+                errors.push(err(format!("missing; expected a `{group}:` group with `{key}` and `source`")));
+                return None;
+            };
+            let seconds = match g.values.get(key) {
+                Some(serde_yaml_ng::Value::Number(n)) if n.as_u64().is_some_and(|s| s > 0) => n.as_u64(),
+                Some(_) => {
+                    errors.push(err("expected a whole number of seconds greater than zero".into()));
+                    None
+                }
+                None => {
+                    errors.push(err("missing".into()));
+                    None
+                }
+            };
+            let source = g.source.clone().filter(|s| !s.trim().is_empty());
+            if source.is_none() {
+                errors.push(ConfigError {
+                    line: line_of_key(text, group, "source"),
+                    field: format!("{group}.source"),
+                    message: "missing; every rule cites where its value comes from".into(),
+                    ..err(String::new())
+                });
+            }
+            Some(Rule {
+                seconds: seconds?,
+                source: source?,
+                ruled_by: g.ruled_by.clone(),
+            })
+        };
+        let no_reply = rule("stuck", &raw.stuck, "no_reply_seconds");
+        let green = rule("last_exchange", &raw.last_exchange, "green_below_seconds");
+        let amber = rule("last_exchange", &raw.last_exchange, "amber_below_seconds");
+        let stale = rule("snapshot", &raw.snapshot, "stale_after_seconds");
+        if let (Some(g), Some(a)) = (&green, &amber) {
+            if g.seconds >= a.seconds {
+                errors.push(ConfigError {
+                    file: path.to_path_buf(),
+                    line: line_of_key(text, "last_exchange", "amber_below_seconds"),
+                    field: "last_exchange.amber_below_seconds".into(),
+                    message: format!("must be greater than green_below_seconds ({})", g.seconds),
+                });
+            }
+        }
+        match (no_reply, green, amber, stale) {
+            (Some(no_reply), Some(exchange_green_below), Some(exchange_amber_below), Some(snapshot_stale_after))
+                if errors.is_empty() =>
+            {
+                Ok(Rules {
+                    path: path.to_path_buf(),
+                    no_reply,
+                    exchange_green_below,
+                    exchange_amber_below,
+                    snapshot_stale_after,
+                })
+            }
+            _ => Err(ConfigErrors(errors)),
+        }
+    }
+
+    /// The thresholds as the snapshot carries them for the page.
+    pub fn view(&self) -> RulesView {
+        RulesView {
+            no_reply_s: self.no_reply.seconds,
+            exchange_green_below_s: self.exchange_green_below.seconds,
+            exchange_amber_below_s: self.exchange_amber_below.seconds,
+            snapshot_stale_after_s: self.snapshot_stale_after.seconds,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRules {
+    stuck: Option<RawGroup>,
+    last_exchange: Option<RawGroup>,
+    snapshot: Option<RawGroup>,
+}
+
+#[derive(Deserialize)]
+struct RawGroup {
+    source: Option<String>,
+    ruled_by: Option<String>,
+    #[serde(flatten)]
+    values: std::collections::BTreeMap<String, serde_yaml_ng::Value>,
+}
+
+/// The YAML parser keeps no positions after parsing, so find `key:` inside `group:` by text.
+fn line_of_key(text: &str, group: &str, key: &str) -> Option<usize> {
+    let mut in_group = false;
+    let mut group_line = None;
+    for (i, line) in text.lines().enumerate() {
+        let indented = line.starts_with(' ') || line.starts_with('\t');
+        let trimmed = line.trim_start();
+        if !indented && !trimmed.is_empty() && !trimmed.starts_with('#') {
+            in_group = trimmed.starts_with(&format!("{group}:"));
+            if in_group {
+                group_line = Some(i + 1);
+            }
+        } else if in_group && trimmed.starts_with(&format!("{key}:")) {
+            return Some(i + 1);
+        }
+    }
+    group_line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FLEET: &str = "\
+stuck:
+  no_reply_seconds: 300
+  source: plugins/platforms/a2a/adapter.py:38
+  ruled_by: young
+last_exchange:
+  green_below_seconds: 1800
+  amber_below_seconds: 21600
+  source: fleet-dashboard-plan.md §5.3
+snapshot:
+  stale_after_seconds: 600
+  source: spec 003 §6.5
+";
+
+    #[test]
+    fn the_fleet_rules_parse_with_their_sources() {
+        let r = Rules::parse(Path::new("rules.yaml"), FLEET).unwrap();
+        assert_eq!(r.no_reply.seconds, 300);
+        assert_eq!(r.no_reply.source, "plugins/platforms/a2a/adapter.py:38");
+        assert_eq!(r.no_reply.ruled_by.as_deref(), Some("young"));
+        assert_eq!(r.view().exchange_amber_below_s, 21600);
+    }
+
+    #[test]
+    fn a_rule_without_source_or_with_a_bad_value_is_reported_with_its_line() {
+        let text = FLEET
+            .replace("  source: plugins/platforms/a2a/adapter.py:38\n", "")
+            .replace("21600", "-5");
+        let errs = Rules::parse(Path::new("rules.yaml"), &text).unwrap_err();
+        let msg = errs.to_string();
+        assert!(msg.contains("rules.yaml:1: stuck.source: missing"), "{msg}");
+        assert!(msg.contains("rules.yaml:6: last_exchange.amber_below_seconds: expected a whole number"), "{msg}");
+    }
+
+    #[test]
+    fn amber_must_lie_beyond_green() {
+        let text = FLEET.replace("21600", "60");
+        let msg = Rules::parse(Path::new("r.yaml"), &text).unwrap_err().to_string();
+        assert!(msg.contains("must be greater than green_below_seconds (1800)"), "{msg}");
+    }
+}

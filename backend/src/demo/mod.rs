@@ -1,0 +1,226 @@
+//! `fleetdash demo`: a simulated fleet of 11 agents on loopback, collected and served in one
+//! process, so the dashboard can be seen without a fleet.
+//!
+//! The fleet speaks all three dialects and shows every failure the dashboard must make loud:
+//! one agent refuses connections, one never answers, one serves `skills: []`, one's last
+//! audit-log exchange is hours old, one is slow. Everything is written under the state
+//! directory (a fresh temporary one by default): config, rules, htpasswd, audit logs, snapshot.
+
+pub mod sim;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use chrono::Utc;
+use rand::distr::{Alphanumeric, SampleString};
+use tokio_util::sync::CancellationToken;
+
+use crate::a2a::Wire;
+use crate::config::Config;
+use crate::server;
+use sim::SimAgent;
+
+/// The rules the demo judges by: the fleet's defaults, shipped in the repository.
+pub const DEFAULT_RULES: &str = include_str!("../../../config/rules.yaml");
+pub const DEMO_USER: &str = "demo";
+
+/// How an agent of the demo fleet misbehaves, if it does.
+#[derive(Clone, Copy, PartialEq)]
+enum Trouble {
+    None,
+    Refuses,
+    NeverAnswers,
+    EmptySkills,
+    OldExchange,
+    Slow,
+}
+
+struct DemoAgent {
+    name: &'static str,
+    dialect: &'static str,
+    speaks: Wire,
+    plane: &'static str,
+    lane: &'static str,
+    model: &'static str,
+    trouble: Trouble,
+}
+
+const fn agent(
+    name: &'static str,
+    dialect: &'static str,
+    speaks: Wire,
+    plane: &'static str,
+    lane: &'static str,
+    model: &'static str,
+    trouble: Trouble,
+) -> DemoAgent {
+    DemoAgent {
+        name,
+        dialect,
+        speaks,
+        plane,
+        lane,
+        model,
+        trouble,
+    }
+}
+
+const FLEET: [DemoAgent; 11] = [
+    agent("min", "v1", Wire::V1, "heart", "hub", "claude-opus", Trouble::None),
+    agent("sol", "v1", Wire::V1, "heart", "architecture", "claude-sonnet", Trouble::None),
+    agent("tam", "v0.3", Wire::V03, "brain", "board", "gpt-5", Trouble::None),
+    agent("echo", "v0.3-content", Wire::V03Content, "pulse", "research", "gemini-pro", Trouble::None),
+    agent("mira", "v0.3-content", Wire::V03Content, "pulse", "podcast", "gemini-flash", Trouble::None),
+    agent("nova", "auto", Wire::V03, "brain", "ops", "qwen-coder", Trouble::None),
+    agent("kai", "auto", Wire::V1, "heart", "reviews", "claude-haiku", Trouble::Slow),
+    agent("lyra", "v1", Wire::V1, "heart", "docs", "claude-sonnet", Trouble::Refuses),
+    agent("orin", "v0.3-content", Wire::V03Content, "pulse", "daily-brief", "gemini-flash", Trouble::NeverAnswers),
+    agent("vega", "v0.3", Wire::V03, "brain", "infra", "gpt-5-mini", Trouble::EmptySkills),
+    agent("juno", "v1", Wire::V1, "heart", "archive", "claude-haiku", Trouble::OldExchange),
+];
+
+/// Runs the demo until ctrl-c.
+pub async fn run(listen: SocketAddr, state_dir: Option<PathBuf>) -> Result<()> {
+    let state_dir = match state_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            dir
+        }
+        None => tempfile::Builder::new()
+            .prefix("fleetdash-demo-")
+            .tempdir()
+            .context("cannot create a temporary state directory")?
+            .keep(),
+    };
+    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| {
+        format!("cannot listen on {listen}; pass --listen 127.0.0.1:0 (any free port) or another address")
+    })?;
+    let url = format!("http://{}/", listener.local_addr()?);
+    let shutdown = CancellationToken::new();
+    crate::watchdog::cancel_on_signal(shutdown.clone());
+
+    let fleet = start_fleet(&state_dir, shutdown.clone()).await?;
+    let password = Alphanumeric.sample_string(&mut rand::rng(), 20);
+    let config_path = write_files(&state_dir, &fleet, &password)?;
+    let (config, rules) = Config::load(&config_path).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
+    let options = server::ServeOptions::from_config(&config)?;
+
+    println!("fleetdash demo: 11 simulated agents on loopback");
+    println!("  dashboard: {url}");
+    println!("  user:      {DEMO_USER}");
+    println!("  password:  {password}");
+    println!("  snapshot:  {}", config.output_dir.join("status.json").display());
+    println!("  state dir: {}", state_dir.display());
+    println!("Press ctrl-c to stop.");
+
+    let collector = crate::app::run_until(&config, &rules, shutdown.clone());
+    let server = server::serve(listener, options, shutdown.clone());
+    let (collected, served) = tokio::join!(collector, server);
+    collected?;
+    served?;
+    Ok(())
+}
+
+/// A running agent of the demo: where to reach it and where its audit log is.
+struct Running {
+    spec: &'static DemoAgent,
+    endpoint: String,
+    audit_log: PathBuf,
+}
+
+async fn start_fleet(state_dir: &Path, shutdown: CancellationToken) -> Result<Vec<Running>> {
+    let mut out = Vec::new();
+    for spec in &FLEET {
+        let home = state_dir.join("agents").join(spec.name);
+        std::fs::create_dir_all(&home).with_context(|| format!("cannot create {}", home.display()))?;
+        let audit_log = home.join("a2a_audit.jsonl");
+        seed_audit_log(&audit_log, spec.trouble)?;
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let endpoint = format!("http://{addr}/");
+        if spec.trouble == Trouble::Refuses {
+            // Free the port again: the endpoint now refuses connections, like a dead tunnel.
+            drop(listener);
+        } else {
+            let mut sim = SimAgent::healthy(spec.name, spec.speaks);
+            sim.model = Some(spec.model.to_string());
+            sim.audit_log = (spec.trouble != Trouble::OldExchange).then(|| audit_log.clone());
+            match spec.trouble {
+                Trouble::NeverAnswers => sim.hang = true,
+                Trouble::EmptySkills => sim.skills = 0,
+                Trouble::Slow => sim.delay = Duration::from_millis(1500),
+                _ => {}
+            }
+            if spec.name == "min" {
+                sim.in_flight = vec!["t_demo0001".into(), "t_demo0002".into()];
+                sim.window_percent = Some(62.5);
+            }
+            if spec.name == "sol" {
+                sim.window_percent = Some(93.0);
+            }
+            let router = sim::single_router(sim, endpoint.clone());
+            let stop = shutdown.clone();
+            tokio::spawn(async move {
+                let _ = axum::serve(listener, router)
+                    .with_graceful_shutdown(async move { stop.cancelled().await })
+                    .await;
+            });
+        }
+        out.push(Running {
+            spec,
+            endpoint,
+            audit_log,
+        });
+    }
+    Ok(out)
+}
+
+/// Gives each agent a history: a recent exchange, or one hours old for the stale agent.
+fn seed_audit_log(path: &Path, trouble: Trouble) -> Result<()> {
+    let age = if trouble == Trouble::OldExchange {
+        Duration::from_secs(3 * 3600 + 20 * 60)
+    } else {
+        Duration::from_secs(90)
+    };
+    let ts = Utc::now().timestamp() as f64 - age.as_secs_f64();
+    let lines = [
+        serde_json::json!({"ts": ts - 60.0, "direction": "outbound", "peer": "min", "task_id": null, "summary": "report sent"}),
+        serde_json::json!({"ts": ts, "direction": "inbound", "peer": "min", "task_id": null, "summary": "ack"}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Writes the demo's config, rules and htpasswd; returns the config path.
+fn write_files(state_dir: &Path, fleet: &[Running], password: &str) -> Result<PathBuf> {
+    let rules = state_dir.join("rules.yaml");
+    std::fs::write(&rules, DEFAULT_RULES)?;
+    let hash = bcrypt::hash(password, bcrypt::DEFAULT_COST).context("cannot hash the demo password")?;
+    std::fs::write(state_dir.join("htpasswd"), format!("{DEMO_USER}:{hash}\n"))?;
+
+    let mut toml = String::from(
+        "# Written by `fleetdash demo`. The demo polls every 15 s (production default: 2 min)\n\
+         # so that changes show quickly.\n\
+         output_dir = \"out\"\nstate_dir = \"state\"\nrules = \"rules.yaml\"\n\n\
+         [cadence]\nagents = \"15s\"\n\n[probe]\ntimeout = \"3s\"\n\n\
+         [serve]\nhtpasswd = \"htpasswd\"\n",
+    );
+    for r in fleet {
+        toml.push_str(&format!(
+            "\n[[agents]]\nname = \"{}\"\nendpoint = \"{}\"\ndialect = \"{}\"\nplane = \"{}\"\nlane = \"{}\"\nmodel = \"{}\"\naudit_log = \"{}\"\n",
+            r.spec.name,
+            r.endpoint,
+            r.spec.dialect,
+            r.spec.plane,
+            r.spec.lane,
+            r.spec.model,
+            r.audit_log.display()
+        ));
+    }
+    let path = state_dir.join("fleetdash.toml");
+    std::fs::write(&path, toml).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}

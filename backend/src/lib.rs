@@ -1,0 +1,25 @@
+//! fleetdash: the collector, CLI and embedded server of the fleet dashboard.
+//!
+//! - [`config`]: the registry (TOML) and the rules file (YAML), validated with file and line.
+//! - [`collect`]: one module per snapshot section behind the [`collect::Collector`] trait.
+//! - [`a2a`], [`net`]: A2A wire shapes per dialect, and bounded HTTP for probes.
+//! - [`snapshot`]: merging sections and judging staleness.
+//! - [`redact`]: the gate every writer passes through.
+//! - [`write`]: writers (status.json), atomic and locked.
+//! - [`watchdog`]: cadences for `fleetdash run`.
+//! - [`server`]: `fleetdash serve`, basic auth over the page and `/api/status.json`.
+//! - [`demo`]: a simulated fleet on loopback for `fleetdash demo` and the tests.
+//! - [`app`]: the commands, wiring the above.
+
+pub mod a2a;
+pub mod app;
+pub mod cli;
+pub mod collect;
+pub mod config;
+pub mod demo;
+pub mod net;
+pub mod redact;
+pub mod server;
+pub mod snapshot;
+pub mod watchdog;
+pub mod write;

@@ -1,0 +1,152 @@
+//! Assembling the snapshot: section updates merge into the previous snapshot, then staleness is
+//! judged for the whole.
+//!
+//! Collectors run on different cadences (and `collect --only` runs one of them), so a write
+//! replaces only the sections it collected and keeps the others as they were, with their own
+//! `checked_at`. A section is stale when its collector is configured and it was never collected
+//! or is older than the rules' `snapshot.stale_after_seconds`; the snapshot is stale when any
+//! section is.
+
+use chrono::{DateTime, Utc};
+use fleetdash_model::{Probe, RulesView, SectionMeta, Snapshot, Tasks, SCHEMA_VERSION};
+
+use crate::collect::agents::verdict::human_age;
+use crate::collect::{SectionData, SectionName, SectionUpdate};
+
+/// Puts one collected section into the snapshot.
+pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
+    let meta = meta_mut(snapshot, update.section);
+    meta.checked_at = Some(update.checked_at);
+    meta.duration_ms = Some(u64::try_from(update.duration.as_millis()).unwrap_or(u64::MAX));
+    match update.data {
+        SectionData::Tasks { board, live } => snapshot.tasks = Tasks { board, live },
+        SectionData::Agents(rows) => snapshot.agents = Probe::Value(rows),
+        SectionData::Systems(rows) => snapshot.systems = Probe::Value(rows),
+        SectionData::Backups(b) => snapshot.backups = Probe::Value(b),
+    }
+}
+
+/// Stamps the snapshot for writing: generation time, configured sections, staleness.
+pub fn finalize(snapshot: &mut Snapshot, configured: &[SectionName], rules: RulesView, now: DateTime<Utc>) {
+    snapshot.schema_version = SCHEMA_VERSION.to_string();
+    snapshot.generated_at = now;
+    snapshot.rules = rules;
+    let limit = snapshot.rules.snapshot_stale_after_s;
+    let mut reasons = Vec::new();
+    for section in SectionName::ALL {
+        let is_configured = configured.contains(&section);
+        if !is_configured {
+            // A section nobody collects any more must not keep showing old data as current.
+            clear(snapshot, section);
+        }
+        let meta = meta_mut(snapshot, section);
+        meta.configured = is_configured;
+        meta.stale = false;
+        if !is_configured {
+            meta.checked_at = None;
+            meta.duration_ms = None;
+            continue;
+        }
+        match meta.checked_at {
+            None => {
+                meta.stale = true;
+                reasons.push(format!("{section}: not collected yet"));
+            }
+            Some(at) => {
+                let age = u64::try_from((now - at).num_seconds()).unwrap_or(0);
+                if age >= limit {
+                    meta.stale = true;
+                    reasons.push(format!(
+                        "{section}: last collected {} ago (>= {})",
+                        human_age(age),
+                        human_age(limit)
+                    ));
+                }
+            }
+        }
+    }
+    snapshot.stale = !reasons.is_empty();
+    snapshot.stale_reasons = reasons;
+}
+
+fn clear(snapshot: &mut Snapshot, section: SectionName) {
+    match section {
+        SectionName::Tasks => {
+            snapshot.tasks = Tasks {
+                board: Probe::not_collected(),
+                live: Probe::not_collected(),
+            }
+        }
+        SectionName::Agents => snapshot.agents = Probe::not_collected(),
+        SectionName::Systems => snapshot.systems = Probe::not_collected(),
+        SectionName::Backups => snapshot.backups = Probe::not_collected(),
+    }
+}
+
+fn meta_mut(snapshot: &mut Snapshot, section: SectionName) -> &mut SectionMeta {
+    let s = &mut snapshot.sections;
+    match section {
+        SectionName::Tasks => &mut s.tasks,
+        SectionName::Agents => &mut s.agents,
+        SectionName::Systems => &mut s.systems,
+        SectionName::Backups => &mut s.backups,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn rules() -> RulesView {
+        RulesView {
+            no_reply_s: 300,
+            exchange_green_below_s: 1800,
+            exchange_amber_below_s: 21600,
+            snapshot_stale_after_s: 600,
+        }
+    }
+
+    fn agents_update(at: DateTime<Utc>) -> SectionUpdate {
+        SectionUpdate {
+            section: SectionName::Agents,
+            data: SectionData::Agents(Vec::new()),
+            checked_at: at,
+            duration: Duration::from_millis(5),
+        }
+    }
+
+    #[test]
+    fn a_configured_section_never_collected_makes_the_snapshot_stale() {
+        let now = Utc::now();
+        let mut snap = Snapshot::empty(now, rules());
+        finalize(&mut snap, &[SectionName::Agents], rules(), now);
+        assert!(snap.stale);
+        assert_eq!(snap.stale_reasons, vec!["agents: not collected yet"]);
+        assert!(!snap.sections.systems.stale && !snap.sections.systems.configured);
+    }
+
+    #[test]
+    fn fresh_sections_are_not_stale_and_old_ones_are() {
+        let now = Utc::now();
+        let mut snap = Snapshot::empty(now, rules());
+        apply(&mut snap, agents_update(now - chrono::Duration::seconds(30)));
+        finalize(&mut snap, &[SectionName::Agents], rules(), now);
+        assert!(!snap.stale, "{:?}", snap.stale_reasons);
+        assert_eq!(snap.agents, Probe::Value(vec![]));
+
+        finalize(&mut snap, &[SectionName::Agents], rules(), now + chrono::Duration::seconds(700));
+        assert!(snap.stale);
+        assert_eq!(snap.stale_reasons, vec!["agents: last collected 12 min ago (>= 10 min)"]);
+    }
+
+    #[test]
+    fn a_section_no_longer_configured_is_cleared() {
+        let now = Utc::now();
+        let mut snap = Snapshot::empty(now, rules());
+        apply(&mut snap, agents_update(now));
+        finalize(&mut snap, &[], rules(), now);
+        assert_eq!(snap.agents, Probe::not_collected());
+        assert!(!snap.stale);
+    }
+}

@@ -1,0 +1,7 @@
+//! Writers: the only code that puts collected data on disk, each behind the redaction gate.
+//!
+//! Probes never write; they return data. `status_json` writes the snapshot, `atomic` is the
+//! shared temp-file-fsync-rename step that keeps every reader's view whole.
+
+pub mod atomic;
+pub mod status_json;
