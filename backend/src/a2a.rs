@@ -5,7 +5,7 @@
 //! descriptions and anything else free-form never leave it.
 
 use chrono::{DateTime, TimeZone, Utc};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::config::Dialect;
 
@@ -45,7 +45,13 @@ impl Wire {
     }
 
     /// A JSON-RPC `SendMessage` / `message/send` carrying one line of text.
-    pub fn send_message(self, rpc_id: &str, message_id: &str, context_id: &str, text: &str) -> Value {
+    pub fn send_message(
+        self,
+        rpc_id: &str,
+        message_id: &str,
+        context_id: &str,
+        text: &str,
+    ) -> Value {
         let (method, message) = match self {
             Wire::V1 => (
                 "SendMessage",
@@ -201,7 +207,12 @@ fn fact_sources(payload: &Value) -> Vec<&Map<String, Value>> {
     if let Some(status_msg) = payload.pointer("/status/message") {
         visit_message(status_msg, &mut out);
     }
-    for artifact in payload.get("artifacts").and_then(Value::as_array).into_iter().flatten() {
+    for artifact in payload
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         visit_message(artifact, &mut out);
     }
     out
@@ -211,7 +222,12 @@ fn visit_message<'a>(m: &'a Value, out: &mut Vec<&'a Map<String, Value>>) {
     if let Some(md) = m.get("metadata").and_then(Value::as_object) {
         out.push(md);
     }
-    for part in m.get("parts").and_then(Value::as_array).into_iter().flatten() {
+    for part in m
+        .get("parts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if let Some(data) = part.get("data").and_then(Value::as_object) {
             // v1.0 DataPart is {"data": {...}}; some SDK versions nest {"data": {"data": ...}}.
             out.push(data.get("data").and_then(Value::as_object).unwrap_or(data));
@@ -240,12 +256,18 @@ fn absorb(facts: &mut ReplyFacts, md: &Map<String, Value>) {
         facts.lane = md.get("lane").and_then(label);
     }
     if facts.window.is_none() {
-        facts.window = md.get("window").and_then(Value::as_object).map(|w| WindowFacts {
-            model: w.get("model").and_then(label),
-            percent: w.get("percent").and_then(Value::as_f64).filter(|p| p.is_finite()),
-            status: w.get("status").and_then(label),
-            resets_at: w.get("resets_at").and_then(timestamp),
-        });
+        facts.window = md
+            .get("window")
+            .and_then(Value::as_object)
+            .map(|w| WindowFacts {
+                model: w.get("model").and_then(label),
+                percent: w
+                    .get("percent")
+                    .and_then(Value::as_f64)
+                    .filter(|p| p.is_finite()),
+                status: w.get("status").and_then(label),
+                resets_at: w.get("resets_at").and_then(timestamp),
+            });
     }
 }
 
@@ -264,7 +286,9 @@ fn label(v: &Value) -> Option<String> {
 /// RFC 3339 text or Unix seconds.
 pub fn timestamp(v: &Value) -> Option<DateTime<Utc>> {
     match v {
-        Value::String(s) => DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc)),
+        Value::String(s) => DateTime::parse_from_rfc3339(s)
+            .ok()
+            .map(|t| t.with_timezone(&Utc)),
         Value::Number(n) => {
             let secs = n.as_f64()?;
             if !secs.is_finite() {
@@ -315,13 +339,19 @@ mod tests {
     fn each_dialect_builds_its_own_send_shape() {
         let v1 = Wire::V1.send_message("1", "m", "c", "heartbeat");
         assert_eq!(v1["method"], "SendMessage");
-        assert_eq!(v1.pointer("/params/message/parts/0/text").unwrap(), "heartbeat");
+        assert_eq!(
+            v1.pointer("/params/message/parts/0/text").unwrap(),
+            "heartbeat"
+        );
         assert_eq!(v1.pointer("/params/message/role").unwrap(), "ROLE_USER");
         let v03 = Wire::V03.send_message("1", "m", "c", "heartbeat");
         assert_eq!(v03["method"], "message/send");
         assert_eq!(v03.pointer("/params/message/parts/0/kind").unwrap(), "text");
         let content = Wire::V03Content.send_message("1", "m", "c", "heartbeat");
-        assert_eq!(content.pointer("/params/message/content").unwrap(), "heartbeat");
+        assert_eq!(
+            content.pointer("/params/message/content").unwrap(),
+            "heartbeat"
+        );
         assert!(content.pointer("/params/message/parts").is_none());
         assert_eq!(Wire::V1.headers(), &[("a2a-version", "1.0")]);
         assert!(Wire::V03.headers().is_empty());
@@ -330,14 +360,22 @@ mod tests {
     #[test]
     fn cards_of_every_version_give_their_skills_count() {
         let v03 = json!({"protocolVersion": "0.3.0", "skills": [{"id": "a"}, {"id": "b"}]});
-        let v1 = json!({"supportedInterfaces": [{"protocolVersion": "1.0", "url": "x"}], "skills": []});
+        let v1 =
+            json!({"supportedInterfaces": [{"protocolVersion": "1.0", "url": "x"}], "skills": []});
         let hybrid = json!({"protocolVersion": "0.3.0",
             "supportedInterfaces": [{"protocolVersion": "1.0"}], "skills": [{"id": "a"}]});
         assert_eq!(card_facts(&v03).unwrap().skills_count, 2);
         assert_eq!(card_facts(&v1).unwrap().skills_count, 0);
-        assert_eq!(card_facts(&hybrid).unwrap().protocol_version.as_deref(), Some("1.0"));
+        assert_eq!(
+            card_facts(&hybrid).unwrap().protocol_version.as_deref(),
+            Some("1.0")
+        );
         assert_eq!(card_facts(&json!({"name": "x"})).unwrap().skills_count, 0);
-        assert!(card_facts(&json!({"skills": "many"})).unwrap_err().contains("not a list"));
+        assert!(
+            card_facts(&json!({"skills": "many"}))
+                .unwrap_err()
+                .contains("not a list")
+        );
         assert!(card_facts(&json!([1])).is_err());
     }
 
@@ -349,10 +387,16 @@ mod tests {
         let v03 = json!({"kind": "message", "parts": [{"kind": "text", "text": "alive"}], "metadata": md});
         for reply in [v1, v03] {
             let f = reply_facts(&reply);
-            assert_eq!(f.in_flight, Some(vec!["t_1".to_string(), "t_2".to_string()]));
+            assert_eq!(
+                f.in_flight,
+                Some(vec!["t_1".to_string(), "t_2".to_string()])
+            );
             assert_eq!(f.model.as_deref(), Some("m1"));
             assert_eq!(f.window.as_ref().unwrap().percent, Some(42.5));
-            assert_eq!(f.last_activity_at.unwrap().to_rfc3339(), "2026-11-30T04:00:00+00:00");
+            assert_eq!(
+                f.last_activity_at.unwrap().to_rfc3339(),
+                "2026-11-30T04:00:00+00:00"
+            );
         }
     }
 
@@ -365,7 +409,10 @@ mod tests {
 
     #[test]
     fn v03_states_map_to_v1_wire_values() {
-        assert_eq!(wire_state("input-required"), Some("TASK_STATE_INPUT_REQUIRED"));
+        assert_eq!(
+            wire_state("input-required"),
+            Some("TASK_STATE_INPUT_REQUIRED")
+        );
         assert_eq!(wire_state("TASK_STATE_WORKING"), Some("TASK_STATE_WORKING"));
         assert_eq!(wire_state("unknown"), None);
     }

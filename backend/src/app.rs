@@ -16,7 +16,10 @@ use crate::write::status_json::StatusWriter;
 
 pub enum Failure {
     /// The config or rules file is wrong; `list_all` prints every error, else the first.
-    Config { errors: ConfigErrors, list_all: bool },
+    Config {
+        errors: ConfigErrors,
+        list_all: bool,
+    },
     Other(anyhow::Error),
 }
 
@@ -37,10 +40,11 @@ fn load(path: &Path) -> Result<(Config, Rules), Failure> {
 
 /// The gate for this config: secret shapes plus the exact tokens the config points at.
 pub fn gate_for(config: &Config) -> RedactionGate {
-    let tokens = config
-        .agents
-        .iter()
-        .filter_map(|a| crate::collect::agents::read_token(a.token.as_ref()).ok().flatten());
+    let tokens = config.agents.iter().filter_map(|a| {
+        crate::collect::agents::read_token(a.token.as_ref())
+            .ok()
+            .flatten()
+    });
     RedactionGate::new(tokens)
 }
 
@@ -48,11 +52,16 @@ pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Outcome {
     let (config, rules) = load(path)?;
     let writer = StatusWriter::new(&config.output_dir, &config.state_dir, gate_for(&config))?;
     let collectors = collect::from_config(&config, &rules, only);
-    let updates = futures::future::join_all(collectors.iter().map(|c| collect::run_once(c.as_ref()))).await;
+    let updates =
+        futures::future::join_all(collectors.iter().map(|c| collect::run_once(c.as_ref()))).await;
     let configured = collect::configured_sections(&config);
-    let written = tokio::task::spawn_blocking(move || writer.write(updates, &configured, rules.view()).map(|s| (s, writer)))
-        .await
-        .context("the snapshot writer failed")??;
+    let written = tokio::task::spawn_blocking(move || {
+        writer
+            .write(updates, &configured, rules.view())
+            .map(|s| (s, writer))
+    })
+    .await
+    .context("the snapshot writer failed")??;
     let (snapshot, writer) = written;
     tracing::info!(file = %writer.path().display(), stale = snapshot.stale, "snapshot written");
     Ok(())
@@ -67,8 +76,16 @@ pub async fn run(path: &Path) -> Outcome {
 }
 
 /// The long-running collector, until `shutdown` is cancelled.
-pub async fn run_until(config: &Config, rules: &Rules, shutdown: CancellationToken) -> anyhow::Result<()> {
-    let writer = Arc::new(StatusWriter::new(&config.output_dir, &config.state_dir, gate_for(config))?);
+pub async fn run_until(
+    config: &Config,
+    rules: &Rules,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let writer = Arc::new(StatusWriter::new(
+        &config.output_dir,
+        &config.state_dir,
+        gate_for(config),
+    )?);
     let collectors = collect::from_config(config, rules, None);
     if collectors.is_empty() {
         tracing::warn!(config = %config.path.display(), "nothing to collect: the config lists no agents");
@@ -82,13 +99,18 @@ pub async fn run_until(config: &Config, rules: &Rules, shutdown: CancellationTok
 pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
     let (config, _rules) = load(path)?;
     let options = server::ServeOptions::from_config(&config)?;
-    let addr = listen.or(config.serve.listen).unwrap_or(server::DEFAULT_LISTEN);
+    let addr = listen
+        .or(config.serve.listen)
+        .unwrap_or(server::DEFAULT_LISTEN);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let shutdown = CancellationToken::new();
     watchdog::cancel_on_signal(shutdown.clone());
-    eprintln!("fleetdash: serving on http://{}/", listener.local_addr().context("local address")?);
+    eprintln!(
+        "fleetdash: serving on http://{}/",
+        listener.local_addr().context("local address")?
+    );
     server::serve(listener, options, shutdown).await?;
     Ok(())
 }

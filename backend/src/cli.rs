@@ -11,7 +11,11 @@ use crate::app;
 use crate::collect::SectionName;
 
 #[derive(Parser)]
-#[command(name = "fleetdash", version, about = "An honest dashboard for a fleet of A2A agents.")]
+#[command(
+    name = "fleetdash",
+    version,
+    about = "An honest dashboard for a fleet of A2A agents."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -89,21 +93,33 @@ pub fn main() -> ExitCode {
             Command::Serve { config, listen } => app::serve(&config, listen).await,
             Command::Demo { listen, state_dir } => app::demo(listen, state_dir).await,
             Command::Check { config } => app::check(&config),
-            Command::SimFleet { agents, hang_percent } => app::sim_fleet(agents, hang_percent).await,
+            Command::SimFleet {
+                agents,
+                hang_percent,
+            } => app::sim_fleet(agents, hang_percent).await,
         }
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(app::Failure::Config { errors, list_all: true }) => {
+        Err(app::Failure::Config {
+            errors,
+            list_all: true,
+        }) => {
             for e in &errors.0 {
                 eprintln!("fleetdash: {e}");
             }
             ExitCode::from(2)
         }
-        Err(app::Failure::Config { errors, list_all: false }) => {
+        Err(app::Failure::Config {
+            errors,
+            list_all: false,
+        }) => {
             let more = match errors.0.len() {
                 1 => String::new(),
-                n => format!(" (and {} more; `fleetdash check --config FILE` lists them all)", n - 1),
+                n => format!(
+                    " (and {} more; `fleetdash check --config FILE` lists them all)",
+                    n - 1
+                ),
             };
             eprintln!("fleetdash: {}{more}", errors.0[0]);
             ExitCode::from(2)

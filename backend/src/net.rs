@@ -8,7 +8,7 @@ use std::error::Error as _;
 use std::time::{Duration, Instant};
 
 use fleetdash_model::Asc;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 /// Why a probe failed, classified for machines ([`Asc`]) and worded for the operator.
@@ -56,7 +56,10 @@ impl HttpReply {
 
     pub fn json(&self) -> Result<Value, ProbeFailure> {
         serde_json::from_slice(&self.body).map_err(|e| {
-            ProbeFailure::new(Asc::INTEGRITY_CHECK_FAILED, format!("reply is not valid JSON ({e})"))
+            ProbeFailure::new(
+                Asc::INTEGRITY_CHECK_FAILED,
+                format!("reply is not valid JSON ({e})"),
+            )
         })
     }
 }
@@ -89,7 +92,11 @@ impl ProbeClient {
         self.timeout
     }
 
-    pub async fn get(&self, url: url::Url, bearer: Option<&str>) -> Result<HttpReply, ProbeFailure> {
+    pub async fn get(
+        &self,
+        url: url::Url,
+        bearer: Option<&str>,
+    ) -> Result<HttpReply, ProbeFailure> {
         let mut req = self.client.get(url);
         if let Some(token) = bearer {
             req = req.header(AUTHORIZATION, format!("Bearer {token}"));
@@ -107,11 +114,17 @@ impl ProbeClient {
         let mut map = HeaderMap::new();
         map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         for (name, value) in headers {
-            map.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+            map.insert(
+                HeaderName::from_static(name),
+                HeaderValue::from_static(value),
+            );
         }
         if let Some(token) = bearer {
             let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                ProbeFailure::new(Asc::FAILED_PRECONDITION, "the configured token is not a valid header value")
+                ProbeFailure::new(
+                    Asc::FAILED_PRECONDITION,
+                    "the configured token is not a valid header value",
+                )
             })?;
             map.insert(AUTHORIZATION, value);
         }
@@ -124,7 +137,10 @@ impl ProbeClient {
         let exchange = async {
             let mut resp = req.send().await.map_err(classify)?;
             let status = resp.status().as_u16();
-            if resp.content_length().is_some_and(|n| n > self.max_bytes as u64) {
+            if resp
+                .content_length()
+                .is_some_and(|n| n > self.max_bytes as u64)
+            {
                 return Err(self.too_large());
             }
             let mut body = Vec::new();
@@ -191,10 +207,16 @@ fn classify(err: reqwest::Error) -> ProbeFailure {
         source = s.source();
     }
     if err.is_connect() {
-        return ProbeFailure::new(Asc::DEPENDENCY_UNAVAILABLE, format!("cannot connect ({words})"));
+        return ProbeFailure::new(
+            Asc::DEPENDENCY_UNAVAILABLE,
+            format!("cannot connect ({words})"),
+        );
     }
     if err.is_body() || err.is_decode() {
-        return ProbeFailure::new(Asc::INTEGRITY_CHECK_FAILED, format!("broken reply ({words})"));
+        return ProbeFailure::new(
+            Asc::INTEGRITY_CHECK_FAILED,
+            format!("broken reply ({words})"),
+        );
     }
     ProbeFailure::new(Asc::DEPENDENCY_UNAVAILABLE, words)
 }

@@ -17,14 +17,26 @@ pub const REDACTED: &str = "[redacted]";
 
 /// Secret shapes. Each pattern is one kind of secret, named for the reader.
 const SECRET_PATTERNS: &[(&str, &str)] = &[
-    ("jwt", r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"),
+    (
+        "jwt",
+        r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",
+    ),
     ("bearer token", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}"),
     ("basic auth header", r"(?i)\bbasic\s+[A-Za-z0-9+/=]{12,}"),
-    ("credentials in a URL", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/@:]*:[^\s/@]*@"),
-    ("0x-prefixed 64-hex hash (tx hash, private key)", r"\b0x[0-9a-fA-F]{64}\b"),
+    (
+        "credentials in a URL",
+        r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/@:]*:[^\s/@]*@",
+    ),
+    (
+        "0x-prefixed 64-hex hash (tx hash, private key)",
+        r"\b0x[0-9a-fA-F]{64}\b",
+    ),
     ("OpenAI/Anthropic-style key", r"\bsk-[A-Za-z0-9_-]{16,}"),
     ("GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
-    ("GitHub fine-grained token", r"\bgithub_pat_[A-Za-z0-9_]{30,}"),
+    (
+        "GitHub fine-grained token",
+        r"\bgithub_pat_[A-Za-z0-9_]{30,}",
+    ),
     ("GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
     ("AWS access key id", r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"),
     ("Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
@@ -57,10 +69,8 @@ impl RedactionGate {
     /// `known_secrets` are values the collector holds (peer tokens): they are redacted wherever
     /// they appear, whatever their shape. Values too short to be meaningful are ignored.
     pub fn new(known_secrets: impl IntoIterator<Item = String>) -> Self {
-        let mut known_secrets: Vec<String> = known_secrets
-            .into_iter()
-            .filter(|s| s.len() >= 6)
-            .collect();
+        let mut known_secrets: Vec<String> =
+            known_secrets.into_iter().filter(|s| s.len() >= 6).collect();
         known_secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         known_secrets.dedup();
         RedactionGate { known_secrets }
@@ -107,7 +117,8 @@ impl RedactionGate {
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v)),
             Value::Object(map) => {
-                let dirty_keys: Vec<String> = map.keys().filter(|k| !self.is_clean(k)).cloned().collect();
+                let dirty_keys: Vec<String> =
+                    map.keys().filter(|k| !self.is_clean(k)).cloned().collect();
                 for key in dirty_keys {
                     if let Some(v) = map.remove(&key) {
                         map.insert(self.redact_str(&key).into_owned(), v);
@@ -166,7 +177,10 @@ pub(crate) mod tests {
     #[test]
     fn known_secrets_are_redacted_whatever_their_shape() {
         let gate = RedactionGate::new(["hunter2hunter2".to_string()]);
-        assert_eq!(gate.redact_str("pw hunter2hunter2!"), format!("pw {REDACTED}!"));
+        assert_eq!(
+            gate.redact_str("pw hunter2hunter2!"),
+            format!("pw {REDACTED}!")
+        );
     }
 
     #[test]

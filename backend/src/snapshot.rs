@@ -8,7 +8,7 @@
 //! section is.
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Probe, RulesView, SectionMeta, Snapshot, Tasks, SCHEMA_VERSION};
+use fleetdash_model::{Probe, RulesView, SCHEMA_VERSION, SectionMeta, Snapshot, Tasks};
 
 use crate::collect::agents::verdict::human_age;
 use crate::collect::{SectionData, SectionName, SectionUpdate};
@@ -27,7 +27,12 @@ pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
 }
 
 /// Stamps the snapshot for writing: generation time, configured sections, staleness.
-pub fn finalize(snapshot: &mut Snapshot, configured: &[SectionName], rules: RulesView, now: DateTime<Utc>) {
+pub fn finalize(
+    snapshot: &mut Snapshot,
+    configured: &[SectionName],
+    rules: RulesView,
+    now: DateTime<Utc>,
+) {
     snapshot.schema_version = SCHEMA_VERSION.to_string();
     snapshot.generated_at = now;
     snapshot.rules = rules;
@@ -130,14 +135,25 @@ mod tests {
     fn fresh_sections_are_not_stale_and_old_ones_are() {
         let now = Utc::now();
         let mut snap = Snapshot::empty(now, rules());
-        apply(&mut snap, agents_update(now - chrono::Duration::seconds(30)));
+        apply(
+            &mut snap,
+            agents_update(now - chrono::Duration::seconds(30)),
+        );
         finalize(&mut snap, &[SectionName::Agents], rules(), now);
         assert!(!snap.stale, "{:?}", snap.stale_reasons);
         assert_eq!(snap.agents, Probe::Value(vec![]));
 
-        finalize(&mut snap, &[SectionName::Agents], rules(), now + chrono::Duration::seconds(700));
+        finalize(
+            &mut snap,
+            &[SectionName::Agents],
+            rules(),
+            now + chrono::Duration::seconds(700),
+        );
         assert!(snap.stale);
-        assert_eq!(snap.stale_reasons, vec!["agents: last collected 12 min ago (>= 10 min)"]);
+        assert_eq!(
+            snap.stale_reasons,
+            vec!["agents: last collected 12 min ago (>= 10 min)"]
+        );
     }
 
     #[test]

@@ -49,7 +49,9 @@ pub async fn run(
         let configured = configured.clone();
         let rules = rules.clone();
         let section = update.section;
-        let written = tokio::task::spawn_blocking(move || writer.write(vec![update], &configured, rules)).await;
+        let written =
+            tokio::task::spawn_blocking(move || writer.write(vec![update], &configured, rules))
+                .await;
         match written {
             Ok(Ok(_)) => tracing::debug!(%section, "snapshot written"),
             // The previous snapshot stays whole; the staleness banner will say so in time.
@@ -65,8 +67,9 @@ pub fn cancel_on_signal(token: CancellationToken) {
         let ctrl_c = tokio::signal::ctrl_c();
         #[cfg(unix)]
         {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .expect("SIGTERM handler installs");
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("SIGTERM handler installs");
             tokio::select! {
                 _ = ctrl_c => {}
                 _ = term.recv() => {}

@@ -298,8 +298,18 @@ mod tests {
     fn an_empty_snapshot_says_every_section_is_not_collected() {
         let snap = Snapshot::empty(Utc::now(), rules());
         let json = serde_json::to_value(&snap).unwrap();
-        for path in ["/agents", "/systems", "/backups", "/tasks/board", "/tasks/live"] {
-            assert_eq!(json.pointer(path).unwrap(), "error: not collected", "{path}");
+        for path in [
+            "/agents",
+            "/systems",
+            "/backups",
+            "/tasks/board",
+            "/tasks/live",
+        ] {
+            assert_eq!(
+                json.pointer(path).unwrap(),
+                "error: not collected",
+                "{path}"
+            );
         }
         let back: Snapshot = serde_json::from_value(json).unwrap();
         assert_eq!(back, snap);

@@ -95,7 +95,10 @@ mod tests {
         for (probe, wire) in [
             (Probe::Value(3u32), "3"),
             (Probe::Unknown, "\"unknown\""),
-            (Probe::error("connection refused"), "\"error: connection refused\""),
+            (
+                Probe::error("connection refused"),
+                "\"error: connection refused\"",
+            ),
         ] {
             assert_eq!(serde_json::to_string(&probe).unwrap(), wire);
             assert_eq!(serde_json::from_str::<Probe<u32>>(wire).unwrap(), probe);

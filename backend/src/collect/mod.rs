@@ -56,7 +56,9 @@ impl FromStr for SectionName {
         SectionName::ALL
             .into_iter()
             .find(|n| n.as_str() == s)
-            .ok_or_else(|| format!("unknown section {s:?}; expected one of tasks, agents, systems, backups"))
+            .ok_or_else(|| {
+                format!("unknown section {s:?}; expected one of tasks, agents, systems, backups")
+            })
     }
 }
 
@@ -103,12 +105,18 @@ pub async fn run_once(collector: &dyn Collector) -> SectionUpdate {
 }
 
 /// The collectors the config asks for, limited to `only` when given.
-pub fn from_config(config: &Config, rules: &Rules, only: Option<&[SectionName]>) -> Vec<Box<dyn Collector>> {
+pub fn from_config(
+    config: &Config,
+    rules: &Rules,
+    only: Option<&[SectionName]>,
+) -> Vec<Box<dyn Collector>> {
     let wanted = |s: SectionName| only.is_none_or(|o| o.contains(&s));
     let mut out: Vec<Box<dyn Collector>> = Vec::new();
     if wanted(SectionName::Agents) && !config.agents.is_empty() {
         let client = ProbeClient::new(config.probe.timeout, config.probe.max_response_bytes);
-        out.push(Box::new(agents::AgentsCollector::new(config, rules, client)));
+        out.push(Box::new(agents::AgentsCollector::new(
+            config, rules, client,
+        )));
     }
     out
 }

@@ -162,9 +162,8 @@ pub struct ServeConfig {
 impl Config {
     /// Reads and validates the config file and its rules file.
     pub fn load(path: &Path) -> Result<(Config, Rules), ConfigErrors> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            one_error(path, None, "", format!("cannot read the config file: {e}"))
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| one_error(path, None, "", format!("cannot read the config file: {e}")))?;
         let config = Config::parse(path, &text)?;
         let rules = Rules::load(&config.rules_path)?;
         Ok((config, rules))
@@ -284,7 +283,12 @@ struct Validator<'a> {
 }
 
 impl Validator<'_> {
-    fn error<T>(&mut self, spanned: &Spanned<T>, field: impl Into<String>, message: impl Into<String>) {
+    fn error<T>(
+        &mut self,
+        spanned: &Spanned<T>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) {
         let line = Some(line_of(self.text, spanned.span().start));
         self.errors.push(ConfigError {
             file: self.path.to_path_buf(),
@@ -298,7 +302,12 @@ impl Validator<'_> {
         resolve_path(&self.base, raw)
     }
 
-    fn duration(&mut self, raw: &Option<Spanned<String>>, field: &str, default: Duration) -> Duration {
+    fn duration(
+        &mut self,
+        raw: &Option<Spanned<String>>,
+        field: &str,
+        default: Duration,
+    ) -> Duration {
         let Some(s) = raw else { return default };
         match humantime::parse_duration(s.get_ref()) {
             Ok(d) if !d.is_zero() => d,
@@ -307,7 +316,11 @@ impl Validator<'_> {
                 default
             }
             Err(e) => {
-                self.error(s, field, format!("{e}; expected a duration such as \"2m\" or \"30s\""));
+                self.error(
+                    s,
+                    field,
+                    format!("{e}; expected a duration such as \"2m\" or \"30s\""),
+                );
                 default
             }
         }
@@ -352,11 +365,19 @@ fn validate(path: &Path, text: &str, raw: RawConfig) -> Result<Config, ConfigErr
     let rules_path = v.path(raw.rules.get_ref());
 
     let cadence = Cadences {
-        agents: v.duration(&raw.cadence.agents, "cadence.agents", defaults::AGENTS_CADENCE),
+        agents: v.duration(
+            &raw.cadence.agents,
+            "cadence.agents",
+            defaults::AGENTS_CADENCE,
+        ),
     };
     let probe = ProbeLimits {
         timeout: v.duration(&raw.probe.timeout, "probe.timeout", defaults::PROBE_TIMEOUT),
-        concurrency: v.positive(&raw.probe.concurrency, "probe.concurrency", defaults::CONCURRENCY),
+        concurrency: v.positive(
+            &raw.probe.concurrency,
+            "probe.concurrency",
+            defaults::CONCURRENCY,
+        ),
         max_response_bytes: v.positive(
             &raw.probe.max_response_bytes,
             "probe.max_response_bytes",
@@ -377,29 +398,53 @@ fn validate(path: &Path, text: &str, raw: RawConfig) -> Result<Config, ConfigErr
         if name.is_empty() {
             v.error(&a.name, field("name"), "must not be empty");
         } else if !names.insert(name.clone()) {
-            v.error(&a.name, field("name"), format!("duplicate agent name {name:?}"));
+            v.error(
+                &a.name,
+                field("name"),
+                format!("duplicate agent name {name:?}"),
+            );
         }
         let endpoint = match url::Url::parse(a.endpoint.get_ref()) {
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Some(u),
             Ok(_) => {
-                v.error(&a.endpoint, field("endpoint"), "expected an http:// or https:// URL with a host");
+                v.error(
+                    &a.endpoint,
+                    field("endpoint"),
+                    "expected an http:// or https:// URL with a host",
+                );
                 None
             }
             Err(e) => {
-                v.error(&a.endpoint, field("endpoint"), format!("not a URL ({e}); expected e.g. \"http://127.0.0.1:18301\""));
+                v.error(
+                    &a.endpoint,
+                    field("endpoint"),
+                    format!("not a URL ({e}); expected e.g. \"http://127.0.0.1:18301\""),
+                );
                 None
             }
         };
         let dialect = match &a.dialect {
             None => Some(Dialect::Auto),
             Some(d) => Dialect::parse(d.get_ref()).or_else(|| {
-                v.error(d, field("dialect"), format!("unknown dialect {:?}; expected one of {}", d.get_ref(), Dialect::NAMES));
+                v.error(
+                    d,
+                    field("dialect"),
+                    format!(
+                        "unknown dialect {:?}; expected one of {}",
+                        d.get_ref(),
+                        Dialect::NAMES
+                    ),
+                );
                 None
             }),
         };
         let token = match (&a.token_env, &a.token_file) {
             (Some(e), Some(_)) => {
-                v.error(e, field("token_env"), "give token_env or token_file, not both");
+                v.error(
+                    e,
+                    field("token_env"),
+                    "give token_env or token_file, not both",
+                );
                 None
             }
             (Some(e), None) => Some(TokenSource::Env(e.get_ref().clone())),
@@ -426,7 +471,11 @@ fn validate(path: &Path, text: &str, raw: RawConfig) -> Result<Config, ConfigErr
         for (i, e) in list.iter().enumerate() {
             let name = e.name.get_ref().trim().to_string();
             if name.is_empty() || !seen.insert(name.clone()) {
-                v.error(&e.name, format!("{what}[{i}].name"), "must be non-empty and unique");
+                v.error(
+                    &e.name,
+                    format!("{what}[{i}].name"),
+                    "must be non-empty and unique",
+                );
             }
             out.push(NamedEntry { name });
         }
@@ -440,7 +489,11 @@ fn validate(path: &Path, text: &str, raw: RawConfig) -> Result<Config, ConfigErr
 
     let listen = raw.serve.listen.as_ref().and_then(|l| {
         l.get_ref().parse().ok().or_else(|| {
-            v.error(l, "serve.listen", "expected an address such as \"127.0.0.1:8080\"");
+            v.error(
+                l,
+                "serve.listen",
+                "expected an address such as \"127.0.0.1:8080\"",
+            );
             None
         })
     });
@@ -517,21 +570,39 @@ dialect = "v2"
         let errs = Config::parse(Path::new("f.toml"), text).unwrap_err().0;
         let rendered: Vec<String> = errs.iter().map(ToString::to_string).collect();
         assert_eq!(errs.len(), 4, "{rendered:#?}");
-        assert!(rendered.contains(&"f.toml:5: probe.concurrency: expected a whole number greater than zero".to_string()));
-        assert!(rendered.iter().any(|r| r.starts_with("f.toml:8: agents[0].endpoint: not a URL")));
-        assert!(rendered.contains(&"f.toml:10: agents[1].name: duplicate agent name \"a\"".to_string()));
-        assert!(rendered.iter().any(|r| r.starts_with("f.toml:12: agents[1].dialect: unknown dialect \"v2\"; expected one of")));
+        assert!(rendered.contains(
+            &"f.toml:5: probe.concurrency: expected a whole number greater than zero".to_string()
+        ));
+        assert!(
+            rendered
+                .iter()
+                .any(|r| r.starts_with("f.toml:8: agents[0].endpoint: not a URL"))
+        );
+        assert!(
+            rendered.contains(&"f.toml:10: agents[1].name: duplicate agent name \"a\"".to_string())
+        );
+        assert!(rendered.iter().any(|r| {
+            r.starts_with("f.toml:12: agents[1].dialect: unknown dialect \"v2\"; expected one of")
+        }));
     }
 
     #[test]
     fn a_syntax_error_names_the_file_and_line() {
-        let err = Config::parse(Path::new("f.toml"), "output_dir = \"out\"\nstate_dir = \"s\"\nrules = [\n").unwrap_err();
+        let err = Config::parse(
+            Path::new("f.toml"),
+            "output_dir = \"out\"\nstate_dir = \"s\"\nrules = [\n",
+        )
+        .unwrap_err();
         assert!(err.to_string().starts_with("f.toml:"), "{err}");
     }
 
     #[test]
     fn an_unknown_key_is_an_error() {
-        let err = Config::parse(Path::new("f.toml"), "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\noutptu = 1\n").unwrap_err();
+        let err = Config::parse(
+            Path::new("f.toml"),
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\noutptu = 1\n",
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("outptu"), "{err}");
     }
 }

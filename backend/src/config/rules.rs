@@ -71,13 +71,19 @@ impl Rules {
                 message,
             };
             let Some(g) = g else {
-                errors.push(err(format!("missing; expected a `{group}:` group with `{key}` and `source`")));
+                errors.push(err(format!(
+                    "missing; expected a `{group}:` group with `{key}` and `source`"
+                )));
                 return None;
             };
             let seconds = match g.values.get(key) {
-                Some(serde_yaml_ng::Value::Number(n)) if n.as_u64().is_some_and(|s| s > 0) => n.as_u64(),
+                Some(serde_yaml_ng::Value::Number(n)) if n.as_u64().is_some_and(|s| s > 0) => {
+                    n.as_u64()
+                }
                 Some(_) => {
-                    errors.push(err("expected a whole number of seconds greater than zero".into()));
+                    errors.push(err(
+                        "expected a whole number of seconds greater than zero".into()
+                    ));
                     None
                 }
                 None => {
@@ -115,17 +121,18 @@ impl Rules {
             }
         }
         match (no_reply, green, amber, stale) {
-            (Some(no_reply), Some(exchange_green_below), Some(exchange_amber_below), Some(snapshot_stale_after))
-                if errors.is_empty() =>
-            {
-                Ok(Rules {
-                    path: path.to_path_buf(),
-                    no_reply,
-                    exchange_green_below,
-                    exchange_amber_below,
-                    snapshot_stale_after,
-                })
-            }
+            (
+                Some(no_reply),
+                Some(exchange_green_below),
+                Some(exchange_amber_below),
+                Some(snapshot_stale_after),
+            ) if errors.is_empty() => Ok(Rules {
+                path: path.to_path_buf(),
+                no_reply,
+                exchange_green_below,
+                exchange_amber_below,
+                snapshot_stale_after,
+            }),
             _ => Err(ConfigErrors(errors)),
         }
     }
@@ -211,13 +218,23 @@ snapshot:
         let errs = Rules::parse(Path::new("rules.yaml"), &text).unwrap_err();
         let msg = errs.to_string();
         assert!(msg.contains("rules.yaml:1: stuck.source: missing"), "{msg}");
-        assert!(msg.contains("rules.yaml:6: last_exchange.amber_below_seconds: expected a whole number"), "{msg}");
+        assert!(
+            msg.contains(
+                "rules.yaml:6: last_exchange.amber_below_seconds: expected a whole number"
+            ),
+            "{msg}"
+        );
     }
 
     #[test]
     fn amber_must_lie_beyond_green() {
         let text = FLEET.replace("21600", "60");
-        let msg = Rules::parse(Path::new("r.yaml"), &text).unwrap_err().to_string();
-        assert!(msg.contains("must be greater than green_below_seconds (1800)"), "{msg}");
+        let msg = Rules::parse(Path::new("r.yaml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("must be greater than green_below_seconds (1800)"),
+            "{msg}"
+        );
     }
 }

@@ -68,24 +68,113 @@ const fn agent(
 }
 
 const FLEET: [DemoAgent; 11] = [
-    agent("min", "v1", Wire::V1, "heart", "hub", "claude-opus", Trouble::None),
-    agent("sol", "v1", Wire::V1, "heart", "architecture", "claude-sonnet", Trouble::None),
-    agent("tam", "v0.3", Wire::V03, "brain", "board", "gpt-5", Trouble::None),
-    agent("echo", "v0.3-content", Wire::V03Content, "pulse", "research", "gemini-pro", Trouble::None),
-    agent("mira", "v0.3-content", Wire::V03Content, "pulse", "podcast", "gemini-flash", Trouble::None),
-    agent("nova", "auto", Wire::V03, "brain", "ops", "qwen-coder", Trouble::None),
-    agent("kai", "auto", Wire::V1, "heart", "reviews", "claude-haiku", Trouble::Slow),
-    agent("lyra", "v1", Wire::V1, "heart", "docs", "claude-sonnet", Trouble::Refuses),
-    agent("orin", "v0.3-content", Wire::V03Content, "pulse", "daily-brief", "gemini-flash", Trouble::NeverAnswers),
-    agent("vega", "v0.3", Wire::V03, "brain", "infra", "gpt-5-mini", Trouble::EmptySkills),
-    agent("juno", "v1", Wire::V1, "heart", "archive", "claude-haiku", Trouble::OldExchange),
+    agent(
+        "min",
+        "v1",
+        Wire::V1,
+        "heart",
+        "hub",
+        "claude-opus",
+        Trouble::None,
+    ),
+    agent(
+        "sol",
+        "v1",
+        Wire::V1,
+        "heart",
+        "architecture",
+        "claude-sonnet",
+        Trouble::None,
+    ),
+    agent(
+        "tam",
+        "v0.3",
+        Wire::V03,
+        "brain",
+        "board",
+        "gpt-5",
+        Trouble::None,
+    ),
+    agent(
+        "echo",
+        "v0.3-content",
+        Wire::V03Content,
+        "pulse",
+        "research",
+        "gemini-pro",
+        Trouble::None,
+    ),
+    agent(
+        "mira",
+        "v0.3-content",
+        Wire::V03Content,
+        "pulse",
+        "podcast",
+        "gemini-flash",
+        Trouble::None,
+    ),
+    agent(
+        "nova",
+        "auto",
+        Wire::V03,
+        "brain",
+        "ops",
+        "qwen-coder",
+        Trouble::None,
+    ),
+    agent(
+        "kai",
+        "auto",
+        Wire::V1,
+        "heart",
+        "reviews",
+        "claude-haiku",
+        Trouble::Slow,
+    ),
+    agent(
+        "lyra",
+        "v1",
+        Wire::V1,
+        "heart",
+        "docs",
+        "claude-sonnet",
+        Trouble::Refuses,
+    ),
+    agent(
+        "orin",
+        "v0.3-content",
+        Wire::V03Content,
+        "pulse",
+        "daily-brief",
+        "gemini-flash",
+        Trouble::NeverAnswers,
+    ),
+    agent(
+        "vega",
+        "v0.3",
+        Wire::V03,
+        "brain",
+        "infra",
+        "gpt-5-mini",
+        Trouble::EmptySkills,
+    ),
+    agent(
+        "juno",
+        "v1",
+        Wire::V1,
+        "heart",
+        "archive",
+        "claude-haiku",
+        Trouble::OldExchange,
+    ),
 ];
 
 /// Runs the demo until ctrl-c.
 pub async fn run(listen: SocketAddr, state_dir: Option<PathBuf>) -> Result<()> {
     let state_dir = match state_dir {
         Some(dir) => {
-            std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
             dir
         }
         None => tempfile::Builder::new()
@@ -104,14 +193,18 @@ pub async fn run(listen: SocketAddr, state_dir: Option<PathBuf>) -> Result<()> {
     let fleet = start_fleet(&state_dir, shutdown.clone()).await?;
     let password = Alphanumeric.sample_string(&mut rand::rng(), 20);
     let config_path = write_files(&state_dir, &fleet, &password)?;
-    let (config, rules) = Config::load(&config_path).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
+    let (config, rules) =
+        Config::load(&config_path).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     let options = server::ServeOptions::from_config(&config)?;
 
     println!("fleetdash demo: 11 simulated agents on loopback");
     println!("  dashboard: {url}");
     println!("  user:      {DEMO_USER}");
     println!("  password:  {password}");
-    println!("  snapshot:  {}", config.output_dir.join("status.json").display());
+    println!(
+        "  snapshot:  {}",
+        config.output_dir.join("status.json").display()
+    );
     println!("  state dir: {}", state_dir.display());
     println!("Press ctrl-c to stop.");
 
@@ -134,7 +227,8 @@ async fn start_fleet(state_dir: &Path, shutdown: CancellationToken) -> Result<Ve
     let mut out = Vec::new();
     for spec in &FLEET {
         let home = state_dir.join("agents").join(spec.name);
-        std::fs::create_dir_all(&home).with_context(|| format!("cannot create {}", home.display()))?;
+        std::fs::create_dir_all(&home)
+            .with_context(|| format!("cannot create {}", home.display()))?;
         let audit_log = home.join("a2a_audit.jsonl");
         seed_audit_log(&audit_log, spec.trouble)?;
 
@@ -198,7 +292,8 @@ fn seed_audit_log(path: &Path, trouble: Trouble) -> Result<()> {
 fn write_files(state_dir: &Path, fleet: &[Running], password: &str) -> Result<PathBuf> {
     let rules = state_dir.join("rules.yaml");
     std::fs::write(&rules, DEFAULT_RULES)?;
-    let hash = bcrypt::hash(password, bcrypt::DEFAULT_COST).context("cannot hash the demo password")?;
+    let hash =
+        bcrypt::hash(password, bcrypt::DEFAULT_COST).context("cannot hash the demo password")?;
     std::fs::write(state_dir.join("htpasswd"), format!("{DEMO_USER}:{hash}\n"))?;
 
     let mut toml = String::from(

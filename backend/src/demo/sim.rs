@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::Utc;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::a2a::Wire;
 
@@ -64,8 +64,10 @@ impl SimAgent {
 
     fn card(&self, base_url: &str) -> Value {
         let skills: Vec<Value> = (0..self.skills)
-            .map(|i| json!({"id": format!("skill-{i}"), "name": format!("Skill {i}"),
-                             "description": "simulated skill", "tags": ["demo"]}))
+            .map(|i| {
+                json!({"id": format!("skill-{i}"), "name": format!("Skill {i}"),
+                             "description": "simulated skill", "tags": ["demo"]})
+            })
             .collect();
         let mut card = json!({
             "name": self.name,
@@ -136,21 +138,34 @@ impl SimAgent {
         let text_parts = message.and_then(|m| m.get("parts")).is_some();
         let content = message.and_then(|m| m.get("content")).is_some();
         match (self.speaks, method) {
-            (Wire::V1, "SendMessage") if !v1_header => error(-32009, "A2A version '0.3' is not supported; expected '1.0'"),
+            (Wire::V1, "SendMessage") if !v1_header => {
+                error(-32009, "A2A version '0.3' is not supported; expected '1.0'")
+            }
             (Wire::V1, "SendMessage") if text_parts => {
                 self.audit();
-                result(json!({"message": {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_AGENT",
-                                          "parts": [{"text": "alive"}], "metadata": self.metadata()}}))
+                result(
+                    json!({"message": {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_AGENT",
+                                          "parts": [{"text": "alive"}], "metadata": self.metadata()}}),
+                )
             }
-            (Wire::V1 | Wire::V03, "message/send") if text_parts && !v1_header => self.v03_reply(&result),
+            (Wire::V1 | Wire::V03, "message/send") if text_parts && !v1_header => {
+                self.v03_reply(&result)
+            }
             (Wire::V03Content, "message/send") if content => self.v03_reply(&result),
             (_, "SendMessage" | "message/send") => error(-32602, "Invalid parameters"),
             (Wire::V1, "GetTask") | (Wire::V1 | Wire::V03 | Wire::V03Content, "tasks/get") => {
-                let task_id = request.pointer("/params/id").and_then(Value::as_str).unwrap_or("");
+                let task_id = request
+                    .pointer("/params/id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 if !self.in_flight.iter().any(|t| t == task_id) {
                     return error(-32001, "Task not found");
                 }
-                let state = if method == "GetTask" { "TASK_STATE_WORKING" } else { "working" };
+                let state = if method == "GetTask" {
+                    "TASK_STATE_WORKING"
+                } else {
+                    "working"
+                };
                 result(json!({"id": task_id, "contextId": "demo", "kind": "task",
                               "status": {"state": state, "timestamp": Utc::now().to_rfc3339()}}))
             }
@@ -160,8 +175,10 @@ impl SimAgent {
 
     fn v03_reply(&self, result: &dyn Fn(Value) -> Value) -> Value {
         self.audit();
-        result(json!({"kind": "message", "messageId": uuid::Uuid::new_v4().to_string(), "role": "agent",
-                      "parts": [{"kind": "text", "text": "alive"}], "metadata": self.metadata()}))
+        result(
+            json!({"kind": "message", "messageId": uuid::Uuid::new_v4().to_string(), "role": "agent",
+                      "parts": [{"kind": "text", "text": "alive"}], "metadata": self.metadata()}),
+        )
     }
 }
 
@@ -170,11 +187,17 @@ async fn card_handler(agent: Arc<SimAgent>, base_url: String) -> Response {
     Json(agent.card(&base_url)).into_response()
 }
 
-async fn rpc_handler(agent: Arc<SimAgent>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+async fn rpc_handler(
+    agent: Arc<SimAgent>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
     agent.pause().await;
     let reply = match serde_json::from_slice::<Value>(&body) {
         Ok(request) => agent.rpc(&headers, &request),
-        Err(e) => json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": e.to_string()}}),
+        Err(e) => {
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": e.to_string()}})
+        }
     };
     Json(reply).into_response()
 }
@@ -188,7 +211,10 @@ pub fn single_router(agent: SimAgent, base_url: String) -> Router {
             "/.well-known/agent-card.json",
             get(move || card_handler(a1.clone(), url.clone())),
         )
-        .route("/", post(move |h: HeaderMap, b| rpc_handler(a2.clone(), h, b)))
+        .route(
+            "/",
+            post(move |h: HeaderMap, b| rpc_handler(a2.clone(), h, b)),
+        )
 }
 
 struct Many {
@@ -203,7 +229,11 @@ impl Many {
 }
 
 /// Serves `count` agents under `/agents/<i>/`; agent `i` hangs when `i % 100 < hang_percent`.
-pub async fn serve_many(listener: tokio::net::TcpListener, count: usize, hang_percent: usize) -> std::io::Result<()> {
+pub async fn serve_many(
+    listener: tokio::net::TcpListener,
+    count: usize,
+    hang_percent: usize,
+) -> std::io::Result<()> {
     let port = listener.local_addr()?.port();
     let agents = (0..count)
         .map(|i| {
@@ -217,17 +247,25 @@ pub async fn serve_many(listener: tokio::net::TcpListener, count: usize, hang_pe
     let router = Router::new()
         .route(
             "/agents/{i}/.well-known/agent-card.json",
-            get(|State(f): State<Arc<Many>>, Path(i): Path<usize>| async move {
-                match f.get(i) {
-                    Some(a) => card_handler(a, format!("http://127.0.0.1:{}/agents/{i}/", f.port)).await,
-                    None => axum::http::StatusCode::NOT_FOUND.into_response(),
-                }
-            }),
+            get(
+                |State(f): State<Arc<Many>>, Path(i): Path<usize>| async move {
+                    match f.get(i) {
+                        Some(a) => {
+                            card_handler(a, format!("http://127.0.0.1:{}/agents/{i}/", f.port))
+                                .await
+                        }
+                        None => axum::http::StatusCode::NOT_FOUND.into_response(),
+                    }
+                },
+            ),
         )
         .route(
             "/agents/{i}/",
             post(
-                |State(f): State<Arc<Many>>, Path(i): Path<usize>, h: HeaderMap, b: axum::body::Bytes| async move {
+                |State(f): State<Arc<Many>>,
+                 Path(i): Path<usize>,
+                 h: HeaderMap,
+                 b: axum::body::Bytes| async move {
                     match f.get(i) {
                         Some(a) => rpc_handler(a, h, b).await,
                         None => axum::http::StatusCode::NOT_FOUND.into_response(),

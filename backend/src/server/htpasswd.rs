@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use base64::Engine;
 
 pub struct Htpasswd {
@@ -47,7 +47,11 @@ impl Htpasswd {
             users.insert(user.to_string(), hash.to_string());
         }
         if users.is_empty() {
-            bail!("{}: no users; create one with `htpasswd -B -c {} USER`", path.display(), path.display());
+            bail!(
+                "{}: no users; create one with `htpasswd -B -c {} USER`",
+                path.display(),
+                path.display()
+            );
         }
         Ok(Htpasswd {
             users,
@@ -57,10 +61,19 @@ impl Htpasswd {
 
     /// Checks an `Authorization` header value (`Basic base64(user:pass)`).
     pub fn check(&self, header: &str) -> bool {
-        if self.verified.lock().expect("not poisoned").iter().any(|h| h == header) {
+        if self
+            .verified
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .any(|h| h == header)
+        {
             return true;
         }
-        let Some(encoded) = header.strip_prefix("Basic ").or_else(|| header.strip_prefix("basic ")) else {
+        let Some(encoded) = header
+            .strip_prefix("Basic ")
+            .or_else(|| header.strip_prefix("basic "))
+        else {
             return false;
         };
         let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(encoded.trim()) else {
@@ -92,7 +105,10 @@ mod tests {
     use super::*;
 
     fn header(user: &str, pass: &str) -> String {
-        format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}")))
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"))
+        )
     }
 
     #[test]
@@ -108,7 +124,9 @@ mod tests {
 
     #[test]
     fn refuses_weak_hashes_with_the_line() {
-        let err = Htpasswd::parse(Path::new("/etc/h"), "# c\nyoung:$apr1$abc$def\n").err().unwrap();
+        let err = Htpasswd::parse(Path::new("/etc/h"), "# c\nyoung:$apr1$abc$def\n")
+            .err()
+            .unwrap();
         assert_eq!(
             err.to_string(),
             "/etc/h:2: user \"young\" has a non-bcrypt hash; recreate it with `htpasswd -B`"

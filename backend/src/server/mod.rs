@@ -11,12 +11,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use axum::Router;
 use tokio_util::sync::CancellationToken;
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -24,7 +24,8 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use crate::config::Config;
 use crate::write::status_json;
 
-pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
+pub const DEFAULT_LISTEN: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 
 /// The page served when no built frontend is configured: enough to reach the snapshot.
 const PLACEHOLDER_PAGE: &str = include_str!("../../../static/index.html");
@@ -57,20 +58,32 @@ impl ServeOptions {
 pub fn router(options: ServeOptions) -> Router {
     let options = Arc::new(options);
     // The snapshot changes every pass: browsers must revalidate, never show a cached one.
-    let no_cache = SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    let no_cache = SetResponseHeaderLayer::overriding(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache"),
+    );
     let status = ServeFile::new(options.output_dir.join(status_json::FILE_NAME));
-    let api = Router::new().route_service("/api/status.json", status).layer(no_cache.clone());
+    let api = Router::new()
+        .route_service("/api/status.json", status)
+        .layer(no_cache.clone());
     let page = match &options.dist_dir {
-        Some(dist) if dist.join("index.html").is_file() => {
-            Router::new().fallback_service(ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html"))))
-        }
+        Some(dist) if dist.join("index.html").is_file() => Router::new().fallback_service(
+            ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html"))),
+        ),
         _ => Router::new().fallback(get(|| async { Html(PLACEHOLDER_PAGE) })),
     };
     api.merge(page.layer(no_cache))
-        .layer(middleware::from_fn_with_state(options.clone(), require_basic_auth))
+        .layer(middleware::from_fn_with_state(
+            options.clone(),
+            require_basic_auth,
+        ))
 }
 
-async fn require_basic_auth(State(options): State<Arc<ServeOptions>>, request: Request, next: Next) -> Response {
+async fn require_basic_auth(
+    State(options): State<Arc<ServeOptions>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let authorised = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -88,7 +101,11 @@ async fn require_basic_auth(State(options): State<Arc<ServeOptions>>, request: R
         .into_response()
 }
 
-pub async fn serve(listener: tokio::net::TcpListener, options: ServeOptions, shutdown: CancellationToken) -> Result<()> {
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    options: ServeOptions,
+    shutdown: CancellationToken,
+) -> Result<()> {
     axum::serve(listener, router(options))
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await

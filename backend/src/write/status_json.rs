@@ -30,7 +30,8 @@ impl StatusWriter {
     /// Creates the output and state directories if needed.
     pub fn new(output_dir: &Path, state_dir: &Path, gate: RedactionGate) -> Result<Self> {
         for dir in [output_dir, state_dir] {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create directory {}", dir.display()))?;
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create directory {}", dir.display()))?;
         }
         Ok(StatusWriter {
             path: output_dir.join(FILE_NAME),
@@ -44,19 +45,30 @@ impl StatusWriter {
     }
 
     /// Merges `updates` into the snapshot on disk and writes it. Returns what was written.
-    pub fn write(&self, updates: Vec<SectionUpdate>, configured: &[SectionName], rules: RulesView) -> Result<Snapshot> {
+    pub fn write(
+        &self,
+        updates: Vec<SectionUpdate>,
+        configured: &[SectionName],
+        rules: RulesView,
+    ) -> Result<Snapshot> {
         let lock = File::create(&self.lock_path)
             .with_context(|| format!("cannot open lock file {}", self.lock_path.display()))?;
         lock.lock()
             .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
         let now = Utc::now();
-        let mut snap = self.read_previous().unwrap_or_else(|| Snapshot::empty(now, rules.clone()));
+        let mut snap = self
+            .read_previous()
+            .unwrap_or_else(|| Snapshot::empty(now, rules.clone()));
         for update in updates {
             snapshot::apply(&mut snap, update);
         }
         snapshot::finalize(&mut snap, configured, rules, now);
-        let json = self.gate.to_json(&snap).context("cannot serialise the snapshot")?;
-        let mut bytes = serde_json::to_vec_pretty(&json).context("cannot serialise the snapshot")?;
+        let json = self
+            .gate
+            .to_json(&snap)
+            .context("cannot serialise the snapshot")?;
+        let mut bytes =
+            serde_json::to_vec_pretty(&json).context("cannot serialise the snapshot")?;
         bytes.push(b'\n');
         atomic::write(&self.path, &bytes)?;
         drop(lock);

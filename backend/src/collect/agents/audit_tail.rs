@@ -37,7 +37,11 @@ struct Line {
 impl Line {
     /// A rejected or failed exchange is not contact with the agent's peer.
     fn is_success(&self) -> bool {
-        if self.decision.as_deref().is_some_and(|d| d.starts_with("rejected")) {
+        if self
+            .decision
+            .as_deref()
+            .is_some_and(|d| d.starts_with("rejected"))
+        {
             return false;
         }
         match &self.status {
@@ -60,7 +64,12 @@ pub fn last_exchange(path: &Path, budget: u64) -> io::Result<AuditTail> {
         let file = match File::open(&candidate) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", candidate.display()))),
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("{}: {e}", candidate.display()),
+                ));
+            }
         };
         found_any_file = true;
         let tail = scan_backwards(file, budget.saturating_sub(total.bytes_read))?;
@@ -179,11 +188,20 @@ mod tests {
     fn falls_back_to_the_rotated_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a2a_audit.jsonl");
-        write(&p, &[r#"{"ts": 9.0, "decision": "rejected_untrusted_peer"}"#]);
+        write(
+            &p,
+            &[r#"{"ts": 9.0, "decision": "rejected_untrusted_peer"}"#],
+        );
         write(&rotated_path(&p), &[r#"{"ts": 5.0}"#, r#"{"ts": 7.0}"#]);
-        assert_eq!(last_exchange(&p, 1 << 20).unwrap().last_exchange_ts, Some(7.0));
+        assert_eq!(
+            last_exchange(&p, 1 << 20).unwrap().last_exchange_ts,
+            Some(7.0)
+        );
         std::fs::remove_file(&p).unwrap();
-        assert_eq!(last_exchange(&p, 1 << 20).unwrap().last_exchange_ts, Some(7.0));
+        assert_eq!(
+            last_exchange(&p, 1 << 20).unwrap().last_exchange_ts,
+            Some(7.0)
+        );
     }
 
     #[test]
@@ -204,7 +222,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a2a_audit.jsonl");
         let mut lines = vec![r#"{"ts": 1.0}"#.to_string()];
-        lines.extend((0..10_000).map(|_| r#"{"ts": 2.0, "decision": "rejected_bad_token"}"#.to_string()));
+        lines.extend(
+            (0..10_000).map(|_| r#"{"ts": 2.0, "decision": "rejected_bad_token"}"#.to_string()),
+        );
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
         write(&p, &refs);
         let tail = last_exchange(&p, 4096).unwrap();

@@ -46,11 +46,14 @@ pub async fn probe(client: &ProbeClient, endpoint: &url::Url, token: Option<&str
             continue;
         }
         let card = if (200..300).contains(&reply.status) {
-            reply
-                .json()
-                .and_then(|v| a2a::card_facts(&v).map_err(|e| ProbeFailure::new(Asc::INTEGRITY_CHECK_FAILED, e)))
+            reply.json().and_then(|v| {
+                a2a::card_facts(&v).map_err(|e| ProbeFailure::new(Asc::INTEGRITY_CHECK_FAILED, e))
+            })
         } else {
-            Err(ProbeFailure::new(Asc::RETRYABLE_ERROR, format!("HTTP {}", reply.status)))
+            Err(ProbeFailure::new(
+                Asc::RETRYABLE_ERROR,
+                format!("HTTP {}", reply.status),
+            ))
         };
         return CardProbe {
             up: true,
@@ -82,7 +85,10 @@ mod tests {
     #[test]
     fn join_keeps_the_endpoint_prefix() {
         let e = url::Url::parse("http://127.0.0.1:9/agents/7/").unwrap();
-        assert_eq!(join(&e, "x.json").as_str(), "http://127.0.0.1:9/agents/7/x.json");
+        assert_eq!(
+            join(&e, "x.json").as_str(),
+            "http://127.0.0.1:9/agents/7/x.json"
+        );
         let e = url::Url::parse("http://127.0.0.1:9").unwrap();
         assert_eq!(join(&e, "x.json").as_str(), "http://127.0.0.1:9/x.json");
     }

@@ -35,7 +35,9 @@ pub async fn probe(
     for &wire in attempts {
         let id = uuid::Uuid::new_v4().to_string();
         let body = wire.send_message(&id, &id, HEARTBEAT_CONTEXT, HEARTBEAT_TEXT);
-        let reply = client.post_json(url.clone(), wire.headers(), &body, token).await?;
+        let reply = client
+            .post_json(url.clone(), wire.headers(), &body, token)
+            .await?;
         if let Some(denied) = reply.permission_failure() {
             return Err(denied);
         }
@@ -48,7 +50,9 @@ pub async fn probe(
             continue;
         }
         let json = reply.json()?;
-        match RpcOutcome::parse(&json).map_err(|e| ProbeFailure::new(Asc::INTEGRITY_CHECK_FAILED, e))? {
+        match RpcOutcome::parse(&json)
+            .map_err(|e| ProbeFailure::new(Asc::INTEGRITY_CHECK_FAILED, e))?
+        {
             RpcOutcome::Result(result) => {
                 return Ok(HeartbeatReply {
                     wire,
@@ -57,14 +61,20 @@ pub async fn probe(
                 });
             }
             RpcOutcome::Error { code, message } if a2a::is_dialect_mismatch(code) => {
-                last_mismatch = Some(rpc_failure(wire, code, &message, Asc::UNSUPPORTED_CAPABILITY));
+                last_mismatch = Some(rpc_failure(
+                    wire,
+                    code,
+                    &message,
+                    Asc::UNSUPPORTED_CAPABILITY,
+                ));
             }
             RpcOutcome::Error { code, message } => {
                 return Err(rpc_failure(wire, code, &message, Asc::RETRYABLE_ERROR));
             }
         }
     }
-    Err(last_mismatch.unwrap_or_else(|| ProbeFailure::new(Asc::UNSUPPORTED_CAPABILITY, "no dialect to try")))
+    Err(last_mismatch
+        .unwrap_or_else(|| ProbeFailure::new(Asc::UNSUPPORTED_CAPABILITY, "no dialect to try")))
 }
 
 fn rpc_failure(wire: Wire, code: i64, message: &str, asc: Asc) -> ProbeFailure {
@@ -75,7 +85,11 @@ fn rpc_failure(wire: Wire, code: i64, message: &str, asc: Asc) -> ProbeFailure {
     };
     ProbeFailure::new(
         asc,
-        format!("{} send: JSON-RPC {code} {}{detail}", wire.as_str(), a2a::error_name(code)),
+        format!(
+            "{} send: JSON-RPC {code} {}{detail}",
+            wire.as_str(),
+            a2a::error_name(code)
+        ),
     )
 }
 

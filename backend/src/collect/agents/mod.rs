@@ -97,12 +97,17 @@ impl AgentsCollector {
         attempts
     }
 
-    async fn read_audit(&self, agent: &AgentConfig) -> Option<Result<audit_tail::AuditTail, ProbeFailure>> {
+    async fn read_audit(
+        &self,
+        agent: &AgentConfig,
+    ) -> Option<Result<audit_tail::AuditTail, ProbeFailure>> {
         let path = agent.audit_log.clone()?;
         let budget = self.limits.audit_tail_max_bytes;
         let result = tokio::task::spawn_blocking(move || audit_tail::last_exchange(&path, budget))
             .await
-            .map_err(|e| ProbeFailure::new(Asc::INTERNAL_ERROR, format!("audit reader failed: {e}")))
+            .map_err(|e| {
+                ProbeFailure::new(Asc::INTERNAL_ERROR, format!("audit reader failed: {e}"))
+            })
             .and_then(|r| {
                 r.map_err(|e| {
                     let asc = if e.kind() == std::io::ErrorKind::NotFound {
@@ -122,7 +127,10 @@ pub fn read_token(source: Option<&TokenSource>) -> Result<Option<String>, ProbeF
     let token = match source {
         None => return Ok(None),
         Some(TokenSource::Env(var)) => std::env::var(var).map_err(|_| {
-            ProbeFailure::new(Asc::FAILED_PRECONDITION, format!("token_env {var} is not set"))
+            ProbeFailure::new(
+                Asc::FAILED_PRECONDITION,
+                format!("token_env {var} is not set"),
+            )
         })?,
         Some(TokenSource::File(path)) => std::fs::read_to_string(path).map_err(|e| {
             ProbeFailure::new(

@@ -48,21 +48,39 @@ impl Conditions {
         match self.0.first() {
             None => (Band::Green, Asc::SUCCESS, None),
             Some(worst) => {
-                let reason = self.0.iter().map(|c| c.reason.as_str()).collect::<Vec<_>>().join("; ");
+                let reason = self
+                    .0
+                    .iter()
+                    .map(|c| c.reason.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ");
                 (worst.band, worst.asc.clone(), Some(reason))
             }
         }
     }
 }
 
-pub fn row(agent: &AgentConfig, evidence: Evidence, rules: &RulesView, now: DateTime<Utc>) -> Agent {
+pub fn row(
+    agent: &AgentConfig,
+    evidence: Evidence,
+    rules: &RulesView,
+    now: DateTime<Utc>,
+) -> Agent {
     let mut conditions = Conditions::default();
-    let Evidence { card, heartbeat, audit } = evidence;
+    let Evidence {
+        card,
+        heartbeat,
+        audit,
+    } = evidence;
 
     let skills_count = match &card.card {
         Ok(facts) => {
             if facts.skills_count == 0 {
-                conditions.push(Band::Red, Asc::FAILED_PRECONDITION, "agent card lists no skills");
+                conditions.push(
+                    Band::Red,
+                    Asc::FAILED_PRECONDITION,
+                    "agent card lists no skills",
+                );
             }
             Probe::Value(facts.skills_count)
         }
@@ -100,7 +118,11 @@ pub fn row(agent: &AgentConfig, evidence: Evidence, rules: &RulesView, now: Date
     let mut audit_skipped_lines = 0;
     let last_exchange_s = match audit {
         None => {
-            conditions.push(Band::Amber, Asc::NOT_FOUND, "last exchange unknown: no audit_log configured");
+            conditions.push(
+                Band::Amber,
+                Asc::NOT_FOUND,
+                "last exchange unknown: no audit_log configured",
+            );
             Probe::Unknown
         }
         Some(Err(failure)) => {
@@ -154,7 +176,8 @@ pub fn row(agent: &AgentConfig, evidence: Evidence, rules: &RulesView, now: Date
         resets_at: w.resets_at.into(),
     });
 
-    let stale = !card.up || skills_count.is_error() || heartbeat.is_error() || last_exchange_s.is_error();
+    let stale =
+        !card.up || skills_count.is_error() || heartbeat.is_error() || last_exchange_s.is_error();
     let (band, status, reason) = conditions.summary();
     Agent {
         name: agent.name.clone(),
@@ -178,7 +201,12 @@ pub fn row(agent: &AgentConfig, evidence: Evidence, rules: &RulesView, now: Date
 }
 
 /// A row for an agent that could not even be probed (e.g. its token is missing).
-pub fn unprobed(agent: &AgentConfig, failure: ProbeFailure, rules: &RulesView, now: DateTime<Utc>) -> Agent {
+pub fn unprobed(
+    agent: &AgentConfig,
+    failure: ProbeFailure,
+    rules: &RulesView,
+    now: DateTime<Utc>,
+) -> Agent {
     let reason = format!("not probed: {}", failure.reason);
     let mut row = row(
         agent,
@@ -312,13 +340,19 @@ mod tests {
     fn the_exchange_age_sets_amber_and_red() {
         let now = Utc::now();
         let amber = row(&agent(), healthy(1, 3600.0, now), &rules(), now);
-        assert_eq!((amber.band, amber.exchange_band), (Band::Amber, Band::Amber));
+        assert_eq!(
+            (amber.band, amber.exchange_band),
+            (Band::Amber, Band::Amber)
+        );
         assert_eq!(amber.reason.as_deref(), Some("last exchange 1 h ago"));
         let red = row(&agent(), healthy(1, 7.0 * 3600.0, now), &rules(), now);
         assert_eq!(red.band, Band::Red);
         assert_eq!(red.status, Asc::TIMEOUT);
         assert_eq!(red.reason.as_deref(), Some("no exchange for 7 h (>= 6 h)"));
-        assert!(!red.stale, "an old exchange is a reading, not a failed probe");
+        assert!(
+            !red.stale,
+            "an old exchange is a reading, not a failed probe"
+        );
     }
 
     #[test]
@@ -327,16 +361,28 @@ mod tests {
         let mut ev = healthy(1, 60.0, now);
         ev.card = CardProbe {
             up: false,
-            card: Err(ProbeFailure::new(Asc::DEPENDENCY_UNAVAILABLE, "connection refused")),
+            card: Err(ProbeFailure::new(
+                Asc::DEPENDENCY_UNAVAILABLE,
+                "connection refused",
+            )),
         };
-        ev.heartbeat = Err(ProbeFailure::new(Asc::DEPENDENCY_UNAVAILABLE, "connection refused"));
+        ev.heartbeat = Err(ProbeFailure::new(
+            Asc::DEPENDENCY_UNAVAILABLE,
+            "connection refused",
+        ));
         let row = row(&agent(), ev, &rules(), now);
         assert!(!row.up && row.stale);
         assert_eq!(row.band, Band::Red);
         assert_eq!(row.status, Asc::DEPENDENCY_UNAVAILABLE);
         assert_eq!(row.reason.as_deref(), Some("down: connection refused"));
-        assert_eq!(row.skills_count, Probe::Error("down: connection refused".into()));
-        assert_eq!(row.heartbeat, Probe::Error("heartbeat: connection refused".into()));
+        assert_eq!(
+            row.skills_count,
+            Probe::Error("down: connection refused".into())
+        );
+        assert_eq!(
+            row.heartbeat,
+            Probe::Error("heartbeat: connection refused".into())
+        );
         assert_eq!(row.model, Probe::Value("configured-model".into()));
     }
 

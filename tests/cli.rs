@@ -1,0 +1,386 @@
+//! The `fleetdash` commands as an operator runs them: exit codes, error lines, the server's
+//! auth, graceful shutdown, and the demo fleet end to end.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use fleetdash::a2a::Wire;
+use fleetdash_model::{Asc, Band, Probe, Snapshot};
+use support::{Scratch, Sim, agent_toml, refused_endpoint};
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn check_accepts_a_good_config_and_cites_the_stuck_rule() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 1.0);
+    let config = scratch.config(&agent_toml("a", "http://127.0.0.1:18301/", "v1", &audit));
+    let out = support::fleetdash()
+        .args(["check", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("1 agents"), "{stdout}");
+    assert!(
+        stdout.contains("no_reply_seconds = 300 [plugins/platforms/a2a/adapter.py:38"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn check_reports_every_config_error_with_file_line_and_field() {
+    let scratch = Scratch::new();
+    let config = scratch.config(
+        "[[agents]]\nname = \"a\"\nendpoint = \"ftp://x\"\n\n[[agents]]\nname = \"a\"\nendpoint = \"http://127.0.0.1:1\"\ndialect = \"v9\"\n",
+    );
+    let out = support::fleetdash()
+        .args(["check", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = stderr_of(&out);
+    let file = config.display().to_string();
+    for expected in [
+        format!("{file}:10: agents[0].endpoint: expected an http:// or https:// URL"),
+        format!("{file}:13: agents[1].name: duplicate agent name \"a\""),
+        format!(
+            "{file}:15: agents[1].dialect: unknown dialect \"v9\"; expected one of v1, v0.3, v0.3-content, auto"
+        ),
+    ] {
+        assert!(
+            stderr.contains(&expected),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn check_reports_rules_without_a_source() {
+    let scratch = Scratch::new();
+    let config = scratch.config("");
+    let rules = support::DEFAULT_RULES.replace("  source: plugins/platforms/a2a/adapter.py:38 (_MIN_ORPHAN_TIMEOUT), cortex/tasks/states.yaml\n", "");
+    std::fs::write(scratch.path().join("rules.yaml"), rules).unwrap();
+    let out = support::fleetdash()
+        .args(["check", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = stderr_of(&out);
+    assert!(
+        stderr.contains(
+            "rules.yaml:5: stuck.source: missing; every rule cites where its value comes from"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn collect_with_an_unreadable_config_exits_2_with_one_line() {
+    let out = support::fleetdash()
+        .args(["collect", "--config", "/nonexistent/fleetdash.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = stderr_of(&out);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("fleetdash: /nonexistent/fleetdash.toml: cannot read the config file"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn collect_with_failing_probes_exits_0_and_writes_them_as_data() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 60.0);
+    let sim = Sim::healthy("up", Wire::V03);
+    let body = agent_toml("up", &sim.endpoint, "auto", &audit)
+        + &agent_toml("down", &refused_endpoint(), "v1", &audit);
+    let out = scratch.collect(&scratch.config(&body));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let snap = scratch.snapshot();
+    let Probe::Value(rows) = &snap.agents else {
+        panic!("{:?}", snap.agents)
+    };
+    assert_eq!(rows[0].band, Band::Green, "{:?}", rows[0]);
+    assert_eq!(rows[1].status, Asc::DEPENDENCY_UNAVAILABLE, "{:?}", rows[1]);
+    // Sections without a collector are present and say so.
+    assert_eq!(snap.systems, Probe::error("not collected"));
+    assert!(!snap.sections.systems.configured);
+    let text = scratch.snapshot_text();
+    assert!(
+        text.contains("\"systems\": \"error: not collected\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn collect_only_rejects_an_unknown_section() {
+    let out = support::fleetdash()
+        .args(["collect", "--config", "x.toml", "--only", "agents,gpus"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("unknown section \"gpus\""),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// A minimal HTTP/1.1 GET on loopback: status line and headers, then body.
+fn http_get(addr: &str, path: &str, auth: Option<(&str, &str)>) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    if let Some((u, p)) = auth {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
+        req.push_str(&format!("Authorization: Basic {token}\r\n"));
+    }
+    req.push_str("\r\n");
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn sigterm(child: &Child) {
+    let ok = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "process did not exit within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn serve_requires_basic_auth_on_every_path() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 60.0);
+    let hash = bcrypt::hash("correct horse", 4).unwrap();
+    std::fs::write(scratch.path().join("htpasswd"), format!("young:{hash}\n")).unwrap();
+    let body =
+        agent_toml("a", &refused_endpoint(), "v1", &audit) + "[serve]\nhtpasswd = \"htpasswd\"\n";
+    let config = scratch.config(&body);
+    assert!(scratch.collect(&config).status.success());
+
+    let mut child = support::fleetdash()
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("fleetdash: serving on http://")
+        .and_then(|s| s.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    let running = Running(child);
+    assert!(addr.starts_with("127.0.0.1:"));
+
+    for path in ["/", "/api/status.json", "/anything"] {
+        let (status, head, _) = http_get(&addr, path, None);
+        assert_eq!(status, 401, "{path}");
+        assert!(
+            head.contains("www-authenticate: basic realm=\"fleetdash\""),
+            "{head}"
+        );
+        assert_eq!(
+            http_get(&addr, path, Some(("young", "wrong"))).0,
+            401,
+            "{path}"
+        );
+    }
+    let (status, head, body) =
+        http_get(&addr, "/api/status.json", Some(("young", "correct horse")));
+    assert_eq!(status, 200);
+    assert!(head.contains("cache-control: no-cache"), "{head}");
+    let snap: Snapshot = serde_json::from_str(&body).unwrap();
+    assert!(matches!(snap.agents, Probe::Value(ref r) if r.len() == 1));
+    let (status, _, page) = http_get(&addr, "/", Some(("young", "correct horse")));
+    assert_eq!(status, 200);
+    assert!(page.contains("/api/status.json"));
+
+    sigterm(&running.0);
+    let mut child = running;
+    assert!(wait_exit(&mut child.0, Duration::from_secs(10)).success());
+}
+
+#[test]
+fn serve_refuses_to_start_without_an_htpasswd() {
+    let scratch = Scratch::new();
+    let config = scratch.config("");
+    let out = support::fleetdash()
+        .args(["serve", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("[serve] htpasswd is not set"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+#[test]
+fn run_collects_on_its_cadence_and_stops_cleanly_on_sigterm() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 60.0);
+    let sim = Sim::healthy("a", Wire::V1);
+    let body = "[cadence]\nagents = \"1s\"\n\n".to_string()
+        + &agent_toml("a", &sim.endpoint, "v1", &audit);
+    let config = scratch.config(&body);
+    let child = support::fleetdash()
+        .args(["run", "--config"])
+        .arg(&config)
+        .spawn()
+        .unwrap();
+    let mut running = Running(child);
+
+    let first = wait_for_snapshot(&scratch, Duration::from_secs(15), |_| true);
+    let later = wait_for_snapshot(&scratch, Duration::from_secs(15), |s| {
+        s.sections.agents.checked_at > first.sections.agents.checked_at
+    });
+    assert!(matches!(later.agents, Probe::Value(ref r) if r[0].band == Band::Green));
+
+    sigterm(&running.0);
+    assert!(wait_exit(&mut running.0, Duration::from_secs(10)).success());
+}
+
+fn wait_for_snapshot(
+    scratch: &Scratch,
+    within: Duration,
+    pred: impl Fn(&Snapshot) -> bool,
+) -> Snapshot {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Ok(bytes) = std::fs::read(scratch.status_path()) {
+            let snap: Snapshot = serde_json::from_slice(&bytes).unwrap();
+            if pred(&snap) {
+                return snap;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no matching snapshot within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn demo_shows_eleven_agents_with_every_failure_mode_behind_auth() {
+    let state = tempfile::tempdir().unwrap();
+    let mut child = support::fleetdash()
+        .args(["demo", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(state.path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let running = Running(child);
+    let mut url = String::new();
+    let mut password = String::new();
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        if let Some(u) = line.trim().strip_prefix("dashboard: ") {
+            url = u.trim().to_string();
+        }
+        if let Some(p) = line.trim().strip_prefix("password: ") {
+            password = p.trim().to_string();
+            break;
+        }
+    }
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    assert!(addr.starts_with("127.0.0.1:"), "{url}");
+
+    let status_path = state.path().join("out/status.json");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let snap: Snapshot = loop {
+        if let Ok(bytes) = std::fs::read(&status_path) {
+            break serde_json::from_slice(&bytes).unwrap();
+        }
+        assert!(Instant::now() < deadline, "the demo wrote no snapshot");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let Probe::Value(rows) = &snap.agents else {
+        panic!("{:?}", snap.agents)
+    };
+    assert_eq!(rows.len(), 11);
+    let by_name = |n: &str| rows.iter().find(|r| r.name == n).unwrap();
+    assert_eq!(by_name("lyra").status, Asc::DEPENDENCY_UNAVAILABLE);
+    assert_eq!(by_name("orin").status, Asc::TIMEOUT);
+    assert!(!by_name("orin").up);
+    assert_eq!(by_name("vega").skills_count, Probe::Value(0));
+    assert_eq!(by_name("vega").band, Band::Red);
+    assert_eq!(by_name("juno").exchange_band, Band::Amber);
+    let Probe::Value(kai) = &by_name("kai").heartbeat else {
+        panic!()
+    };
+    assert!(kai.latency_ms >= 1500, "{kai:?}");
+    let dialects: std::collections::BTreeSet<String> = rows
+        .iter()
+        .filter_map(|r| r.heartbeat.value().map(|h| h.dialect.clone()))
+        .collect();
+    assert_eq!(
+        dialects.into_iter().collect::<Vec<_>>(),
+        ["v0.3", "v0.3-content", "v1"]
+    );
+    let greens = rows.iter().filter(|r| r.band == Band::Green).count();
+    assert!(greens >= 6, "{greens} green rows");
+
+    assert_eq!(http_get(&addr, "/api/status.json", None).0, 401);
+    let (status, _, body) = http_get(&addr, "/api/status.json", Some(("demo", &password)));
+    assert_eq!(status, 200);
+    assert!(body.contains("\"lyra\""));
+
+    sigterm(&running.0);
+    let mut running = running;
+    assert!(wait_exit(&mut running.0, Duration::from_secs(10)).success());
+}

@@ -1,0 +1,191 @@
+//! Shared test fixtures: a scratch directory with config and rules, the real `fleetdash`
+//! binary, real-SDK Python A2A peers and in-process simulated agents, all on loopback.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use fleetdash::a2a::Wire;
+use fleetdash::demo::sim::{self, SimAgent};
+use fleetdash_model::Snapshot;
+
+pub const DEFAULT_RULES: &str = include_str!("../../config/rules.yaml");
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+pub fn fleetdash() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fleetdash"));
+    cmd.env("FLEETDASH_LOG", "warn");
+    cmd
+}
+
+/// A scratch directory holding a config, the default rules and an output directory.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("rules.yaml"), DEFAULT_RULES).unwrap();
+        Scratch { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn status_path(&self) -> PathBuf {
+        self.path().join("out/status.json")
+    }
+
+    /// Writes `fleetdash.toml` with the standard header plus `body` (agents etc.).
+    pub fn config(&self, body: &str) -> PathBuf {
+        let text = format!(
+            "output_dir = \"out\"\nstate_dir = \"state\"\nrules = \"rules.yaml\"\n\n[probe]\ntimeout = \"2s\"\n\n{body}"
+        );
+        let path = self.path().join("fleetdash.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    pub fn collect(&self, config: &Path) -> Output {
+        let out = fleetdash()
+            .args(["collect", "--config"])
+            .arg(config)
+            .output()
+            .unwrap();
+        out
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let bytes = std::fs::read(self.status_path()).unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    pub fn snapshot_text(&self) -> String {
+        std::fs::read_to_string(self.status_path()).unwrap()
+    }
+
+    /// Writes an audit log with one successful exchange `age_s` seconds ago.
+    pub fn audit_log(&self, name: &str, age_s: f64) -> PathBuf {
+        let path = self.path().join(format!("{name}.a2a_audit.jsonl"));
+        let ts = chrono::Utc::now().timestamp() as f64 - age_s;
+        std::fs::write(
+            &path,
+            format!("{{\"ts\": {ts}, \"direction\": \"inbound\", \"peer\": \"min\"}}\n"),
+        )
+        .unwrap();
+        path
+    }
+}
+
+/// A TOML `[[agents]]` block.
+pub fn agent_toml(name: &str, endpoint: &str, dialect: &str, audit_log: &Path) -> String {
+    format!(
+        "[[agents]]\nname = \"{name}\"\nendpoint = \"{endpoint}\"\ndialect = \"{dialect}\"\naudit_log = \"{}\"\n\n",
+        audit_log.display()
+    )
+}
+
+/// Which real SDK a Python peer runs on.
+#[derive(Clone, Copy, Debug)]
+pub enum Sdk {
+    /// a2a-sdk 1.x: v1.0, plus v0.3 through its compat mode.
+    V1,
+    /// a2a-sdk 0.3.x: pure v0.3.
+    V03,
+}
+
+/// A real A2A peer on the official Python SDK, killed on drop.
+pub struct PyPeer {
+    pub port: u16,
+    child: Child,
+}
+
+impl PyPeer {
+    pub fn start(sdk: Sdk, args: &[&str]) -> PyPeer {
+        let (venv, script) = match sdk {
+            Sdk::V1 => ("a2a-v1", "peer_v1.py"),
+            Sdk::V03 => ("a2a-v03", "peer_v03.py"),
+        };
+        let python = repo_root().join(".venv").join(venv).join("bin/python");
+        assert!(
+            python.exists(),
+            "{} is missing: run scripts/setup-test-deps (the README's test command does)",
+            python.display()
+        );
+        let mut child = Command::new(python)
+            .arg(repo_root().join("tests/peers").join(script))
+            .args(["--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .strip_prefix("READY ")
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("peer did not start: {line:?}"));
+        PyPeer { port, child }
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for PyPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A simulated agent served in-process on its own loopback port, on its own runtime thread.
+pub struct Sim {
+    pub endpoint: String,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Sim {
+    pub fn start(agent: SimAgent) -> Sim {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let endpoint = format!("http://{}/", listener.local_addr().unwrap());
+        let router = sim::single_router(agent, endpoint.clone());
+        runtime.spawn(async move { axum::serve(listener, router).await });
+        Sim {
+            endpoint,
+            _runtime: runtime,
+        }
+    }
+
+    pub fn healthy(name: &str, speaks: Wire) -> Sim {
+        Sim::start(SimAgent::healthy(name, speaks))
+    }
+}
+
+/// A loopback port with nothing listening: connections are refused.
+pub fn refused_endpoint() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    format!("http://127.0.0.1:{port}/")
+}

@@ -1,0 +1,254 @@
+//! The status.json writer: atomic under a concurrent reader, locked against concurrent
+//! collects, and a crash mid-pass leaves the previous snapshot whole.
+
+mod support;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use fleetdash::a2a::Wire;
+use fleetdash::collect::{SectionData, SectionName, SectionUpdate};
+use fleetdash::demo::sim::SimAgent;
+use fleetdash::redact::RedactionGate;
+use fleetdash::write::status_json::StatusWriter;
+use fleetdash_model::{Agent, Asc, Band, Probe, RulesView, Snapshot};
+use support::{Scratch, Sim, agent_toml, refused_endpoint};
+
+fn rules() -> RulesView {
+    RulesView {
+        no_reply_s: 300,
+        exchange_green_below_s: 1800,
+        exchange_amber_below_s: 21600,
+        snapshot_stale_after_s: 600,
+    }
+}
+
+fn row(i: usize) -> Agent {
+    Agent {
+        name: format!("agent-{i}"),
+        endpoint: format!("http://127.0.0.1:{}/", 18300 + i),
+        plane: None,
+        up: i % 2 == 0,
+        last_exchange_s: Probe::Value(i as u64),
+        exchange_band: Band::Green,
+        skills_count: Probe::Value(3),
+        lane: Probe::Unknown,
+        model: Probe::Unknown,
+        window: Probe::Unknown,
+        heartbeat: Probe::error("connection refused"),
+        band: Band::Red,
+        status: Asc::DEPENDENCY_UNAVAILABLE,
+        reason: Some("down: connection refused".into()),
+        audit_skipped_lines: 0,
+        checked_at: Utc::now(),
+        stale: true,
+    }
+}
+
+fn update(rows: usize) -> SectionUpdate {
+    SectionUpdate {
+        section: SectionName::Agents,
+        data: SectionData::Agents((0..rows).map(row).collect()),
+        checked_at: Utc::now(),
+        duration: Duration::from_millis(1),
+    }
+}
+
+#[test]
+fn a_reader_never_sees_a_partial_or_invalid_snapshot_during_hundreds_of_writes() {
+    let scratch = Scratch::new();
+    let out = scratch.path().join("out");
+    let writer = StatusWriter::new(
+        &out,
+        &scratch.path().join("state"),
+        RedactionGate::default(),
+    )
+    .unwrap();
+    writer
+        .write(vec![update(1)], &[SectionName::Agents], rules())
+        .unwrap();
+
+    let done = Arc::new(AtomicBool::new(false));
+    let reads = Arc::new(AtomicUsize::new(0));
+    let reader = {
+        let (done, reads, path) = (done.clone(), reads.clone(), writer.path().to_path_buf());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                let bytes = std::fs::read(&path).expect("status.json is always there");
+                let snap: Snapshot = serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                    panic!(
+                        "invalid snapshot after {} reads: {e}",
+                        reads.load(Ordering::Relaxed)
+                    )
+                });
+                assert!(matches!(snap.agents, Probe::Value(ref rows) if !rows.is_empty()));
+                reads.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    // Sizes vary so that a torn write would show as truncated JSON.
+    for i in 0..300 {
+        writer
+            .write(
+                vec![update(1 + (i * 7) % 40)],
+                &[SectionName::Agents],
+                rules(),
+            )
+            .unwrap();
+    }
+    done.store(true, Ordering::Relaxed);
+    reader.join().unwrap();
+    assert!(reads.load(Ordering::Relaxed) > 50, "the reader barely ran");
+    let leftovers: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != "status.json")
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "temporary files left behind: {leftovers:?}"
+    );
+}
+
+#[test]
+fn concurrent_collects_all_succeed_and_leave_one_valid_snapshot() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 60.0);
+    let sim = Sim::healthy("a", Wire::V1);
+    let mut body = agent_toml("a", &sim.endpoint, "v1", &audit);
+    body.push_str(&agent_toml("b", &refused_endpoint(), "v1", &audit));
+    let config = scratch.config(&body);
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            support::fleetdash()
+                .args(["collect", "--config"])
+                .arg(&config)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let snap = scratch.snapshot();
+    let Probe::Value(rows) = &snap.agents else {
+        panic!("agents missing: {:?}", snap.agents)
+    };
+    assert_eq!(
+        rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    assert!(rows[0].up && !rows[1].up);
+}
+
+#[test]
+fn a_collect_waits_for_the_lock_instead_of_writing_over_another_writer() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 60.0);
+    let config = scratch.config(&agent_toml("a", &refused_endpoint(), "v1", &audit));
+    std::fs::create_dir_all(scratch.path().join("state")).unwrap();
+    let lock = std::fs::File::create(scratch.path().join("state/status.json.lock")).unwrap();
+    lock.lock().unwrap();
+
+    let mut child = support::fleetdash()
+        .args(["collect", "--config"])
+        .arg(&config)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "collect finished while another writer held the lock"
+    );
+    assert!(
+        !scratch.status_path().exists(),
+        "collect wrote while the lock was held"
+    );
+    drop(lock);
+    assert!(child.wait().unwrap().success());
+    assert!(matches!(scratch.snapshot().agents, Probe::Value(ref r) if r.len() == 1));
+}
+
+#[test]
+fn a_collect_killed_mid_pass_leaves_the_previous_snapshot_byte_for_byte() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 60.0);
+    let fast = scratch.config(&agent_toml("a", &refused_endpoint(), "v1", &audit));
+    assert!(scratch.collect(&fast).status.success());
+    let before = std::fs::read(scratch.status_path()).unwrap();
+
+    let mut hung = SimAgent::healthy("h", Wire::V1);
+    hung.hang = true;
+    let sim = Sim::start(hung);
+    let text = std::fs::read_to_string(&fast)
+        .unwrap()
+        .replace("timeout = \"2s\"", "timeout = \"30s\"")
+        + &agent_toml("h", &sim.endpoint, "v1", &audit);
+    std::fs::write(&fast, text).unwrap();
+    let mut child = support::fleetdash()
+        .args(["collect", "--config"])
+        .arg(&fast)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    assert_eq!(std::fs::read(scratch.status_path()).unwrap(), before);
+    assert_only_status_json(&scratch.path().join("out"));
+}
+
+#[test]
+fn a_corrupt_previous_snapshot_is_replaced_by_a_valid_one() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 60.0);
+    let config = scratch.config(&agent_toml("a", &refused_endpoint(), "v1", &audit));
+    std::fs::create_dir_all(scratch.path().join("out")).unwrap();
+    std::fs::write(
+        scratch.status_path(),
+        b"{\"schema_version\": \"0.1\", trunc",
+    )
+    .unwrap();
+    let out = scratch.collect(&config);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(matches!(scratch.snapshot().agents, Probe::Value(ref r) if r.len() == 1));
+}
+
+#[test]
+fn an_unwritable_output_dir_fails_with_one_line_naming_it() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 60.0);
+    // A regular file where the output directory should be: fails even for root.
+    std::fs::write(scratch.path().join("blocker"), "").unwrap();
+    let config = scratch.config(&agent_toml("a", &refused_endpoint(), "v1", &audit));
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("output_dir = \"out\"", "output_dir = \"blocker/out\"");
+    std::fs::write(&config, text).unwrap();
+    let started = Instant::now();
+    let out = scratch.collect(&config);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("fleetdash:"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].contains("blocker/out"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+fn assert_only_status_json(dir: &Path) {
+    let names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["status.json"]);
+}
