@@ -384,3 +384,20 @@ fn demo_shows_eleven_agents_with_every_failure_mode_behind_auth() {
     let mut running = running;
     assert!(wait_exit(&mut running.0, Duration::from_secs(10)).success());
 }
+
+#[test]
+fn the_documented_example_config_passes_check() {
+    let scratch = Scratch::new();
+    let example =
+        std::fs::read_to_string(support::repo_root().join("config/fleetdash.example.toml"))
+            .unwrap();
+    let config = scratch.path().join("fleetdash.toml");
+    std::fs::write(&config, example).unwrap();
+    let out = support::fleetdash()
+        .args(["check", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 agents"));
+}

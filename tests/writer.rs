@@ -31,7 +31,7 @@ fn row(i: usize) -> Agent {
         name: format!("agent-{i}"),
         endpoint: format!("http://127.0.0.1:{}/", 18300 + i),
         plane: None,
-        up: i % 2 == 0,
+        up: i.is_multiple_of(2),
         last_exchange_s: Probe::Value(i as u64),
         exchange_band: Band::Green,
         skills_count: Probe::Value(3),

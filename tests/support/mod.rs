@@ -56,12 +56,11 @@ impl Scratch {
     }
 
     pub fn collect(&self, config: &Path) -> Output {
-        let out = fleetdash()
+        fleetdash()
             .args(["collect", "--config"])
             .arg(config)
             .output()
-            .unwrap();
-        out
+            .unwrap()
     }
 
     pub fn snapshot(&self) -> Snapshot {

@@ -340,10 +340,10 @@ impl Validator<'_> {
 
 /// Expands a leading `~/` and resolves relative paths against the config file's folder.
 pub fn resolve_path(base: &Path, raw: &str) -> PathBuf {
-    if let Some(rest) = raw.strip_prefix("~/") {
-        if let Some(home) = std::env::var_os("HOME") {
-            return PathBuf::from(home).join(rest);
-        }
+    if let Some(rest) = raw.strip_prefix("~/")
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(home).join(rest);
     }
     base.join(raw)
 }

@@ -110,8 +110,10 @@ impl Rules {
         let green = rule("last_exchange", &raw.last_exchange, "green_below_seconds");
         let amber = rule("last_exchange", &raw.last_exchange, "amber_below_seconds");
         let stale = rule("snapshot", &raw.snapshot, "stale_after_seconds");
-        if let (Some(g), Some(a)) = (&green, &amber) {
-            if g.seconds >= a.seconds {
+        if let (Some(g), Some(a)) = (&green, &amber)
+            && g.seconds >= a.seconds
+        {
+            {
                 errors.push(ConfigError {
                     file: path.to_path_buf(),
                     line: line_of_key(text, "last_exchange", "amber_below_seconds"),

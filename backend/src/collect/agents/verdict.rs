@@ -44,7 +44,7 @@ impl Conditions {
     /// the reason lists them all, worst first.
     fn summary(mut self) -> (Band, Asc, Option<String>) {
         // A stable sort keeps the evidence order within a band.
-        self.0.sort_by(|a, b| b.band.cmp(&a.band));
+        self.0.sort_by_key(|c| std::cmp::Reverse(c.band));
         match self.0.first() {
             None => (Band::Green, Asc::SUCCESS, None),
             Some(worst) => {
