@@ -302,12 +302,16 @@ pub fn timestamp(v: &Value) -> Option<DateTime<Utc>> {
 }
 
 /// Collapses control characters and cuts to `max` characters: peer text is data, not layout.
+///
+/// Secret shapes are redacted *before* the cut: a cut secret no longer matches its pattern, so
+/// the redaction gate at the writer would let most of it through.
 pub fn short(s: &str, max: usize) -> String {
     let one_line: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    let trimmed = one_line.trim();
+    let redacted = crate::redact::RedactionGate::default().redact_str(&one_line);
+    let trimmed = redacted.trim();
     if trimmed.chars().count() <= max {
         trimmed.to_string()
     } else {
@@ -421,5 +425,13 @@ mod tests {
     fn peer_text_is_cut_and_flattened() {
         assert_eq!(short("a\nb", 10), "a b");
         assert_eq!(short("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn a_cut_cannot_break_a_secret_out_of_its_shape() {
+        let hash = format!("0x{}", "5f2b1d0c".repeat(8));
+        let cut = short(&format!("key {hash}"), 40);
+        assert!(!cut.contains("5f2b1d0c"), "{cut}");
+        assert!(cut.contains(crate::redact::REDACTED), "{cut}");
     }
 }
