@@ -99,7 +99,15 @@ impl ProbeClient {
     ) -> Result<HttpReply, ProbeFailure> {
         let mut req = self.client.get(url);
         if let Some(token) = bearer {
-            req = req.header(AUTHORIZATION, format!("Bearer {token}"));
+            // Replace, never append: credentials in the endpoint URL already gave the request a
+            // Basic Authorization header, and a request may carry only one (RFC 9110 §11.6.2).
+            let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                ProbeFailure::new(
+                    Asc::FAILED_PRECONDITION,
+                    "the configured token is not a valid header value",
+                )
+            })?;
+            req = req.headers(HeaderMap::from_iter([(AUTHORIZATION, value)]));
         }
         self.send(req).await
     }
