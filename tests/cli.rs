@@ -324,7 +324,8 @@ fn demo_shows_eleven_agents_with_every_failure_mode_behind_auth() {
     let running = Running(child);
     let mut url = String::new();
     let mut password = String::new();
-    for line in stdout.lines() {
+    let mut lines = stdout.lines();
+    for line in lines.by_ref() {
         let line = line.unwrap();
         if let Some(u) = line.trim().strip_prefix("dashboard: ") {
             url = u.trim().to_string();

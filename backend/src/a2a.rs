@@ -86,7 +86,10 @@ impl Wire {
 #[derive(Debug, Clone, PartialEq)]
 pub enum RpcOutcome {
     Result(Value),
-    Error { code: i64, message: String },
+    /// Only the code: the peer's error message is free text and never leaves the collector.
+    Error {
+        code: i64,
+    },
 }
 
 impl RpcOutcome {
@@ -94,11 +97,7 @@ impl RpcOutcome {
         let obj = reply.as_object().ok_or("JSON-RPC reply is not an object")?;
         if let Some(err) = obj.get("error") {
             let code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
-            let message = err.get("message").and_then(Value::as_str).unwrap_or("");
-            return Ok(RpcOutcome::Error {
-                code,
-                message: short(message, 80),
-            });
+            return Ok(RpcOutcome::Error { code });
         }
         obj.get("result")
             .cloned()
@@ -277,10 +276,13 @@ fn is_task_id(id: &str) -> bool {
 }
 
 /// A short single-line label (model, lane, status) from a peer.
+///
+/// Anything longer is not a label and is dropped rather than cut: a cut secret would no
+/// longer match the redaction gate's patterns.
 fn label(v: &Value) -> Option<String> {
-    v.as_str()
-        .map(|s| short(s, MAX_LABEL))
-        .filter(|s| !s.is_empty())
+    let s = v.as_str()?.trim();
+    let fits = !s.is_empty() && s.chars().count() <= MAX_LABEL && !s.chars().any(char::is_control);
+    fits.then(|| s.to_string())
 }
 
 /// RFC 3339 text or Unix seconds.
@@ -409,6 +411,21 @@ mod tests {
         let reply = json!({"task": {"id": "t", "status": {"state": "TASK_STATE_WORKING",
             "message": {"metadata": {"lane": "research"}}}}});
         assert_eq!(reply_facts(&reply).lane.as_deref(), Some("research"));
+    }
+
+    #[test]
+    fn an_overlong_label_is_dropped_not_cut() {
+        let long = "m".repeat(MAX_LABEL + 1);
+        let reply = json!({"kind": "message", "metadata": {"model": long, "lane": "ok"}});
+        let facts = reply_facts(&reply);
+        assert_eq!(facts.model, None);
+        assert_eq!(facts.lane.as_deref(), Some("ok"));
+    }
+
+    #[test]
+    fn a_json_rpc_error_keeps_only_its_code() {
+        let reply = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "sk-secret"}});
+        assert_eq!(RpcOutcome::parse(&reply).unwrap(), RpcOutcome::Error { code: -32601 });
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! unbounded allocation. Reasons never include the request URL, which could carry credentials.
 
 use std::error::Error as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use fleetdash_model::Asc;
@@ -16,6 +17,9 @@ use serde_json::Value;
 pub struct ProbeFailure {
     pub asc: Asc,
     pub reason: String,
+    /// The peer sent an HTTP status line before things went wrong (oversized or stalled body):
+    /// it is up, just not answering well.
+    pub answered: bool,
 }
 
 impl ProbeFailure {
@@ -23,6 +27,14 @@ impl ProbeFailure {
         ProbeFailure {
             asc,
             reason: reason.into(),
+            answered: false,
+        }
+    }
+
+    fn after_answer(self) -> Self {
+        ProbeFailure {
+            answered: true,
+            ..self
         }
     }
 
@@ -142,8 +154,10 @@ impl ProbeClient {
 
     async fn send(&self, req: reqwest::RequestBuilder) -> Result<HttpReply, ProbeFailure> {
         let started = Instant::now();
+        let answered = AtomicBool::new(false);
         let exchange = async {
             let mut resp = req.send().await.map_err(classify)?;
+            answered.store(true, Ordering::Relaxed);
             let status = resp.status().as_u16();
             if resp
                 .content_length()
@@ -164,9 +178,13 @@ impl ProbeClient {
                 elapsed: started.elapsed(),
             })
         };
-        match tokio::time::timeout(self.timeout, exchange).await {
+        let result = match tokio::time::timeout(self.timeout, exchange).await {
             Ok(result) => result,
             Err(_) => Err(timed_out(self.timeout)),
+        };
+        match result {
+            Err(failure) if answered.load(Ordering::Relaxed) => Err(failure.after_answer()),
+            other => other,
         }
     }
 

@@ -8,6 +8,7 @@
 
 pub mod sim;
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -197,16 +198,17 @@ pub async fn run(listen: SocketAddr, state_dir: Option<PathBuf>) -> Result<()> {
         Config::load(&config_path).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     let options = server::ServeOptions::from_config(&config)?;
 
-    println!("fleetdash demo: 11 simulated agents on loopback");
-    println!("  dashboard: {url}");
-    println!("  user:      {DEMO_USER}");
-    println!("  password:  {password}");
-    println!(
-        "  snapshot:  {}",
-        config.output_dir.join("status.json").display()
+    let banner = format!(
+        "fleetdash demo: 11 simulated agents on loopback\n  dashboard: {url}\n  user:      {DEMO_USER}\n  \
+         password:  {password}\n  snapshot:  {}\n  state dir: {}\nPress ctrl-c to stop.\n",
+        config.output_dir.join("status.json").display(),
+        state_dir.display()
     );
-    println!("  state dir: {}", state_dir.display());
-    println!("Press ctrl-c to stop.");
+    // Whoever started us may stop reading (a closed pipe); the demo goes on regardless.
+    let mut stdout = std::io::stdout();
+    let _ = stdout
+        .write_all(banner.as_bytes())
+        .and_then(|()| stdout.flush());
 
     let collector = crate::app::run_until(&config, &rules, shutdown.clone());
     let server = server::serve(listener, options, shutdown.clone());

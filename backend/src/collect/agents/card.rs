@@ -24,8 +24,8 @@ pub async fn probe(client: &ProbeClient, endpoint: &url::Url, token: Option<&str
     for path in CARD_PATHS {
         let reply = match client.get(join(endpoint, path), token).await {
             Ok(r) => r,
-            Err(failure) if failure.asc == Asc::INTEGRITY_CHECK_FAILED => {
-                // The peer answered, but with an oversized or broken body: up, with a bad card.
+            Err(failure) if failure.answered => {
+                // The peer answered, but with an oversized, broken or stalled body: up, bad card.
                 return CardProbe {
                     up: true,
                     card: Err(failure.context("card")),

@@ -60,16 +60,11 @@ pub async fn probe(
                     facts: a2a::reply_facts(&result),
                 });
             }
-            RpcOutcome::Error { code, message } if a2a::is_dialect_mismatch(code) => {
-                last_mismatch = Some(rpc_failure(
-                    wire,
-                    code,
-                    &message,
-                    Asc::UNSUPPORTED_CAPABILITY,
-                ));
+            RpcOutcome::Error { code } if a2a::is_dialect_mismatch(code) => {
+                last_mismatch = Some(rpc_failure(wire, code, Asc::UNSUPPORTED_CAPABILITY));
             }
-            RpcOutcome::Error { code, message } => {
-                return Err(rpc_failure(wire, code, &message, Asc::RETRYABLE_ERROR));
+            RpcOutcome::Error { code } => {
+                return Err(rpc_failure(wire, code, Asc::RETRYABLE_ERROR));
             }
         }
     }
@@ -77,19 +72,11 @@ pub async fn probe(
         .unwrap_or_else(|| ProbeFailure::new(Asc::UNSUPPORTED_CAPABILITY, "no dialect to try")))
 }
 
-fn rpc_failure(wire: Wire, code: i64, message: &str, asc: Asc) -> ProbeFailure {
-    let detail = if message.is_empty() {
-        String::new()
-    } else {
-        format!(": {message}")
-    };
+fn rpc_failure(wire: Wire, code: i64, asc: Asc) -> ProbeFailure {
+    let name = a2a::error_name(code);
     ProbeFailure::new(
         asc,
-        format!(
-            "{} send: JSON-RPC {code} {}{detail}",
-            wire.as_str(),
-            a2a::error_name(code)
-        ),
+        format!("{} send: JSON-RPC {code} {name}", wire.as_str()),
     )
 }
 

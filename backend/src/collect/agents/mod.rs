@@ -48,12 +48,18 @@ impl AgentsCollector {
     }
 
     /// All rows, in registry order.
+    ///
+    /// Unordered, then sorted: `buffered` would count rows that finished behind a slower one
+    /// against the limit, so each hung agent would stall its whole window for a timeout and a
+    /// pass would cost one timeout per `concurrency` agents instead of about one in all.
     pub async fn probe_all(&self) -> Vec<Agent> {
-        futures::stream::iter(0..self.agents.len())
-            .map(|i| self.probe_one(&self.agents[i]))
-            .buffered(self.limits.concurrency)
+        let mut rows: Vec<(usize, Agent)> = futures::stream::iter(0..self.agents.len())
+            .map(|i| async move { (i, self.probe_one(&self.agents[i]).await) })
+            .buffer_unordered(self.limits.concurrency)
             .collect()
-            .await
+            .await;
+        rows.sort_unstable_by_key(|(i, _)| *i);
+        rows.into_iter().map(|(_, row)| row).collect()
     }
 
     async fn probe_one(&self, agent: &AgentConfig) -> Agent {
