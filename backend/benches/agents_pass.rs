@@ -1,0 +1,532 @@
+//! Benchmark of the agents collector and the audit-log tail reader. It prints figures beside
+//! their targets and asserts no timing.
+//!
+//! Run from a clean clone, at the repository root:
+//!
+//!     cargo bench -p fleetdash --bench agents_pass
+//!
+//! Cargo builds the `fleetdash` binary (release profile) before any bench of its package, and
+//! hands its path to this file as `CARGO_BIN_EXE_fleetdash`: the simulated fleet runs from it as
+//! a child process (`fleetdash sim-fleet`), so the peak memory measured here is the collector's
+//! alone. Takes about two to three minutes, most of it the concurrency-1 pass, and writes a
+//! 1 GiB file to the temporary directory (skipped, with a note, below 3 GiB free).
+//!
+//! What it measures:
+//! 1. One agents pass over 1,000 simulated agents of which 10% never answer, at concurrency 256,
+//!    run in-process through the library (`Config::load`, `collect::from_config`,
+//!    `collect::run_once`): wall time, wall time / T (target ≤ 1.5), up/down, rows per second.
+//! 2. The same pass at concurrency 1, for comparison (about 100 × T for the hung agents alone).
+//!    Both passes use T = 1 s so that the bench stays short; the ratio to T is what matters.
+//! 3. Peak memory of this process after the passes: target ≤ 50 MB. Both getrusage `ru_maxrss`
+//!    and /proc's `VmHWM` are printed, and VmHWM is the one judged: Linux carries the parent's
+//!    high-water mark into `ru_maxrss` across exec, so under `cargo bench` it reports cargo's.
+//! 4. `audit_tail::last_exchange` on a 1 GiB and a 1 MiB audit log with the same tail: mean
+//!    time and bytes read; the ratio should stay within one order of magnitude.
+//!
+//! `FLEETDASH_BENCH_QUICK=1` skips the concurrency-1 pass and the 1 GiB log (a few seconds).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fleetdash::collect::agents::audit_tail;
+use fleetdash::collect::{self, SectionData, SectionName};
+use fleetdash::config::Config;
+
+const AGENTS: usize = 1000;
+const HANG_PERCENT: usize = 10;
+/// The probe timeout T of both passes.
+const TIMEOUT: Duration = Duration::from_secs(1);
+const CONCURRENCY: usize = 256;
+/// Passes at `CONCURRENCY`; the summary reports the median.
+const FAST_PASSES: usize = 3;
+/// The dialect the simulated agent `i` speaks is `DIALECTS[i % 3]` (see `demo::sim::serve_many`).
+const DIALECTS: [&str; 3] = ["v1", "v0.3", "v0.3-content"];
+/// The collector's default per-agent tail budget (`probe.audit_tail_max_bytes`).
+const AUDIT_BUDGET: u64 = 4 * 1024 * 1024;
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+
+    println!("== fleetdash agents_pass bench ==");
+    let maxrss_at_start_kib = max_rss_kib();
+    // ru_maxrss already well above this image's own peak means it was inherited (see part 3).
+    let maxrss_inherited = vm_hwm_kib("self").is_some_and(|own| maxrss_at_start_kib > own + 4096);
+    let quick = std::env::var_os("FLEETDASH_BENCH_QUICK").is_some();
+    raise_open_files_limit();
+    let work = tempfile::tempdir().expect("a temporary directory");
+
+    // 1 and 2: the agents passes against a simulated fleet in a child process.
+    let fleet = SimFleet::start(AGENTS, HANG_PERCENT);
+    println!(
+        "simulated fleet: {AGENTS} agents, {HANG_PERCENT}% hung, child pid {} on 127.0.0.1:{}",
+        fleet.child.id(),
+        fleet.port
+    );
+    let fast_config = write_config(work.path(), fleet.port, CONCURRENCY);
+    let slow_config = write_config(work.path(), fleet.port, 1);
+
+    let mut fast = Vec::new();
+    for i in 1..=FAST_PASSES {
+        let pass = runtime.block_on(agents_pass(&fast_config));
+        pass.print(&format!(
+            "pass {i}/{FAST_PASSES}, concurrency {CONCURRENCY}"
+        ));
+        println!("  after it: {}", memory_now());
+        fast.push(pass);
+    }
+    fast.sort_by_key(|p| p.wall);
+    let fast = fast.swap_remove(fast.len() / 2);
+
+    let slow = if quick {
+        println!("concurrency-1 pass: skipped (FLEETDASH_BENCH_QUICK is set)");
+        None
+    } else {
+        println!(
+            "concurrency-1 pass (about {} × T for the hung agents alone)...",
+            AGENTS * HANG_PERCENT / 100
+        );
+        let slow = runtime.block_on(agents_pass(&slow_config));
+        slow.print("concurrency 1");
+        println!("  after it: {}", memory_now());
+        Some(slow)
+    };
+    let fleet_peak_kib = vm_hwm_kib(&fleet.child.id().to_string());
+    drop(fleet);
+
+    // 3: peak memory of this process, which ran only the collector. Linux keeps the parent's
+    // high-water mark in ru_maxrss across exec, so under `cargo bench` getrusage reports cargo's
+    // own peak from the start; VmHWM is this process image's alone and is the figure to judge.
+    let maxrss_kib = max_rss_kib();
+    let hwm_kib = vm_hwm_kib("self");
+    let peak_kib = hwm_kib.unwrap_or(maxrss_kib);
+    println!(
+        "peak memory after the passes: VmHWM {} KiB; getrusage ru_maxrss {maxrss_kib} KiB (it was {maxrss_at_start_kib} KiB before the bench did anything{})",
+        hwm_kib.map_or("unavailable".to_string(), |k| k.to_string()),
+        if maxrss_inherited {
+            ": the parent's high-water mark, inherited across exec"
+        } else {
+            ""
+        },
+    );
+    if let Some(k) = fleet_peak_kib {
+        println!(
+            "the sim-fleet child process peaked at {:.1} MB (not counted)",
+            mb(k)
+        );
+    }
+
+    // 4: the audit tail on a large and a small log.
+    let free = free_bytes(work.path());
+    let with_large = if quick {
+        println!("audit tail 1 GiB: skipped (FLEETDASH_BENCH_QUICK is set)");
+        false
+    } else if free < 3 * GIB {
+        println!(
+            "audit tail 1 GiB: SKIPPED, only {:.1} GiB free in {} (needs 3 GiB)",
+            free as f64 / GIB as f64,
+            work.path().display()
+        );
+        false
+    } else {
+        true
+    };
+    let tails = audit_tail_cases(work.path(), with_large);
+
+    let t = TIMEOUT.as_secs_f64();
+    let fast_ratio = fast.wall.as_secs_f64() / t;
+    let timeout = humantime::format_duration(TIMEOUT);
+    println!();
+    println!("== summary ==");
+    println!(
+        "agents pass {AGENTS} agents ({HANG_PERCENT}% hung), T={timeout}, concurrency {CONCURRENCY}: {:.2} s = {fast_ratio:.2}×T (target ≤ 1.5×) {} [median of {FAST_PASSES}; {} up, {} down; {:.0} rows/s]",
+        fast.wall.as_secs_f64(),
+        verdict(fast_ratio <= 1.5),
+        fast.up,
+        fast.down,
+        fast.rows_per_second(),
+    );
+    match &slow {
+        Some(slow) => println!(
+            "agents pass {AGENTS} agents ({HANG_PERCENT}% hung), T={timeout}, concurrency 1: {:.2} s = {:.2}×T (for comparison: {:.1}× the concurrent pass) [{} up, {} down; {:.0} rows/s]",
+            slow.wall.as_secs_f64(),
+            slow.wall.as_secs_f64() / t,
+            slow.wall.as_secs_f64() / fast.wall.as_secs_f64(),
+            slow.up,
+            slow.down,
+            slow.rows_per_second(),
+        ),
+        None => println!("agents pass at concurrency 1: skipped"),
+    }
+    println!(
+        "peak memory of the collector process after the passes: {:.1} MB{} (target ≤ 50 MB) {}",
+        mb(peak_kib),
+        match (hwm_kib, maxrss_inherited) {
+            (Some(_), true) => " (VmHWM; ru_maxrss holds the parent's peak, see above)",
+            (Some(_), false) => " (VmHWM)",
+            (None, _) => " (ru_maxrss)",
+        },
+        verdict(peak_kib as f64 * 1024.0 <= 50e6),
+    );
+    match (&tails.small, &tails.large) {
+        (small, Some(large)) => {
+            let ratio = large.mean_us / small.mean_us;
+            println!(
+                "audit tail last_exchange: 1 GiB log {:.1} µs ({} bytes read) vs 1 MiB log {:.1} µs ({} bytes read): {ratio:.2}× (target: same order of magnitude) {}",
+                large.mean_us,
+                large.bytes_read,
+                small.mean_us,
+                small.bytes_read,
+                verdict(ratio < 10.0),
+            );
+        }
+        (small, None) => println!(
+            "audit tail last_exchange: 1 MiB log {:.1} µs ({} bytes read); 1 GiB case skipped",
+            small.mean_us, small.bytes_read
+        ),
+    }
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "ok" } else { "MISSED" }
+}
+
+fn mb(kib: u64) -> f64 {
+    kib as f64 * 1024.0 / 1e6
+}
+
+// ---------------------------------------------------------------------------------------------
+// The simulated fleet, as a child process.
+
+struct SimFleet {
+    child: Child,
+    port: u16,
+}
+
+impl SimFleet {
+    fn start(agents: usize, hang_percent: usize) -> SimFleet {
+        let exe = env!("CARGO_BIN_EXE_fleetdash");
+        let mut child = Command::new(exe)
+            .args(["sim-fleet", "--agents", &agents.to_string(), "--hang-percent", &hang_percent.to_string()])
+            .env("FLEETDASH_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start {exe} sim-fleet ({e}); build it with `cargo build --release -p fleetdash`")
+            });
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let mut fleet = SimFleet { child, port: 0 };
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the sim-fleet child printed no `READY <port>` line within 30 s");
+        fleet.port = line
+            .trim()
+            .strip_prefix("READY ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| {
+                panic!("the sim-fleet child printed {line:?}, expected `READY <port>`")
+            });
+        fleet
+    }
+}
+
+impl Drop for SimFleet {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The config and one agents pass.
+
+/// Writes `fleetdash-c<concurrency>.toml` (and, once, the agents' small audit logs) in `dir`.
+fn write_config(dir: &Path, port: u16, concurrency: usize) -> PathBuf {
+    let audit_dir = dir.join("audit");
+    if !audit_dir.exists() {
+        std::fs::create_dir(&audit_dir).expect("audit dir");
+        let now = chrono::Utc::now().timestamp() as f64;
+        for i in 0..AGENTS {
+            let mut f = BufWriter::new(
+                File::create(audit_dir.join(format!("{i}.jsonl"))).expect("audit log"),
+            );
+            for k in 0..20 {
+                write_audit_line(&mut f, now - 3600.0 + k as f64 * 60.0, k % 7 == 6)
+                    .expect("audit line");
+            }
+            f.flush().expect("audit log flush");
+        }
+    }
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/rules.yaml");
+    let rules = rules
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("{}: {e}", rules.display()));
+    let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let mut text = format!(
+        "output_dir = \"out\"\nstate_dir = \"state\"\nrules = {}\n\n[probe]\ntimeout = \"{}\"\nconcurrency = {concurrency}\n",
+        quote(&rules.to_string_lossy()),
+        humantime::format_duration(TIMEOUT),
+    );
+    for i in 0..AGENTS {
+        text.push_str(&format!(
+            "\n[[agents]]\nname = \"sim-{i}\"\nendpoint = \"http://127.0.0.1:{port}/agents/{i}/\"\ndialect = \"{}\"\naudit_log = \"audit/{i}.jsonl\"\n",
+            DIALECTS[i % 3]
+        ));
+    }
+    let path = dir.join(format!("fleetdash-c{concurrency}.toml"));
+    std::fs::write(&path, text).expect("config file");
+    path
+}
+
+struct Pass {
+    wall: Duration,
+    rows: usize,
+    up: usize,
+    down: usize,
+    heartbeat_ok: usize,
+    audit_ok: usize,
+}
+
+impl Pass {
+    fn rows_per_second(&self) -> f64 {
+        self.rows as f64 / self.wall.as_secs_f64()
+    }
+
+    fn print(&self, label: &str) {
+        println!(
+            "{label}: {:.3} s = {:.2}×T; {} rows ({} up, {} down, {} heartbeats answered, {} audit tails read); {:.0} rows/s",
+            self.wall.as_secs_f64(),
+            self.wall.as_secs_f64() / TIMEOUT.as_secs_f64(),
+            self.rows,
+            self.up,
+            self.down,
+            self.heartbeat_ok,
+            self.audit_ok,
+            self.rows_per_second()
+        );
+    }
+}
+
+async fn agents_pass(config_path: &Path) -> Pass {
+    let (config, rules) = Config::load(config_path).unwrap_or_else(|e| panic!("{e}"));
+    let collectors = collect::from_config(&config, &rules, Some(&[SectionName::Agents]));
+    let collector = collectors.first().expect("an agents collector");
+    let started = Instant::now();
+    let update = collect::run_once(collector.as_ref()).await;
+    let wall = started.elapsed();
+    let SectionData::Agents(rows) = update.data else {
+        panic!("the agents collector returned another section");
+    };
+    Pass {
+        wall,
+        rows: rows.len(),
+        up: rows.iter().filter(|a| a.up).count(),
+        down: rows.iter().filter(|a| !a.up).count(),
+        heartbeat_ok: rows
+            .iter()
+            .filter(|a| a.heartbeat.value().is_some())
+            .count(),
+        audit_ok: rows
+            .iter()
+            .filter(|a| a.last_exchange_s.value().is_some())
+            .count(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The audit tail.
+
+/// One audit line of about 200 bytes, shaped like the Hermes adapter's.
+fn write_audit_line(out: &mut impl Write, ts: f64, rejected: bool) -> std::io::Result<()> {
+    let (decision, status) = if rejected {
+        ("rejected_bad_token", 401)
+    } else {
+        ("accepted", 200)
+    };
+    writeln!(
+        out,
+        r#"{{"ts": {ts:.3}, "direction": "inbound", "peer": "hermes-hub", "ip": "127.0.0.1", "task_id": null, "decision": "{decision}", "status": {status}, "summary": "heartbeat received, nothing to report"}}"#
+    )
+}
+
+struct TailCase {
+    mean_us: f64,
+    bytes_read: u64,
+}
+
+struct TailCases {
+    small: TailCase,
+    large: Option<TailCase>,
+}
+
+/// Writes a log of about `size` bytes whose newest successful line sits behind five rejected
+/// ones; returns its path and the timestamp `last_exchange` must find.
+fn write_audit_log(dir: &Path, size: u64, label: &str) -> (PathBuf, f64) {
+    let path = dir.join(format!("a2a_audit-{size}.jsonl"));
+    let started = Instant::now();
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(&path).expect("audit log"));
+    let mut written = 0u64;
+    let mut ts = 1_700_000_000.0;
+    let mut line = Vec::with_capacity(256);
+    let tail_reserve = 8 * 1024;
+    while written + tail_reserve < size {
+        line.clear();
+        write_audit_line(&mut line, ts, false).expect("line");
+        out.write_all(&line).expect("write");
+        written += line.len() as u64;
+        ts += 0.25;
+    }
+    write_audit_line(&mut out, ts, false).expect("line");
+    for k in 1..=5 {
+        write_audit_line(&mut out, ts + k as f64, true).expect("line");
+    }
+    out.into_inner().expect("flush").sync_all().expect("sync");
+    let len = std::fs::metadata(&path).expect("metadata").len();
+    println!(
+        "audit tail {label}: wrote {len} bytes ({:.0} B/line) in {:.2} s",
+        line.len(),
+        started.elapsed().as_secs_f64()
+    );
+    (path, ts)
+}
+
+/// Times `last_exchange` on a 1 MiB log and, when asked, a 1 GiB one, in alternating rounds so
+/// that neither gets the warmer machine; deletes the logs afterwards.
+fn audit_tail_cases(dir: &Path, with_large: bool) -> TailCases {
+    const ROUNDS: usize = 5;
+    const CALLS: usize = 1000;
+    let mut logs = vec![("1 MiB", write_audit_log(dir, MIB, "1 MiB"))];
+    if with_large {
+        logs.push(("1 GiB", write_audit_log(dir, GIB, "1 GiB")));
+    }
+    let mut elapsed = vec![Duration::ZERO; logs.len()];
+    let mut bytes_read = vec![0; logs.len()];
+    for (_, (path, ts)) in &logs {
+        let tail = audit_tail::last_exchange(path, AUDIT_BUDGET).expect("last_exchange");
+        assert_eq!(
+            tail.last_exchange_ts,
+            Some((ts * 1000.0).round() / 1000.0),
+            "{}",
+            path.display()
+        );
+    }
+    for _ in 0..ROUNDS {
+        for (i, (_, (path, _))) in logs.iter().enumerate() {
+            let started = Instant::now();
+            for _ in 0..CALLS {
+                let tail = audit_tail::last_exchange(std::hint::black_box(path), AUDIT_BUDGET)
+                    .expect("last_exchange");
+                bytes_read[i] = tail.bytes_read;
+            }
+            elapsed[i] += started.elapsed();
+        }
+    }
+    let mut cases = logs.iter().enumerate().map(|(i, (label, (path, _)))| {
+        let mean_us = elapsed[i].as_secs_f64() * 1e6 / (ROUNDS * CALLS) as f64;
+        println!(
+            "audit tail {label}: {mean_us:.1} µs mean over {} calls, {} bytes read (page cache warm)",
+            ROUNDS * CALLS,
+            bytes_read[i]
+        );
+        std::fs::remove_file(path).expect("remove the audit log");
+        TailCase { mean_us, bytes_read: bytes_read[i] }
+    });
+    let small = cases.next().expect("the 1 MiB case");
+    TailCases {
+        small,
+        large: cases.next(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// libc.
+
+fn raise_open_files_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read or write the struct passed by pointer.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            println!("open files: getrlimit failed, keeping the limit as it is");
+            return;
+        }
+        let before = lim.rlim_cur;
+        if lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                println!("open files: cannot raise the soft limit {before}; keeping it");
+                return;
+            }
+        }
+        println!(
+            "open files: soft limit {before} -> {} (hard {})",
+            lim.rlim_cur, lim.rlim_max
+        );
+    }
+}
+
+/// Resident set now, its peak, and the thread count, from /proc (Linux), for the log.
+fn memory_now() -> String {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return format!("peak {:.1} MB", mb(max_rss_kib()));
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or("?")
+            .to_string()
+    };
+    format!(
+        "RSS {} KiB, peak {} KiB, {} threads",
+        field("VmRSS:"),
+        field("VmHWM:"),
+        field("Threads:")
+    )
+}
+
+/// The peak resident set of a process image (`self` or a pid), in KiB, when /proc has it.
+fn vm_hwm_kib(pid: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Peak resident set of this process, in KiB (Linux reports `ru_maxrss` in KiB).
+fn max_rss_kib() -> u64 {
+    // SAFETY: an all-zero rusage is valid, and getrusage only writes into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    assert_eq!(rc, 0, "getrusage failed");
+    usage.ru_maxrss as u64
+}
+
+/// Bytes available to this user on the filesystem holding `dir`.
+fn free_bytes(dir: &Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).expect("a path without NUL");
+    // SAFETY: an all-zero statvfs is valid, and statvfs only writes into it.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return 0;
+    }
+    st.f_bavail as u64 * st.f_frsize as u64
+}
