@@ -424,8 +424,12 @@ mod tests {
 
     #[test]
     fn a_json_rpc_error_keeps_only_its_code() {
-        let reply = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "sk-secret"}});
-        assert_eq!(RpcOutcome::parse(&reply).unwrap(), RpcOutcome::Error { code: -32601 });
+        let reply =
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "sk-secret"}});
+        assert_eq!(
+            RpcOutcome::parse(&reply).unwrap(),
+            RpcOutcome::Error { code: -32601 }
+        );
     }
 
     #[test]
