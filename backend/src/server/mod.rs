@@ -1,6 +1,15 @@
-//! `fleetdash serve`: the page and `/api/status.json` behind HTTP basic auth, for running
-//! without nginx (and for the demo). Same layout as the production nginx config: the page at
-//! `/`, the collector's output at `/api/`.
+//! `fleetdash serve`: the page and the collector's output behind HTTP basic auth, for running
+//! without nginx (and for the demo). Same layout and the same headers as the production nginx
+//! config (`nginx/fleetdash.conf`): the page at `/`, the collector's output at `/api/`.
+//!
+//! - Every path needs the password; refusals (404) only come after it.
+//! - From output_dir only `status.json` and `snapshot.html` are served; the writer's `.tmp-*`
+//!   files and anything else there are unreachable. Dotfiles of the page are refused too.
+//! - `index.html`, `status.json`, `snapshot.html`: `Cache-Control: no-cache` with an ETag, so a
+//!   reload revalidates (304 on `If-None-Match`) and never shows an old snapshot.
+//! - trunk's hashed assets: `Cache-Control: public, max-age=31536000, immutable`.
+//! - gzip for HTML, JS, CSS, JSON and WASM when the client accepts it; the ETag of a compressed
+//!   answer is made weak (`W/"..."`), as nginx does.
 
 mod htpasswd;
 
@@ -8,24 +17,53 @@ pub use htpasswd::Htpasswd;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use anyhow::{Context, Result};
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, Version, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
+use regex::Regex;
 use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
-use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::config::Config;
 use crate::write::status_json;
 
 pub const DEFAULT_LISTEN: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
+
+/// The static snapshot page the collector writes next to `status.json`.
+pub const SNAPSHOT_FILE: &str = "snapshot.html";
+
+/// trunk's content-hashed file names (`fleetdash-frontend-<hash>.js`, `..._bg.wasm`,
+/// `style-<hash>.css`): the hash is a seahash in lower hex, not zero-padded. The same pattern
+/// is the `immutable` location of `nginx/fleetdash.conf`.
+pub const HASHED_ASSET: &str = r"-[0-9a-f]{10,16}(_bg)?\.(js|wasm|css)$";
+
+/// Hashed assets never change under their name.
+pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// The page and the snapshot change: browsers may keep them but must revalidate.
+pub const NO_CACHE: &str = "no-cache";
+
+/// What is worth compressing (nginx: text/html plus `gzip_types`), and from which size.
+const GZIP_TYPES: &[&str] = &[
+    "text/html",
+    "application/javascript",
+    "text/javascript",
+    "text/css",
+    "application/json",
+    "application/wasm",
+];
+const GZIP_MIN_LENGTH: u64 = 256;
+
+static HASHED: LazyLock<Regex> = LazyLock::new(|| Regex::new(HASHED_ASSET).expect("valid"));
 
 /// The page served when no built frontend is configured: enough to reach the snapshot.
 const PLACEHOLDER_PAGE: &str = include_str!("../../../static/index.html");
@@ -57,26 +95,122 @@ impl ServeOptions {
 
 pub fn router(options: ServeOptions) -> Router {
     let options = Arc::new(options);
-    // The snapshot changes every pass: browsers must revalidate, never show a cached one.
-    let no_cache = SetResponseHeaderLayer::overriding(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("no-cache"),
-    );
-    let status = ServeFile::new(options.output_dir.join(status_json::FILE_NAME));
-    let api = Router::new()
-        .route_service("/api/status.json", status)
-        .layer(no_cache.clone());
-    let page = match &options.dist_dir {
-        Some(dist) if dist.join("index.html").is_file() => Router::new().fallback_service(
-            ServeDir::new(dist).fallback(ServeFile::new(dist.join("index.html"))),
-        ),
-        _ => Router::new().fallback(get(|| async { Html(PLACEHOLDER_PAGE) })),
+    let out = &options.output_dir;
+    // From output_dir exactly these two files; every other /api/ path ends in the fallback,
+    // which refuses it.
+    let app = Router::new()
+        .route_service(
+            "/api/status.json",
+            ServeFile::new(out.join(status_json::FILE_NAME)),
+        )
+        .route_service(
+            "/api/snapshot.html",
+            ServeFile::new(out.join(SNAPSHOT_FILE)),
+        );
+    let app = match &options.dist_dir {
+        Some(dist) if dist.join("index.html").is_file() => {
+            // No SPA fallback: an unknown path is a 404, like nginx's `try_files $uri =404`.
+            let files = ServeDir::new(dist).append_index_html_on_directories(false);
+            app.route_service("/", ServeFile::new(dist.join("index.html")))
+                .fallback(move |request: Request| page_file(files.clone(), request))
+        }
+        _ => app
+            .route("/", get(|| async { Html(PLACEHOLDER_PAGE) }))
+            .fallback(|| async { not_found() }),
     };
-    api.merge(page.layer(no_cache))
+    app.layer(middleware::from_fn(cache_control))
         .layer(middleware::from_fn_with_state(
             options.clone(),
             require_basic_auth,
         ))
+        .layer(CompressionLayer::new().compress_when(gzip_worthy))
+        .layer(middleware::map_response(weaken_etag_when_encoded))
+}
+
+fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, "404 Not Found\n").into_response()
+}
+
+/// A file of the page, unless it is under /api/ or a dotfile (checked on the decoded path, as
+/// ServeDir decodes it).
+async fn page_file(files: ServeDir, request: Request) -> Response {
+    let path = request.uri().path();
+    let refused = path.starts_with("/api/")
+        || percent_decode(path).is_none_or(|p| p.split('/').any(|s| s.starts_with('.')));
+    if refused {
+        return not_found();
+    }
+    match files.oneshot(request).await {
+        Ok(response) => response.into_response(),
+        Err(never) => match never {},
+    }
+}
+
+fn percent_decode(path: &str) -> Option<String> {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// `Cache-Control` on what was served (and on its 304s), as nginx's `add_header` does.
+async fn cache_control(request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    let value = if !path.starts_with("/api/") && HASHED.is_match(path) {
+        IMMUTABLE
+    } else {
+        NO_CACHE
+    };
+    let mut response = next.run(request).await;
+    let status = response.status();
+    if status.is_success() || status == StatusCode::NOT_MODIFIED {
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
+    }
+    response
+}
+
+fn gzip_worthy(_: StatusCode, _: Version, headers: &HeaderMap, _: &Extensions) -> bool {
+    let essence = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    let big_enough = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .is_none_or(|len| len >= GZIP_MIN_LENGTH);
+    big_enough && essence.is_some_and(|e| GZIP_TYPES.contains(&e.as_str()))
+}
+
+/// A compressed answer is another representation than the file: its ETag may only be weak.
+/// If-None-Match compares weakly, so a revalidation with it still gets its 304.
+async fn weaken_etag_when_encoded(mut response: Response) -> Response {
+    if !response.headers().contains_key(header::CONTENT_ENCODING) {
+        return response;
+    }
+    let weak = response
+        .headers()
+        .get(header::ETAG)
+        .and_then(|v| v.to_str().ok())
+        .filter(|tag| !tag.starts_with("W/"))
+        .and_then(|tag| HeaderValue::from_str(&format!("W/{tag}")).ok());
+    if let Some(weak) = weak {
+        response.headers_mut().insert(header::ETAG, weak);
+    }
+    response
 }
 
 async fn require_basic_auth(
@@ -110,4 +244,52 @@ pub async fn serve(
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
         .context("the HTTP server failed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The production nginx config and this server must agree on what is immutable.
+    #[test]
+    fn nginx_config_uses_the_same_asset_pattern_and_headers() {
+        let conf = include_str!("../../../nginx/fleetdash.conf");
+        assert!(
+            conf.contains(&format!("location ~ \"{HASHED_ASSET}\"")),
+            "nginx/fleetdash.conf lost the HASHED_ASSET location"
+        );
+        assert!(conf.contains(&format!("add_header Cache-Control \"{IMMUTABLE}\";")));
+        assert!(conf.contains(&format!("add_header Cache-Control \"{NO_CACHE}\";")));
+        assert!(conf.contains(&format!("gzip_min_length {GZIP_MIN_LENGTH};")));
+    }
+
+    #[test]
+    fn hashed_asset_names_are_recognised() {
+        for name in [
+            "/fleetdash-frontend-4f1c2a9be07d3e56.js",
+            "/fleetdash-frontend-4f1c2a9be07d3e56_bg.wasm",
+            "/style-0b3a9e2f1c4d5e6f.css",
+            "/style-b3a9e2f1c4d5e6f.css",
+        ] {
+            assert!(HASHED.is_match(name), "{name}");
+        }
+        for name in [
+            "/index.html",
+            "/style.css",
+            "/fleetdash-frontend.js",
+            "/a-cafe.js",
+        ] {
+            assert!(!HASHED.is_match(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn percent_decoding_finds_hidden_dotfiles() {
+        assert_eq!(
+            percent_decode("/%2egit/config").as_deref(),
+            Some("/.git/config")
+        );
+        assert_eq!(percent_decode("/a%2"), None);
+        assert_eq!(percent_decode("/plain").as_deref(), Some("/plain"));
+    }
 }

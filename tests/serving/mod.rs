@@ -1,0 +1,687 @@
+//! What the page's server must do, checked the same way against the production nginx config
+//! (tests/nginx.rs) and `fleetdash serve` (tests/serve.rs): a fixture with a realistic trunk
+//! build and a real collector output, a raw HTTP/1.1 client, the two servers, and
+//! [`assert_serves_like_production`], the one list of assertions both must pass.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+
+use crate::support::{self, Scratch, agent_toml, refused_endpoint};
+
+pub const USER: &str = "young";
+pub const PASSWORD: &str = "correct horse battery";
+
+pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// A scratch directory laid out like a production host: `dist/` (a trunk build), `out/` (the
+/// collector's output_dir, with a real `status.json`), `htpasswd`, and `fleetdash.toml`
+/// pointing `fleetdash serve` at them.
+pub struct Fixture {
+    pub scratch: Scratch,
+    pub config: PathBuf,
+    pub dist: PathBuf,
+    pub out: PathBuf,
+    pub htpasswd: PathBuf,
+    /// Asset URL paths, e.g. `/fleetdash-frontend-4f1c2a9be07d3e56_bg.wasm`.
+    pub wasm: String,
+    pub js: String,
+    pub css: String,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let scratch = Scratch::new();
+        let audit = scratch.audit_log("vega", 90.0);
+        let body = agent_toml("vega", &refused_endpoint(), "v1", &audit)
+            + "[serve]\nhtpasswd = \"htpasswd\"\ndist_dir = \"dist\"\n";
+        let config = scratch.config(&body);
+        let root = scratch.path().to_path_buf();
+
+        // What `htpasswd -B` writes: bcrypt in its $2y$ spelling.
+        let hash = bcrypt::hash_with_result(PASSWORD, 5)
+            .unwrap()
+            .format_for_version(bcrypt::Version::TwoY);
+        let htpasswd = root.join("htpasswd");
+        std::fs::write(&htpasswd, format!("{USER}:{hash}\n")).unwrap();
+
+        // The real collector writes the snapshot.
+        let collected = scratch.collect(&config);
+        assert!(
+            collected.status.success(),
+            "fleetdash collect failed: {}",
+            String::from_utf8_lossy(&collected.stderr)
+        );
+        let out = root.join("out");
+        let snapshot_html = out.join("snapshot.html");
+        if !snapshot_html.exists() {
+            // Until the collector writes it, a stand-in with the same name and role.
+            std::fs::write(&snapshot_html, snapshot_page()).unwrap();
+        }
+        // Must never be served: the atomic writer's temp file and an unrelated file.
+        std::fs::write(out.join(".tmp-x"), "half-written snapshot\n").unwrap();
+        std::fs::write(out.join("secret.txt"), "not for the web\n").unwrap();
+
+        let dist = root.join("dist");
+        std::fs::create_dir_all(&dist).unwrap();
+        let wasm = hashed_file(
+            &dist,
+            "fleetdash-frontend",
+            "_bg.wasm",
+            &fake_wasm(48 * 1024),
+        );
+        let js = hashed_file(&dist, "fleetdash-frontend", ".js", &fake_js());
+        let css = hashed_file(&dist, "style", ".css", FAKE_CSS.as_bytes());
+        std::fs::write(dist.join("index.html"), index_html(&js, &wasm, &css)).unwrap();
+        std::fs::write(dist.join(".hidden"), "dotfile in dist\n").unwrap();
+
+        // Started as root, nginx's workers run as `nobody`: everything they read must be
+        // world-readable, as it would be on a host (tempdirs are 0700).
+        for dir in [root.as_path(), &dist, &out] {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::set_permissions(&htpasswd, std::fs::Permissions::from_mode(0o644)).unwrap();
+
+        Fixture {
+            scratch,
+            config,
+            dist,
+            out,
+            htpasswd,
+            wasm,
+            js,
+            css,
+        }
+    }
+
+    pub fn status_json(&self) -> Vec<u8> {
+        std::fs::read(self.out.join("status.json")).unwrap()
+    }
+
+    /// Runs the collector again: a new `status.json` (new mtime, so a new ETag).
+    pub fn collect_again(&self) {
+        let collected = self.scratch.collect(&self.config);
+        assert!(collected.status.success());
+    }
+
+    /// The file behind a URL path of the page.
+    pub fn dist_file(&self, url_path: &str) -> Vec<u8> {
+        std::fs::read(self.dist.join(url_path.trim_start_matches('/'))).unwrap()
+    }
+}
+
+/// Writes `dist/<stem>-<hash><suffix>` the way trunk names it; returns its URL path.
+fn hashed_file(dist: &Path, stem: &str, suffix: &str, bytes: &[u8]) -> String {
+    let name = format!("{stem}-{:016x}{suffix}", fnv1a(bytes) | (1 << 63));
+    std::fs::write(dist.join(&name), bytes).unwrap();
+    format!("/{name}")
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+    })
+}
+
+/// A syntactically plausible module: the wasm magic and version, then a custom section of
+/// mixed bytes (compressible, like real code, but not a run of zeros).
+fn fake_wasm(size: usize) -> Vec<u8> {
+    let mut bytes = b"\0asm\x01\0\0\0".to_vec();
+    let mut x: u32 = 0x2545_f491;
+    while bytes.len() < size {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        // A small alphabet, as opcodes and LEB128 indices are.
+        bytes.push(b"\x20\x21\x41\x10\x0b\x28\x36\x6a"[(x % 8) as usize]);
+    }
+    bytes
+}
+
+fn fake_js() -> Vec<u8> {
+    let mut js = String::from("let wasm;\nconst cachedTextDecoder = new TextDecoder('utf-8');\n");
+    for i in 0..200 {
+        js.push_str(&format!(
+            "export function __wbg_get_{i}(arg0, arg1) {{ const ret = getObject(arg0)[arg1 >>> 0]; return addHeapObject(ret); }}\n"
+        ));
+    }
+    js.push_str("export default async function init(module_or_path) { /* ... */ }\n");
+    js.into_bytes()
+}
+
+const FAKE_CSS: &str = "\
+:root { color-scheme: light dark; --green: #2e7d32; --amber: #ff8f00; --red: #c62828; }
+body { margin: 0; font: 15px/1.4 system-ui, sans-serif; }
+.boot { padding: 1rem; }
+.row { display: grid; grid-template-columns: 1fr auto auto; gap: .5rem; padding: .25rem 1rem; }
+.row.red { border-left: 4px solid var(--red); }
+.row.amber { border-left: 4px solid var(--amber); }
+.row.green { border-left: 4px solid var(--green); }
+.stale { background: var(--amber); color: black; padding: .5rem 1rem; }
+";
+
+fn index_html(js: &str, wasm: &str, css: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>fleetdash</title>\n<link rel=\"stylesheet\" href=\"{css}\">\n\
+         <link rel=\"modulepreload\" href=\"{js}\">\n\
+         <link rel=\"preload\" href=\"{wasm}\" as=\"fetch\" type=\"application/wasm\" crossorigin>\n\
+         <script type=\"module\">import init from '{js}';await init({{ module_or_path: '{wasm}' }});</script>\n\
+         </head>\n<body>\n<p id=\"boot\" class=\"boot\">Loading the dashboard… If nothing appears,\n\
+         <a href=\"api/snapshot.html\">open the static snapshot</a>.</p>\n</body>\n</html>\n"
+    )
+}
+
+fn snapshot_page() -> String {
+    let mut page = String::from(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fleetdash snapshot</title></head><body>\n<table>\n",
+    );
+    for i in 0..20 {
+        page.push_str(&format!(
+            "<tr class=\"red\"><td>agent-{i}</td><td>error: connection refused</td><td>ASC 503</td></tr>\n"
+        ));
+    }
+    page.push_str("</table>\n</body></html>\n");
+    page
+}
+
+/// One HTTP answer, as read off the socket.
+pub struct Reply {
+    pub status: u16,
+    /// Header names lower-cased, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body after de-chunking (still gzip if the server compressed it).
+    pub body: Vec<u8>,
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = String::from_utf8_lossy(&self.body);
+        let cut: String = text.chars().take(300).collect();
+        f.debug_struct("Reply")
+            .field("status", &self.status)
+            .field("headers", &self.headers)
+            .field("body", &cut)
+            .finish()
+    }
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as the client sees it: gunzipped if it came gzip-encoded.
+    pub fn decoded_body(&self) -> Vec<u8> {
+        match self.header("content-encoding") {
+            Some("gzip") => {
+                let mut out = Vec::new();
+                flate2::read::GzDecoder::new(&self.body[..])
+                    .read_to_end(&mut out)
+                    .expect("a valid gzip body");
+                out
+            }
+            None => self.body.clone(),
+            Some(other) => panic!("unexpected Content-Encoding {other}"),
+        }
+    }
+}
+
+/// A GET over a fresh HTTP/1.1 connection (`Connection: close`), with optional basic auth and
+/// extra headers. Raw on purpose: nothing between the test and the server rewrites anything.
+pub fn get(addr: &str, path: &str, auth: Option<(&str, &str)>, headers: &[(&str, &str)]) -> Reply {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    if let Some((u, p)) = auth {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
+        req.push_str(&format!("Authorization: Basic {token}\r\n"));
+    }
+    for (name, value) in headers {
+        req.push_str(&format!("{name}: {value}\r\n"));
+    }
+    req.push_str("\r\n");
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    parse_reply(&raw).unwrap_or_else(|| panic!("unparseable reply to {path}: {raw:?}"))
+}
+
+fn parse_reply(raw: &[u8]) -> Option<Reply> {
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&raw[..split]).ok()?;
+    let mut lines = head.split("\r\n");
+    let status = lines.next()?.split_whitespace().nth(1)?.parse().ok()?;
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let rest = &raw[split + 4..];
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
+    let body = if chunked {
+        dechunk(rest)?
+    } else {
+        rest.to_vec()
+    };
+    Some(Reply {
+        status,
+        headers,
+        body,
+    })
+}
+
+fn dechunk(mut raw: &[u8]) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let eol = raw.windows(2).position(|w| w == b"\r\n")?;
+        let size_line = std::str::from_utf8(&raw[..eol]).ok()?;
+        let size = usize::from_str_radix(size_line.split(';').next()?.trim(), 16).ok()?;
+        raw = &raw[eol + 2..];
+        if size == 0 {
+            return Some(body);
+        }
+        body.extend_from_slice(raw.get(..size)?);
+        raw = raw.get(size + 2..)?;
+    }
+}
+
+fn ok(addr: &str, path: &str, headers: &[(&str, &str)]) -> Reply {
+    let reply = get(addr, path, Some((USER, PASSWORD)), headers);
+    assert_eq!(reply.status, 200, "{path} {headers:?}: {reply:?}");
+    reply
+}
+
+/// Everything a server of the page must do, in one place: auth on every path, only the
+/// public files, the right types, caching headers, gzip and revalidation.
+pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
+    let (wasm, js, css) = (fx.wasm.as_str(), fx.js.as_str(), fx.css.as_str());
+    let refused = [
+        "/api/.tmp-x",
+        "/api/secret.txt",
+        "/api/",
+        "/api/status.json/",
+        "/api/%2etmp-x",
+        "/api/status.json.lock",
+        "/.hidden",
+        "/%2ehidden",
+        "/secret.txt",
+        "/nope",
+        "/fleetdash-frontend-0123456789abcdef.js",
+    ];
+    let served = [
+        "/",
+        "/index.html",
+        wasm,
+        js,
+        css,
+        "/api/status.json",
+        "/api/snapshot.html",
+    ];
+
+    // 1. No credentials, wrong password, unknown user: 401 with a Basic challenge, on every
+    //    path, served or not (a refusal never comes before the password).
+    for path in served.iter().chain(&refused) {
+        let reply = get(addr, path, None, &[]);
+        assert_eq!(reply.status, 401, "{path} without credentials: {reply:?}");
+        let challenge = reply.header("www-authenticate").unwrap_or_default();
+        assert!(
+            challenge.starts_with("Basic realm=\"fleetdash\""),
+            "{path}: WWW-Authenticate {challenge:?}"
+        );
+        let body = String::from_utf8_lossy(&reply.body);
+        assert!(!body.contains("schema_version") && !body.contains("not for the web"));
+    }
+    for path in ["/", wasm, "/api/status.json", "/api/snapshot.html"] {
+        for (user, pass) in [(USER, "correct horse battery staple"), ("root", PASSWORD)] {
+            let reply = get(addr, path, Some((user, pass)), &[]);
+            assert_eq!(reply.status, 401, "{path} as {user}:{pass}: {reply:?}");
+            assert!(reply.header("www-authenticate").is_some());
+        }
+    }
+
+    // 2. The right password: the exact files, with the right types.
+    let index = ok(addr, "/", &[]);
+    assert_eq!(index.body, fx.dist_file("/index.html"));
+    assert!(
+        index
+            .header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert_eq!(
+        ok(addr, "/index.html", &[]).body,
+        fx.dist_file("/index.html")
+    );
+    let w = ok(addr, wasm, &[]);
+    assert_eq!(w.header("content-type"), Some("application/wasm"));
+    assert_eq!(w.body, fx.dist_file(wasm));
+    let j = ok(addr, js, &[]);
+    let js_type = j.header("content-type").unwrap();
+    assert!(
+        js_type.starts_with("application/javascript") || js_type.starts_with("text/javascript"),
+        "{js_type}"
+    );
+    assert_eq!(j.body, fx.dist_file(js));
+    assert!(
+        ok(addr, css, &[])
+            .header("content-type")
+            .unwrap()
+            .starts_with("text/css")
+    );
+    let status = ok(addr, "/api/status.json", &[]);
+    assert!(
+        status
+            .header("content-type")
+            .unwrap()
+            .starts_with("application/json")
+    );
+    assert_eq!(status.body, fx.status_json());
+    let snapshot = ok(addr, "/api/snapshot.html", &[]);
+    assert!(
+        snapshot
+            .header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert_eq!(
+        snapshot.body,
+        std::fs::read(fx.out.join("snapshot.html")).unwrap()
+    );
+
+    // 3. Only the public files: output_dir's other files, dotfiles, unknown paths are refused.
+    for path in refused {
+        let reply = get(addr, path, Some((USER, PASSWORD)), &[]);
+        assert!(
+            reply.status == 403 || reply.status == 404,
+            "{path} must be refused: {reply:?}"
+        );
+        let body = String::from_utf8_lossy(&reply.body);
+        assert!(
+            !body.contains("half-written") && !body.contains("not for the web"),
+            "{path} leaked: {body}"
+        );
+        assert!(!body.contains("dotfile in dist"), "{path} leaked: {body}");
+    }
+
+    // 4. Caching: the page and the snapshot revalidate, hashed assets are immutable.
+    for path in ["/", "/index.html", "/api/status.json", "/api/snapshot.html"] {
+        let reply = ok(addr, path, &[]);
+        assert_eq!(reply.header("cache-control"), Some("no-cache"), "{path}");
+        assert!(reply.header("etag").is_some(), "{path} has no ETag");
+    }
+    for path in [wasm, js, css] {
+        let reply = ok(addr, path, &[]);
+        assert_eq!(reply.header("cache-control"), Some(IMMUTABLE), "{path}");
+        assert!(reply.header("etag").is_some(), "{path} has no ETag");
+    }
+
+    // 5. gzip when asked for, never when not; the content is the file's, byte for byte.
+    for path in [wasm, js, css, "/", "/api/status.json", "/api/snapshot.html"] {
+        let expected = match path {
+            "/" => fx.dist_file("/index.html"),
+            "/api/status.json" => fx.status_json(),
+            "/api/snapshot.html" => std::fs::read(fx.out.join("snapshot.html")).unwrap(),
+            p => fx.dist_file(p),
+        };
+        let zipped = ok(addr, path, &[("Accept-Encoding", "gzip")]);
+        assert_eq!(zipped.header("content-encoding"), Some("gzip"), "{path}");
+        assert!(
+            zipped
+                .header("vary")
+                .is_some_and(|v| v.to_ascii_lowercase().contains("accept-encoding")),
+            "{path}: {:?}",
+            zipped.header("vary")
+        );
+        assert_eq!(zipped.decoded_body(), expected, "{path}");
+        // Another representation than the file: its ETag may only be weak.
+        let tag = zipped.header("etag").unwrap_or_default();
+        assert!(
+            tag.starts_with("W/\""),
+            "{path}: gzip answer with ETag {tag:?}"
+        );
+        if path == wasm {
+            assert!(
+                zipped.body.len() < expected.len() / 2,
+                "{path} barely shrank"
+            );
+        }
+        let plain = ok(addr, path, &[]);
+        assert_eq!(plain.header("content-encoding"), None, "{path}");
+        assert_eq!(plain.body, expected, "{path}");
+    }
+
+    // 6. Revalidation: the ETag brings a 304 without a body, gzip or not; another tag a 200.
+    for path in ["/", "/api/status.json", "/api/snapshot.html", wasm] {
+        for encoding in [None, Some("gzip")] {
+            let accept: Vec<(&str, &str)> = encoding
+                .map(|e| ("Accept-Encoding", e))
+                .into_iter()
+                .collect();
+            let first = ok(addr, path, &accept);
+            let etag = first.header("etag").unwrap().to_string();
+            let mut conditional = accept.clone();
+            conditional.push(("If-None-Match", &etag));
+            let again = get(addr, path, Some((USER, PASSWORD)), &conditional);
+            assert_eq!(
+                again.status, 304,
+                "{path} {encoding:?} If-None-Match {etag}: {again:?}"
+            );
+            assert!(again.body.is_empty(), "{path}: a 304 has no body");
+            assert!(again.header("etag").is_some(), "{path}: 304 without ETag");
+            let expected_cache = if path == wasm { IMMUTABLE } else { "no-cache" };
+            assert_eq!(
+                again.header("cache-control"),
+                Some(expected_cache),
+                "{path} 304"
+            );
+            let other = get(
+                addr,
+                path,
+                Some((USER, PASSWORD)),
+                &[("If-None-Match", "\"0-0\"")],
+            );
+            assert_eq!(other.status, 200, "{path} with a foreign ETag");
+        }
+    }
+
+    // 7. A new snapshot gets a new ETag: a revalidating browser sees it at once. (nginx's ETag
+    //    is the mtime in seconds and the size: wait for the next second first.)
+    let before = ok(addr, "/api/status.json", &[]);
+    let old_tag = before.header("etag").unwrap().to_string();
+    std::thread::sleep(Duration::from_millis(1100));
+    fx.collect_again();
+    let after = get(
+        addr,
+        "/api/status.json",
+        Some((USER, PASSWORD)),
+        &[("If-None-Match", &old_tag)],
+    );
+    assert_eq!(
+        after.status, 200,
+        "a rewritten status.json must not be a 304"
+    );
+    assert_eq!(after.body, fx.status_json());
+    assert_ne!(after.header("etag"), Some(old_tag.as_str()));
+}
+
+/// The real nginx, running the repository's server block (placeholders substituted) inside the
+/// test wrapper, from its own prefix directory. `kill -QUIT` on drop.
+pub struct Nginx {
+    pub addr: String,
+    child: Child,
+    prefix: tempfile::TempDir,
+}
+
+pub const NGINX: &str = "/usr/sbin/nginx";
+
+impl Nginx {
+    pub fn start(fx: &Fixture) -> Nginx {
+        assert!(
+            Path::new(NGINX).exists(),
+            "{NGINX} is missing: nginx is not installed. Run scripts/test, which installs it \
+             (apt-get install nginx), or install the Debian package yourself"
+        );
+        let prefix = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(prefix.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir(prefix.path().join("temp")).unwrap();
+        let mut last_error = String::new();
+        // A port is picked free and handed over; another process may take it in between.
+        for _ in 0..5 {
+            let port = free_port();
+            let addr = format!("127.0.0.1:{port}");
+            write_nginx_conf(prefix.path(), fx, &addr);
+            let p = prefix.path();
+            let mut child = Command::new(NGINX)
+                .arg("-p")
+                .arg(format!("{}/", p.display()))
+                .arg("-c")
+                .arg(p.join("nginx.conf"))
+                .arg("-e")
+                .arg(p.join("error.log"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    let mut stderr = String::new();
+                    child
+                        .stderr
+                        .take()
+                        .unwrap()
+                        .read_to_string(&mut stderr)
+                        .unwrap();
+                    let log = std::fs::read_to_string(p.join("error.log")).unwrap_or_default();
+                    last_error = format!("nginx exited with {status}: {stderr}{log}");
+                    break;
+                }
+                if TcpStream::connect(&addr).is_ok() {
+                    return Nginx {
+                        addr,
+                        child,
+                        prefix,
+                    };
+                }
+                assert!(Instant::now() < deadline, "nginx did not listen on {addr}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if !last_error.contains("Address already in use") {
+                break;
+            }
+        }
+        panic!("{last_error}");
+    }
+
+    pub fn error_log(&self) -> String {
+        std::fs::read_to_string(self.prefix.path().join("error.log")).unwrap_or_default()
+    }
+}
+
+/// The production block with its four placeholders substituted (as nginx/README.md's sed line
+/// does), wrapped by nginx/test-wrapper.conf.
+fn write_nginx_conf(prefix: &Path, fx: &Fixture, listen: &str) {
+    let server = std::fs::read_to_string(support::repo_root().join("nginx/fleetdash.conf"))
+        .unwrap()
+        .replace("{{LISTEN}}", listen)
+        .replace("{{DIST_DIR}}", &fx.dist.display().to_string())
+        .replace("{{OUTPUT_DIR}}", &fx.out.display().to_string())
+        .replace("{{HTPASSWD}}", &fx.htpasswd.display().to_string());
+    assert!(!server.contains("{{"), "a placeholder is left:\n{server}");
+    let server_conf = prefix.join("fleetdash.conf");
+    std::fs::write(&server_conf, server).unwrap();
+    let main = std::fs::read_to_string(support::repo_root().join("nginx/test-wrapper.conf"))
+        .unwrap()
+        .replace("{{PREFIX}}", &format!("{}/", prefix.display()))
+        .replace("{{SERVER_CONF}}", &server_conf.display().to_string());
+    assert!(!main.contains("{{"), "a placeholder is left:\n{main}");
+    std::fs::write(prefix.join("nginx.conf"), main).unwrap();
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("nginx error.log:\n{}", self.error_log());
+        }
+        // Graceful: the master lets the workers finish and removes its pid file.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGQUIT);
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The real `fleetdash serve` binary on the fixture's config. SIGTERM on drop.
+pub struct FleetdashServe {
+    pub addr: String,
+    child: Child,
+}
+
+impl FleetdashServe {
+    pub fn start(fx: &Fixture) -> FleetdashServe {
+        let mut child = support::fleetdash()
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(&fx.config)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("fleetdash: serving on http://")
+            .and_then(|s| s.strip_suffix('/'))
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        FleetdashServe { addr, child }
+    }
+}
+
+impl Drop for FleetdashServe {
+    fn drop(&mut self) {
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
