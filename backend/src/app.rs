@@ -115,8 +115,12 @@ pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
     Ok(())
 }
 
-pub async fn demo(listen: SocketAddr, state_dir: Option<PathBuf>) -> Outcome {
-    crate::demo::run(listen, state_dir).await?;
+pub async fn demo(
+    listen: SocketAddr,
+    state_dir: Option<PathBuf>,
+    dist_dir: Option<PathBuf>,
+) -> Outcome {
+    crate::demo::run(listen, state_dir, dist_dir).await?;
     Ok(())
 }
 

@@ -53,6 +53,9 @@ enum Command {
         /// Where the demo keeps everything it writes (default: a fresh temporary directory).
         #[arg(long, value_name = "DIR")]
         state_dir: Option<PathBuf>,
+        /// The built page to serve (trunk's dist/); without it a minimal built-in page is served.
+        #[arg(long, value_name = "DIR")]
+        dist_dir: Option<PathBuf>,
     },
     /// Validate the config and the rules file; report every error with file, line and field.
     Check {
@@ -91,7 +94,11 @@ pub fn main() -> ExitCode {
             Command::Collect { config, only } => app::collect(&config, only.as_deref()).await,
             Command::Run { config } => app::run(&config).await,
             Command::Serve { config, listen } => app::serve(&config, listen).await,
-            Command::Demo { listen, state_dir } => app::demo(listen, state_dir).await,
+            Command::Demo {
+                listen,
+                state_dir,
+                dist_dir,
+            } => app::demo(listen, state_dir, dist_dir).await,
             Command::Check { config } => app::check(&config),
             Command::SimFleet {
                 agents,

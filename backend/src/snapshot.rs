@@ -8,9 +8,8 @@
 //! section is.
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Probe, RulesView, SCHEMA_VERSION, SectionMeta, Snapshot, Tasks};
+use fleetdash_model::{Probe, RulesView, SCHEMA_VERSION, SectionMeta, Snapshot, Tasks, human_age};
 
-use crate::collect::agents::verdict::human_age;
 use crate::collect::{SectionData, SectionName, SectionUpdate};
 
 /// Puts one collected section into the snapshot.

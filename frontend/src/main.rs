@@ -1,6 +1,19 @@
-//! The dashboard page (Leptos CSR, built with trunk). Until the page is built, this placeholder
-//! proves that the shared snapshot types compile for the browser target.
+//! The dashboard page: Leptos in the browser, reading `/api/status.json` and nothing else.
+//!
+//! - [`feed`]: polls the snapshot with conditional requests (a 304 costs no body).
+//! - [`clock`]: one ticking `now`, so ages count up between polls.
+//! - [`app`]: the verdict line, the staleness banner and the three panels.
+//! - [`panels`]: Agents, Tasks, Systems; each renders only fields of the schema.
+
+mod app;
+mod clock;
+mod feed;
+mod panels;
 
 fn main() {
-    let _ = fleetdash_model::SCHEMA_VERSION;
+    // The boot note stays only if the page never starts.
+    if let Some(boot) = leptos::prelude::document().get_element_by_id("boot") {
+        boot.remove();
+    }
+    leptos::mount::mount_to_body(app::App);
 }

@@ -13,9 +13,11 @@
 
 mod asc;
 mod probe;
+mod summary;
 
 pub use asc::Asc;
 pub use probe::Probe;
+pub use summary::Verdict;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -68,6 +70,22 @@ impl Snapshot {
     }
 }
 
+/// "42 s", "7 min", "3 h 5 min", "2 d 4 h": how an operator says an age.
+pub fn human_age(secs: u64) -> String {
+    const MIN: u64 = 60;
+    const HOUR: u64 = 60 * MIN;
+    const DAY: u64 = 24 * HOUR;
+    match secs {
+        s if s < MIN => format!("{s} s"),
+        s if s < HOUR => format!("{} min", s / MIN),
+        s if s < DAY => match (s % HOUR) / MIN {
+            0 => format!("{} h", s / HOUR),
+            m => format!("{} h {m} min", s / HOUR),
+        },
+        s => format!("{} d {} h", s / DAY, (s % DAY) / HOUR),
+    }
+}
+
 /// Thresholds from the rules file, copied into the snapshot for the page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RulesView {
@@ -112,11 +130,30 @@ pub enum Band {
 }
 
 impl Band {
+    /// The word shown beside the colour.
     pub fn word(self) -> &'static str {
         match self {
             Band::Green => "ok",
-            Band::Amber => "late",
-            Band::Red => "down",
+            Band::Amber => "warn",
+            Band::Red => "fail",
+        }
+    }
+
+    /// The icon shown beside the colour.
+    pub fn icon(self) -> &'static str {
+        match self {
+            Band::Green => "✔",
+            Band::Amber => "▲",
+            Band::Red => "✖",
+        }
+    }
+
+    /// The CSS class of the band.
+    pub fn class(self) -> &'static str {
+        match self {
+            Band::Green => "green",
+            Band::Amber => "amber",
+            Band::Red => "red",
         }
     }
 
@@ -282,6 +319,14 @@ mod tests {
             exchange_amber_below_s: 21600,
             snapshot_stale_after_s: 600,
         }
+    }
+
+    #[test]
+    fn ages_read_like_an_operator_says_them() {
+        assert_eq!(human_age(42), "42 s");
+        assert_eq!(human_age(7 * 60 + 3), "7 min");
+        assert_eq!(human_age(3 * 3600 + 5 * 60), "3 h 5 min");
+        assert_eq!(human_age(2 * 86400 + 4 * 3600), "2 d 4 h");
     }
 
     #[test]

@@ -171,7 +171,11 @@ const FLEET: [DemoAgent; 11] = [
 ];
 
 /// Runs the demo until ctrl-c.
-pub async fn run(listen: SocketAddr, state_dir: Option<PathBuf>) -> Result<()> {
+pub async fn run(
+    listen: SocketAddr,
+    state_dir: Option<PathBuf>,
+    dist_dir: Option<PathBuf>,
+) -> Result<()> {
     let state_dir = match state_dir {
         Some(dir) => {
             std::fs::create_dir_all(&dir)
@@ -193,7 +197,15 @@ pub async fn run(listen: SocketAddr, state_dir: Option<PathBuf>) -> Result<()> {
 
     let fleet = start_fleet(&state_dir, shutdown.clone()).await?;
     let password = Alphanumeric.sample_string(&mut rand::rng(), 20);
-    let config_path = write_files(&state_dir, &fleet, &password)?;
+    let dist_dir = match dist_dir {
+        Some(d) if d.join("index.html").is_file() => Some(std::path::absolute(&d)?),
+        Some(d) => anyhow::bail!(
+            "{}: no index.html; build the page with scripts/build-frontend",
+            d.display()
+        ),
+        None => None,
+    };
+    let config_path = write_files(&state_dir, &fleet, &password, dist_dir.as_deref())?;
     let (config, rules) =
         Config::load(&config_path).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     let options = server::ServeOptions::from_config(&config)?;
@@ -291,7 +303,12 @@ fn seed_audit_log(path: &Path, trouble: Trouble) -> Result<()> {
 }
 
 /// Writes the demo's config, rules and htpasswd; returns the config path.
-fn write_files(state_dir: &Path, fleet: &[Running], password: &str) -> Result<PathBuf> {
+fn write_files(
+    state_dir: &Path,
+    fleet: &[Running],
+    password: &str,
+    dist_dir: Option<&Path>,
+) -> Result<PathBuf> {
     let rules = state_dir.join("rules.yaml");
     std::fs::write(&rules, DEFAULT_RULES)?;
     let hash =
@@ -305,6 +322,9 @@ fn write_files(state_dir: &Path, fleet: &[Running], password: &str) -> Result<Pa
          [cadence]\nagents = \"15s\"\n\n[probe]\ntimeout = \"3s\"\n\n\
          [serve]\nhtpasswd = \"htpasswd\"\n",
     );
+    if let Some(dist) = dist_dir {
+        toml.push_str(&format!("dist_dir = \"{}\"\n", dist.display()));
+    }
     for r in fleet {
         toml.push_str(&format!(
             "\n[[agents]]\nname = \"{}\"\nendpoint = \"{}\"\ndialect = \"{}\"\nplane = \"{}\"\nlane = \"{}\"\nmodel = \"{}\"\naudit_log = \"{}\"\n",

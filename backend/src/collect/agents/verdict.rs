@@ -6,7 +6,7 @@
 //! failure is shown, never smoothed over.
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Agent, Asc, Band, Heartbeat, Probe, RulesView, Window};
+use fleetdash_model::{Agent, Asc, Band, Heartbeat, Probe, RulesView, Window, human_age};
 
 use super::audit_tail::AuditTail;
 use super::card::CardProbe;
@@ -231,22 +231,6 @@ fn age_seconds(ts: f64, now: DateTime<Utc>) -> u64 {
     (now_s - ts).max(0.0) as u64
 }
 
-/// "42 s", "7 min", "3 h 5 min", "2 d 4 h": how an operator says an age.
-pub fn human_age(secs: u64) -> String {
-    const MIN: u64 = 60;
-    const HOUR: u64 = 60 * MIN;
-    const DAY: u64 = 24 * HOUR;
-    match secs {
-        s if s < MIN => format!("{s} s"),
-        s if s < HOUR => format!("{} min", s / MIN),
-        s if s < DAY => match (s % HOUR) / MIN {
-            0 => format!("{} h", s / HOUR),
-            m => format!("{} h {m} min", s / HOUR),
-        },
-        s => format!("{} d {} h", s / DAY, (s % DAY) / HOUR),
-    }
-}
-
 /// The endpoint as shown: no user, password, query or fragment.
 fn public_endpoint(endpoint: &url::Url) -> String {
     let mut url = endpoint.clone();
@@ -384,13 +368,5 @@ mod tests {
             Probe::Error("heartbeat: connection refused".into())
         );
         assert_eq!(row.model, Probe::Value("configured-model".into()));
-    }
-
-    #[test]
-    fn ages_read_like_an_operator_says_them() {
-        assert_eq!(human_age(42), "42 s");
-        assert_eq!(human_age(7 * 60 + 3), "7 min");
-        assert_eq!(human_age(3 * 3600 + 5 * 60), "3 h 5 min");
-        assert_eq!(human_age(2 * 86400 + 4 * 3600), "2 d 4 h");
     }
 }

@@ -1,0 +1,118 @@
+//! The page: one verdict line, the staleness banner, then Agents, Tasks and Systems.
+
+use fleetdash_model::{Band, Snapshot, human_age};
+use leptos::ev;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::clock::{self, provide_ticking_clock};
+use crate::feed::{self, Feed};
+use crate::panels::{AgentsPanel, SystemsPanel, TasksPanel};
+
+#[component]
+pub fn App() -> impl IntoView {
+    let now = provide_ticking_clock();
+    let (feed, set_feed) = signal(Feed::default());
+    let in_flight = StoredValue::new(false);
+
+    let refresh = move || {
+        if in_flight.get_value() {
+            return;
+        }
+        in_flight.set_value(true);
+        let (etag, last_modified) =
+            feed.with_untracked(|f| (f.etag.clone(), f.last_modified.clone()));
+        spawn_local(async move {
+            let result = feed::fetch(etag, last_modified).await;
+            set_feed.update(|f| *f = f.after(result, clock::now()));
+            in_flight.set_value(false);
+        });
+    };
+    refresh();
+    set_interval(refresh, feed::POLL_EVERY);
+    let _focus = window_event_listener(ev::focus, move |_| refresh());
+    let _visible = window_event_listener(ev::visibilitychange, move |_| {
+        if document().visibility_state() == web_sys::VisibilityState::Visible {
+            refresh();
+        }
+    });
+
+    let snapshot = Memo::new(move |_| feed.with(|f| f.snapshot.clone()));
+    view! {
+        <header class="top">
+            <h1>"fleet"</h1>
+            <VerdictLine snapshot=snapshot/>
+            <Banner feed=feed now=now/>
+        </header>
+        <main>
+            {move || match snapshot.get() {
+                None => view! { <p class="waiting">"Waiting for the first snapshot…"</p> }.into_any(),
+                Some(s) => view! {
+                    <AgentsPanel snapshot=s.clone()/>
+                    <TasksPanel snapshot=s.clone()/>
+                    <SystemsPanel snapshot=s/>
+                }.into_any(),
+            }}
+        </main>
+        <footer>
+            {move || snapshot.get().map(|s| view! {
+                <p>"Snapshot written " {clock::utc_minute(s.generated_at)}
+                   " · schema " {s.schema_version.clone()}</p>
+            })}
+            <p><a href="api/snapshot.html">"Static snapshot (no JavaScript)"</a></p>
+        </footer>
+    }
+}
+
+/// "2 red · 1 amber · 8 green", coloured by the worst.
+#[component]
+fn VerdictLine(snapshot: Memo<Option<Snapshot>>) -> impl IntoView {
+    move || {
+        snapshot.get().map(|s| {
+            let verdict = s.verdict();
+            let band = verdict.worst();
+            view! {
+                <p class=format!("verdict {}", band.class()) id="verdict">
+                    <span aria-hidden="true">{band.icon()}" "</span>{verdict.sentence()}
+                </p>
+            }
+        })
+    }
+}
+
+/// The fleet's alert: shown when the snapshot is old or stale, or the last fetch failed.
+#[component]
+fn Banner(feed: ReadSignal<Feed>, now: ReadSignal<chrono::DateTime<chrono::Utc>>) -> impl IntoView {
+    let message = move || {
+        let now = now.get();
+        feed.with(|f| {
+            let mut lines = Vec::new();
+            if let Some(error) = &f.error {
+                let last_good = match (&f.snapshot, f.last_ok_at) {
+                    (Some(s), _) => format!("last good snapshot {} ago", human_age(s.age_s(now))),
+                    (None, _) => "no snapshot loaded yet".to_string(),
+                };
+                lines.push(format!(
+                    "Cannot load the snapshot: {error}. Showing the {last_good}."
+                ));
+            }
+            if let Some(s) = &f.snapshot
+                && let Some(why) = s.staleness(now)
+            {
+                lines.push(format!("Stale data: {why}."));
+            }
+            lines
+        })
+    };
+    move || {
+        let lines = message();
+        (!lines.is_empty()).then(|| {
+            view! {
+                <div class="banner" role="alert" id="stale-banner">
+                    <strong><span aria-hidden="true">{Band::Red.icon()}" "</span>"Do not trust this page yet"</strong>
+                    {lines.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
+                </div>
+            }
+        })
+    }
+}

@@ -1,0 +1,54 @@
+//! Wall-clock time in the browser, as one signal that ticks every second.
+
+use chrono::{DateTime, Datelike, Timelike, Utc};
+use leptos::prelude::*;
+
+const TICK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The browser's current time (`Utc::now` needs a clock the wasm target does not have).
+pub fn now() -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(js_sys::Date::now() as i64).unwrap_or_default()
+}
+
+/// A signal holding `now()`, refreshed every second, shared through context.
+pub fn provide_ticking_clock() -> ReadSignal<DateTime<Utc>> {
+    let (time, set_time) = signal(now());
+    set_interval(move || set_time.set(now()), TICK);
+    provide_context(time);
+    time
+}
+
+/// The ticking clock from context.
+pub fn use_clock() -> ReadSignal<DateTime<Utc>> {
+    expect_context::<ReadSignal<DateTime<Utc>>>()
+}
+
+/// Seconds from `then` to `now`, never negative.
+pub fn seconds_since(then: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
+    u64::try_from((now - then).num_seconds()).unwrap_or(0)
+}
+
+/// "2026-11-30 05:40 UTC". Written out by hand: chrono's strftime machinery would add tens of
+/// kilobytes to the page for two timestamps.
+pub fn utc_minute(t: DateTime<Utc>) -> String {
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02} UTC",
+        t.year(),
+        t.month(),
+        t.day(),
+        t.hour(),
+        t.minute()
+    )
+}
+
+/// `value` with one decimal ("12.5"). By hand: Rust's float formatting adds kilobytes to the page.
+pub fn one_decimal(value: f64) -> String {
+    let tenths = (value * 10.0).round() as i64;
+    let sign = if tenths < 0 { "-" } else { "" };
+    format!("{sign}{}.{}", tenths.abs() / 10, tenths.abs() % 10)
+}
+
+/// `value` rounded to a whole number ("63").
+pub fn whole(value: f64) -> String {
+    (value.round() as i64).to_string()
+}

@@ -1,0 +1,95 @@
+//! The snapshot feed: fetches `api/status.json` every poll interval and when the tab comes back,
+//! with `If-None-Match` / `If-Modified-Since`, so an unchanged snapshot costs a 304 and no body.
+//!
+//! The browser's own cache is bypassed (`no-store`) so that the validators are ours and a 304
+//! really reaches this code: it proves the server is alive even when nothing changed.
+
+use chrono::{DateTime, Utc};
+use fleetdash_model::Snapshot;
+use gloo_net::http::Request;
+use web_sys::RequestCache;
+
+/// Relative, so the page also works when served under a sub-path.
+pub const STATUS_URL: &str = "api/status.json";
+/// Spec §6.5: the page reads the last snapshot, no heavy polling: every 30 s and on focus.
+pub const POLL_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What the page knows: the last good snapshot and how the latest fetch went.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Feed {
+    pub snapshot: Option<Snapshot>,
+    /// When a fetch last succeeded (a 200 or a 304), by the browser's clock.
+    pub last_ok_at: Option<DateTime<Utc>>,
+    /// Why the latest fetch failed; `None` after a success.
+    pub error: Option<String>,
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+pub enum Fetched {
+    Fresh {
+        snapshot: Box<Snapshot>,
+        etag: Option<String>,
+        last_modified: Option<String>,
+    },
+    NotModified,
+}
+
+pub async fn fetch(etag: Option<String>, last_modified: Option<String>) -> Result<Fetched, String> {
+    let mut request = Request::get(STATUS_URL).cache(RequestCache::NoStore);
+    if let Some(tag) = &etag {
+        request = request.header("If-None-Match", tag);
+    }
+    if let Some(date) = &last_modified {
+        request = request.header("If-Modified-Since", date);
+    }
+    let response = request
+        .send()
+        .await
+        .map_err(|e| format!("network error ({e})"))?;
+    match response.status() {
+        304 => Ok(Fetched::NotModified),
+        200 => {
+            let etag = response.headers().get("etag");
+            let last_modified = response.headers().get("last-modified");
+            let snapshot = response
+                .json::<Snapshot>()
+                .await
+                .map_err(|e| format!("status.json is not a valid snapshot ({e})"))?;
+            Ok(Fetched::Fresh {
+                snapshot: Box::new(snapshot),
+                etag,
+                last_modified,
+            })
+        }
+        401 => Err("HTTP 401: not logged in (reload the page to log in again)".into()),
+        404 => Err("HTTP 404: no status.json yet (is the collector running?)".into()),
+        status => Err(format!("HTTP {status} from the server")),
+    }
+}
+
+impl Feed {
+    /// The feed after a fetch that ended at `now`.
+    pub fn after(&self, result: Result<Fetched, String>, now: DateTime<Utc>) -> Feed {
+        let mut next = self.clone();
+        match result {
+            Ok(Fetched::Fresh {
+                snapshot,
+                etag,
+                last_modified,
+            }) => {
+                next.snapshot = Some(*snapshot);
+                next.etag = etag;
+                next.last_modified = last_modified;
+                next.last_ok_at = Some(now);
+                next.error = None;
+            }
+            Ok(Fetched::NotModified) => {
+                next.last_ok_at = Some(now);
+                next.error = None;
+            }
+            Err(reason) => next.error = Some(reason),
+        }
+        next
+    }
+}

@@ -1,0 +1,109 @@
+//! Tasks: the kanban board (columns with cards and owners) and, separately, live A2A tasks
+//! judged by the stuck rule: a red STUCK badge at or above the rules' `no_reply_s`.
+
+use fleetdash_model::{Board, LiveTask, Snapshot, human_age};
+use leptos::prelude::*;
+
+use super::{Checked, Reason, field, section_problem};
+use crate::clock::{seconds_since, use_clock};
+
+const TERMINAL_STATES: [&str; 4] = [
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_REJECTED",
+];
+
+#[component]
+pub fn TasksPanel(snapshot: Snapshot) -> impl IntoView {
+    let meta = snapshot.sections.tasks.clone();
+    let no_reply_s = snapshot.rules.no_reply_s;
+    let board = section_problem(&snapshot.tasks.board, &meta).unwrap_or_else(|| {
+        let board = snapshot.tasks.board.value().cloned().unwrap_or(Board {
+            columns: Vec::new(),
+            cards: Vec::new(),
+        });
+        view! { <BoardView board=board/> }.into_any()
+    });
+    let live = section_problem(&snapshot.tasks.live, &meta).unwrap_or_else(|| {
+        let mut tasks = snapshot.tasks.live.value().cloned().unwrap_or_default();
+        tasks.sort_by_key(|t| (!t.stuck, std::cmp::Reverse(t.age_s)));
+        if tasks.is_empty() {
+            return view! { <p class="empty">"No live A2A tasks."</p> }.into_any();
+        }
+        view! {
+            <ul class="rows">
+                {tasks.into_iter().map(|t| view! { <LiveRow task=t no_reply_s=no_reply_s/> }).collect_view()}
+            </ul>
+        }
+        .into_any()
+    });
+    view! {
+        <section class="panel" aria-labelledby="tasks-h" id="tasks">
+            <h2 id="tasks-h">"Tasks " <Checked meta=meta/></h2>
+            <h3>"Live tasks " <small>{format!("(stuck at {} without a reply)", human_age(no_reply_s))}</small></h3>
+            {live}
+            <h3>"Board"</h3>
+            {board}
+        </section>
+    }
+}
+
+#[component]
+fn BoardView(board: Board) -> impl IntoView {
+    if board.cards.is_empty() {
+        return view! { <p class="empty">"The board has no cards."</p> }.into_any();
+    }
+    let columns = board.columns.clone();
+    view! {
+        <div class="board">
+            {columns.into_iter().map(|column| {
+                let cards: Vec<_> = board.cards.iter().filter(|c| c.status == column).cloned().collect();
+                view! {
+                    <div class="column">
+                        <h4>{format!("{column} ({})", cards.len())}</h4>
+                        <ul class="cards">
+                            {cards.into_iter().map(|c| view! {
+                                <li class=if c.stale { "card red" } else { "card" }>
+                                    <span class="title">{c.title}</span>
+                                    <span class="owner">{c.assignee.unwrap_or_else(|| "unassigned".into())}</span>
+                                    <small class="id">{format!("{} · {}", c.board, c.id)}</small>
+                                </li>
+                            }).collect_view()}
+                        </ul>
+                    </div>
+                }
+            }).collect_view()}
+        </div>
+    }
+    .into_any()
+}
+
+#[component]
+fn LiveRow(task: LiveTask, no_reply_s: u64) -> impl IntoView {
+    let now = use_clock();
+    let at = task.checked_at;
+    let base = task.age_s;
+    let terminal = task
+        .state
+        .value()
+        .is_some_and(|s| TERMINAL_STATES.contains(&s.as_str()));
+    let flagged = task.stuck;
+    // The age keeps counting between polls, so a task can cross the rule before the next one.
+    let stuck = move || flagged || (!terminal && base + seconds_since(at, now.get()) >= no_reply_s);
+    let state = field(&task.state, Clone::clone);
+    view! {
+        <li class=move || if stuck() || task.band() == fleetdash_model::Band::Red { "row red" } else { "row green" }>
+            <div class="row-head">
+                {move || stuck().then(|| view! { <span class="badge red stuck">"✖ STUCK"</span> })}
+                <strong class="name">{task.id.clone()}</strong>
+                <span class="where">{task.agent.clone()}</span>
+            </div>
+            <Reason reason=task.reason.clone() status=task.status.clone()/>
+            <dl class="facts">
+                <div><dt>"state"</dt><dd>{state}</dd></div>
+                <div><dt>"age"</dt><dd>{move || human_age(base + seconds_since(at, now.get()))}</dd></div>
+            </dl>
+        </li>
+    }
+}

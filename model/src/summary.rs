@@ -1,0 +1,213 @@
+//! The glance: how many things are red, amber, green, and whether the snapshot itself can be
+//! trusted. The page and the static fallback both render this, so they never disagree.
+
+use chrono::{DateTime, Utc};
+
+use crate::{Band, Probe, Snapshot};
+
+/// Counts of elements per band across every section.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Verdict {
+    pub red: usize,
+    pub amber: usize,
+    pub green: usize,
+}
+
+impl Verdict {
+    fn add(&mut self, band: Band) {
+        match band {
+            Band::Red => self.red += 1,
+            Band::Amber => self.amber += 1,
+            Band::Green => self.green += 1,
+        }
+    }
+
+    pub fn worst(&self) -> Band {
+        if self.red > 0 {
+            Band::Red
+        } else if self.amber > 0 {
+            Band::Amber
+        } else {
+            Band::Green
+        }
+    }
+
+    /// "all green (11)", "2 red · 1 amber · 8 green".
+    pub fn sentence(&self) -> String {
+        if self.red == 0 && self.amber == 0 {
+            return format!("all green ({})", self.green);
+        }
+        let mut parts = Vec::new();
+        if self.red > 0 {
+            parts.push(format!("{} red", self.red));
+        }
+        if self.amber > 0 {
+            parts.push(format!("{} amber", self.amber));
+        }
+        parts.push(format!("{} green", self.green));
+        parts.join(" · ")
+    }
+}
+
+impl Snapshot {
+    /// Every element's band, counted. A configured section that failed as a whole counts red.
+    pub fn verdict(&self) -> Verdict {
+        let mut v = Verdict::default();
+        let section_failed = |configured: bool, failed: bool, v: &mut Verdict| {
+            if configured && failed {
+                v.add(Band::Red);
+            }
+        };
+        match &self.agents {
+            Probe::Value(rows) => rows.iter().for_each(|a| v.add(a.band)),
+            other => section_failed(self.sections.agents.configured, other.is_error(), &mut v),
+        }
+        match &self.tasks.live {
+            Probe::Value(tasks) => tasks.iter().for_each(|t| v.add(t.band())),
+            other => section_failed(self.sections.tasks.configured, other.is_error(), &mut v),
+        }
+        if self.tasks.board.is_error() {
+            section_failed(self.sections.tasks.configured, true, &mut v);
+        }
+        match &self.systems {
+            Probe::Value(hosts) => hosts.iter().for_each(|h| v.add(h.band())),
+            other => section_failed(self.sections.systems.configured, other.is_error(), &mut v),
+        }
+        match &self.backups {
+            Probe::Value(b) => v.add(if b.stale { Band::Red } else { Band::Green }),
+            other => section_failed(self.sections.backups.configured, other.is_error(), &mut v),
+        }
+        v
+    }
+
+    /// Seconds between `generated_at` and `now` (0 if the clocks disagree the other way).
+    pub fn age_s(&self, now: DateTime<Utc>) -> u64 {
+        u64::try_from((now - self.generated_at).num_seconds()).unwrap_or(0)
+    }
+
+    /// Why this snapshot should not be trusted at `now`, if it should not: too old, or stale.
+    pub fn staleness(&self, now: DateTime<Utc>) -> Option<String> {
+        let age = self.age_s(now);
+        let limit = self.rules.snapshot_stale_after_s;
+        let mut reasons = Vec::new();
+        if age >= limit {
+            reasons.push(format!(
+                "snapshot is {} old (limit {}): the collector may have stopped",
+                crate::human_age(age),
+                crate::human_age(limit)
+            ));
+        }
+        if self.stale {
+            reasons.extend(self.stale_reasons.iter().cloned());
+            if self.stale_reasons.is_empty() {
+                reasons.push("the collector marked this snapshot stale".into());
+            }
+        }
+        (!reasons.is_empty()).then(|| reasons.join("; "))
+    }
+}
+
+impl crate::LiveTask {
+    pub fn band(&self) -> Band {
+        if self.stuck || self.state.is_error() || self.stale {
+            Band::Red
+        } else {
+            Band::Green
+        }
+    }
+}
+
+impl crate::System {
+    pub fn band(&self) -> Band {
+        if self.stale || !self.status.is_success() {
+            Band::Red
+        } else {
+            Band::Green
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Agent, Asc, RulesView};
+
+    fn snapshot(bands: &[Band]) -> Snapshot {
+        let now = Utc::now();
+        let mut s = Snapshot::empty(
+            now,
+            RulesView {
+                no_reply_s: 300,
+                exchange_green_below_s: 1800,
+                exchange_amber_below_s: 21600,
+                snapshot_stale_after_s: 600,
+            },
+        );
+        s.stale = false;
+        s.sections.agents.configured = true;
+        s.agents = Probe::Value(
+            bands
+                .iter()
+                .enumerate()
+                .map(|(i, b)| Agent {
+                    name: format!("a{i}"),
+                    endpoint: String::new(),
+                    plane: None,
+                    up: true,
+                    last_exchange_s: Probe::Value(1),
+                    exchange_band: *b,
+                    skills_count: Probe::Value(1),
+                    lane: Probe::Unknown,
+                    model: Probe::Unknown,
+                    window: Probe::Unknown,
+                    heartbeat: Probe::Unknown,
+                    band: *b,
+                    status: Asc::SUCCESS,
+                    reason: None,
+                    audit_skipped_lines: 0,
+                    checked_at: now,
+                    stale: false,
+                })
+                .collect(),
+        );
+        s
+    }
+
+    #[test]
+    fn the_verdict_counts_every_band() {
+        let s = snapshot(&[Band::Green, Band::Red, Band::Amber, Band::Green]);
+        let v = s.verdict();
+        assert_eq!((v.red, v.amber, v.green), (1, 1, 2));
+        assert_eq!(v.sentence(), "1 red · 1 amber · 2 green");
+        assert_eq!(v.worst(), Band::Red);
+        assert_eq!(
+            snapshot(&[Band::Green]).verdict().sentence(),
+            "all green (1)"
+        );
+    }
+
+    #[test]
+    fn a_configured_section_that_failed_counts_red() {
+        let mut s = snapshot(&[]);
+        s.agents = Probe::error("not collected");
+        assert_eq!(s.verdict().red, 1);
+        s.sections.agents.configured = false;
+        assert_eq!(s.verdict().red, 0);
+    }
+
+    #[test]
+    fn staleness_is_judged_by_the_rules_limit() {
+        let s = snapshot(&[Band::Green]);
+        let at = s.generated_at;
+        assert_eq!(s.staleness(at + chrono::Duration::seconds(599)), None);
+        let old = s.staleness(at + chrono::Duration::seconds(720)).unwrap();
+        assert_eq!(
+            old,
+            "snapshot is 12 min old (limit 10 min): the collector may have stopped"
+        );
+        let mut marked = s.clone();
+        marked.stale = true;
+        marked.stale_reasons = vec!["agents: not collected yet".into()];
+        assert_eq!(marked.staleness(at).unwrap(), "agents: not collected yet");
+    }
+}
