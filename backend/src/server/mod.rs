@@ -8,8 +8,9 @@
 //! - `index.html`, `status.json`, `snapshot.html`: `Cache-Control: no-cache` with an ETag, so a
 //!   reload revalidates (304 on `If-None-Match`) and never shows an old snapshot.
 //! - trunk's hashed assets: `Cache-Control: public, max-age=31536000, immutable`.
-//! - gzip for HTML, JS, CSS, JSON and WASM when the client accepts it; the ETag of a compressed
-//!   answer is made weak (`W/"..."`), as nginx does.
+//! - gzip for HTML, JS, CSS, JSON and WASM when the client accepts it: the page's pre-compressed
+//!   `.gz` files when the build shipped them (nginx: `gzip_static`), else on the fly; the ETag
+//!   of a compressed answer is made weak (`W/"..."`), as nginx does.
 
 mod htpasswd;
 
@@ -110,8 +111,12 @@ pub fn router(options: ServeOptions) -> Router {
     let app = match &options.dist_dir {
         Some(dist) if dist.join("index.html").is_file() => {
             // No SPA fallback: an unknown path is a 404, like nginx's `try_files $uri =404`.
-            let files = ServeDir::new(dist).append_index_html_on_directories(false);
-            app.route_service("/", ServeFile::new(dist.join("index.html")))
+            // The build ships a .gz beside each file (as nginx's gzip_static serves them).
+            let files = ServeDir::new(dist)
+                .append_index_html_on_directories(false)
+                .precompressed_gzip();
+            let index = ServeFile::new(dist.join("index.html")).precompressed_gzip();
+            app.route_service("/", index)
                 .fallback(move |request: Request| page_file(files.clone(), request))
         }
         _ => app
