@@ -41,7 +41,7 @@ pub fn App() -> impl IntoView {
     view! {
         <header class="top">
             <h1>"fleet"</h1>
-            <VerdictLine snapshot=snapshot/>
+            <VerdictLine snapshot=snapshot now=now/>
             <Banner feed=feed now=now/>
         </header>
         <main>
@@ -64,19 +64,25 @@ pub fn App() -> impl IntoView {
     }
 }
 
-/// "2 red · 1 amber · 8 green", coloured by the worst.
+/// "2 red · 1 amber · 8 green", coloured by the worst; live tasks that cross the stuck rule
+/// between polls turn it red as they turn red in their panel.
 #[component]
-fn VerdictLine(snapshot: Memo<Option<Snapshot>>) -> impl IntoView {
+fn VerdictLine(
+    snapshot: Memo<Option<Snapshot>>,
+    now: ReadSignal<chrono::DateTime<chrono::Utc>>,
+) -> impl IntoView {
     move || {
-        snapshot.get().map(|s| {
-            let verdict = s.verdict();
-            let band = verdict.worst();
-            view! {
-                <p class=format!("verdict {}", band.class()) id="verdict">
-                    <span aria-hidden="true">{band.icon()}" "</span>{verdict.sentence()}
-                </p>
-            }
-        })
+        let now = now.get();
+        snapshot
+            .with(|s| s.as_ref().map(|s| crate::panels::verdict_at(s, now)))
+            .map(|verdict| {
+                let band = verdict.worst();
+                view! {
+                    <p class=format!("verdict {}", band.class()) id="verdict">
+                        <span aria-hidden="true">{band.icon()}" "</span>{verdict.sentence()}
+                    </p>
+                }
+            })
     }
 }
 

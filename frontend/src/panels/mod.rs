@@ -9,7 +9,7 @@ mod tasks;
 
 pub use agents::AgentsPanel;
 pub use systems::SystemsPanel;
-pub use tasks::TasksPanel;
+pub use tasks::{TasksPanel, verdict_at};
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, Band, Probe, SectionMeta, human_age};

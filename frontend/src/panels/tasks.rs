@@ -1,7 +1,8 @@
 //! Tasks: the kanban board (columns with cards and owners) and, separately, live A2A tasks
 //! judged by the stuck rule: a red STUCK badge at or above the rules' `no_reply_s`.
 
-use fleetdash_model::{Board, LiveTask, Snapshot, human_age};
+use chrono::{DateTime, Utc};
+use fleetdash_model::{Band, Board, LiveTask, Snapshot, Verdict, human_age};
 use leptos::prelude::*;
 
 use super::{Checked, Reason, field, section_problem};
@@ -27,7 +28,9 @@ pub fn TasksPanel(snapshot: Snapshot) -> impl IntoView {
     });
     let live = section_problem(&snapshot.tasks.live, &meta).unwrap_or_else(|| {
         let mut tasks = snapshot.tasks.live.value().cloned().unwrap_or_default();
-        tasks.sort_by_key(|t| (!t.stuck, std::cmp::Reverse(t.age_s)));
+        // Red first; then unfinished tasks, oldest first, so that one crossing the stuck rule
+        // between polls is already at the top of the green ones; finished tasks last.
+        tasks.sort_by_key(|t| (t.band() != Band::Red, finished(t), std::cmp::Reverse(t.age_s)));
         if tasks.is_empty() {
             return view! { <p class="empty">"No live A2A tasks."</p> }.into_any();
         }
@@ -79,23 +82,51 @@ fn BoardView(board: Board) -> impl IntoView {
     .into_any()
 }
 
+/// Whether a live task is stuck at `now`: flagged by the collector, or, not finished, its age
+/// (which keeps counting between polls) has reached the rule before the next poll.
+pub fn stuck_at(task: &LiveTask, no_reply_s: u64, now: DateTime<Utc>) -> bool {
+    task.stuck
+        || (!finished(task) && task.age_s + seconds_since(task.checked_at, now) >= no_reply_s)
+}
+
+fn finished(task: &LiveTask) -> bool {
+    task.state
+        .value()
+        .is_some_and(|s| TERMINAL_STATES.contains(&s.as_str()))
+}
+
+/// The snapshot's verdict at `now`: live tasks that crossed the stuck rule since the snapshot
+/// count red, as their rows show them.
+pub fn verdict_at(snapshot: &Snapshot, now: DateTime<Utc>) -> Verdict {
+    let mut verdict = snapshot.verdict();
+    let crossed = snapshot.tasks.live.value().map_or(0, |tasks| {
+        tasks
+            .iter()
+            .filter(|t| t.band() != Band::Red && stuck_at(t, snapshot.rules.no_reply_s, now))
+            .count()
+    });
+    verdict.red += crossed;
+    verdict.green -= crossed;
+    verdict
+}
+
 #[component]
 fn LiveRow(task: LiveTask, no_reply_s: u64) -> impl IntoView {
     let now = use_clock();
     let at = task.checked_at;
     let base = task.age_s;
-    let terminal = task
-        .state
-        .value()
-        .is_some_and(|s| TERMINAL_STATES.contains(&s.as_str()));
-    let flagged = task.stuck;
-    // The age keeps counting between polls, so a task can cross the rule before the next one.
-    let stuck = move || flagged || (!terminal && base + seconds_since(at, now.get()) >= no_reply_s);
-    let state = field(&task.state, Clone::clone);
+    let stuck = {
+        let task = task.clone();
+        Memo::new(move |_| stuck_at(&task, no_reply_s, now.get()))
+    };
+    let state = field(&task.state, |s| {
+        // "working", not "TASK_STATE_WORKING": the wire value breaks mid-word on a phone.
+        s.strip_prefix("TASK_STATE_").unwrap_or(s).to_lowercase()
+    });
     view! {
-        <li class=move || if stuck() || task.band() == fleetdash_model::Band::Red { "row red" } else { "row green" }>
+        <li class=move || if stuck.get() || task.band() == Band::Red { "row red" } else { "row green" }>
             <div class="row-head">
-                {move || stuck().then(|| view! { <span class="badge red stuck">"✖ STUCK"</span> })}
+                {move || stuck.get().then(|| view! { <span class="badge red stuck">"✖ STUCK"</span> })}
                 <strong class="name">{task.id.clone()}</strong>
                 <span class="where">{task.agent.clone()}</span>
             </div>
