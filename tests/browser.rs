@@ -1,0 +1,1208 @@
+//! The page in a real browser: headless Chromium, driven through chromedriver (WebDriver), at a
+//! phone's width (390 x 844 CSS px, mobile emulation), loading the built page (`frontend/dist`,
+//! from `scripts/build-frontend`) from the real `fleetdash serve` behind basic auth.
+//!
+//! Every assertion is about what a person would see: the DOM and its `innerText`, waited for
+//! with a deadline, never a blind sleep. Each scenario saves a screenshot of the whole page in
+//! `target/browser-screenshots/` (and `<scenario>-FAILED.png` when it fails).
+//!
+//! Basic auth: credentials in the page URL break wasm-bindgen's fetch of the .wasm, so the
+//! Authorization header is sent by the browser itself, set through DevTools
+//! (`Network.setExtraHTTPHeaders` over chromedriver's `goog/cdp/execute`).
+//!
+//! Needs `chromium` and `chromium-driver` (Debian) and the peers' venvs; `scripts/test` installs
+//! them and builds the page first.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use axum::http::Method;
+use base64::Engine;
+use chrono::{DateTime, Utc};
+use fantoccini::wd::{Capabilities, WebDriverCompatibleCommand};
+use fantoccini::{Client, ClientBuilder};
+use fleetdash::a2a::Wire;
+use fleetdash::demo::sim::SimAgent;
+use fleetdash_model::{
+    Agent, Asc, Band, Board, Card, CronCheck, LiveTask, NamedCheck, Probe, RulesView, Snapshot,
+    System,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use support::{PyPeer, Scratch, Sdk, Sim, refused_endpoint, repo_root};
+
+const USER: &str = "young";
+const PASSWORD: &str = "correct horse battery";
+/// A phone: the width of an iPhone 12-15 in CSS pixels.
+const PHONE: (u32, u32) = (390, 844);
+/// How long the page may take to show what the test waits for.
+const PATIENCE: Duration = Duration::from_secs(15);
+
+// ---------------------------------------------------------------------------------------------
+// 1. Real data from the real collector, with secrets planted everywhere
+// ---------------------------------------------------------------------------------------------
+
+/// One planted secret of each kind, and the part of it that must never show.
+struct Secret {
+    kind: &'static str,
+    value: &'static str,
+    core: &'static str,
+}
+
+const SK: Secret = Secret {
+    kind: "anthropic key",
+    value: "sk-ant-api03-PLANTEDkeyQ7mXw2Rt9Lp4Zc8Vb1Nd6Hf3",
+    core: "sk-ant-api03-PLANTEDkeyQ7mXw2Rt9Lp4Zc8Vb1Nd6Hf3",
+};
+const BEARER: Secret = Secret {
+    kind: "bearer token",
+    value: "Bearer PLANTEDbearerT0k3nQ9wE2rT7yU4iO1pA6sD",
+    core: "PLANTEDbearerT0k3nQ9wE2rT7yU4iO1pA6sD",
+};
+const JWT: Secret = Secret {
+    kind: "jwt",
+    value: "eyJhbGciOiJIUzI1NiJ9.eyJQTEFOVEVEc3ViIjoiand0In0.PLANTEDjwtSigR4nD0mS1gN4tUr3xYz",
+    core: "eyJhbGciOiJIUzI1NiJ9.eyJQTEFOVEVEc3ViIjoiand0In0.PLANTEDjwtSigR4nD0mS1gN4tUr3xYz",
+};
+const URL_CREDS: Secret = Secret {
+    kind: "credentials in a URL",
+    value: "https://plantuser:PLANTEDurlPa55w0rd@vault.example.invalid/x",
+    core: "plantuser:PLANTEDurlPa55w0rd",
+};
+const HASH: Secret = Secret {
+    kind: "0x 64-hex hash",
+    value: "0x5f2b1d0c8a7e6f4b3a29180716253443526170819a8b7c6d5e4f3a2b1c0d9e8f",
+    core: "5f2b1d0c8a7e6f4b3a29180716253443526170819a8b7c6d5e4f3a2b1c0d9e8f",
+};
+const SECRETS: [&Secret; 5] = [&SK, &BEARER, &JWT, &URL_CREDS, &HASH];
+/// Credentials written into an endpoint of the config.
+const CFG_USER: &str = "cfguser";
+const CFG_PASS: &str = "PLANTEDcfgPa55";
+
+/// Where in `text` a secret (or a 12-character piece of one) shows, if it does.
+fn find_secret(text: &str) -> Option<String> {
+    const WINDOW: usize = 12;
+    for secret in SECRETS {
+        if text.contains(secret.value) {
+            return Some(format!("the {} whole", secret.kind));
+        }
+        for piece in secret.core.as_bytes().windows(WINDOW) {
+            let piece = std::str::from_utf8(piece).unwrap();
+            if text.contains(piece) {
+                return Some(format!("a piece of the {} ({piece:?})", secret.kind));
+            }
+        }
+    }
+    ["PLANTED", CFG_USER, CFG_PASS]
+        .into_iter()
+        .find(|needle| text.contains(needle))
+        .map(|needle| format!("{needle:?}"))
+}
+
+#[test]
+fn a_real_fleet_reads_right_on_a_phone_and_shows_no_secret() {
+    let started = Instant::now();
+    let scratch = Scratch::new();
+    // Real SDK peers, each planting one secret in its card, replies and metadata, and
+    // reporting it in the fields the collector does copy (model, lane, window, in-flight ids).
+    let peer_specs: [(Sdk, &[&str]); 5] = [
+        (
+            Sdk::V1,
+            &[
+                "--plant-secret",
+                SK.value,
+                "--model",
+                SK.value,
+                "--in-flight",
+                SK.value,
+            ],
+        ),
+        (
+            Sdk::V03,
+            &[
+                "--plant-secret",
+                BEARER.value,
+                "--lane",
+                BEARER.value,
+                "--window-percent",
+                "5",
+                "--window-status",
+                BEARER.value,
+            ],
+        ),
+        (
+            Sdk::V1,
+            &[
+                "--plant-secret",
+                JWT.value,
+                "--window-percent",
+                "7",
+                "--window-model",
+                JWT.value,
+            ],
+        ),
+        (
+            Sdk::V03,
+            &[
+                "--plant-secret",
+                URL_CREDS.value,
+                "--model",
+                URL_CREDS.value,
+            ],
+        ),
+        (
+            Sdk::V1,
+            &[
+                "--plant-secret",
+                HASH.value,
+                "--in-flight",
+                HASH.value,
+                "--lane",
+                HASH.value,
+            ],
+        ),
+    ];
+    let peers: Vec<PyPeer> = std::thread::scope(|s| {
+        let handles: Vec<_> = peer_specs
+            .iter()
+            .map(|(sdk, args)| s.spawn(move || PyPeer::start(*sdk, args)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let min = Sim::healthy("min", Wire::V1);
+    let orion = Sim::healthy("orion", Wire::V03Content);
+    let vega = Sim::start(SimAgent {
+        skills: 0,
+        ..SimAgent::healthy("vega", Wire::V03)
+    });
+
+    // An audit log whose summaries and peers are secrets, with malformed lines carrying them too.
+    let secret_audit = scratch.path().join("secret.a2a_audit.jsonl");
+    let now = Utc::now().timestamp() as f64;
+    let mut lines = Vec::new();
+    for secret in SECRETS {
+        lines.push(
+            json!({"ts": now - 120.0, "direction": "inbound", "peer": secret.value,
+                   "summary": format!("said {}", secret.value)})
+            .to_string(),
+        );
+        lines.push(format!("not json {}", secret.value));
+    }
+    std::fs::write(&secret_audit, lines.join("\n") + "\n").unwrap();
+    let fresh = scratch.audit_log("fresh", 30.0);
+
+    let agent = |name: &str,
+                 endpoint: &str,
+                 dialect: &str,
+                 audit: &Path,
+                 extra: &[(&str, &str)]| {
+        let mut block = format!(
+            "[[agents]]\nname = {name:?}\nendpoint = {endpoint:?}\ndialect = {dialect:?}\naudit_log = {:?}\n",
+            audit.display().to_string()
+        );
+        for (k, v) in extra {
+            block += &format!("{k} = {v:?}\n");
+        }
+        block + "\n"
+    };
+    let with_creds = peers[0]
+        .endpoint()
+        .replace("http://", &format!("http://{CFG_USER}:{CFG_PASS}@"));
+    let body = [
+        agent("min", &min.endpoint, "v1", &fresh, &[("lane", "hub")]),
+        agent("orion", &orion.endpoint, "v0.3-content", &fresh, &[]),
+        agent(
+            "lyra",
+            &refused_endpoint(),
+            "v1",
+            &fresh,
+            &[("lane", "docs")],
+        ),
+        agent("vega", &vega.endpoint, "v0.3", &fresh, &[]),
+        agent(
+            "sec-sk",
+            &peers[0].endpoint(),
+            "v1",
+            &secret_audit,
+            &[("lane", JWT.value)],
+        ),
+        agent(
+            "sec-bearer",
+            &peers[1].endpoint(),
+            "v0.3",
+            &secret_audit,
+            &[("model", HASH.value), ("plane", BEARER.value)],
+        ),
+        agent(
+            "sec-jwt",
+            &peers[2].endpoint(),
+            "auto",
+            &secret_audit,
+            &[("model", SK.value)],
+        ),
+        agent(
+            "sec-url",
+            &peers[3].endpoint(),
+            "auto",
+            &secret_audit,
+            &[("plane", URL_CREDS.value)],
+        ),
+        agent("sec-hash", &peers[4].endpoint(), "v0.3", &secret_audit, &[]),
+        agent("sec-creds-endpoint", &with_creds, "v1", &secret_audit, &[]),
+    ]
+    .concat();
+    let config = scratch.config(&(body + &serve_section(&scratch)));
+    let collected = scratch.collect(&config);
+    assert!(
+        collected.status.success(),
+        "fleetdash collect failed: {}",
+        String::from_utf8_lossy(&collected.stderr)
+    );
+    let snapshot = scratch.snapshot();
+    let verdict = snapshot.verdict();
+    let rows = snapshot
+        .agents
+        .value()
+        .expect("agents were collected")
+        .len();
+    eprintln!("fleet up and collected in {:?}", started.elapsed());
+
+    let server = Serve::start(&config);
+    runtime().block_on(async {
+        let chrome = Chrome::start("1-real-fleet").await;
+        chrome.refused_without_credentials(&server.url()).await;
+        chrome.log_in().await;
+        chrome.open(&server.url()).await;
+        chrome
+            .wait_for(
+                &format!("{rows} agent rows"),
+                &format!("return document.querySelectorAll('#agents li.row').length === {rows}"),
+            )
+            .await;
+        chrome.assert_phone_width().await;
+        chrome.assert_panels_visible().await;
+
+        // lyra (down) and vega (no skills) at least; the line counts what the snapshot holds.
+        let line = chrome.text("#verdict").await;
+        chrome
+            .check(
+                verdict.red >= 2 && line.contains(&verdict.sentence()),
+                || format!("the verdict line says {line:?}; the snapshot has {verdict:?}"),
+            )
+            .await;
+
+        let shown = chrome.rows("#agents").await;
+        let position = |name: &str| shown.iter().position(|r| r.agent.as_deref() == Some(name));
+        let lyra = position("lyra").expect("a row for lyra");
+        let first_green = shown.iter().position(|r| r.band() == "green");
+        let last_red = shown.iter().rposition(|r| r.band() == "red");
+        chrome
+            .check(
+                shown[lyra].band() == "red"
+                    && shown[lyra].text.contains("down: connection refused")
+                    && shown[lyra].text.contains("ASC-5003"),
+                || {
+                    format!(
+                        "lyra's row should be red, down, ASC-5003: {:#?}",
+                        shown[lyra]
+                    )
+                },
+            )
+            .await;
+        chrome
+            .check(
+                first_green.is_some() && last_red < first_green && lyra < first_green.unwrap(),
+                || format!("red rows must come before green rows: {shown:#?}"),
+            )
+            .await;
+        let vega = &shown[position("vega").expect("a row for vega")];
+        chrome
+            .check(
+                vega.band() == "red" && vega.text.contains("the card lists no skills"),
+                || format!("vega's empty card should be red and say so: {vega:#?}"),
+            )
+            .await;
+        for name in ["min", "orion", "sec-creds-endpoint"] {
+            let row = &shown[position(name).unwrap_or_else(|| panic!("a row for {name}"))];
+            chrome
+                .check(row.band() == "green", || {
+                    format!("{name} is healthy: {row:#?}")
+                })
+                .await;
+        }
+
+        let html: String = chrome.js("return document.documentElement.outerHTML").await;
+        let leaked = find_secret(&html);
+        chrome
+            .check(leaked.is_none(), || {
+                format!(
+                    "{} is in the page's HTML",
+                    leaked.clone().unwrap_or_default()
+                )
+            })
+            .await;
+        chrome.assert_no_horizontal_scroll().await;
+        chrome.screenshot("1-real-fleet").await;
+        chrome.quit().await;
+    });
+    eprintln!("scenario 1 took {:?}", started.elapsed());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. A hand-written snapshot: stuck tasks (one crossing the rule while the page is open),
+//    failed system probes, sections not collected
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
+    let started = Instant::now();
+    let scratch = Scratch::new();
+    let config = scratch.config(&serve_section(&scratch));
+    let server = Serve::start(&config);
+    runtime().block_on(async {
+        let chrome = Chrome::start("2-fixture").await;
+        chrome.log_in().await;
+        // Written just before the page opens: the crossing task is CROSSING_IN_S from the rule.
+        let now = Utc::now();
+        write_snapshot(&scratch, &fixture_snapshot(now));
+        chrome.open(&server.url()).await;
+        chrome
+            .wait_for(
+                "the live tasks",
+                "return document.querySelectorAll('#tasks li.row').length === 3",
+            )
+            .await;
+        chrome.assert_phone_width().await;
+        chrome.assert_panels_visible().await;
+
+        // Before the rule: the crossing task is green, without the badge, and the verdict
+        // counts the stuck task, the failed host and the backups not collected.
+        let before = chrome.row("#tasks", "t_crossing").await;
+        let verdict_before = chrome.text("#verdict").await;
+        let shown_after = (Utc::now() - now).num_milliseconds();
+        eprintln!("2-fixture: tasks read {shown_after} ms after the snapshot was written");
+        chrome
+            .check(shown_after < CROSSING_IN_S as i64 * 1000, || {
+                format!("the page took {shown_after} ms to show the tasks: too slow to see the crossing")
+            })
+            .await;
+        chrome
+            .check(before.band() == "green" && !before.text.contains("STUCK"), || {
+                format!("before the 30 s rule the task is not stuck yet: {before:#?}")
+            })
+            .await;
+        chrome
+            .check(verdict_before.contains("3 red · 3 green"), || {
+                format!("verdict before the crossing: {verdict_before:?}")
+            })
+            .await;
+        // Red first, then unfinished tasks oldest first (the next to cross), finished last.
+        let order: Vec<String> = chrome
+            .rows("#tasks")
+            .await
+            .into_iter()
+            .map(|r| r.text.lines().find(|l| l.contains("t_")).unwrap_or_default().to_string())
+            .collect();
+        chrome
+            .check(
+                order.len() == 3
+                    && order[0].contains("t_flagged")
+                    && order[1].contains("t_crossing")
+                    && order[2].contains("t_done"),
+                || format!("live task order: {order:?}"),
+            )
+            .await;
+        chrome
+            .check(
+                before.text.contains("working") && !before.text.contains("TASK_STATE_"),
+                || format!("the state reads as a word: {before:#?}"),
+            )
+            .await;
+
+        let flagged = chrome.row("#tasks", "t_flagged").await;
+        chrome
+            .check(
+                flagged.band() == "red"
+                    && flagged.text.contains("✖ STUCK")
+                    && flagged.text.contains("no reply for 15 min")
+                    && flagged.text.contains("ASC-5004"),
+                || format!("the collector's stuck task shows STUCK and why: {flagged:#?}"),
+            )
+            .await;
+        let done = chrome.row("#tasks", "t_done").await;
+        chrome
+            .check(done.band() == "green" && !done.text.contains("STUCK"), || {
+                format!("a completed task is never stuck, however old: {done:#?}")
+            })
+            .await;
+
+        // Ages tick: without a reload the crossing task passes 30 s and turns STUCK.
+        chrome
+            .wait_for(
+                "the STUCK badge on t_crossing",
+                "const li = [...document.querySelectorAll('#tasks li.row')].find(li => li.innerText.includes('t_crossing'));
+                 const badge = li && li.querySelector('span.badge.stuck');
+                 return !!badge && badge.innerText.includes('STUCK') && li.classList.contains('red');",
+            )
+            .await;
+        let after = chrome.row("#tasks", "t_crossing").await;
+        chrome
+            .check(after.text.contains("✖ STUCK") && after.text.contains("30 s"), || {
+                format!("the crossed task: {after:#?}")
+            })
+            .await;
+        // The glance agrees with the rows: one more red.
+        chrome
+            .wait_for(
+                "the verdict to count the crossed task",
+                "return document.querySelector('#verdict').innerText.includes('4 red · 2 green')",
+            )
+            .await;
+
+        // Systems: the failed probe is red with its reason and code, sorted first.
+        let hosts = chrome.rows("#systems").await;
+        chrome
+            .check(
+                hosts.len() == 2
+                    && hosts[0].band() == "red"
+                    && hosts[0].text.contains("hub-2")
+                    && hosts[0].text.contains("ssh: connection refused")
+                    && hosts[0].text.contains("ASC-5003")
+                    && hosts[0].text.contains("error: ssh: connection refused")
+                    && hosts[1].band() == "green",
+                || format!("the unreachable host first, red, with its reason: {hosts:#?}"),
+            )
+            .await;
+
+        // Sections without data: configured (backups) is a red error; unconfigured (agents)
+        // says so.
+        let systems = chrome.text("#systems").await;
+        chrome
+            .check(systems.contains("error: not collected"), || {
+                format!("backups are configured but not collected: {systems:?}")
+            })
+            .await;
+        let agents = chrome.text("#agents").await;
+        chrome
+            .check(
+                agents.contains("Not configured") && !agents.contains("error"),
+                || format!("agents have no collector: {agents:?}"),
+            )
+            .await;
+        chrome.assert_no_horizontal_scroll().await;
+        chrome.screenshot("2-fixture").await;
+        chrome.quit().await;
+    });
+    eprintln!("scenario 2 took {:?}", started.elapsed());
+}
+
+/// How long after the fixture is written its crossing task reaches the 30 s stuck rule.
+const CROSSING_IN_S: u64 = 4;
+
+fn rules(no_reply_s: u64) -> RulesView {
+    RulesView {
+        no_reply_s,
+        exchange_green_below_s: 1800,
+        exchange_amber_below_s: 21600,
+        snapshot_stale_after_s: 600,
+    }
+}
+
+fn green_agent(name: &str, at: DateTime<Utc>) -> Agent {
+    Agent {
+        name: name.into(),
+        endpoint: "http://127.0.0.1:9/".into(),
+        plane: Some("heart".into()),
+        up: true,
+        last_exchange_s: Probe::Value(90),
+        exchange_band: Band::Green,
+        skills_count: Probe::Value(3),
+        lane: Probe::Value("hub".into()),
+        model: Probe::Value("claude-opus".into()),
+        window: Probe::Unknown,
+        heartbeat: Probe::Unknown,
+        band: Band::Green,
+        status: Asc::SUCCESS,
+        reason: None,
+        audit_skipped_lines: 0,
+        checked_at: at,
+        stale: false,
+    }
+}
+
+fn fixture_snapshot(now: DateTime<Utc>) -> Snapshot {
+    let mut s = Snapshot::empty(now, rules(30));
+    s.stale = true;
+    s.stale_reasons = vec!["backups: not collected yet".into()];
+    s.sections.tasks.configured = true;
+    s.sections.tasks.checked_at = Some(now);
+    s.sections.systems.configured = true;
+    s.sections.systems.checked_at = Some(now);
+    s.sections.backups.configured = true;
+    s.sections.backups.stale = true;
+    let task = |id: &str, state: &str, age_s: u64, stuck: bool| LiveTask {
+        id: id.into(),
+        agent: "min".into(),
+        state: Probe::Value(state.into()),
+        age_s,
+        stuck,
+        status: if stuck { Asc::TIMEOUT } else { Asc::SUCCESS },
+        reason: stuck.then(|| "no reply for 15 min".into()),
+        checked_at: now,
+        stale: false,
+    };
+    s.tasks.live = Probe::Value(vec![
+        task(
+            "t_crossing",
+            "TASK_STATE_WORKING",
+            30 - CROSSING_IN_S,
+            false,
+        ),
+        task("t_flagged", "TASK_STATE_WORKING", 900, true),
+        task("t_done", "TASK_STATE_COMPLETED", 3600, false),
+    ]);
+    s.tasks.board = Probe::Value(Board {
+        columns: vec!["todo".into(), "doing".into(), "done".into()],
+        cards: vec![Card {
+            board: "fleet".into(),
+            id: "c1".into(),
+            title: "Rotate the hub's backup key".into(),
+            status: "doing".into(),
+            assignee: Some("min".into()),
+            checked_at: now,
+            stale: false,
+        }],
+    });
+    let check = |name: &str, ok: Probe<bool>| NamedCheck {
+        name: name.into(),
+        stale: ok.is_error(),
+        ok,
+        checked_at: now,
+    };
+    s.systems = Probe::Value(vec![
+        System {
+            host: "hub-1".into(),
+            ram_used_gb: Probe::Value(3.2),
+            ram_total_gb: Probe::Value(16.0),
+            disk_free_gb: Probe::Value(120.5),
+            services: vec![check("fleetdash", Probe::Value(true))],
+            tunnels: vec![check("wg0", Probe::Value(true))],
+            crons: vec![CronCheck {
+                name: "backup".into(),
+                last_ok_s: Probe::Value(3600),
+                checked_at: now,
+                stale: false,
+            }],
+            vault_parity: Probe::Value(true),
+            status: Asc::SUCCESS,
+            reason: None,
+            checked_at: now,
+            stale: false,
+        },
+        System {
+            host: "hub-2".into(),
+            ram_used_gb: Probe::error("ssh: connection refused"),
+            ram_total_gb: Probe::error("ssh: connection refused"),
+            disk_free_gb: Probe::error("ssh: connection refused"),
+            services: vec![check("fleetdash", Probe::error("ssh: connection refused"))],
+            tunnels: Vec::new(),
+            crons: Vec::new(),
+            vault_parity: Probe::Unknown,
+            status: Asc::DEPENDENCY_UNAVAILABLE,
+            reason: Some("ssh: connection refused".into()),
+            checked_at: now,
+            stale: true,
+        },
+    ]);
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. The staleness banner: an old snapshot, a fresh one, then no snapshot at all
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_banner_says_when_not_to_trust_the_page() {
+    let started = Instant::now();
+    let scratch = Scratch::new();
+    let config = scratch.config(&serve_section(&scratch));
+    let mut server = Serve::start(&config);
+    let snapshot_at = |generated_at: DateTime<Utc>| {
+        let mut s = Snapshot::empty(generated_at, rules(300));
+        s.stale = false;
+        s.sections.agents.configured = true;
+        s.sections.agents.checked_at = Some(generated_at);
+        s.agents = Probe::Value(vec![green_agent("min", generated_at)]);
+        s
+    };
+    write_snapshot(
+        &scratch,
+        &snapshot_at(Utc::now() - chrono::Duration::minutes(20)),
+    );
+    runtime().block_on(async {
+        let chrome = Chrome::start("3-staleness").await;
+        chrome.log_in().await;
+        chrome.open(&server.url()).await;
+        chrome.assert_phone_width().await;
+
+        let banner = chrome
+            .wait_for(
+                "the staleness banner",
+                "const b = document.querySelector('#stale-banner');
+                 return b && b.getBoundingClientRect().height > 0 && b.innerText;",
+            )
+            .await;
+        let banner = banner.as_str().unwrap_or_default().to_string();
+        chrome
+            .check(
+                banner.contains("snapshot is 20 min old (limit 10 min)"),
+                || format!("the banner should say how old the snapshot is: {banner:?}"),
+            )
+            .await;
+        chrome.assert_no_horizontal_scroll().await;
+        chrome.screenshot("3a-stale-snapshot").await;
+
+        // A fresh snapshot (2 min old, under the 10 min limit) and the tab coming back into
+        // focus: the banner goes.
+        write_snapshot(
+            &scratch,
+            &snapshot_at(Utc::now() - chrono::Duration::minutes(2)),
+        );
+        chrome.focus().await;
+        chrome
+            .wait_for(
+                "the banner to go after a fresh snapshot",
+                "return document.querySelector('#stale-banner') === null
+                    && document.querySelector('#verdict') !== null
+                    && document.querySelector('#agents').innerText.includes('2 min ago')",
+            )
+            .await;
+        chrome.screenshot("3b-fresh-snapshot").await;
+
+        // The snapshot disappears: the banner says the page cannot load it and how old the
+        // last good one is.
+        std::fs::remove_file(scratch.status_path()).unwrap();
+        chrome.focus().await;
+        let banner = chrome
+            .wait_for(
+                "the banner after a 404",
+                "const b = document.querySelector('#stale-banner');
+                 return b && b.innerText.includes('Cannot load the snapshot') && b.innerText;",
+            )
+            .await;
+        let banner = banner.as_str().unwrap_or_default().to_string();
+        chrome
+            .check(
+                banner.contains("HTTP 404") && banner.contains("last good snapshot 2 min ago"),
+                || format!("404: {banner:?}"),
+            )
+            .await;
+        chrome.screenshot("3c-no-snapshot").await;
+
+        // The server stops: same, with the network error.
+        server.stop();
+        chrome.focus().await;
+        let banner = chrome
+            .wait_for(
+                "the banner after the server stopped",
+                "const b = document.querySelector('#stale-banner');
+                 return b && b.innerText.includes('network error') && b.innerText;",
+            )
+            .await;
+        let banner = banner.as_str().unwrap_or_default().to_string();
+        chrome
+            .check(
+                banner.contains("Cannot load the snapshot")
+                    && banner.contains("last good snapshot 2 min ago"),
+                || format!("server gone: {banner:?}"),
+            )
+            .await;
+        chrome.assert_no_horizontal_scroll().await;
+        chrome.screenshot("3d-server-gone").await;
+        chrome.quit().await;
+    });
+    eprintln!("scenario 3 took {:?}", started.elapsed());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Harness: the page's build, `fleetdash serve`, chromedriver and Chromium
+// ---------------------------------------------------------------------------------------------
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The built page; the test cannot run without it.
+fn dist_dir() -> PathBuf {
+    let dist = repo_root().join("frontend/dist");
+    let built = std::fs::read_dir(&dist)
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with("_bg.wasm"))
+        })
+        .unwrap_or(false);
+    assert!(
+        built && dist.join("index.html").is_file(),
+        "{} holds no built page: run scripts/build-frontend first (scripts/test does)",
+        dist.display()
+    );
+    dist
+}
+
+/// The `[serve]` section: an htpasswd in the scratch dir, the built page.
+fn serve_section(scratch: &Scratch) -> String {
+    let hash = bcrypt::hash_with_result(PASSWORD, 5)
+        .unwrap()
+        .format_for_version(bcrypt::Version::TwoY);
+    std::fs::write(scratch.path().join("htpasswd"), format!("{USER}:{hash}\n")).unwrap();
+    format!(
+        "[serve]\nhtpasswd = \"htpasswd\"\ndist_dir = {:?}\n",
+        dist_dir().display().to_string()
+    )
+}
+
+/// Writes `status.json` the way the collector does: whole, by rename.
+fn write_snapshot(scratch: &Scratch, snapshot: &Snapshot) {
+    let path = scratch.status_path();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let tmp = path.with_extension("tmp-test");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(snapshot).unwrap()).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+}
+
+/// The real `fleetdash serve --listen 127.0.0.1:0`, stopped on drop.
+struct Serve {
+    addr: String,
+    child: Option<Child>,
+}
+
+impl Serve {
+    fn start(config: &Path) -> Serve {
+        let mut child = support::fleetdash()
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(config)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("fleetdash: serving on http://")
+            .and_then(|s| s.strip_suffix('/'))
+            .unwrap_or_else(|| panic!("fleetdash serve did not start: {line:?}"))
+            .to_string();
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Serve {
+            addr,
+            child: Some(child),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// SIGTERM, then SIGKILL if it has not stopped within 5 s.
+    fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// chromedriver in its own process group, with the Chromium it starts; the whole group is
+/// killed on drop, so a failed test leaves no browser behind.
+struct Driver {
+    child: Child,
+    port: u16,
+}
+
+impl Driver {
+    fn start() -> Driver {
+        for _ in 0..5 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut child = Command::new("chromedriver")
+                .arg(format!("--port={port}"))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .process_group(0)
+                .spawn()
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "chromedriver does not start ({e}): \
+                         apt-get install chromium chromium-driver (scripts/test does)"
+                    )
+                });
+            let mut stdout = BufReader::new(child.stdout.take().unwrap());
+            let mut line = String::new();
+            while stdout.read_line(&mut line).unwrap_or(0) > 0 {
+                if line.contains("started successfully") {
+                    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+                    return Driver { child, port };
+                }
+                line.clear();
+            }
+            // The port was taken in between: try another.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("chromedriver did not start on any port");
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        unsafe {
+            libc::killpg(self.child.id() as libc::pid_t, libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// A DevTools command run by chromedriver in the page's target.
+#[derive(Debug)]
+struct Cdp {
+    cmd: &'static str,
+    params: Value,
+}
+
+impl WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (Method, Option<String>) {
+        let body = json!({"cmd": self.cmd, "params": self.params});
+        (Method::POST, Some(body.to_string()))
+    }
+}
+
+/// One `li.row` as a person sees it.
+#[derive(Debug, Deserialize)]
+struct Row {
+    agent: Option<String>,
+    class: String,
+    text: String,
+}
+
+impl Row {
+    fn band(&self) -> &str {
+        ["red", "amber", "green"]
+            .into_iter()
+            .find(|b| self.class.split_whitespace().any(|c| c == *b))
+            .unwrap_or("none")
+    }
+}
+
+/// A headless Chromium the size of a phone, through chromedriver.
+struct Chrome {
+    client: Client,
+    scenario: &'static str,
+    _profile: tempfile::TempDir,
+    _driver: Driver,
+}
+
+fn screenshot_dir() -> PathBuf {
+    // CARGO_TARGET_TMPDIR is <target>/tmp: the folder sits beside it.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("browser-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+impl Chrome {
+    async fn start(scenario: &'static str) -> Chrome {
+        let started = Instant::now();
+        // A failure picture from an earlier run would mislead.
+        let _ = std::fs::remove_file(screenshot_dir().join(format!("{scenario}-FAILED.png")));
+        let driver = Driver::start();
+        let profile = tempfile::tempdir().unwrap();
+        let (width, height) = PHONE;
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            &format!("--window-size={width},{height}"),
+            &format!("--user-data-dir={}", profile.path().display()),
+        ];
+        let capabilities: Capabilities = serde_json::from_value(json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "args": args,
+                "mobileEmulation": {
+                    "deviceMetrics": {"width": width, "height": height, "pixelRatio": 2.0,
+                                      "mobile": true, "touch": true},
+                },
+            },
+        }))
+        .unwrap();
+        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(capabilities)
+            .connect(&format!("http://127.0.0.1:{}", driver.port))
+            .await
+            .unwrap_or_else(|e| panic!("chromedriver could not start Chromium: {e}"));
+        eprintln!("{scenario}: Chromium up in {:?}", started.elapsed());
+        Chrome {
+            client,
+            scenario,
+            _profile: profile,
+            _driver: driver,
+        }
+    }
+
+    async fn cdp(&self, cmd: &'static str, params: Value) -> Value {
+        self.client
+            .issue_cmd(Cdp { cmd, params })
+            .await
+            .unwrap_or_else(|e| panic!("DevTools {cmd} failed: {e}"))
+    }
+
+    /// From now on every request of the page carries the basic-auth header.
+    async fn log_in(&self) {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
+        self.cdp("Network.enable", json!({})).await;
+        self.cdp(
+            "Network.setExtraHTTPHeaders",
+            json!({"headers": {"Authorization": format!("Basic {token}")}}),
+        )
+        .await;
+    }
+
+    async fn open(&self, url: &str) {
+        self.client
+            .goto(url)
+            .await
+            .unwrap_or_else(|e| panic!("cannot open {url}: {e}"));
+    }
+
+    /// Without credentials the server answers 401 and no dashboard appears. (Headless Chromium
+    /// has no login prompt: it shows its own error page for the refused navigation.)
+    async fn refused_without_credentials(&self, url: &str) {
+        self.open(url).await;
+        let seen: Value = self
+            .js("return {status: performance.getEntriesByType('navigation').map(e => e.responseStatus),
+                         dashboard: !!document.querySelector('#verdict, #agents, #boot'),
+                         html: document.documentElement.outerHTML}")
+            .await;
+        self.check(
+            seen["status"] == json!([401]) && seen["dashboard"] == false,
+            || format!("without credentials the page must be refused with a 401: {seen:#}"),
+        )
+        .await;
+    }
+
+    async fn js<T: serde::de::DeserializeOwned>(&self, script: &str) -> T {
+        let value = self
+            .client
+            .execute(script, Vec::new())
+            .await
+            .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"));
+        serde_json::from_value(value.clone())
+            .unwrap_or_else(|e| panic!("script returned {value}: {e}\n{script}"))
+    }
+
+    /// Polls `script` until it returns something truthy; fails with a screenshot after
+    /// [`PATIENCE`].
+    async fn wait_for(&self, what: &str, script: &str) -> Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let value: Value = self.js(script).await;
+            let truthy = match &value {
+                Value::Null | Value::Bool(false) => false,
+                Value::String(s) => !s.is_empty(),
+                Value::Number(n) => n.as_f64() != Some(0.0),
+                _ => true,
+            };
+            if truthy {
+                return value;
+            }
+            if Instant::now() > deadline {
+                self.fail(&format!("waited {PATIENCE:?} for {what} in vain"))
+                    .await;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The `innerText` of the element at `selector` (which must exist).
+    async fn text(&self, selector: &str) -> String {
+        let script = format!(
+            "const e = document.querySelector({selector:?}); return e ? e.innerText : null"
+        );
+        match self.js::<Option<String>>(&script).await {
+            Some(text) => text,
+            None => self.fail(&format!("no element {selector}")).await,
+        }
+    }
+
+    /// The `li.row`s of a panel, in page order.
+    async fn rows(&self, panel: &str) -> Vec<Row> {
+        self.js(&format!(
+            "return [...document.querySelectorAll('{panel} li.row')].map(li =>
+                 ({{agent: li.dataset.agent || null, class: li.className, text: li.innerText}}))"
+        ))
+        .await
+    }
+
+    /// The row of `panel` whose text names `name`.
+    async fn row(&self, panel: &str, name: &str) -> Row {
+        let rows = self.rows(panel).await;
+        match rows.into_iter().find(|r| r.text.contains(name)) {
+            Some(row) => row,
+            None => self.fail(&format!("no row for {name} in {panel}")).await,
+        }
+    }
+
+    async fn assert_phone_width(&self) {
+        let width: u64 = self.js("return document.documentElement.clientWidth").await;
+        self.check(width == u64::from(PHONE.0), || {
+            format!("the page is {width} px wide, not a phone's {} px", PHONE.0)
+        })
+        .await;
+    }
+
+    async fn assert_panels_visible(&self) {
+        for (id, title) in [
+            ("agents", "Agents"),
+            ("tasks", "Tasks"),
+            ("systems", "Systems"),
+        ] {
+            let visible: bool = self
+                .js(&format!(
+                    "const h = document.querySelector('#{id} h2'); if (!h) return false;
+                     const r = h.getBoundingClientRect(), st = getComputedStyle(h);
+                     return r.width > 0 && r.height > 0 && st.visibility !== 'hidden'
+                         && st.display !== 'none' && h.innerText.startsWith('{title}');"
+                ))
+                .await;
+            self.check(visible, || {
+                format!("the {title} panel's heading is not visible")
+            })
+            .await;
+        }
+    }
+
+    /// Nothing wider than the phone: no sideways scrolling.
+    async fn assert_no_horizontal_scroll(&self) {
+        let seen: Value = self
+            .js("const d = document.documentElement, w = d.clientWidth;
+                 const wide = [...document.querySelectorAll('body *')]
+                     .filter(e => e.getBoundingClientRect().right > w + 0.5)
+                     .slice(0, 5).map(e => e.tagName + '.' + e.className + ': ' + (e.innerText || '').slice(0, 60));
+                 return {scroll: d.scrollWidth, client: w, wide};")
+            .await;
+        self.check(seen["scroll"].as_u64() <= seen["client"].as_u64(), || {
+            format!("the page scrolls sideways on a phone: {seen}")
+        })
+        .await;
+    }
+
+    /// Refresh as the page does when the tab comes back.
+    async fn focus(&self) {
+        let _: Value = self
+            .js("window.dispatchEvent(new Event('focus')); return null")
+            .await;
+    }
+
+    /// The whole page (beyond the phone's viewport) as a PNG in target/browser-screenshots/.
+    async fn screenshot(&self, name: &str) -> PathBuf {
+        let height: f64 = self
+            .js("return document.documentElement.scrollHeight")
+            .await;
+        let clip = json!({"x": 0, "y": 0, "width": PHONE.0,
+                          "height": height.max(f64::from(PHONE.1)), "scale": 1});
+        let shot = self
+            .cdp(
+                "Page.captureScreenshot",
+                json!({"format": "png", "captureBeyondViewport": true, "clip": clip}),
+            )
+            .await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(shot["data"].as_str().expect("screenshot data"))
+            .unwrap();
+        let path = screenshot_dir().join(format!("{name}.png"));
+        std::fs::write(&path, png).unwrap();
+        eprintln!("{}: screenshot {}", self.scenario, path.display());
+        path
+    }
+
+    async fn check(&self, ok: bool, message: impl FnOnce() -> String) {
+        if !ok {
+            self.fail(&message()).await;
+        }
+    }
+
+    /// Fails the test with what the page shows and a screenshot of it.
+    async fn fail(&self, message: &str) -> ! {
+        let text = self
+            .client
+            .execute(
+                "return document.body ? document.body.innerText : ''",
+                Vec::new(),
+            )
+            .await
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let shot = format!("{}-FAILED", self.scenario);
+        let path = self.screenshot(&shot).await;
+        panic!(
+            "{}: {message}\nscreenshot: {}\nthe page reads:\n{text}",
+            self.scenario,
+            path.display()
+        );
+    }
+
+    async fn quit(self) {
+        let _ = self.client.close().await;
+    }
+}
