@@ -807,7 +807,7 @@ fn assert_no_secret(text: &str, extra: &[&str]) {
 }
 
 #[test]
-fn planted_secrets_never_reach_status_json() {
+fn planted_secrets_never_reach_status_json_or_snapshot_html() {
     let scratch = Scratch::new();
     // Each peer plants one secret (card and skill descriptions, reply text, metadata.note) and
     // also reports it in the fields the collector does copy (model, lane, window, in_flight).
@@ -992,6 +992,13 @@ fn planted_secrets_never_reach_status_json() {
     );
 
     assert_no_secret(&run.text, &["PLANTEDcfgPa55", "cfguser"]);
+    // The static page is rendered from the same data and must be just as clean.
+    let html = std::fs::read_to_string(scratch.path().join("out/snapshot.html")).unwrap();
+    assert!(
+        html.contains("sec-sk"),
+        "snapshot.html lists the agents:\n{html}"
+    );
+    assert_no_secret(&html, &["PLANTEDcfgPa55", "cfguser"]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,9 +5,26 @@ use leptos::prelude::*;
 
 const TICK: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// The browser's current time (`Utc::now` needs a clock the wasm target does not have).
-pub fn now() -> DateTime<Utc> {
+thread_local! {
+    /// How far the server's clock is ahead of the browser's, from the last response's `Date`.
+    static SERVER_OFFSET_MS: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
+/// The browser's time (`Utc::now` needs a clock the wasm target does not have).
+pub fn browser_now() -> DateTime<Utc> {
     DateTime::from_timestamp_millis(js_sys::Date::now() as i64).unwrap_or_default()
+}
+
+/// The current time by the server's clock: ages and staleness are judged against the clock
+/// that wrote the snapshot, so a phone whose clock is off raises no false alarm (nor hides one).
+pub fn now() -> DateTime<Utc> {
+    browser_now() + chrono::Duration::milliseconds(SERVER_OFFSET_MS.with(|o| o.get()))
+}
+
+/// Learns the server's clock from a response's `Date` header (whole seconds, good enough).
+pub fn sync_with_server(server_date: DateTime<Utc>) {
+    let offset = (server_date - browser_now()).num_milliseconds();
+    SERVER_OFFSET_MS.with(|o| o.set(offset));
 }
 
 /// A signal holding `now()`, refreshed every second, shared through context.

@@ -47,6 +47,13 @@ pub async fn fetch(etag: Option<String>, last_modified: Option<String>) -> Resul
         .send()
         .await
         .map_err(|e| format!("network error ({e})"))?;
+    if let Some(date) = response
+        .headers()
+        .get("date")
+        .and_then(|d| DateTime::parse_from_rfc2822(&d).ok())
+    {
+        crate::clock::sync_with_server(date.with_timezone(&Utc));
+    }
     match response.status() {
         304 => Ok(Fetched::NotModified),
         200 => {
@@ -91,5 +98,62 @@ impl Feed {
             Err(reason) => next.error = Some(reason),
         }
         next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetdash_model::RulesView;
+
+    fn snapshot() -> Snapshot {
+        Snapshot::empty(
+            Utc::now(),
+            RulesView {
+                no_reply_s: 300,
+                exchange_green_below_s: 1800,
+                exchange_amber_below_s: 21600,
+                snapshot_stale_after_s: 600,
+            },
+        )
+    }
+
+    fn fresh(etag: &str) -> Result<Fetched, String> {
+        Ok(Fetched::Fresh {
+            snapshot: Box::new(snapshot()),
+            etag: Some(etag.into()),
+            last_modified: None,
+        })
+    }
+
+    #[test]
+    fn a_failed_fetch_keeps_the_last_good_snapshot_and_says_why() {
+        let t0 = Utc::now();
+        let feed = Feed::default().after(fresh("\"a\""), t0);
+        let failed = feed.after(
+            Err("HTTP 502 from the server".into()),
+            t0 + chrono::Duration::seconds(30),
+        );
+        assert_eq!(failed.snapshot, feed.snapshot);
+        assert_eq!(failed.last_ok_at, Some(t0));
+        assert_eq!(failed.error.as_deref(), Some("HTTP 502 from the server"));
+        assert_eq!(
+            failed.etag.as_deref(),
+            Some("\"a\""),
+            "the validator survives for the next try"
+        );
+    }
+
+    #[test]
+    fn a_304_proves_the_server_alive_without_replacing_the_snapshot() {
+        let t0 = Utc::now();
+        let failed = Feed::default()
+            .after(fresh("\"a\""), t0)
+            .after(Err("network error".into()), t0);
+        let later = t0 + chrono::Duration::seconds(60);
+        let revalidated = failed.after(Ok(Fetched::NotModified), later);
+        assert_eq!(revalidated.error, None);
+        assert_eq!(revalidated.last_ok_at, Some(later));
+        assert_eq!(revalidated.snapshot, failed.snapshot);
     }
 }

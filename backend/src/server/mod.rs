@@ -34,13 +34,10 @@ use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
 
 use crate::config::Config;
-use crate::write::status_json;
+use crate::write::{snapshot_html, status_json};
 
 pub const DEFAULT_LISTEN: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
-
-/// The static snapshot page the collector writes next to `status.json`.
-pub const SNAPSHOT_FILE: &str = "snapshot.html";
 
 /// trunk's content-hashed file names (`fleetdash-frontend-<hash>.js`, `..._bg.wasm`,
 /// `style-<hash>.css`): the hash is a seahash in lower hex, not zero-padded. The same pattern
@@ -106,7 +103,7 @@ pub fn router(options: ServeOptions) -> Router {
         )
         .route_service(
             "/api/snapshot.html",
-            ServeFile::new(out.join(SNAPSHOT_FILE)),
+            ServeFile::new(out.join(snapshot_html::FILE_NAME)),
         );
     let app = match &options.dist_dir {
         Some(dist) if dist.join("index.html").is_file() => {

@@ -1,5 +1,6 @@
 //! Writes `status.json`: read the previous snapshot, merge the new sections, judge staleness,
-//! pass the result through the redaction gate, replace the file atomically.
+//! pass the result through the redaction gate, replace the file atomically; then render the
+//! static `snapshot.html` from the same gated data.
 //!
 //! The read-merge-write runs under an exclusive lock file in the state directory, so two
 //! `collect` runs (cron overlapping a manual run, or `run` beside a cron) never lose each
@@ -12,7 +13,7 @@ use anyhow::{Context, Result};
 use chrono::Utc;
 use fleetdash_model::{RulesView, Snapshot};
 
-use super::atomic;
+use super::{atomic, snapshot_html};
 use crate::collect::{SectionName, SectionUpdate};
 use crate::redact::RedactionGate;
 use crate::snapshot;
@@ -22,6 +23,7 @@ const LOCK_NAME: &str = "status.json.lock";
 
 pub struct StatusWriter {
     path: PathBuf,
+    html_path: PathBuf,
     lock_path: PathBuf,
     gate: RedactionGate,
 }
@@ -35,6 +37,7 @@ impl StatusWriter {
         }
         Ok(StatusWriter {
             path: output_dir.join(FILE_NAME),
+            html_path: output_dir.join(snapshot_html::FILE_NAME),
             lock_path: state_dir.join(LOCK_NAME),
             gate,
         })
@@ -71,6 +74,11 @@ impl StatusWriter {
             serde_json::to_vec_pretty(&json).context("cannot serialise the snapshot")?;
         bytes.push(b'\n');
         atomic::write(&self.path, &bytes)?;
+        // The static page shows exactly what passed the gate, and passes it once more whole.
+        let gated: Snapshot =
+            serde_json::from_value(json).context("the gated snapshot no longer parses")?;
+        let html = snapshot_html::render(&gated);
+        atomic::write(&self.html_path, self.gate.redact_str(&html).as_bytes())?;
         drop(lock);
         Ok(snap)
     }
