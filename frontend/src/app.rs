@@ -38,11 +38,12 @@ pub fn App() -> impl IntoView {
     });
 
     let snapshot = Memo::new(move |_| feed.with(|f| f.snapshot.clone()));
+    let distrust = Memo::new(move |_| feed.with(|f| reasons_to_distrust(f, now.get())));
     view! {
         <header class="top">
             <h1>"fleet"</h1>
-            <VerdictLine snapshot=snapshot now=now/>
-            <Banner feed=feed now=now/>
+            <VerdictLine snapshot=snapshot now=now distrust=distrust/>
+            <Banner distrust=distrust/>
         </header>
         <main>
             {move || match snapshot.get() {
@@ -65,53 +66,61 @@ pub fn App() -> impl IntoView {
 }
 
 /// "2 red · 1 amber · 8 green", coloured by the worst; live tasks that cross the stuck rule
-/// between polls turn it red as they turn red in their panel.
+/// between polls turn it red as they turn red in their panel. While the page cannot be trusted
+/// it never says green: it says stale, and what the last snapshot said.
 #[component]
 fn VerdictLine(
     snapshot: Memo<Option<Snapshot>>,
     now: ReadSignal<chrono::DateTime<chrono::Utc>>,
+    distrust: Memo<Vec<String>>,
 ) -> impl IntoView {
     move || {
         let now = now.get();
         snapshot
             .with(|s| s.as_ref().map(|s| crate::panels::verdict_at(s, now)))
             .map(|verdict| {
-                let band = verdict.worst();
+                let stale = distrust.with(|d| !d.is_empty());
+                let band = if stale { Band::Red } else { verdict.worst() };
+                let text = if stale {
+                    format!("stale · last known: {}", verdict.sentence())
+                } else {
+                    verdict.sentence()
+                };
                 view! {
                     <p class=format!("verdict {}", band.class()) id="verdict">
-                        <span aria-hidden="true">{band.icon()}" "</span>{verdict.sentence()}
+                        <span aria-hidden="true">{band.icon()}" "</span>{text}
                     </p>
                 }
             })
     }
 }
 
+/// Why the page should not be trusted right now: the last fetch failed, or the snapshot is old
+/// or marked stale. Empty when all is well.
+fn reasons_to_distrust(f: &Feed, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(error) = &f.error {
+        let last_good = match &f.snapshot {
+            Some(s) => format!("last good snapshot {} ago", human_age(s.age_s(now))),
+            None => "no snapshot loaded yet".to_string(),
+        };
+        lines.push(format!(
+            "Cannot load the snapshot: {error}. Showing the {last_good}."
+        ));
+    }
+    if let Some(s) = &f.snapshot
+        && let Some(why) = s.staleness(now)
+    {
+        lines.push(format!("Stale data: {why}."));
+    }
+    lines
+}
+
 /// The fleet's alert: shown when the snapshot is old or stale, or the last fetch failed.
 #[component]
-fn Banner(feed: ReadSignal<Feed>, now: ReadSignal<chrono::DateTime<chrono::Utc>>) -> impl IntoView {
-    let message = move || {
-        let now = now.get();
-        feed.with(|f| {
-            let mut lines = Vec::new();
-            if let Some(error) = &f.error {
-                let last_good = match (&f.snapshot, f.last_ok_at) {
-                    (Some(s), _) => format!("last good snapshot {} ago", human_age(s.age_s(now))),
-                    (None, _) => "no snapshot loaded yet".to_string(),
-                };
-                lines.push(format!(
-                    "Cannot load the snapshot: {error}. Showing the {last_good}."
-                ));
-            }
-            if let Some(s) = &f.snapshot
-                && let Some(why) = s.staleness(now)
-            {
-                lines.push(format!("Stale data: {why}."));
-            }
-            lines
-        })
-    };
+fn Banner(distrust: Memo<Vec<String>>) -> impl IntoView {
     move || {
-        let lines = message();
+        let lines = distrust.get();
         (!lines.is_empty()).then(|| {
             view! {
                 <div class="banner" role="alert" id="stale-banner">

@@ -47,12 +47,15 @@ pub async fn fetch(etag: Option<String>, last_modified: Option<String>) -> Resul
         .send()
         .await
         .map_err(|e| format!("network error ({e})"))?;
+    // The browser parses the HTTP date (chrono's RFC 2822 parser would cost kilobytes).
     if let Some(date) = response
         .headers()
         .get("date")
-        .and_then(|d| DateTime::parse_from_rfc2822(&d).ok())
+        .map(|d| js_sys::Date::parse(&d))
+        .filter(|ms| ms.is_finite())
+        .and_then(|ms| DateTime::from_timestamp_millis(ms as i64))
     {
-        crate::clock::sync_with_server(date.with_timezone(&Utc));
+        crate::clock::sync_with_server(date);
     }
     match response.status() {
         304 => Ok(Fetched::NotModified),

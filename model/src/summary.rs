@@ -34,6 +34,9 @@ impl Verdict {
 
     /// "all green (11)", "2 red · 1 amber · 8 green".
     pub fn sentence(&self) -> String {
+        if self.red == 0 && self.amber == 0 && self.green == 0 {
+            return "nothing collected yet".into();
+        }
         if self.red == 0 && self.amber == 0 {
             return format!("all green ({})", self.green);
         }

@@ -70,13 +70,21 @@ impl Row {
 /// The page for `snapshot`, judged as of its own `generated_at`.
 pub fn render(snapshot: &Snapshot) -> String {
     let verdict = snapshot.verdict();
-    let band = verdict.worst();
+    let staleness = snapshot.staleness(snapshot.generated_at);
+    // Like the page: a snapshot that cannot be trusted never reads green.
+    let (band, sentence) = match &staleness {
+        Some(_) => (
+            Band::Red,
+            format!("stale · last known: {}", verdict.sentence()),
+        ),
+        None => (verdict.worst(), verdict.sentence()),
+    };
     let page = Page {
         refresh_s: REFRESH_SECONDS,
-        verdict: verdict.sentence(),
+        verdict: sentence,
         verdict_class: band.class(),
         verdict_icon: band.icon(),
-        staleness: snapshot.staleness(snapshot.generated_at),
+        staleness,
         generated: snapshot
             .generated_at
             .format("%Y-%m-%d %H:%M:%S UTC")
@@ -435,6 +443,10 @@ mod tests {
         assert!(html.contains(
             "role=\"alert\">Do not trust this page yet: agents: last collected 12 min ago"
         ));
+        assert!(
+            html.contains("stale · last known: "),
+            "never green while stale: {html}"
+        );
         assert!(!html.contains("<script>alert(1)"), "{html}");
         assert!(html.contains("&#60;script&#62;"), "{html}");
     }

@@ -79,6 +79,10 @@ fn checks(
             }
         })
         .collect_view();
+    if list.is_empty() {
+        return view! { <div class="checks"><h4>{title}</h4><p class="empty">"none configured"</p></div> }
+            .into_any();
+    }
     view! { <div class="checks"><h4>{title}</h4><ul>{items}</ul></div> }.into_any()
 }
 
@@ -95,6 +99,10 @@ fn crons(list: &[CronCheck]) -> AnyView {
             }
         })
         .collect_view();
+    if list.is_empty() {
+        return view! { <div class="checks"><h4>"crons"</h4><p class="empty">"none configured"</p></div> }
+            .into_any();
+    }
     view! { <div class="checks"><h4>"crons"</h4><ul>{items}</ul></div> }.into_any()
 }
 

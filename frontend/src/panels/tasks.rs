@@ -121,7 +121,9 @@ fn LiveRow(task: LiveTask, no_reply_s: u64) -> impl IntoView {
     };
     let state = field(&task.state, |s| {
         // "working", not "TASK_STATE_WORKING": the wire value breaks mid-word on a phone.
-        s.strip_prefix("TASK_STATE_").unwrap_or(s).to_lowercase()
+        s.strip_prefix("TASK_STATE_")
+            .unwrap_or(s)
+            .to_ascii_lowercase()
     });
     view! {
         <li class=move || if stuck.get() || task.band() == Band::Red { "row red" } else { "row green" }>
