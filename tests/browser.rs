@@ -574,9 +574,16 @@ fn fixture_snapshot(now: DateTime<Utc>) -> Snapshot {
             title: "Rotate the hub's backup key".into(),
             status: "doing".into(),
             assignee: Some("min".into()),
+            priority: None,
+            age_s: 3600,
+            block_kind: None,
+            latest_activity_at: None,
+            conditions: Vec::new(),
+            band: Band::Green,
             checked_at: now,
             stale: false,
         }],
+        sources: Vec::new(),
     });
     let check = |name: &str, ok: Probe<bool>| NamedCheck {
         name: name.into(),

@@ -14,11 +14,39 @@ use crate::collect::{SectionData, SectionName, SectionUpdate};
 
 /// Puts one collected section into the snapshot.
 pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
-    let meta = meta_mut(snapshot, update.section);
-    meta.checked_at = Some(update.checked_at);
-    meta.duration_ms = Some(u64::try_from(update.duration.as_millis()).unwrap_or(u64::MAX));
+    // Projections write the vault; they do not re-read the fleet, so they leave the freshness
+    // of the tasks section alone.
+    if !matches!(update.data, SectionData::Projections(_)) {
+        let meta = meta_mut(snapshot, update.section);
+        meta.checked_at = Some(update.checked_at);
+        meta.duration_ms = Some(u64::try_from(update.duration.as_millis()).unwrap_or(u64::MAX));
+    }
     match update.data {
-        SectionData::Tasks { board, live } => snapshot.tasks = Tasks { board, live },
+        SectionData::Board(board) => {
+            // Projection outcomes come from another job: keep them across board reads.
+            let previous = match &snapshot.tasks.board {
+                Probe::Value(b) => b.sources.clone(),
+                _ => Vec::new(),
+            };
+            snapshot.tasks.board = board.map(|mut b| {
+                for source in &mut b.sources {
+                    if let Some(old) = previous.iter().find(|p| p.name == source.name) {
+                        source.projection = old.projection.clone();
+                    }
+                }
+                b
+            });
+        }
+        SectionData::LiveTasks(tasks) => snapshot.tasks.live = Probe::Value(tasks),
+        SectionData::Projections(outcomes) => {
+            if let Probe::Value(board) = &mut snapshot.tasks.board {
+                for (name, outcome) in outcomes {
+                    if let Some(source) = board.sources.iter_mut().find(|s| s.name == name) {
+                        source.projection = outcome;
+                    }
+                }
+            }
+        }
         SectionData::Agents(rows) => snapshot.agents = Probe::Value(rows),
         SectionData::Systems(rows) => snapshot.systems = Probe::Value(rows),
         SectionData::Backups(b) => snapshot.backups = Probe::Value(b),

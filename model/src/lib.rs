@@ -130,6 +130,10 @@ pub enum Band {
 }
 
 impl Band {
+    fn green() -> Band {
+        Band::Green
+    }
+
     /// The word shown beside the colour.
     pub fn word(self) -> &'static str {
         match self {
@@ -229,20 +233,61 @@ pub struct Tasks {
     pub live: Probe<Vec<LiveTask>>,
 }
 
-/// The kanban board(s): columns in board order and the cards, each naming its board.
+/// The kanban board(s): columns in board order and the cards, each naming its board, plus one
+/// entry per configured board saying whether it could be read and projected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Board {
+    /// Hermes statuses in board order (triage, todo, scheduled, ready, running, blocked,
+    /// review, done; archived only when configured).
     pub columns: Vec<String>,
     pub cards: Vec<Card>,
+    #[serde(default)]
+    pub sources: Vec<BoardSource>,
+}
+
+/// One configured board: its read, and its vault projection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoardSource {
+    pub name: String,
+    pub plane: Option<String>,
+    /// Cards read from the board, or why the board could not be read.
+    pub cards: Probe<u32>,
+    /// What the last projection did ("written", "unchanged", "retired: writes nothing"), why it
+    /// refused, or "unknown" when the board has no projection target.
+    pub projection: Probe<String>,
+    pub status: Asc,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub checked_at: DateTime<Utc>,
+    pub stale: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Card {
     pub board: String,
     pub id: String,
+    /// Truncated safely; card bodies, results and comments never leave the collector.
     pub title: String,
+    /// The Hermes status, i.e. its column.
     pub status: String,
     pub assignee: Option<String>,
+    #[serde(default)]
+    pub priority: Option<i64>,
+    /// Seconds since the card was created.
+    #[serde(default)]
+    pub age_s: u64,
+    /// dependency, needs_input, capability or transient, when blocked.
+    #[serde(default)]
+    pub block_kind: Option<String>,
+    /// The newest of started, completed, last heartbeat and the newest event.
+    #[serde(default)]
+    pub latest_activity_at: Option<DateTime<Utc>>,
+    /// The board's own worker events made visible (crashed, timed_out, reclaimed...), and the
+    /// host boundary (an assignee this host can never dispatch).
+    #[serde(default)]
+    pub conditions: Vec<String>,
+    #[serde(default = "Band::green")]
+    pub band: Band,
     pub checked_at: DateTime<Utc>,
     pub stale: bool,
 }

@@ -62,13 +62,17 @@ impl FromStr for SectionName {
     }
 }
 
-/// A section's new content.
+/// A section's new content. The tasks section has three producers on their own cadences: the
+/// board read, the live-task poll and the vault projections; each replaces only its part.
 #[derive(Debug, Clone)]
 pub enum SectionData {
-    Tasks {
-        board: Probe<Board>,
-        live: Probe<Vec<LiveTask>>,
-    },
+    /// `tasks.board`: every configured board's cards, and one source entry per board.
+    Board(Probe<Board>),
+    /// `tasks.live`: in-flight A2A tasks judged by the stuck rule.
+    LiveTasks(Vec<LiveTask>),
+    /// What the projection job did per board (board name, outcome), kept in `tasks.board`'s
+    /// sources until the next projection.
+    Projections(Vec<(String, Probe<String>)>),
     Agents(Vec<Agent>),
     Systems(Vec<System>),
     Backups(Backups),

@@ -125,6 +125,32 @@ pub struct ProbeLimits {
 #[derive(Debug, Clone)]
 pub struct Cadences {
     pub agents: Duration,
+    /// Reading the kanban boards (spec §5.1: 5 min).
+    pub board: Duration,
+    /// Polling live A2A tasks for the stuck rule.
+    pub live_tasks: Duration,
+    /// Rendering the vault projections (spec §3.4: every 30 min).
+    pub projections: Duration,
+}
+
+/// One Hermes kanban board: where its database is, and where (if anywhere) it is projected.
+#[derive(Debug, Clone)]
+pub struct BoardConfig {
+    /// The board's slug (`default` for `<root>/kanban.db`).
+    pub name: String,
+    /// The vault plane it belongs to (`Docs`, `Pulse`).
+    pub plane: Option<String>,
+    pub db: PathBuf,
+    /// The projection file, already joined to the vault; `None`: the board is not projected.
+    pub projection: Option<PathBuf>,
+    /// The projection as declared, relative to the vault (for messages).
+    pub projection_rel: Option<String>,
+    /// A retired generator writes nothing and says so.
+    pub retired: bool,
+    pub include_archived: bool,
+    /// The Hermes config holding `kanban.dispatch_profiles`, to flag cards this host can never
+    /// dispatch; `None`: the host boundary is not checked.
+    pub dispatch_config: Option<PathBuf>,
 }
 
 /// A configured host, board or backup source: accepted now, collected by later collectors.
@@ -144,7 +170,9 @@ pub struct Config {
     pub probe: ProbeLimits,
     pub agents: Vec<AgentConfig>,
     pub hosts: Vec<NamedEntry>,
-    pub boards: Vec<NamedEntry>,
+    pub boards: Vec<BoardConfig>,
+    /// The Obsidian vault the projections are written into.
+    pub vault: Option<PathBuf>,
     pub backups: Option<NamedEntry>,
     pub serve: ServeConfig,
 }
@@ -212,7 +240,8 @@ struct RawConfig {
     #[serde(default)]
     hosts: Vec<RawNamed>,
     #[serde(default)]
-    boards: Vec<RawNamed>,
+    boards: Vec<RawBoard>,
+    vault: Option<RawVault>,
     backups: Option<RawNamed>,
     #[serde(default)]
     serve: RawServe,
@@ -230,6 +259,29 @@ struct RawServe {
 #[serde(deny_unknown_fields)]
 struct RawCadence {
     agents: Option<Spanned<String>>,
+    board: Option<Spanned<String>>,
+    live_tasks: Option<Spanned<String>>,
+    projections: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVault {
+    path: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBoard {
+    name: Spanned<String>,
+    plane: Option<String>,
+    db: Spanned<String>,
+    projection: Option<Spanned<String>>,
+    #[serde(default)]
+    retired: bool,
+    #[serde(default)]
+    include_archived: bool,
+    dispatch_config: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -268,6 +320,12 @@ mod defaults {
     use std::time::Duration;
     /// Spec §5.1: heartbeat and liveness every 2 min.
     pub const AGENTS_CADENCE: Duration = Duration::from_secs(120);
+    /// Spec §5.1: board projection every 5 min.
+    pub const BOARD_CADENCE: Duration = Duration::from_secs(300);
+    /// Spec §3.5: the A2A watchdog sweeps every 60 s (`_WATCHDOG_INTERVAL`).
+    pub const LIVE_TASKS_CADENCE: Duration = Duration::from_secs(60);
+    /// Spec §3.4: the vault is re-projected every 30 min.
+    pub const PROJECTIONS_CADENCE: Duration = Duration::from_secs(30 * 60);
     pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
     pub const CONCURRENCY: usize = 32;
     pub const MAX_RESPONSE_BYTES: usize = 256 * 1024;
@@ -338,6 +396,73 @@ impl Validator<'_> {
     }
 }
 
+/// A board slug, as Hermes accepts it.
+fn is_slug(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && s.len() <= 64
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+fn validate_boards(v: &mut Validator, raw: &[RawBoard], vault: Option<&Path>) -> Vec<BoardConfig> {
+    let mut seen = HashSet::new();
+    let mut targets = HashSet::new();
+    let mut out = Vec::new();
+    for (i, b) in raw.iter().enumerate() {
+        let field = |f: &str| format!("boards[{i}].{f}");
+        let name = b.name.get_ref().clone();
+        if !is_slug(&name) {
+            v.error(&b.name, field("name"), "expected a board slug: a-z, 0-9, '-' and '_', up to 64, starting with a letter or digit");
+        } else if !seen.insert(name.clone()) {
+            v.error(&b.name, field("name"), format!("duplicate board {name:?}"));
+        }
+        let mut projection = None;
+        if let Some(target) = &b.projection {
+            let rel = target.get_ref();
+            let path = Path::new(rel);
+            // Fail closed (spec §3.4): only a declared `.kanban` file inside the vault can ever
+            // be written; a register such as fleet-board.md can never be a target.
+            if path.is_absolute()
+                || path
+                    .components()
+                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
+            {
+                v.error(target, field("projection"), "expected a path relative to [vault] path, without `..`, e.g. \"Docs/Kanban/research.kanban\"");
+            } else if path.extension().is_none_or(|e| e != "kanban") {
+                v.error(target, field("projection"), "a projection target must be a .kanban file (registers such as fleet-board.md are never written)");
+            } else if !targets.insert(rel.clone()) {
+                v.error(
+                    target,
+                    field("projection"),
+                    format!("{rel:?} is already the target of another board"),
+                );
+            } else {
+                match vault {
+                    Some(vault) => projection = Some((vault.join(path), rel.clone())),
+                    None => v.error(
+                        target,
+                        field("projection"),
+                        "a projection needs [vault] path",
+                    ),
+                }
+            }
+        }
+        out.push(BoardConfig {
+            name,
+            plane: b.plane.clone(),
+            db: v.path(b.db.get_ref()),
+            projection_rel: projection.as_ref().map(|(_, rel)| rel.clone()),
+            projection: projection.map(|(abs, _)| abs),
+            retired: b.retired,
+            include_archived: b.include_archived,
+            dispatch_config: b.dispatch_config.as_deref().map(|p| v.path(p)),
+        });
+    }
+    out
+}
+
 /// Expands a leading `~/` and resolves relative paths against the config file's folder.
 pub fn resolve_path(base: &Path, raw: &str) -> PathBuf {
     if let Some(rest) = raw.strip_prefix("~/")
@@ -369,6 +494,17 @@ fn validate(path: &Path, text: &str, raw: RawConfig) -> Result<Config, ConfigErr
             &raw.cadence.agents,
             "cadence.agents",
             defaults::AGENTS_CADENCE,
+        ),
+        board: v.duration(&raw.cadence.board, "cadence.board", defaults::BOARD_CADENCE),
+        live_tasks: v.duration(
+            &raw.cadence.live_tasks,
+            "cadence.live_tasks",
+            defaults::LIVE_TASKS_CADENCE,
+        ),
+        projections: v.duration(
+            &raw.cadence.projections,
+            "cadence.projections",
+            defaults::PROJECTIONS_CADENCE,
         ),
     };
     let probe = ProbeLimits {
@@ -482,7 +618,8 @@ fn validate(path: &Path, text: &str, raw: RawConfig) -> Result<Config, ConfigErr
         out
     };
     let hosts = named(&mut v, &raw.hosts, "hosts");
-    let boards = named(&mut v, &raw.boards, "boards");
+    let vault = raw.vault.as_ref().map(|vault| v.path(vault.path.get_ref()));
+    let boards = validate_boards(&mut v, &raw.boards, vault.as_deref());
     let backups = raw.backups.map(|b| NamedEntry {
         name: b.name.into_inner(),
     });
@@ -516,6 +653,7 @@ fn validate(path: &Path, text: &str, raw: RawConfig) -> Result<Config, ConfigErr
         agents,
         hosts,
         boards,
+        vault,
         backups,
         serve,
     })
@@ -584,6 +722,50 @@ dialect = "v2"
         assert!(rendered.iter().any(|r| {
             r.starts_with("f.toml:12: agents[1].dialect: unknown dialect \"v2\"; expected one of")
         }));
+    }
+
+    #[test]
+    fn boards_resolve_their_projection_inside_the_vault() {
+        let text = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n[vault]\npath = \"/v\"\n\
+                    [[boards]]\nname = \"research\"\nplane = \"Docs\"\ndb = \"k/research.db\"\n\
+                    projection = \"Docs/Kanban/research.kanban\"\n";
+        let c = Config::parse(Path::new("/etc/f.toml"), text).unwrap();
+        let b = &c.boards[0];
+        assert_eq!(b.db, Path::new("/etc/k/research.db"));
+        assert_eq!(
+            b.projection.as_deref(),
+            Some(Path::new("/v/Docs/Kanban/research.kanban"))
+        );
+        assert!(!b.retired && b.dispatch_config.is_none());
+        assert_eq!(c.cadence.projections, defaults::PROJECTIONS_CADENCE);
+    }
+
+    #[test]
+    fn a_projection_can_only_target_a_kanban_file_inside_the_vault() {
+        let board = |target: &str| {
+            format!(
+                "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n[vault]\npath = \"/v\"\n\
+                 [[boards]]\nname = \"b\"\ndb = \"x.db\"\nprojection = \"{target}\"\n"
+            )
+        };
+        for (target, expected) in [
+            ("Docs/Kanban/fleet-board.md", "must be a .kanban file"),
+            ("../outside.kanban", "without `..`"),
+            ("/abs/b.kanban", "relative to [vault] path"),
+        ] {
+            let err = Config::parse(Path::new("f.toml"), &board(target))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("boards[0].projection") && err.contains(expected),
+                "{target}: {err}"
+            );
+        }
+        let no_vault = board("Docs/Kanban/b.kanban").replace("[vault]\npath = \"/v\"\n", "");
+        let err = Config::parse(Path::new("f.toml"), &no_vault)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a projection needs [vault] path"), "{err}");
     }
 
     #[test]

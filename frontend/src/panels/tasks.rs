@@ -23,6 +23,7 @@ pub fn TasksPanel(snapshot: Snapshot) -> impl IntoView {
         let board = snapshot.tasks.board.value().cloned().unwrap_or(Board {
             columns: Vec::new(),
             cards: Vec::new(),
+            sources: Vec::new(),
         });
         view! { <BoardView board=board/> }.into_any()
     });
