@@ -344,10 +344,14 @@ fn demo_shows_eleven_agents_with_every_failure_mode_behind_auth() {
     let status_path = state.path().join("out/status.json");
     let deadline = Instant::now() + Duration::from_secs(30);
     let snap: Snapshot = loop {
+        // Collectors write as they finish: wait for the agents pass.
         if let Ok(bytes) = std::fs::read(&status_path) {
-            break serde_json::from_slice(&bytes).unwrap();
+            let snap: Snapshot = serde_json::from_slice(&bytes).unwrap();
+            if matches!(snap.agents, Probe::Value(_)) {
+                break snap;
+            }
         }
-        assert!(Instant::now() < deadline, "the demo wrote no snapshot");
+        assert!(Instant::now() < deadline, "the demo wrote no agents section");
         std::thread::sleep(Duration::from_millis(200));
     };
     let Probe::Value(rows) = &snap.agents else {

@@ -322,6 +322,38 @@ pub fn short(s: &str, max: usize) -> String {
     }
 }
 
+/// What a `GetTask` / `tasks/get` result says about the task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskFacts {
+    /// Always a v1.0 `TASK_STATE_*` wire value; `None` when the peer sent none we know.
+    pub state: Option<&'static str>,
+    /// `status.timestamp`: when the task last changed, by the peer's clock.
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+/// Reads a Task in either dialect (v1.0 may wrap it as `{"task": ...}`).
+pub fn task_facts(result: &Value) -> TaskFacts {
+    let task = result.get("task").unwrap_or(result);
+    TaskFacts {
+        state: task
+            .pointer("/status/state")
+            .and_then(Value::as_str)
+            .and_then(wire_state),
+        updated_at: task.pointer("/status/timestamp").and_then(timestamp),
+    }
+}
+
+/// Terminal states: a task in one of them will not change again.
+pub fn is_terminal(state: &str) -> bool {
+    matches!(
+        state,
+        "TASK_STATE_COMPLETED"
+            | "TASK_STATE_FAILED"
+            | "TASK_STATE_CANCELED"
+            | "TASK_STATE_REJECTED"
+    )
+}
+
 /// Maps any A2A task state to the v1.0 wire value, the only form that leaves the system.
 pub fn wire_state(state: &str) -> Option<&'static str> {
     Some(match state {
@@ -430,6 +462,16 @@ mod tests {
             RpcOutcome::parse(&reply).unwrap(),
             RpcOutcome::Error { code: -32601 }
         );
+    }
+
+    #[test]
+    fn task_facts_read_both_dialects() {
+        let v1 = json!({"id": "t", "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-11-30T04:00:00Z"}});
+        let v03 = json!({"kind": "task", "id": "t", "status": {"state": "completed"}});
+        assert_eq!(task_facts(&v1).state, Some("TASK_STATE_WORKING"));
+        assert!(task_facts(&v1).updated_at.is_some());
+        assert_eq!(task_facts(&v03).state, Some("TASK_STATE_COMPLETED"));
+        assert!(is_terminal("TASK_STATE_COMPLETED") && !is_terminal("TASK_STATE_WORKING"));
     }
 
     #[test]

@@ -52,8 +52,15 @@ pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Outcome {
     let (config, rules) = load(path)?;
     let writer = StatusWriter::new(&config.output_dir, &config.state_dir, gate_for(&config))?;
     let collectors = collect::from_config(&config, &rules, only);
-    let updates =
-        futures::future::join_all(collectors.iter().map(|c| collect::run_once(c.as_ref()))).await;
+    // Live tasks are polled after the agents pass, which notes the ids heartbeats mention.
+    let (later, first): (Vec<_>, Vec<_>) = collectors
+        .iter()
+        .partition(|c| c.section() == SectionName::LiveTasks);
+    let mut updates =
+        futures::future::join_all(first.iter().map(|c| collect::run_once(c.as_ref()))).await;
+    updates.extend(
+        futures::future::join_all(later.iter().map(|c| collect::run_once(c.as_ref()))).await,
+    );
     let configured = collect::configured_sections(&config);
     let written = tokio::task::spawn_blocking(move || {
         writer

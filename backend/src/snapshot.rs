@@ -16,8 +16,14 @@ use crate::collect::{SectionData, SectionName, SectionUpdate};
 pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
     // Projections write the vault; they do not re-read the fleet, so they leave the freshness
     // of the tasks section alone.
-    if !matches!(update.data, SectionData::Projections(_)) {
-        let meta = meta_mut(snapshot, update.section);
+    let part = match update.data {
+        SectionData::Projections(_) => None,
+        SectionData::Board(_) => Some(SectionName::Board),
+        SectionData::LiveTasks(_) => Some(SectionName::LiveTasks),
+        _ => Some(update.section),
+    };
+    if let Some(part) = part {
+        let meta = meta_mut(snapshot, part);
         meta.checked_at = Some(update.checked_at);
         meta.duration_ms = Some(u64::try_from(update.duration.as_millis()).unwrap_or(u64::MAX));
     }
@@ -37,7 +43,7 @@ pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
                 b
             });
         }
-        SectionData::LiveTasks(tasks) => snapshot.tasks.live = Probe::Value(tasks),
+        SectionData::LiveTasks(tasks) => snapshot.tasks.live = tasks,
         SectionData::Projections(outcomes) => {
             if let Probe::Value(board) = &mut snapshot.tasks.board {
                 for (name, outcome) in outcomes {
@@ -65,7 +71,7 @@ pub fn finalize(
     snapshot.rules = rules;
     let limit = snapshot.rules.snapshot_stale_after_s;
     let mut reasons = Vec::new();
-    for section in SectionName::ALL {
+    for section in SectionName::PARTS {
         let is_configured = configured.contains(&section);
         if !is_configured {
             // A section nobody collects any more must not keep showing old data as current.
@@ -97,6 +103,17 @@ pub fn finalize(
             }
         }
     }
+    // The tasks section as a whole: its parts together.
+    let (board, live) = (
+        snapshot.sections.board.clone(),
+        snapshot.sections.live_tasks.clone(),
+    );
+    snapshot.sections.tasks = SectionMeta {
+        configured: board.configured || live.configured,
+        checked_at: board.checked_at.max(live.checked_at),
+        duration_ms: board.duration_ms.max(live.duration_ms),
+        stale: board.stale || live.stale,
+    };
     snapshot.stale = !reasons.is_empty();
     snapshot.stale_reasons = reasons;
 }
@@ -109,6 +126,8 @@ fn clear(snapshot: &mut Snapshot, section: SectionName) {
                 live: Probe::not_collected(),
             }
         }
+        SectionName::Board => snapshot.tasks.board = Probe::not_collected(),
+        SectionName::LiveTasks => snapshot.tasks.live = Probe::not_collected(),
         SectionName::Agents => snapshot.agents = Probe::not_collected(),
         SectionName::Systems => snapshot.systems = Probe::not_collected(),
         SectionName::Backups => snapshot.backups = Probe::not_collected(),
@@ -119,6 +138,8 @@ fn meta_mut(snapshot: &mut Snapshot, section: SectionName) -> &mut SectionMeta {
     let s = &mut snapshot.sections;
     match section {
         SectionName::Tasks => &mut s.tasks,
+        SectionName::Board => &mut s.board,
+        SectionName::LiveTasks => &mut s.live_tasks,
         SectionName::Agents => &mut s.agents,
         SectionName::Systems => &mut s.systems,
         SectionName::Backups => &mut s.backups,

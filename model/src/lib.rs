@@ -102,7 +102,14 @@ pub struct RulesView {
 /// Collection bookkeeping per section.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sections {
+    /// Both parts of the tasks section together (configured if either is; stale if either is).
     pub tasks: SectionMeta,
+    /// `tasks.board`: the kanban boards.
+    #[serde(default)]
+    pub board: SectionMeta,
+    /// `tasks.live`: live A2A tasks.
+    #[serde(default)]
+    pub live_tasks: SectionMeta,
     pub agents: SectionMeta,
     pub systems: SectionMeta,
     pub backups: SectionMeta,

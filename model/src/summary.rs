@@ -67,10 +67,22 @@ impl Snapshot {
         }
         match &self.tasks.live {
             Probe::Value(tasks) => tasks.iter().for_each(|t| v.add(t.band())),
-            other => section_failed(self.sections.tasks.configured, other.is_error(), &mut v),
+            other => section_failed(
+                self.sections.live_tasks.configured,
+                other.is_error(),
+                &mut v,
+            ),
         }
-        if self.tasks.board.is_error() {
-            section_failed(self.sections.tasks.configured, true, &mut v);
+        match &self.tasks.board {
+            Probe::Value(board) => {
+                board.cards.iter().for_each(|c| v.add(c.band));
+                board
+                    .sources
+                    .iter()
+                    .filter(|s| s.stale)
+                    .for_each(|_| v.add(Band::Red));
+            }
+            other => section_failed(self.sections.board.configured, other.is_error(), &mut v),
         }
         match &self.systems {
             Probe::Value(hosts) => hosts.iter().for_each(|h| v.add(h.band())),
@@ -111,8 +123,14 @@ impl Snapshot {
 }
 
 impl crate::LiveTask {
+    /// Red when stuck, unreadable, or ended in failure: a task that stops is a state with a
+    /// cause, never a quiet absence.
     pub fn band(&self) -> Band {
-        if self.stuck || self.state.is_error() || self.stale {
+        let failed = matches!(
+            self.state.value().map(String::as_str),
+            Some("TASK_STATE_FAILED" | "TASK_STATE_REJECTED")
+        );
+        if self.stuck || self.state.is_error() || self.stale || failed {
             Band::Red
         } else {
             Band::Green

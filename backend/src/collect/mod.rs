@@ -5,6 +5,7 @@
 //! Scheduling lives in `watchdog`, merging and writing in `snapshot` and `write`.
 
 pub mod agents;
+pub mod live_tasks;
 
 use std::fmt;
 use std::str::FromStr;
@@ -17,13 +18,17 @@ use fleetdash_model::{Agent, Backups, Board, LiveTask, Probe, System};
 use crate::config::{Config, Rules};
 use crate::net::ProbeClient;
 
-/// The snapshot's top-level sections.
+/// The snapshot's top-level sections, and the two parts of `tasks` that are collected apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SectionName {
     Tasks,
     Agents,
     Systems,
     Backups,
+    /// `tasks.board`, read by the board collector.
+    Board,
+    /// `tasks.live`, polled by the live-tasks collector.
+    LiveTasks,
 }
 
 impl SectionName {
@@ -34,8 +39,19 @@ impl SectionName {
         SectionName::Backups,
     ];
 
+    /// Everything that is collected on its own, each with its own freshness.
+    pub const PARTS: [SectionName; 5] = [
+        SectionName::Board,
+        SectionName::LiveTasks,
+        SectionName::Agents,
+        SectionName::Systems,
+        SectionName::Backups,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
+            SectionName::Board => "tasks.board",
+            SectionName::LiveTasks => "tasks.live",
             SectionName::Tasks => "tasks",
             SectionName::Agents => "agents",
             SectionName::Systems => "systems",
@@ -69,7 +85,7 @@ pub enum SectionData {
     /// `tasks.board`: every configured board's cards, and one source entry per board.
     Board(Probe<Board>),
     /// `tasks.live`: in-flight A2A tasks judged by the stuck rule.
-    LiveTasks(Vec<LiveTask>),
+    LiveTasks(Probe<Vec<LiveTask>>),
     /// What the projection job did per board (board name, outcome), kept in `tasks.board`'s
     /// sources until the next projection.
     Projections(Vec<(String, Probe<String>)>),
@@ -122,14 +138,24 @@ pub fn from_config(
             config, rules, client,
         )));
     }
+    if wanted(SectionName::Tasks) && !config.agents.is_empty() {
+        let client = ProbeClient::new(config.probe.timeout, config.probe.max_response_bytes);
+        out.push(Box::new(live_tasks::LiveTasksCollector::new(
+            config, rules, client,
+        )));
+    }
     out
 }
 
-/// Sections that have a collector in this config (whether or not it has run yet).
+/// Sections (and task parts) that have a collector in this config, whether or not it has run.
 pub fn configured_sections(config: &Config) -> Vec<SectionName> {
     let mut out = Vec::new();
     if !config.agents.is_empty() {
         out.push(SectionName::Agents);
+        out.push(SectionName::LiveTasks);
+    }
+    if !config.boards.is_empty() {
+        out.push(SectionName::Board);
     }
     out
 }

@@ -37,6 +37,10 @@ pub struct Rules {
     pub exchange_amber_below: Rule,
     /// A snapshot section older than this makes the snapshot stale.
     pub snapshot_stale_after: Rule,
+    /// A finished live task stays listed this long.
+    pub keep_finished: Rule,
+    /// A task id not mentioned by any heartbeat or audit line for this long is forgotten.
+    pub forget_unseen: Rule,
 }
 
 impl Rules {
@@ -110,6 +114,8 @@ impl Rules {
         let green = rule("last_exchange", &raw.last_exchange, "green_below_seconds");
         let amber = rule("last_exchange", &raw.last_exchange, "amber_below_seconds");
         let stale = rule("snapshot", &raw.snapshot, "stale_after_seconds");
+        let keep_finished = rule("live_tasks", &raw.live_tasks, "keep_finished_seconds");
+        let forget_unseen = rule("live_tasks", &raw.live_tasks, "forget_unseen_seconds");
         if let (Some(g), Some(a)) = (&green, &amber)
             && g.seconds >= a.seconds
         {
@@ -122,18 +128,22 @@ impl Rules {
                 });
             }
         }
-        match (no_reply, green, amber, stale) {
+        match (no_reply, green, amber, stale, keep_finished, forget_unseen) {
             (
                 Some(no_reply),
                 Some(exchange_green_below),
                 Some(exchange_amber_below),
                 Some(snapshot_stale_after),
+                Some(keep_finished),
+                Some(forget_unseen),
             ) if errors.is_empty() => Ok(Rules {
                 path: path.to_path_buf(),
                 no_reply,
                 exchange_green_below,
                 exchange_amber_below,
                 snapshot_stale_after,
+                keep_finished,
+                forget_unseen,
             }),
             _ => Err(ConfigErrors(errors)),
         }
@@ -156,6 +166,7 @@ struct RawRules {
     stuck: Option<RawGroup>,
     last_exchange: Option<RawGroup>,
     snapshot: Option<RawGroup>,
+    live_tasks: Option<RawGroup>,
 }
 
 #[derive(Deserialize)]
@@ -201,6 +212,10 @@ last_exchange:
 snapshot:
   stale_after_seconds: 600
   source: spec 003 §6.5
+live_tasks:
+  keep_finished_seconds: 3600
+  forget_unseen_seconds: 86400
+  source: fleetdash
 ";
 
     #[test]

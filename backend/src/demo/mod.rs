@@ -264,6 +264,8 @@ async fn start_fleet(state_dir: &Path, shutdown: CancellationToken) -> Result<Ve
             }
             if spec.name == "min" {
                 sim.in_flight = vec!["t_demo0001".into(), "t_demo0002".into()];
+                // Never progresses: the STUCK badge appears once the demo's rule has passed.
+                sim.stalled = vec!["t_demo0002".into()];
                 sim.window_percent = Some(62.5);
             }
             if spec.name == "sol" {
@@ -302,6 +304,20 @@ fn seed_audit_log(path: &Path, trouble: Trouble) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// The fleet's rules, with the stuck rule shortened so a demo shows STUCK within minutes.
+fn demo_rules() -> String {
+    let fleet_rule = DEFAULT_RULES
+        .lines()
+        .find(|l| l.trim_start().starts_with("no_reply_seconds:"))
+        .expect("the shipped rules declare no_reply_seconds");
+    DEFAULT_RULES.replacen(
+        fleet_rule,
+        "  # DEMO ONLY: the fleet's value is 300 s; shortened so the demo shows STUCK within minutes.\n  \
+         no_reply_seconds: 60",
+        1,
+    )
+}
+
 /// Writes the demo's config, rules and htpasswd; returns the config path.
 fn write_files(
     state_dir: &Path,
@@ -310,7 +326,7 @@ fn write_files(
     dist_dir: Option<&Path>,
 ) -> Result<PathBuf> {
     let rules = state_dir.join("rules.yaml");
-    std::fs::write(&rules, DEFAULT_RULES)?;
+    std::fs::write(&rules, demo_rules())?;
     let hash =
         bcrypt::hash(password, bcrypt::DEFAULT_COST).context("cannot hash the demo password")?;
     std::fs::write(state_dir.join("htpasswd"), format!("{DEMO_USER}:{hash}\n"))?;
@@ -319,7 +335,7 @@ fn write_files(
         "# Written by `fleetdash demo`. The demo polls every 15 s (production default: 2 min)\n\
          # so that changes show quickly.\n\
          output_dir = \"out\"\nstate_dir = \"state\"\nrules = \"rules.yaml\"\n\n\
-         [cadence]\nagents = \"15s\"\n\n[probe]\ntimeout = \"3s\"\n\n\
+         [cadence]\nagents = \"15s\"\nlive_tasks = \"10s\"\n\n[probe]\ntimeout = \"3s\"\n\n\
          [serve]\nhtpasswd = \"htpasswd\"\n",
     );
     if let Some(dist) = dist_dir {

@@ -20,6 +20,9 @@ use serde_json::{Value, json};
 
 use crate::a2a::Wire;
 
+/// When this process started: the frozen status time of stalled tasks.
+static STARTED: std::sync::LazyLock<chrono::DateTime<Utc>> = std::sync::LazyLock::new(Utc::now);
+
 /// One simulated agent and the way it behaves.
 #[derive(Debug, Clone)]
 pub struct SimAgent {
@@ -34,6 +37,9 @@ pub struct SimAgent {
     pub model: Option<String>,
     pub window_percent: Option<f64>,
     pub in_flight: Vec<String>,
+    /// In-flight tasks that never progress: their status timestamp stays at start-up, so the
+    /// stuck rule fires on them.
+    pub stalled: Vec<String>,
     /// Where it appends one audit line per message it answers, like the Hermes adapter.
     pub audit_log: Option<PathBuf>,
 }
@@ -49,6 +55,7 @@ impl SimAgent {
             model: None,
             window_percent: None,
             in_flight: Vec::new(),
+            stalled: Vec::new(),
             audit_log: None,
         }
     }
@@ -166,8 +173,14 @@ impl SimAgent {
                 } else {
                     "working"
                 };
+                // A working task reports progress with a fresh timestamp; a stalled one never does.
+                let at = if self.stalled.iter().any(|t| t == task_id) {
+                    *STARTED
+                } else {
+                    Utc::now()
+                };
                 result(json!({"id": task_id, "contextId": "demo", "kind": "task",
-                              "status": {"state": state, "timestamp": Utc::now().to_rfc3339()}}))
+                              "status": {"state": state, "timestamp": at.to_rfc3339()}}))
             }
             _ => error(-32601, "Method not found"),
         }

@@ -361,6 +361,8 @@ mod tests {
         s.sections.agents.configured = true;
         s.sections.agents.checked_at = Some(now);
         s.sections.tasks.configured = true;
+        s.sections.board.configured = true;
+        s.sections.live_tasks.configured = true;
         let agent = |name: &str, band: Band, reason: Option<&str>| Agent {
             name: name.into(),
             endpoint: "http://127.0.0.1:1/".into(),

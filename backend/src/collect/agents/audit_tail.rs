@@ -22,12 +22,20 @@ pub struct AuditTail {
     pub skipped_lines: u64,
     /// Bytes read, for the benchmark.
     pub bytes_read: u64,
+    /// Task ids on the lines read (newest first, at most [`MAX_TASK_IDS`]): candidates for the
+    /// live-task poll. Only the ids: nothing else of those lines is kept.
+    pub task_ids: Vec<String>,
 }
+
+/// The most task ids taken from one tail read.
+pub const MAX_TASK_IDS: usize = 32;
 
 /// Only the fields that decide whether a line is a successful exchange.
 #[derive(Deserialize)]
 struct Line {
     ts: f64,
+    #[serde(default)]
+    task_id: Option<String>,
     #[serde(default)]
     decision: Option<String>,
     #[serde(default)]
@@ -57,6 +65,7 @@ pub fn last_exchange(path: &Path, budget: u64) -> io::Result<AuditTail> {
         last_exchange_ts: None,
         skipped_lines: 0,
         bytes_read: 0,
+        task_ids: Vec::new(),
     };
     let rotated = rotated_path(path);
     let mut found_any_file = false;
@@ -75,6 +84,11 @@ pub fn last_exchange(path: &Path, budget: u64) -> io::Result<AuditTail> {
         let tail = scan_backwards(file, budget.saturating_sub(total.bytes_read))?;
         total.skipped_lines += tail.skipped_lines;
         total.bytes_read += tail.bytes_read;
+        for id in tail.task_ids {
+            if total.task_ids.len() < MAX_TASK_IDS && !total.task_ids.contains(&id) {
+                total.task_ids.push(id);
+            }
+        }
         if tail.last_exchange_ts.is_some() {
             total.last_exchange_ts = tail.last_exchange_ts;
             break;
@@ -92,6 +106,11 @@ pub fn last_exchange(path: &Path, budget: u64) -> io::Result<AuditTail> {
     Ok(total)
 }
 
+/// Ids as the audit log writes them: up to 128 printable characters (or `sha256:<16 hex>`).
+fn is_task_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_graphic())
+}
+
 fn rotated_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(".1");
@@ -104,6 +123,7 @@ fn scan_backwards(mut file: File, budget: u64) -> io::Result<AuditTail> {
         last_exchange_ts: None,
         skipped_lines: 0,
         bytes_read: 0,
+        task_ids: Vec::new(),
     };
     let floor = len.saturating_sub(budget);
     let mut pos = len;
@@ -139,6 +159,12 @@ fn scan_backwards(mut file: File, budget: u64) -> io::Result<AuditTail> {
             }
             match serde_json::from_slice::<Line>(line) {
                 Ok(l) if l.ts.is_finite() => {
+                    if let Some(id) = l.task_id.as_ref().filter(|id| is_task_id(id))
+                        && out.task_ids.len() < MAX_TASK_IDS
+                        && !out.task_ids.contains(id)
+                    {
+                        out.task_ids.push(id.clone());
+                    }
                     if l.is_success() {
                         out.last_exchange_ts = Some(l.ts);
                         return Ok(out);
@@ -182,6 +208,7 @@ mod tests {
         let tail = last_exchange(&p, 1 << 20).unwrap();
         assert_eq!(tail.last_exchange_ts, Some(200.0));
         assert_eq!(tail.skipped_lines, 2);
+        assert!(tail.task_ids.is_empty());
     }
 
     #[test]

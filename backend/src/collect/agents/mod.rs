@@ -22,6 +22,7 @@ use futures::StreamExt;
 
 use super::{Collector, SectionData, SectionName};
 use crate::a2a::Wire;
+use crate::collect::live_tasks::registry::{self, Origin, Registry};
 use crate::config::{AgentConfig, Config, Dialect, ProbeLimits, Rules, TokenSource};
 use crate::net::{ProbeClient, ProbeFailure};
 
@@ -33,6 +34,8 @@ pub struct AgentsCollector {
     client: ProbeClient,
     /// What `auto` peers answered to last time, so the next heartbeat asks them that first.
     learned: Mutex<HashMap<String, Wire>>,
+    /// Where the task ids seen in heartbeats and audit logs go for the live-task poll.
+    registry: Option<Registry>,
 }
 
 impl AgentsCollector {
@@ -44,6 +47,7 @@ impl AgentsCollector {
             cadence: config.cadence.agents,
             client,
             learned: Mutex::new(HashMap::new()),
+            registry: Some(Registry::new(&config.state_dir)),
         }
     }
 
@@ -53,20 +57,54 @@ impl AgentsCollector {
     /// against the limit, so each hung agent would stall its whole window for a timeout and a
     /// pass would cost one timeout per `concurrency` agents instead of about one in all.
     pub async fn probe_all(&self) -> Vec<Agent> {
-        let mut rows: Vec<(usize, Agent)> = futures::stream::iter(0..self.agents.len())
-            .map(|i| async move { (i, self.probe_one(&self.agents[i]).await) })
-            .buffer_unordered(self.limits.concurrency)
-            .collect()
-            .await;
-        rows.sort_unstable_by_key(|(i, _)| *i);
-        rows.into_iter().map(|(_, row)| row).collect()
+        let mut rows: Vec<(usize, Agent, Vec<String>)> =
+            futures::stream::iter(0..self.agents.len())
+                .map(|i| async move {
+                    let (row, audit_ids) = self.probe_one(&self.agents[i]).await;
+                    (i, row, audit_ids)
+                })
+                .buffer_unordered(self.limits.concurrency)
+                .collect()
+                .await;
+        rows.sort_unstable_by_key(|(i, _, _)| *i);
+        self.note_live_tasks(&rows);
+        rows.into_iter().map(|(_, row, _)| row).collect()
     }
 
-    async fn probe_one(&self, agent: &AgentConfig) -> Agent {
+    /// Hands the task ids this pass saw to the live-task poll, in one registry write.
+    fn note_live_tasks(&self, rows: &[(usize, Agent, Vec<String>)]) {
+        let Some(registry) = &self.registry else {
+            return;
+        };
+        let now = Utc::now();
+        let result = registry.update(|tasks| {
+            for (_, row, audit_ids) in rows {
+                let heartbeat = row.heartbeat.value();
+                let wire = heartbeat.map(|h| h.dialect.as_str());
+                let in_flight = heartbeat
+                    .and_then(|h| h.in_flight.value())
+                    .cloned()
+                    .unwrap_or_default();
+                registry::note(tasks, &row.name, wire, Origin::Heartbeat, &in_flight, now);
+                registry::note(tasks, &row.name, wire, Origin::Audit, audit_ids, now);
+            }
+        });
+        if let Err(e) = result {
+            tracing::error!("cannot note live tasks: {e:#}");
+        }
+    }
+
+    /// One agent's row, and the task ids its audit tail mentioned.
+    async fn probe_one(&self, agent: &AgentConfig) -> (Agent, Vec<String>) {
         let checked_at = Utc::now();
         let token = match read_token(agent.token.as_ref()) {
             Ok(t) => t,
-            Err(failure) => return verdict::unprobed(agent, failure, &self.rules, checked_at),
+            Err(failure) => {
+                return (
+                    verdict::unprobed(agent, failure, &self.rules, checked_at),
+                    Vec::new(),
+                );
+            }
         };
         let token = token.as_deref();
         let attempts = self.attempts(agent);
@@ -82,7 +120,11 @@ impl AgentsCollector {
                 .expect("learned-dialect map is never poisoned")
                 .insert(agent.name.clone(), reply.wire);
         }
-        verdict::row(
+        let audit_ids = match &audit {
+            Some(Ok(tail)) => tail.task_ids.clone(),
+            _ => Vec::new(),
+        };
+        let row = verdict::row(
             agent,
             verdict::Evidence {
                 card,
@@ -91,7 +133,8 @@ impl AgentsCollector {
             },
             &self.rules,
             checked_at,
-        )
+        );
+        (row, audit_ids)
     }
 
     fn attempts(&self, agent: &AgentConfig) -> Vec<Wire> {

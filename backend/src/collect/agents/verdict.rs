@@ -291,6 +291,7 @@ mod tests {
                 last_exchange_ts: Some(now.timestamp() as f64 - exchange_age_s),
                 skipped_lines: 1,
                 bytes_read: 10,
+                task_ids: Vec::new(),
             })),
         }
     }

@@ -1,0 +1,161 @@
+//! Live A2A tasks and the stuck rule, end to end through `fleetdash collect`: task ids come
+//! from heartbeat replies, are polled with GetTask / tasks/get, and a task that shows no
+//! progress for the rules' `no_reply_seconds` is STUCK with its cause, escalated exactly once.
+
+mod support;
+
+use std::time::Duration;
+
+use fleetdash::a2a::Wire;
+use fleetdash::demo::sim::SimAgent;
+use fleetdash_model::{Asc, LiveTask, Probe, Snapshot};
+use support::{PyPeer, Scratch, Sdk, Sim, agent_toml};
+
+/// The shipped rules with a 2 s stuck rule, so a test can wait it out.
+fn short_rules(scratch: &Scratch) {
+    let rules = support::DEFAULT_RULES.replacen("no_reply_seconds: 300", "no_reply_seconds: 2", 1);
+    assert_ne!(rules, support::DEFAULT_RULES);
+    std::fs::write(scratch.path().join("rules.yaml"), rules).unwrap();
+}
+
+fn live(snapshot: &Snapshot) -> Vec<LiveTask> {
+    match &snapshot.tasks.live {
+        Probe::Value(tasks) => tasks.clone(),
+        other => panic!("tasks.live is {other:?}"),
+    }
+}
+
+fn collect_ok(scratch: &Scratch, config: &std::path::Path) -> Snapshot {
+    let out = scratch.collect(config);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    scratch.snapshot()
+}
+
+fn escalations(scratch: &Scratch) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(scratch.path().join("state/escalations.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_task_that_never_progresses_on_a_real_peer_becomes_stuck_and_is_escalated_once() {
+    let scratch = Scratch::new();
+    short_rules(&scratch);
+    let peer = PyPeer::start(
+        Sdk::V1,
+        &[
+            "--name",
+            "heart",
+            "--in-flight",
+            "t_never01",
+            "--never-complete",
+        ],
+    );
+    let audit = scratch.audit_log("heart", 10.0);
+    let config = scratch.config(&agent_toml("heart", &peer.endpoint(), "v1", &audit));
+
+    let first = live(&collect_ok(&scratch, &config));
+    let task = first
+        .iter()
+        .find(|t| t.id == "t_never01")
+        .unwrap_or_else(|| panic!("{first:#?}"));
+    assert_eq!(task.agent, "heart");
+    assert_eq!(task.state, Probe::Value("TASK_STATE_WORKING".into()));
+    assert!(!task.stuck, "{task:#?}");
+    assert_eq!(task.status, Asc::RUNNING);
+    assert!(escalations(&scratch).is_empty());
+
+    std::thread::sleep(Duration::from_millis(2500));
+    let second = collect_ok(&scratch, &config);
+    let task = live(&second)
+        .into_iter()
+        .find(|t| t.id == "t_never01")
+        .unwrap();
+    assert!(task.stuck, "{task:#?}");
+    assert!(task.age_s >= 2);
+    assert_eq!(task.status, Asc::TIMEOUT);
+    let reason = task.reason.clone().unwrap();
+    assert!(
+        reason.starts_with("no reply for ") && reason.contains("(>= 2 s)"),
+        "{reason}"
+    );
+    assert!(second.verdict().red >= 1);
+
+    let lines = escalations(&scratch);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert_eq!(lines[0]["task_id"], "t_never01");
+    assert_eq!(lines[0]["rule"]["no_reply_seconds"], 2);
+    assert!(
+        lines[0]["rule"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("adapter.py")
+    );
+
+    // Still stuck on the next pass, but escalated only once.
+    let third = live(&collect_ok(&scratch, &config));
+    assert!(third.iter().any(|t| t.id == "t_never01" && t.stuck));
+    assert_eq!(escalations(&scratch).len(), 1);
+}
+
+#[test]
+fn a_task_that_progresses_is_never_stuck_and_v03_states_are_mapped() {
+    let scratch = Scratch::new();
+    short_rules(&scratch);
+    // The simulated v0.3 peer answers tasks/get with "working" and a fresh timestamp each time.
+    let sim = Sim::start(SimAgent {
+        in_flight: vec!["t_moving01".into()],
+        ..SimAgent::healthy("pulse", Wire::V03)
+    });
+    let audit = scratch.audit_log("pulse", 10.0);
+    let config = scratch.config(&agent_toml("pulse", &sim.endpoint, "v0.3", &audit));
+    collect_ok(&scratch, &config);
+    std::thread::sleep(Duration::from_millis(2500));
+    let tasks = live(&collect_ok(&scratch, &config));
+    let task = tasks
+        .iter()
+        .find(|t| t.id == "t_moving01")
+        .unwrap_or_else(|| panic!("{tasks:#?}"));
+    assert_eq!(
+        task.state,
+        Probe::Value("TASK_STATE_WORKING".into()),
+        "v0.3 `working` is mapped"
+    );
+    assert!(!task.stuck, "{task:#?}");
+    assert!(escalations(&scratch).is_empty());
+}
+
+#[test]
+fn a_task_whose_peer_stops_answering_is_stuck_with_the_failure_as_its_cause() {
+    let scratch = Scratch::new();
+    short_rules(&scratch);
+    let sim = Sim::start(SimAgent {
+        in_flight: vec!["t_gone01".into()],
+        stalled: vec!["t_gone01".into()],
+        ..SimAgent::healthy("brain", Wire::V1)
+    });
+    let audit = scratch.audit_log("brain", 10.0);
+    let config = scratch.config(&agent_toml("brain", &sim.endpoint, "v1", &audit));
+    collect_ok(&scratch, &config);
+    // The peer goes away: the task can only be judged by its silence.
+    drop(sim);
+    std::thread::sleep(Duration::from_millis(2500));
+    let tasks = live(&collect_ok(&scratch, &config));
+    let task = tasks
+        .iter()
+        .find(|t| t.id == "t_gone01")
+        .unwrap_or_else(|| panic!("{tasks:#?}"));
+    assert!(task.stuck && task.stale, "{task:#?}");
+    assert!(task.state.is_error(), "{task:#?}");
+    let reason = task.reason.clone().unwrap();
+    assert!(
+        reason.contains("no reply for") && reason.contains("connection refused"),
+        "{reason}"
+    );
+}
