@@ -5,6 +5,7 @@
 //! Scheduling lives in `watchdog`, merging and writing in `snapshot` and `write`.
 
 pub mod agents;
+pub mod board;
 pub mod live_tasks;
 
 use std::fmt;
@@ -143,6 +144,9 @@ pub fn from_config(
         out.push(Box::new(live_tasks::LiveTasksCollector::new(
             config, rules, client,
         )));
+    }
+    if wanted(SectionName::Tasks) && !config.boards.is_empty() {
+        out.push(Box::new(board::BoardCollector::new(config)));
     }
     out
 }

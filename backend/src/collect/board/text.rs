@@ -1,0 +1,111 @@
+//! Text that comes out of a board database on its way to the snapshot: titles, assignees,
+//! statuses and ids are written by agents and people, so each is flattened (no control or
+//! bidi-override characters), passed through the redaction gate, and only then cut to a bound.
+//!
+//! Redacting before cutting matters: a cut could leave half a secret that no longer matches
+//! any secret shape, and that half would leak.
+
+use crate::redact::RedactionGate;
+
+/// A card title longer than this is cut (in characters, ellipsis included).
+pub const TITLE_MAX_CHARS: usize = 120;
+/// Ids, assignees, statuses and block kinds are short words in Hermes; anything longer is cut.
+pub const WORD_MAX_CHARS: usize = 64;
+
+const ELLIPSIS: char = '…';
+
+/// Flattens, redacts and cuts `raw` to at most `max` characters.
+pub fn clean(raw: &str, max: usize) -> String {
+    let flat = flatten(raw);
+    let redacted = RedactionGate::default().redact_str(&flat).into_owned();
+    cut(&redacted, max)
+}
+
+/// Control characters (newlines and tabs included) and bidi overrides become one space; runs of
+/// whitespace collapse, and the ends are trimmed.
+fn flatten(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut pending_space = false;
+    for c in raw.chars() {
+        let c = if is_hidden(c) { ' ' } else { c };
+        if c.is_whitespace() {
+            pending_space = !out.is_empty();
+        } else {
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Characters that move or hide text instead of showing it.
+fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200B}'..='\u{200F}' | '\u{FEFF}')
+}
+
+/// At most `max` characters, always at a char boundary; a cut ends in "…".
+fn cut(text: &str, max: usize) -> String {
+    if max == 0 {
+        return String::new();
+    }
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some(_) => {
+            let keep = text
+                .char_indices()
+                .nth(max - 1)
+                .map_or(text.len(), |(i, _)| i);
+            let mut out = text[..keep].trim_end().to_string();
+            out.push(ELLIPSIS);
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::REDACTED;
+
+    #[test]
+    fn short_text_passes_unchanged() {
+        assert_eq!(
+            clean("Fix the arm64 pull", TITLE_MAX_CHARS),
+            "Fix the arm64 pull"
+        );
+    }
+
+    #[test]
+    fn control_and_bidi_characters_are_flattened() {
+        assert_eq!(clean("a\nb\t\tc\r\n\u{202E}d\u{0}", 50), "a b c d");
+        assert_eq!(clean("  \n ", 50), "");
+    }
+
+    #[test]
+    fn long_text_is_cut_at_a_char_boundary_with_an_ellipsis() {
+        let title = "é".repeat(200);
+        let out = clean(&title, TITLE_MAX_CHARS);
+        assert_eq!(out.chars().count(), TITLE_MAX_CHARS);
+        assert!(out.ends_with('…'));
+        let exact = "x".repeat(TITLE_MAX_CHARS);
+        assert_eq!(clean(&exact, TITLE_MAX_CHARS), exact);
+        let emoji = "🦀".repeat(130);
+        assert_eq!(clean(&emoji, 10), format!("{}…", "🦀".repeat(9)));
+    }
+
+    #[test]
+    fn secrets_are_redacted_before_the_cut() {
+        // The key straddles the cut: cutting first would leave "sk-ant-api03-PLA…", a prefix too
+        // short to match the key shape, and it would leak.
+        let title = format!(
+            "{} sk-ant-api03-PLANTEDabcdefghijklmnop0123456789",
+            "x".repeat(100)
+        );
+        let out = clean(&title, TITLE_MAX_CHARS);
+        assert_eq!(out, format!("{} {REDACTED}", "x".repeat(100)));
+    }
+}

@@ -1,0 +1,211 @@
+//! Hermes kanban databases for the board tests and the board_read bench, built with the schema
+//! Hermes itself creates (reference hermes-kanban.md: tasks, task_links, task_comments,
+//! task_events, task_runs and their indexes), in WAL mode, written as Hermes writes them.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, params};
+
+/// The Hermes schema (kanban_db.py, the version the reference describes).
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS tasks (
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, body TEXT, assignee TEXT, status TEXT NOT NULL,
+    priority INTEGER DEFAULT 0, created_by TEXT, created_at INTEGER NOT NULL, started_at INTEGER,
+    completed_at INTEGER, workspace_kind TEXT NOT NULL DEFAULT 'scratch', workspace_path TEXT,
+    branch_name TEXT, project_id TEXT, claim_lock TEXT, claim_expires INTEGER, tenant TEXT,
+    result TEXT, idempotency_key TEXT, consecutive_failures INTEGER NOT NULL DEFAULT 0,
+    worker_pid INTEGER, last_failure_error TEXT, max_runtime_seconds INTEGER,
+    last_heartbeat_at INTEGER, current_run_id INTEGER, workflow_template_id TEXT,
+    current_step_key TEXT, skills TEXT, model_override TEXT, provider_override TEXT,
+    reasoning_effort TEXT, max_retries INTEGER, goal_mode INTEGER NOT NULL DEFAULT 0,
+    goal_max_turns INTEGER, session_id TEXT, block_kind TEXT,
+    block_recurrences INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS task_links (
+    parent_id TEXT NOT NULL, child_id TEXT NOT NULL, PRIMARY KEY (parent_id, child_id)
+);
+CREATE TABLE IF NOT EXISTS task_comments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, task_id TEXT NOT NULL, author TEXT NOT NULL,
+    body TEXT NOT NULL, created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS task_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, task_id TEXT NOT NULL, run_id INTEGER,
+    kind TEXT NOT NULL, payload TEXT, created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS task_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, task_id TEXT NOT NULL, profile TEXT, step_key TEXT,
+    status TEXT NOT NULL, claim_lock TEXT, claim_expires INTEGER, worker_pid INTEGER,
+    max_runtime_seconds INTEGER, last_heartbeat_at INTEGER, started_at INTEGER NOT NULL,
+    ended_at INTEGER, outcome TEXT, summary TEXT, metadata TEXT, error TEXT
+);
+CREATE INDEX IF NOT EXISTS idx_tasks_assignee_status ON tasks(assignee, status);
+CREATE INDEX IF NOT EXISTS idx_tasks_status ON tasks(status);
+CREATE INDEX IF NOT EXISTS idx_links_child ON task_links(child_id);
+CREATE INDEX IF NOT EXISTS idx_links_parent ON task_links(parent_id);
+CREATE INDEX IF NOT EXISTS idx_comments_task ON task_comments(task_id, created_at);
+CREATE INDEX IF NOT EXISTS idx_events_task ON task_events(task_id, created_at);
+CREATE INDEX IF NOT EXISTS idx_runs_task ON task_runs(task_id, started_at);
+CREATE INDEX IF NOT EXISTS idx_runs_status ON task_runs(status);
+";
+
+pub fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// One task row; the fields the dashboard reads plus the text it must never copy.
+#[derive(Debug, Clone, Default)]
+pub struct Task {
+    pub id: String,
+    pub title: String,
+    pub body: Option<String>,
+    pub assignee: Option<String>,
+    pub status: String,
+    pub priority: i64,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub completed_at: Option<i64>,
+    pub last_heartbeat_at: Option<i64>,
+    pub block_kind: Option<String>,
+    pub result: Option<String>,
+    pub last_failure_error: Option<String>,
+}
+
+impl Task {
+    pub fn new(id: &str, title: &str, status: &str, assignee: Option<&str>) -> Task {
+        Task {
+            id: id.to_string(),
+            title: title.to_string(),
+            status: status.to_string(),
+            assignee: assignee.map(str::to_string),
+            created_at: now() - 3600,
+            ..Task::default()
+        }
+    }
+}
+
+/// A Hermes board database, held open like the Hermes process holds it.
+pub struct Kanban {
+    pub path: PathBuf,
+    pub conn: Connection,
+}
+
+impl Kanban {
+    /// A new board database at `path`, in WAL mode, with the Hermes schema.
+    pub fn create(path: &Path) -> Kanban {
+        let conn = Connection::open(path).unwrap();
+        conn.pragma_update(None, "journal_mode", "wal").unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        Kanban {
+            path: path.to_path_buf(),
+            conn,
+        }
+    }
+
+    pub fn task(&self, t: &Task) {
+        self.conn
+            .execute(
+                "INSERT INTO tasks (id, title, body, assignee, status, priority, created_by,
+                     created_at, started_at, completed_at, last_heartbeat_at, block_kind, result,
+                     last_failure_error)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'young', ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    t.id,
+                    t.title,
+                    t.body,
+                    t.assignee,
+                    t.status,
+                    t.priority,
+                    t.created_at,
+                    t.started_at,
+                    t.completed_at,
+                    t.last_heartbeat_at,
+                    t.block_kind,
+                    t.result,
+                    t.last_failure_error
+                ],
+            )
+            .unwrap();
+    }
+
+    /// Appends an event, as `_append_event` does.
+    pub fn event(&self, task: &str, kind: &str, payload: &str, created_at: i64) {
+        self.conn
+            .execute(
+                "INSERT INTO task_events (task_id, kind, payload, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![task, kind, payload, created_at],
+            )
+            .unwrap();
+    }
+
+    pub fn comment(&self, task: &str, body: &str) {
+        self.conn
+            .execute(
+                "INSERT INTO task_comments (task_id, author, body, created_at) VALUES (?1, 'min', ?2, ?3)",
+                params![task, body, now()],
+            )
+            .unwrap();
+    }
+
+    pub fn run(&self, task: &str, outcome: &str, summary: &str, error: &str) {
+        self.conn
+            .execute(
+                "INSERT INTO task_runs (task_id, profile, status, started_at, ended_at, outcome,
+                     summary, metadata, error)
+                 VALUES (?1, 'min', ?2, ?3, ?3, ?2, ?4, '{}', ?5)",
+                params![task, outcome, now() - 600, summary, error],
+            )
+            .unwrap();
+    }
+}
+
+/// `count` tasks spread over every status, each with a claim, heartbeats and, for one in
+/// five, a worker event; what the bench reads.
+pub fn populate(k: &Kanban, count: usize) {
+    const STATUSES: [&str; 9] = [
+        "triage",
+        "todo",
+        "scheduled",
+        "ready",
+        "running",
+        "blocked",
+        "review",
+        "done",
+        "archived",
+    ];
+    const WORKER: [&str; 5] = ["crashed", "timed_out", "stale", "reclaimed", "reconciled"];
+    let t0 = now() - 86_400;
+    k.conn.execute_batch("BEGIN").unwrap();
+    for i in 0..count {
+        let id = format!("t_{i:08x}");
+        let status = STATUSES[i % STATUSES.len()];
+        let mut t = Task::new(
+            &id,
+            &format!("Card {i}: move the arm64 image pull behind the cache"),
+            status,
+            Some(["echo", "min", "mira", "nova", "sol", "tam"][i % 6]),
+        );
+        t.created_at = t0 + i as i64;
+        t.body = Some("A body of some length that the dashboard never reads. ".repeat(8));
+        t.started_at = Some(t.created_at + 60);
+        t.priority = (i % 4) as i64;
+        if status == "blocked" {
+            t.block_kind = Some("needs_input".into());
+        }
+        k.task(&t);
+        k.event(&id, "created", "{}", t.created_at);
+        k.event(&id, "claimed", r#"{"lock": "lab:4242"}"#, t.created_at + 60);
+        for h in 0..3 {
+            k.event(&id, "heartbeat", "{}", t.created_at + 120 + h * 60);
+        }
+        if i % 5 == 0 {
+            k.event(
+                &id,
+                WORKER[(i / 5) % WORKER.len()],
+                r#"{"pid": 4242, "elapsed_seconds": 7260, "limit_seconds": 7200, "worker_output": "long text the dashboard never reads"}"#,
+                t.created_at + 600,
+            );
+        }
+    }
+    k.conn.execute_batch("COMMIT").unwrap();
+}
