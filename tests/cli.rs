@@ -351,7 +351,10 @@ fn demo_shows_eleven_agents_with_every_failure_mode_behind_auth() {
                 break snap;
             }
         }
-        assert!(Instant::now() < deadline, "the demo wrote no agents section");
+        assert!(
+            Instant::now() < deadline,
+            "the demo wrote no agents section"
+        );
         std::thread::sleep(Duration::from_millis(200));
     };
     let Probe::Value(rows) = &snap.agents else {

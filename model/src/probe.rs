@@ -3,6 +3,7 @@
 //! On the wire it is the value itself, the string `"unknown"`, or `"error: <reason>"`, exactly
 //! as spec §6.1 asks: a failed probe fills its field with the error instead of vanishing.
 
+use serde::de::value as de;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 const ERROR_PREFIX: &str = "error: ";
@@ -69,20 +70,60 @@ impl<T: Serialize> Serialize for Probe<T> {
     }
 }
 
-impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Probe<T> {
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Probe<T> {
+    /// Streams: the two sentinel strings are recognised on the way, anything else is handed to
+    /// `T` as it comes, with no intermediate `serde_json::Value` (which would also cost the page
+    /// tens of kilobytes of WebAssembly).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = serde_json::Value::deserialize(deserializer)?;
-        if let serde_json::Value::String(s) = &raw {
-            if s == UNKNOWN {
-                return Ok(Probe::Unknown);
-            }
-            if let Some(reason) = s.strip_prefix(ERROR_PREFIX) {
-                return Ok(Probe::Error(reason.to_string()));
-            }
+        deserializer.deserialize_any(ProbeVisitor(std::marker::PhantomData))
+    }
+}
+
+struct ProbeVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for ProbeVisitor<T> {
+    type Value = Probe<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a value, \"unknown\" or \"error: <reason>\"")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+        if s == UNKNOWN {
+            return Ok(Probe::Unknown);
         }
-        T::deserialize(raw)
-            .map(Probe::Value)
-            .map_err(serde::de::Error::custom)
+        if let Some(reason) = s.strip_prefix(ERROR_PREFIX) {
+            return Ok(Probe::Error(reason.to_string()));
+        }
+        T::deserialize(de::StrDeserializer::new(s)).map(Probe::Value)
+    }
+
+    fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Self::Value, E> {
+        self.visit_str(&s)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        T::deserialize(de::BoolDeserializer::new(v)).map(Probe::Value)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        T::deserialize(de::U64Deserializer::new(v)).map(Probe::Value)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        T::deserialize(de::I64Deserializer::new(v)).map(Probe::Value)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        T::deserialize(de::F64Deserializer::new(v)).map(Probe::Value)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        T::deserialize(de::SeqAccessDeserializer::new(seq)).map(Probe::Value)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        T::deserialize(de::MapAccessDeserializer::new(map)).map(Probe::Value)
     }
 }
 

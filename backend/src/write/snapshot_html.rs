@@ -206,7 +206,7 @@ fn agents(s: &Snapshot) -> SectionView {
 }
 
 fn live_tasks(s: &Snapshot) -> SectionView {
-    let meta = &s.sections.tasks;
+    let meta = &s.sections.live_tasks;
     let mut view = section("live", "Live tasks", meta, s);
     view.problem = problem(&s.tasks.live, meta);
     let mut tasks = s.tasks.live.value().cloned().unwrap_or_default();
@@ -238,7 +238,7 @@ fn live_tasks(s: &Snapshot) -> SectionView {
 }
 
 fn board(s: &Snapshot) -> SectionView {
-    let meta = &s.sections.tasks;
+    let meta = &s.sections.board;
     let mut view = section("board", "Board", meta, s);
     view.problem = problem(&s.tasks.board, meta);
     if let Probe::Value(board) = &s.tasks.board {

@@ -19,15 +19,16 @@ const TERMINAL_STATES: [&str; 4] = [
 pub fn TasksPanel(snapshot: Snapshot) -> impl IntoView {
     let meta = snapshot.sections.tasks.clone();
     let no_reply_s = snapshot.rules.no_reply_s;
-    let board = section_problem(&snapshot.tasks.board, &meta).unwrap_or_else(|| {
-        let board = snapshot.tasks.board.value().cloned().unwrap_or(Board {
-            columns: Vec::new(),
-            cards: Vec::new(),
-            sources: Vec::new(),
+    let board =
+        section_problem(&snapshot.tasks.board, &snapshot.sections.board).unwrap_or_else(|| {
+            let board = snapshot.tasks.board.value().cloned().unwrap_or(Board {
+                columns: Vec::new(),
+                cards: Vec::new(),
+                sources: Vec::new(),
+            });
+            view! { <BoardView board=board/> }.into_any()
         });
-        view! { <BoardView board=board/> }.into_any()
-    });
-    let live = section_problem(&snapshot.tasks.live, &meta).unwrap_or_else(|| {
+    let live = section_problem(&snapshot.tasks.live, &snapshot.sections.live_tasks).unwrap_or_else(|| {
         let mut tasks = snapshot.tasks.live.value().cloned().unwrap_or_default();
         // Red first; then unfinished tasks, oldest first, so that one crossing the stuck rule
         // between polls is already at the top of the green ones; finished tasks last.
@@ -55,32 +56,65 @@ pub fn TasksPanel(snapshot: Snapshot) -> impl IntoView {
 
 #[component]
 fn BoardView(board: Board) -> impl IntoView {
-    if board.cards.is_empty() {
-        return view! { <p class="empty">"The board has no cards."</p> }.into_any();
-    }
-    let columns = board.columns.clone();
+    // One line per configured board first: a board that could not be read, or whose projection
+    // was refused, is red with its reason; it is never just missing from the columns. Plain
+    // text lines keep the page small.
+    let sources = board
+        .sources
+        .iter()
+        .map(|src| {
+            let band = if src.stale { Band::Red } else { Band::Green };
+            let line = format!(
+                "{} {} · {} · projection: {}{}",
+                band.icon(),
+                src.name,
+                text(&src.cards, |n| format!("{n} cards")),
+                text(&src.projection, Clone::clone),
+                src.reason
+                    .as_ref()
+                    .map(|r| format!(" · {r} (ASC-{})", src.status.code))
+                    .unwrap_or_default()
+            );
+            view! { <li class=format!("check {}", band.class())>{line}</li> }
+        })
+        .collect_view();
+    let mut cards = board.cards.clone();
+    // Red cards first within each column.
+    cards.sort_by_key(|c| std::cmp::Reverse(c.band));
+    let columns = board
+        .columns
+        .iter()
+        .map(|column| {
+            let in_column: Vec<_> = cards.iter().filter(|c| &c.status == column).cloned().collect();
+            let items = in_column
+                .into_iter()
+                .map(|c| {
+                    let mut meta = vec![c.assignee.unwrap_or_else(|| "unassigned".into())];
+                    meta.extend(c.block_kind.map(|k| format!("blocked: {k}")));
+                    meta.extend(c.conditions.iter().map(|x| format!("{} {x}", c.band.icon())));
+                    meta.push(format!("{} {} · {} old", c.board, c.id, human_age(c.age_s)));
+                    view! {
+                        <li class=format!("card {}", c.band.class())>
+                            <span class="title">{c.title}</span><small>{meta.join(" · ")}</small>
+                        </li>
+                    }
+                })
+                .collect_view();
+            view! { <div class="column"><h4>{column.clone()}</h4><ul class="cards">{items}</ul></div> }
+        })
+        .collect_view();
     view! {
-        <div class="board">
-            {columns.into_iter().map(|column| {
-                let cards: Vec<_> = board.cards.iter().filter(|c| c.status == column).cloned().collect();
-                view! {
-                    <div class="column">
-                        <h4>{format!("{column} ({})", cards.len())}</h4>
-                        <ul class="cards">
-                            {cards.into_iter().map(|c| view! {
-                                <li class=if c.stale { "card red" } else { "card" }>
-                                    <span class="title">{c.title}</span>
-                                    <span class="owner">{c.assignee.unwrap_or_else(|| "unassigned".into())}</span>
-                                    <small class="id">{format!("{} · {}", c.board, c.id)}</small>
-                                </li>
-                            }).collect_view()}
-                        </ul>
-                    </div>
-                }
-            }).collect_view()}
-        </div>
+        <ul class="checks">{sources}</ul>
+        <div class="board">{columns}</div>
     }
-    .into_any()
+}
+
+fn text<T>(probe: &fleetdash_model::Probe<T>, show: impl FnOnce(&T) -> String) -> String {
+    match probe {
+        fleetdash_model::Probe::Value(v) => show(v),
+        fleetdash_model::Probe::Unknown => "none".into(),
+        fleetdash_model::Probe::Error(r) => format!("error: {r}"),
+    }
 }
 
 /// Whether a live task is stuck at `now`: flagged by the collector, or, not finished, its age
