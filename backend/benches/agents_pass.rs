@@ -324,7 +324,12 @@ impl Pass {
 
 async fn agents_pass(config_path: &Path) -> Pass {
     let (config, rules) = Config::load(config_path).unwrap_or_else(|e| panic!("{e}"));
-    let collectors = collect::from_config(&config, &rules, Some(&[SectionName::Agents]));
+    let collectors = collect::from_config(
+        &config,
+        &rules,
+        &fleetdash::app::gate_for(&config),
+        Some(&[SectionName::Agents]),
+    );
     let collector = collectors.first().expect("an agents collector");
     let started = Instant::now();
     let update = collect::run_once(collector.as_ref()).await;

@@ -51,7 +51,7 @@ pub fn gate_for(config: &Config) -> RedactionGate {
 pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Outcome {
     let (config, rules) = load(path)?;
     let writer = StatusWriter::new(&config.output_dir, &config.state_dir, gate_for(&config))?;
-    let collectors = collect::from_config(&config, &rules, only);
+    let collectors = collect::from_config(&config, &rules, &gate_for(&config), only);
     // Live tasks are polled after the agents pass, which notes the ids heartbeats mention.
     let (later, first): (Vec<_>, Vec<_>) = collectors
         .iter()
@@ -93,7 +93,7 @@ pub async fn run_until(
         &config.state_dir,
         gate_for(config),
     )?);
-    let collectors = collect::from_config(config, rules, None);
+    let collectors = collect::from_config(config, rules, &gate_for(config), None);
     if collectors.is_empty() {
         tracing::warn!(config = %config.path.display(), "nothing to collect: the config lists no agents");
     }

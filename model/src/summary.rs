@@ -79,7 +79,7 @@ impl Snapshot {
                 board
                     .sources
                     .iter()
-                    .filter(|s| s.stale)
+                    .filter(|s| s.band() == Band::Red)
                     .for_each(|_| v.add(Band::Red));
             }
             other => section_failed(self.sections.board.configured, other.is_error(), &mut v),
@@ -131,6 +131,17 @@ impl crate::LiveTask {
             Some("TASK_STATE_FAILED" | "TASK_STATE_REJECTED")
         );
         if self.stuck || self.state.is_error() || self.stale || failed {
+            Band::Red
+        } else {
+            Band::Green
+        }
+    }
+}
+
+impl crate::BoardSource {
+    /// Red when the board could not be read or its projection failed or was refused.
+    pub fn band(&self) -> Band {
+        if self.stale || self.cards.is_error() || self.projection.is_error() {
             Band::Red
         } else {
             Band::Green

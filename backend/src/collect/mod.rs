@@ -7,6 +7,7 @@
 pub mod agents;
 pub mod board;
 pub mod live_tasks;
+pub mod projections;
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,6 +19,7 @@ use fleetdash_model::{Agent, Backups, Board, LiveTask, Probe, System};
 
 use crate::config::{Config, Rules};
 use crate::net::ProbeClient;
+use crate::redact::RedactionGate;
 
 /// The snapshot's top-level sections, and the two parts of `tasks` that are collected apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -129,6 +131,7 @@ pub async fn run_once(collector: &dyn Collector) -> SectionUpdate {
 pub fn from_config(
     config: &Config,
     rules: &Rules,
+    gate: &RedactionGate,
     only: Option<&[SectionName]>,
 ) -> Vec<Box<dyn Collector>> {
     let wanted = |s: SectionName| only.is_none_or(|o| o.contains(&s));
@@ -147,6 +150,9 @@ pub fn from_config(
     }
     if wanted(SectionName::Tasks) && !config.boards.is_empty() {
         out.push(Box::new(board::BoardCollector::new(config)));
+        if let Some(job) = projections::ProjectionJob::new(config, gate.clone()) {
+            out.push(Box::new(job));
+        }
     }
     out
 }

@@ -63,7 +63,7 @@ fn BoardView(board: Board) -> impl IntoView {
         .sources
         .iter()
         .map(|src| {
-            let band = if src.stale { Band::Red } else { Band::Green };
+            let band = src.band();
             let line = format!(
                 "{} {} · {} · projection: {}{}",
                 band.icon(),
