@@ -383,6 +383,55 @@ fn demo_shows_eleven_agents_with_every_failure_mode_behind_auth() {
     let greens = rows.iter().filter(|r| r.band == Band::Green).count();
     assert!(greens >= 6, "{greens} green rows");
 
+    // The demo's boards: read, projected into its vault, and the hand-edited file refused.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let sources = loop {
+        let snap: Snapshot = serde_json::from_slice(&std::fs::read(&status_path).unwrap()).unwrap();
+        if let Probe::Value(board) = &snap.tasks.board
+            && board
+                .sources
+                .iter()
+                .all(|s| !matches!(s.projection, Probe::Unknown))
+            && board.sources.len() == 3
+        {
+            break board.sources.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no projections: {:?}",
+            snap.tasks.board
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let projection = |name: &str| {
+        sources
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap()
+            .projection
+            .clone()
+    };
+    assert_eq!(projection("research"), Probe::Value("written".into()));
+    assert!(
+        projection("daily-operation")
+            .error_reason()
+            .is_some_and(|r| r.starts_with("refused:"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(
+            state
+                .path()
+                .join("vault/Docs/Kanban/daily-operation.kanban")
+        )
+        .unwrap(),
+        fleetdash::demo::kanban::HAND_EDITED
+    );
+    assert!(
+        std::fs::read_to_string(state.path().join("vault/Pulse/Kanban/podcast.kanban"))
+            .unwrap()
+            .contains("Record episode 12")
+    );
+
     assert_eq!(http_get(&addr, "/api/status.json", None).0, 401);
     let (status, _, body) = http_get(&addr, "/api/status.json", Some(("demo", &password)));
     assert_eq!(status, 200);

@@ -7,47 +7,8 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, params};
 
-/// The Hermes schema (kanban_db.py, the version the reference describes).
-pub const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS tasks (
-    id TEXT PRIMARY KEY, title TEXT NOT NULL, body TEXT, assignee TEXT, status TEXT NOT NULL,
-    priority INTEGER DEFAULT 0, created_by TEXT, created_at INTEGER NOT NULL, started_at INTEGER,
-    completed_at INTEGER, workspace_kind TEXT NOT NULL DEFAULT 'scratch', workspace_path TEXT,
-    branch_name TEXT, project_id TEXT, claim_lock TEXT, claim_expires INTEGER, tenant TEXT,
-    result TEXT, idempotency_key TEXT, consecutive_failures INTEGER NOT NULL DEFAULT 0,
-    worker_pid INTEGER, last_failure_error TEXT, max_runtime_seconds INTEGER,
-    last_heartbeat_at INTEGER, current_run_id INTEGER, workflow_template_id TEXT,
-    current_step_key TEXT, skills TEXT, model_override TEXT, provider_override TEXT,
-    reasoning_effort TEXT, max_retries INTEGER, goal_mode INTEGER NOT NULL DEFAULT 0,
-    goal_max_turns INTEGER, session_id TEXT, block_kind TEXT,
-    block_recurrences INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS task_links (
-    parent_id TEXT NOT NULL, child_id TEXT NOT NULL, PRIMARY KEY (parent_id, child_id)
-);
-CREATE TABLE IF NOT EXISTS task_comments (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, task_id TEXT NOT NULL, author TEXT NOT NULL,
-    body TEXT NOT NULL, created_at INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS task_events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, task_id TEXT NOT NULL, run_id INTEGER,
-    kind TEXT NOT NULL, payload TEXT, created_at INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS task_runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, task_id TEXT NOT NULL, profile TEXT, step_key TEXT,
-    status TEXT NOT NULL, claim_lock TEXT, claim_expires INTEGER, worker_pid INTEGER,
-    max_runtime_seconds INTEGER, last_heartbeat_at INTEGER, started_at INTEGER NOT NULL,
-    ended_at INTEGER, outcome TEXT, summary TEXT, metadata TEXT, error TEXT
-);
-CREATE INDEX IF NOT EXISTS idx_tasks_assignee_status ON tasks(assignee, status);
-CREATE INDEX IF NOT EXISTS idx_tasks_status ON tasks(status);
-CREATE INDEX IF NOT EXISTS idx_links_child ON task_links(child_id);
-CREATE INDEX IF NOT EXISTS idx_links_parent ON task_links(parent_id);
-CREATE INDEX IF NOT EXISTS idx_comments_task ON task_comments(task_id, created_at);
-CREATE INDEX IF NOT EXISTS idx_events_task ON task_events(task_id, created_at);
-CREATE INDEX IF NOT EXISTS idx_runs_task ON task_runs(task_id, started_at);
-CREATE INDEX IF NOT EXISTS idx_runs_status ON task_runs(status);
-";
+/// The Hermes schema, shared with the demo fleet's boards.
+pub use fleetdash::demo::kanban::HERMES_SCHEMA as SCHEMA;
 
 pub fn now() -> i64 {
     chrono::Utc::now().timestamp()

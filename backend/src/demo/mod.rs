@@ -6,6 +6,7 @@
 //! audit-log exchange is hours old, one is slow. Everything is written under the state
 //! directory (a fresh temporary one by default): config, rules, htpasswd, audit logs, snapshot.
 
+pub mod kanban;
 pub mod sim;
 
 use std::io::Write;
@@ -335,7 +336,8 @@ fn write_files(
         "# Written by `fleetdash demo`. The demo polls every 15 s (production default: 2 min)\n\
          # so that changes show quickly.\n\
          output_dir = \"out\"\nstate_dir = \"state\"\nrules = \"rules.yaml\"\n\n\
-         [cadence]\nagents = \"15s\"\nlive_tasks = \"10s\"\n\n[probe]\ntimeout = \"3s\"\n\n\
+         [cadence]\nagents = \"15s\"\nlive_tasks = \"10s\"\nboard = \"15s\"\nprojections = \"30s\"\n\n\
+         [probe]\ntimeout = \"3s\"\n\n[vault]\npath = \"vault\"\n\n\
          [serve]\nhtpasswd = \"htpasswd\"\n",
     );
     if let Some(dist) = dist_dir {
@@ -351,6 +353,18 @@ fn write_files(
             r.spec.lane,
             r.spec.model,
             r.audit_log.display()
+        ));
+    }
+    // Real kanban databases on two planes; the vault receives their projections.
+    let hermes = state_dir.join("hermes");
+    for (board, db) in kanban::create(&hermes, &state_dir.join("vault"))? {
+        toml.push_str(&format!(
+            "\n[[boards]]\nname = \"{name}\"\nplane = \"{plane}\"\ndb = \"{}\"\n\
+             projection = \"{plane}/Kanban/{name}.kanban\"\ndispatch_config = \"{}\"\n",
+            db.display(),
+            hermes.join("config.yaml").display(),
+            name = board.name,
+            plane = board.plane,
         ));
     }
     let path = state_dir.join("fleetdash.toml");

@@ -29,7 +29,7 @@ pub fn build(
         band = band.max(b);
     };
     if !terminal && let Some(event) = read.worker_events.get(&row.id) {
-        let (text, b) = events::condition(event, now_s);
+        let (text, b) = events::condition(event);
         add(text, b);
     }
     let blocked = row.status == "blocked";

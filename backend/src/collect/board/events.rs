@@ -196,7 +196,7 @@ pub fn is_terminal(status: &str) -> bool {
 
 /// What the card shows for its applicable worker event, and the band it earns. `now` in Unix
 /// seconds.
-pub fn condition(event: &WorkerEvent, now: i64) -> (String, Band) {
+pub fn condition(event: &WorkerEvent) -> (String, Band) {
     let n = &event.numbers;
     let secs = |s: Option<u64>| s.map(human_age);
     let what = match event.kind {
@@ -231,9 +231,13 @@ pub fn condition(event: &WorkerEvent, now: i64) -> (String, Band) {
         WorkerKind::RespawnGuarded => "the dispatcher held back a respawn".to_string(),
     };
     let mut text = format!("{}: {what}", event.kind.as_str());
-    if let Some(at) = event.created_at {
-        let ago = u64::try_from(now.saturating_sub(at)).unwrap_or(0);
-        text.push_str(&format!(", {} ago", human_age(ago)));
+    // An absolute time, not an age: the condition is projected into the vault, and a text
+    // that changed every minute would rewrite an unchanged board every pass.
+    if let Some(at) = event
+        .created_at
+        .and_then(|at| chrono::DateTime::from_timestamp(at, 0))
+    {
+        text.push_str(&at.format(" at %Y-%m-%d %H:%M UTC").to_string());
     }
     if event.count > 1 {
         text.push_str(&format!(" ({}× without a new claim)", event.count));
@@ -279,16 +283,16 @@ mod tests {
         e.numbers = Numbers::from_payload(Some(
             r#"{"pid": 7, "elapsed_seconds": 7260, "limit_seconds": 7200, "sigkill": true}"#,
         ));
-        let (text, band) = condition(&e, NOW);
+        let (text, band) = condition(&e);
         assert_eq!(
             text,
-            "timed_out: the worker was killed after 2 h 1 min (limit 2 h), 2 min ago"
+            "timed_out: the worker was killed after 2 h 1 min (limit 2 h) at 2027-01-15 07:58 UTC"
         );
         assert_eq!(band, Band::Red);
 
         let mut e = event(WorkerKind::Reconciled, 1);
         e.count = 5;
-        let (text, band) = condition(&e, NOW);
+        let (text, band) = condition(&e);
         assert!(text.starts_with("reconciled: "), "{text}");
         assert!(text.ends_with("(5× without a new claim)"), "{text}");
         assert_eq!(band, Band::Amber);
@@ -297,7 +301,7 @@ mod tests {
         e.numbers = Numbers::from_payload(Some(
             r#"{"failures": 2, "effective_limit": 2, "limit_source": "default", "error": "Bearer abcdefghijklmnop"}"#,
         ));
-        let (text, _) = condition(&e, NOW);
+        let (text, _) = condition(&e);
         assert!(text.contains("after 2 failures (limit 2)"), "{text}");
         assert!(!text.contains("Bearer"), "{text}");
     }
