@@ -12,6 +12,9 @@
 //! 3. What the board adds to `status.json`: `tasks.board` serialised as the writer does
 //!    (pretty JSON), and gzipped as nginx would serve it, in total and per card.
 //!
+//! 4. Projecting the board into its vault `.kanban` file: the first write, then the unchanged
+//!    re-render (the job's steady state), and the file's size.
+//!
 //! `FLEETDASH_BENCH_QUICK=1` reads three times instead of ten.
 
 #[path = "../../tests/support/kanban.rs"]
@@ -22,6 +25,8 @@ use std::time::{Duration, Instant};
 
 use fleetdash::collect::board::BoardCollector;
 use fleetdash::config::Config;
+use fleetdash::redact::RedactionGate;
+use fleetdash::write::projection::{self, ProjectionSource};
 use fleetdash_model::{Board, Probe};
 
 const CARDS: usize = 10_000;
@@ -63,7 +68,8 @@ fn main() {
         board = runtime.block_on(collector.read_all());
         times.push(t.elapsed());
     }
-    let mean = times.iter().sum::<Duration>() / runs as u32;
+    let read_mean = times.iter().sum::<Duration>() / runs as u32;
+    let mean = read_mean;
     println!(
         "read_all: mean {mean:.2?} over {runs} runs (fastest {:.2?}, slowest {:.2?}), {:.0} cards/s",
         times.iter().min().unwrap(),
@@ -86,8 +92,34 @@ fn main() {
         gz as f64 / CARDS as f64
     );
 
-    // Hook for the projection half of this bench (added with the projection job): render
-    // `board` into the `.kanban` projection here, time it the same way, and print its size.
+    // The projection of the same board: the first render writes the file, every later one
+    // finds the content unchanged and writes nothing (the steady state of the 30 min job).
+    let mut board_config = config.boards[0].clone();
+    let target = dir.path().join("vault/Docs/Kanban/lab.kanban");
+    board_config.projection = Some(target.clone());
+    let gate = RedactionGate::default();
+    let source = ProjectionSource::new(&board_config.db, chrono::Utc::now());
+    let t = Instant::now();
+    let first = projection::project(&board_config, &board.columns, &board.cards, &source, &gate);
+    let first_took = t.elapsed();
+    assert_eq!(first, Probe::Value(projection::WRITTEN.to_string()));
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t = Instant::now();
+        let again =
+            projection::project(&board_config, &board.columns, &board.cards, &source, &gate);
+        times.push(t.elapsed());
+        assert_eq!(again, Probe::Value(projection::UNCHANGED.to_string()));
+    }
+    let mean = times.iter().sum::<Duration>() / runs as u32;
+    println!(
+        "projection: first write {first_took:.2?}, unchanged re-render mean {mean:.2?} over {runs} runs; {:.1} KiB .kanban file",
+        std::fs::metadata(&target).map_or(0.0, |m| m.len() as f64 / 1024.0)
+    );
+    println!(
+        "read + projection of {CARDS} cards: {:.2?} (mean read + first write)",
+        read_mean + first_took
+    );
 }
 
 /// Bytes of `tasks.board` as the status writer serialises it (pretty JSON), and gzipped.
