@@ -19,6 +19,7 @@ use fleetdash::a2a::Wire;
 use fleetdash::demo::sim::SimAgent;
 use fleetdash_model::{Band, RulesView, Snapshot};
 use serde_json::{Value, json};
+use support::secrets::{BEARER, HASH, JWT, SECRETS, SK, URL_CREDS, find_secret};
 use support::{PyPeer, Scratch, Sdk, Sim, fleetdash, refused_endpoint};
 
 // ---------------------------------------------------------------------------------------------
@@ -744,63 +745,11 @@ fn bearer_token_from_env_or_file_and_never_in_the_snapshot() {
 // 5. Secrets never reach status.json
 // ---------------------------------------------------------------------------------------------
 
-/// One planted secret of each kind, and the part of it that must never show.
-struct Secret {
-    kind: &'static str,
-    value: &'static str,
-    core: &'static str,
-}
-
-const SK: Secret = Secret {
-    kind: "anthropic key",
-    value: "sk-ant-api03-PLANTEDkeyQ7mXw2Rt9Lp4Zc8Vb1Nd6Hf3",
-    core: "sk-ant-api03-PLANTEDkeyQ7mXw2Rt9Lp4Zc8Vb1Nd6Hf3",
-};
-const BEARER: Secret = Secret {
-    kind: "bearer token",
-    value: "Bearer PLANTEDbearerT0k3nQ9wE2rT7yU4iO1pA6sD",
-    core: "PLANTEDbearerT0k3nQ9wE2rT7yU4iO1pA6sD",
-};
-const JWT: Secret = Secret {
-    kind: "jwt",
-    value: "eyJhbGciOiJIUzI1NiJ9.eyJQTEFOVEVEc3ViIjoiand0In0.PLANTEDjwtSigR4nD0mS1gN4tUr3xYz",
-    core: "eyJhbGciOiJIUzI1NiJ9.eyJQTEFOVEVEc3ViIjoiand0In0.PLANTEDjwtSigR4nD0mS1gN4tUr3xYz",
-};
-const URL_CREDS: Secret = Secret {
-    kind: "credentials in a URL",
-    value: "https://plantuser:PLANTEDurlPa55w0rd@vault.example.invalid/x",
-    core: "plantuser:PLANTEDurlPa55w0rd",
-};
-const HASH: Secret = Secret {
-    kind: "0x 64-hex hash",
-    value: "0x5f2b1d0c8a7e6f4b3a29180716253443526170819a8b7c6d5e4f3a2b1c0d9e8f",
-    core: "5f2b1d0c8a7e6f4b3a29180716253443526170819a8b7c6d5e4f3a2b1c0d9e8f",
-};
-const SECRETS: [&Secret; 5] = [&SK, &BEARER, &JWT, &URL_CREDS, &HASH];
-
 /// Fails if any secret, or any 12-character piece of its core, is in `text`.
 fn assert_no_secret(text: &str, extra: &[&str]) {
-    const WINDOW: usize = 12;
-    for secret in SECRETS {
-        assert!(
-            !text.contains(secret.value),
-            "the {} leaked whole:\n{text}",
-            secret.kind
-        );
-        let core = secret.core.as_bytes();
-        for piece in core.windows(WINDOW) {
-            let piece = std::str::from_utf8(piece).unwrap();
-            assert!(
-                !text.contains(piece),
-                "a piece of the {} ({piece:?}) leaked:\n{text}",
-                secret.kind
-            );
-        }
+    if let Some(found) = find_secret(text) {
+        panic!("{found} leaked:\n{text}");
     }
-    assert!(
-        !text.contains("PLANTED"),
-        "a planted marker leaked:\n{text}"
-    );
     for needle in extra {
         assert!(!text.contains(needle), "{needle:?} leaked:\n{text}");
     }

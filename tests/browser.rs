@@ -34,6 +34,7 @@ use fleetdash_model::{
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
+use support::secrets::{self, BEARER, HASH, JWT, SECRETS, SK, URL_CREDS};
 use support::{PyPeer, Scratch, Sdk, Sim, refused_endpoint, repo_root};
 
 const USER: &str = "young";
@@ -47,61 +48,18 @@ const PATIENCE: Duration = Duration::from_secs(15);
 // 1. Real data from the real collector, with secrets planted everywhere
 // ---------------------------------------------------------------------------------------------
 
-/// One planted secret of each kind, and the part of it that must never show.
-struct Secret {
-    kind: &'static str,
-    value: &'static str,
-    core: &'static str,
-}
-
-const SK: Secret = Secret {
-    kind: "anthropic key",
-    value: "sk-ant-api03-PLANTEDkeyQ7mXw2Rt9Lp4Zc8Vb1Nd6Hf3",
-    core: "sk-ant-api03-PLANTEDkeyQ7mXw2Rt9Lp4Zc8Vb1Nd6Hf3",
-};
-const BEARER: Secret = Secret {
-    kind: "bearer token",
-    value: "Bearer PLANTEDbearerT0k3nQ9wE2rT7yU4iO1pA6sD",
-    core: "PLANTEDbearerT0k3nQ9wE2rT7yU4iO1pA6sD",
-};
-const JWT: Secret = Secret {
-    kind: "jwt",
-    value: "eyJhbGciOiJIUzI1NiJ9.eyJQTEFOVEVEc3ViIjoiand0In0.PLANTEDjwtSigR4nD0mS1gN4tUr3xYz",
-    core: "eyJhbGciOiJIUzI1NiJ9.eyJQTEFOVEVEc3ViIjoiand0In0.PLANTEDjwtSigR4nD0mS1gN4tUr3xYz",
-};
-const URL_CREDS: Secret = Secret {
-    kind: "credentials in a URL",
-    value: "https://plantuser:PLANTEDurlPa55w0rd@vault.example.invalid/x",
-    core: "plantuser:PLANTEDurlPa55w0rd",
-};
-const HASH: Secret = Secret {
-    kind: "0x 64-hex hash",
-    value: "0x5f2b1d0c8a7e6f4b3a29180716253443526170819a8b7c6d5e4f3a2b1c0d9e8f",
-    core: "5f2b1d0c8a7e6f4b3a29180716253443526170819a8b7c6d5e4f3a2b1c0d9e8f",
-};
-const SECRETS: [&Secret; 5] = [&SK, &BEARER, &JWT, &URL_CREDS, &HASH];
 /// Credentials written into an endpoint of the config.
 const CFG_USER: &str = "cfguser";
 const CFG_PASS: &str = "PLANTEDcfgPa55";
 
-/// Where in `text` a secret (or a 12-character piece of one) shows, if it does.
+/// Where in `text` a secret (or a piece of one, or the config's credentials) shows, if it does.
 fn find_secret(text: &str) -> Option<String> {
-    const WINDOW: usize = 12;
-    for secret in SECRETS {
-        if text.contains(secret.value) {
-            return Some(format!("the {} whole", secret.kind));
-        }
-        for piece in secret.core.as_bytes().windows(WINDOW) {
-            let piece = std::str::from_utf8(piece).unwrap();
-            if text.contains(piece) {
-                return Some(format!("a piece of the {} ({piece:?})", secret.kind));
-            }
-        }
-    }
-    ["PLANTED", CFG_USER, CFG_PASS]
-        .into_iter()
-        .find(|needle| text.contains(needle))
-        .map(|needle| format!("{needle:?}"))
+    secrets::find_secret(text).or_else(|| {
+        [CFG_USER, CFG_PASS]
+            .into_iter()
+            .find(|needle| text.contains(needle))
+            .map(|needle| format!("{needle:?}"))
+    })
 }
 
 #[test]

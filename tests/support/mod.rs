@@ -2,6 +2,8 @@
 //! binary, real-SDK Python A2A peers and in-process simulated agents, all on loopback.
 #![allow(dead_code)]
 
+pub mod secrets;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
