@@ -211,6 +211,15 @@ fn rows(board: &str) -> &'static [Row] {
                 None,
                 None,
             ),
+            // Archived: in the database, left off the dashboard (boards do not include archived).
+            (
+                "t_90dc0005",
+                "Publish episode 9",
+                "archived",
+                Some("echo"),
+                None,
+                None,
+            ),
         ],
     }
 }
