@@ -64,7 +64,7 @@ impl Registry {
         }
     }
 
-    /// Runs `change` on the known tasks under the lock and saves the result.
+    /// Runs `change` on the known tasks under the lock and saves the result if it changed.
     pub fn update<T>(&self, change: impl FnOnce(&mut Tasks) -> T) -> Result<T> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)
@@ -75,9 +75,13 @@ impl Registry {
         lock.lock()
             .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
         let mut tasks = self.load();
+        let before = tasks.clone();
         let out = change(&mut tasks);
-        let bytes = serde_json::to_vec_pretty(&tasks).context("cannot serialise live tasks")?;
-        atomic::write(&self.path, &bytes)?;
+        // Most passes change nothing: no write, no fsync.
+        if tasks != before || !self.path.exists() {
+            let bytes = serde_json::to_vec_pretty(&tasks).context("cannot serialise live tasks")?;
+            atomic::write(&self.path, &bytes)?;
+        }
         Ok(out)
     }
 
