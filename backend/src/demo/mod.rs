@@ -307,16 +307,26 @@ fn seed_audit_log(path: &Path, trouble: Trouble) -> Result<()> {
 
 /// The fleet's rules, with the stuck rule shortened so a demo shows STUCK within minutes.
 fn demo_rules() -> String {
-    let fleet_rule = DEFAULT_RULES
-        .lines()
-        .find(|l| l.trim_start().starts_with("no_reply_seconds:"))
-        .expect("the shipped rules declare no_reply_seconds");
-    DEFAULT_RULES.replacen(
-        fleet_rule,
-        "  # DEMO ONLY: the fleet's value is 300 s; shortened so the demo shows STUCK within minutes.\n  \
-         no_reply_seconds: 60",
-        1,
-    )
+    let line_of = |key: &str| {
+        DEFAULT_RULES
+            .lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("the shipped rules declare {key}"))
+    };
+    let (value, source) = (line_of("no_reply_seconds:"), line_of("source: plugins/"));
+    // The escalations cite the rule's source: it must say this value is the demo's.
+    DEFAULT_RULES
+        .replacen(
+            value,
+            "  # DEMO ONLY: the fleet's value is 300 s; shortened so the demo shows STUCK within minutes.\n  \
+             no_reply_seconds: 60",
+            1,
+        )
+        .replacen(
+            source,
+            &format!("  source: \"DEMO: 60 s instead of the fleet's 300 s ({})\"", source.trim().trim_start_matches("source: ")),
+            1,
+        )
 }
 
 /// Writes the demo's config, rules and htpasswd; returns the config path.
