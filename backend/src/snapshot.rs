@@ -8,7 +8,9 @@
 //! section is.
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Probe, RulesView, SCHEMA_VERSION, SectionMeta, Snapshot, Tasks, human_age};
+use fleetdash_model::{
+    Probe, RulesView, SCHEMA_VERSION, SectionMeta, Snapshot, Tasks, human_age, seconds_since,
+};
 
 use crate::collect::{SectionData, SectionName, SectionUpdate};
 
@@ -91,7 +93,7 @@ pub fn finalize(
                 reasons.push(format!("{section}: not collected yet"));
             }
             Some(at) => {
-                let age = u64::try_from((now - at).num_seconds()).unwrap_or(0);
+                let age = seconds_since(at, now);
                 if age >= limit {
                     meta.stale = true;
                     reasons.push(format!(

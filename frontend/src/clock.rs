@@ -40,10 +40,7 @@ pub fn use_clock() -> ReadSignal<DateTime<Utc>> {
     expect_context::<ReadSignal<DateTime<Utc>>>()
 }
 
-/// Seconds from `then` to `now`, never negative.
-pub fn seconds_since(then: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
-    u64::try_from((now - then).num_seconds()).unwrap_or(0)
-}
+pub use fleetdash_model::seconds_since;
 
 /// "2026-11-30 05:40 UTC". Written out by hand: chrono's strftime machinery would add tens of
 /// kilobytes to the page for two timestamps.

@@ -70,6 +70,11 @@ impl Snapshot {
     }
 }
 
+/// Whole seconds from `then` to `now`; 0 when the clocks disagree the other way.
+pub fn seconds_since(then: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
+    u64::try_from((now - then).num_seconds()).unwrap_or(0)
+}
+
 /// "42 s", "7 min", "3 h 5 min", "2 d 4 h": how an operator says an age.
 pub fn human_age(secs: u64) -> String {
     const MIN: u64 = 60;

@@ -97,7 +97,7 @@ impl Snapshot {
 
     /// Seconds between `generated_at` and `now` (0 if the clocks disagree the other way).
     pub fn age_s(&self, now: DateTime<Utc>) -> u64 {
-        u64::try_from((now - self.generated_at).num_seconds()).unwrap_or(0)
+        crate::seconds_since(self.generated_at, now)
     }
 
     /// Why this snapshot should not be trusted at `now`, if it should not: too old, or stale.

@@ -8,7 +8,7 @@
 
 use askama::Template;
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Asc, Band, Probe, SectionMeta, Snapshot, human_age};
+use fleetdash_model::{Asc, Band, Probe, SectionMeta, Snapshot, human_age, seconds_since};
 
 pub const FILE_NAME: &str = "snapshot.html";
 
@@ -111,11 +111,7 @@ fn text<T>(probe: &Probe<T>, show: impl FnOnce(&T) -> String) -> String {
 
 fn checked(meta: &SectionMeta, generated: DateTime<Utc>) -> Option<String> {
     meta.checked_at
-        .map(|at| format!("{} before writing", human_age(age(at, generated))))
-}
-
-fn age(then: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
-    u64::try_from((now - then).num_seconds()).unwrap_or(0)
+        .map(|at| format!("{} before writing", human_age(seconds_since(at, generated))))
 }
 
 /// The section's own failure, if it has no elements to show.

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Asc, LiveTask, Probe, human_age};
+use fleetdash_model::{Asc, LiveTask, Probe, human_age, seconds_since};
 use futures::StreamExt;
 
 use super::{Collector, SectionData, SectionName};
@@ -120,7 +120,7 @@ impl LiveTasksCollector {
                 .await;
         let now = Utc::now();
         let (rows, newly_stuck) = self.registry.update(|tasks| {
-            tasks.retain(|_, t| age(t.last_mentioned, now) < self.forget_unseen_s);
+            tasks.retain(|_, t| seconds_since(t.last_mentioned, now) < self.forget_unseen_s);
             let mut rows = Vec::new();
             let mut newly_stuck = Vec::new();
             for (id, task) in tasks.iter_mut() {
@@ -130,7 +130,7 @@ impl LiveTasksCollector {
                 }
                 if task
                     .finished_at
-                    .is_some_and(|f| age(f, now) >= self.keep_finished_s)
+                    .is_some_and(|f| seconds_since(f, now) >= self.keep_finished_s)
                 {
                     continue;
                 }
@@ -158,7 +158,7 @@ impl LiveTasksCollector {
         outcome: Option<&Result<TaskFacts, ProbeFailure>>,
         now: DateTime<Utc>,
     ) -> LiveTask {
-        let since_progress = age(task.last_progress, now);
+        let since_progress = seconds_since(task.last_progress, now);
         let finished = task.finished_at.is_some();
         let stuck = !finished && since_progress >= self.no_reply.seconds;
         let failure = outcome.and_then(|o| o.as_ref().err());
@@ -243,10 +243,6 @@ fn state_code(state: Option<&str>) -> Asc {
         Some("TASK_STATE_FAILED") => Asc::INTERNAL_ERROR,
         _ => Asc::ACCEPTED,
     }
-}
-
-fn age(then: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
-    u64::try_from((now - then).num_seconds()).unwrap_or(0)
 }
 
 #[async_trait]
