@@ -9,9 +9,12 @@
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::{
-    Probe, RulesView, SCHEMA_VERSION, SectionMeta, Snapshot, Tasks, human_age, seconds_since,
+    Asc, Band, Probe, RulesView, SCHEMA_VERSION, SectionMeta, Snapshot, System, Tasks, human_age,
+    seconds_since,
 };
 
+use crate::collect::systems;
+use crate::collect::tunnels::HostTunnels;
 use crate::collect::{SectionData, SectionName, SectionUpdate};
 
 /// Puts one collected section into the snapshot.
@@ -19,7 +22,8 @@ pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
     // Projections write the vault; they do not re-read the fleet, so they leave the freshness
     // of the tasks section alone.
     let part = match update.data {
-        SectionData::Projections(_) => None,
+        // Tunnels are a part of each host's row; the host probes set the section's freshness.
+        SectionData::Projections(_) | SectionData::Tunnels(_) => None,
         SectionData::Board(_) => Some(SectionName::Board),
         SectionData::LiveTasks(_) => Some(SectionName::LiveTasks),
         _ => Some(update.section),
@@ -56,8 +60,62 @@ pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
             }
         }
         SectionData::Agents(rows) => snapshot.agents = Probe::Value(rows),
-        SectionData::Systems(rows) => snapshot.systems = Probe::Value(rows),
+        SectionData::Systems(mut rows) => {
+            // The tunnels of each host come from the tunnel probes: keep the last ones.
+            if let Probe::Value(previous) = &snapshot.systems {
+                for row in &mut rows {
+                    if let Some(old) = previous.iter().find(|p| p.host == row.host) {
+                        row.tunnels = old.tunnels.clone();
+                        systems::rejudge(row);
+                    }
+                }
+            }
+            snapshot.systems = Probe::Value(rows);
+        }
+        SectionData::Tunnels(hosts) => merge_tunnels(snapshot, hosts, update.checked_at),
         SectionData::Backups(b) => snapshot.backups = Probe::Value(b),
+    }
+}
+
+/// Puts fresh tunnel probes into their hosts' rows. Before the first host probe has finished,
+/// a host gets a row that says its other facts are not collected yet, so the tunnels are shown
+/// (and nothing is lost) from the first pass on.
+fn merge_tunnels(snapshot: &mut Snapshot, hosts: Vec<HostTunnels>, at: DateTime<Utc>) {
+    if !matches!(snapshot.systems, Probe::Value(_)) {
+        snapshot.systems = Probe::Value(Vec::new());
+    }
+    let Probe::Value(rows) = &mut snapshot.systems else {
+        unreachable!("set just above")
+    };
+    for h in hosts {
+        match rows.iter_mut().find(|r| r.host == h.host) {
+            Some(row) => {
+                row.tunnels = h.tunnels;
+                systems::rejudge(row);
+            }
+            None => {
+                let mut row = System {
+                    host: h.host,
+                    source: h.source,
+                    ram_used_gb: Probe::not_collected(),
+                    ram_total_gb: Probe::not_collected(),
+                    disk_free_gb: Probe::not_collected(),
+                    services: Vec::new(),
+                    tunnels: h.tunnels,
+                    crons: Vec::new(),
+                    vault_parity: Probe::Unknown,
+                    vault_reason: None,
+                    band: Band::Green,
+                    status: Asc::SUCCESS,
+                    reason: None,
+                    history: None,
+                    checked_at: at,
+                    stale: true,
+                };
+                systems::rejudge(&mut row);
+                rows.push(row);
+            }
+        }
     }
 }
 
@@ -159,6 +217,8 @@ mod tests {
             exchange_green_below_s: 1800,
             exchange_amber_below_s: 21600,
             snapshot_stale_after_s: 600,
+            backup_amber_after_s: 93600,
+            backup_red_after_s: 172800,
         }
     }
 

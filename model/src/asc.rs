@@ -57,6 +57,11 @@ impl Asc {
         }
     }
 
+    /// Serde's default for rows written before the field existed.
+    pub fn success() -> Asc {
+        Asc::SUCCESS
+    }
+
     pub fn is_success(&self) -> bool {
         self.code / 1000 == 2
     }

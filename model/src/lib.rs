@@ -102,6 +102,12 @@ pub struct RulesView {
     pub exchange_amber_below_s: u64,
     /// A section older than this makes the snapshot stale.
     pub snapshot_stale_after_s: u64,
+    /// A backup at least this old is amber.
+    #[serde(default)]
+    pub backup_amber_after_s: u64,
+    /// A backup at least this old is red.
+    #[serde(default)]
+    pub backup_red_after_s: u64,
 }
 
 /// Collection bookkeeping per section.
@@ -142,7 +148,7 @@ pub enum Band {
 }
 
 impl Band {
-    fn green() -> Band {
+    pub(crate) fn green() -> Band {
         Band::Green
     }
 
@@ -170,6 +176,17 @@ impl Band {
             Band::Green => "green",
             Band::Amber => "amber",
             Band::Red => "red",
+        }
+    }
+
+    /// The band for a backup of this age under the rules' thresholds.
+    pub fn for_backup_age(age_s: u64, rules: &RulesView) -> Band {
+        if age_s >= rules.backup_red_after_s {
+            Band::Red
+        } else if age_s >= rules.backup_amber_after_s {
+            Band::Amber
+        } else {
+            Band::Green
         }
     }
 
@@ -214,6 +231,9 @@ pub struct Agent {
     /// Audit-log lines that could not be parsed while looking for the last exchange.
     #[serde(default)]
     pub audit_skipped_lines: u64,
+    /// Up/down over the last 24 hours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<History>,
     pub checked_at: DateTime<Utc>,
     pub stale: bool,
 }
@@ -324,16 +344,31 @@ pub struct LiveTask {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct System {
     pub host: String,
+    /// Where the host's facts come from: `local`, `node_exporter` or `ssh`.
+    #[serde(default)]
+    pub source: String,
     pub ram_used_gb: Probe<f64>,
     pub ram_total_gb: Probe<f64>,
     pub disk_free_gb: Probe<f64>,
     pub services: Vec<NamedCheck>,
     pub tunnels: Vec<NamedCheck>,
     pub crons: Vec<CronCheck>,
+    /// Local HEAD equals the remote's HEAD and nothing is uncommitted; "unknown" when the host
+    /// has no vault configured.
     pub vault_parity: Probe<bool>,
+    /// Why the vault is out of sync ("3 uncommitted changes", "HEAD 1a2b3c4 differs from
+    /// origin/main 5d6e7f8"), when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vault_reason: Option<String>,
+    /// Overall band of the host: the worst of its checks.
+    #[serde(default = "Band::green")]
+    pub band: Band,
     pub status: Asc,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The host's last 24 hours (all checks green = up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<History>,
     pub checked_at: DateTime<Utc>,
     pub stale: bool,
 }
@@ -344,14 +379,51 @@ pub struct NamedCheck {
     pub name: String,
     #[serde(alias = "active", alias = "up")]
     pub ok: Probe<bool>,
+    /// Why it is not ok, when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Share of the last 24 hours' checks that were ok.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_24h_pct: Option<f64>,
     pub checked_at: DateTime<Utc>,
     pub stale: bool,
+}
+
+/// A job that must check in, judged like Healthchecks: up, late (inside its grace), down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CronState {
+    /// The last success is younger than the period.
+    Up,
+    /// Past its period but inside the grace.
+    Late,
+    /// Past period + grace, never ran, its last run failed, or it started and did not finish
+    /// within the grace.
+    Down,
+}
+
+impl CronState {
+    pub fn band(self) -> Band {
+        match self {
+            CronState::Up => Band::Green,
+            CronState::Late => Band::Amber,
+            CronState::Down => Band::Red,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CronCheck {
     pub name: String,
+    pub state: CronState,
+    /// Seconds since the last successful run.
     pub last_ok_s: Probe<u64>,
+    pub period_s: u64,
+    pub grace_s: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_24h_pct: Option<f64>,
     pub checked_at: DateTime<Utc>,
     pub stale: bool,
 }
@@ -359,10 +431,33 @@ pub struct CronCheck {
 /// Backup freshness.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Backups {
+    /// The configured backup's name (e.g. `gdrive`).
+    #[serde(default)]
+    pub name: String,
     pub gdrive_latest: Probe<DateTime<Utc>>,
     pub age_h: Probe<f64>,
+    /// Green, amber or red by the rules' backup thresholds.
+    #[serde(default = "Band::green")]
+    pub band: Band,
+    #[serde(default = "Asc::success")]
+    pub status: Asc,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     pub checked_at: DateTime<Utc>,
     pub stale: bool,
+}
+
+/// The last 24 hours of one agent or host, from the collector's bounded history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct History {
+    /// Share of the samples of the last 24 hours that were up, in percent; absent before the
+    /// first sample.
+    pub uptime_24h_pct: Option<f64>,
+    /// Oldest first, one character per slot of `slot_s` seconds ending now: `u` all samples up,
+    /// `d` all down, `p` some of each, `.` no sample.
+    pub strip: String,
+    pub slot_s: u64,
+    pub samples: u32,
 }
 
 #[cfg(test)]
@@ -375,6 +470,8 @@ mod tests {
             exchange_green_below_s: 1800,
             exchange_amber_below_s: 21600,
             snapshot_stale_after_s: 600,
+            backup_amber_after_s: 93600,
+            backup_red_after_s: 172800,
         }
     }
 

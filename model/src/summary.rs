@@ -89,7 +89,7 @@ impl Snapshot {
             other => section_failed(self.sections.systems.configured, other.is_error(), &mut v),
         }
         match &self.backups {
-            Probe::Value(b) => v.add(if b.stale { Band::Red } else { Band::Green }),
+            Probe::Value(b) => v.add(b.band()),
             other => section_failed(self.sections.backups.configured, other.is_error(), &mut v),
         }
         v
@@ -150,12 +150,15 @@ impl crate::BoardSource {
 }
 
 impl crate::System {
+    /// The stored band, red as well when the row is stale.
     pub fn band(&self) -> Band {
-        if self.stale || !self.status.is_success() {
-            Band::Red
-        } else {
-            Band::Green
-        }
+        if self.stale { Band::Red } else { self.band }
+    }
+}
+
+impl crate::Backups {
+    pub fn band(&self) -> Band {
+        if self.stale { Band::Red } else { self.band }
     }
 }
 
@@ -173,6 +176,8 @@ mod tests {
                 exchange_green_below_s: 1800,
                 exchange_amber_below_s: 21600,
                 snapshot_stale_after_s: 600,
+                backup_amber_after_s: 93600,
+                backup_red_after_s: 172800,
             },
         );
         s.stale = false;
@@ -197,6 +202,7 @@ mod tests {
                     status: Asc::SUCCESS,
                     reason: None,
                     audit_skipped_lines: 0,
+                    history: None,
                     checked_at: now,
                     stale: false,
                 })

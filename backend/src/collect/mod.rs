@@ -5,9 +5,12 @@
 //! Scheduling lives in `watchdog`, merging and writing in `snapshot` and `write`.
 
 pub mod agents;
+pub mod backups;
 pub mod board;
 pub mod live_tasks;
 pub mod projections;
+pub mod systems;
+pub mod tunnels;
 
 use std::fmt;
 use std::str::FromStr;
@@ -94,6 +97,8 @@ pub enum SectionData {
     Projections(Vec<(String, Probe<String>)>),
     Agents(Vec<Agent>),
     Systems(Vec<System>),
+    /// The tunnel probes of every host, merged into the hosts' rows.
+    Tunnels(Vec<tunnels::HostTunnels>),
     Backups(Backups),
 }
 
@@ -154,6 +159,17 @@ pub fn from_config(
             out.push(Box::new(job));
         }
     }
+    if wanted(SectionName::Systems) && !config.hosts.is_empty() {
+        out.push(Box::new(systems::SystemsCollector::new(config)));
+        if config.hosts.iter().any(|h| !h.tunnels.is_empty()) {
+            out.push(Box::new(tunnels::TunnelsCollector::new(config)));
+        }
+    }
+    if wanted(SectionName::Backups)
+        && let Some(backups) = backups::BackupsCollector::new(config, rules)
+    {
+        out.push(Box::new(backups));
+    }
     out
 }
 
@@ -166,6 +182,12 @@ pub fn configured_sections(config: &Config) -> Vec<SectionName> {
     }
     if !config.boards.is_empty() {
         out.push(SectionName::Board);
+    }
+    if !config.hosts.is_empty() {
+        out.push(SectionName::Systems);
+    }
+    if config.backups.is_some() {
+        out.push(SectionName::Backups);
     }
     out
 }

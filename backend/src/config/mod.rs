@@ -120,6 +120,8 @@ pub struct ProbeLimits {
     pub max_response_bytes: usize,
     /// At most this many bytes are read from the end of an audit log per agent.
     pub audit_tail_max_bytes: u64,
+    /// Deadline of each command a host probe runs (ssh, git, systemctl).
+    pub command_timeout: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -131,6 +133,12 @@ pub struct Cadences {
     pub live_tasks: Duration,
     /// Rendering the vault projections (spec §3.4: every 30 min).
     pub projections: Duration,
+    /// Host probes: RAM, disk, services, crons, vault parity (spec §5.1: 5 min).
+    pub systems: Duration,
+    /// Tunnel probes (spec §5.1: 2 min).
+    pub tunnels: Duration,
+    /// Backup freshness.
+    pub backups: Duration,
 }
 
 /// One Hermes kanban board: where its database is, and where (if anywhere) it is projected.
@@ -153,10 +161,106 @@ pub struct BoardConfig {
     pub dispatch_config: Option<PathBuf>,
 }
 
-/// A configured host, board or backup source: accepted now, collected by later collectors.
-#[derive(Debug, Clone)]
-pub struct NamedEntry {
+/// Where a host's facts come from (spec §2.4: collectors run from the hub and are read-only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostSource {
+    /// This machine: procfs, statvfs, `systemctl is-active`, local files and git.
+    Local,
+    /// A Prometheus node_exporter's `/metrics`, scraped over HTTP.
+    NodeExporter { url: url::Url },
+    /// A fixed set of read-only commands over SSH (BatchMode, strict host keys, timeout).
+    Ssh(SshTarget),
+}
+
+impl HostSource {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            HostSource::Local => "local",
+            HostSource::NodeExporter { .. } => "node_exporter",
+            HostSource::Ssh(_) => "ssh",
+        }
+    }
+}
+
+/// How to reach a host over SSH. Passwords are never asked for: BatchMode is always on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshTarget {
+    /// `user@host` or `host`.
+    pub destination: String,
+    pub port: Option<u16>,
+    pub identity_file: Option<PathBuf>,
+    /// A known_hosts file of our own; host keys are always checked strictly.
+    pub known_hosts: Option<PathBuf>,
+}
+
+/// One loopback forward to probe by TCP connect (spec §7.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TunnelConfig {
     pub name: String,
+    /// `host:port`, e.g. `127.0.0.1:18301`.
+    pub address: String,
+}
+
+/// What a cron job leaves behind when it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CronEvidence {
+    /// The record `fleetdash cron-run` writes (or, on a node_exporter host, the metrics it
+    /// writes for the textfile collector).
+    Record,
+    /// A file the job touches on success; its modification time is the last success.
+    Stamp(String),
+}
+
+/// A job that must check in: the Healthchecks model's period and grace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CronConfig {
+    pub name: String,
+    pub period: Duration,
+    pub grace: Duration,
+    pub evidence: CronEvidence,
+}
+
+/// The vault's git checkout on a host, compared with its remote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VaultParityConfig {
+    /// On the host itself (resolved locally for a local host; as given for an SSH host).
+    pub path: String,
+    pub remote: String,
+    /// The branch to compare; the checkout's current branch when absent.
+    pub branch: Option<String>,
+}
+
+/// One host of the Systems panel and everything checked on it.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    pub name: String,
+    pub source: HostSource,
+    /// The filesystem whose free space is reported (a mount point).
+    pub disk_path: String,
+    /// systemd units; `.service` is implied when no suffix is given.
+    pub services: Vec<String>,
+    pub tunnels: Vec<TunnelConfig>,
+    pub crons: Vec<CronConfig>,
+    /// Where `fleetdash cron-run` keeps its records on that host.
+    pub cron_dir: Option<String>,
+    pub vault: Option<VaultParityConfig>,
+}
+
+/// Where the latest backup's time comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackupSource {
+    /// The newest file's modification time in this folder.
+    Dir(PathBuf),
+    /// A command whose output holds the latest backup's timestamp (e.g. an rclone listing);
+    /// the newest timestamp found in its output counts.
+    Command(Vec<String>),
+}
+
+#[derive(Debug, Clone)]
+pub struct BackupsConfig {
+    pub name: String,
+    pub source: BackupSource,
+    pub timeout: Duration,
 }
 
 /// The validated configuration, with every path resolved against the config file's folder.
@@ -169,11 +273,11 @@ pub struct Config {
     pub cadence: Cadences,
     pub probe: ProbeLimits,
     pub agents: Vec<AgentConfig>,
-    pub hosts: Vec<NamedEntry>,
+    pub hosts: Vec<HostConfig>,
     pub boards: Vec<BoardConfig>,
     /// The Obsidian vault the projections are written into.
     pub vault: Option<PathBuf>,
-    pub backups: Option<NamedEntry>,
+    pub backups: Option<BackupsConfig>,
     pub serve: ServeConfig,
 }
 
@@ -194,6 +298,7 @@ impl Config {
             .map_err(|e| one_error(path, None, "", format!("cannot read the config file: {e}")))?;
         let config = Config::parse(path, &text)?;
         let rules = Rules::load(&config.rules_path)?;
+        config.check_cadences(&text, &rules)?;
         Ok((config, rules))
     }
 
@@ -204,6 +309,50 @@ impl Config {
             one_error(path, line, "", e.message().trim().to_string())
         })?;
         validate(path, text, raw)
+    }
+}
+
+impl Config {
+    /// A section collected less often than the staleness limit would be marked stale between
+    /// its own passes: a false alarm every time. Say so at load time instead.
+    fn check_cadences(&self, text: &str, rules: &Rules) -> Result<(), ConfigErrors> {
+        let limit = Duration::from_secs(rules.snapshot_stale_after.seconds);
+        let mut errors = Vec::new();
+        let c = &self.cadence;
+        let used = [
+            ("agents", c.agents, !self.agents.is_empty()),
+            ("live_tasks", c.live_tasks, !self.agents.is_empty()),
+            ("board", c.board, !self.boards.is_empty()),
+            ("systems", c.systems, !self.hosts.is_empty()),
+            ("backups", c.backups, self.backups.is_some()),
+        ];
+        for (name, cadence, in_use) in used {
+            if in_use && cadence >= limit {
+                let line = text
+                    .lines()
+                    .position(|l| {
+                        l.trim_start().starts_with(&format!("{name} "))
+                            || l.trim_start().starts_with(&format!("{name}="))
+                    })
+                    .map(|i| i + 1);
+                errors.push(ConfigError {
+                    file: self.path.clone(),
+                    line,
+                    field: format!("cadence.{name}"),
+                    message: format!(
+                        "{} is not shorter than the staleness limit ({} s, {} snapshot.stale_after_seconds): the section would be reported stale between passes",
+                        humantime::format_duration(cadence),
+                        rules.snapshot_stale_after.seconds,
+                        rules.path.display()
+                    ),
+                });
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ConfigErrors(errors))
+        }
     }
 }
 
@@ -238,11 +387,11 @@ struct RawConfig {
     #[serde(default)]
     agents: Vec<RawAgent>,
     #[serde(default)]
-    hosts: Vec<RawNamed>,
+    hosts: Vec<RawHost>,
     #[serde(default)]
     boards: Vec<RawBoard>,
     vault: Option<RawVault>,
-    backups: Option<RawNamed>,
+    backups: Option<RawBackups>,
     #[serde(default)]
     serve: RawServe,
 }
@@ -262,6 +411,9 @@ struct RawCadence {
     board: Option<Spanned<String>>,
     live_tasks: Option<Spanned<String>>,
     projections: Option<Spanned<String>>,
+    systems: Option<Spanned<String>>,
+    tunnels: Option<Spanned<String>>,
+    backups: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -291,6 +443,7 @@ struct RawProbe {
     concurrency: Option<Spanned<i64>>,
     max_response_bytes: Option<Spanned<i64>>,
     audit_tail_max_bytes: Option<Spanned<i64>>,
+    command_timeout: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -307,12 +460,64 @@ struct RawAgent {
     token_file: Option<Spanned<String>>,
 }
 
-/// Hosts, boards and backups: their collectors validate the rest of their keys.
 #[derive(Deserialize)]
-struct RawNamed {
+#[serde(deny_unknown_fields)]
+struct RawHost {
     name: Spanned<String>,
-    #[serde(flatten)]
-    _rest: toml::Table,
+    source: Option<Spanned<String>>,
+    url: Option<Spanned<String>>,
+    ssh: Option<Spanned<RawSsh>>,
+    disk_path: Option<String>,
+    #[serde(default)]
+    services: Vec<Spanned<String>>,
+    #[serde(default)]
+    tunnels: Vec<RawTunnel>,
+    #[serde(default)]
+    crons: Vec<RawCron>,
+    cron_dir: Option<String>,
+    vault: Option<RawHostVault>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSsh {
+    destination: Spanned<String>,
+    port: Option<u16>,
+    identity_file: Option<String>,
+    known_hosts: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTunnel {
+    name: Spanned<String>,
+    address: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCron {
+    name: Spanned<String>,
+    period: Spanned<String>,
+    grace: Option<Spanned<String>>,
+    stamp: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHostVault {
+    path: Spanned<String>,
+    remote: Option<String>,
+    branch: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBackups {
+    name: Spanned<String>,
+    dir: Option<String>,
+    command: Option<Spanned<Vec<String>>>,
+    timeout: Option<Spanned<String>>,
 }
 
 /// Defaults of the registry, named so that no number hides in the code below.
@@ -331,6 +536,24 @@ mod defaults {
     pub const MAX_RESPONSE_BYTES: usize = 256 * 1024;
     /// Rotation happens at 2 MiB, so two files' worth is ample.
     pub const AUDIT_TAIL_MAX_BYTES: u64 = 4 * 1024 * 1024;
+    /// Spec §5.1: system host probes every 5 min.
+    pub const SYSTEMS_CADENCE: Duration = Duration::from_secs(300);
+    /// Spec §5.1: tunnel probes every 2 min.
+    pub const TUNNELS_CADENCE: Duration = Duration::from_secs(120);
+    /// Backups change daily; every 5 min keeps the section inside the staleness limit.
+    pub const BACKUPS_CADENCE: Duration = Duration::from_secs(300);
+    /// ssh, git ls-remote and systemctl each get this long.
+    pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(20);
+    /// A backup listing (rclone over the network) may take a while.
+    pub const BACKUP_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+    /// Healthchecks' default grace when a cron gives none.
+    pub const CRON_GRACE: Duration = Duration::from_secs(60 * 60);
+    /// The filesystem reported when a host names none.
+    pub const DISK_PATH: &str = "/";
+    /// The git remote compared with when a vault names none.
+    pub const VAULT_REMOTE: &str = "origin";
+    /// Where `cron-run` keeps its records under the state directory.
+    pub const CRON_RECORDS_DIR: &str = "crons";
 }
 
 struct Validator<'a> {
@@ -463,6 +686,268 @@ fn validate_boards(v: &mut Validator, raw: &[RawBoard], vault: Option<&Path>) ->
     out
 }
 
+/// A name that is safe as a file name and as a command argument: letters, digits, `.`, `_`,
+/// `-`, `@`, `:`, not starting with `.` or `-`.
+fn is_plain_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 128
+        && !s.starts_with(['.', '-'])
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@' | ':'))
+}
+
+fn validate_hosts(v: &mut Validator, raw: &[RawHost], state_dir: &Path) -> Vec<HostConfig> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for (i, h) in raw.iter().enumerate() {
+        let field = |f: &str| format!("hosts[{i}].{f}");
+        let name = h.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            v.error(&h.name, field("name"), "must not be empty");
+        } else if !seen.insert(name.clone()) {
+            v.error(&h.name, field("name"), format!("duplicate host {name:?}"));
+        }
+        let kind = h
+            .source
+            .as_ref()
+            .map(|s| s.get_ref().as_str())
+            .unwrap_or("local");
+        let source = match kind {
+            "local" => Some(HostSource::Local),
+            "node_exporter" => {
+                match &h.url {
+                    None => {
+                        v.error(&h.name, field("url"), "a node_exporter host needs url, e.g. \"http://127.0.0.1:9100/metrics\"");
+                        None
+                    }
+                    Some(u) => match url::Url::parse(u.get_ref()) {
+                        Ok(url)
+                            if matches!(url.scheme(), "http" | "https") && url.host().is_some() =>
+                        {
+                            Some(HostSource::NodeExporter { url })
+                        }
+                        _ => {
+                            v.error(u, field("url"), "expected an http:// or https:// URL, e.g. \"http://127.0.0.1:9100/metrics\"");
+                            None
+                        }
+                    },
+                }
+            }
+            "ssh" => match &h.ssh {
+                None => {
+                    v.error(
+                        &h.name,
+                        field("ssh"),
+                        "an ssh host needs ssh = { destination = \"user@host\" }",
+                    );
+                    None
+                }
+                Some(ssh) => {
+                    let raw_ssh = ssh.get_ref();
+                    let dest = raw_ssh.destination.get_ref();
+                    // Never an option to ssh: a destination starting with '-' would be one.
+                    if dest.is_empty()
+                        || dest.starts_with('-')
+                        || dest.contains(char::is_whitespace)
+                    {
+                        v.error(
+                            &raw_ssh.destination,
+                            field("ssh.destination"),
+                            "expected user@host or host",
+                        );
+                        None
+                    } else {
+                        Some(HostSource::Ssh(SshTarget {
+                            destination: dest.clone(),
+                            port: raw_ssh.port,
+                            identity_file: raw_ssh.identity_file.as_deref().map(|p| v.path(p)),
+                            known_hosts: raw_ssh.known_hosts.as_deref().map(|p| v.path(p)),
+                        }))
+                    }
+                }
+            },
+            other => {
+                if let Some(s) = &h.source {
+                    v.error(
+                        s,
+                        field("source"),
+                        format!("unknown source {other:?}; expected local, node_exporter or ssh"),
+                    );
+                }
+                None
+            }
+        };
+        if kind != "node_exporter"
+            && let Some(u) = &h.url
+        {
+            v.error(u, field("url"), "only a node_exporter host has a url");
+        }
+        if kind != "ssh"
+            && let Some(s) = &h.ssh
+        {
+            v.error(s, field("ssh"), "only an ssh host has ssh settings");
+        }
+        let local = kind == "local";
+        // Paths on a remote host are that host's; only a local one resolves here.
+        let host_path = |v: &Validator, p: &str| -> String {
+            if local {
+                v.path(p).to_string_lossy().into_owned()
+            } else {
+                p.to_string()
+            }
+        };
+        let mut services = Vec::new();
+        for (j, unit) in h.services.iter().enumerate() {
+            if is_plain_name(unit.get_ref()) {
+                services.push(unit.get_ref().clone());
+            } else {
+                v.error(
+                    unit,
+                    field(&format!("services[{j}]")),
+                    "expected a systemd unit name such as \"nginx\" or \"autossh-lab.service\"",
+                );
+            }
+        }
+        let mut tunnel_names = HashSet::new();
+        let mut tunnels = Vec::new();
+        for (j, t) in h.tunnels.iter().enumerate() {
+            let tname = t.name.get_ref().trim().to_string();
+            if tname.is_empty() || !tunnel_names.insert(tname.clone()) {
+                v.error(
+                    &t.name,
+                    field(&format!("tunnels[{j}].name")),
+                    "must be non-empty and unique within the host",
+                );
+            }
+            let addr = t.address.get_ref();
+            let port_ok = addr.rsplit_once(':').is_some_and(|(host, port)| {
+                !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
+            });
+            if port_ok {
+                tunnels.push(TunnelConfig {
+                    name: tname,
+                    address: addr.clone(),
+                });
+            } else {
+                v.error(
+                    &t.address,
+                    field(&format!("tunnels[{j}].address")),
+                    "expected host:port, e.g. \"127.0.0.1:18301\"",
+                );
+            }
+        }
+        let mut cron_names = HashSet::new();
+        let mut crons = Vec::new();
+        for (j, c) in h.crons.iter().enumerate() {
+            let cf = |f: &str| field(&format!("crons[{j}].{f}"));
+            let cname = c.name.get_ref().clone();
+            if !is_plain_name(&cname) {
+                v.error(&c.name, cf("name"), "expected a plain name (letters, digits, '.', '_', '-'): it names the job's record file");
+            } else if !cron_names.insert(cname.clone()) {
+                v.error(
+                    &c.name,
+                    cf("name"),
+                    format!("duplicate cron {cname:?} on this host"),
+                );
+            }
+            let period = v.duration(&Some(c.period.clone()), &cf("period"), Duration::ZERO);
+            let grace = v.duration(&c.grace, &cf("grace"), defaults::CRON_GRACE);
+            let evidence = match &c.stamp {
+                Some(stamp) => CronEvidence::Stamp(host_path(v, stamp)),
+                None => CronEvidence::Record,
+            };
+            crons.push(CronConfig {
+                name: cname,
+                period,
+                grace,
+                evidence,
+            });
+        }
+        let cron_dir = match (&h.cron_dir, local) {
+            (Some(dir), _) => Some(host_path(v, dir)),
+            (None, true) => Some(
+                state_dir
+                    .join(defaults::CRON_RECORDS_DIR)
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+            (None, false) => None,
+        };
+        if kind == "ssh"
+            && cron_dir.is_none()
+            && crons.iter().any(|c| c.evidence == CronEvidence::Record)
+        {
+            v.error(&h.name, field("cron_dir"), "an ssh host whose crons run under `fleetdash cron-run` needs cron_dir: the record folder on that host (or give each cron a stamp file)");
+        }
+        let vault = match (&h.vault, kind) {
+            (Some(vault), "node_exporter") => {
+                v.error(
+                    &vault.path,
+                    field("vault"),
+                    "vault parity needs a local or ssh host: node_exporter cannot run git",
+                );
+                None
+            }
+            (Some(vault), _) => Some(VaultParityConfig {
+                path: host_path(v, vault.path.get_ref()),
+                remote: vault
+                    .remote
+                    .clone()
+                    .unwrap_or_else(|| defaults::VAULT_REMOTE.to_string()),
+                branch: vault.branch.clone(),
+            }),
+            (None, _) => None,
+        };
+        if let Some(source) = source {
+            out.push(HostConfig {
+                name,
+                source,
+                disk_path: h
+                    .disk_path
+                    .clone()
+                    .unwrap_or_else(|| defaults::DISK_PATH.to_string()),
+                services,
+                tunnels,
+                crons,
+                cron_dir,
+                vault,
+            });
+        }
+    }
+    out
+}
+
+fn validate_backups(v: &mut Validator, b: &RawBackups) -> Option<BackupsConfig> {
+    let timeout = v.duration(
+        &b.timeout,
+        "backups.timeout",
+        defaults::BACKUP_COMMAND_TIMEOUT,
+    );
+    let source = match (&b.dir, &b.command) {
+        (Some(dir), None) => BackupSource::Dir(v.path(dir)),
+        (None, Some(cmd)) if !cmd.get_ref().is_empty() => {
+            BackupSource::Command(cmd.get_ref().clone())
+        }
+        (None, Some(cmd)) => {
+            v.error(
+                cmd,
+                "backups.command",
+                "must name a program, e.g. [\"rclone\", \"lsl\", \"gdrive:backups\"]",
+            );
+            return None;
+        }
+        _ => {
+            v.error(&b.name, "backups", "give exactly one of dir (a folder whose newest file is the latest backup) or command");
+            return None;
+        }
+    };
+    Some(BackupsConfig {
+        name: b.name.get_ref().clone(),
+        source,
+        timeout,
+    })
+}
+
 /// Expands a leading `~/` and resolves relative paths against the config file's folder.
 pub fn resolve_path(base: &Path, raw: &str) -> PathBuf {
     if let Some(rest) = raw.strip_prefix("~/")
@@ -506,6 +991,21 @@ fn validate(path: &Path, text: &str, raw: RawConfig) -> Result<Config, ConfigErr
             "cadence.projections",
             defaults::PROJECTIONS_CADENCE,
         ),
+        systems: v.duration(
+            &raw.cadence.systems,
+            "cadence.systems",
+            defaults::SYSTEMS_CADENCE,
+        ),
+        tunnels: v.duration(
+            &raw.cadence.tunnels,
+            "cadence.tunnels",
+            defaults::TUNNELS_CADENCE,
+        ),
+        backups: v.duration(
+            &raw.cadence.backups,
+            "cadence.backups",
+            defaults::BACKUPS_CADENCE,
+        ),
     };
     let probe = ProbeLimits {
         timeout: v.duration(&raw.probe.timeout, "probe.timeout", defaults::PROBE_TIMEOUT),
@@ -524,6 +1024,11 @@ fn validate(path: &Path, text: &str, raw: RawConfig) -> Result<Config, ConfigErr
             "probe.audit_tail_max_bytes",
             defaults::AUDIT_TAIL_MAX_BYTES as usize,
         ) as u64,
+        command_timeout: v.duration(
+            &raw.probe.command_timeout,
+            "probe.command_timeout",
+            defaults::COMMAND_TIMEOUT,
+        ),
     };
 
     let mut names = HashSet::new();
@@ -601,28 +1106,13 @@ fn validate(path: &Path, text: &str, raw: RawConfig) -> Result<Config, ConfigErr
         }
     }
 
-    let named = |v: &mut Validator, list: &[RawNamed], what: &str| -> Vec<NamedEntry> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for (i, e) in list.iter().enumerate() {
-            let name = e.name.get_ref().trim().to_string();
-            if name.is_empty() || !seen.insert(name.clone()) {
-                v.error(
-                    &e.name,
-                    format!("{what}[{i}].name"),
-                    "must be non-empty and unique",
-                );
-            }
-            out.push(NamedEntry { name });
-        }
-        out
-    };
-    let hosts = named(&mut v, &raw.hosts, "hosts");
+    let hosts = validate_hosts(&mut v, &raw.hosts, &state_dir);
     let vault = raw.vault.as_ref().map(|vault| v.path(vault.path.get_ref()));
     let boards = validate_boards(&mut v, &raw.boards, vault.as_deref());
-    let backups = raw.backups.map(|b| NamedEntry {
-        name: b.name.into_inner(),
-    });
+    let backups = raw
+        .backups
+        .as_ref()
+        .and_then(|b| validate_backups(&mut v, b));
 
     let listen = raw.serve.listen.as_ref().and_then(|l| {
         l.get_ref().parse().ok().or_else(|| {

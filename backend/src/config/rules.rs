@@ -41,6 +41,10 @@ pub struct Rules {
     pub keep_finished: Rule,
     /// A task id not mentioned by any heartbeat or audit line for this long is forgotten.
     pub forget_unseen: Rule,
+    /// A latest backup at least this old is amber.
+    pub backup_amber_after: Rule,
+    /// A latest backup at least this old is red.
+    pub backup_red_after: Rule,
 }
 
 impl Rules {
@@ -116,6 +120,18 @@ impl Rules {
         let stale = rule("snapshot", &raw.snapshot, "stale_after_seconds");
         let keep_finished = rule("live_tasks", &raw.live_tasks, "keep_finished_seconds");
         let forget_unseen = rule("live_tasks", &raw.live_tasks, "forget_unseen_seconds");
+        let backup_amber = rule("backups", &raw.backups, "amber_after_seconds");
+        let backup_red = rule("backups", &raw.backups, "red_after_seconds");
+        if let (Some(a), Some(r)) = (&backup_amber, &backup_red)
+            && a.seconds >= r.seconds
+        {
+            errors.push(ConfigError {
+                file: path.to_path_buf(),
+                line: line_of_key(text, "backups", "red_after_seconds"),
+                field: "backups.red_after_seconds".into(),
+                message: format!("must be greater than amber_after_seconds ({})", a.seconds),
+            });
+        }
         if let (Some(g), Some(a)) = (&green, &amber)
             && g.seconds >= a.seconds
         {
@@ -128,7 +144,16 @@ impl Rules {
                 });
             }
         }
-        match (no_reply, green, amber, stale, keep_finished, forget_unseen) {
+        match (
+            no_reply,
+            green,
+            amber,
+            stale,
+            keep_finished,
+            forget_unseen,
+            backup_amber,
+            backup_red,
+        ) {
             (
                 Some(no_reply),
                 Some(exchange_green_below),
@@ -136,6 +161,8 @@ impl Rules {
                 Some(snapshot_stale_after),
                 Some(keep_finished),
                 Some(forget_unseen),
+                Some(backup_amber_after),
+                Some(backup_red_after),
             ) if errors.is_empty() => Ok(Rules {
                 path: path.to_path_buf(),
                 no_reply,
@@ -144,6 +171,8 @@ impl Rules {
                 snapshot_stale_after,
                 keep_finished,
                 forget_unseen,
+                backup_amber_after,
+                backup_red_after,
             }),
             _ => Err(ConfigErrors(errors)),
         }
@@ -156,6 +185,8 @@ impl Rules {
             exchange_green_below_s: self.exchange_green_below.seconds,
             exchange_amber_below_s: self.exchange_amber_below.seconds,
             snapshot_stale_after_s: self.snapshot_stale_after.seconds,
+            backup_amber_after_s: self.backup_amber_after.seconds,
+            backup_red_after_s: self.backup_red_after.seconds,
         }
     }
 }
@@ -167,6 +198,7 @@ struct RawRules {
     last_exchange: Option<RawGroup>,
     snapshot: Option<RawGroup>,
     live_tasks: Option<RawGroup>,
+    backups: Option<RawGroup>,
 }
 
 #[derive(Deserialize)]
@@ -216,6 +248,10 @@ live_tasks:
   keep_finished_seconds: 3600
   forget_unseen_seconds: 86400
   source: fleetdash
+backups:
+  amber_after_seconds: 93600
+  red_after_seconds: 172800
+  source: fleetdash (a daily backup plus 2 h of slack; two missed days is red)
 ";
 
     #[test]
@@ -238,6 +274,20 @@ live_tasks:
         assert!(
             msg.contains(
                 "rules.yaml:6: last_exchange.amber_below_seconds: expected a whole number"
+            ),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn backup_thresholds_must_rise_from_amber_to_red() {
+        let text = FLEET.replace("red_after_seconds: 172800", "red_after_seconds: 3600");
+        let msg = Rules::parse(Path::new("r.yaml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains(
+                "backups.red_after_seconds: must be greater than amber_after_seconds (93600)"
             ),
             "{msg}"
         );

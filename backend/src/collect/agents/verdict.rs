@@ -195,6 +195,7 @@ pub fn row(
         status,
         reason,
         audit_skipped_lines,
+        history: None,
         checked_at: now,
         stale,
     }
