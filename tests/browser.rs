@@ -29,8 +29,8 @@ use fantoccini::{Client, ClientBuilder};
 use fleetdash::a2a::Wire;
 use fleetdash::demo::sim::SimAgent;
 use fleetdash_model::{
-    Agent, Asc, Band, Board, Card, CronCheck, LiveTask, NamedCheck, Probe, RulesView, Snapshot,
-    System,
+    Agent, Asc, Band, Board, Card, CronCheck, CronState, LiveTask, NamedCheck, Probe, RulesView,
+    Snapshot, System,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -468,6 +468,8 @@ fn rules(no_reply_s: u64) -> RulesView {
         exchange_green_below_s: 1800,
         exchange_amber_below_s: 21600,
         snapshot_stale_after_s: 600,
+        backup_amber_after_s: 93600,
+        backup_red_after_s: 172800,
     }
 }
 
@@ -488,6 +490,7 @@ fn green_agent(name: &str, at: DateTime<Utc>) -> Agent {
         status: Asc::SUCCESS,
         reason: None,
         audit_skipped_lines: 0,
+        history: None,
         checked_at: at,
         stale: false,
     }
@@ -546,12 +549,15 @@ fn fixture_snapshot(now: DateTime<Utc>) -> Snapshot {
     let check = |name: &str, ok: Probe<bool>| NamedCheck {
         name: name.into(),
         stale: ok.is_error(),
+        reason: ok.error_reason().map(Into::into),
         ok,
+        uptime_24h_pct: Some(100.0),
         checked_at: now,
     };
     s.systems = Probe::Value(vec![
         System {
             host: "hub-1".into(),
+            source: "local".into(),
             ram_used_gb: Probe::Value(3.2),
             ram_total_gb: Probe::Value(16.0),
             disk_free_gb: Probe::Value(120.5),
@@ -559,18 +565,27 @@ fn fixture_snapshot(now: DateTime<Utc>) -> Snapshot {
             tunnels: vec![check("wg0", Probe::Value(true))],
             crons: vec![CronCheck {
                 name: "backup".into(),
+                state: CronState::Up,
                 last_ok_s: Probe::Value(3600),
+                period_s: 86400,
+                grace_s: 3600,
+                reason: None,
+                uptime_24h_pct: Some(100.0),
                 checked_at: now,
                 stale: false,
             }],
             vault_parity: Probe::Value(true),
+            vault_reason: None,
+            band: Band::Green,
             status: Asc::SUCCESS,
             reason: None,
+            history: None,
             checked_at: now,
             stale: false,
         },
         System {
             host: "hub-2".into(),
+            source: "ssh".into(),
             ram_used_gb: Probe::error("ssh: connection refused"),
             ram_total_gb: Probe::error("ssh: connection refused"),
             disk_free_gb: Probe::error("ssh: connection refused"),
@@ -578,8 +593,11 @@ fn fixture_snapshot(now: DateTime<Utc>) -> Snapshot {
             tunnels: Vec::new(),
             crons: Vec::new(),
             vault_parity: Probe::Unknown,
+            vault_reason: None,
+            band: Band::Red,
             status: Asc::DEPENDENCY_UNAVAILABLE,
             reason: Some("ssh: connection refused".into()),
+            history: None,
             checked_at: now,
             stale: true,
         },

@@ -23,6 +23,8 @@ fn rules() -> RulesView {
         exchange_green_below_s: 1800,
         exchange_amber_below_s: 21600,
         snapshot_stale_after_s: 600,
+        backup_amber_after_s: 93600,
+        backup_red_after_s: 172800,
     }
 }
 
@@ -43,6 +45,7 @@ fn row(i: usize) -> Agent {
         status: Asc::DEPENDENCY_UNAVAILABLE,
         reason: Some("down: connection refused".into()),
         audit_skipped_lines: 0,
+        history: None,
         checked_at: Utc::now(),
         stale: true,
     }
