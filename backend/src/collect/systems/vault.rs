@@ -1,15 +1,27 @@
 //! Vault parity: the vault is a git checkout synced between hosts. It is in parity when its
 //! HEAD equals the configured remote's head of the same branch (`git ls-remote`) and nothing is
 //! uncommitted. Any git failure is an error with git's own reason, never a quiet "false".
+//!
+//! Git runs only through a [`Runner`], so the same code checks a vault here or over SSH.
+
+use std::sync::LazyLock;
+
+use fleetdash_model::Asc;
+use regex::Regex;
 
 use crate::config::VaultParityConfig;
 use crate::net::ProbeFailure;
 
-use super::command::Runner;
+use super::command::{CommandOutput, ReadOnlyCommand, Runner};
+
+/// Hashes are shown this short, as `git log --oneline` does.
+const SHORT_HASH: usize = 7;
 
 /// What git said about the checkout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Parity {
+    /// The remote compared with, as configured (credentials stripped).
+    pub remote: String,
     pub branch: String,
     pub head: String,
     pub remote_head: String,
@@ -22,14 +34,408 @@ impl Parity {
         self.head == self.remote_head && self.uncommitted == 0
     }
 
-    /// Why it is out of sync, in words.
+    /// Why it is out of sync, in words ("in sync" when it is not).
     pub fn describe(&self) -> String {
-        todo!("vault::Parity::describe")
+        let mut why = Vec::new();
+        match self.uncommitted {
+            0 => {}
+            1 => why.push("1 uncommitted change".to_string()),
+            n => why.push(format!("{n} uncommitted changes")),
+        }
+        if self.head != self.remote_head {
+            why.push(format!(
+                "HEAD {} differs from {}/{} {}",
+                short(&self.head),
+                self.remote,
+                self.branch,
+                short(&self.remote_head)
+            ));
+        }
+        if why.is_empty() {
+            "in sync".into()
+        } else {
+            why.join("; ")
+        }
     }
+}
+
+fn short(hash: &str) -> &str {
+    hash.get(..SHORT_HASH).unwrap_or(hash)
+}
+
+/// Removes the user-info part (`user:pass@`, or a bare token `TOKEN@`) of every URL in `text`,
+/// so a remote configured with credentials never reaches a reason.
+pub fn strip_credentials(text: &str) -> String {
+    // A scheme, then user-info up to the first `@` before the host; `/`, `@` and whitespace
+    // cannot be inside user-info unescaped, so the match never runs into the path.
+    static USERINFO: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s'\x22]+@").expect("valid regex")
+    });
+    USERINFO.replace_all(text, "$scheme").into_owned()
+}
+
+/// Git's own reason: its first `fatal:`/`error:` line (warnings such as "redirecting to" come
+/// first sometimes), else its first line; credentials stripped.
+fn git_reason(out: &CommandOutput) -> String {
+    let line = out
+        .stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .map(|l| l.chars().take(200).collect())
+        .unwrap_or_else(|| out.first_error_line());
+    strip_credentials(&line)
+}
+
+/// A failure that happened before or around git (timeout, SSH down): its own code, a clean
+/// reason naming the step.
+fn runner_failure(step: &str, f: ProbeFailure) -> ProbeFailure {
+    ProbeFailure {
+        reason: strip_credentials(&f.reason),
+        ..f
+    }
+    .context(step)
+}
+
+/// Why a local git command failed, for the checkout itself (not the remote).
+fn checkout_failure(out: &CommandOutput) -> ProbeFailure {
+    let reason = git_reason(out);
+    if reason.contains("dubious ownership") {
+        // Git's safe.directory check: the checkout belongs to another user. Said plainly, never
+        // worked around here: trusting the directory is the operator's decision.
+        return ProbeFailure::new(
+            Asc::FAILED_PRECONDITION,
+            format!(
+                "{reason} (the checkout belongs to another user: add it to safe.directory in \
+                 the probing user's git config, or probe as its owner)"
+            ),
+        );
+    }
+    ProbeFailure::new(Asc::FAILED_PRECONDITION, reason)
+}
+
+/// Why `git ls-remote` failed: the remote is missing or unreachable, or refused us.
+fn remote_failure(out: &CommandOutput) -> ProbeFailure {
+    let reason = git_reason(out);
+    let lower = reason.to_ascii_lowercase();
+    let refused = [
+        "authentication failed",
+        "permission denied",
+        "could not read username",
+    ]
+    .iter()
+    .any(|p| lower.contains(p));
+    let asc = if refused {
+        Asc::PERMISSION_DENIED
+    } else {
+        Asc::DEPENDENCY_UNAVAILABLE
+    };
+    ProbeFailure::new(asc, reason)
+}
+
+fn is_hash(s: &str) -> bool {
+    s.len() >= SHORT_HASH && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Asks git, through `runner`, about the checkout at `cfg.path`.
 pub async fn parity(runner: &dyn Runner, cfg: &VaultParityConfig) -> Result<Parity, ProbeFailure> {
-    let _ = (runner, cfg);
-    todo!("vault::parity")
+    let path = cfg.path.as_str();
+    let remote = strip_credentials(&cfg.remote);
+
+    let out = runner
+        .run(&ReadOnlyCommand::GitHead(path))
+        .await
+        .map_err(|f| runner_failure("git rev-parse", f))?;
+    if !out.success() {
+        return Err(checkout_failure(&out));
+    }
+    let head = out.stdout.trim().to_string();
+    if !is_hash(&head) {
+        return Err(ProbeFailure::new(
+            Asc::INTEGRITY_CHECK_FAILED,
+            format!(
+                "git rev-parse HEAD printed no commit hash: {:?}",
+                head.chars().take(60).collect::<String>()
+            ),
+        ));
+    }
+
+    let branch = match &cfg.branch {
+        Some(b) => b.clone(),
+        None => {
+            let out = runner
+                .run(&ReadOnlyCommand::GitBranch(path))
+                .await
+                .map_err(|f| runner_failure("git symbolic-ref", f))?;
+            if !out.success() {
+                let reason = git_reason(&out);
+                if reason.contains("not a symbolic ref") {
+                    return Err(ProbeFailure::new(
+                        Asc::FAILED_PRECONDITION,
+                        "detached HEAD: set vault.branch",
+                    ));
+                }
+                return Err(checkout_failure(&out));
+            }
+            out.stdout.trim().to_string()
+        }
+    };
+
+    let out = runner
+        .run(&ReadOnlyCommand::GitStatus(path))
+        .await
+        .map_err(|f| runner_failure("git status", f))?;
+    if !out.success() {
+        return Err(checkout_failure(&out));
+    }
+    let uncommitted = out.stdout.lines().filter(|l| !l.trim().is_empty()).count();
+
+    let reference = format!("refs/heads/{branch}");
+    let out = runner
+        .run(&ReadOnlyCommand::GitLsRemote {
+            path,
+            remote: &cfg.remote,
+            reference: &reference,
+        })
+        .await
+        .map_err(|f| runner_failure(&format!("git ls-remote {remote}"), f))?;
+    if !out.success() {
+        return Err(remote_failure(&out));
+    }
+    // ls-remote matches patterns by their tail (`refs/heads/x/refs/heads/main` too): only the
+    // exact ref counts.
+    let remote_head = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .find(|(_, r)| r.trim() == reference)
+        .map(|(hash, _)| hash.trim().to_string())
+        .ok_or_else(|| {
+            ProbeFailure::new(Asc::NOT_FOUND, format!("branch {branch} not on {remote}"))
+        })?;
+
+    Ok(Parity {
+        remote,
+        branch,
+        head,
+        remote_head,
+        uncommitted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+
+    fn parity(head: &str, remote_head: &str, uncommitted: usize) -> Parity {
+        Parity {
+            remote: "origin".into(),
+            branch: "main".into(),
+            head: head.into(),
+            remote_head: remote_head.into(),
+            uncommitted,
+        }
+    }
+
+    const A: &str = "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d";
+    const B: &str = "5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f80";
+
+    #[test]
+    fn describe_names_what_is_out_of_sync() {
+        assert!(parity(A, A, 0).in_sync());
+        assert_eq!(parity(A, A, 0).describe(), "in sync");
+        assert_eq!(parity(A, A, 1).describe(), "1 uncommitted change");
+        assert_eq!(parity(A, A, 3).describe(), "3 uncommitted changes");
+        assert_eq!(
+            parity(A, B, 0).describe(),
+            "HEAD 1a2b3c4 differs from origin/main 5d6e7f8"
+        );
+        assert_eq!(
+            parity(A, B, 2).describe(),
+            "2 uncommitted changes; HEAD 1a2b3c4 differs from origin/main 5d6e7f8"
+        );
+        assert!(!parity(A, B, 0).in_sync());
+        assert!(!parity(A, A, 1).in_sync());
+    }
+
+    #[test]
+    fn credentials_never_survive_in_a_url() {
+        assert_eq!(
+            strip_credentials("fatal: unable to access 'https://bob:s3cret@git.example/v.git/': x"),
+            "fatal: unable to access 'https://git.example/v.git/': x"
+        );
+        assert_eq!(
+            strip_credentials("https://ghp_TOKEN@github.com/a/b and ssh://git:pw@h:22/r"),
+            "https://github.com/a/b and ssh://h:22/r"
+        );
+        // Nothing to strip: left as is (an scp-like remote has no password).
+        for plain in [
+            "fatal: 'origin' does not appear to be a git repository",
+            "git@github.com:a/b.git",
+            "https://github.com/a/b@v1",
+        ] {
+            assert_eq!(strip_credentials(plain), plain);
+        }
+    }
+
+    /// Answers each git subcommand with a canned output, as a host over SSH would.
+    struct Canned(Mutex<HashMap<&'static str, Result<CommandOutput, ProbeFailure>>>);
+
+    impl Canned {
+        fn new(answers: &[(&'static str, Result<CommandOutput, ProbeFailure>)]) -> Canned {
+            Canned(Mutex::new(answers.iter().cloned().collect()))
+        }
+    }
+
+    fn out(code: i32, stdout: &str, stderr: &str) -> Result<CommandOutput, ProbeFailure> {
+        Ok(CommandOutput {
+            exit_code: Some(code),
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+        })
+    }
+
+    #[async_trait]
+    impl Runner for Canned {
+        async fn run(&self, c: &ReadOnlyCommand<'_>) -> Result<CommandOutput, ProbeFailure> {
+            let key = match c {
+                ReadOnlyCommand::GitHead(_) => "head",
+                ReadOnlyCommand::GitBranch(_) => "branch",
+                ReadOnlyCommand::GitStatus(_) => "status",
+                ReadOnlyCommand::GitLsRemote { .. } => "ls-remote",
+                other => panic!("vault parity ran {other:?}"),
+            };
+            self.0.lock().unwrap()[key].clone()
+        }
+    }
+
+    fn cfg(remote: &str, branch: Option<&str>) -> VaultParityConfig {
+        VaultParityConfig {
+            path: "/srv/vault".into(),
+            remote: remote.into(),
+            branch: branch.map(str::to_string),
+        }
+    }
+
+    fn ok_head() -> (&'static str, Result<CommandOutput, ProbeFailure>) {
+        ("head", out(0, &format!("{A}\n"), ""))
+    }
+
+    #[tokio::test]
+    async fn dubious_ownership_is_said_plainly() {
+        let runner = Canned::new(&[(
+            "head",
+            out(
+                128,
+                "",
+                "fatal: detected dubious ownership in repository at '/srv/vault'\nTo add an \
+                 exception for this directory, call:\n",
+            ),
+        )]);
+        let err = super::parity(&runner, &cfg("origin", None))
+            .await
+            .unwrap_err();
+        assert_eq!(err.asc, Asc::FAILED_PRECONDITION);
+        assert!(
+            err.reason.starts_with(
+                "fatal: detected dubious ownership in repository at '/srv/vault' (the checkout \
+                 belongs to another user"
+            ),
+            "{}",
+            err.reason
+        );
+    }
+
+    #[tokio::test]
+    async fn detached_head_without_a_branch_asks_for_one() {
+        let runner = Canned::new(&[
+            ok_head(),
+            (
+                "branch",
+                out(128, "", "fatal: ref HEAD is not a symbolic ref\n"),
+            ),
+        ]);
+        let err = super::parity(&runner, &cfg("origin", None))
+            .await
+            .unwrap_err();
+        assert_eq!(err.asc, Asc::FAILED_PRECONDITION);
+        assert_eq!(err.reason, "detached HEAD: set vault.branch");
+    }
+
+    #[tokio::test]
+    async fn a_remote_with_credentials_never_reaches_a_reason() {
+        let remote = "https://bob:s3cret@git.example/v.git";
+        let status = ("status", out(0, "", ""));
+        let unreachable = Canned::new(&[
+            ok_head(),
+            status.clone(),
+            (
+                "ls-remote",
+                out(
+                    128,
+                    "",
+                    "warning: redirecting\nfatal: unable to access 'https://bob:s3cret@git.example/v.git/': Could not resolve host\n",
+                ),
+            ),
+        ]);
+        let err = super::parity(&unreachable, &cfg(remote, Some("main")))
+            .await
+            .unwrap_err();
+        assert_eq!(err.asc, Asc::DEPENDENCY_UNAVAILABLE);
+        assert_eq!(
+            err.reason,
+            "fatal: unable to access 'https://git.example/v.git/': Could not resolve host"
+        );
+
+        let no_branch = Canned::new(&[ok_head(), status.clone(), ("ls-remote", out(0, "", ""))]);
+        let err = super::parity(&no_branch, &cfg(remote, Some("main")))
+            .await
+            .unwrap_err();
+        assert_eq!(err.asc, Asc::NOT_FOUND);
+        assert_eq!(err.reason, "branch main not on https://git.example/v.git");
+
+        let timed_out = Canned::new(&[
+            ok_head(),
+            status,
+            (
+                "ls-remote",
+                Err(ProbeFailure::new(Asc::TIMEOUT, "git: no answer within 20s")),
+            ),
+        ]);
+        let err = super::parity(&timed_out, &cfg(remote, Some("main")))
+            .await
+            .unwrap_err();
+        assert_eq!(err.asc, Asc::TIMEOUT);
+        assert_eq!(
+            err.reason,
+            "git ls-remote https://git.example/v.git: git: no answer within 20s"
+        );
+    }
+
+    #[tokio::test]
+    async fn only_the_exact_ref_counts() {
+        let runner = Canned::new(&[
+            ok_head(),
+            ("branch", out(0, "main\n", "")),
+            ("status", out(0, " M a.md\n?? b.md\n", "")),
+            (
+                "ls-remote",
+                out(
+                    0,
+                    &format!("{B}\trefs/heads/x/refs/heads/main\n{A}\trefs/heads/main\n"),
+                    "",
+                ),
+            ),
+        ]);
+        let p = super::parity(&runner, &cfg("origin", None)).await.unwrap();
+        assert_eq!(p.head, A);
+        assert_eq!(p.remote_head, A);
+        assert_eq!(p.uncommitted, 2);
+        assert_eq!(p.describe(), "2 uncommitted changes");
+    }
 }
