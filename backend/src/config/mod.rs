@@ -521,7 +521,7 @@ struct RawBackups {
 }
 
 /// Defaults of the registry, named so that no number hides in the code below.
-mod defaults {
+pub mod defaults {
     use std::time::Duration;
     /// Spec §5.1: heartbeat and liveness every 2 min.
     pub const AGENTS_CADENCE: Duration = Duration::from_secs(120);

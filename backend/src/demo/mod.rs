@@ -3,9 +3,12 @@
 //!
 //! The fleet speaks all three dialects and shows every failure the dashboard must make loud:
 //! one agent refuses connections, one never answers, one serves `skills: []`, one's last
-//! audit-log exchange is hours old, one is slow. Everything is written under the state
-//! directory (a fresh temporary one by default): config, rules, htpasswd, audit logs, snapshot.
+//! audit-log exchange is hours old, one is slow. Three hosts fill the Systems panel: this
+//! machine, read for real, and two remote hosts simulated as node_exporter endpoints
+//! ([`hosts`]). Everything is written under the state directory (a fresh temporary one by
+//! default): config, rules, htpasswd, audit logs, cron records, backups, snapshot.
 
+pub mod hosts;
 pub mod kanban;
 pub mod sim;
 
@@ -206,13 +209,30 @@ pub async fn run(
         ),
         None => None,
     };
-    let config_path = write_files(&state_dir, &fleet, &password, dist_dir.as_deref())?;
+    let endpoint_of = |name: &str| {
+        fleet
+            .iter()
+            .find(|r| r.spec.name == name)
+            .map(|r| r.endpoint.clone())
+            .expect("the demo fleet has this agent")
+    };
+    let hosts = hosts::start(
+        &state_dir,
+        &state_dir
+            .join("state")
+            .join(crate::config::defaults::CRON_RECORDS_DIR),
+        &endpoint_of("min"),
+        &endpoint_of("lyra"),
+        shutdown.clone(),
+    )
+    .await?;
+    let config_path = write_files(&state_dir, &fleet, &hosts, &password, dist_dir.as_deref())?;
     let (config, rules) =
         Config::load(&config_path).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     let options = server::ServeOptions::from_config(&config)?;
 
     let banner = format!(
-        "fleetdash demo: 11 simulated agents on loopback\n  dashboard: {url}\n  user:      {DEMO_USER}\n  \
+        "fleetdash demo: 11 simulated agents and 3 hosts on loopback\n  dashboard: {url}\n  user:      {DEMO_USER}\n  \
          password:  {password}\n  snapshot:  {}\n  state dir: {}\nPress ctrl-c to stop.\n",
         config.output_dir.join("status.json").display(),
         state_dir.display()
@@ -333,6 +353,7 @@ fn demo_rules() -> String {
 fn write_files(
     state_dir: &Path,
     fleet: &[Running],
+    hosts: &str,
     password: &str,
     dist_dir: Option<&Path>,
 ) -> Result<PathBuf> {
@@ -346,7 +367,8 @@ fn write_files(
         "# Written by `fleetdash demo`. The demo polls every 15 s (production default: 2 min)\n\
          # so that changes show quickly.\n\
          output_dir = \"out\"\nstate_dir = \"state\"\nrules = \"rules.yaml\"\n\n\
-         [cadence]\nagents = \"15s\"\nlive_tasks = \"10s\"\nboard = \"15s\"\nprojections = \"30s\"\n\n\
+         [cadence]\nagents = \"15s\"\nlive_tasks = \"10s\"\nboard = \"15s\"\nprojections = \"30s\"\n\
+         systems = \"15s\"\ntunnels = \"10s\"\nbackups = \"30s\"\n\n\
          [probe]\ntimeout = \"3s\"\n\n[vault]\npath = \"vault\"\n\n\
          [serve]\nhtpasswd = \"htpasswd\"\n",
     );
@@ -377,6 +399,7 @@ fn write_files(
             plane = board.plane,
         ));
     }
+    toml.push_str(hosts);
     let path = state_dir.join("fleetdash.toml");
     std::fs::write(&path, toml).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
