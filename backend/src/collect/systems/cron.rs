@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Asc, CronCheck};
+use fleetdash_model::{Asc, CronCheck, CronState, Probe, human_age, seconds_since};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{CronConfig, CronEvidence};
@@ -126,13 +126,372 @@ pub fn evidence_from_stamp(mtime: DateTime<Utc>) -> Evidence {
     }
 }
 
-/// Judges one cron at `now`. `checked_at` stamps the row.
+/// Judges one cron at `now`. `checked_at` stamps the row. Ages are whole seconds; each
+/// boundary belongs to the better state (an age equal to the period is still up).
 pub fn judge(
     cfg: &CronConfig,
     evidence: Result<Evidence, ProbeFailure>,
     checked_at: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> CronCheck {
-    let _ = (cfg, evidence, checked_at, now);
-    todo!("cron::judge")
+    let period_s = cfg.period.as_secs();
+    let grace_s = cfg.grace.as_secs();
+    let row = |state, last_ok_s, reason: Option<String>, stale| CronCheck {
+        name: cfg.name.clone(),
+        state,
+        last_ok_s,
+        period_s,
+        grace_s,
+        reason,
+        uptime_24h_pct: None,
+        checked_at,
+        stale,
+    };
+    let ev = match evidence {
+        Ok(ev) => ev,
+        Err(e) => {
+            return row(
+                CronState::Down,
+                Probe::Error(e.reason.clone()),
+                Some(e.reason),
+                true,
+            );
+        }
+    };
+    let last_ok_s: Probe<u64> = ev.last_success.map(|t| seconds_since(t, now)).into();
+    let (state, reason) = verdict(&ev, period_s, grace_s, now);
+    row(state, last_ok_s, reason, false)
+}
+
+fn verdict(
+    ev: &Evidence,
+    period_s: u64,
+    grace_s: u64,
+    now: DateTime<Utc>,
+) -> (CronState, Option<String>) {
+    let grace = human_age(grace_s);
+    // A run in progress: started after the last finish (or never finished at all).
+    let running_since = ev
+        .last_start
+        .filter(|start| ev.last_finish.is_none_or(|finish| *start > finish));
+    if let Some(start) = running_since {
+        let running_s = seconds_since(start, now);
+        if running_s > grace_s {
+            return (
+                CronState::Down,
+                Some(format!(
+                    "started {} ago, not finished within the grace ({grace})",
+                    human_age(running_s)
+                )),
+            );
+        }
+    }
+    if let (Some(code), Some(finish)) = (ev.last_exit_code, ev.last_finish)
+        && code != 0
+        && ev.last_success.is_none_or(|ok| finish >= ok)
+    {
+        return (
+            CronState::Down,
+            Some(format!(
+                "last run failed with exit code {code}, {} ago",
+                human_age(seconds_since(finish, now))
+            )),
+        );
+    }
+    let Some(last_success) = ev.last_success else {
+        return (
+            CronState::Down,
+            Some(
+                "no successful run recorded (is it running under fleetdash cron-run, or \
+                 touching its stamp?)"
+                    .into(),
+            ),
+        );
+    };
+    let age_s = seconds_since(last_success, now);
+    let running = running_since
+        .map(|start| {
+            format!(
+                "; a run started {} ago",
+                human_age(seconds_since(start, now))
+            )
+        })
+        .unwrap_or_default();
+    if age_s <= period_s {
+        (CronState::Up, None)
+    } else if age_s <= period_s.saturating_add(grace_s) {
+        (
+            CronState::Late,
+            Some(format!(
+                "{} late: last success {} ago, period {}, within the grace ({grace}){running}",
+                human_age(age_s - period_s),
+                human_age(age_s),
+                human_age(period_s),
+            )),
+        )
+    } else {
+        (
+            CronState::Down,
+            Some(format!(
+                "last success {} ago: {} past its period ({}) and beyond the grace ({grace}){running}",
+                human_age(age_s),
+                human_age(age_s - period_s),
+                human_age(period_s),
+            )),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use chrono::TimeDelta;
+
+    use super::*;
+
+    const PERIOD: u64 = 3600;
+    const GRACE: u64 = 600;
+
+    fn cfg() -> CronConfig {
+        CronConfig {
+            name: "backup".into(),
+            period: Duration::from_secs(PERIOD),
+            grace: Duration::from_secs(GRACE),
+            evidence: CronEvidence::Record,
+        }
+    }
+
+    fn t0() -> DateTime<Utc> {
+        "2026-11-29T03:00:00Z".parse().unwrap()
+    }
+
+    fn at(secs: u64) -> DateTime<Utc> {
+        t0() + TimeDelta::seconds(secs as i64)
+    }
+
+    fn judge_at(ev: Evidence, now: DateTime<Utc>) -> CronCheck {
+        judge(&cfg(), Ok(ev), now, now)
+    }
+
+    fn succeeded_at(t: DateTime<Utc>) -> Evidence {
+        Evidence {
+            last_success: Some(t),
+            last_start: Some(t - TimeDelta::seconds(5)),
+            last_finish: Some(t),
+            last_exit_code: Some(0),
+        }
+    }
+
+    #[test]
+    fn up_late_down_at_the_exact_boundaries() {
+        let ev = succeeded_at(t0());
+        let cases = [
+            (0, CronState::Up),
+            (PERIOD, CronState::Up),
+            (PERIOD + 1, CronState::Late),
+            (PERIOD + GRACE, CronState::Late),
+            (PERIOD + GRACE + 1, CronState::Down),
+        ];
+        for (age, want) in cases {
+            let c = judge_at(ev.clone(), at(age));
+            assert_eq!(c.state, want, "age {age}: {c:?}");
+            assert_eq!(c.last_ok_s, Probe::Value(age));
+            assert!(!c.stale);
+            assert_eq!((c.period_s, c.grace_s), (PERIOD, GRACE));
+        }
+        assert_eq!(judge_at(ev.clone(), at(PERIOD)).reason, None);
+        let late = judge_at(ev.clone(), at(PERIOD + 300)).reason.unwrap();
+        assert_eq!(
+            late,
+            "5 min late: last success 1 h 5 min ago, period 1 h, within the grace (10 min)"
+        );
+        let down = judge_at(ev, at(PERIOD + GRACE + 1)).reason.unwrap();
+        assert_eq!(
+            down,
+            "last success 1 h 10 min ago: 10 min past its period (1 h) and beyond the grace (10 min)"
+        );
+    }
+
+    #[test]
+    fn a_run_within_the_grace_is_judged_by_its_last_success() {
+        let mut ev = succeeded_at(t0());
+        ev.last_start = Some(at(1000));
+        let c = judge_at(ev.clone(), at(1000 + GRACE));
+        assert_eq!(c.state, CronState::Up, "{c:?}");
+        // Past its period while the next run is still inside the grace: late, and says so.
+        ev.last_start = Some(at(PERIOD));
+        let c = judge_at(ev, at(PERIOD + 60));
+        assert_eq!(c.state, CronState::Late);
+        assert!(c.reason.unwrap().ends_with("; a run started 1 min ago"));
+    }
+
+    #[test]
+    fn a_run_past_the_grace_is_down() {
+        let mut ev = succeeded_at(t0());
+        ev.last_start = Some(at(1000));
+        let c = judge_at(ev.clone(), at(1000 + GRACE + 1));
+        assert_eq!(c.state, CronState::Down);
+        assert_eq!(
+            c.reason.as_deref(),
+            Some("started 10 min ago, not finished within the grace (10 min)")
+        );
+        assert_eq!(c.last_ok_s, Probe::Value(1000 + GRACE + 1));
+        // A first run that never finished: no finish at all.
+        let first = Evidence {
+            last_start: Some(t0()),
+            ..Evidence::default()
+        };
+        let c = judge_at(first.clone(), at(GRACE + 1));
+        assert_eq!(c.state, CronState::Down);
+        assert!(c.reason.unwrap().contains("not finished within the grace"));
+        assert_eq!(c.last_ok_s, Probe::Unknown);
+        // Still inside its grace, a first run has no success to be judged by yet.
+        let c = judge_at(first, at(GRACE));
+        assert!(c.reason.unwrap().starts_with("no successful run recorded"));
+    }
+
+    #[test]
+    fn a_failed_last_run_is_down_even_inside_the_period() {
+        let ev = Evidence {
+            last_success: Some(t0()),
+            last_start: Some(at(100)),
+            last_finish: Some(at(160)),
+            last_exit_code: Some(3),
+        };
+        let c = judge_at(ev.clone(), at(460));
+        assert_eq!(c.state, CronState::Down);
+        assert_eq!(
+            c.reason.as_deref(),
+            Some("last run failed with exit code 3, 5 min ago")
+        );
+        assert_eq!(c.last_ok_s, Probe::Value(460));
+        // A failure that was never preceded by a success says the failure, not "never ran".
+        let never_ok = Evidence {
+            last_success: None,
+            ..ev
+        };
+        let c = judge_at(never_ok, at(460));
+        assert!(
+            c.reason
+                .unwrap()
+                .starts_with("last run failed with exit code 3")
+        );
+        assert_eq!(c.last_ok_s, Probe::Unknown);
+    }
+
+    #[test]
+    fn failed_then_succeeded_is_up() {
+        // The exit code is the latest run's; a later success supersedes an old failure.
+        let ev = Evidence {
+            last_success: Some(at(200)),
+            last_start: Some(at(100)),
+            last_finish: Some(at(200)),
+            last_exit_code: Some(0),
+        };
+        assert_eq!(judge_at(ev, at(300)).state, CronState::Up);
+        // A record whose success is newer than its failed finish (stamp and record mixed up,
+        // or clocks): the success wins.
+        let ev = Evidence {
+            last_success: Some(at(250)),
+            last_start: Some(at(100)),
+            last_finish: Some(at(200)),
+            last_exit_code: Some(1),
+        };
+        assert_eq!(judge_at(ev, at(300)).state, CronState::Up);
+    }
+
+    #[test]
+    fn never_ran_is_down_and_says_how_to_check_in() {
+        let c = judge_at(Evidence::default(), t0());
+        assert_eq!(c.state, CronState::Down);
+        assert_eq!(c.last_ok_s, Probe::Unknown);
+        assert_eq!(
+            c.reason.as_deref(),
+            Some(
+                "no successful run recorded (is it running under fleetdash cron-run, or \
+                 touching its stamp?)"
+            )
+        );
+        assert!(!c.stale);
+    }
+
+    #[test]
+    fn unreadable_evidence_is_down_and_stale() {
+        let failure = ProbeFailure::new(Asc::DEPENDENCY_UNAVAILABLE, "ssh: connection refused");
+        let c = judge(&cfg(), Err(failure), t0(), at(5));
+        assert_eq!(c.state, CronState::Down);
+        assert_eq!(c.last_ok_s, Probe::Error("ssh: connection refused".into()));
+        assert_eq!(c.reason.as_deref(), Some("ssh: connection refused"));
+        assert!(c.stale);
+        assert_eq!(c.checked_at, t0());
+    }
+
+    #[test]
+    fn a_corrupt_record_fails_its_integrity_check() {
+        let e = evidence_from_record(b"{\"name\": \"backup\", \"last_start\": 12").unwrap_err();
+        assert_eq!(e.asc, Asc::INTEGRITY_CHECK_FAILED);
+        assert!(
+            e.reason.starts_with("corrupt cron-run record ("),
+            "{}",
+            e.reason
+        );
+        let e = evidence_from_record(br#"{"name": "b", "last_start": "yesterday"}"#).unwrap_err();
+        // serde's message says what is wrong and where.
+        assert!(e.reason.contains("line 1 column"), "{}", e.reason);
+    }
+
+    #[test]
+    fn read_local_reads_records_and_stamps() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        // Never checked in: no file is no evidence, not an error.
+        assert_eq!(read_local(Some(d), &cfg()), Ok(Evidence::default()));
+        let record = Record {
+            name: "backup".into(),
+            last_start: Some(t0()),
+            last_finish: Some(at(3)),
+            last_exit_code: Some(0),
+            last_duration_ms: Some(3000),
+            last_success: Some(at(3)),
+        };
+        std::fs::write(
+            dir.path().join("backup.json"),
+            serde_json::to_vec(&record).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(read_local(Some(d), &cfg()), Ok(Evidence::from(&record)));
+        std::fs::write(dir.path().join("backup.json"), b"not json").unwrap();
+        let e = read_local(Some(d), &cfg()).unwrap_err();
+        assert_eq!(e.asc, Asc::INTEGRITY_CHECK_FAILED);
+        assert!(
+            e.reason.contains("backup.json: corrupt cron-run record"),
+            "{}",
+            e.reason
+        );
+        // A directory where the record should be: unreadable, named.
+        std::fs::remove_file(dir.path().join("backup.json")).unwrap();
+        std::fs::create_dir(dir.path().join("backup.json")).unwrap();
+        let e = read_local(Some(d), &cfg()).unwrap_err();
+        assert!(e.reason.starts_with("cannot read ") && e.reason.contains("backup.json"));
+        assert!(
+            read_local(None, &cfg())
+                .unwrap_err()
+                .reason
+                .contains("cron_dir")
+        );
+
+        let stamp = dir.path().join("stamp");
+        let stamp_cfg = CronConfig {
+            evidence: CronEvidence::Stamp(stamp.to_str().unwrap().into()),
+            ..cfg()
+        };
+        assert_eq!(read_local(None, &stamp_cfg), Ok(Evidence::default()));
+        let file = std::fs::File::create(&stamp).unwrap();
+        file.set_modified(at(42).into()).unwrap();
+        assert_eq!(
+            read_local(None, &stamp_cfg),
+            Ok(evidence_from_stamp(at(42)))
+        );
+    }
 }
