@@ -14,6 +14,7 @@ pub mod command;
 pub mod cron;
 pub mod local;
 pub mod node_exporter;
+pub mod prom_text;
 pub mod ssh;
 pub mod vault;
 
