@@ -21,6 +21,8 @@ pub enum Failure {
         list_all: bool,
     },
     Other(anyhow::Error),
+    /// Leave with this code, already explained (cron-run passes on its job's exit code).
+    Exit(u8),
 }
 
 impl From<anyhow::Error> for Failure {
@@ -161,4 +163,30 @@ pub async fn sim_fleet(agents: usize, hang_percent: usize) -> Outcome {
         .await
         .context("the simulated fleet stopped")?;
     Ok(())
+}
+
+/// `fleetdash cron-run`: the record folder from `--dir`, or the config's state directory.
+pub async fn cron_run(args: &crate::cron_run::CronRunArgs) -> Outcome {
+    let dir = match (&args.dir, &args.config) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(path)) => {
+            // Only the registry: a broken rules file must not stop a job from being recorded.
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the config file {}", path.display()))?;
+            let config = Config::parse(path, &text).map_err(|errors| Failure::Config {
+                errors,
+                list_all: false,
+            })?;
+            config
+                .state_dir
+                .join(crate::config::defaults::CRON_RECORDS_DIR)
+        }
+        (None, None) => {
+            return Err(anyhow::anyhow!("cron-run needs --config FILE or --dir DIR").into());
+        }
+    };
+    match crate::cron_run::run(args, &dir).await? {
+        0 => Ok(()),
+        code => Err(Failure::Exit(u8::try_from(code).unwrap_or(1))),
+    }
 }

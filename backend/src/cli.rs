@@ -62,6 +62,9 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
+    /// Run a cron job and record its start, finish and exit code for the dashboard (its output
+    /// is passed through, never stored); exits with the job's exit code.
+    CronRun(crate::cron_run::CronRunArgs),
     /// Serve many simulated agents under one port (for benchmarks and tests).
     #[command(hide = true)]
     SimFleet {
@@ -100,6 +103,7 @@ pub fn main() -> ExitCode {
                 dist_dir,
             } => app::demo(listen, state_dir, dist_dir).await,
             Command::Check { config } => app::check(&config),
+            Command::CronRun(args) => app::cron_run(&args).await,
             Command::SimFleet {
                 agents,
                 hang_percent,
@@ -131,6 +135,7 @@ pub fn main() -> ExitCode {
             eprintln!("fleetdash: {}{more}", errors.0[0]);
             ExitCode::from(2)
         }
+        Err(app::Failure::Exit(code)) => ExitCode::from(code),
         Err(app::Failure::Other(e)) => {
             eprintln!("fleetdash: {e:#}");
             ExitCode::FAILURE

@@ -10,12 +10,14 @@
 //! - [`server`]: `fleetdash serve`, basic auth over the page and `/api/status.json`.
 //! - [`demo`]: a simulated fleet on loopback for `fleetdash demo` and the tests.
 //! - [`app`]: the commands, wiring the above.
+//! - [`cron_run`]: `fleetdash cron-run`, which runs a cron job and records it for the dashboard.
 
 pub mod a2a;
 pub mod app;
 pub mod cli;
 pub mod collect;
 pub mod config;
+pub mod cron_run;
 pub mod demo;
 pub mod net;
 pub mod redact;

@@ -688,7 +688,7 @@ fn validate_boards(v: &mut Validator, raw: &[RawBoard], vault: Option<&Path>) ->
 
 /// A name that is safe as a file name and as a command argument: letters, digits, `.`, `_`,
 /// `-`, `@`, `:`, not starting with `.` or `-`.
-fn is_plain_name(s: &str) -> bool {
+pub fn is_plain_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 128
         && !s.starts_with(['.', '-'])
