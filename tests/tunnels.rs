@@ -87,6 +87,7 @@ async fn connect_says_up_refused_or_silent() {
     let started = Instant::now();
     let result = connect(&hole.addr.to_string(), TIMEOUT).await;
     let took = started.elapsed();
+    eprintln!("blackholed connect with a {TIMEOUT:?} timeout took {took:?}");
     let err = result.expect_err("the kernel answered a connect to the full accept queue");
     assert_eq!(err.asc, Asc::TIMEOUT, "{err:?}");
     assert!(err.reason.contains("no answer within 1s"), "{}", err.reason);
@@ -110,6 +111,7 @@ async fn collector_rows_in_config_order() {
     let started = Instant::now();
     let hosts = TunnelsCollector::new(&config).probe_all().await;
     let took = started.elapsed();
+    eprintln!("tunnel pass (up, refused, blackholed) took {took:?}");
     // The probes run concurrently: the pass costs one timeout, not the sum.
     assert!(
         took >= TIMEOUT && took < TIMEOUT * 2,
@@ -157,6 +159,7 @@ fn collect_writes_the_tunnels_into_the_hosts_row() {
     let started = Instant::now();
     let out = scratch.collect(&config);
     let took = started.elapsed();
+    eprintln!("fleetdash collect took {took:?}");
     assert!(
         out.status.success(),
         "collect failed: {}",
