@@ -58,18 +58,20 @@ impl TunnelsCollector {
     async fn probe(&self, tunnel: &TunnelConfig) -> NamedCheck {
         let checked_at = Utc::now();
         let result = connect(&tunnel.address, self.timeout).await;
+        let ok = match &result {
+            Ok(()) => Probe::Value(true),
+            // A refusal is an answer: the tunnel is down, and that is known for sure.
+            Err(f) if f.asc == Asc::DEPENDENCY_UNAVAILABLE => Probe::Value(false),
+            Err(f) => Probe::Error(f.reason.clone()),
+        };
         NamedCheck {
             name: tunnel.name.clone(),
-            ok: match &result {
-                Ok(()) => Probe::Value(true),
-                // A refusal is an answer: the tunnel is down, and that is known for sure.
-                Err(f) if f.asc == Asc::DEPENDENCY_UNAVAILABLE => Probe::Value(false),
-                Err(f) => Probe::Error(f.reason.clone()),
-            },
+            // No answer at all: whether the tunnel is up is not known, only that it failed.
+            stale: ok.is_error(),
+            ok,
             reason: result.err().map(|f| f.reason),
             uptime_24h_pct: None,
             checked_at,
-            stale: false,
         }
     }
 }

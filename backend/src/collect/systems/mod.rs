@@ -266,7 +266,7 @@ pub fn rejudge(row: &mut System) {
         }
     }
     // Red first; the worst names the row's code.
-    problems.sort_by(|a, b| b.0.cmp(&a.0));
+    problems.sort_by_key(|p| std::cmp::Reverse(p.0));
     match problems.first() {
         None => {
             row.band = Band::Green;
