@@ -6,6 +6,7 @@
 //! - [`snapshot`]: merging sections and judging staleness.
 //! - [`redact`]: the gate every writer passes through.
 //! - [`write`]: writers (status.json), atomic and locked.
+//! - [`history`]: the bounded 24 h up/down history behind the strips and uptimes.
 //! - [`watchdog`]: cadences for `fleetdash run`.
 //! - [`server`]: `fleetdash serve`, basic auth over the page and `/api/status.json`.
 //! - [`demo`]: a simulated fleet on loopback for `fleetdash demo` and the tests.
@@ -19,6 +20,7 @@ pub mod collect;
 pub mod config;
 pub mod cron_run;
 pub mod demo;
+pub mod history;
 pub mod net;
 pub mod redact;
 pub mod server;

@@ -8,7 +8,10 @@
 
 use askama::Template;
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Asc, Band, Probe, SectionMeta, Snapshot, human_age, seconds_since};
+use fleetdash_model::{
+    Asc, Band, CronCheck, CronState, History, NamedCheck, Probe, SectionMeta, Snapshot, System,
+    human_age, seconds_since,
+};
 
 pub const FILE_NAME: &str = "snapshot.html";
 
@@ -47,6 +50,30 @@ struct Row {
     subtitle: String,
     reason: Option<String>,
     facts: String,
+    /// Services, tunnels, crons: one line each, every check with its own state.
+    checks: Vec<CheckLine>,
+    history: Option<StripView>,
+}
+
+/// "services: a active · b inactive: why", or "none configured".
+struct CheckLine {
+    title: &'static str,
+    items: Vec<Item>,
+}
+
+/// One check: its band's class (colour), icon and words (never colour alone).
+struct Item {
+    class: &'static str,
+    icon: &'static str,
+    text: String,
+    /// Why it is not ok, when it is not.
+    reason: Option<String>,
+}
+
+/// The last 24 hours: the uptime in words, then one character per slot, oldest first.
+struct StripView {
+    label: String,
+    cells: Vec<(&'static str, char)>,
 }
 
 impl Row {
@@ -58,12 +85,132 @@ impl Row {
             subtitle,
             reason: None,
             facts: facts.join(" · "),
+            checks: Vec::new(),
+            history: None,
         }
     }
 
     fn with_reason(mut self, reason: Option<&str>, status: &Asc) -> Row {
         self.reason = reason.map(|r| format!("{r} (ASC-{} {})", status.code, status.name));
         self
+    }
+}
+
+/// "24 h uptime 97.9 %", or "24 h uptime: no samples yet".
+fn uptime_words(pct: Option<f64>) -> String {
+    match pct {
+        Some(p) => format!("24 h uptime {p:.1} %"),
+        None => "24 h uptime: no samples yet".into(),
+    }
+}
+
+fn strip(history: Option<&History>) -> Option<StripView> {
+    let h = history?;
+    Some(StripView {
+        label: uptime_words(h.uptime_24h_pct),
+        cells: h
+            .strip
+            .chars()
+            .map(|c| {
+                let class = match c {
+                    'u' => "s-u",
+                    'd' => "s-d",
+                    'p' => "s-p",
+                    _ => "s-n",
+                };
+                (class, c)
+            })
+            .collect(),
+    })
+}
+
+fn item(band: Band, text: String, reason: Option<String>) -> Item {
+    Item {
+        class: band.class(),
+        icon: band.icon(),
+        text,
+        reason,
+    }
+}
+
+/// " · 24 h 99.5 %" when the check has samples.
+fn uptime_suffix(pct: Option<f64>) -> String {
+    pct.map(|p| format!(" · 24 h {p:.1} %")).unwrap_or_default()
+}
+
+fn named_checks(
+    title: &'static str,
+    list: &[NamedCheck],
+    yes: &'static str,
+    no: &'static str,
+) -> CheckLine {
+    CheckLine {
+        title,
+        items: list
+            .iter()
+            .map(|c| {
+                let ok = c.ok == Probe::Value(true) && !c.stale;
+                let state = text(&c.ok, |v| if *v { yes.into() } else { no.into() });
+                let band = if ok { Band::Green } else { Band::Red };
+                let reason = if ok {
+                    None
+                } else {
+                    c.reason.clone().filter(|r| !state.ends_with(r.as_str()))
+                };
+                item(
+                    band,
+                    format!("{} {state}{}", c.name, uptime_suffix(c.uptime_24h_pct)),
+                    reason,
+                )
+            })
+            .collect(),
+    }
+}
+
+fn cron_word(state: CronState) -> &'static str {
+    match state {
+        CronState::Up => "up",
+        CronState::Late => "late",
+        CronState::Down => "down",
+    }
+}
+
+fn cron_checks(list: &[CronCheck]) -> CheckLine {
+    CheckLine {
+        title: "crons",
+        items: list
+            .iter()
+            .map(|c| {
+                let band = if c.stale { Band::Red } else { c.state.band() };
+                let last = text(&c.last_ok_s, |s| format!("{} ago", human_age(*s)));
+                item(
+                    band,
+                    format!(
+                        "{} {} · last ok {last} · every {}, grace {}{}",
+                        c.name,
+                        cron_word(c.state),
+                        human_age(c.period_s),
+                        human_age(c.grace_s),
+                        uptime_suffix(c.uptime_24h_pct)
+                    ),
+                    c.reason
+                        .clone()
+                        .filter(|_| c.state != CronState::Up || c.stale),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn vault_words(h: &System) -> String {
+    match &h.vault_parity {
+        Probe::Value(true) => "in sync".into(),
+        Probe::Value(false) => format!(
+            "OUT OF SYNC: {}",
+            h.vault_reason.as_deref().unwrap_or("no reason given")
+        ),
+        Probe::Unknown => "not checked".into(),
+        Probe::Error(reason) => format!("error: {reason}"),
     }
 }
 
@@ -192,10 +339,13 @@ fn agents(s: &Snapshot) -> SectionView {
                 ),
             ];
             let updown = if a.up { "up" } else { "down" };
-            Row::new(a.band, a.name.clone(), format!("{updown} · {place}"), facts).with_reason(
-                a.reason.as_deref().filter(|_| a.band != Band::Green),
-                &a.status,
-            )
+            let mut row = Row::new(a.band, a.name.clone(), format!("{updown} · {place}"), facts)
+                .with_reason(
+                    a.reason.as_deref().filter(|_| a.band != Band::Green),
+                    &a.status,
+                );
+            row.history = strip(a.history.as_ref());
+            row
         })
         .collect();
     view
@@ -267,18 +417,6 @@ fn systems(s: &Snapshot) -> SectionView {
         .iter()
         .map(|h| {
             let gb = |v: &f64| format!("{v:.1} GB");
-            let checks = |list: &[fleetdash_model::NamedCheck]| {
-                list.iter()
-                    .map(|c| {
-                        format!(
-                            "{} {}",
-                            c.name,
-                            text(&c.ok, |ok| if *ok { "ok".into() } else { "FAILED".into() })
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
             let facts = vec![
                 format!(
                     "RAM {} / {}",
@@ -286,31 +424,22 @@ fn systems(s: &Snapshot) -> SectionView {
                     text(&h.ram_total_gb, gb)
                 ),
                 format!("disk free {}", text(&h.disk_free_gb, gb)),
-                format!("services: {}", checks(&h.services)),
-                format!("tunnels: {}", checks(&h.tunnels)),
-                format!(
-                    "crons: {}",
-                    h.crons
-                        .iter()
-                        .map(|c| format!(
-                            "{} {}",
-                            c.name,
-                            text(&c.last_ok_s, |s| format!("ok {} ago", human_age(*s)))
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                format!(
-                    "vault parity {}",
-                    text(&h.vault_parity, |p| if *p {
-                        "in sync".into()
-                    } else {
-                        "OUT OF SYNC".into()
-                    })
-                ),
+                format!("vault parity {}", vault_words(h)),
             ];
-            Row::new(h.band(), h.host.clone(), String::new(), facts)
-                .with_reason(h.reason.as_deref(), &h.status)
+            let subtitle = if h.source.is_empty() {
+                String::new()
+            } else {
+                format!("via {}", h.source)
+            };
+            let mut row = Row::new(h.band(), h.host.clone(), subtitle, facts)
+                .with_reason(h.reason.as_deref(), &h.status);
+            row.checks = vec![
+                named_checks("services", &h.services, "active", "inactive"),
+                named_checks("tunnels", &h.tunnels, "up", "down"),
+                cron_checks(&h.crons),
+            ];
+            row.history = strip(h.history.as_ref());
+            row
         })
         .collect();
     view
@@ -321,18 +450,33 @@ fn backups(s: &Snapshot) -> SectionView {
     let mut view = section("backups", "Backups", meta, s);
     view.problem = problem(&s.backups, meta);
     if let Probe::Value(b) = &s.backups {
-        let band = if b.stale { Band::Red } else { Band::Green };
-        view.rows = vec![Row::new(
-            band,
-            "latest backup".into(),
-            String::new(),
-            vec![
-                text(&b.gdrive_latest, |t| {
-                    t.format("%Y-%m-%d %H:%M UTC").to_string()
-                }),
-                format!("age {}", text(&b.age_h, |h| format!("{h:.1} h"))),
-            ],
-        )];
+        let name = if b.name.is_empty() {
+            "backup".to_string()
+        } else {
+            b.name.clone()
+        };
+        view.rows = vec![
+            Row::new(
+                b.band(),
+                name,
+                String::new(),
+                vec![
+                    format!(
+                        "latest {}",
+                        text(&b.gdrive_latest, |t| {
+                            t.format("%Y-%m-%d %H:%M UTC").to_string()
+                        })
+                    ),
+                    format!("age {}", text(&b.age_h, |h| format!("{h:.1} h"))),
+                    format!(
+                        "amber from {}, red from {}",
+                        human_age(s.rules.backup_amber_after_s),
+                        human_age(s.rules.backup_red_after_s)
+                    ),
+                ],
+            )
+            .with_reason(b.reason.as_deref(), &b.status),
+        ];
     }
     view
 }
@@ -340,7 +484,7 @@ fn backups(s: &Snapshot) -> SectionView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fleetdash_model::{Agent, LiveTask, RulesView};
+    use fleetdash_model::{Agent, Backups, LiveTask, RulesView};
 
     fn snapshot() -> Snapshot {
         let now = Utc::now();
@@ -351,6 +495,8 @@ mod tests {
                 exchange_green_below_s: 1800,
                 exchange_amber_below_s: 21600,
                 snapshot_stale_after_s: 600,
+                backup_amber_after_s: 93600,
+                backup_red_after_s: 172800,
             },
         );
         s.stale = false;
@@ -379,6 +525,7 @@ mod tests {
             },
             reason: reason.map(Into::into),
             audit_skipped_lines: 0,
+            history: None,
             checked_at: now,
             stale: band == Band::Red,
         };
@@ -447,5 +594,169 @@ mod tests {
         );
         assert!(!html.contains("<script>alert(1)"), "{html}");
         assert!(html.contains("&#60;script&#62;"), "{html}");
+    }
+
+    fn history(strip: &str, pct: f64) -> History {
+        History {
+            uptime_24h_pct: Some(pct),
+            strip: strip.into(),
+            slot_s: 1800,
+            samples: 700,
+        }
+    }
+
+    /// A red host (a down service, a tunnel that timed out, a late cron, a vault out of sync)
+    /// with its strip, and an amber backup with its reason.
+    fn with_host_and_backup() -> Snapshot {
+        let mut s = snapshot();
+        let now = s.generated_at;
+        s.sections.systems.configured = true;
+        s.sections.systems.checked_at = Some(now);
+        s.sections.backups.configured = true;
+        s.sections.backups.checked_at = Some(now);
+        let check = |name: &str, ok: Probe<bool>, reason: Option<&str>, pct| NamedCheck {
+            name: name.into(),
+            ok,
+            reason: reason.map(Into::into),
+            uptime_24h_pct: pct,
+            checked_at: now,
+            stale: false,
+        };
+        let cron = |name: &str, state, last_ok_s, reason: Option<&str>| CronCheck {
+            name: name.into(),
+            state,
+            last_ok_s: Probe::Value(last_ok_s),
+            period_s: 3600,
+            grace_s: 600,
+            reason: reason.map(Into::into),
+            uptime_24h_pct: Some(100.0),
+            checked_at: now,
+            stale: false,
+        };
+        s.systems = Probe::Value(vec![System {
+            host: "db1".into(),
+            source: "ssh".into(),
+            ram_used_gb: Probe::Value(1.25),
+            ram_total_gb: Probe::Value(8.0),
+            disk_free_gb: Probe::error("df: permission denied"),
+            services: vec![
+                check("nginx", Probe::Value(true), None, Some(99.5)),
+                check(
+                    "postgres",
+                    Probe::Value(false),
+                    Some("inactive"),
+                    Some(50.0),
+                ),
+            ],
+            tunnels: vec![check(
+                "pg-tunnel",
+                Probe::error("no answer within 2 s"),
+                Some("no answer within 2 s"),
+                None,
+            )],
+            crons: vec![
+                cron(
+                    "nightly-dump",
+                    CronState::Late,
+                    3900,
+                    Some("5 min late: last success 1 h 5 min ago"),
+                ),
+                cron("rotate", CronState::Up, 60, None),
+            ],
+            vault_parity: Probe::Value(false),
+            vault_reason: Some("3 uncommitted changes".into()),
+            band: Band::Red,
+            status: Asc::DEPENDENCY_UNAVAILABLE,
+            reason: Some("service postgres: inactive".into()),
+            history: Some(history(&format!("{}udp.", "u".repeat(44)), 97.9)),
+            checked_at: now,
+            stale: false,
+        }]);
+        s.backups = Probe::Value(Backups {
+            name: "gdrive".into(),
+            gdrive_latest: Probe::Value(now - chrono::Duration::hours(30)),
+            age_h: Probe::Value(30.0),
+            band: Band::Amber,
+            status: Asc::SUCCESS_WITH_WARNINGS,
+            reason: Some("latest backup is 30 h old".into()),
+            checked_at: now,
+            stale: false,
+        });
+        s
+    }
+
+    #[test]
+    fn hosts_show_every_check_with_its_state_reason_and_uptime() {
+        let html = render(&with_host_and_backup());
+        for want in [
+            "<strong>db1</strong> <small>via ssh</small>",
+            "service postgres: inactive (ASC-5003 DEPENDENCY_UNAVAILABLE)",
+            "RAM 1.2 GB / 8.0 GB",
+            "disk free error: df: permission denied",
+            "vault parity OUT OF SYNC: 3 uncommitted changes",
+            "nginx active · 24 h 99.5 %",
+            "<span class=\"red\"><span aria-hidden=\"true\">✖ </span>postgres inactive · 24 h 50.0 %</span>",
+            "pg-tunnel error: no answer within 2 s</span>",
+            "<span class=\"amber\"><span aria-hidden=\"true\">▲ </span>nightly-dump late · last ok 1 h 5 min ago · every 1 h, grace 10 min · 24 h 100.0 %<span class=\"why\">5 min late: last success 1 h 5 min ago</span>",
+            "rotate up · last ok 1 min ago",
+            "24 h uptime 97.9 % <span class=\"strip\" aria-hidden=\"true\">",
+            "<span class=\"s-u\">u</span><span class=\"s-d\">d</span><span class=\"s-p\">p</span><span class=\"s-n\">.</span></span>",
+        ] {
+            assert!(html.contains(want), "missing {want:?} in\n{html}");
+        }
+        // The tunnel's reason is its error: said once, not twice.
+        assert_eq!(html.matches("no answer within 2 s").count(), 1, "{html}");
+        assert_eq!(html.matches("class=\"s-").count(), 48, "one cell per slot");
+    }
+
+    #[test]
+    fn a_vault_that_is_not_configured_says_not_checked_and_empty_lists_say_so() {
+        let mut s = with_host_and_backup();
+        if let Probe::Value(hosts) = &mut s.systems {
+            hosts[0].vault_parity = Probe::Unknown;
+            hosts[0].vault_reason = None;
+            hosts[0].tunnels.clear();
+            hosts[0].history = None;
+        }
+        let html = render(&s);
+        assert!(html.contains("vault parity not checked"), "{html}");
+        assert!(
+            html.contains("tunnels: <span class=\"facts\">none configured</span>"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn backups_show_their_band_reason_and_thresholds() {
+        let html = render(&with_host_and_backup());
+        for want in [
+            "<li class=\"row-amber\"><span class=\"badge amber\">▲ warn</span> <strong>gdrive</strong>",
+            "latest backup is 30 h old (ASC-2001 SUCCESS_WITH_WARNINGS)",
+            "age 30.0 h",
+            "amber from 1 d 2 h, red from 2 d 0 h",
+        ] {
+            assert!(html.contains(want), "missing {want:?} in\n{html}");
+        }
+        let mut stale = with_host_and_backup();
+        if let Probe::Value(b) = &mut stale.backups {
+            b.stale = true;
+        }
+        assert!(
+            render(&stale)
+                .contains("<span class=\"badge red\">✖ fail</span> <strong>gdrive</strong>")
+        );
+    }
+
+    #[test]
+    fn agents_show_their_uptime_and_strip() {
+        let mut s = snapshot();
+        if let Probe::Value(rows) = &mut s.agents {
+            rows[0].history = Some(history(&".".repeat(48), 0.0));
+            rows[0].history.as_mut().unwrap().uptime_24h_pct = None;
+            rows[1].history = Some(history(&"d".repeat(48), 0.0));
+        }
+        let html = render(&s);
+        assert!(html.contains("24 h uptime: no samples yet"), "{html}");
+        assert!(html.contains("24 h uptime 0.0 %"), "{html}");
     }
 }
