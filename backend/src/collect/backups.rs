@@ -12,10 +12,11 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use chrono::{DateTime, FixedOffset, NaiveDate, TimeDelta, TimeZone, Utc};
-use fleetdash_model::{Asc, Backups, Band, Probe, RulesView, human_age, seconds_since};
+use fleetdash_model::{Asc, Backups, Band, Probe, RulesView, seconds_since};
 use regex::Regex;
 
 use super::systems::command::run_argv;
+use super::systems::cron::short_age;
 use super::{Collector, SectionData, SectionName};
 use crate::config::{BackupSource, BackupsConfig, Config, Rules};
 use crate::net::ProbeFailure;
@@ -160,15 +161,6 @@ pub fn judge(
         reason: Some(reason),
         checked_at,
         stale: false,
-    }
-}
-
-/// [`human_age`] without a trailing zero unit: "2 d", not "2 d 0 h".
-fn short_age(secs: u64) -> String {
-    let age = human_age(secs);
-    match age.strip_suffix(" 0 h") {
-        Some(short) => short.to_string(),
-        None => age,
     }
 }
 
