@@ -447,14 +447,20 @@ pub struct Backups {
     pub stale: bool,
 }
 
-/// The last 24 hours of one agent or host, from the collector's bounded history.
+/// The last 24 hours of one agent or host, from the collector's bounded history
+/// (`<state_dir>/history.json`, buckets of 15 min).
+///
+/// The strip has 48 slots of 30 min (`slot_s` = 1800), on the UTC half-hour grid; the newest
+/// slot is the one holding the write's time, so the strip covers the last 23.5 to 24 hours.
+/// The uptime counts the samples of the same slots. A sample is taken each time the element's
+/// own section is collected (agents: `up`; hosts: band not red and not stale).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct History {
-    /// Share of the samples of the last 24 hours that were up, in percent; absent before the
-    /// first sample.
+    /// Share of the samples in the strip's slots that were up, in percent, rounded to 0.1;
+    /// absent before the first sample.
     pub uptime_24h_pct: Option<f64>,
-    /// Oldest first, one character per slot of `slot_s` seconds ending now: `u` all samples up,
-    /// `d` all down, `p` some of each, `.` no sample.
+    /// Oldest first, one character per slot of `slot_s` seconds ending now (48 of 30 min): `u`
+    /// all samples up, `d` all down, `p` some of each, `.` no sample.
     pub strip: String,
     pub slot_s: u64,
     pub samples: u32,
