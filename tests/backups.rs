@@ -1,0 +1,387 @@
+//! Backup freshness against real folders (nested files with set modification times, empty,
+//! missing) and real commands (shell scripts printing rclone-like listings, hanging, failing,
+//! printing no timestamp), banded by the real rules file; then `fleetdash collect` end to end.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, TimeDelta, Utc};
+use fleetdash::collect::backups::{self, BackupsCollector, Found};
+use fleetdash::config::{Config, Rules};
+use fleetdash_model::{Asc, Backups, Band, Probe};
+use support::Scratch;
+
+const HOUR: i64 = 3600;
+
+/// Whole seconds, so a time survives the round trip through a file's mtime on any filesystem.
+fn ago(secs: i64) -> DateTime<Utc> {
+    let t = Utc::now() - TimeDelta::seconds(secs);
+    DateTime::from_timestamp(t.timestamp(), 0).unwrap()
+}
+
+fn file_at(path: &Path, mtime: DateTime<Utc>) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::File::create(path)
+        .unwrap()
+        .set_modified(mtime.into())
+        .unwrap();
+}
+
+fn script(scratch: &Scratch, name: &str, body: &str) -> PathBuf {
+    let path = scratch.path().join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The collector for a `[backups]` table, with the real rules file.
+fn collector(scratch: &Scratch, table: &str) -> BackupsCollector {
+    let config = scratch.config(&format!("[backups]\nname = \"gdrive\"\n{table}"));
+    let (config, rules) = Config::load(&config).unwrap();
+    BackupsCollector::new(&config, &rules).unwrap()
+}
+
+async fn check_dir(scratch: &Scratch, dir: &Path) -> Backups {
+    collector(scratch, &format!("dir = \"{}\"\n", dir.display()))
+        .check()
+        .await
+}
+
+async fn check_command(scratch: &Scratch, argv: &[&str], timeout: &str) -> Backups {
+    let argv: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
+    collector(
+        scratch,
+        &format!("command = [{}]\ntimeout = \"{timeout}\"\n", argv.join(", ")),
+    )
+    .check()
+    .await
+}
+
+fn assert_failed(b: &Backups, asc: Asc, reason: &str) {
+    assert_eq!(b.gdrive_latest, Probe::Error(reason.to_string()), "{b:?}");
+    assert_eq!(b.age_h, Probe::Error(reason.to_string()));
+    assert_eq!(b.reason.as_deref(), Some(reason));
+    assert_eq!((b.band, &b.status, b.stale), (Band::Red, &asc, true));
+}
+
+#[tokio::test]
+async fn the_newest_file_anywhere_under_the_folder_counts() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("backups");
+    let newest = ago(2 * HOUR);
+    file_at(&dir.join("top.tar"), ago(30 * HOUR));
+    file_at(&dir.join("2026/11/deep.tar"), newest);
+    file_at(&dir.join("2026/10/old.tar"), ago(40 * 24 * HOUR));
+    // A symlink is not followed: its target is newer but lives outside the folder.
+    let outside = scratch.path().join("elsewhere.tar");
+    file_at(&outside, ago(60));
+    std::os::unix::fs::symlink(&outside, dir.join("link.tar")).unwrap();
+
+    let b = check_dir(&scratch, &dir).await;
+    assert_eq!(b.name, "gdrive");
+    assert_eq!(b.gdrive_latest, Probe::Value(newest), "{b:?}");
+    assert_eq!(b.age_h, Probe::Value(2.0));
+    assert_eq!(
+        (b.band, &b.status, b.stale),
+        (Band::Green, &Asc::SUCCESS, false)
+    );
+    assert_eq!(
+        b.reason.as_deref(),
+        Some("latest backup 2 h old (amber at 1 d 2 h, rules.yaml backups.amber_after_seconds)")
+    );
+}
+
+#[tokio::test]
+async fn green_amber_red_by_the_rules_thresholds() {
+    let scratch = Scratch::new();
+    let cases = [
+        (
+            25 * HOUR,
+            Band::Green,
+            Asc::SUCCESS,
+            25.0,
+            "latest backup 1 d 1 h old (amber at 1 d 2 h, rules.yaml backups.amber_after_seconds)",
+        ),
+        (
+            27 * HOUR,
+            Band::Amber,
+            Asc::SUCCESS_WITH_WARNINGS,
+            27.0,
+            "latest backup 1 d 3 h old (amber at 1 d 2 h, rules.yaml backups.amber_after_seconds; red at 2 d, rules.yaml backups.red_after_seconds)",
+        ),
+        (
+            51 * HOUR,
+            Band::Red,
+            Asc::TIMEOUT,
+            51.0,
+            "latest backup 2 d 3 h old (red at 2 d, rules.yaml backups.red_after_seconds)",
+        ),
+    ];
+    for (i, (age, band, asc, age_h, reason)) in cases.into_iter().enumerate() {
+        let dir = scratch.path().join(format!("b{i}"));
+        file_at(&dir.join("x.tar"), ago(age));
+        let b = check_dir(&scratch, &dir).await;
+        assert_eq!((b.band, &b.status), (band, &asc), "{b:?}");
+        assert_eq!(b.age_h, Probe::Value(age_h));
+        assert_eq!(b.reason.as_deref(), Some(reason));
+        assert!(!b.stale);
+    }
+}
+
+#[test]
+fn bands_change_at_the_exact_thresholds_of_the_real_rules_file() {
+    let rules = Rules::parse(Path::new("rules.yaml"), support::DEFAULT_RULES).unwrap();
+    let (amber, red) = (
+        rules.backup_amber_after.seconds,
+        rules.backup_red_after.seconds,
+    );
+    let now = Utc::now();
+    let band_at = |age: u64| {
+        let found = Found {
+            times: vec![now - TimeDelta::seconds(age as i64)],
+            ..Found::default()
+        };
+        backups::judge("g", Ok(found), &rules.view(), "rules.yaml", now, now).band
+    };
+    assert_eq!(band_at(amber - 1), Band::Green);
+    assert_eq!(band_at(amber), Band::Amber);
+    assert_eq!(band_at(red - 1), Band::Amber);
+    assert_eq!(band_at(red), Band::Red);
+}
+
+#[tokio::test]
+async fn an_empty_folder_is_red_and_says_so() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("empty");
+    // Subfolders are not backups.
+    std::fs::create_dir_all(dir.join("nested/deeper")).unwrap();
+    let b = check_dir(&scratch, &dir).await;
+    let reason = format!("no backup files in {}", dir.display());
+    assert_failed(&b, Asc::FAILED_PRECONDITION, &reason);
+}
+
+#[tokio::test]
+async fn a_missing_folder_is_red_naming_it() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("not-mounted");
+    let b = check_dir(&scratch, &dir).await;
+    let reason = format!(
+        "cannot read the backups folder {}: No such file or directory (os error 2)",
+        dir.display()
+    );
+    assert_failed(&b, Asc::NOT_FOUND, &reason);
+}
+
+#[test]
+fn a_huge_folder_is_read_up_to_the_bound_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..10 {
+        file_at(&dir.path().join(format!("{i}.tar")), ago(HOUR));
+    }
+    let found = backups::walk_dir(dir.path(), 4).unwrap();
+    assert_eq!(found.times.len(), 4);
+    assert_eq!(
+        found.note,
+        Some(format!(
+            "read only the first 4 entries of {}; a newer file may be among the rest",
+            dir.path().display()
+        ))
+    );
+    assert_eq!(backups::walk_dir(dir.path(), 10).unwrap().note, None);
+    assert_eq!(backups::MAX_DIR_ENTRIES, 100_000);
+}
+
+#[tokio::test]
+async fn an_rclone_lsl_listing_counts_its_newest_line() {
+    let scratch = Scratch::new();
+    let newest = ago(3 * HOUR);
+    let fmt = |t: DateTime<Utc>| t.format("%Y-%m-%d %H:%M:%S%.9f").to_string();
+    let lsl = script(
+        &scratch,
+        "lsl.sh",
+        &format!(
+            "cat <<'EOF'\n   1048576 {} fleet-old.tar.zst\n  2097152 {} fleet-new.tar.zst\n      512 {} notes.txt\nEOF",
+            fmt(ago(27 * HOUR)),
+            fmt(newest),
+            fmt(ago(50 * HOUR)),
+        ),
+    );
+    let b = check_command(
+        &scratch,
+        &[lsl.to_str().unwrap(), "lsl", "gdrive:fleet"],
+        "10s",
+    )
+    .await;
+    assert_eq!(b.gdrive_latest, Probe::Value(newest), "{b:?}");
+    assert_eq!((b.band, b.stale), (Band::Green, false));
+    assert_eq!(b.age_h, Probe::Value(3.0));
+}
+
+#[tokio::test]
+async fn an_rclone_lsjson_listing_and_a_bare_epoch_both_work() {
+    let scratch = Scratch::new();
+    let newest = ago(28 * HOUR);
+    let iso = |t: DateTime<Utc>| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    let lsjson = script(
+        &scratch,
+        "lsjson.sh",
+        &format!(
+            "printf '%s\\n' '[{{\"Path\":\"a.tar\",\"Size\":10,\"ModTime\":\"{}\",\"IsDir\":false}},' '{{\"Path\":\"b.tar\",\"Size\":10,\"ModTime\":\"{}\",\"IsDir\":false}}]'",
+            iso(ago(60 * HOUR)),
+            iso(newest),
+        ),
+    );
+    let b = check_command(&scratch, &[lsjson.to_str().unwrap()], "10s").await;
+    assert_eq!(b.gdrive_latest, Probe::Value(newest), "{b:?}");
+    assert_eq!(
+        (b.band, &b.status),
+        (Band::Amber, &Asc::SUCCESS_WITH_WARNINGS)
+    );
+
+    let epoch = script(
+        &scratch,
+        "epoch.sh",
+        &format!("echo {}", ago(50 * HOUR).timestamp()),
+    );
+    let b = check_command(&scratch, &[epoch.to_str().unwrap()], "10s").await;
+    assert_eq!(b.gdrive_latest, Probe::Value(ago(50 * HOUR)), "{b:?}");
+    assert_eq!((b.band, &b.status), (Band::Red, &Asc::TIMEOUT));
+}
+
+#[tokio::test]
+async fn a_hanging_command_times_out() {
+    let scratch = Scratch::new();
+    let hang = script(&scratch, "hang.sh", "exec sleep 30");
+    let started = std::time::Instant::now();
+    let b = check_command(&scratch, &[hang.to_str().unwrap()], "1s").await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_failed(
+        &b,
+        Asc::TIMEOUT,
+        &format!("{}: no answer within 1s", hang.display()),
+    );
+}
+
+#[tokio::test]
+async fn a_failing_command_says_its_first_error_line_without_its_arguments() {
+    let scratch = Scratch::new();
+    let fail = script(
+        &scratch,
+        "fail.sh",
+        "echo 'Failed to lsl: secret-remote:fleet-backups: directory not found' >&2\necho more >&2\nexit 3",
+    );
+    let b = check_command(
+        &scratch,
+        &[fail.to_str().unwrap(), "lsl", "secret-remote:fleet-backups"],
+        "10s",
+    )
+    .await;
+    assert_failed(
+        &b,
+        Asc::DEPENDENCY_UNAVAILABLE,
+        &format!(
+            "{} exited with code 3: Failed to lsl: …: directory not found",
+            fail.display()
+        ),
+    );
+}
+
+#[tokio::test]
+async fn output_without_a_timestamp_or_a_missing_program_is_red() {
+    let scratch = Scratch::new();
+    let quiet = script(
+        &scratch,
+        "quiet.sh",
+        "echo 'no files'\necho 42\necho 2026-11-29",
+    );
+    let b = check_command(&scratch, &[quiet.to_str().unwrap()], "10s").await;
+    assert_failed(
+        &b,
+        Asc::FAILED_PRECONDITION,
+        &format!("no timestamp in the output of {}", quiet.display()),
+    );
+
+    let b = check_command(&scratch, &["/nonexistent/rclone", "lsl", "remote:x"], "10s").await;
+    assert_failed(
+        &b,
+        Asc::FAILED_PRECONDITION,
+        "cannot run /nonexistent/rclone: No such file or directory (os error 2)",
+    );
+}
+
+/// End to end: `[backups]` through `fleetdash collect` into status.json, from a folder, then
+/// from a failing command whose arguments must not reach the file.
+#[test]
+fn collect_writes_the_backups_object() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("backups");
+    let newest = ago(27 * HOUR);
+    file_at(&dir.join("daily/fleet.tar"), newest);
+    let config = scratch.config(&format!(
+        "[backups]\nname = \"gdrive\"\ndir = \"{}\"\n",
+        dir.display()
+    ));
+    let out = scratch.collect(&config);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_str(&scratch.snapshot_text()).unwrap();
+    let b = &json["backups"];
+    assert_eq!(b["name"], "gdrive");
+    assert_eq!(
+        b["gdrive_latest"]
+            .as_str()
+            .unwrap()
+            .parse::<DateTime<Utc>>()
+            .unwrap(),
+        newest
+    );
+    assert_eq!(b["age_h"], 27.0);
+    assert_eq!(b["band"], "amber");
+    assert_eq!(b["status"]["code"], 2001);
+    assert_eq!(b["stale"], false);
+    assert!(
+        b["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("latest backup 1 d 3 h old (amber at 1 d 2 h, rules.yaml")
+    );
+    assert!(b["checked_at"].is_string());
+    assert_eq!(json["sections"]["backups"]["configured"], true);
+
+    let fail = script(
+        &scratch,
+        "fail.sh",
+        "echo 'token tok-9Zq81 refused for remote planted-remote' >&2\nexit 1",
+    );
+    let config = scratch.config(&format!(
+        "[backups]\nname = \"gdrive\"\ncommand = [\"{}\", \"--token=tok-9Zq81\", \"planted-remote:backups\"]\n",
+        fail.display()
+    ));
+    let out = scratch.collect(&config);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = scratch.snapshot_text();
+    assert!(
+        !text.contains("tok-9Zq81") && !text.contains("planted-remote"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let b = &json["backups"];
+    assert_eq!(b["band"], "red");
+    assert_eq!(b["stale"], true);
+    assert!(
+        b["gdrive_latest"].as_str().unwrap().starts_with(&format!(
+            "error: {} exited with code 1: token … refused",
+            fail.display()
+        )),
+        "{b}"
+    );
+}
