@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
 use fleetdash::collect::systems::cron::{self, Evidence, Record};
-use fleetdash::config::{CronConfig, CronEvidence};
+use fleetdash::collect::systems::node_exporter;
+use fleetdash::config::{Config, CronConfig, CronEvidence};
 use fleetdash_model::{CronState, Probe};
 use support::Scratch;
 
@@ -298,6 +299,25 @@ fn textfile_dir_gets_the_metrics_node_exporter_reads() {
             ),
             "fleetdash_cron_last_exit_code{cron=\"daily-op\"} 0".to_string(),
         ]
+    );
+    // What node_exporter serves from the file is read back by the node_exporter source as
+    // the record's own facts (to the second).
+    let scratch = Scratch::new();
+    let config = scratch.config(
+        "[[hosts]]\nname = \"LAB\"\nsource = \"node_exporter\"\nurl = \"http://127.0.0.1:9/metrics\"\n\n[[hosts.crons]]\nname = \"daily-op\"\nperiod = \"1d\"\n",
+    );
+    let config = Config::parse(&config, &std::fs::read_to_string(&config).unwrap()).unwrap();
+    let facts = node_exporter::facts_from_text(&config.hosts[0], &text);
+    let secs =
+        |t: Option<DateTime<Utc>>| t.map(|t| DateTime::from_timestamp(t.timestamp(), 0).unwrap());
+    assert_eq!(
+        facts.crons,
+        [Ok(Evidence {
+            last_start: secs(r.last_start),
+            last_finish: secs(r.last_finish),
+            last_success: secs(r.last_success),
+            last_exit_code: Some(0),
+        })]
     );
     // Written atomically: no temporary file is left for the collector to trip over.
     let names: Vec<String> = std::fs::read_dir(&textfiles)

@@ -22,6 +22,10 @@ use rustix::process::{Pid, Signal, kill_process};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::collect::systems::cron::{Record, record_path};
+// The names the node_exporter source reads back, so the two cannot drift apart.
+use crate::collect::systems::node_exporter::{
+    CRON_LAST_EXIT_CODE, CRON_LAST_FINISH, CRON_LAST_START, CRON_LAST_SUCCESS,
+};
 use crate::config::is_plain_name;
 use crate::write::atomic;
 
@@ -186,22 +190,22 @@ pub fn textfile_metrics(name: &str, record: &Record) -> String {
     let time = |t: Option<DateTime<Utc>>| t.map(|t| t.timestamp());
     let metrics = [
         (
-            "fleetdash_cron_last_start_timestamp_seconds",
+            CRON_LAST_START,
             "When the job's latest run started, in Unix seconds.",
             time(record.last_start),
         ),
         (
-            "fleetdash_cron_last_finish_timestamp_seconds",
+            CRON_LAST_FINISH,
             "When the job's latest finished run ended, in Unix seconds.",
             time(record.last_finish),
         ),
         (
-            "fleetdash_cron_last_success_timestamp_seconds",
+            CRON_LAST_SUCCESS,
             "When the job last finished with exit code 0, in Unix seconds.",
             time(record.last_success),
         ),
         (
-            "fleetdash_cron_last_exit_code",
+            CRON_LAST_EXIT_CODE,
             "The exit code of the job's latest finished run (128+N for signal N, 124 timeout).",
             record.last_exit_code.map(i64::from),
         ),
