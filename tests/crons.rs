@@ -500,3 +500,26 @@ period = "1h"
         laptop.reason
     );
 }
+
+#[test]
+fn a_record_that_cannot_be_written_still_runs_the_job_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file"), "").unwrap();
+    let records = dir.path().join("file/crons");
+    let marker = dir.path().join("ran");
+    let out = run(&records, "job", &[], &["touch", marker.to_str().unwrap()]);
+    // The job matters more than its record; a success that was not recorded is not a success
+    // for cron's mail either.
+    assert!(marker.exists());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(
+            "the run succeeded but the dashboard will not see it: cannot create the folder"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // A failing job keeps its own exit code.
+    let out = run(&records, "job", &[], &["sh", "-c", "exit 4"]);
+    assert_eq!(out.status.code(), Some(4));
+}
