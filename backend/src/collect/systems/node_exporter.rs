@@ -32,6 +32,7 @@ const FS_AVAIL: &str = "node_filesystem_avail_bytes";
 const FS_DEVICE_ERROR: &str = "node_filesystem_device_error";
 const UNIT_STATE: &str = "node_systemd_unit_state";
 const TEXTFILE_ERROR: &str = "node_textfile_scrape_error";
+const COLLECTOR_SUCCESS: &str = "node_scrape_collector_success";
 
 pub struct NodeExporterSource {
     url: url::Url,
@@ -111,20 +112,42 @@ impl Facts<'_> {
         ProbeFailure::new(Asc::FAILED_PRECONDITION, reason)
     }
 
+    /// A metric of `collector` is absent: either the collector is off (say which flag starts
+    /// it) or it ran and failed (node_exporter says so in `node_scrape_collector_success`).
+    fn missing_from(&self, what: &str, collector: &str) -> ProbeFailure {
+        let failed = self
+            .expo
+            .matching(COLLECTOR_SUCCESS, &[("collector", collector)])
+            .any(|s| s.value == 0.0);
+        if failed {
+            self.missing(
+                what,
+                &format!(
+                    "node_exporter's {collector} collector failed on that host \
+                     ({COLLECTOR_SUCCESS}{{collector={collector:?}}} is 0; see its log)"
+                ),
+            )
+        } else {
+            self.missing(
+                what,
+                &format!("start node_exporter with --collector.{collector}"),
+            )
+        }
+    }
+
     /// The one unlabelled sample of `name`, finite and not negative.
-    fn gauge(&self, name: &str, hint: &str) -> Result<f64, ProbeFailure> {
+    fn gauge(&self, name: &str, collector: &str) -> Result<f64, ProbeFailure> {
         let sample = self
             .expo
             .matching(name, &[])
             .next()
-            .ok_or_else(|| self.missing(name, hint))?;
+            .ok_or_else(|| self.missing_from(name, collector))?;
         non_negative(name, sample.value)
     }
 
     fn ram(&self) -> Result<Ram, ProbeFailure> {
-        let hint = "start node_exporter with --collector.meminfo";
-        let total = self.gauge(MEM_TOTAL, hint)?;
-        let available = self.gauge(MEM_AVAILABLE, hint)?;
+        let total = self.gauge(MEM_TOTAL, "meminfo")?;
+        let available = self.gauge(MEM_AVAILABLE, "meminfo")?;
         Ok(Ram {
             used_bytes: (total - available).max(0.0) as u64,
             total_bytes: total as u64,
@@ -133,7 +156,7 @@ impl Facts<'_> {
 
     fn disk_free(&self, mountpoint: &str) -> Result<u64, ProbeFailure> {
         if !self.expo.has(FS_AVAIL) {
-            return Err(self.missing(FS_AVAIL, "start node_exporter with --collector.filesystem"));
+            return Err(self.missing_from(FS_AVAIL, "filesystem"));
         }
         let at = [("mountpoint", mountpoint)];
         let mut found: Vec<&prom_text::Sample> = self.expo.matching(FS_AVAIL, &at).collect();
@@ -164,7 +187,7 @@ impl Facts<'_> {
 
     fn service(&self, configured: &str) -> Result<bool, ProbeFailure> {
         if !self.expo.has(UNIT_STATE) {
-            return Err(self.missing(UNIT_STATE, "start node_exporter with --collector.systemd"));
+            return Err(self.missing_from(UNIT_STATE, "systemd"));
         }
         let unit = unit_name(configured);
         let mut any = false;
@@ -421,6 +444,19 @@ fleetdash_cron_last_exit_code{cron="backup"} 0
             cron.reason.contains("textfile collector is off"),
             "{}",
             cron.reason
+        );
+    }
+
+    #[test]
+    fn a_failed_collector_is_named_as_failed() {
+        let text = "node_memory_MemTotal_bytes 1\n\
+                    node_scrape_collector_success{collector=\"systemd\"} 0\n";
+        let f = facts_from_text(&host(), text);
+        let svc = f.services[0].clone().unwrap_err();
+        assert_eq!(
+            svc.reason,
+            "node_systemd_unit_state missing: node_exporter's systemd collector failed on that \
+             host (node_scrape_collector_success{collector=\"systemd\"} is 0; see its log)"
         );
     }
 

@@ -1,0 +1,1155 @@
+//! The systems collector's three host sources against real parts on loopback: this machine read
+//! directly, a real Prometheus node_exporter (and a hostile imitation of one), and a real sshd
+//! logged into with a fresh key. Every source must read the same machine the same way, and
+//! every failure must land in the row as a reason with its code.
+//!
+//! The binaries come from Debian's prometheus-node-exporter and openssh-server packages, which
+//! scripts/test installs; a missing one fails the test saying so, never skips it.
+
+use std::fs::File;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use fleetdash::collect::systems::cron::{self, Evidence, Record};
+use fleetdash::collect::systems::local::LocalSource;
+use fleetdash::collect::systems::node_exporter::{
+    CRON_LAST_EXIT_CODE, CRON_LAST_FINISH, CRON_LAST_START, CRON_LAST_SUCCESS, NodeExporterSource,
+};
+use fleetdash::collect::systems::prom_text::{self, render_sample};
+use fleetdash::collect::systems::ssh::SshSource;
+use fleetdash::collect::systems::{FactSource, HostFacts, SystemsCollector, judge};
+use fleetdash::config::{
+    Config, CronConfig, CronEvidence, HostConfig, HostSource, ProbeLimits, SshTarget,
+    VaultParityConfig,
+};
+use fleetdash::net::{ProbeClient, ProbeFailure};
+use fleetdash_model::{Asc, Band, CronState, Probe, System};
+
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+const NODE_EXPORTER: &str = "/usr/bin/prometheus-node-exporter";
+const SSHD: &str = "/usr/sbin/sshd";
+
+fn limits() -> ProbeLimits {
+    ProbeLimits {
+        timeout: Duration::from_secs(5),
+        concurrency: 4,
+        max_response_bytes: 1024 * 1024,
+        audit_tail_max_bytes: 64 * 1024,
+        command_timeout: COMMAND_TIMEOUT,
+    }
+}
+
+/// Fails loudly when a binary the test drives is not installed.
+fn require(path: &str) -> &str {
+    assert!(
+        Path::new(path).exists(),
+        "{path} is missing: run scripts/test, which installs prometheus-node-exporter, \
+         openssh-server, openssh-client and git"
+    );
+    path
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed and reaped when the test ends, however it ends.
+struct Proc {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Proc {
+    fn spawn(cmd: &mut Command, log: PathBuf) -> Proc {
+        let out = File::create(&log).unwrap();
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+        Proc { child, log }
+    }
+
+    /// Waits until `ready` holds, failing with the process's log if it exits or takes too long.
+    fn wait_until(&mut self, what: &str, mut ready: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !ready() {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!("{what} exited ({status}): {}", self.log_text());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what} not ready within 10 s: {}",
+                self.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `/proc/meminfo`'s MemTotal in bytes, read here independently of the code under test.
+fn meminfo_total_bytes() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let line = text.lines().find(|l| l.starts_with("MemTotal:")).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+/// `df -Pk PATH`'s Available column in bytes.
+fn df_available_bytes(path: &str) -> u64 {
+    let out = Command::new("df").args(["-Pk", path]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().nth(1).unwrap();
+    let kib: u64 = line.split_whitespace().nth(3).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+/// `df` taken before the read; [`DiskWindow::assert_holds`] takes it again after.
+struct DiskWindow {
+    path: &'static str,
+    before: u64,
+}
+
+impl DiskWindow {
+    fn open(path: &'static str) -> DiskWindow {
+        DiskWindow {
+            path,
+            before: df_available_bytes(path),
+        }
+    }
+
+    /// The value read lies between df before and after the read, give or take 256 MiB: free
+    /// space moves while builds run on the same disk, and a linked test binary is large.
+    fn assert_holds(&self, got: u64) {
+        let after = df_available_bytes(self.path);
+        let slack = 256 * 1024 * 1024;
+        let low = self.before.min(after).saturating_sub(slack);
+        let high = self.before.max(after) + slack;
+        assert!(
+            (low..=high).contains(&got),
+            "disk free {got} for {} outside df's {} (before) .. {after} (after)",
+            self.path,
+            self.before
+        );
+    }
+}
+
+fn cron_cfg(name: &str, evidence: CronEvidence) -> CronConfig {
+    CronConfig {
+        name: name.into(),
+        period: Duration::from_secs(3600),
+        grace: Duration::from_secs(600),
+        evidence,
+    }
+}
+
+fn host(name: &str, source: HostSource) -> HostConfig {
+    HostConfig {
+        name: name.into(),
+        source,
+        disk_path: "/".into(),
+        services: Vec::new(),
+        tunnels: Vec::new(),
+        crons: Vec::new(),
+        cron_dir: None,
+        vault: None,
+    }
+}
+
+fn secs_ago(s: i64) -> DateTime<Utc> {
+    // Whole seconds: node_exporter's metrics and `stat -c %Y` carry no more.
+    DateTime::from_timestamp(Utc::now().timestamp() - s, 0).unwrap()
+}
+
+/// A finished, successful run of `name` ten minutes ago, as `fleetdash cron-run` records it.
+fn good_record(name: &str) -> Record {
+    let start = secs_ago(600);
+    let finish = secs_ago(540);
+    Record {
+        name: name.into(),
+        last_start: Some(start),
+        last_finish: Some(finish),
+        last_exit_code: Some(0),
+        last_duration_ms: Some(60_000),
+        last_success: Some(finish),
+    }
+}
+
+fn write_record(dir: &Path, record: &Record) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        cron::record_path(dir, &record.name),
+        serde_json::to_vec(record).unwrap(),
+    )
+    .unwrap();
+}
+
+fn evidence_of(record: &Record) -> Evidence {
+    Evidence {
+        last_success: record.last_success,
+        last_start: record.last_start,
+        last_finish: record.last_finish,
+        last_exit_code: record.last_exit_code,
+    }
+}
+
+/// Whether systemd runs this machine (its own test, `sd_booted`): the service checks must say
+/// why they cannot answer when it does not.
+fn systemd_booted() -> bool {
+    Path::new("/run/systemd/system").is_dir()
+}
+
+fn assert_services_say_no_systemd(services: &[Result<bool, ProbeFailure>]) {
+    assert!(!services.is_empty());
+    for s in services {
+        if systemd_booted() {
+            // A real systemd answers; any answer will do, a failure must still have a reason.
+            if let Err(e) = s {
+                assert!(!e.reason.is_empty());
+            }
+            continue;
+        }
+        let e = s.as_ref().expect_err("no systemd, no answer");
+        assert_eq!(e.asc, Asc::FAILED_PRECONDITION, "{e:?}");
+        assert!(
+            e.reason.contains("systemd is not running on this host")
+                && e.reason.contains("System has not been booted with systemd"),
+            "{}",
+            e.reason
+        );
+    }
+}
+
+/// Runs git as a fresh machine would: no global or system config, a fixed identity.
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=Fleet Test",
+            "-c",
+            "user.email=fleet@test.invalid",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A bare remote and a vault cloned from it, in sync after one pushed commit.
+fn vault_in_sync(dir: &Path) -> VaultParityConfig {
+    git(dir, &["init", "-q", "--bare", "remote.git"]);
+    git(dir, &["clone", "-q", "remote.git", "vault"]);
+    let vault = dir.join("vault");
+    std::fs::write(vault.join("note.md"), "first\n").unwrap();
+    git(&vault, &["add", "note.md"]);
+    git(&vault, &["commit", "-q", "-m", "first"]);
+    git(&vault, &["push", "-q", "origin", "main"]);
+    VaultParityConfig {
+        path: vault.to_string_lossy().into_owned(),
+        remote: "origin".into(),
+        branch: Some("main".into()),
+    }
+}
+
+fn judged(host: &HostConfig, facts: HostFacts) -> System {
+    let now = Utc::now();
+    judge(host, facts, now, now)
+}
+
+/// Every fact failed with the same reason and code: the host as a whole was not read.
+fn assert_unreachable(facts: &HostFacts, asc: &Asc, needle: &str) -> String {
+    let ram = facts.ram.as_ref().expect_err("RAM must fail");
+    assert_eq!(&ram.asc, asc, "{ram:?}");
+    assert!(ram.reason.contains(needle), "{}", ram.reason);
+    assert_eq!(facts.disk_free_bytes.as_ref().unwrap_err(), ram);
+    for s in &facts.services {
+        assert_eq!(s.as_ref().unwrap_err(), ram);
+    }
+    for c in &facts.crons {
+        assert_eq!(c.as_ref().unwrap_err(), ram);
+    }
+    if let Some(v) = &facts.vault {
+        assert_eq!(v.as_ref().unwrap_err(), ram);
+    }
+    ram.reason.clone()
+}
+
+fn assert_red_row(row: &System, asc: &Asc, needle: &str) {
+    assert_eq!(row.band, Band::Red, "{row:?}");
+    assert_eq!(&row.status, asc, "{row:?}");
+    assert!(row.stale, "{row:?}");
+    let reason = row.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains(needle), "{reason}");
+    assert!(
+        row.ram_total_gb
+            .error_reason()
+            .is_some_and(|r| r.contains(needle)),
+        "{:?}",
+        row.ram_total_gb
+    );
+}
+
+fn gb(bytes: u64) -> f64 {
+    (bytes as f64 / 1e9 * 100.0).round() / 100.0
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local
+
+#[tokio::test]
+async fn local_source_reads_this_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let crons = dir.path().join("crons");
+    let backup = good_record("backup");
+    write_record(&crons, &backup);
+    let stamp = dir.path().join("sync.stamp");
+    std::fs::write(&stamp, "").unwrap();
+    let stamp_mtime: DateTime<Utc> = std::fs::metadata(&stamp)
+        .unwrap()
+        .modified()
+        .unwrap()
+        .into();
+
+    let mut h = host("here", HostSource::Local);
+    h.services = vec!["nginx".into(), "ssh.service".into()];
+    h.crons = vec![
+        cron_cfg("backup", CronEvidence::Record),
+        cron_cfg("sync", CronEvidence::Stamp(stamp.to_string_lossy().into())),
+        cron_cfg("never", CronEvidence::Record),
+    ];
+    h.cron_dir = Some(crons.to_string_lossy().into());
+    h.vault = Some(vault_in_sync(dir.path()));
+
+    let disk = DiskWindow::open("/");
+    let started = Instant::now();
+    let facts = LocalSource::new(&limits()).read(&h).await;
+    let took = started.elapsed();
+
+    let ram = facts.ram.clone().unwrap();
+    let total = meminfo_total_bytes();
+    assert!(
+        ram.total_bytes.abs_diff(total) <= total / 20,
+        "RAM total {} vs MemTotal {total}",
+        ram.total_bytes
+    );
+    assert!(
+        ram.used_bytes > 0 && ram.used_bytes < ram.total_bytes,
+        "{ram:?}"
+    );
+    disk.assert_holds(facts.disk_free_bytes.clone().unwrap());
+    assert_eq!(facts.services.len(), 2);
+    assert_services_say_no_systemd(&facts.services);
+    assert_eq!(facts.crons[0], Ok(evidence_of(&backup)));
+    assert_eq!(
+        facts.crons[1].clone().unwrap().last_success,
+        Some(stamp_mtime)
+    );
+    assert_eq!(facts.crons[2], Ok(Evidence::default()), "never checked in");
+    let parity = facts.vault.clone().unwrap().unwrap();
+    assert!(parity.in_sync(), "{parity:?}");
+
+    let row = judged(&h, facts);
+    assert_eq!(row.source, "local");
+    assert_eq!(row.ram_total_gb, Probe::Value(gb(ram.total_bytes)));
+    assert_eq!(row.vault_parity, Probe::Value(true));
+    assert_eq!(row.crons[0].state, CronState::Up, "{:?}", row.crons[0]);
+    assert_eq!(row.crons[1].state, CronState::Up, "{:?}", row.crons[1]);
+    assert_eq!(row.crons[2].state, CronState::Down, "{:?}", row.crons[2]);
+    assert_eq!(row.band, Band::Red, "a never-run cron and unknown services");
+    if !systemd_booted() {
+        let reason = row.reason.clone().unwrap();
+        assert!(
+            reason.contains("service nginx: systemd is not running on this host"),
+            "{reason}"
+        );
+        assert!(row.services.iter().all(|s| s.stale && s.ok.is_error()));
+    }
+    assert!(took < Duration::from_secs(8), "local read took {took:?}");
+}
+
+#[tokio::test]
+async fn local_disk_path_that_does_not_exist_fails_alone() {
+    let mut h = host("here", HostSource::Local);
+    h.disk_path = "/nonexistent/fleetdash-test".into();
+    let facts = LocalSource::new(&limits()).read(&h).await;
+    let e = facts.disk_free_bytes.clone().unwrap_err();
+    assert_eq!(e.asc, Asc::NOT_FOUND);
+    assert_eq!(
+        e.reason,
+        "statvfs /nonexistent/fleetdash-test: No such file or directory (os error 2)"
+    );
+    assert!(facts.ram.is_ok(), "the RAM is still read");
+    let row = judged(&h, facts);
+    assert_eq!(row.band, Band::Red);
+    assert!(!row.stale, "one fact failed, not the host");
+    assert!(
+        row.reason
+            .unwrap()
+            .starts_with("disk: statvfs /nonexistent/fleetdash-test")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// node_exporter
+
+struct Exporter {
+    proc: Proc,
+    url: url::Url,
+    textfiles: tempfile::TempDir,
+}
+
+impl Exporter {
+    /// The real node_exporter on a free loopback port, its textfile collector on a temp folder.
+    /// Its systemd collector is off: without systemd it only fails and logs every scrape.
+    async fn start() -> Exporter {
+        let bin = require(NODE_EXPORTER);
+        let textfiles = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let mut proc = Proc::spawn(
+            Command::new(bin)
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .arg(format!(
+                    "--collector.textfile.directory={}",
+                    textfiles.path().display()
+                ))
+                .arg("--no-collector.systemd"),
+            textfiles.path().join("node_exporter.log"),
+        );
+        proc.wait_until("node_exporter", || {
+            TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        let url: url::Url = format!("http://127.0.0.1:{port}/metrics").parse().unwrap();
+        let exporter = Exporter {
+            proc,
+            url,
+            textfiles,
+        };
+        let reply = exporter.get().await;
+        assert_eq!(reply.status, 200, "{}", exporter.proc.log_text());
+        exporter
+    }
+
+    async fn get(&self) -> fleetdash::net::HttpReply {
+        client().get(self.url.clone(), None).await.unwrap()
+    }
+
+    /// What `fleetdash cron-run --textfile-dir` leaves: one .prom file per job, renamed into
+    /// place so the exporter never reads half of it.
+    fn write_cron(&self, record: &Record) {
+        let label = [("cron", record.name.as_str())];
+        let secs = |t: Option<DateTime<Utc>>| t.map(|t| t.timestamp() as f64);
+        let mut text = String::new();
+        for (name, value) in [
+            (CRON_LAST_START, secs(record.last_start)),
+            (CRON_LAST_FINISH, secs(record.last_finish)),
+            (CRON_LAST_SUCCESS, secs(record.last_success)),
+            (CRON_LAST_EXIT_CODE, record.last_exit_code.map(f64::from)),
+        ] {
+            if let Some(v) = value {
+                text.push_str(&format!("# TYPE {name} gauge\n"));
+                text.push_str(&render_sample(name, &label, v));
+                text.push('\n');
+            }
+        }
+        let tmp = self.textfiles.path().join(format!(".{}.tmp", record.name));
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(
+            &tmp,
+            self.textfiles
+                .path()
+                .join(format!("fleetdash_cron_{}.prom", record.name)),
+        )
+        .unwrap();
+    }
+}
+
+fn client() -> ProbeClient {
+    let l = limits();
+    ProbeClient::new(l.timeout, l.max_response_bytes)
+}
+
+#[tokio::test]
+async fn node_exporter_facts_match_this_machine() {
+    let exporter = Exporter::start().await;
+    let backup = good_record("backup");
+    exporter.write_cron(&backup);
+    let failing = Record {
+        name: "failing".into(),
+        last_exit_code: Some(2),
+        last_success: Some(secs_ago(3 * 3600)),
+        ..good_record("failing")
+    };
+    exporter.write_cron(&failing);
+
+    // The real exposition, every line of it, is understood.
+    let body = String::from_utf8(exporter.get().await.body).unwrap();
+    let expo = prom_text::parse(&body);
+    assert_eq!(expo.unparseable, 0, "{:?}", expo.first_error);
+    assert!(expo.samples.len() > 200, "{} samples", expo.samples.len());
+
+    let mut h = host(
+        "exporter",
+        HostSource::NodeExporter {
+            url: exporter.url.clone(),
+        },
+    );
+    h.services = vec!["nginx".into()];
+    h.crons = vec![
+        cron_cfg("backup", CronEvidence::Record),
+        cron_cfg("failing", CronEvidence::Record),
+        cron_cfg("never", CronEvidence::Record),
+        cron_cfg("stamped", CronEvidence::Stamp("/tmp/x.stamp".into())),
+    ];
+    let disk = DiskWindow::open("/");
+    let facts = NodeExporterSource::new(exporter.url.clone(), client())
+        .read(&h)
+        .await;
+
+    // node_exporter reads the same /proc/meminfo.
+    let ram = facts.ram.clone().unwrap();
+    assert_eq!(ram.total_bytes, meminfo_total_bytes());
+    assert!(ram.used_bytes > 0 && ram.used_bytes < ram.total_bytes);
+    disk.assert_holds(facts.disk_free_bytes.clone().unwrap());
+    let svc = facts.services[0].clone().unwrap_err();
+    assert_eq!(svc.asc, Asc::FAILED_PRECONDITION);
+    assert_eq!(
+        svc.reason,
+        "node_systemd_unit_state missing: start node_exporter with --collector.systemd"
+    );
+    assert_eq!(facts.crons[0], Ok(evidence_of(&backup)));
+    assert_eq!(facts.crons[1], Ok(evidence_of(&failing)));
+    assert_eq!(facts.crons[2], Ok(Evidence::default()));
+    let stamped = facts.crons[3].clone().unwrap_err();
+    assert_eq!(stamped.asc, Asc::FAILED_PRECONDITION);
+    assert_eq!(stamped.reason, "stamp files need a local or ssh host");
+
+    let row = judged(&h, facts);
+    assert_eq!(row.source, "node_exporter");
+    assert_eq!(row.ram_total_gb, Probe::Value(gb(meminfo_total_bytes())));
+    let states: Vec<CronState> = row.crons.iter().map(|c| c.state).collect();
+    assert_eq!(
+        states,
+        [
+            CronState::Up,
+            CronState::Down,
+            CronState::Down,
+            CronState::Down
+        ]
+    );
+    assert_eq!(row.band, Band::Red);
+    assert!(!row.stale, "the exporter answered");
+    assert!(
+        row.reason
+            .unwrap()
+            .contains("service nginx: node_systemd_unit_state missing")
+    );
+}
+
+/// An exporter that answers badly: every failure is a reason in the row, never a panic.
+#[tokio::test]
+async fn hostile_exporter_answers_become_reasons() {
+    use axum::Router;
+    use axum::http::StatusCode;
+    use axum::routing::get;
+
+    let huge: String = (0..100_000)
+        .map(|i| format!("padding_metric{{i=\"{i}\"}} {i}\n"))
+        .collect();
+    let app = Router::new()
+        .route(
+            "/garbage",
+            get(|| async { "<html><body>Welcome to nginx!</body></html>\n" }),
+        )
+        .route(
+            "/partial",
+            get(|| async { "node_memory_MemTotal_bytes 8e9\n}}} not a sample {{{\n" }),
+        )
+        .route("/huge", get(move || async move { huge }))
+        .route(
+            "/fail",
+            get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "oops") }),
+        )
+        .route(
+            "/denied",
+            get(|| async { (StatusCode::UNAUTHORIZED, "who are you") }),
+        )
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                "node_memory_MemTotal_bytes 1\n"
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let closed = free_port();
+
+    let client = ProbeClient::new(Duration::from_secs(1), 64 * 1024);
+    let read = |path: String| {
+        let client = client.clone();
+        async move {
+            let url: url::Url = path.parse().unwrap();
+            let mut h = host("hostile", HostSource::NodeExporter { url: url.clone() });
+            h.services = vec!["nginx".into()];
+            h.crons = vec![cron_cfg("backup", CronEvidence::Record)];
+            let facts = NodeExporterSource::new(url, client).read(&h).await;
+            (h, facts)
+        }
+    };
+    let at = |p: &str| format!("http://{addr}{p}");
+
+    let (h, f) = read(at("/garbage")).await;
+    let reason = assert_unreachable(
+        &f,
+        &Asc::INTEGRITY_CHECK_FAILED,
+        "node_exporter reply holds no Prometheus samples: 1 unparseable line (line 1:",
+    );
+    assert_red_row(&judged(&h, f), &Asc::INTEGRITY_CHECK_FAILED, &reason);
+
+    // Some samples parse: each fact fails on its own, naming its metric and the skipped line.
+    let (h, f) = read(at("/partial")).await;
+    let ram = f.ram.clone().unwrap_err();
+    assert!(
+        ram.reason.starts_with(
+            "node_memory_MemAvailable_bytes missing: start node_exporter with --collector.meminfo \
+             (the reply had 1 unparseable line (line 2:"
+        ),
+        "{}",
+        ram.reason
+    );
+    let disk = f.disk_free_bytes.clone().unwrap_err();
+    assert!(
+        disk.reason.starts_with(
+            "node_filesystem_avail_bytes missing: start node_exporter with --collector.filesystem"
+        ),
+        "{}",
+        disk.reason
+    );
+    let cron = f.crons[0].clone().unwrap_err();
+    assert!(
+        cron.reason.contains("textfile collector is off"),
+        "{}",
+        cron.reason
+    );
+    let row = judged(&h, f);
+    assert_eq!(row.band, Band::Red);
+    assert!(!row.stale, "the facts failed apart, the host answered");
+    let reason = row.reason.unwrap();
+    assert!(
+        reason.contains("RAM: node_memory_MemAvailable_bytes missing"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("disk: node_filesystem_avail_bytes missing"),
+        "{reason}"
+    );
+
+    let (h, f) = read(at("/huge")).await;
+    let reason = assert_unreachable(
+        &f,
+        &Asc::INTEGRITY_CHECK_FAILED,
+        "node_exporter: reply larger than 65536 bytes, refused",
+    );
+    assert_red_row(&judged(&h, f), &Asc::INTEGRITY_CHECK_FAILED, &reason);
+
+    let (h, f) = read(at("/fail")).await;
+    assert_unreachable(
+        &f,
+        &Asc::DEPENDENCY_UNAVAILABLE,
+        "node_exporter answered HTTP 500",
+    );
+    assert_red_row(
+        &judged(&h, f),
+        &Asc::DEPENDENCY_UNAVAILABLE,
+        "node_exporter answered HTTP 500",
+    );
+
+    let (h, f) = read(at("/denied")).await;
+    assert_unreachable(&f, &Asc::PERMISSION_DENIED, "node_exporter: HTTP 401");
+    assert_red_row(&judged(&h, f), &Asc::PERMISSION_DENIED, "HTTP 401");
+
+    let started = Instant::now();
+    let (h, f) = read(at("/slow")).await;
+    assert!(started.elapsed() < Duration::from_secs(3), "one timeout");
+    assert_unreachable(&f, &Asc::TIMEOUT, "node_exporter: no answer within 1s");
+    assert_red_row(&judged(&h, f), &Asc::TIMEOUT, "no answer within 1s");
+
+    let (h, f) = read(format!("http://127.0.0.1:{closed}/metrics")).await;
+    assert_unreachable(
+        &f,
+        &Asc::DEPENDENCY_UNAVAILABLE,
+        "node_exporter: connection refused",
+    );
+    assert_red_row(
+        &judged(&h, f),
+        &Asc::DEPENDENCY_UNAVAILABLE,
+        "connection refused",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// ssh
+
+/// A real sshd on a free loopback port with its own host key, accepting one fresh client key for
+/// the user running the tests, and a known_hosts file naming its key.
+struct Sshd {
+    proc: Proc,
+    dir: tempfile::TempDir,
+    port: u16,
+    user: String,
+    key: PathBuf,
+    known_hosts: PathBuf,
+}
+
+fn keygen(path: &Path) {
+    let out = Command::new(require("/usr/bin/ssh-keygen"))
+        .args([
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            "fleetdash-test",
+            "-f",
+        ])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The `type base64` part of a public key file.
+fn public_key(path: &Path) -> String {
+    let text = std::fs::read_to_string(path.with_extension("pub")).unwrap();
+    let mut words = text.split_whitespace();
+    format!("{} {}", words.next().unwrap(), words.next().unwrap())
+}
+
+impl Sshd {
+    fn start() -> Sshd {
+        let sshd = require(SSHD);
+        require("/usr/bin/ssh");
+        // The privilege-separation directory sshd insists on; the package creates it at boot.
+        if !Path::new("/run/sshd").is_dir() {
+            std::fs::create_dir_all("/run/sshd")
+                .expect("sshd needs /run/sshd; run the tests as root (scripts/test does)");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let host_key = d.join("host_key");
+        let key = d.join("client_key");
+        keygen(&host_key);
+        keygen(&key);
+        std::fs::write(d.join("authorized_keys"), public_key(&key) + "\n").unwrap();
+        let port = free_port();
+        let config = format!(
+            "Port {port}\n\
+             ListenAddress 127.0.0.1\n\
+             HostKey {host_key}\n\
+             AuthorizedKeysFile {authorized}\n\
+             PubkeyAuthentication yes\n\
+             PasswordAuthentication no\n\
+             KbdInteractiveAuthentication no\n\
+             PermitRootLogin prohibit-password\n\
+             UsePAM no\n\
+             StrictModes no\n\
+             PrintMotd no\n\
+             PidFile {pid}\n",
+            host_key = host_key.display(),
+            authorized = d.join("authorized_keys").display(),
+            pid = d.join("sshd.pid").display(),
+        );
+        std::fs::write(d.join("sshd_config"), config).unwrap();
+        let mut proc = Proc::spawn(
+            Command::new(sshd)
+                .args(["-D", "-e", "-f"])
+                .arg(d.join("sshd_config")),
+            d.join("sshd.log"),
+        );
+        proc.wait_until("sshd", || TcpStream::connect(("127.0.0.1", port)).is_ok());
+        let known_hosts = d.join("known_hosts");
+        std::fs::write(
+            &known_hosts,
+            format!("[127.0.0.1]:{port} {}\n", public_key(&host_key)),
+        )
+        .unwrap();
+        let out = Command::new("id").arg("-un").output().unwrap();
+        let user = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        Sshd {
+            proc,
+            dir,
+            port,
+            user,
+            key,
+            known_hosts,
+        }
+    }
+
+    fn target(&self) -> SshTarget {
+        SshTarget {
+            destination: format!("{}@127.0.0.1", self.user),
+            port: Some(self.port),
+            identity_file: Some(self.key.clone()),
+            known_hosts: Some(self.known_hosts.clone()),
+        }
+    }
+
+    fn host(&self, target: SshTarget) -> HostConfig {
+        let mut h = host("over-ssh", HostSource::Ssh(target));
+        h.services = vec!["nginx".into()];
+        h.crons = vec![cron_cfg("backup", CronEvidence::Record)];
+        h.cron_dir = Some(self.dir.path().join("crons").to_string_lossy().into());
+        h.vault = Some(VaultParityConfig {
+            path: "/nonexistent".into(),
+            remote: "origin".into(),
+            branch: None,
+        });
+        h
+    }
+
+    /// Connections sshd refused before authentication completed (one log line each).
+    fn refused_connections(&self) -> usize {
+        self.proc
+            .log_text()
+            .lines()
+            .filter(|l| l.contains("[preauth]"))
+            .count()
+    }
+
+    /// Asserts that exactly `n` connections were refused so far: a host that refuses us costs
+    /// one attempt, not one per fact. sshd logs asynchronously, hence the short wait.
+    fn assert_refused_connections(&self, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while self.refused_connections() < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(self.refused_connections(), n, "{}", self.proc.log_text());
+    }
+
+    async fn read(&self, h: &HostConfig) -> HostFacts {
+        let HostSource::Ssh(target) = &h.source else {
+            unreachable!()
+        };
+        SshSource::new(target.clone(), &limits()).read(h).await
+    }
+}
+
+#[tokio::test]
+async fn ssh_facts_match_the_local_ones() {
+    let sshd = Sshd::start();
+    let work = tempfile::tempdir().unwrap();
+    // A cron folder whose name the remote shell would mangle if it were not quoted.
+    let crons = work.path().join("it's a \"dir\" $(id) `x`");
+    let backup = good_record("backup");
+    write_record(&crons, &backup);
+    let stamp = work.path().join("sync.stamp");
+    std::fs::write(&stamp, "").unwrap();
+    let stamp_secs = std::fs::metadata(&stamp)
+        .unwrap()
+        .modified()
+        .unwrap()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+
+    let mut h = sshd.host(sshd.target());
+    h.crons = vec![
+        cron_cfg("backup", CronEvidence::Record),
+        cron_cfg("sync", CronEvidence::Stamp(stamp.to_string_lossy().into())),
+        cron_cfg("never", CronEvidence::Record),
+        cron_cfg(
+            "never-stamped",
+            CronEvidence::Stamp(work.path().join("absent.stamp").to_string_lossy().into()),
+        ),
+    ];
+    h.cron_dir = Some(crons.to_string_lossy().into());
+    h.vault = Some(vault_in_sync(work.path()));
+
+    let disk = DiskWindow::open("/");
+    let started = Instant::now();
+    let facts = sshd.read(&h).await;
+    let took = started.elapsed();
+
+    // The same machine: the same MemTotal, the same disk.
+    let ram = facts.ram.clone().unwrap_or_else(|e| {
+        panic!("{e:?}\nsshd log: {}", sshd.proc.log_text());
+    });
+    assert_eq!(ram.total_bytes, meminfo_total_bytes());
+    assert!(ram.used_bytes > 0 && ram.used_bytes < ram.total_bytes);
+    disk.assert_holds(facts.disk_free_bytes.clone().unwrap());
+    assert_services_say_no_systemd(&facts.services);
+    let mut local = host("here", HostSource::Local);
+    local.services = h.services.clone();
+    let local_facts = LocalSource::new(&limits()).read(&local).await;
+    assert_eq!(
+        facts.services, local_facts.services,
+        "systemctl says the same over ssh as here"
+    );
+    assert_eq!(facts.crons[0], Ok(evidence_of(&backup)));
+    assert_eq!(
+        facts.crons[1],
+        Ok(cron::evidence_from_stamp(
+            DateTime::from_timestamp(stamp_secs, 0).unwrap()
+        ))
+    );
+    assert_eq!(facts.crons[2], Ok(Evidence::default()), "no record yet");
+    assert_eq!(facts.crons[3], Ok(Evidence::default()), "no stamp yet");
+    let parity = facts.vault.clone().unwrap().unwrap();
+    assert!(parity.in_sync(), "{parity:?}");
+    assert_eq!(parity.branch, "main");
+
+    let row = judged(&h, facts);
+    assert_eq!(row.source, "ssh");
+    assert_eq!(row.ram_total_gb, Probe::Value(gb(meminfo_total_bytes())));
+    assert_eq!(row.vault_parity, Probe::Value(true));
+    let states: Vec<CronState> = row.crons.iter().map(|c| c.state).collect();
+    assert_eq!(
+        states,
+        [
+            CronState::Up,
+            CronState::Up,
+            CronState::Down,
+            CronState::Down
+        ]
+    );
+    assert!(!row.stale);
+    assert!(took < Duration::from_secs(10), "ssh read took {took:?}");
+}
+
+#[tokio::test]
+async fn ssh_refusals_are_named_with_their_codes() {
+    let sshd = Sshd::start();
+    let d = sshd.dir.path();
+
+    // Someone else's key under this host's name: a possible man in the middle.
+    let impostor = d.join("impostor_key");
+    keygen(&impostor);
+    let wrong = d.join("wrong_known_hosts");
+    std::fs::write(
+        &wrong,
+        format!("[127.0.0.1]:{} {}\n", sshd.port, public_key(&impostor)),
+    )
+    .unwrap();
+    let h = sshd.host(SshTarget {
+        known_hosts: Some(wrong),
+        ..sshd.target()
+    });
+    let f = sshd.read(&h).await;
+    let reason = assert_unreachable(
+        &f,
+        &Asc::INTEGRITY_CHECK_FAILED,
+        "Host key verification failed",
+    );
+    assert_eq!(
+        reason,
+        format!(
+            "ssh {}@127.0.0.1: Host key verification failed: the host's key differs from the \
+             one in known_hosts",
+            sshd.user
+        )
+    );
+    assert_red_row(
+        &judged(&h, f),
+        &Asc::INTEGRITY_CHECK_FAILED,
+        "Host key verification failed",
+    );
+    sshd.assert_refused_connections(1);
+
+    // No key known for the host at all: never accepted on first use.
+    let empty = d.join("empty_known_hosts");
+    std::fs::write(&empty, "").unwrap();
+    let h = sshd.host(SshTarget {
+        known_hosts: Some(empty),
+        ..sshd.target()
+    });
+    let f = sshd.read(&h).await;
+    let reason = assert_unreachable(
+        &f,
+        &Asc::INTEGRITY_CHECK_FAILED,
+        "Host key verification failed: no key for this host in known_hosts",
+    );
+    assert_red_row(&judged(&h, f), &Asc::INTEGRITY_CHECK_FAILED, &reason);
+    sshd.assert_refused_connections(2);
+
+    // A key the host does not know.
+    let stranger = d.join("stranger_key");
+    keygen(&stranger);
+    let h = sshd.host(SshTarget {
+        identity_file: Some(stranger),
+        ..sshd.target()
+    });
+    let f = sshd.read(&h).await;
+    let reason = assert_unreachable(&f, &Asc::PERMISSION_DENIED, "Permission denied (publickey)");
+    assert_eq!(
+        reason,
+        format!(
+            "ssh {}@127.0.0.1: Permission denied (publickey).",
+            sshd.user
+        )
+    );
+    assert_red_row(
+        &judged(&h, f),
+        &Asc::PERMISSION_DENIED,
+        "Permission denied (publickey)",
+    );
+    sshd.assert_refused_connections(3);
+}
+
+#[tokio::test]
+async fn ssh_to_a_closed_port_is_unreachable_at_once() {
+    let closed = free_port();
+    let mut h = host(
+        "gone",
+        HostSource::Ssh(SshTarget {
+            destination: "nobody@127.0.0.1".into(),
+            port: Some(closed),
+            identity_file: None,
+            known_hosts: None,
+        }),
+    );
+    h.services = vec!["nginx".into()];
+    h.crons = vec![cron_cfg("backup", CronEvidence::Record)];
+    h.cron_dir = Some("/var/lib/fleetdash/crons".into());
+    require("/usr/bin/ssh");
+    let started = Instant::now();
+    let HostSource::Ssh(target) = &h.source else {
+        unreachable!()
+    };
+    let f = SshSource::new(target.clone(), &limits()).read(&h).await;
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let reason = assert_unreachable(&f, &Asc::DEPENDENCY_UNAVAILABLE, "Connection refused");
+    assert_eq!(
+        reason,
+        format!(
+            "ssh nobody@127.0.0.1: connect to host 127.0.0.1 port {closed}: Connection refused"
+        )
+    );
+    assert_red_row(
+        &judged(&h, f),
+        &Asc::DEPENDENCY_UNAVAILABLE,
+        "Connection refused",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The collector, from a config file
+
+/// All three kinds of host in one config, read by the collector concurrently, in config order.
+#[tokio::test]
+async fn collector_reads_every_kind_of_host_from_config() {
+    let exporter = Exporter::start().await;
+    let sshd = Sshd::start();
+    let work = tempfile::tempdir().unwrap();
+    let crons = work.path().join("crons");
+    write_record(&crons, &good_record("backup"));
+    exporter.write_cron(&good_record("backup"));
+    let vault = vault_in_sync(work.path());
+
+    let text = format!(
+        r#"output_dir = "o"
+state_dir = "s"
+rules = "r"
+
+[probe]
+timeout = "5s"
+command_timeout = "10s"
+
+[[hosts]]
+name = "here"
+source = "local"
+cron_dir = {crons:?}
+crons = [{{ name = "backup", period = "1h", grace = "10m" }}]
+
+[[hosts]]
+name = "exporter"
+source = "node_exporter"
+url = "{url}"
+crons = [{{ name = "backup", period = "1h", grace = "10m" }}]
+
+[[hosts]]
+name = "over-ssh"
+source = "ssh"
+ssh = {{ destination = "{user}@127.0.0.1", port = {port}, identity_file = {key:?}, known_hosts = {known:?} }}
+cron_dir = {crons:?}
+vault = {{ path = {vault:?}, remote = "origin", branch = "main" }}
+crons = [{{ name = "backup", period = "1h", grace = "10m" }}]
+"#,
+        crons = crons.to_string_lossy(),
+        url = exporter.url,
+        user = sshd.user,
+        port = sshd.port,
+        key = sshd.key.to_string_lossy(),
+        known = sshd.known_hosts.to_string_lossy(),
+        vault = vault.path,
+    );
+    let config = Config::parse(&work.path().join("fleetdash.toml"), &text).unwrap();
+    let rows = SystemsCollector::new(&config).probe_all().await;
+
+    let names: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r.host.as_str(), r.source.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("here", "local"),
+            ("exporter", "node_exporter"),
+            ("over-ssh", "ssh")
+        ]
+    );
+    for row in &rows {
+        assert_eq!(row.band, Band::Green, "{row:?}");
+        assert_eq!(row.status, Asc::SUCCESS, "{row:?}");
+        assert_eq!(row.reason, None);
+        assert_eq!(
+            row.ram_total_gb,
+            Probe::Value(gb(meminfo_total_bytes())),
+            "{}",
+            row.host
+        );
+        assert!(matches!(row.disk_free_gb, Probe::Value(v) if v > 0.0));
+        assert_eq!(row.crons.len(), 1);
+        assert_eq!(row.crons[0].state, CronState::Up, "{row:?}");
+    }
+    assert_eq!(rows[0].vault_parity, Probe::Unknown);
+    assert_eq!(rows[2].vault_parity, Probe::Value(true));
+}
