@@ -87,7 +87,10 @@ pub fn human_age(secs: u64) -> String {
             0 => format!("{} h", s / HOUR),
             m => format!("{} h {m} min", s / HOUR),
         },
-        s => format!("{} d {} h", s / DAY, (s % DAY) / HOUR),
+        s => match (s % DAY) / HOUR {
+            0 => format!("{} d", s / DAY),
+            h => format!("{} d {h} h", s / DAY),
+        },
     }
 }
 
@@ -487,6 +490,7 @@ mod tests {
         assert_eq!(human_age(7 * 60 + 3), "7 min");
         assert_eq!(human_age(3 * 3600 + 5 * 60), "3 h 5 min");
         assert_eq!(human_age(2 * 86400 + 4 * 3600), "2 d 4 h");
+        assert_eq!(human_age(2 * 86400 + 59), "2 d");
     }
 
     #[test]

@@ -12,11 +12,10 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use chrono::{DateTime, FixedOffset, NaiveDate, TimeDelta, TimeZone, Utc};
-use fleetdash_model::{Asc, Backups, Band, Probe, RulesView, seconds_since};
+use fleetdash_model::{Asc, Backups, Band, Probe, RulesView, human_age, seconds_since};
 use regex::Regex;
 
 use super::systems::command::run_argv;
-use super::systems::cron::short_age;
 use super::{Collector, SectionData, SectionName};
 use crate::config::{BackupSource, BackupsConfig, Config, Rules};
 use crate::net::ProbeFailure;
@@ -136,11 +135,11 @@ pub fn judge(
     let band = Band::for_backup_age(age_s, rules);
     let amber = format!(
         "amber at {}, {rules_file} backups.amber_after_seconds",
-        short_age(rules.backup_amber_after_s)
+        human_age(rules.backup_amber_after_s)
     );
     let red = format!(
         "red at {}, {rules_file} backups.red_after_seconds",
-        short_age(rules.backup_red_after_s)
+        human_age(rules.backup_red_after_s)
     );
     let (status, threshold) = match band {
         Band::Green => (Asc::SUCCESS, amber),
@@ -148,7 +147,7 @@ pub fn judge(
         // Overdue: the deadline for the next backup has passed.
         Band::Red => (Asc::TIMEOUT, red),
     };
-    let mut reason = format!("latest backup {} old ({threshold})", short_age(age_s));
+    let mut reason = format!("latest backup {} old ({threshold})", human_age(age_s));
     for n in &notes {
         reason.push_str(&format!("; {n}"));
     }
@@ -395,9 +394,9 @@ mod tests {
     }
 
     #[test]
-    fn short_ages_drop_a_zero_unit() {
-        assert_eq!(short_age(172_800), "2 d");
-        assert_eq!(short_age(93_600), "1 d 2 h");
-        assert_eq!(short_age(7_200), "2 h");
+    fn ages_drop_a_zero_unit() {
+        assert_eq!(human_age(172_800), "2 d");
+        assert_eq!(human_age(93_600), "1 d 2 h");
+        assert_eq!(human_age(7_200), "2 h");
     }
 }

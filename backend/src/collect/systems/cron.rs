@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Asc, CronCheck, CronState, Probe, seconds_since};
+use fleetdash_model::{Asc, CronCheck, CronState, Probe, human_age, seconds_since};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{CronConfig, CronEvidence};
@@ -163,22 +163,13 @@ pub fn judge(
     row(state, last_ok_s, reason, false)
 }
 
-/// [`fleetdash_model::human_age`] without a trailing zero unit: "1 d", not "1 d 0 h".
-pub(crate) fn short_age(secs: u64) -> String {
-    let age = fleetdash_model::human_age(secs);
-    match age.strip_suffix(" 0 h") {
-        Some(short) => short.to_string(),
-        None => age,
-    }
-}
-
 fn verdict(
     ev: &Evidence,
     period_s: u64,
     grace_s: u64,
     now: DateTime<Utc>,
 ) -> (CronState, Option<String>) {
-    let grace = short_age(grace_s);
+    let grace = human_age(grace_s);
     // A run in progress: started after the last finish (or never finished at all).
     let running_since = ev
         .last_start
@@ -190,7 +181,7 @@ fn verdict(
                 CronState::Down,
                 Some(format!(
                     "started {} ago, not finished within the grace ({grace})",
-                    short_age(running_s)
+                    human_age(running_s)
                 )),
             );
         }
@@ -203,7 +194,7 @@ fn verdict(
             CronState::Down,
             Some(format!(
                 "last run failed with exit code {code}, {} ago",
-                short_age(seconds_since(finish, now))
+                human_age(seconds_since(finish, now))
             )),
         );
     }
@@ -222,7 +213,7 @@ fn verdict(
         .map(|start| {
             format!(
                 "; a run started {} ago",
-                short_age(seconds_since(start, now))
+                human_age(seconds_since(start, now))
             )
         })
         .unwrap_or_default();
@@ -233,9 +224,9 @@ fn verdict(
             CronState::Late,
             Some(format!(
                 "{} late: last success {} ago, period {}, within the grace ({grace}){running}",
-                short_age(age_s - period_s),
-                short_age(age_s),
-                short_age(period_s),
+                human_age(age_s - period_s),
+                human_age(age_s),
+                human_age(period_s),
             )),
         )
     } else {
@@ -243,9 +234,9 @@ fn verdict(
             CronState::Down,
             Some(format!(
                 "last success {} ago: {} past its period ({}) and beyond the grace ({grace}){running}",
-                short_age(age_s),
-                short_age(age_s - period_s),
-                short_age(period_s),
+                human_age(age_s),
+                human_age(age_s - period_s),
+                human_age(period_s),
             )),
         )
     }
