@@ -137,9 +137,16 @@ pub fn check(path: &Path) -> Outcome {
     match Config::load(path) {
         Ok((config, rules)) => {
             println!(
-                "{}: ok ({} agents; rules from {}: no_reply_seconds = {} [{}])",
+                "{}: ok ({} agents, {} hosts, {} boards, {}; rules from {}: no_reply_seconds = {} [{}])",
                 path.display(),
                 config.agents.len(),
+                config.hosts.len(),
+                config.boards.len(),
+                if config.backups.is_some() {
+                    "backups"
+                } else {
+                    "no backups"
+                },
                 rules.path.display(),
                 rules.no_reply.seconds,
                 rules.no_reply.source
