@@ -161,10 +161,11 @@ impl Runner for SshRunner {
     }
 }
 
-/// The remote shell's command line: `env LC_ALL=C` (so messages and `df` columns are the ones
-/// parsed here, whatever the login locale) and each argument single-quoted.
+/// The remote shell's command line: through `env`, with `LC_ALL=C` (so messages and `df`
+/// columns are the ones parsed here, whatever the login locale) and `GIT_TERMINAL_PROMPT=0`
+/// (git never stops to ask, as [`run_argv`] ensures here), and each argument single-quoted.
 pub fn remote_command(argv: &[String]) -> String {
-    let mut line = String::from("env LC_ALL=C");
+    let mut line = String::from("env LC_ALL=C GIT_TERMINAL_PROMPT=0");
     for arg in argv {
         line.push(' ');
         line.push_str(&shell_quote(arg));
@@ -396,7 +397,7 @@ mod tests {
         let argv = ReadOnlyCommand::ReadFile("/tmp/my dir/x'y.json").argv();
         assert_eq!(
             remote_command(&argv),
-            r"env LC_ALL=C cat -- '/tmp/my dir/x'\''y.json'"
+            r"env LC_ALL=C GIT_TERMINAL_PROMPT=0 cat -- '/tmp/my dir/x'\''y.json'"
         );
     }
 
@@ -416,7 +417,7 @@ mod tests {
             argv.join(" "),
             "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o LogLevel=ERROR \
              -o ConnectTimeout=9 -p 2222 -i /keys/id -o IdentitiesOnly=yes \
-             -o UserKnownHostsFile=/keys/known_hosts -- ops@lab env LC_ALL=C cat /proc/meminfo"
+             -o UserKnownHostsFile=/keys/known_hosts -- ops@lab env LC_ALL=C GIT_TERMINAL_PROMPT=0 cat /proc/meminfo"
         );
     }
 
