@@ -698,7 +698,11 @@ async fn hostile_exporter_answers_become_reasons() {
     );
 
     let (h, f) = read(at("/denied")).await;
-    assert_unreachable(&f, &Asc::PERMISSION_DENIED, "node_exporter: HTTP 401");
+    assert_unreachable(
+        &f,
+        &Asc::PERMISSION_DENIED,
+        "node_exporter answered HTTP 401 (check the user:password in the url)",
+    );
     assert_red_row(&judged(&h, f), &Asc::PERMISSION_DENIED, "HTTP 401");
 
     let started = Instant::now();

@@ -52,8 +52,17 @@ impl FactSource for NodeExporterSource {
             Ok(reply) => reply,
             Err(failure) => return HostFacts::unreachable(host, failure.context("node_exporter")),
         };
-        if let Some(denied) = reply.permission_failure() {
-            return HostFacts::unreachable(host, denied.context("node_exporter"));
+        if matches!(reply.status, 401 | 403) {
+            // node_exporter's web config (basic auth) refused us; reqwest sends the url's
+            // user:password, so that is where the fix goes.
+            let failure = ProbeFailure::new(
+                Asc::PERMISSION_DENIED,
+                format!(
+                    "node_exporter answered HTTP {} (check the user:password in the url)",
+                    reply.status
+                ),
+            );
+            return HostFacts::unreachable(host, failure);
         }
         if !(200..300).contains(&reply.status) {
             let failure = ProbeFailure::new(
