@@ -20,7 +20,7 @@ use fleetdash::collect::systems::node_exporter::{
 };
 use fleetdash::collect::systems::prom_text::{self, render_sample};
 use fleetdash::collect::systems::ssh::SshSource;
-use fleetdash::collect::systems::{FactSource, HostFacts, SystemsCollector, judge};
+use fleetdash::collect::systems::{FactSource, HostFacts, SystemsCollector, UnitState, judge};
 use fleetdash::config::{
     Config, CronConfig, CronEvidence, HostConfig, HostSource, ProbeLimits, SshTarget,
     VaultParityConfig,
@@ -219,7 +219,7 @@ fn systemd_booted() -> bool {
     Path::new("/run/systemd/system").is_dir()
 }
 
-fn assert_services_say_no_systemd(services: &[Result<bool, ProbeFailure>]) {
+fn assert_services_say_no_systemd(services: &[Result<UnitState, ProbeFailure>]) {
     assert!(!services.is_empty());
     for s in services {
         if systemd_booted() {

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use fleetdash_model::Asc;
 
 use super::command::{CommandOutput, LocalRunner, ReadOnlyCommand, Runner};
-use super::{FactSource, HostFacts, Ram, cron, vault};
+use super::{FactSource, HostFacts, Ram, UnitState, cron, vault};
 use crate::config::{HostConfig, ProbeLimits};
 use crate::net::ProbeFailure;
 
@@ -112,7 +112,7 @@ async fn disk_free(path: String, timeout: Duration) -> Result<u64, ProbeFailure>
 pub(crate) async fn read_services(
     runner: &dyn Runner,
     services: &[String],
-) -> Vec<Result<bool, ProbeFailure>> {
+) -> Vec<Result<UnitState, ProbeFailure>> {
     if services.is_empty() {
         return Vec::new();
     }
@@ -210,7 +210,7 @@ pub fn parse_meminfo(text: &str) -> Result<Ram, ProbeFailure> {
 pub fn services_from_is_active(
     units: &[String],
     out: &CommandOutput,
-) -> Vec<Result<bool, ProbeFailure>> {
+) -> Vec<Result<UnitState, ProbeFailure>> {
     let states: Vec<&str> = out
         .stdout
         .lines()
@@ -232,10 +232,9 @@ pub fn services_from_is_active(
         )
     };
     if states.len() == units.len() && states.iter().all(|s| known(s)) {
-        // "reloading" and "refreshing" are active units at work: systemctl exits 0 for them.
         return states
             .iter()
-            .map(|s| Ok(matches!(*s, "active" | "reloading" | "refreshing")))
+            .map(|s| Ok(UnitState(s.to_string())))
             .collect();
     }
     let failure = is_active_failure(units.len(), &states, out);
@@ -329,7 +328,12 @@ mod tests {
             .to_vec();
         let got =
             services_from_is_active(&units, &out(3, "active\ninactive\nfailed\nreloading\n", ""));
-        assert_eq!(got, vec![Ok(true), Ok(false), Ok(false), Ok(true)]);
+        let active: Vec<bool> = got
+            .iter()
+            .map(|r| r.as_ref().unwrap().is_active())
+            .collect();
+        assert_eq!(active, [true, false, false, true]);
+        assert_eq!(got[2], Ok(UnitState("failed".into())));
     }
 
     #[test]

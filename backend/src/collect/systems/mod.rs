@@ -37,13 +37,24 @@ pub struct Ram {
     pub total_bytes: u64,
 }
 
+/// A systemd unit's state in systemd's own word (`active`, `failed`, `inactive`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitState(pub String);
+
+impl UnitState {
+    /// "reloading" and "refreshing" are active units at work: systemctl exits 0 for them.
+    pub fn is_active(&self) -> bool {
+        matches!(self.0.as_str(), "active" | "reloading" | "refreshing")
+    }
+}
+
 /// Everything one source could read about one host, each fact failing on its own.
 #[derive(Debug, Clone)]
 pub struct HostFacts {
     pub ram: Result<Ram, ProbeFailure>,
     pub disk_free_bytes: Result<u64, ProbeFailure>,
-    /// `true` when the unit is active; one per configured service, in config order.
-    pub services: Vec<Result<bool, ProbeFailure>>,
+    /// One per configured service, in config order.
+    pub services: Vec<Result<UnitState, ProbeFailure>>,
     /// One per configured cron, in config order.
     pub crons: Vec<Result<cron::Evidence, ProbeFailure>>,
     /// `None` when the host has no vault configured.
@@ -151,17 +162,17 @@ pub fn judge(
         .services
         .iter()
         .zip(&facts.services)
-        .map(|(name, active)| NamedCheck {
+        .map(|(name, state)| NamedCheck {
             name: name.clone(),
-            ok: probe_of(active, |a| *a),
-            reason: match active {
-                Ok(true) => None,
-                Ok(false) => Some("inactive".into()),
+            ok: probe_of(state, UnitState::is_active),
+            reason: match state {
+                Ok(s) if s.is_active() => None,
+                Ok(s) => Some(s.0.clone()),
                 Err(e) => Some(e.reason.clone()),
             },
             uptime_24h_pct: None,
             checked_at,
-            stale: active.is_err(),
+            stale: state.is_err(),
         })
         .collect();
     let crons = host

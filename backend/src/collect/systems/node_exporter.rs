@@ -15,7 +15,7 @@ use fleetdash_model::Asc;
 
 use super::local::unit_name;
 use super::prom_text::{self, Exposition};
-use super::{FactSource, HostFacts, Ram, cron};
+use super::{FactSource, HostFacts, Ram, UnitState, cron};
 use crate::config::{CronConfig, CronEvidence, HostConfig};
 use crate::net::{ProbeClient, ProbeFailure};
 
@@ -194,20 +194,23 @@ impl Facts<'_> {
         Ok(value as u64)
     }
 
-    fn service(&self, configured: &str) -> Result<bool, ProbeFailure> {
+    fn service(&self, configured: &str) -> Result<UnitState, ProbeFailure> {
         if !self.expo.has(UNIT_STATE) {
             return Err(self.missing_from(UNIT_STATE, "systemd"));
         }
         let unit = unit_name(configured);
         let mut any = false;
+        // One sample per possible state; the one set to 1 is the unit's state.
         for sample in self.expo.matching(UNIT_STATE, &[("name", unit.as_str())]) {
             any = true;
-            if sample.label("state") == Some("active") {
-                return Ok(sample.value == 1.0);
+            if sample.value == 1.0
+                && let Some(state) = sample.label("state")
+            {
+                return Ok(UnitState(state.to_string()));
             }
         }
         let why = if any {
-            format!("{UNIT_STATE}{{name={unit:?}}} has no state=\"active\" sample")
+            format!("{UNIT_STATE}{{name={unit:?}}} has no state set to 1")
         } else {
             format!(
                 "{unit} not reported by node_exporter (not loaded on that host, or filtered \
@@ -398,8 +401,8 @@ fleetdash_cron_last_exit_code{cron="backup"} 0
             612_000_000_000,
             "ext4 beats tmpfs"
         );
-        assert_eq!(f.services[0], Ok(true));
-        assert_eq!(f.services[1], Ok(false));
+        assert_eq!(f.services[0], Ok(UnitState("active".into())));
+        assert!(!f.services[1].as_ref().unwrap().is_active());
         let gone = f.services[2].clone().unwrap_err();
         assert_eq!(gone.asc, Asc::NOT_FOUND);
         assert!(
