@@ -312,7 +312,7 @@ fn wait_for_snapshot(
 }
 
 #[test]
-fn demo_shows_eleven_agents_with_every_failure_mode_behind_auth() {
+fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
     let state = tempfile::tempdir().unwrap();
     let mut child = support::fleetdash()
         .args(["demo", "--listen", "127.0.0.1:0", "--state-dir"])
@@ -431,6 +431,79 @@ fn demo_shows_eleven_agents_with_every_failure_mode_behind_auth() {
             .unwrap()
             .contains("Record episode 12")
     );
+
+    // The Systems panel: this machine read for real, two simulated node_exporter hosts, and
+    // the backups folder; every trouble the demo plants is named in its host's reason.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (hosts, backups) = loop {
+        let snap: Snapshot = serde_json::from_slice(&std::fs::read(&status_path).unwrap()).unwrap();
+        if let (Probe::Value(hosts), Probe::Value(backups)) = (&snap.systems, &snap.backups)
+            && hosts.len() == 3
+            && hosts.iter().all(|h| h.ram_total_gb.value().is_some())
+        {
+            break (hosts.clone(), backups.clone());
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no systems or backups: {:?} {:?}",
+            snap.systems,
+            snap.backups
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let host = |n: &str| hosts.iter().find(|h| h.host == n).unwrap();
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let mem_total_kb: f64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    let laptop = host("laptop");
+    assert_eq!(laptop.source, "local");
+    let total = *laptop.ram_total_gb.value().unwrap();
+    assert!(
+        (total - mem_total_kb * 1024.0 / 1e9).abs() < 0.02,
+        "laptop RAM {total} GB is this machine's"
+    );
+    assert_eq!(laptop.vault_parity, Probe::Value(true), "{laptop:?}");
+    let reason = laptop.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("tunnel lab-docs (lyra)") && reason.contains("connection refused"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("cron vault-sync") && reason.contains("late"),
+        "{reason}"
+    );
+    assert_eq!(laptop.band, Band::Red);
+    let lab = host("LAB");
+    assert_eq!(
+        (lab.source.as_str(), lab.band),
+        ("node_exporter", Band::Green),
+        "{lab:?}"
+    );
+    assert_eq!(lab.ram_total_gb, Probe::Value(64.0));
+    let prod = host("prod");
+    let reason = prod.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("service hermes-gateway: failed"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("cron db-dump: last run failed with exit code 2"),
+        "{reason}"
+    );
+    assert!(
+        hosts
+            .iter()
+            .all(|h| h.history.as_ref().is_some_and(|hist| hist.samples > 0))
+    );
+    assert_eq!(
+        (backups.name.as_str(), backups.band),
+        ("gdrive", Band::Green),
+        "{backups:?}"
+    );
+    assert_eq!(backups.age_h, Probe::Value(20.0));
 
     assert_eq!(http_get(&addr, "/api/status.json", None).0, 401);
     let (status, _, body) = http_get(&addr, "/api/status.json", Some(("demo", &password)));
