@@ -29,8 +29,8 @@ use fantoccini::{Client, ClientBuilder};
 use fleetdash::a2a::Wire;
 use fleetdash::demo::sim::SimAgent;
 use fleetdash_model::{
-    Agent, Asc, Band, Board, Card, CronCheck, CronState, LiveTask, NamedCheck, Probe, RulesView,
-    Snapshot, System,
+    Agent, Asc, Band, Board, Card, CronCheck, CronState, History, LiveTask, NamedCheck, Probe,
+    RulesView, Snapshot, System,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -437,6 +437,27 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
             )
             .await;
 
+        // The host's 24 h strip: one cell per half hour, hidden from screen readers, which
+        // read the uptime from the strip's label instead; the down slot is its own cell.
+        let strip: Value = chrome
+            .js(
+                "const li = [...document.querySelectorAll('#systems li.row')]
+                     .find(li => li.innerText.includes('hub-1'));
+                 const s = li && li.querySelector('.strip');
+                 return s && [s.getAttribute('role'), s.getAttribute('aria-label'),
+                     s.children.length, s.querySelectorAll('i.d').length,
+                     s.querySelectorAll('i.p').length,
+                     s.querySelectorAll('i[aria-hidden=\"true\"]').length,
+                     li.innerText.includes('24 h uptime 97.9 %')]",
+            )
+            .await;
+        chrome
+            .check(
+                strip == json!(["img", "24 h uptime 97.9 %", 48, 1, 1, 48, true]),
+                || format!("hub-1's strip: [role, label, cells, down, partly, hidden, words] = {strip}"),
+            )
+            .await;
+
         // Sections without data: configured (backups) is a red error; unconfigured (agents)
         // says so.
         let systems = chrome.text("#systems").await;
@@ -579,7 +600,13 @@ fn fixture_snapshot(now: DateTime<Utc>) -> Snapshot {
             band: Band::Green,
             status: Asc::SUCCESS,
             reason: None,
-            history: None,
+            // Down for one half hour, partly down for the one before, this morning.
+            history: Some(History {
+                uptime_24h_pct: Some(97.9),
+                strip: format!("{}pd{}", "u".repeat(40), "u".repeat(6)),
+                slot_s: 1800,
+                samples: 700,
+            }),
             checked_at: now,
             stale: false,
         },

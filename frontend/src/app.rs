@@ -7,7 +7,7 @@ use leptos::task::spawn_local;
 
 use crate::clock::{self, provide_ticking_clock};
 use crate::feed::{self, Feed};
-use crate::panels::{AgentsPanel, SystemsPanel, TasksPanel};
+use crate::panels::{agents_panel, systems_panel, tasks_panel};
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -42,16 +42,16 @@ pub fn App() -> impl IntoView {
     view! {
         <header class="top">
             <h1>"fleet"</h1>
-            <VerdictLine snapshot=snapshot now=now distrust=distrust/>
-            <Banner distrust=distrust/>
+            {verdict_line(snapshot, now, distrust)}
+            {banner(distrust)}
         </header>
         <main>
             {move || match snapshot.get() {
                 None => view! { <p class="waiting">"Waiting for the first snapshot…"</p> }.into_any(),
                 Some(s) => view! {
-                    <AgentsPanel snapshot=s.clone()/>
-                    <TasksPanel snapshot=s.clone()/>
-                    <SystemsPanel snapshot=s/>
+                    {agents_panel(s.clone())}
+                    {tasks_panel(s.clone())}
+                    {systems_panel(s)}
                 }.into_any(),
             }}
         </main>
@@ -68,8 +68,7 @@ pub fn App() -> impl IntoView {
 /// "2 red · 1 amber · 8 green", coloured by the worst; live tasks that cross the stuck rule
 /// between polls turn it red as they turn red in their panel. While the page cannot be trusted
 /// it never says green: it says stale, and what the last snapshot said.
-#[component]
-fn VerdictLine(
+fn verdict_line(
     snapshot: Memo<Option<Snapshot>>,
     now: ReadSignal<chrono::DateTime<chrono::Utc>>,
     distrust: Memo<Vec<String>>,
@@ -117,8 +116,7 @@ fn reasons_to_distrust(f: &Feed, now: chrono::DateTime<chrono::Utc>) -> Vec<Stri
 }
 
 /// The fleet's alert: shown when the snapshot is old or stale, or the last fetch failed.
-#[component]
-fn Banner(distrust: Memo<Vec<String>>) -> impl IntoView {
+fn banner(distrust: Memo<Vec<String>>) -> impl IntoView {
     move || {
         let lines = distrust.get();
         (!lines.is_empty()).then(|| {

@@ -117,6 +117,8 @@ mod tests {
                 exchange_green_below_s: 1800,
                 exchange_amber_below_s: 21600,
                 snapshot_stale_after_s: 600,
+                backup_amber_after_s: 93600,
+                backup_red_after_s: 172800,
             },
         )
     }

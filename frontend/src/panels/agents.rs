@@ -1,33 +1,32 @@
 //! Agents: one row per agent, red first: up/down, last exchange with its band, skills (empty is
-//! loud), lane, model, usage window, heartbeat, and the reason and code of any failure.
+//! loud), lane, model, usage window, heartbeat, the reason and code of any failure, and the
+//! agent's 24 h up/down strip with its uptime.
 
 use fleetdash_model::{Agent, Band, Probe, Snapshot};
 use leptos::prelude::*;
 
-use super::{Age, BandBadge, Checked, Reason, field, section_problem};
+use super::{age, badge, checked, field, reason_line, red_first, section_problem, strip};
 
-#[component]
-pub fn AgentsPanel(snapshot: Snapshot) -> impl IntoView {
+pub fn agents_panel(snapshot: Snapshot) -> impl IntoView {
     let meta = snapshot.sections.agents.clone();
     let body = section_problem(&snapshot.agents, &meta).unwrap_or_else(|| {
-        let mut rows = snapshot.agents.value().cloned().unwrap_or_default();
-        rows.sort_by(|a, b| b.band.cmp(&a.band).then_with(|| a.name.cmp(&b.name)));
+        let rows = snapshot.agents.value().cloned().unwrap_or_default();
+        let rows = red_first(rows, |a| (a.band, a.name.clone()));
         if rows.is_empty() {
-            return view! { <p class="section-error">"The registry lists no agents."</p> }.into_any();
+            return view! { <p class="section-error">"The registry lists no agents."</p> }
+                .into_any();
         }
-        view! { <ul class="rows">{rows.into_iter().map(|a| view! { <AgentRow agent=a/> }).collect_view()}</ul> }
-            .into_any()
+        view! { <ul class="rows">{rows.into_iter().map(agent_row).collect_view()}</ul> }.into_any()
     });
     view! {
         <section class="panel" aria-labelledby="agents-h" id="agents">
-            <h2 id="agents-h">"Agents " <Checked meta=meta/></h2>
+            <h2 id="agents-h">"Agents " {checked(meta)}</h2>
             {body}
         </section>
     }
 }
 
-#[component]
-fn AgentRow(agent: Agent) -> impl IntoView {
+fn agent_row(agent: Agent) -> impl IntoView {
     let at = agent.checked_at;
     let where_ = [agent.plane.clone(), agent.lane.value().cloned()]
         .into_iter()
@@ -35,9 +34,9 @@ fn AgentRow(agent: Agent) -> impl IntoView {
         .collect::<Vec<_>>()
         .join(" · ");
     let exchange = match agent.last_exchange_s {
-        Probe::Value(age) => view! {
+        Probe::Value(age_s) => view! {
             <span class=format!("band-text {}", agent.exchange_band.class())>
-                <Age at=at base_s=age suffix=" ago"/>" ("{agent.exchange_band.word()}")"
+                {age(at, age_s, " ago")}" ("{agent.exchange_band.word()}")"
             </span>
         }
         .into_any(),
@@ -62,12 +61,13 @@ fn AgentRow(agent: Agent) -> impl IntoView {
     view! {
         <li class=format!("row {}", agent.band.class()) data-agent=agent.name.clone()>
             <div class="row-head">
-                <BandBadge band=agent.band/>
+                {badge(agent.band)}
                 <strong class="name">{agent.name.clone()}</strong>
                 <span class=if agent.up { "updown up" } else { "updown down" }>{if agent.up { "up" } else { "down" }}</span>
                 <span class="where">{where_}</span>
             </div>
-            {(agent.band != Band::Green).then(|| view! { <Reason reason=agent.reason.clone() status=agent.status.clone()/> })}
+            {(agent.band != Band::Green).then(|| view! { {reason_line(agent.reason.clone(), agent.status.clone())} })}
+            {strip(agent.history.as_ref())}
             <dl class="facts">
                 <div><dt>"last exchange"</dt><dd>{exchange}</dd></div>
                 <div><dt>"skills"</dt><dd>{skills}</dd></div>

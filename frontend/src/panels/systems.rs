@@ -1,19 +1,21 @@
-//! Systems: per host RAM, disk, services, tunnels, crons' last run and vault parity; then the
-//! backups' age. Every check carries its own state; a failed one is red with its reason.
+//! Systems: per host its source, RAM, disk, vault parity, services, tunnels, crons (up, late,
+//! down; last success; period and grace) and its 24 h strip; then the backups' age and band.
+//! Every check carries its own state and 24 h uptime; a failed one is red with its reason.
 
-use fleetdash_model::{Backups, CronCheck, NamedCheck, Probe, Snapshot, System, human_age};
+use fleetdash_model::{
+    Backups, Band, CronCheck, CronState, NamedCheck, Probe, Snapshot, System, human_age,
+};
 use leptos::prelude::*;
 
-use super::{Age, BandBadge, Checked, Reason, field, section_problem};
+use super::{age, badge, checked, field, reason_line, red_first, section_problem, strip};
+use crate::clock::one_decimal;
 
-#[component]
-pub fn SystemsPanel(snapshot: Snapshot) -> impl IntoView {
+pub fn systems_panel(snapshot: Snapshot) -> impl IntoView {
     let meta = snapshot.sections.systems.clone();
     let hosts = section_problem(&snapshot.systems, &meta).unwrap_or_else(|| {
-        let mut hosts = snapshot.systems.value().cloned().unwrap_or_default();
-        hosts.sort_by(|a, b| b.band().cmp(&a.band()).then_with(|| a.host.cmp(&b.host)));
-        view! { <ul class="rows">{hosts.into_iter().map(|h| view! { <HostRow host=h/> }).collect_view()}</ul> }
-            .into_any()
+        let hosts = snapshot.systems.value().cloned().unwrap_or_default();
+        let hosts = red_first(hosts, |h| (h.band(), h.host.clone()));
+        view! { <ul class="rows">{hosts.into_iter().map(host_row).collect_view()}</ul> }.into_any()
     });
     let backups_meta = snapshot.sections.backups.clone();
     let backups = section_problem(&snapshot.backups, &backups_meta).unwrap_or_else(|| {
@@ -26,93 +28,163 @@ pub fn SystemsPanel(snapshot: Snapshot) -> impl IntoView {
     });
     view! {
         <section class="panel" aria-labelledby="systems-h" id="systems">
-            <h2 id="systems-h">"Systems " <Checked meta=meta/></h2>
+            <h2 id="systems-h">"Systems " {checked(meta)}</h2>
             {hosts}
-            <h3>"Backups " <Checked meta=backups_meta/></h3>
+            <h3>"Backups " {checked(backups_meta)}</h3>
             {backups}
         </section>
     }
 }
 
 fn gb(v: &f64) -> String {
-    format!("{} GB", crate::clock::one_decimal(*v))
+    format!("{} GB", one_decimal(*v))
 }
 
-#[component]
-fn HostRow(host: System) -> impl IntoView {
+fn host_row(host: System) -> impl IntoView {
     let band = host.band();
+    // Plain text with a class, one shape for every case: the page stays small.
+    let (vault_class, vault) = match &host.vault_parity {
+        Probe::Value(true) => ("", "in sync".to_string()),
+        Probe::Value(false) => (
+            "band-text red",
+            format!(
+                "OUT OF SYNC: {}",
+                host.vault_reason.as_deref().unwrap_or("no reason given")
+            ),
+        ),
+        Probe::Unknown => ("unknown", "not checked".into()),
+        Probe::Error(r) => ("field-error", format!("error: {r}")),
+    };
+    let services = named(&host.services, "active", "inactive");
+    let tunnels = named(&host.tunnels, "up", "down");
+    let crons = host.crons.iter().map(cron_line).collect();
+    let source = if host.source.is_empty() {
+        String::new()
+    } else {
+        format!("via {}", host.source)
+    };
     view! {
         <li class=format!("row {}", band.class())>
             <div class="row-head">
-                <BandBadge band=band/>
+                {badge(band)}
                 <strong class="name">{host.host.clone()}</strong>
-                <small class="checked">"checked " <Age at=host.checked_at suffix=" ago"/></small>
+                <span class="where">{source}</span>
+                <small class="checked">"checked " {age(host.checked_at, 0, " ago")}</small>
             </div>
-            <Reason reason=host.reason.clone() status=host.status.clone()/>
+            {reason_line(host.reason.clone(), host.status.clone())}
+            {strip(host.history.as_ref())}
             <dl class="facts">
                 <div><dt>"RAM"</dt><dd>{field(&host.ram_used_gb, gb)}" / "{field(&host.ram_total_gb, gb)}</dd></div>
                 <div><dt>"disk free"</dt><dd>{field(&host.disk_free_gb, gb)}</dd></div>
-                <div><dt>"vault parity"</dt><dd>{field(&host.vault_parity, |p| if *p { "in sync".into() } else { "OUT OF SYNC".into() })}</dd></div>
+                <div><dt>"vault parity"</dt><dd class=vault_class>{vault}</dd></div>
             </dl>
-            {checks("services", &host.services, "active", "inactive")}
-            {checks("tunnels", &host.tunnels, "up", "down")}
-            {crons(&host.crons)}
+            {checks("services", services)}
+            {checks("tunnels", tunnels)}
+            {checks("crons", crons)}
         </li>
     }
 }
 
-fn checks(
-    title: &'static str,
-    list: &[NamedCheck],
-    yes: &'static str,
-    no: &'static str,
-) -> AnyView {
-    let items = list
-        .iter()
-        .map(|c| {
-            let ok = matches!(c.ok, Probe::Value(true)) && !c.stale;
-            let state = field(&c.ok, move |v| if *v { yes.into() } else { no.into() });
-            view! {
-                <li class=if ok { "check green" } else { "check red" }>
-                    <span aria-hidden="true">{if ok { "✔ " } else { "✖ " }}</span>{c.name.clone()}": "{state}
-                </li>
-            }
-        })
-        .collect_view();
-    if list.is_empty() {
-        return view! { <div class="checks"><h4>{title}</h4><p class="empty">"none configured"</p></div> }
-            .into_any();
-    }
-    view! { <div class="checks"><h4>{title}</h4><ul>{items}</ul></div> }.into_any()
+/// One check of a host as one line: its band's class, then icon, name, state in words and 24 h
+/// uptime; and why it is not ok (empty when it is).
+struct Line {
+    /// `check <band>`, or `empty`.
+    class: &'static str,
+    /// The band's icon (hidden from screen readers: the words say it).
+    icon: &'static str,
+    text: String,
+    why: String,
 }
 
-fn crons(list: &[CronCheck]) -> AnyView {
-    let items = list
-        .iter()
-        .map(|c| {
-            let ok = !c.last_ok_s.is_error() && !c.stale;
-            let last = field(&c.last_ok_s, |s| format!("{} ago", human_age(*s)));
-            view! {
-                <li class=if ok { "check green" } else { "check red" }>
-                    <span aria-hidden="true">{if ok { "✔ " } else { "✖ " }}</span>{c.name.clone()}": last ok "{last}
-                </li>
-            }
-        })
-        .collect_view();
-    if list.is_empty() {
-        return view! { <div class="checks"><h4>"crons"</h4><p class="empty">"none configured"</p></div> }
-            .into_any();
+fn line(band: Band, name: &str, words: &str, pct: Option<f64>, why: Option<String>) -> Line {
+    let pct = pct
+        .map(|p| format!(" · 24 h {} %", one_decimal(p)))
+        .unwrap_or_default();
+    Line {
+        class: match band {
+            Band::Green => "check green",
+            Band::Amber => "check amber",
+            Band::Red => "check red",
+        },
+        icon: band.icon(),
+        text: format!(" {name}: {words}{pct}"),
+        // A reason that only repeats the state or the error is said once.
+        why: why
+            .filter(|w| !words.ends_with(w.as_str()))
+            .unwrap_or_default(),
     }
-    view! { <div class="checks"><h4>"crons"</h4><ul>{items}</ul></div> }.into_any()
+}
+
+fn named(list: &[NamedCheck], yes: &str, no: &str) -> Vec<Line> {
+    list.iter()
+        .map(|c| {
+            let ok = c.ok == Probe::Value(true) && !c.stale;
+            let words = match &c.ok {
+                Probe::Value(v) => (if *v { yes } else { no }).to_string(),
+                Probe::Unknown => "unknown".into(),
+                Probe::Error(r) => format!("error: {r}"),
+            };
+            let band = if ok { Band::Green } else { Band::Red };
+            let why = c.reason.clone().filter(|_| !ok);
+            line(band, &c.name, &words, c.uptime_24h_pct, why)
+        })
+        .collect()
+}
+
+fn cron_line(c: &CronCheck) -> Line {
+    let state = match c.state {
+        CronState::Up => "up",
+        CronState::Late => "late",
+        CronState::Down => "down",
+    };
+    let last = match &c.last_ok_s {
+        Probe::Value(s) => format!("{} ago", human_age(*s)),
+        Probe::Unknown => "unknown".into(),
+        Probe::Error(r) => format!("error: {r}"),
+    };
+    let band = if c.stale { Band::Red } else { c.state.band() };
+    let words = format!(
+        "{state} · last ok {last} · every {}, grace {}",
+        human_age(c.period_s),
+        human_age(c.grace_s)
+    );
+    line(band, &c.name, &words, c.uptime_24h_pct, c.reason.clone())
+}
+
+/// One list shape for every case; an empty list says so in its one item.
+fn checks(title: &'static str, mut list: Vec<Line>) -> impl IntoView {
+    if list.is_empty() {
+        list.push(Line {
+            class: "empty",
+            icon: "",
+            text: "none configured".into(),
+            why: String::new(),
+        });
+    }
+    let items = list
+        .into_iter()
+        .map(|l| view! { <li class=l.class><span aria-hidden="true">{l.icon}</span>{l.text}<small class="why">{l.why}</small></li> })
+        .collect_view();
+    view! { <div class="checks"><h4>{title}</h4><ul>{items}</ul></div> }
 }
 
 fn backups_view(b: Backups) -> impl IntoView {
-    let class = if b.stale { "row red" } else { "row green" };
+    let band = b.band();
+    let name = if b.name.is_empty() {
+        "backup".to_string()
+    } else {
+        b.name.clone()
+    };
     view! {
-        <div class=class>
+        <div class=format!("row {}", band.class())>
+            <div class="row-head">
+                {badge(band)}
+                <strong class="name">{name}</strong>
+            </div>
+            {reason_line(b.reason.clone(), b.status.clone())}
             <dl class="facts">
                 <div><dt>"latest"</dt><dd>{field(&b.gdrive_latest, |t| crate::clock::utc_minute(*t))}</dd></div>
-                <div><dt>"age"</dt><dd>{field(&b.age_h, |h| format!("{} h", crate::clock::one_decimal(*h)))}</dd></div>
+                <div><dt>"age"</dt><dd>{field(&b.age_h, |h| format!("{} h", one_decimal(*h)))}</dd></div>
             </dl>
         </div>
     }

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use fleetdash_model::{Band, Board, LiveTask, Snapshot, Verdict, human_age};
 use leptos::prelude::*;
 
-use super::{Checked, Reason, field, section_problem};
+use super::{checked, field, order, reason_line, red_first, section_problem};
 use crate::clock::{seconds_since, use_clock};
 
 const TERMINAL_STATES: [&str; 4] = [
@@ -15,8 +15,7 @@ const TERMINAL_STATES: [&str; 4] = [
     "TASK_STATE_REJECTED",
 ];
 
-#[component]
-pub fn TasksPanel(snapshot: Snapshot) -> impl IntoView {
+pub fn tasks_panel(snapshot: Snapshot) -> impl IntoView {
     let meta = snapshot.sections.tasks.clone();
     let no_reply_s = snapshot.rules.no_reply_s;
     let board =
@@ -26,26 +25,37 @@ pub fn TasksPanel(snapshot: Snapshot) -> impl IntoView {
                 cards: Vec::new(),
                 sources: Vec::new(),
             });
-            view! { <BoardView board=board/> }.into_any()
+            board_view(board).into_any()
         });
-    let live = section_problem(&snapshot.tasks.live, &snapshot.sections.live_tasks).unwrap_or_else(|| {
-        let mut tasks = snapshot.tasks.live.value().cloned().unwrap_or_default();
-        // Red first; then unfinished tasks, oldest first, so that one crossing the stuck rule
-        // between polls is already at the top of the green ones; finished tasks last.
-        tasks.sort_by_key(|t| (t.band() != Band::Red, finished(t), std::cmp::Reverse(t.age_s)));
-        if tasks.is_empty() {
-            return view! { <p class="empty">"No live A2A tasks."</p> }.into_any();
-        }
-        view! {
-            <ul class="rows">
-                {tasks.into_iter().map(|t| view! { <LiveRow task=t no_reply_s=no_reply_s/> }).collect_view()}
-            </ul>
-        }
-        .into_any()
-    });
+    let live =
+        section_problem(&snapshot.tasks.live, &snapshot.sections.live_tasks).unwrap_or_else(|| {
+            let tasks = snapshot.tasks.live.value().cloned().unwrap_or_default();
+            // Red first; then unfinished tasks, oldest first, so that one crossing the stuck rule
+            // between polls is already at the top of the green ones; finished tasks last. One key:
+            // red in the top bit, finished in the next, then the age counting down.
+            let keys = tasks
+                .iter()
+                .map(|t| {
+                    let rank = (u64::from(t.band() != Band::Red) << 63)
+                        | (u64::from(finished(t)) << 62)
+                        | ((1 << 62) - 1 - t.age_s.min((1 << 62) - 1));
+                    (rank, String::new())
+                })
+                .collect();
+            let tasks: Vec<LiveTask> = order(keys).into_iter().map(|i| tasks[i].clone()).collect();
+            if tasks.is_empty() {
+                return view! { <p class="empty">"No live A2A tasks."</p> }.into_any();
+            }
+            view! {
+                <ul class="rows">
+                    {tasks.into_iter().map(|t| live_row(t, no_reply_s)).collect_view()}
+                </ul>
+            }
+            .into_any()
+        });
     view! {
         <section class="panel" aria-labelledby="tasks-h" id="tasks">
-            <h2 id="tasks-h">"Tasks " <Checked meta=meta/></h2>
+            <h2 id="tasks-h">"Tasks " {checked(meta)}</h2>
             <h3>"Live tasks " <small>{format!("(stuck at {} without a reply)", human_age(no_reply_s))}</small></h3>
             {live}
             <h3>"Board"</h3>
@@ -54,8 +64,7 @@ pub fn TasksPanel(snapshot: Snapshot) -> impl IntoView {
     }
 }
 
-#[component]
-fn BoardView(board: Board) -> impl IntoView {
+fn board_view(board: Board) -> impl IntoView {
     // One line per configured board first: a board that could not be read, or whose projection
     // was refused, is red with its reason; it is never just missing from the columns. Plain
     // text lines keep the page small.
@@ -78,9 +87,8 @@ fn BoardView(board: Board) -> impl IntoView {
             view! { <li class=format!("check {}", band.class())>{line}</li> }
         })
         .collect_view();
-    let mut cards = board.cards.clone();
     // Red cards first within each column.
-    cards.sort_by_key(|c| std::cmp::Reverse(c.band));
+    let cards = red_first(board.cards.clone(), |c| (c.band, String::new()));
     let columns = board
         .columns
         .iter()
@@ -145,8 +153,7 @@ pub fn verdict_at(snapshot: &Snapshot, now: DateTime<Utc>) -> Verdict {
     verdict
 }
 
-#[component]
-fn LiveRow(task: LiveTask, no_reply_s: u64) -> impl IntoView {
+fn live_row(task: LiveTask, no_reply_s: u64) -> impl IntoView {
     let now = use_clock();
     let at = task.checked_at;
     let base = task.age_s;
@@ -167,7 +174,7 @@ fn LiveRow(task: LiveTask, no_reply_s: u64) -> impl IntoView {
                 <strong class="name">{task.id.clone()}</strong>
                 <span class="where">{task.agent.clone()}</span>
             </div>
-            <Reason reason=task.reason.clone() status=task.status.clone()/>
+            {reason_line(task.reason.clone(), task.status.clone())}
             <dl class="facts">
                 <div><dt>"state"</dt><dd>{state}</dd></div>
                 <div><dt>"age"</dt><dd>{move || human_age(base + seconds_since(at, now.get()))}</dd></div>
