@@ -11,7 +11,8 @@
 //!
 //! What is up: an agent that answers (`agent.up`); a host whose band is not red (a stale host
 //! is red); a service or tunnel whose `ok` is `true`; a cron that is not down; a vault in
-//! parity (a host without a vault is not tracked).
+//! parity (a host without a vault is not tracked). A host row made only of tunnels, before the
+//! host's first probe, samples its tunnels but not the host.
 //!
 //! The writer samples only what a write collected ([`Samples::of`]), one sample per key and
 //! write by construction (the samples are a map by key, consumed by [`HistoryStore::record`]),
@@ -23,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
-use fleetdash_model::{CronState, History, Probe, Snapshot};
+use fleetdash_model::{CronState, History, NOT_COLLECTED, Probe, Snapshot};
 use serde::{Deserialize, Serialize};
 
 use crate::collect::{SectionData, SectionUpdate};
@@ -201,7 +202,12 @@ impl Samples {
                     continue;
                 };
                 let key = format!("host:{}", h.host);
-                s.insert(key.clone(), h.band() != fleetdash_model::Band::Red);
+                // Tunnels merged before the host's first probe make a placeholder row ("not
+                // collected"): that says nothing about the host yet, only about its tunnels.
+                let placeholder = h.ram_total_gb.error_reason() == Some(NOT_COLLECTED);
+                if facts || !placeholder {
+                    s.insert(key.clone(), h.band() != fleetdash_model::Band::Red);
+                }
                 if facts {
                     for c in &h.services {
                         s.insert(
@@ -727,6 +733,32 @@ mod tests {
                 ("agent:b".to_string(), false)
             ])
         );
+    }
+
+    #[test]
+    fn tunnels_before_the_first_host_probe_sample_the_tunnels_not_the_host() {
+        let now = t0();
+        let mut snap = Snapshot::empty(now, rules());
+        let tunnels = HostTunnels {
+            host: "h".into(),
+            source: "ssh".into(),
+            tunnels: vec![check("tun0", true, now)],
+        };
+        let s = merge(
+            &mut snap,
+            vec![update(SectionData::Tunnels(vec![tunnels.clone()]), now)],
+        );
+        assert_eq!(s.0.keys().collect::<Vec<_>>(), ["host:h/tunnel:tun0"]);
+        // Once probed, the host is sampled on tunnel writes too.
+        merge(
+            &mut snap,
+            vec![update(SectionData::Systems(vec![host("h", 4, now)]), now)],
+        );
+        let s = merge(
+            &mut snap,
+            vec![update(SectionData::Tunnels(vec![tunnels]), now)],
+        );
+        assert_eq!(s.get("host:h"), Some(true));
     }
 
     #[test]
