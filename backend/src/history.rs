@@ -100,7 +100,7 @@ impl Series {
         } else {
             bucket.2 = bucket.2.saturating_add(1);
         }
-        self.last = self.last.max(now);
+        self.last = now;
     }
 
     fn history(&self, now: i64) -> History {
