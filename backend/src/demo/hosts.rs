@@ -179,8 +179,9 @@ fn prod() -> SimExporter {
     }
 }
 
-/// Serves `host` on a loopback port; returns its `/metrics` URL.
-async fn serve_exporter(host: SimExporter, shutdown: CancellationToken) -> Result<String> {
+/// Serves `host` on a loopback port until `shutdown`; returns its `/metrics` URL. Public for the
+/// `systems_pass` bench, which serves many of them.
+pub async fn serve_exporter(host: SimExporter, shutdown: CancellationToken) -> Result<String> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/metrics", listener.local_addr()?);
     let router = Router::new().route(
