@@ -1128,7 +1128,7 @@ fn audit_log_age_absence_and_garbage() {
     );
     assert_eq!(
         run.agent("days")["reason"],
-        "no exchange for 3 d 0 h (>= 6 h)",
+        "no exchange for 3 d (>= 6 h)",
         "{:#}",
         run.agent("days")
     );
