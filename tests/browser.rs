@@ -740,6 +740,173 @@ fn the_banner_says_when_not_to_trust_the_page() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 4. The demo's Systems panel: a real local host, simulated node_exporter hosts, backups
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_demo_systems_panel_reads_right_on_a_phone() {
+    let started = Instant::now();
+    let state = tempfile::tempdir().unwrap();
+    let mut demo = Demo::start(state.path());
+    // The page polls every 30 s: open it once the collector has read every host.
+    let status = state.path().join("out/status.json");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let hosts_read = std::fs::read(&status)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Snapshot>(&b).ok())
+            .and_then(|s| s.systems.value().cloned())
+            .is_some_and(|h| h.len() == 3 && h.iter().all(|h| h.ram_total_gb.value().is_some()));
+        if hosts_read {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the demo never read its three hosts"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    runtime().block_on(async {
+        let chrome = Chrome::start("4-demo-systems").await;
+        chrome
+            .log_in_as(fleetdash::demo::DEMO_USER, &demo.password)
+            .await;
+        chrome.open(&demo.url).await;
+        chrome
+            .wait_for(
+                "three hosts in the Systems panel",
+                "return document.querySelectorAll('#systems li.row').length === 3",
+            )
+            .await;
+        let hosts = chrome.rows("#systems").await;
+        // Red first; each host's band matches what the demo planted.
+        let bands: Vec<(&str, &str)> = hosts
+            .iter()
+            .map(|h| {
+                let name = ["laptop", "LAB", "prod"]
+                    .into_iter()
+                    .find(|n| h.text.lines().any(|l| l.trim() == *n))
+                    .unwrap_or("?");
+                (name, h.band())
+            })
+            .collect();
+        chrome
+            .check(
+                bands.len() == 3
+                    && bands[2] == ("LAB", "green")
+                    && bands[..2].contains(&("laptop", "red"))
+                    && bands[..2].contains(&("prod", "red")),
+                || format!("host bands, red first: {bands:?}"),
+            )
+            .await;
+        let laptop = chrome.row("#systems", "via local").await;
+        chrome
+            .check(
+                laptop.text.contains("connection refused")
+                    && laptop.text.contains("late")
+                    && laptop.text.contains("in sync"),
+                || {
+                    format!(
+                        "laptop: the dead tunnel, the late cron, the vault: {:?}",
+                        laptop.text
+                    )
+                },
+            )
+            .await;
+        let prod = chrome.row("#systems", "nginx").await;
+        chrome
+            .check(
+                prod.text.contains("hermes-gateway: failed") && prod.text.contains("exit code 2"),
+                || format!("prod: the failed unit and the failed cron: {:?}", prod.text),
+            )
+            .await;
+        // Every host and agent has its 24 h strip, labelled for a screen reader.
+        let strips: Vec<String> = chrome
+            .js(
+                "return [...document.querySelectorAll('#systems li.row [role=img]')]
+                     .map(s => s.getAttribute('aria-label') || '')",
+            )
+            .await;
+        chrome
+            .check(
+                strips.len() == 3 && strips.iter().all(|l| l.contains("24 h uptime")),
+                || format!("host strips: {strips:?}"),
+            )
+            .await;
+        let systems = chrome.text("#systems").await;
+        chrome
+            .check(
+                systems.contains("gdrive") && systems.contains("20.0 h"),
+                || format!("backups: {systems:?}"),
+            )
+            .await;
+        chrome.assert_no_horizontal_scroll().await;
+        chrome
+            .js::<Value>("document.querySelector('#systems').scrollIntoView(); return null")
+            .await;
+        chrome.screenshot("4-demo-systems").await;
+        chrome.quit().await;
+    });
+    demo.stop();
+    eprintln!("scenario 4 took {:?}", started.elapsed());
+}
+
+/// `fleetdash demo` with the built page, on a free loopback port.
+struct Demo {
+    child: Option<Child>,
+    url: String,
+    password: String,
+}
+
+impl Demo {
+    fn start(state_dir: &Path) -> Demo {
+        let mut child = support::fleetdash()
+            .args(["demo", "--listen", "127.0.0.1:0", "--state-dir"])
+            .arg(state_dir)
+            .arg("--dist-dir")
+            .arg(dist_dir())
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (mut url, mut password) = (String::new(), String::new());
+        for line in stdout.lines() {
+            let line = line.unwrap();
+            if let Some(u) = line.trim().strip_prefix("dashboard: ") {
+                url = u.trim().to_string();
+            }
+            if let Some(p) = line.trim().strip_prefix("password: ") {
+                password = p.trim().to_string();
+                break;
+            }
+        }
+        assert!(
+            url.starts_with("http://127.0.0.1:"),
+            "the demo printed no URL"
+        );
+        Demo {
+            child: Some(child),
+            url,
+            password,
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Harness: the page's build, `fleetdash serve`, chromedriver and Chromium
 // ---------------------------------------------------------------------------------------------
 
@@ -1018,7 +1185,11 @@ impl Chrome {
 
     /// From now on every request of the page carries the basic-auth header.
     async fn log_in(&self) {
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
+        self.log_in_as(USER, PASSWORD).await;
+    }
+
+    async fn log_in_as(&self, user: &str, password: &str) {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
         self.cdp("Network.enable", json!({})).await;
         self.cdp(
             "Network.setExtraHTTPHeaders",

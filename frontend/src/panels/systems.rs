@@ -120,7 +120,12 @@ fn named(list: &[NamedCheck], yes: &str, no: &str) -> Vec<Line> {
         .map(|c| {
             let ok = c.ok == Probe::Value(true) && !c.stale;
             let words = match &c.ok {
-                Probe::Value(v) => (if *v { yes } else { no }).to_string(),
+                Probe::Value(true) => yes.to_string(),
+                // A unit's own state word ("failed") says more than "inactive".
+                Probe::Value(false) => match &c.reason {
+                    Some(r) if !r.contains(' ') => r.clone(),
+                    _ => no.to_string(),
+                },
                 Probe::Unknown => "unknown".into(),
                 Probe::Error(r) => format!("error: {r}"),
             };
