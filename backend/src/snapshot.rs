@@ -61,13 +61,19 @@ pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
         }
         SectionData::Agents(rows) => snapshot.agents = Probe::Value(rows),
         SectionData::Systems(mut rows) => {
-            // The tunnels of each host come from the tunnel probes: keep the last ones.
+            // The tunnels of each host come from the tunnel probes: keep the last result of
+            // each tunnel the host still has (the new row lists them; a removed one is gone).
             if let Probe::Value(previous) = &snapshot.systems {
                 for row in &mut rows {
-                    if let Some(old) = previous.iter().find(|p| p.host == row.host) {
-                        row.tunnels = old.tunnels.clone();
-                        systems::rejudge(row);
+                    let Some(old) = previous.iter().find(|p| p.host == row.host) else {
+                        continue;
+                    };
+                    for tunnel in &mut row.tunnels {
+                        if let Some(probed) = old.tunnels.iter().find(|t| t.name == tunnel.name) {
+                            *tunnel = probed.clone();
+                        }
                     }
+                    systems::rejudge(row);
                 }
             }
             snapshot.systems = Probe::Value(rows);
@@ -174,8 +180,36 @@ pub fn finalize(
         duration_ms: board.duration_ms.max(live.duration_ms),
         stale: board.stale || live.stale,
     };
+    age_tunnels(snapshot, limit, now);
     snapshot.stale = !reasons.is_empty();
     snapshot.stale_reasons = reasons;
+}
+
+/// Tunnel results are carried from one host probe to the next: one the tunnel probes have not
+/// refreshed within the staleness limit is stale, and its host says so, rather than showing
+/// an old "up" as current.
+fn age_tunnels(snapshot: &mut Snapshot, limit_s: u64, now: DateTime<Utc>) {
+    let Probe::Value(rows) = &mut snapshot.systems else {
+        return;
+    };
+    for row in rows {
+        let mut aged = false;
+        for t in &mut row.tunnels {
+            let age = seconds_since(t.checked_at, now);
+            if !t.stale && age >= limit_s {
+                t.stale = true;
+                t.reason = Some(format!(
+                    "not probed for {} (>= {}): are the tunnel probes running?",
+                    human_age(age),
+                    human_age(limit_s)
+                ));
+                aged = true;
+            }
+        }
+        if aged {
+            systems::rejudge(row);
+        }
+    }
 }
 
 fn clear(snapshot: &mut Snapshot, section: SectionName) {
@@ -274,5 +308,157 @@ mod tests {
         finalize(&mut snap, &[], rules(), now);
         assert_eq!(snap.agents, Probe::not_collected());
         assert!(!snap.stale);
+    }
+
+    mod systems_merge {
+        use super::*;
+        use crate::collect::systems::{HostFacts, Ram, judge};
+        use crate::collect::tunnels::HostTunnels;
+        use crate::config::{Config, HostConfig};
+        use crate::net::ProbeFailure;
+        use fleetdash_model::NamedCheck;
+
+        fn host(tunnels: &[&str]) -> HostConfig {
+            let mut text = String::from(
+                "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n[[hosts]]\nname = \"lab\"\n",
+            );
+            for (i, t) in tunnels.iter().enumerate() {
+                text.push_str(&format!(
+                    "[[hosts.tunnels]]\nname = \"{t}\"\naddress = \"127.0.0.1:{}\"\n",
+                    18301 + i
+                ));
+            }
+            Config::parse(std::path::Path::new("/etc/f.toml"), &text)
+                .unwrap()
+                .hosts
+                .remove(0)
+        }
+
+        fn facts(host: &HostConfig, ok: bool) -> HostFacts {
+            if ok {
+                HostFacts {
+                    ram: Ok(Ram {
+                        used_bytes: 1,
+                        total_bytes: 2,
+                    }),
+                    disk_free_bytes: Ok(3),
+                    services: Vec::new(),
+                    crons: Vec::new(),
+                    vault: None,
+                }
+            } else {
+                HostFacts::unreachable(
+                    host,
+                    ProbeFailure::new(Asc::PERMISSION_DENIED, "node_exporter: HTTP 401"),
+                )
+            }
+        }
+
+        fn systems(host: &HostConfig, ok: bool, at: DateTime<Utc>) -> SectionUpdate {
+            SectionUpdate {
+                section: SectionName::Systems,
+                data: SectionData::Systems(vec![judge(host, facts(host, ok), at, at)]),
+                checked_at: at,
+                duration: Duration::from_millis(1),
+            }
+        }
+
+        fn tunnels(up: &[(&str, bool)], at: DateTime<Utc>) -> SectionUpdate {
+            let checks = up
+                .iter()
+                .map(|(name, ok)| NamedCheck {
+                    name: name.to_string(),
+                    ok: Probe::Value(*ok),
+                    reason: (!ok).then(|| "connection refused".into()),
+                    uptime_24h_pct: None,
+                    checked_at: at,
+                    stale: false,
+                })
+                .collect();
+            SectionUpdate {
+                section: SectionName::Systems,
+                data: SectionData::Tunnels(vec![HostTunnels {
+                    host: "lab".into(),
+                    source: "local".into(),
+                    tunnels: checks,
+                }]),
+                checked_at: at,
+                duration: Duration::from_millis(1),
+            }
+        }
+
+        fn row(snap: &Snapshot) -> &System {
+            &snap.systems.value().unwrap()[0]
+        }
+
+        #[test]
+        fn a_whole_source_failure_keeps_its_code_through_merges() {
+            let now = Utc::now();
+            let h = host(&["heart"]);
+            let mut snap = Snapshot::empty(now, rules());
+            apply(&mut snap, systems(&h, false, now));
+            apply(&mut snap, tunnels(&[("heart", true)], now));
+            assert_eq!(row(&snap).status, Asc::PERMISSION_DENIED);
+            apply(&mut snap, systems(&h, false, now));
+            assert_eq!(row(&snap).status, Asc::PERMISSION_DENIED);
+            assert_eq!(row(&snap).band, Band::Red);
+            // Once the host answers again, its code is its checks' again.
+            apply(&mut snap, systems(&h, true, now));
+            assert_eq!(row(&snap).status, Asc::SUCCESS, "{:?}", row(&snap).reason);
+        }
+
+        #[test]
+        fn tunnel_results_survive_host_probes_but_not_their_removal() {
+            let now = Utc::now();
+            let mut snap = Snapshot::empty(now, rules());
+            apply(&mut snap, systems(&host(&["heart", "pulse"]), true, now));
+            // Not probed yet: said so, and the host is not green on a guess.
+            assert!(
+                row(&snap)
+                    .tunnels
+                    .iter()
+                    .all(|t| t.stale && t.ok.is_error())
+            );
+            assert_eq!(row(&snap).band, Band::Red);
+            apply(
+                &mut snap,
+                tunnels(&[("heart", true), ("pulse", false)], now),
+            );
+            apply(&mut snap, systems(&host(&["heart", "pulse"]), true, now));
+            let kept: Vec<_> = row(&snap).tunnels.iter().map(|t| t.ok.clone()).collect();
+            assert_eq!(kept, [Probe::Value(true), Probe::Value(false)]);
+            assert!(
+                row(&snap)
+                    .reason
+                    .as_deref()
+                    .unwrap()
+                    .contains("tunnel pulse")
+            );
+            // The pulse tunnel is removed from the registry: it leaves the row and the verdict.
+            apply(&mut snap, systems(&host(&["heart"]), true, now));
+            assert_eq!(row(&snap).tunnels.len(), 1);
+            assert_eq!(row(&snap).band, Band::Green, "{:?}", row(&snap).reason);
+        }
+
+        #[test]
+        fn a_tunnel_result_older_than_the_limit_is_stale_and_said() {
+            let then = Utc::now() - chrono::Duration::seconds(700);
+            let now = Utc::now();
+            let mut snap = Snapshot::empty(now, rules());
+            apply(&mut snap, systems(&host(&["heart"]), true, then));
+            apply(&mut snap, tunnels(&[("heart", true)], then));
+            apply(&mut snap, systems(&host(&["heart"]), true, now));
+            assert_eq!(row(&snap).band, Band::Green);
+            finalize(&mut snap, &[SectionName::Systems], rules(), now);
+            let t = &row(&snap).tunnels[0];
+            assert!(t.stale, "{t:?}");
+            assert!(
+                t.reason
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("not probed for 11 min")
+            );
+            assert_eq!(row(&snap).band, Band::Red);
+        }
     }
 }

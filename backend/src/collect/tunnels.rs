@@ -84,8 +84,10 @@ pub async fn connect(address: &str, timeout: Duration) -> Result<(), ProbeFailur
             Asc::DEPENDENCY_UNAVAILABLE,
             format!("{address}: connection refused (nothing listens: is the tunnel running?)"),
         )),
+        // Only a refusal is a certain "down"; no route, a failed lookup and the like say only
+        // that the probe failed.
         Ok(Err(e)) => Err(ProbeFailure::new(
-            Asc::DEPENDENCY_UNAVAILABLE,
+            Asc::RETRYABLE_ERROR,
             format!("{address}: {e}"),
         )),
         Err(_) => Err(ProbeFailure::new(

@@ -188,7 +188,20 @@ pub fn judge(
         ram_total_gb: probe_of(&facts.ram, |r| gb(r.total_bytes)),
         disk_free_gb: probe_of(&facts.disk_free_bytes, |b| gb(*b)),
         services,
-        tunnels: Vec::new(),
+        // The tunnel probes fill these in by name (`snapshot::apply`); until a probe has
+        // answered, a configured tunnel says it was not probed yet.
+        tunnels: host
+            .tunnels
+            .iter()
+            .map(|t| NamedCheck {
+                name: t.name.clone(),
+                ok: Probe::not_collected(),
+                reason: None,
+                uptime_24h_pct: None,
+                checked_at,
+                stale: true,
+            })
+            .collect(),
         crons,
         vault_parity: match &facts.vault {
             None => Probe::Unknown,
@@ -221,6 +234,14 @@ pub fn judge(
 /// Recomputes a row's band, status and reason from its own fields. Run by [`judge`], and again
 /// when tunnels are merged into the row.
 pub fn rejudge(row: &mut System) {
+    // A host whose source failed as a whole (every fact has the same error) keeps the code
+    // `judge` gave it from the failure itself (PERMISSION_DENIED, TIMEOUT...), through merges.
+    let source_failed = row.stale
+        && matches!(
+            (&row.ram_total_gb, &row.disk_free_gb),
+            (Probe::Error(a), Probe::Error(b)) if a == b
+        );
+    let source_status = (source_failed && !row.status.is_success()).then(|| row.status.clone());
     let mut problems: Vec<(Band, Asc, String)> = Vec::new();
     let mut failed = |what: String, probe_reason: Option<&str>, asc: Asc| {
         if let Some(r) = probe_reason {
@@ -255,8 +276,12 @@ pub fn rejudge(row: &mut System) {
     }
     for (kind, list) in [("service", &row.services), ("tunnel", &row.tunnels)] {
         for c in list {
-            if !matches!(c.ok, Probe::Value(true)) {
-                let why = c.reason.clone().unwrap_or_else(|| "down".into());
+            if !matches!(c.ok, Probe::Value(true)) || c.stale {
+                let why = match (&c.reason, &c.ok) {
+                    (Some(r), _) => r.clone(),
+                    (None, Probe::Error(e)) => format!("error: {e}"),
+                    (None, _) => "down".into(),
+                };
                 problems.push((
                     Band::Red,
                     Asc::DEPENDENCY_UNAVAILABLE,
@@ -295,5 +320,8 @@ pub fn rejudge(row: &mut System) {
             }
             row.reason = Some(reason);
         }
+    }
+    if let Some(status) = source_status {
+        row.status = status;
     }
 }
