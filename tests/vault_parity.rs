@@ -358,3 +358,33 @@ async fn judged_rows_are_green_in_sync_and_red_with_the_vaults_reason_when_dirty
     assert_eq!(row.reason.as_deref(), Some("vault: 1 uncommitted change"));
     assert_eq!(row.status, Asc::INTEGRITY_CHECK_FAILED);
 }
+
+#[tokio::test]
+async fn the_probe_never_writes_the_checkout() {
+    let f = Fixture::new();
+    // A tracked file whose stat data no longer matches the index, content unchanged: a plain
+    // `git status` refreshes the index and rewrites .git/index (taking index.lock to do so).
+    let touched = std::time::SystemTime::now() + Duration::from_secs(10);
+    std::fs::File::options()
+        .append(true)
+        .open(f.vault.join("note.md"))
+        .unwrap()
+        .set_modified(touched)
+        .unwrap();
+    let index = f.vault.join(".git/index");
+    let bytes = std::fs::read(&index).unwrap();
+    let mtime = std::fs::metadata(&index).unwrap().modified().unwrap();
+
+    let p = f.parity().await.unwrap();
+    assert!(p.in_sync(), "{p:?}");
+    assert_eq!(
+        std::fs::metadata(&index).unwrap().modified().unwrap(),
+        mtime,
+        ".git/index was rewritten"
+    );
+    assert!(
+        std::fs::read(&index).unwrap() == bytes,
+        ".git/index changed"
+    );
+    assert!(!f.vault.join(".git/index.lock").exists());
+}

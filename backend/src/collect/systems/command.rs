@@ -35,7 +35,8 @@ pub enum ReadOnlyCommand<'a> {
     GitHead(&'a str),
     /// `git -C PATH symbolic-ref --short HEAD`
     GitBranch(&'a str),
-    /// `git -C PATH status --porcelain`
+    /// `git --no-optional-locks -C PATH status --porcelain`: without the option, status
+    /// refreshes `.git/index` (taking `index.lock`), a write to the checkout it only observes.
     GitStatus(&'a str),
     /// `git -C PATH ls-remote -- REMOTE REF`
     GitLsRemote {
@@ -62,7 +63,14 @@ impl ReadOnlyCommand<'_> {
             ReadOnlyCommand::GitBranch(p) => {
                 v(&["git", "-C", p, "symbolic-ref", "--short", "HEAD"])
             }
-            ReadOnlyCommand::GitStatus(p) => v(&["git", "-C", p, "status", "--porcelain"]),
+            ReadOnlyCommand::GitStatus(p) => v(&[
+                "git",
+                "--no-optional-locks",
+                "-C",
+                p,
+                "status",
+                "--porcelain",
+            ]),
             ReadOnlyCommand::GitLsRemote {
                 path,
                 remote,
