@@ -1157,3 +1157,146 @@ crons = [{{ name = "backup", period = "1h", grace = "10m" }}]
     assert_eq!(rows[0].vault_parity, Probe::Unknown);
     assert_eq!(rows[2].vault_parity, Probe::Value(true));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Probes never prompt
+
+/// Answers every HTTP request with 401 and a Basic challenge, as a git host does to a clone
+/// without credentials.
+fn http_401_server() -> u16 {
+    use std::io::{Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = stream.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"vault\"\r\n\
+                  Content-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    port
+}
+
+/// `fleetdash collect` run from a desktop session whose askpass programs would answer: git over
+/// HTTP asking for a user name, and ssh (under git) asking to trust an unknown host key, must
+/// fail with their own reasons and never run an askpass program.
+#[test]
+fn vault_probes_never_run_an_askpass_program() {
+    let sshd = Sshd::start();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let (http_dir, ssh_dir) = (w.join("http"), w.join("ssh"));
+    std::fs::create_dir_all(&http_dir).unwrap();
+    std::fs::create_dir_all(&ssh_dir).unwrap();
+    let http_vault = vault_in_sync(&http_dir);
+    let ssh_vault = vault_in_sync(&ssh_dir);
+    let port = http_401_server();
+
+    let marker = w.join("askpass-ran");
+    let askpass = w.join("askpass.sh");
+    std::fs::write(
+        &askpass,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\necho no\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&askpass, executable).unwrap();
+    std::fs::write(w.join("rules.yaml"), include_str!("../config/rules.yaml")).unwrap();
+    let config = w.join("fleetdash.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"output_dir = "out"
+state_dir = "state"
+rules = "rules.yaml"
+
+[probe]
+command_timeout = "10s"
+
+[[hosts]]
+name = "git-http"
+source = "local"
+vault = {{ path = {http:?}, remote = "http://127.0.0.1:{port}/vault.git", branch = "main" }}
+
+[[hosts]]
+name = "git-ssh"
+source = "local"
+vault = {{ path = {ssh:?}, remote = "ssh://{user}@127.0.0.1:{sshd_port}/srv/vault.git", branch = "main" }}
+"#,
+            http = http_vault.path,
+            ssh = ssh_vault.path,
+            user = sshd.user,
+            sshd_port = sshd.port,
+        ),
+    )
+    .unwrap();
+
+    // ssh's own file (it reads the account's home, not $HOME): not one entry more.
+    let user_known_hosts = |home: &str| Path::new(home).join(".ssh/known_hosts");
+    let home = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "getent passwd \"$(id -u)\" | cut -d: -f6"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let known_before = std::fs::read(user_known_hosts(home.trim())).ok();
+    let out = Command::new(env!("CARGO_BIN_EXE_fleetdash"))
+        .args(["collect", "--only", "systems", "--config"])
+        .arg(&config)
+        .env("FLEETDASH_LOG", "warn")
+        .env("GIT_ASKPASS", &askpass)
+        .env("SSH_ASKPASS", &askpass)
+        .env("SSH_ASKPASS_REQUIRE", "force")
+        .env("DISPLAY", ":0")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let asked = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(asked.is_empty(), "an askpass program was run for: {asked}");
+
+    let snapshot: fleetdash_model::Snapshot =
+        serde_json::from_slice(&std::fs::read(w.join("out/status.json")).unwrap()).unwrap();
+    let Probe::Value(rows) = snapshot.systems else {
+        panic!("{:?}", snapshot.systems)
+    };
+    let vault_reason = |name: &str| {
+        let row = rows.iter().find(|r| r.host == name).unwrap();
+        row.vault_parity
+            .error_reason()
+            .unwrap_or_else(|| panic!("{name}: {:?}", row.vault_parity))
+            .to_string()
+    };
+    let http = vault_reason("git-http");
+    assert!(http.contains("could not read Username"), "{http}");
+    // Git's own last word; ssh's "Host key verification failed" comes before it.
+    let ssh = vault_reason("git-ssh");
+    assert!(
+        ssh.contains("Could not read from remote repository"),
+        "{ssh}"
+    );
+    assert_eq!(
+        std::fs::read(user_known_hosts(home.trim())).ok(),
+        known_before,
+        "known_hosts was written"
+    );
+}

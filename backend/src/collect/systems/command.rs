@@ -115,6 +115,24 @@ pub trait Runner: Send + Sync {
     async fn run(&self, command: &ReadOnlyCommand<'_>) -> Result<CommandOutput, ProbeFailure>;
 }
 
+/// The environment every probe command runs with, here and (through `env`) on an SSH host:
+/// git and ssh never stop to ask anything, never run an askpass program (a desktop session's
+/// would pop up a dialog, or answer), and ssh under git never trusts a new host key or
+/// records one (`StrictHostKeyChecking=yes`, `UpdateHostKeys=no`); `LC_ALL=C` so messages and
+/// columns are the ones parsed here, whatever the locale.
+pub const PROBE_ENV: &[(&str, &str)] = &[
+    ("LC_ALL", "C"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    (
+        "GIT_SSH_COMMAND",
+        "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o UpdateHostKeys=no",
+    ),
+    ("GIT_ASKPASS", "/bin/false"),
+    ("SSH_ASKPASS", "/bin/false"),
+    // OpenSSH 8.4 and later; older ones ignore it (and BatchMode keeps them from asking).
+    ("SSH_ASKPASS_REQUIRE", "never"),
+];
+
 /// Runs commands on this machine.
 #[derive(Debug, Clone)]
 pub struct LocalRunner {
@@ -140,8 +158,7 @@ pub async fn run_argv(argv: &[String], timeout: Duration) -> Result<CommandOutpu
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         // Git and ssh must never stop to ask anything.
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C")
+        .envs(PROBE_ENV.iter().copied())
         .spawn()
         .map_err(|e| {
             let asc = if e.kind() == std::io::ErrorKind::NotFound {

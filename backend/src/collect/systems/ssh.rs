@@ -16,7 +16,7 @@ use chrono::DateTime;
 use fleetdash_model::Asc;
 use tokio::sync::Semaphore;
 
-use super::command::{CommandOutput, ReadOnlyCommand, Runner, run_argv};
+use super::command::{CommandOutput, PROBE_ENV, ReadOnlyCommand, Runner, run_argv};
 use super::local::{parse_meminfo, read_services};
 use super::{FactSource, HostFacts, cron, vault};
 use crate::config::{CronConfig, CronEvidence, HostConfig, ProbeLimits, SshTarget};
@@ -103,6 +103,10 @@ impl SshRunner {
             "-o",
             "StrictHostKeyChecking=yes",
             "-o",
+            // Never write to known_hosts either (the default updates it with the host's other
+            // keys after a login).
+            "UpdateHostKeys=no",
+            "-o",
             // Banners and notices would bury ssh's error line; errors are still printed.
             "LogLevel=ERROR",
             "-o",
@@ -161,11 +165,16 @@ impl Runner for SshRunner {
     }
 }
 
-/// The remote shell's command line: through `env`, with `LC_ALL=C` (so messages and `df`
-/// columns are the ones parsed here, whatever the login locale) and `GIT_TERMINAL_PROMPT=0`
-/// (git never stops to ask, as [`run_argv`] ensures here), and each argument single-quoted.
+/// The remote shell's command line: through `env`, with the same [`PROBE_ENV`] as [`run_argv`]
+/// sets here (`LC_ALL=C` so messages and `df` columns are the ones parsed here, whatever the
+/// login locale; git and ssh never asking, never running an askpass program, never trusting or
+/// recording a host key), and each argument single-quoted.
 pub fn remote_command(argv: &[String]) -> String {
-    let mut line = String::from("env LC_ALL=C GIT_TERMINAL_PROMPT=0");
+    let mut line = String::from("env");
+    for (name, value) in PROBE_ENV {
+        // The names are fixed identifiers; only the values need quoting.
+        line.push_str(&format!(" {name}={}", shell_quote(value)));
+    }
     for arg in argv {
         line.push(' ');
         line.push_str(&shell_quote(arg));
@@ -392,13 +401,39 @@ mod tests {
         assert_eq!(shell_quote("a=b"), "'a=b'");
     }
 
+    /// The `env ...` prefix every remote command carries.
+    const REMOTE_ENV: &str = "env LC_ALL=C GIT_TERMINAL_PROMPT=0 \
+        GIT_SSH_COMMAND='ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o UpdateHostKeys=no' \
+        GIT_ASKPASS=/bin/false SSH_ASKPASS=/bin/false SSH_ASKPASS_REQUIRE=never";
+
     #[test]
     fn remote_command_is_one_quoted_line() {
         let argv = ReadOnlyCommand::ReadFile("/tmp/my dir/x'y.json").argv();
         assert_eq!(
             remote_command(&argv),
-            r"env LC_ALL=C GIT_TERMINAL_PROMPT=0 cat -- '/tmp/my dir/x'\''y.json'"
+            format!(r"{REMOTE_ENV} cat -- '/tmp/my dir/x'\''y.json'")
         );
+    }
+
+    #[test]
+    fn the_remote_shell_gets_the_probe_environment() {
+        // What a login shell on the host makes of the line: the command sees every variable.
+        let line = remote_command(&["env".to_string()]);
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&line)
+            .env_remove("GIT_SSH_COMMAND")
+            .env("SSH_ASKPASS", "/usr/bin/ssh-askpass")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{line}");
+        let env = String::from_utf8(o.stdout).unwrap();
+        for (name, value) in PROBE_ENV {
+            assert!(
+                env.lines().any(|l| l == format!("{name}={value}")),
+                "{name} missing from the remote environment:\n{env}"
+            );
+        }
     }
 
     #[test]
@@ -415,9 +450,11 @@ mod tests {
         let argv = runner.ssh_argv(&ReadOnlyCommand::Meminfo.argv());
         assert_eq!(
             argv.join(" "),
-            "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o LogLevel=ERROR \
-             -o ConnectTimeout=9 -p 2222 -i /keys/id -o IdentitiesOnly=yes \
-             -o UserKnownHostsFile=/keys/known_hosts -- ops@lab env LC_ALL=C GIT_TERMINAL_PROMPT=0 cat /proc/meminfo"
+            format!(
+                "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o UpdateHostKeys=no \
+             -o LogLevel=ERROR -o ConnectTimeout=9 -p 2222 -i /keys/id -o IdentitiesOnly=yes \
+             -o UserKnownHostsFile=/keys/known_hosts -- ops@lab {REMOTE_ENV} cat /proc/meminfo"
+            )
         );
     }
 

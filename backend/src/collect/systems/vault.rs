@@ -75,12 +75,14 @@ pub fn strip_credentials(text: &str) -> String {
 }
 
 /// Git's own reason: its first `fatal:`/`error:` line (warnings such as "redirecting to" come
-/// first sometimes), else its first line; credentials stripped.
+/// first sometimes), else its first line; credentials stripped. The refusal of the askpass
+/// program the probe sets (`/bin/false`) is noise: the line after it says what git wanted.
 fn git_reason(out: &CommandOutput) -> String {
     let line = out
         .stderr
         .lines()
         .map(str::trim)
+        .filter(|l| !l.starts_with("error: unable to read askpass response from"))
         .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
         .map(|l| l.chars().take(200).collect())
         .unwrap_or_else(|| out.first_error_line());
@@ -414,6 +416,31 @@ mod tests {
         assert_eq!(
             err.reason,
             "git ls-remote https://git.example/v.git: git: no answer within 20s"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_askpass_is_not_the_reason() {
+        let runner = Canned::new(&[
+            ok_head(),
+            ("status", out(0, "", "")),
+            (
+                "ls-remote",
+                out(
+                    128,
+                    "",
+                    "error: unable to read askpass response from '/bin/false'\nfatal: could not \
+                     read Username for 'https://git.example': terminal prompts disabled\n",
+                ),
+            ),
+        ]);
+        let err = super::parity(&runner, &cfg("https://git.example/v.git", Some("main")))
+            .await
+            .unwrap_err();
+        assert_eq!(err.asc, Asc::PERMISSION_DENIED);
+        assert_eq!(
+            err.reason,
+            "fatal: could not read Username for 'https://git.example': terminal prompts disabled"
         );
     }
 
