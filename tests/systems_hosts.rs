@@ -1300,3 +1300,161 @@ vault = {{ path = {ssh:?}, remote = "ssh://{user}@127.0.0.1:{sshd_port}/srv/vaul
         "known_hosts was written"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Commands: the deadline and the output ceiling
+
+/// A process as /proc shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ProcInfo {
+    pid: u32,
+    ppid: u32,
+    pgid: u32,
+    argv: Vec<String>,
+}
+
+/// Every live process (zombies have no command line, and are left out).
+fn processes() -> Vec<ProcInfo> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let (Ok(cmdline), Ok(stat)) = (
+            std::fs::read(entry.path().join("cmdline")),
+            std::fs::read_to_string(entry.path().join("stat")),
+        ) else {
+            continue;
+        };
+        if cmdline.is_empty() {
+            continue;
+        }
+        // "pid (comm) state ppid pgrp ...": comm may hold anything, so split after its ')'.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let argv = cmdline
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        all.push(ProcInfo {
+            pid,
+            ppid: fields[1].parse().unwrap(),
+            pgid: fields[2].parse().unwrap(),
+            argv,
+        });
+    }
+    all
+}
+
+/// Live `sleep SECONDS` processes.
+fn sleeps(seconds: &str) -> Vec<ProcInfo> {
+    processes()
+        .into_iter()
+        .filter(|p| p.argv == ["sleep", seconds])
+        .collect()
+}
+
+fn own_pgid() -> u32 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let (_, rest) = stat.rsplit_once(')').unwrap();
+    rest.split_whitespace().nth(2).unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_commands_whole_process_group() {
+    use fleetdash::collect::systems::command::run_argv;
+    let argv: Vec<String> = ["sh", "-c", "sleep 173 & sleep 173"]
+        .map(String::from)
+        .to_vec();
+    let timeout = Duration::from_secs(1);
+    let started = Instant::now();
+    let run = tokio::spawn(async move { run_argv(&argv, timeout).await });
+
+    // Both sleeps, children of the shell this test process started.
+    let me = std::process::id();
+    let shells: Vec<u32> = loop {
+        let shells: Vec<u32> = processes()
+            .into_iter()
+            .filter(|p| p.ppid == me && p.argv.first().is_some_and(|a| a == "sh"))
+            .map(|p| p.pid)
+            .collect();
+        if !shells.is_empty()
+            && sleeps("173")
+                .iter()
+                .filter(|s| shells.contains(&s.ppid))
+                .count()
+                == 2
+        {
+            break shells;
+        }
+        assert!(started.elapsed() < timeout, "the two sleeps never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let ours: Vec<ProcInfo> = sleeps("173")
+        .into_iter()
+        .filter(|s| shells.contains(&s.ppid))
+        .collect();
+    let group = ours[0].pgid;
+    assert!(ours.iter().all(|s| s.pgid == group), "{ours:?}");
+    assert_ne!(
+        group,
+        own_pgid(),
+        "the command runs in a process group of its own"
+    );
+    assert_eq!(group, ours[0].ppid, "the shell leads the group");
+
+    let err = run.await.unwrap().unwrap_err();
+    assert_eq!(err.asc, Asc::TIMEOUT, "{err:?}");
+    assert!(err.reason.contains("no answer within 1s"), "{}", err.reason);
+    // SIGKILL is delivered at once; give the kernel a moment to tear the processes down.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left: Vec<ProcInfo> = sleeps("173")
+            .into_iter()
+            .filter(|s| s.pgid == group)
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "left behind after the timeout: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn output_over_the_ceiling_is_refused_at_once_not_timed_out() {
+    use fleetdash::collect::systems::command::{MAX_OUTPUT_BYTES, run_argv};
+    for script in [
+        "head -c 5000000 /dev/zero",
+        "head -c 5000000 /dev/zero >&2",
+        // Says too much, then would keep quiet for long: refused, not waited for.
+        "head -c 5000000 /dev/zero; sleep 172",
+    ] {
+        let argv: Vec<String> = ["sh", "-c", script].map(String::from).to_vec();
+        let started = Instant::now();
+        let err = run_argv(&argv, Duration::from_secs(5)).await.unwrap_err();
+        let took = started.elapsed();
+        assert_eq!(err.asc, Asc::RESOURCE_EXHAUSTED, "{script}: {err:?}");
+        assert_eq!(
+            err.reason,
+            format!("sh: more than {MAX_OUTPUT_BYTES} bytes of output, refused"),
+            "{script}"
+        );
+        assert!(took < Duration::from_secs(2), "{script}: took {took:?}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !sleeps("172").is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "left behind: {:?}",
+            sleeps("172")
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

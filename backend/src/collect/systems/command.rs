@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use fleetdash_model::Asc;
+use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::AsyncReadExt;
 
 use crate::net::ProbeFailure;
@@ -147,6 +148,11 @@ impl Runner for LocalRunner {
 }
 
 /// Runs `argv` with no stdin, a deadline and an output ceiling; kills it on either.
+///
+/// The command runs in a process group of its own, and the whole group is killed on the
+/// deadline or the ceiling (or when this future is dropped first): a shell's children, or
+/// ssh under git, die with it instead of living on. More than [`MAX_OUTPUT_BYTES`] on stdout
+/// or stderr is refused as soon as it is read, without waiting for the command to finish.
 pub async fn run_argv(argv: &[String], timeout: Duration) -> Result<CommandOutput, ProbeFailure> {
     let (program, args) = argv
         .split_first()
@@ -157,6 +163,7 @@ pub async fn run_argv(argv: &[String], timeout: Duration) -> Result<CommandOutpu
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
+        .process_group(0)
         // Git and ssh must never stop to ask anything.
         .envs(PROBE_ENV.iter().copied())
         .spawn()
@@ -168,27 +175,17 @@ pub async fn run_argv(argv: &[String], timeout: Duration) -> Result<CommandOutpu
             };
             ProbeFailure::new(asc, format!("cannot run {program}: {e}"))
         })?;
+    // Declared after the child, so dropped before it: the group dies while its leader is
+    // still unreaped and its id cannot have been reused.
+    let mut group = GroupKiller::of(&child);
     let mut stdout = child.stdout.take().expect("piped stdout");
     let mut stderr = child.stderr.take().expect("piped stderr");
     let work = async {
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        let limit = MAX_OUTPUT_BYTES as u64 + 1;
-        let mut stdout = (&mut stdout).take(limit);
-        let mut stderr = (&mut stderr).take(limit);
-        let (o, e) = tokio::join!(stdout.read_to_end(&mut out), stderr.read_to_end(&mut err));
-        o.and(e).map_err(|e| {
-            ProbeFailure::new(
-                Asc::INTERNAL_ERROR,
-                format!("{program}: cannot read output: {e}"),
-            )
-        })?;
-        if out.len() > MAX_OUTPUT_BYTES || err.len() > MAX_OUTPUT_BYTES {
-            return Err(ProbeFailure::new(
-                Asc::RESOURCE_EXHAUSTED,
-                format!("{program}: more than {MAX_OUTPUT_BYTES} bytes of output, refused"),
-            ));
-        }
+        // The first stream over the ceiling ends both reads at once.
+        let (out, err) = tokio::try_join!(
+            read_capped(&mut stdout, program),
+            read_capped(&mut stderr, program)
+        )?;
         let status = child
             .wait()
             .await
@@ -199,7 +196,7 @@ pub async fn run_argv(argv: &[String], timeout: Duration) -> Result<CommandOutpu
             stderr: String::from_utf8_lossy(&err).into_owned(),
         })
     };
-    match tokio::time::timeout(timeout, work).await {
+    let result = match tokio::time::timeout(timeout, work).await {
         Ok(result) => result,
         Err(_) => Err(ProbeFailure::new(
             Asc::TIMEOUT,
@@ -208,5 +205,66 @@ pub async fn run_argv(argv: &[String], timeout: Duration) -> Result<CommandOutpu
                 humantime::format_duration(timeout)
             ),
         )),
+    };
+    if result.is_ok() {
+        // The leader was reaped: its id may be reused from now on, so never signal it again.
+        group.disarm();
+    }
+    // Otherwise `group` kills the whole group here, and dropping `child` lets tokio reap it
+    // (never waited for: a process stuck in the kernel, on a hung mount, may not die at once).
+    result
+}
+
+/// Reads `stream` to its end, refusing it once it says more than [`MAX_OUTPUT_BYTES`].
+async fn read_capped(
+    stream: &mut (impl tokio::io::AsyncRead + Unpin),
+    program: &str,
+) -> Result<Vec<u8>, ProbeFailure> {
+    let mut bytes = Vec::new();
+    // One byte past the ceiling is enough to know, and ends the read without waiting for EOF.
+    stream
+        .take(MAX_OUTPUT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|e| {
+            ProbeFailure::new(
+                Asc::INTERNAL_ERROR,
+                format!("{program}: cannot read output: {e}"),
+            )
+        })?;
+    if bytes.len() > MAX_OUTPUT_BYTES {
+        return Err(ProbeFailure::new(
+            Asc::RESOURCE_EXHAUSTED,
+            format!("{program}: more than {MAX_OUTPUT_BYTES} bytes of output, refused"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// SIGKILLs a child's process group (the child leads it: `process_group(0)`) when dropped,
+/// unless disarmed once the child has been reaped.
+struct GroupKiller(Option<Pid>);
+
+impl GroupKiller {
+    fn of(child: &tokio::process::Child) -> GroupKiller {
+        GroupKiller(
+            child
+                .id()
+                .and_then(|id| i32::try_from(id).ok())
+                .and_then(Pid::from_raw),
+        )
+    }
+
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            // ESRCH: the group is already gone.
+            let _ = kill_process_group(pgid, Signal::KILL);
+        }
     }
 }
