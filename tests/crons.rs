@@ -220,6 +220,117 @@ fn timeout_stops_a_hang_and_records_124() {
     assert!(r.last_duration_ms.unwrap() >= 1000);
 }
 
+/// A live process's parent and process group, and its command line; `None` once it is gone
+/// (a zombie has no command line left).
+fn proc_info(pid: u32) -> Option<(u32, u32, Vec<String>)> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    if cmdline.is_empty() {
+        return None;
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold anything, so split after its ')'.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let argv = cmdline
+        .split(|&b| b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    Some((fields[1].parse().ok()?, fields[2].parse().ok()?, argv))
+}
+
+/// The pids of live processes running exactly `argv` whose grandparent is `grandparent`.
+fn grandchildren(grandparent: u32, argv: &[&str]) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|&pid| {
+            proc_info(pid).is_some_and(|(ppid, _, a)| {
+                a == argv && proc_info(ppid).is_some_and(|(gp, _, _)| gp == grandparent)
+            })
+        })
+        .collect()
+}
+
+/// Whether `parent` has a live child running exactly `argv`.
+fn children(parent: u32, argv: &[&str]) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .any(|pid| proc_info(pid).is_some_and(|(ppid, _, a)| ppid == parent && a == argv))
+}
+
+/// Waits until `pid` no longer runs `argv` (SIGKILL is delivered at once, the teardown not
+/// quite).
+fn assert_gone(pid: u32, argv: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while proc_info(pid).is_some_and(|(_, _, a)| a == argv) {
+        assert!(
+            Instant::now() < deadline,
+            "{argv:?} (pid {pid}) was left running"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn timeout_stops_the_jobs_children_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let sleep = ["sleep", "171"];
+    let mut child = cron_run(
+        dir.path(),
+        "spawner",
+        &["--timeout", "1s"],
+        &["sh", "-c", "sleep 171 & wait"],
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let pid = loop {
+        if let Some(&pid) = grandchildren(child.id(), &sleep).first() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the job's sleep never started");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let (shell, pgid, _) = proc_info(pid).unwrap();
+    assert_eq!(pgid, shell, "the job leads a process group of its own");
+    let status = wait_with_deadline(&mut child, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(124));
+    assert_gone(pid, &sleep);
+    assert_eq!(record(dir.path(), "spawner").last_exit_code, Some(124));
+}
+
+#[test]
+fn sigint_and_sighup_are_passed_on_to_the_job() {
+    let dir = tempfile::tempdir().unwrap();
+    for (signal, number) in [("INT", 2), ("HUP", 1)] {
+        let name = format!("stopped-{}", signal.to_lowercase());
+        let mut child = cron_run(dir.path(), &name, &[], &["sleep", "30"])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_start(dir.path(), &name, &mut child);
+        // cron-run handles signals from before it starts the job: wait for the job.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !children(child.id(), &["sleep", "30"]) {
+            assert!(Instant::now() < deadline, "the job never started");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = wait_with_deadline(&mut child, Duration::from_secs(10));
+        assert_eq!(status.code(), Some(128 + number), "SIG{signal}");
+        assert_eq!(record(dir.path(), &name).last_exit_code, Some(128 + number));
+    }
+}
+
 fn metric_lines(name: &str, r: &Record) -> String {
     let mut text = String::new();
     let mut add = |metric: &str, help: &str, value: Option<i64>| {

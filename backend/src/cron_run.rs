@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use clap::ArgGroup;
-use rustix::process::{Pid, Signal, kill_process};
+use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::collect::systems::cron::{Record, record_path};
@@ -223,17 +223,28 @@ pub fn textfile_metrics(name: &str, record: &Record) -> String {
 
 /// Runs the command with inherited stdio until it exits, its timeout passes or it is stopped.
 /// `Err` only when it could not be started.
+///
+/// The command leads a process group of its own, and every signal is sent to that group: a
+/// shell script's children stop with it, on the timeout as on SIGTERM, SIGINT or SIGHUP sent
+/// to cron-run. (The group is not the terminal's foreground one: ctrl-c reaches cron-run, which
+/// passes it on; a job that reads the terminal would be stopped, and cron jobs have none.)
 async fn execute(command: &[String], timeout: Option<Duration>) -> std::io::Result<i32> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| std::io::Error::other("no command given"))?;
     // Handlers before the spawn: from here on a signal must not kill us before the record is
-    // written. SIGTERM aimed at us is passed on; SIGINT and SIGHUP from a terminal reach the
-    // command through its process group already.
+    // written. SIGTERM, SIGINT and SIGHUP aimed at us are passed on to the job's group.
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
     let mut hup = signal(SignalKind::hangup())?;
-    let mut child = tokio::process::Command::new(program).args(args).spawn()?;
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .process_group(0)
+        .spawn()?;
+    let group = child
+        .id()
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(Pid::from_raw);
     let deadline = async {
         match timeout {
             Some(t) => tokio::time::sleep(t).await,
@@ -247,29 +258,36 @@ async fn execute(command: &[String], timeout: Option<Duration>) -> std::io::Resu
             () = &mut deadline => {
                 let limit = humantime::format_duration(timeout.unwrap_or_default());
                 eprintln!("fleetdash cron-run: {program} ran past its timeout of {limit}; stopping it");
-                send_signal(&child, Signal::TERM);
-                if tokio::time::timeout(KILL_AFTER, child.wait()).await.is_err() {
-                    child.start_kill()?;
+                signal_group(&child, Signal::TERM);
+                let stopped = tokio::time::timeout(KILL_AFTER, child.wait()).await.is_ok();
+                if let Some(group) = group {
+                    // Whatever of the group outlived SIGTERM, the leader itself or a child
+                    // that ignores it. While any member lives, the group's id cannot be reused;
+                    // with none left this is ESRCH.
+                    let _ = kill_process_group(group, Signal::KILL);
+                }
+                if !stopped {
                     child.wait().await?;
                 }
                 return Ok(TIMEOUT_EXIT_CODE);
             }
-            Some(()) = term.recv() => send_signal(&child, Signal::TERM),
-            Some(()) = int.recv() => {}
-            Some(()) = hup.recv() => {}
+            Some(()) = term.recv() => signal_group(&child, Signal::TERM),
+            Some(()) = int.recv() => signal_group(&child, Signal::INT),
+            Some(()) = hup.recv() => signal_group(&child, Signal::HUP),
         }
     }
 }
 
-fn send_signal(child: &tokio::process::Child, signal: Signal) {
-    // `id()` is `None` once the child has been reaped, so the pid cannot have been reused.
+/// Signals the job's process group (the job leads it).
+fn signal_group(child: &tokio::process::Child, signal: Signal) {
+    // `id()` is `None` once the leader has been reaped, so its id cannot have been reused.
     let pid = child
         .id()
         .and_then(|p| i32::try_from(p).ok())
         .and_then(Pid::from_raw);
     if let Some(pid) = pid {
         // It may have exited in the meantime; then there is nothing to stop.
-        let _ = kill_process(pid, signal);
+        let _ = kill_process_group(pid, signal);
     }
 }
 
