@@ -1,13 +1,14 @@
 //! Backup freshness against real folders (nested files with set modification times, empty,
 //! missing) and real commands (shell scripts printing rclone-like listings, hanging, failing,
-//! printing no timestamp), banded by the real rules file; then `fleetdash collect` end to end.
+//! printing no timestamp), banded by the real rules file; then `fleetdash collect` end to end,
+//! including zone-less listings read in the local time zone its `TZ` sets.
 
 mod support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Local, TimeDelta, Utc};
 use fleetdash::collect::backups::{self, BackupsCollector, Found};
 use fleetdash::config::{Config, Rules};
 use fleetdash_model::{Asc, Backups, Band, Probe};
@@ -197,7 +198,13 @@ fn a_huge_folder_is_read_up_to_the_bound_and_says_so() {
 async fn an_rclone_lsl_listing_counts_its_newest_line() {
     let scratch = Scratch::new();
     let newest = ago(3 * HOUR);
-    let fmt = |t: DateTime<Utc>| t.format("%Y-%m-%d %H:%M:%S%.9f").to_string();
+    // rclone lsl prints the local time, without a zone (this test process's local time is the
+    // collector's: they are one process).
+    let fmt = |t: DateTime<Utc>| {
+        t.with_timezone(&Local)
+            .format("%Y-%m-%d %H:%M:%S%.9f")
+            .to_string()
+    };
     let lsl = script(
         &scratch,
         "lsl.sh",
@@ -217,6 +224,48 @@ async fn an_rclone_lsl_listing_counts_its_newest_line() {
     assert_eq!(b.gdrive_latest, Probe::Value(newest), "{b:?}");
     assert_eq!((b.band, b.stale), (Band::Green, false));
     assert_eq!(b.age_h, Probe::Value(3.0));
+}
+
+#[tokio::test]
+async fn fifos_and_sockets_in_the_folder_are_skipped_without_blocking() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("backups");
+    let newest = ago(2 * HOUR);
+    file_at(&dir.join("fleet.tar"), newest);
+    // Opening a FIFO nobody writes to waits for ever; the walk must not even try. Both are
+    // newer than the backup: they must not count.
+    mkfifo(&dir.join("pipe"));
+    mkfifo(&dir.join("nested/pipe"));
+    let _socket = std::os::unix::net::UnixListener::bind(dir.join("sock")).unwrap();
+    let started = std::time::Instant::now();
+    let b = check_dir(&scratch, &dir).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(b.gdrive_latest, Probe::Value(newest), "{b:?}");
+    assert_eq!((b.band, b.stale), (Band::Green, false));
+
+    // A FIFO configured as the folder: refused at once, named.
+    let fifo = scratch.path().join("fifo-folder");
+    mkfifo(&fifo);
+    let started = std::time::Instant::now();
+    let b = check_dir(&scratch, &fifo).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_failed(
+        &b,
+        Asc::DEPENDENCY_UNAVAILABLE,
+        &format!(
+            "cannot read the backups folder {}: Not a directory (os error 20)",
+            fifo.display()
+        ),
+    );
+}
+
+fn mkfifo(path: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
 }
 
 #[tokio::test]
@@ -382,6 +431,110 @@ fn collect_writes_the_backups_object() {
             "error: {} exited with code 1: token … refused",
             fail.display()
         )),
+        "{b}"
+    );
+}
+
+/// `fleetdash collect` with `TZ` set, a `[backups]` command printing `lines`: the backups object.
+fn collect_in_zone(scratch: &Scratch, tz: &str, lines: &[String]) -> serde_json::Value {
+    let lsl = script(
+        scratch,
+        "lsl.sh",
+        &format!("cat <<'EOF'\n{}\nEOF", lines.join("\n")),
+    );
+    let config = scratch.config(&format!(
+        "[backups]\nname = \"gdrive\"\ncommand = [\"{}\", \"lsl\", \"gdrive:fleet\"]\n",
+        lsl.display()
+    ));
+    let out = support::fleetdash()
+        .env("TZ", tz)
+        .args(["collect", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_str(&scratch.snapshot_text()).unwrap();
+    json["backups"].clone()
+}
+
+fn latest(b: &serde_json::Value) -> DateTime<Utc> {
+    b["gdrive_latest"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{b}"))
+        .parse()
+        .unwrap()
+}
+
+/// rclone lsl prints the hub's local time without a zone: on a hub at UTC+2, a backup made an
+/// hour ago is printed an hour ahead of UTC's clock. Read as UTC it would look an hour in the
+/// future (age 0, green for the wrong reason); read in local time it is an hour old.
+#[test]
+fn collect_reads_a_zone_less_listing_in_the_local_time_zone() {
+    let scratch = Scratch::new();
+    let backup = ago(HOUR);
+    let printed = (backup + TimeDelta::hours(2))
+        .naive_utc()
+        .format("%Y-%m-%d %H:%M:%S%.9f");
+    // Etc/GMT-2 is UTC+2 (POSIX signs are reversed).
+    let b = collect_in_zone(
+        &scratch,
+        "Etc/GMT-2",
+        &[format!("   2097152 {printed} fleet-new.tar.zst")],
+    );
+    assert_eq!(latest(&b), backup, "{b}");
+    assert_eq!(b["age_h"], 1.0, "{b}");
+    assert_eq!((&b["band"], &b["stale"]), (&"green".into(), &false.into()));
+    assert_eq!(
+        b["reason"],
+        "latest backup 1 h old (amber at 1 d 2 h, rules.yaml backups.amber_after_seconds)"
+    );
+}
+
+/// Where the clocks change (Central European rules, given as a POSIX TZ string so no zone files
+/// are needed): 02:30 on 2025-03-30 never happened, so it is left out with a note; 02:30 on
+/// 2025-10-26 happened twice, and counts at the earlier one (00:30 UTC, summer time).
+#[test]
+fn collect_takes_the_earlier_of_a_repeated_local_time_and_notes_a_missing_one() {
+    let scratch = Scratch::new();
+    let b = collect_in_zone(
+        &scratch,
+        "CET-1CEST,M3.5.0,M10.5.0/3",
+        &[
+            "      512 2025-03-30 02:30:00.000000000 spring.tar".to_string(),
+            "      512 2025-10-26 02:30:00.000000000 autumn.tar".to_string(),
+            "      512 2025-10-01 12:00:00.000000000 older.tar".to_string(),
+        ],
+    );
+    assert_eq!(
+        latest(&b),
+        "2025-10-26T00:30:00Z".parse::<DateTime<Utc>>().unwrap()
+    );
+    assert_eq!(b["band"], "red");
+    let reason = b["reason"].as_str().unwrap();
+    assert!(
+        reason.ends_with(
+            "; 1 zone-less timestamp(s) that do not exist in local time (a daylight-saving gap) \
+             ignored, e.g. 2025-03-30 02:30:00"
+        ),
+        "{reason}"
+    );
+
+    // Nothing but a missing time: no backup, and the note says why.
+    let b = collect_in_zone(
+        &scratch,
+        "CET-1CEST,M3.5.0,M10.5.0/3",
+        &["      512 2025-03-30 02:30:00.000000000 spring.tar".to_string()],
+    );
+    assert_eq!(b["stale"], true);
+    assert!(
+        b["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("(a daylight-saving gap) ignored, e.g. 2025-03-30 02:30:00"),
         "{b}"
     );
 }

@@ -2,6 +2,15 @@
 //! a command's output (e.g. an rclone listing; the newest timestamp printed counts), with a
 //! deadline. Its age is banded by the rules file's `backups` thresholds.
 //!
+//! A timestamp without a zone is read in this machine's local time zone (chrono's [`Local`], so
+//! `TZ` counts): that is what `rclone lsl` prints, the hub's local time with no zone. Where the
+//! clocks change, a local time that happens twice is taken at its earlier instant (the backup
+//! looks older, never younger), and one that never happens (skipped by a daylight-saving change)
+//! is left out with a note in the reason. Prefer `rclone lsjson`, whose `ModTime` carries its
+//! zone and means one instant wherever it is read.
+//!
+//! A folder is walked by metadata only ([`walk_dir`]): no file in it is ever opened.
+//!
 //! Reasons name the folder, or only the program of a command: its other arguments may carry a
 //! remote's name or a token.
 
@@ -11,7 +20,10 @@ use std::sync::LazyLock;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
-use chrono::{DateTime, FixedOffset, NaiveDate, TimeDelta, TimeZone, Utc};
+use chrono::{
+    DateTime, FixedOffset, Local, MappedLocalTime, NaiveDate, NaiveDateTime, TimeDelta, TimeZone,
+    Utc,
+};
 use fleetdash_model::{Asc, Backups, Band, Probe, RulesView, human_age, seconds_since};
 use regex::Regex;
 
@@ -24,8 +36,9 @@ use crate::net::ProbeFailure;
 pub const MAX_DIR_ENTRIES: usize = 100_000;
 
 /// A timestamp further in the future than this is not believed: one bogus date would otherwise
-/// keep the backup green for ever. An hour covers clocks that disagree.
-const FUTURE_SKEW: TimeDelta = TimeDelta::hours(1);
+/// keep the backup green for ever. An hour covers clocks that disagree. Cron records are held
+/// to the same bound ([`crate::collect::systems::cron::judge`]).
+pub(crate) const FUTURE_SKEW: TimeDelta = TimeDelta::hours(1);
 
 pub struct BackupsCollector {
     backups: BackupsConfig,
@@ -163,17 +176,34 @@ pub fn judge(
     }
 }
 
-/// The modification times of the regular files under `dir`, on a blocking thread, within
-/// `timeout` (a hung network mount must not hang the pass).
+/// The modification times of the regular files under `dir` ([`walk_dir`]), within `timeout`
+/// (`backups.timeout`).
+///
+/// A hung network mount (an NFS or SMB server gone, a stuck FUSE daemon) can block `read_dir`
+/// or `stat` for as long as it likes; the pass does not wait longer than `timeout` and reports
+/// TIMEOUT. The walk itself cannot be stopped: its thread stays blocked in the kernel until the
+/// mount answers (one more such thread for each pass while it hangs). It is a plain detached
+/// thread, not tokio's blocking pool, because the runtime waits for every blocking task when it
+/// shuts down: a stuck walk there would keep a one-shot `fleetdash collect` from ever exiting.
 async fn newest_in_dir(dir: &Path, timeout: Duration) -> Result<Found, ProbeFailure> {
     let owned = dir.to_path_buf();
-    let walk = tokio::task::spawn_blocking(move || walk_dir(&owned, MAX_DIR_ENTRIES));
-    match tokio::time::timeout(timeout, walk).await {
-        Ok(Ok(found)) => found,
-        Ok(Err(e)) => Err(ProbeFailure::new(
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let failed = |why: String| {
+        ProbeFailure::new(
             Asc::INTERNAL_ERROR,
-            format!("reading {} failed: {e}", dir.display()),
-        )),
+            format!("reading {} failed: {why}", dir.display()),
+        )
+    };
+    std::thread::Builder::new()
+        .name("backups-walk".into())
+        .spawn(move || {
+            // No receiver when the pass stopped waiting: nobody to tell.
+            let _ = tx.send(walk_dir(&owned, MAX_DIR_ENTRIES));
+        })
+        .map_err(|e| failed(format!("cannot start a thread: {e}")))?;
+    match tokio::time::timeout(timeout, rx).await {
+        Ok(Ok(found)) => found,
+        Ok(Err(_)) => Err(failed("the walk ended without an answer".into())),
         Err(_) => Err(ProbeFailure::new(
             Asc::TIMEOUT,
             format!(
@@ -185,8 +215,11 @@ async fn newest_in_dir(dir: &Path, timeout: Duration) -> Result<Found, ProbeFail
     }
 }
 
-/// Walks `dir` depth first over at most `max_entries` entries. Symbolic links are not followed:
-/// a link out of the folder is not a backup in it.
+/// Walks `dir` depth first over at most `max_entries` entries, by metadata alone: folders are
+/// listed (`read_dir`) and each entry's type and modification time come from `lstat`, so no file
+/// is ever opened and nothing waits on a FIFO, a socket or a device; those are skipped, as only
+/// regular files are backups. Symbolic links are not followed either: a link out of the folder
+/// is not a backup in it. `dir` itself may be a link to the folder.
 pub fn walk_dir(dir: &Path, max_entries: usize) -> Result<Found, ProbeFailure> {
     let mut found = Found {
         empty: format!("no backup files in {}", dir.display()),
@@ -195,6 +228,7 @@ pub fn walk_dir(dir: &Path, max_entries: usize) -> Result<Found, ProbeFailure> {
     let mut seen = 0usize;
     let mut stack: Vec<PathBuf> = vec![dir.to_path_buf()];
     while let Some(folder) = stack.pop() {
+        // Opened as a directory (O_DIRECTORY): a FIFO put in its place fails at once.
         let entries = std::fs::read_dir(&folder).map_err(|e| unreadable(dir, &folder, &e))?;
         for entry in entries {
             seen += 1;
@@ -208,10 +242,12 @@ pub fn walk_dir(dir: &Path, max_entries: usize) -> Result<Found, ProbeFailure> {
             }
             let entry = entry.map_err(|e| unreadable(dir, &folder, &e))?;
             let path = entry.path();
+            // The listing's own type, or lstat: never follows a link.
             let kind = entry.file_type().map_err(|e| unreadable(dir, &path, &e))?;
             if kind.is_dir() {
                 stack.push(path);
             } else if kind.is_file() {
+                // lstat (fstatat with AT_SYMLINK_NOFOLLOW), not an open.
                 let mtime: SystemTime = entry
                     .metadata()
                     .and_then(|m| m.modified())
@@ -259,9 +295,10 @@ async fn newest_in_output(argv: &[String], timeout: Duration) -> Result<Found, P
             ),
         ));
     }
+    let parsed = timestamps(&out.stdout, &Local);
     Ok(Found {
-        times: timestamps(&out.stdout),
-        note: None,
+        note: parsed.gap_note(),
+        times: parsed.times,
         empty: format!("no timestamp in the output of {program}"),
     })
 }
@@ -288,41 +325,88 @@ pub fn scrub_arguments(line: &str, argv: &[String]) -> String {
     line
 }
 
+/// What [`timestamps`] read from a command's output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Timestamps {
+    pub times: Vec<DateTime<Utc>>,
+    /// Zone-less date-times that do not exist in the zone they were read in (skipped by a
+    /// daylight-saving change): left out of `times`.
+    pub nonexistent: Vec<NaiveDateTime>,
+}
+
+impl Timestamps {
+    /// What the reason says about the date-times left out, if any.
+    pub fn gap_note(&self) -> Option<String> {
+        let first = self.nonexistent.first()?;
+        Some(format!(
+            "{} zone-less timestamp(s) that do not exist in local time (a daylight-saving gap) \
+             ignored, e.g. {first}",
+            self.nonexistent.len()
+        ))
+    }
+}
+
 /// Every timestamp in `text`: RFC 3339 / ISO 8601 date-times with `T` or a space, optional
-/// fraction and zone (none means UTC), and lines that are a bare Unix epoch in seconds.
-pub fn timestamps(text: &str) -> Vec<DateTime<Utc>> {
+/// fraction and zone, and lines that are a bare Unix epoch in seconds (ten digits).
+///
+/// A date-time without a zone (`rclone lsl`'s) is read in `zone`: the collector passes
+/// [`Local`], the zone `rclone` printed it in. One that `zone` has twice (clocks going back)
+/// counts at its earlier instant; one that `zone` never has (clocks going forward) is put in
+/// [`Timestamps::nonexistent`] instead.
+pub fn timestamps<Tz: TimeZone>(text: &str, zone: &Tz) -> Timestamps {
     static DATE_TIME: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"(?:^|[^0-9])(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9})\d*)?(Z|z|[+-]\d{2}(?::?\d{2})?)?",
         )
         .expect("valid regex")
     });
-    // Nine to eleven digits: 2001 to 5138, so a size or a count on its own line is not a date.
-    static EPOCH: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\d{9,11}$").expect("valid regex"));
-    let mut out: Vec<DateTime<Utc>> = DATE_TIME
-        .captures_iter(text)
-        .filter_map(|c| {
-            let n = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<u32>().ok());
-            let nanos = c.get(7).map_or(Some(0), |f| {
-                format!("{:0<9}", f.as_str()).parse::<u32>().ok()
-            })?;
-            let naive = NaiveDate::from_ymd_opt(i32::try_from(n(1)?).ok()?, n(2)?, n(3)?)?
-                .and_hms_nano_opt(n(4)?, n(5)?, n(6)?, nanos)?;
-            let offset = match c.get(8).map(|m| m.as_str()) {
-                None | Some("Z" | "z") => FixedOffset::east_opt(0)?,
-                Some(zone) => zone_offset(zone)?,
-            };
-            Some(offset.from_local_datetime(&naive).single()?.to_utc())
-        })
-        .collect();
-    out.extend(
+    // Exactly ten digits: 2001-09-09 to 2286-11-20, so a size or a count alone on its line is
+    // not taken for a date unless it is that long (nine digits would be 1973 to 2001, eleven up
+    // to the year 5138).
+    static EPOCH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\d{10}$").expect("valid regex"));
+    let mut out = Timestamps::default();
+    for c in DATE_TIME.captures_iter(text) {
+        // An impossible date or time is not a timestamp.
+        let Some(naive) = date_time(&c) else { continue };
+        let instant = match c.get(8).map(|m| m.as_str()) {
+            None => match zone.from_local_datetime(&naive) {
+                MappedLocalTime::Single(t) => Some(t.to_utc()),
+                // The earlier instant by comparison, not `earliest()`: chrono's `Local` gives
+                // the pair in the wrong order (chronotope/chrono#1625).
+                MappedLocalTime::Ambiguous(a, b) => Some(a.to_utc().min(b.to_utc())),
+                MappedLocalTime::None => {
+                    out.nonexistent.push(naive);
+                    None
+                }
+            },
+            Some("Z" | "z") => Some(naive.and_utc()),
+            Some(z) => zone_offset(z)
+                .and_then(|o| o.from_local_datetime(&naive).single())
+                .map(|t| t.to_utc()),
+        };
+        out.times.extend(instant);
+    }
+    out.times.extend(
         text.lines()
             .map(str::trim)
             .filter(|l| EPOCH.is_match(l))
             .filter_map(|l| DateTime::from_timestamp(l.parse().ok()?, 0)),
     );
     out
+}
+
+/// The date and time [`timestamps`]' regex captured, if they exist on the calendar.
+fn date_time(c: &regex::Captures) -> Option<NaiveDateTime> {
+    let n = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<u32>().ok());
+    let nanos = c.get(7).map_or(Some(0), |f| {
+        format!("{:0<9}", f.as_str()).parse::<u32>().ok()
+    })?;
+    NaiveDate::from_ymd_opt(i32::try_from(n(1)?).ok()?, n(2)?, n(3)?)?.and_hms_nano_opt(
+        n(4)?,
+        n(5)?,
+        n(6)?,
+        nanos,
+    )
 }
 
 /// `+01`, `+0100`, `-05:30` as an offset.
@@ -345,18 +429,24 @@ mod tests {
         s.parse().unwrap()
     }
 
+    fn utc_times(text: &str) -> Vec<DateTime<Utc>> {
+        let parsed = timestamps(text, &Utc);
+        assert!(parsed.nonexistent.is_empty());
+        parsed.times
+    }
+
     #[test]
     fn finds_every_timestamp_shape() {
         let lsl = "     1234 2026-11-29 03:00:12.000000000 daily/fleet.tar\n   99 2026-11-27 03:00:01.5 old.tar\n";
         assert_eq!(
-            timestamps(lsl),
+            utc_times(lsl),
             vec![t("2026-11-29T03:00:12Z"), t("2026-11-27T03:00:01.5Z")]
         );
         let lsjson =
             r#"[{"Path":"a.tar","Size":1,"ModTime":"2026-11-29T03:00:12.123Z","IsDir":false}]"#;
-        assert_eq!(timestamps(lsjson), vec![t("2026-11-29T03:00:12.123Z")]);
+        assert_eq!(utc_times(lsjson), vec![t("2026-11-29T03:00:12.123Z")]);
         assert_eq!(
-            timestamps(
+            utc_times(
                 "at 2026-11-29T04:00:12+01:00 and 2026-11-29 02:00:12-0100 and 2026-11-29T03:00:12+01"
             ),
             vec![
@@ -365,14 +455,78 @@ mod tests {
                 t("2026-11-29T02:00:12Z")
             ]
         );
-        assert_eq!(timestamps("1795921212\n"), vec![t("2026-11-29T03:00:12Z")]);
+        assert_eq!(utc_times("1795921212\n"), vec![t("2026-11-29T03:00:12Z")]);
         assert_eq!(
-            timestamps("fleet_2026-11-29T03:00:12Z.tar"),
+            utc_times("fleet_2026-11-29T03:00:12Z.tar"),
             vec![t("2026-11-29T03:00:12Z")]
         );
         // Sizes and counts alone on a line, impossible dates, and dates without a time are not
         // timestamps.
-        assert!(timestamps("1234\n42 files\n2026-13-40T03:00:00Z\n2026-11-29\n").is_empty());
+        assert!(utc_times("1234\n42 files\n2026-13-40T03:00:00Z\n2026-11-29\n").is_empty());
+    }
+
+    #[test]
+    fn a_zone_less_time_is_read_in_the_given_zone() {
+        // rclone lsl on a hub at UTC+2: its 05:00:12 is 03:00:12 UTC.
+        let plus_two = FixedOffset::east_opt(2 * 3600).unwrap();
+        let lsl = "     1234 2026-11-29 05:00:12.000000000 daily/fleet.tar\n";
+        assert_eq!(
+            timestamps(lsl, &plus_two),
+            Timestamps {
+                times: vec![t("2026-11-29T03:00:12Z")],
+                nonexistent: vec![]
+            }
+        );
+        let minus_five = FixedOffset::west_opt(5 * 3600).unwrap();
+        assert_eq!(
+            timestamps("2026-11-28T22:00:12", &minus_five).times,
+            vec![t("2026-11-29T03:00:12Z")]
+        );
+        // A time that says its zone means that instant whatever the local zone.
+        for text in [
+            "2026-11-29T03:00:12Z",
+            "2026-11-29T04:00:12+01:00",
+            "2026-11-29 03:00:12z",
+        ] {
+            assert_eq!(
+                timestamps(text, &plus_two).times,
+                vec![t("2026-11-29T03:00:12Z")],
+                "{text}"
+            );
+        }
+        // So does an epoch.
+        assert_eq!(
+            timestamps("1795921212", &plus_two).times,
+            vec![t("2026-11-29T03:00:12Z")]
+        );
+    }
+
+    #[test]
+    fn a_date_time_missing_from_local_time_is_named_in_the_note() {
+        let parsed = Timestamps {
+            times: vec![],
+            nonexistent: vec![
+                "2025-03-30T02:30:00".parse().unwrap(),
+                "2025-03-30T02:45:00".parse().unwrap(),
+            ],
+        };
+        assert_eq!(
+            parsed.gap_note().as_deref(),
+            Some(
+                "2 zone-less timestamp(s) that do not exist in local time (a daylight-saving \
+                 gap) ignored, e.g. 2025-03-30 02:30:00"
+            )
+        );
+        assert_eq!(Timestamps::default().gap_note(), None);
+    }
+
+    #[test]
+    fn a_bare_epoch_has_exactly_ten_digits() {
+        // 2001-09-09T01:46:40Z, the first ten-digit second, and the last one, in 2286.
+        assert_eq!(utc_times("1000000000"), vec![t("2001-09-09T01:46:40Z")]);
+        assert_eq!(utc_times("9999999999"), vec![t("2286-11-20T17:46:39Z")]);
+        // Nine digits would be 1973 to 2001, eleven up to 5138: a size, not a date.
+        assert!(utc_times("999999999\n123456789\n10000000000\n").is_empty());
     }
 
     #[test]

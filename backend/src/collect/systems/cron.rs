@@ -7,10 +7,11 @@
 
 use std::path::Path;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use fleetdash_model::{Asc, CronCheck, CronState, Probe, human_age, seconds_since};
 use serde::{Deserialize, Serialize};
 
+use crate::collect::backups::FUTURE_SKEW;
 use crate::config::{CronConfig, CronEvidence};
 use crate::net::ProbeFailure;
 
@@ -57,6 +58,12 @@ pub fn record_path(cron_dir: &Path, name: &str) -> std::path::PathBuf {
 
 /// Reads one job's evidence on this machine. A missing record or stamp is not an error: the
 /// job has simply never checked in, which [`judge`] says loudly.
+///
+/// Nothing here can block for ever on a special file: a record's path is looked at
+/// (`metadata`) before it is opened, and only a regular file of at most [`MAX_RECORD_BYTES`] is
+/// read (a FIFO, a device or a directory is refused, naming the path); the open itself is
+/// non-blocking in case the file was swapped in between. A stamp is never opened: only its
+/// modification time is read.
 pub fn read_local(cron_dir: Option<&str>, cfg: &CronConfig) -> Result<Evidence, ProbeFailure> {
     match &cfg.evidence {
         CronEvidence::Record => {
@@ -67,19 +74,12 @@ pub fn read_local(cron_dir: Option<&str>, cfg: &CronConfig) -> Result<Evidence, 
                 )
             })?;
             let path = record_path(Path::new(dir), &cfg.name);
-            let bytes = match read_bounded(&path) {
-                Ok(bytes) => bytes,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Ok(Evidence::default());
+            match read_record(&path)? {
+                None => Ok(Evidence::default()),
+                Some(bytes) => {
+                    evidence_from_record(&bytes).map_err(|f| f.context(&path.display().to_string()))
                 }
-                Err(e) => {
-                    return Err(ProbeFailure::new(
-                        Asc::DEPENDENCY_UNAVAILABLE,
-                        format!("cannot read {}: {e}", path.display()),
-                    ));
-                }
-            };
-            evidence_from_record(&bytes).map_err(|f| f.context(&path.display().to_string()))
+            }
         }
         CronEvidence::Stamp(stamp) => match std::fs::metadata(stamp).and_then(|m| m.modified()) {
             Ok(mtime) => Ok(evidence_from_stamp(mtime.into())),
@@ -92,18 +92,89 @@ pub fn read_local(cron_dir: Option<&str>, cfg: &CronConfig) -> Result<Evidence, 
     }
 }
 
-fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+/// A record's bytes; `None` when there is no record. Refuses anything but a regular file of at
+/// most [`MAX_RECORD_BYTES`], before opening it.
+fn read_record(path: &Path) -> Result<Option<Vec<u8>>, ProbeFailure> {
     use std::io::Read;
+    let unreadable = |e: std::io::Error| {
+        ProbeFailure::new(
+            Asc::DEPENDENCY_UNAVAILABLE,
+            format!("cannot read {}: {e}", path.display()),
+        )
+    };
+    // Follows a symbolic link: a linked record is read, what it points at is checked.
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(unreadable(e)),
+    };
+    check_record_metadata(path, &meta)?;
+    // O_NONBLOCK: were the record replaced by a FIFO since the check, opening it must not wait
+    // for a writer. It changes nothing for a regular file.
+    let fd = match rustix::fs::open(
+        path,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(e) if e == rustix::io::Errno::NOENT => return Ok(None),
+        Err(e) => return Err(unreadable(e.into())),
+    };
+    let file = std::fs::File::from(fd);
+    check_record_metadata(path, &file.metadata().map_err(unreadable)?)?;
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(MAX_RECORD_BYTES + 1)
-        .read_to_end(&mut bytes)?;
+    file.take(MAX_RECORD_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
     if bytes.len() as u64 > MAX_RECORD_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {MAX_RECORD_BYTES} bytes, not a cron-run record"
-        )));
+        // It grew after the check.
+        return Err(too_large(path, None));
     }
-    Ok(bytes)
+    Ok(Some(bytes))
+}
+
+/// A record must be a regular file no larger than [`MAX_RECORD_BYTES`].
+fn check_record_metadata(path: &Path, meta: &std::fs::Metadata) -> Result<(), ProbeFailure> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_char_device() {
+            "a character device"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else {
+            "a special file"
+        };
+        return Err(ProbeFailure::new(
+            Asc::INTEGRITY_CHECK_FAILED,
+            format!(
+                "{} is not a regular file ({what}), not a cron-run record",
+                path.display()
+            ),
+        ));
+    }
+    if meta.len() > MAX_RECORD_BYTES {
+        return Err(too_large(path, Some(meta.len())));
+    }
+    Ok(())
+}
+
+fn too_large(path: &Path, size: Option<u64>) -> ProbeFailure {
+    let size = size.map_or_else(String::new, |n| format!("{n} bytes, "));
+    ProbeFailure::new(
+        Asc::INTEGRITY_CHECK_FAILED,
+        format!(
+            "{} is {size}larger than {MAX_RECORD_BYTES} bytes: not a cron-run record (it writes \
+             a few hundred)",
+            path.display()
+        ),
+    )
 }
 
 /// Parses a record's bytes (read here, over SSH, ...).
@@ -128,6 +199,10 @@ pub fn evidence_from_stamp(mtime: DateTime<Utc>) -> Evidence {
 
 /// Judges one cron at `now`. `checked_at` stamps the row. Ages are whole seconds; each
 /// boundary belongs to the better state (an age equal to the period is still up).
+///
+/// A record with a time more than [`FUTURE_SKEW`] ahead of `now` (success, start or finish) is
+/// down: its age would read 0 for ever and keep it up. Its last success is then unknown unless
+/// that one is believable.
 pub fn judge(
     cfg: &CronConfig,
     evidence: Result<Evidence, ProbeFailure>,
@@ -158,7 +233,24 @@ pub fn judge(
             );
         }
     };
-    let last_ok_s: Probe<u64> = ev.last_success.map(|t| seconds_since(t, now)).into();
+    let believable = |t: &DateTime<Utc>| *t <= now + FUTURE_SKEW;
+    let last_ok_s: Probe<u64> = ev
+        .last_success
+        .filter(believable)
+        .map(|t| seconds_since(t, now))
+        .into();
+    let future = [ev.last_success, ev.last_start, ev.last_finish]
+        .into_iter()
+        .flatten()
+        .filter(|t| !believable(t))
+        .max();
+    if let Some(t) = future {
+        let reason = format!(
+            "record dated in the future ({}): check the clock of the host that wrote it",
+            t.to_rfc3339_opts(SecondsFormat::Secs, true)
+        );
+        return row(CronState::Down, last_ok_s, Some(reason), false);
+    }
     let (state, reason) = verdict(&ev, period_s, grace_s, now);
     row(state, last_ok_s, reason, false)
 }
@@ -442,6 +534,144 @@ mod tests {
     }
 
     #[test]
+    fn a_record_dated_beyond_the_skew_is_down_at_the_boundary() {
+        let now = t0();
+        let skew = FUTURE_SKEW.num_seconds();
+        assert_eq!(skew, 3600, "the bound backups use too");
+        // Exactly at the skew: believed (clocks disagree), age 0, up.
+        let c = judge_at(succeeded_at(now + TimeDelta::seconds(skew)), now);
+        assert_eq!(
+            (c.state, c.reason.as_deref()),
+            (CronState::Up, None),
+            "{c:?}"
+        );
+        assert_eq!(c.last_ok_s, Probe::Value(0));
+        // One second further: not believed, down for good reason, not stale (it was read).
+        let ahead = now + TimeDelta::seconds(skew + 1);
+        let c = judge_at(succeeded_at(ahead), now);
+        assert_eq!(c.state, CronState::Down, "{c:?}");
+        assert_eq!(
+            c.reason.as_deref(),
+            Some(
+                "record dated in the future (2026-11-29T04:00:01Z): check the clock of the host \
+                 that wrote it"
+            )
+        );
+        assert_eq!(c.last_ok_s, Probe::Unknown);
+        assert!(!c.stale);
+        // A believable success with a start or a finish from the future: down, the success's
+        // age still shown.
+        for field in ["start", "finish"] {
+            let mut ev = succeeded_at(now - TimeDelta::seconds(60));
+            match field {
+                "start" => ev.last_start = Some(ahead),
+                _ => ev.last_finish = Some(ahead),
+            }
+            let c = judge_at(ev, now);
+            assert_eq!(c.state, CronState::Down, "{field}: {c:?}");
+            assert!(
+                c.reason
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("record dated in the future (2026-11-29T04:00:01Z)"),
+                "{c:?}"
+            );
+            assert_eq!(c.last_ok_s, Probe::Value(60));
+        }
+        // A stamp touched in the future, the same.
+        let c = judge_at(evidence_from_stamp(ahead), now);
+        assert_eq!(c.state, CronState::Down);
+    }
+
+    /// `read_local` on its own thread: a test that would block reports it instead of hanging.
+    fn read_local_within(
+        dir: &str,
+        cfg: &CronConfig,
+        limit: Duration,
+    ) -> Result<Evidence, ProbeFailure> {
+        let (dir, cfg) = (dir.to_string(), cfg.clone());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(read_local(Some(&dir), &cfg)));
+        rx.recv_timeout(limit)
+            .expect("read_local blocked (opened a FIFO?)")
+    }
+
+    fn mkfifo(path: &Path) {
+        let status = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    #[test]
+    fn a_record_that_is_not_a_regular_file_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let path = dir.path().join("backup.json");
+        let limit = Duration::from_secs(5);
+        // A FIFO nobody writes to: opening it for reading would wait for ever.
+        mkfifo(&path);
+        let e = read_local_within(d, &cfg(), limit).unwrap_err();
+        assert_eq!(e.asc, Asc::INTEGRITY_CHECK_FAILED);
+        assert_eq!(
+            e.reason,
+            format!(
+                "{} is not a regular file (a FIFO), not a cron-run record",
+                path.display()
+            )
+        );
+        // A directory.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        let e = read_local_within(d, &cfg(), limit).unwrap_err();
+        assert_eq!(e.asc, Asc::INTEGRITY_CHECK_FAILED);
+        assert_eq!(
+            e.reason,
+            format!(
+                "{} is not a regular file (a directory), not a cron-run record",
+                path.display()
+            )
+        );
+        // A symbolic link to a FIFO: what it points at is checked.
+        std::fs::remove_dir(&path).unwrap();
+        let fifo = dir.path().join("fifo");
+        mkfifo(&fifo);
+        std::os::unix::fs::symlink(&fifo, &path).unwrap();
+        let e = read_local_within(d, &cfg(), limit).unwrap_err();
+        assert!(e.reason.contains("not a regular file (a FIFO)"), "{e:?}");
+        // Far larger than any record: refused by its size, before it is read.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, vec![b' '; 70_000]).unwrap();
+        let e = read_local_within(d, &cfg(), limit).unwrap_err();
+        assert_eq!(e.asc, Asc::INTEGRITY_CHECK_FAILED);
+        assert_eq!(
+            e.reason,
+            format!(
+                "{} is 70000 bytes, larger than 65536 bytes: not a cron-run record (it writes a \
+                 few hundred)",
+                path.display()
+            )
+        );
+        // A stamp is never opened: a FIFO stamp gives its modification time at once.
+        let stamp = dir.path().join("stamp");
+        mkfifo(&stamp);
+        let stamp_cfg = CronConfig {
+            evidence: CronEvidence::Stamp(stamp.to_str().unwrap().into()),
+            ..cfg()
+        };
+        let mtime: DateTime<Utc> = std::fs::metadata(&stamp)
+            .unwrap()
+            .modified()
+            .unwrap()
+            .into();
+        assert_eq!(
+            read_local_within(d, &stamp_cfg, limit),
+            Ok(evidence_from_stamp(mtime))
+        );
+    }
+
+    #[test]
     fn read_local_reads_records_and_stamps() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().to_str().unwrap();
@@ -469,11 +699,6 @@ mod tests {
             "{}",
             e.reason
         );
-        // A directory where the record should be: unreadable, named.
-        std::fs::remove_file(dir.path().join("backup.json")).unwrap();
-        std::fs::create_dir(dir.path().join("backup.json")).unwrap();
-        let e = read_local(Some(d), &cfg()).unwrap_err();
-        assert!(e.reason.starts_with("cannot read ") && e.reason.contains("backup.json"));
         assert!(
             read_local(None, &cfg())
                 .unwrap_err()
