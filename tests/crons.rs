@@ -145,7 +145,7 @@ fn wait_with_deadline(child: &mut Child, limit: Duration) -> std::process::ExitS
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            panic!("cron-run still running after {limit:?}");
+            panic!("still running after {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -633,4 +633,73 @@ fn a_record_that_cannot_be_written_still_runs_the_job_and_says_so() {
     // A failing job keeps its own exit code.
     let out = run(&records, "job", &[], &["sh", "-c", "exit 4"]);
     assert_eq!(out.status.code(), Some(4));
+}
+
+/// A record that cannot be read (a FIFO where the record should be: opening it would wait for
+/// a writer for ever) fails only its own cron, and `collect` still writes and exits in time.
+#[test]
+fn a_stuck_record_fails_only_its_own_cron_and_collect_still_exits() {
+    let scratch = Scratch::new();
+    // The body continues the header's [probe] table.
+    let config = scratch.config(
+        r#"command_timeout = "2s"
+
+[[hosts]]
+name = "laptop"
+source = "local"
+
+[[hosts.crons]]
+name = "stuck"
+period = "1h"
+
+[[hosts.crons]]
+name = "fine"
+period = "1h"
+grace = "10m"
+"#,
+    );
+    let out = support::fleetdash()
+        .args(["cron-run", "--config"])
+        .arg(&config)
+        .args(["fine", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let fifo = scratch.path().join("state/crons/stuck.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+
+    let started = Instant::now();
+    let mut child = support::fleetdash()
+        .args(["collect", "--only", "systems", "--config"])
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The 2 s deadline, then a second at most for the runtime to let go of a stuck thread.
+    let status = wait_with_deadline(&mut child, Duration::from_secs(8));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "took {:?}",
+        started.elapsed()
+    );
+
+    let snapshot = scratch.snapshot();
+    let Probe::Value(systems) = &snapshot.systems else {
+        panic!("systems: {:?}", snapshot.systems)
+    };
+    let crons = &systems[0].crons;
+    assert_eq!(crons[0].name, "stuck");
+    assert_eq!(crons[0].state, CronState::Down, "{:?}", crons[0]);
+    assert!(crons[0].stale);
+    let reason = crons[0].reason.clone().unwrap_or_default();
+    assert!(reason.contains("stuck.json"), "{reason}");
+    assert_eq!(crons[1].name, "fine");
+    assert_eq!(crons[1].state, CronState::Up, "{:?}", crons[1]);
+    assert_eq!(crons[1].reason, None);
+    assert!(!crons[1].stale);
 }

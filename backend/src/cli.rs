@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -85,7 +86,10 @@ pub fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("fleetdash: cannot start the async runtime: {e}");
@@ -110,6 +114,10 @@ pub fn main() -> ExitCode {
             } => app::sim_fleet(agents, hang_percent).await,
         }
     });
+    // Dropping the runtime would wait for every blocking thread, and one stuck in the kernel
+    // (a read on a hung mount) would keep `collect` alive for ever after its snapshot was
+    // written. The command is done: give them a second, then leave them.
+    runtime.shutdown_timeout(Duration::from_secs(1));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(app::Failure::Config {

@@ -5,6 +5,7 @@
 //! [`services_from_is_active`]) and the systemd unit naming ([`unit_name`]), shared with the SSH
 //! and node_exporter sources so every source reads a fact the same way.
 
+use std::path::Path;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -12,7 +13,7 @@ use fleetdash_model::Asc;
 
 use super::command::{CommandOutput, LocalRunner, ReadOnlyCommand, Runner};
 use super::{FactSource, HostFacts, Ram, UnitState, cron, vault};
-use crate::config::{HostConfig, ProbeLimits};
+use crate::config::{CronConfig, CronEvidence, HostConfig, ProbeLimits};
 use crate::net::ProbeFailure;
 
 const MEMINFO: &str = "/proc/meminfo";
@@ -123,34 +124,47 @@ pub(crate) async fn read_services(
     }
 }
 
-/// Each cron's evidence from local files. The reads are small but blocking, so they run off the
-/// async threads, all in one go.
+/// Each cron's evidence from local files, every cron read on its own blocking thread under its
+/// own deadline: one record that cannot be read (a hung mount, a FIFO) fails only its own cron.
 async fn read_crons(
     host: &HostConfig,
     timeout: Duration,
 ) -> Vec<Result<cron::Evidence, ProbeFailure>> {
-    if host.crons.is_empty() {
-        return Vec::new();
-    }
-    let dir = host.cron_dir.clone();
-    let crons = host.crons.clone();
-    let job = tokio::task::spawn_blocking(move || {
-        crons
+    futures::future::join_all(
+        host.crons
             .iter()
-            .map(|cfg| cron::read_local(dir.as_deref(), cfg))
-            .collect::<Vec<_>>()
-    });
-    let failed = |f: ProbeFailure| vec![Err(f); host.crons.len()];
+            .map(|cfg| read_cron(host.cron_dir.clone(), cfg.clone(), timeout)),
+    )
+    .await
+}
+
+async fn read_cron(
+    cron_dir: Option<String>,
+    cfg: CronConfig,
+    timeout: Duration,
+) -> Result<cron::Evidence, ProbeFailure> {
+    let what = match (&cfg.evidence, &cron_dir) {
+        (CronEvidence::Record, Some(dir)) => format!(
+            "cannot read {}",
+            cron::record_path(Path::new(dir), &cfg.name).display()
+        ),
+        (CronEvidence::Record, None) => "cannot read the cron record".to_string(),
+        (CronEvidence::Stamp(stamp), _) => {
+            format!("cannot read the modification time of {stamp}")
+        }
+    };
+    // A thread stuck in the kernel cannot be stopped; it is left behind, and the pass goes on.
+    let job = tokio::task::spawn_blocking(move || cron::read_local(cron_dir.as_deref(), &cfg));
     match tokio::time::timeout(timeout, job).await {
         Ok(Ok(evidence)) => evidence,
-        Ok(Err(join)) => failed(ProbeFailure::new(
+        Ok(Err(join)) => Err(ProbeFailure::new(
             Asc::INTERNAL_ERROR,
-            format!("reading cron records: {join}"),
+            format!("{what}: {join}"),
         )),
-        Err(_) => failed(ProbeFailure::new(
+        Err(_) => Err(ProbeFailure::new(
             Asc::TIMEOUT,
             format!(
-                "reading cron records: no answer within {}",
+                "{what}: no answer within {}",
                 humantime::format_duration(timeout)
             ),
         )),
