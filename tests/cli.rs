@@ -65,6 +65,37 @@ fn check_reports_every_config_error_with_file_line_and_field() {
 }
 
 #[test]
+fn check_refuses_host_settings_ssh_or_a_probe_would_misread() {
+    let scratch = Scratch::new();
+    let config = scratch.config(
+        "[[hosts]]\nname = \"lab\"\nsource = \"ssh\"\n\
+         ssh = { destination = \"ops@lab;id\", port = 0 }\n\n\
+         [[hosts]]\nname = \"exporter\"\nsource = \"node_exporter\"\n\
+         url = \"http://127.0.0.1:9100/metrics\"\nservices = [\"nginx\", \"nginx\"]\n\
+         crons = [{ name = \"job\", period = \"1h\", stamp = \"/tmp/job.ok\" }]\n",
+    );
+    let out = support::fleetdash()
+        .args(["check", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = stderr_of(&out);
+    let file = config.display().to_string();
+    for expected in [
+        format!("{file}:11: hosts[0].ssh.destination: expected user@host or host"),
+        format!("{file}:11: hosts[0].ssh.port: expected a port from 1 to 65535"),
+        format!("{file}:17: hosts[1].services[1]: duplicate service \"nginx\" on this host"),
+        format!("{file}:18: hosts[1].crons[0].stamp: stamp files need a local or ssh host"),
+    ] {
+        assert!(
+            stderr.contains(&expected),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+}
+
+#[test]
 fn check_reports_rules_without_a_source() {
     let scratch = Scratch::new();
     let config = scratch.config("");

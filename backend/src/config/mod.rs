@@ -697,6 +697,37 @@ pub fn is_plain_name(s: &str) -> bool {
 }
 
 fn validate_hosts(v: &mut Validator, raw: &[RawHost], state_dir: &Path) -> Vec<HostConfig> {
+    /// An error on `key`, a field the raw config keeps without its position: its line is the
+    /// first `key =` at or after byte `from` (where its table starts) and before the next
+    /// table header, else `from`'s own line.
+    fn error_at_key(v: &mut Validator, from: usize, key: &str, field: String, message: String) {
+        let rest = &v.text[from.min(v.text.len())..];
+        let mut offset = from;
+        let mut found = None;
+        for (n, line) in rest.split_inclusive('\n').enumerate() {
+            if n > 0 && line.trim_start().starts_with('[') {
+                break;
+            }
+            let at_key = line.match_indices(key).any(|(i, _)| {
+                let before = line[..i].chars().next_back();
+                before.is_none_or(|c| c.is_whitespace() || c == '{' || c == ',')
+                    && line[i + key.len()..].trim_start().starts_with('=')
+            });
+            if at_key {
+                found = Some(offset);
+                break;
+            }
+            offset += line.len();
+        }
+        let line = line_of(v.text, found.unwrap_or(from));
+        v.errors.push(ConfigError {
+            file: v.path.to_path_buf(),
+            line: Some(line),
+            field,
+            message,
+        });
+    }
+
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for (i, h) in raw.iter().enumerate() {
@@ -745,25 +776,63 @@ fn validate_hosts(v: &mut Validator, raw: &[RawHost], state_dir: &Path) -> Vec<H
                 Some(ssh) => {
                     let raw_ssh = ssh.get_ref();
                     let dest = raw_ssh.destination.get_ref();
-                    // Never an option to ssh: a destination starting with '-' would be one.
-                    if dest.is_empty()
-                        || dest.starts_with('-')
-                        || dest.contains(char::is_whitespace)
-                    {
+                    let mut valid = true;
+                    // Never an option to ssh (a leading '-'), never anything a shell or ssh's
+                    // own parsing would read: only what user@host, [v6]:port and %zone need.
+                    let plain = |c: char| c.is_ascii_alphanumeric() || "._@:%[]-".contains(c);
+                    if dest.is_empty() || dest.starts_with('-') || !dest.chars().all(plain) {
                         v.error(
                             &raw_ssh.destination,
                             field("ssh.destination"),
-                            "expected user@host or host",
+                            "expected user@host or host: letters, digits and . _ @ : % [ ] - \
+                             only, not starting with '-'",
                         );
-                        None
-                    } else {
-                        Some(HostSource::Ssh(SshTarget {
+                        valid = false;
+                    }
+                    if raw_ssh.port == Some(0) {
+                        error_at_key(
+                            v,
+                            ssh.span().start,
+                            "port",
+                            field("ssh.port"),
+                            "expected a port from 1 to 65535".into(),
+                        );
+                        valid = false;
+                    }
+                    let identity_file = raw_ssh.identity_file.as_deref().map(|p| v.path(p));
+                    let known_hosts = raw_ssh.known_hosts.as_deref().map(|p| v.path(p));
+                    for (key, path) in [
+                        ("identity_file", &identity_file),
+                        ("known_hosts", &known_hosts),
+                    ] {
+                        let Some(path) = path else { continue };
+                        let shown = path.to_string_lossy();
+                        let why = if shown.contains(char::is_whitespace) {
+                            "contains whitespace, and ssh splits its options' values on \
+                             whitespace (-o UserKnownHostsFile=/a b names two files, /a and b)"
+                        } else if shown.contains('%') || shown.contains("${") {
+                            "contains '%' or '${', which ssh expands (%h is the host name, \
+                             ${VAR} an environment variable): it would read another file"
+                        } else {
+                            continue;
+                        };
+                        error_at_key(
+                            v,
+                            ssh.span().start,
+                            key,
+                            field(&format!("ssh.{key}")),
+                            format!("{shown:?} {why}; use a path without them"),
+                        );
+                        valid = false;
+                    }
+                    valid.then(|| {
+                        HostSource::Ssh(SshTarget {
                             destination: dest.clone(),
                             port: raw_ssh.port,
-                            identity_file: raw_ssh.identity_file.as_deref().map(|p| v.path(p)),
-                            known_hosts: raw_ssh.known_hosts.as_deref().map(|p| v.path(p)),
-                        }))
-                    }
+                            identity_file,
+                            known_hosts,
+                        })
+                    })
                 }
             },
             other => {
@@ -797,9 +866,25 @@ fn validate_hosts(v: &mut Validator, raw: &[RawHost], state_dir: &Path) -> Vec<H
             }
         };
         let mut services = Vec::new();
+        // By systemd's unit name: "nginx" and "nginx.service" are one unit.
+        let mut units: Vec<(String, &str)> = Vec::new();
         for (j, unit) in h.services.iter().enumerate() {
-            if is_plain_name(unit.get_ref()) {
-                services.push(unit.get_ref().clone());
+            let configured = unit.get_ref();
+            let systemd_name = if configured.contains('.') {
+                configured.clone()
+            } else {
+                format!("{configured}.service")
+            };
+            if let Some((_, first)) = units.iter().find(|(u, _)| *u == systemd_name) {
+                let message = if first == configured {
+                    format!("duplicate service {configured:?} on this host")
+                } else {
+                    format!("{configured:?} is the unit {first:?} already names ({systemd_name})")
+                };
+                v.error(unit, field(&format!("services[{j}]")), message);
+            } else if is_plain_name(configured) {
+                units.push((systemd_name, configured));
+                services.push(configured.clone());
             } else {
                 v.error(
                     unit,
@@ -853,6 +938,19 @@ fn validate_hosts(v: &mut Validator, raw: &[RawHost], state_dir: &Path) -> Vec<H
             let period = v.duration(&Some(c.period.clone()), &cf("period"), Duration::ZERO);
             let grace = v.duration(&c.grace, &cf("grace"), defaults::CRON_GRACE);
             let evidence = match &c.stamp {
+                Some(_) if kind == "node_exporter" => {
+                    error_at_key(
+                        v,
+                        c.name.span().start,
+                        "stamp",
+                        cf("stamp"),
+                        "stamp files need a local or ssh host: node_exporter cannot read a \
+                         file's time; run the job under `fleetdash cron-run --textfile-dir` \
+                         instead"
+                            .into(),
+                    );
+                    CronEvidence::Record
+                }
                 Some(stamp) => CronEvidence::Stamp(host_path(v, stamp)),
                 None => CronEvidence::Record,
             };
@@ -902,9 +1000,11 @@ fn validate_hosts(v: &mut Validator, raw: &[RawHost], state_dir: &Path) -> Vec<H
             out.push(HostConfig {
                 name,
                 source,
+                // Resolved against the config's folder like any path, on a local host only.
                 disk_path: h
                     .disk_path
-                    .clone()
+                    .as_deref()
+                    .map(|p| host_path(v, p))
                     .unwrap_or_else(|| defaults::DISK_PATH.to_string()),
                 services,
                 tunnels,
@@ -923,16 +1023,26 @@ fn validate_backups(v: &mut Validator, b: &RawBackups) -> Option<BackupsConfig> 
         "backups.timeout",
         defaults::BACKUP_COMMAND_TIMEOUT,
     );
+    let mut valid = true;
+    if b.name.get_ref().trim().is_empty() {
+        v.error(&b.name, "backups.name", "must not be empty");
+        valid = false;
+    }
     let source = match (&b.dir, &b.command) {
         (Some(dir), None) => BackupSource::Dir(v.path(dir)),
-        (None, Some(cmd)) if !cmd.get_ref().is_empty() => {
+        (None, Some(cmd))
+            if cmd
+                .get_ref()
+                .first()
+                .is_some_and(|program| !program.trim().is_empty()) =>
+        {
             BackupSource::Command(cmd.get_ref().clone())
         }
         (None, Some(cmd)) => {
             v.error(
                 cmd,
                 "backups.command",
-                "must name a program, e.g. [\"rclone\", \"lsl\", \"gdrive:backups\"]",
+                "must name a program first, e.g. [\"rclone\", \"lsl\", \"gdrive:backups\"]",
             );
             return None;
         }
@@ -941,7 +1051,7 @@ fn validate_backups(v: &mut Validator, b: &RawBackups) -> Option<BackupsConfig> 
             return None;
         }
     };
-    Some(BackupsConfig {
+    valid.then(|| BackupsConfig {
         name: b.name.get_ref().clone(),
         source,
         timeout,
@@ -1256,6 +1366,142 @@ dialect = "v2"
             .unwrap_err()
             .to_string();
         assert!(err.contains("a projection needs [vault] path"), "{err}");
+    }
+
+    #[test]
+    fn host_and_backup_mistakes_are_each_named_with_their_line() {
+        let text = r#"output_dir = "o"
+state_dir = "s"
+rules = "r"
+[[hosts]]
+name = "a"
+source = "ssh"
+services = ["nginx", "nginx.service", "cron", "cron"]
+ssh = { destination = "ops@lab;id", port = 0, known_hosts = "/k/known hosts", identity_file = "/k/id%h" }
+[[hosts]]
+name = "b"
+source = "ssh"
+[hosts.ssh]
+destination = "ops@lab"
+identity_file = "/k/id"
+port = 0
+known_hosts = "kh"
+[[hosts]]
+name = "c"
+source = "node_exporter"
+url = "http://127.0.0.1:9100/metrics"
+[[hosts.crons]]
+name = "job"
+period = "1h"
+stamp = "/tmp/job.ok"
+[backups]
+name = " "
+command = [""]
+"#;
+        let errs = Config::parse(Path::new("/etc/my configs/f.toml"), text)
+            .unwrap_err()
+            .0;
+        let rendered: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        let f = "/etc/my configs/f.toml";
+        let expected = [
+            format!(
+                "{f}:7: hosts[0].services[1]: \"nginx.service\" is the unit \"nginx\" already \
+                 names (nginx.service)"
+            ),
+            format!("{f}:7: hosts[0].services[3]: duplicate service \"cron\" on this host"),
+            format!(
+                "{f}:8: hosts[0].ssh.destination: expected user@host or host: letters, digits \
+                 and . _ @ : % [ ] - only, not starting with '-'"
+            ),
+            format!("{f}:8: hosts[0].ssh.port: expected a port from 1 to 65535"),
+            format!(
+                "{f}:8: hosts[0].ssh.identity_file: \"/k/id%h\" contains '%' or '${{', which \
+                 ssh expands (%h is the host name, ${{VAR}} an environment variable): it would \
+                 read another file; use a path without them"
+            ),
+            format!(
+                "{f}:8: hosts[0].ssh.known_hosts: \"/k/known hosts\" contains whitespace, and \
+                 ssh splits its options' values on whitespace (-o UserKnownHostsFile=/a b names \
+                 two files, /a and b); use a path without them"
+            ),
+            format!("{f}:15: hosts[1].ssh.port: expected a port from 1 to 65535"),
+            // Relative: resolved against the config's folder, whose name has a space.
+            format!("{f}:16: hosts[1].ssh.known_hosts: \"/etc/my configs/kh\" contains whitespace"),
+            format!(
+                "{f}:24: hosts[2].crons[0].stamp: stamp files need a local or ssh host: \
+                 node_exporter cannot read a file's time; run the job under `fleetdash cron-run \
+                 --textfile-dir` instead"
+            ),
+            format!("{f}:26: backups.name: must not be empty"),
+            format!(
+                "{f}:27: backups.command: must name a program first, e.g. [\"rclone\", \"lsl\", \
+                 \"gdrive:backups\"]"
+            ),
+        ];
+        for e in &expected {
+            assert!(
+                rendered.iter().any(|r| r.starts_with(e.as_str())),
+                "missing {e:?} in {rendered:#?}"
+            );
+        }
+        assert_eq!(errs.len(), expected.len(), "{rendered:#?}");
+    }
+
+    #[test]
+    fn ssh_destinations_are_plain() {
+        let host = |dest: &str| {
+            format!(
+                "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n[[hosts]]\nname = \"h\"\n\
+                 source = \"ssh\"\nssh = {{ destination = {dest:?} }}\n"
+            )
+        };
+        for good in [
+            "lab",
+            "ops@lab",
+            "ops@10.0.0.1",
+            "deploy_user@host-1.example.org",
+            "[fe80::1%eth0]",
+            "ops@[2001:db8::1]",
+        ] {
+            let c = Config::parse(Path::new("f.toml"), &host(good));
+            assert!(c.is_ok(), "{good}: {}", c.unwrap_err());
+        }
+        for bad in [
+            "",
+            "user@host;id",
+            "user@host id",
+            "a\tb",
+            "\"quoted\"",
+            "'quoted'",
+            "$(id)",
+            "`id`",
+            "host|x",
+            "-oProxyCommand=x",
+            "ops@lab/../x",
+            "hôte",
+        ] {
+            let err = Config::parse(Path::new("f.toml"), &host(bad))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("f.toml:7: hosts[0].ssh.destination: expected user@host"),
+                "{bad:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_local_disk_path_resolves_against_the_config_folder() {
+        let text = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n\
+                    [[hosts]]\nname = \"here\"\ndisk_path = \"data\"\n\
+                    [[hosts]]\nname = \"abs\"\ndisk_path = \"/srv\"\n\
+                    [[hosts]]\nname = \"default\"\n\
+                    [[hosts]]\nname = \"there\"\nsource = \"ssh\"\ndisk_path = \"data\"\n\
+                    ssh = { destination = \"lab\" }\n";
+        let c = Config::parse(Path::new("/etc/fleetdash/f.toml"), text).unwrap();
+        let disks: Vec<&str> = c.hosts.iter().map(|h| h.disk_path.as_str()).collect();
+        // A remote host's path is that host's: as given.
+        assert_eq!(disks, ["/etc/fleetdash/data", "/srv", "/", "data"]);
     }
 
     #[test]
