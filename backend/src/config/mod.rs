@@ -324,6 +324,11 @@ impl Config {
             ("live_tasks", c.live_tasks, !self.agents.is_empty()),
             ("board", c.board, !self.boards.is_empty()),
             ("systems", c.systems, !self.hosts.is_empty()),
+            (
+                "tunnels",
+                c.tunnels,
+                self.hosts.iter().any(|h| !h.tunnels.is_empty()),
+            ),
             ("backups", c.backups, self.backups.is_some()),
         ];
         for (name, cadence, in_use) in used {
@@ -1502,6 +1507,34 @@ command = [""]
         let disks: Vec<&str> = c.hosts.iter().map(|h| h.disk_path.as_str()).collect();
         // A remote host's path is that host's: as given.
         assert_eq!(disks, ["/etc/fleetdash/data", "/srv", "/", "data"]);
+    }
+
+    #[test]
+    fn a_cadence_not_shorter_than_the_staleness_limit_is_refused_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("rules.yaml"),
+            include_str!("../../../config/rules.yaml"),
+        )
+        .unwrap();
+        let path = dir.path().join("f.toml");
+        let config = |tunnels: &str| {
+            format!(
+                "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\
+                 [cadence]\ntunnels = \"{tunnels}\"\n\
+                 [[hosts]]\nname = \"lab\"\n[[hosts.tunnels]]\nname = \"t\"\naddress = \"127.0.0.1:1\"\n"
+            )
+        };
+        std::fs::write(&path, config("20m")).unwrap();
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "f.toml:5: cadence.tunnels: 20m is not shorter than the staleness limit (600 s"
+            ),
+            "{err}"
+        );
+        std::fs::write(&path, config("2m")).unwrap();
+        assert!(Config::load(&path).is_ok());
     }
 
     #[test]
