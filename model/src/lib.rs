@@ -353,7 +353,11 @@ pub struct System {
     pub ram_used_gb: Probe<f64>,
     pub ram_total_gb: Probe<f64>,
     pub disk_free_gb: Probe<f64>,
+    /// Spec §6.1 names a service's state `active`.
+    #[serde(serialize_with = "checks::services")]
     pub services: Vec<NamedCheck>,
+    /// Spec §6.1 names a tunnel's state `up`.
+    #[serde(serialize_with = "checks::tunnels")]
     pub tunnels: Vec<NamedCheck>,
     pub crons: Vec<CronCheck>,
     /// Local HEAD equals the remote's HEAD and nothing is uncommitted; "unknown" when the host
@@ -374,6 +378,53 @@ pub struct System {
     pub history: Option<History>,
     pub checked_at: DateTime<Utc>,
     pub stale: bool,
+}
+
+/// Writes each kind of check with the spec's name for its state; reading accepts all three
+/// names (see [`NamedCheck::ok`]).
+mod checks {
+    use super::NamedCheck;
+    use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+
+    pub fn services<S: Serializer>(list: &[NamedCheck], s: S) -> Result<S::Ok, S::Error> {
+        keyed(list, "active", s)
+    }
+
+    pub fn tunnels<S: Serializer>(list: &[NamedCheck], s: S) -> Result<S::Ok, S::Error> {
+        keyed(list, "up", s)
+    }
+
+    struct Keyed<'a>(&'a NamedCheck, &'static str);
+
+    impl serde::Serialize for Keyed<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let c = self.0;
+            let mut m = s.serialize_map(None)?;
+            m.serialize_entry("name", &c.name)?;
+            m.serialize_entry(self.1, &c.ok)?;
+            if let Some(r) = &c.reason {
+                m.serialize_entry("reason", r)?;
+            }
+            if let Some(p) = &c.uptime_24h_pct {
+                m.serialize_entry("uptime_24h_pct", p)?;
+            }
+            m.serialize_entry("checked_at", &c.checked_at)?;
+            m.serialize_entry("stale", &c.stale)?;
+            m.end()
+        }
+    }
+
+    fn keyed<S: Serializer>(
+        list: &[NamedCheck],
+        key: &'static str,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(list.len()))?;
+        for c in list {
+            seq.serialize_element(&Keyed(c, key))?;
+        }
+        seq.end()
+    }
 }
 
 /// A yes/no check with a name: a service (`active`) or a tunnel (`up`).
@@ -501,6 +552,44 @@ mod tests {
         assert_eq!(Band::for_exchange_age(1800, &r), Band::Amber);
         assert_eq!(Band::for_exchange_age(21599, &r), Band::Amber);
         assert_eq!(Band::for_exchange_age(21600, &r), Band::Red);
+    }
+
+    #[test]
+    fn services_say_active_and_tunnels_say_up_as_the_spec_names_them() {
+        let now = Utc::now();
+        let check = |name: &str, ok: bool| NamedCheck {
+            name: name.into(),
+            ok: Probe::Value(ok),
+            reason: (!ok).then(|| "failed".into()),
+            uptime_24h_pct: Some(50.0),
+            checked_at: now,
+            stale: false,
+        };
+        let host = System {
+            host: "prod".into(),
+            source: "ssh".into(),
+            ram_used_gb: Probe::Value(1.0),
+            ram_total_gb: Probe::Value(2.0),
+            disk_free_gb: Probe::Value(3.0),
+            services: vec![check("nginx", false)],
+            tunnels: vec![check("lab", true)],
+            crons: Vec::new(),
+            vault_parity: Probe::Unknown,
+            vault_reason: None,
+            band: Band::Red,
+            status: Asc::DEPENDENCY_UNAVAILABLE,
+            reason: None,
+            history: None,
+            checked_at: now,
+            stale: false,
+        };
+        let json = serde_json::to_value(&host).unwrap();
+        assert_eq!(json["services"][0]["active"], false);
+        assert_eq!(json["services"][0]["reason"], "failed");
+        assert_eq!(json["tunnels"][0]["up"], true);
+        assert!(json["tunnels"][0].get("ok").is_none());
+        let back: System = serde_json::from_value(json).unwrap();
+        assert_eq!(back, host);
     }
 
     #[test]
