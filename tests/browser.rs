@@ -483,14 +483,11 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
 /// How long after the fixture is written its crossing task reaches the 30 s stuck rule.
 const CROSSING_IN_S: u64 = 4;
 
+/// The shipped rules, with the stuck rule set to `no_reply_s`.
 fn rules(no_reply_s: u64) -> RulesView {
     RulesView {
         no_reply_s,
-        exchange_green_below_s: 1800,
-        exchange_amber_below_s: 21600,
-        snapshot_stale_after_s: 600,
-        backup_amber_after_s: 93600,
-        backup_red_after_s: 172800,
+        ..support::fleet_rules()
     }
 }
 
@@ -643,7 +640,7 @@ fn the_banner_says_when_not_to_trust_the_page() {
     let config = scratch.config(&serve_section(&scratch));
     let mut server = Serve::start(&config);
     let snapshot_at = |generated_at: DateTime<Utc>| {
-        let mut s = Snapshot::empty(generated_at, rules(300));
+        let mut s = Snapshot::empty(generated_at, support::fleet_rules());
         s.stale = false;
         s.sections.agents.configured = true;
         s.sections.agents.checked_at = Some(generated_at);

@@ -14,19 +14,8 @@ use fleetdash::collect::{SectionData, SectionName, SectionUpdate};
 use fleetdash::demo::sim::SimAgent;
 use fleetdash::redact::RedactionGate;
 use fleetdash::write::status_json::StatusWriter;
-use fleetdash_model::{Agent, Asc, Band, Probe, RulesView, Snapshot};
-use support::{Scratch, Sim, agent_toml, refused_endpoint};
-
-fn rules() -> RulesView {
-    RulesView {
-        no_reply_s: 300,
-        exchange_green_below_s: 1800,
-        exchange_amber_below_s: 21600,
-        snapshot_stale_after_s: 600,
-        backup_amber_after_s: 93600,
-        backup_red_after_s: 172800,
-    }
-}
+use fleetdash_model::{Agent, Asc, Band, Probe, Snapshot};
+use support::{Scratch, Sim, agent_toml, fleet_rules, refused_endpoint};
 
 fn row(i: usize) -> Agent {
     Agent {
@@ -71,7 +60,7 @@ fn a_reader_never_sees_a_partial_or_invalid_snapshot_during_hundreds_of_writes()
     )
     .unwrap();
     writer
-        .write(vec![update(1)], &[SectionName::Agents], rules())
+        .write(vec![update(1)], &[SectionName::Agents], fleet_rules())
         .unwrap();
 
     let done = Arc::new(AtomicBool::new(false));
@@ -98,7 +87,7 @@ fn a_reader_never_sees_a_partial_or_invalid_snapshot_during_hundreds_of_writes()
             .write(
                 vec![update(1 + (i * 7) % 40)],
                 &[SectionName::Agents],
-                rules(),
+                fleet_rules(),
             )
             .unwrap();
     }

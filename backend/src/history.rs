@@ -378,12 +378,13 @@ impl HistoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::fleet_rules;
     use chrono::{Duration, TimeZone};
     use std::io::Write;
     use std::sync::{Arc, Mutex};
 
     use crate::collect::{SectionName, tunnels::HostTunnels};
-    use fleetdash_model::{Agent, Asc, Band, CronCheck, NamedCheck, RulesView, Snapshot, System};
+    use fleetdash_model::{Agent, Asc, Band, CronCheck, NamedCheck, Snapshot, System};
 
     /// A fixed, slot-aligned start: 2026-11-30 00:00:00 UTC.
     fn t0() -> DateTime<Utc> {
@@ -548,17 +549,6 @@ mod tests {
         assert_eq!(s.keys().count(), 0);
     }
 
-    fn rules() -> RulesView {
-        RulesView {
-            no_reply_s: 300,
-            exchange_green_below_s: 1800,
-            exchange_amber_below_s: 21600,
-            snapshot_stale_after_s: 600,
-            backup_amber_after_s: 93600,
-            backup_red_after_s: 172800,
-        }
-    }
-
     fn agent(name: &str, up: bool, now: DateTime<Utc>) -> Agent {
         Agent {
             name: name.into(),
@@ -656,7 +646,7 @@ mod tests {
     #[test]
     fn only_the_sections_a_write_collected_are_sampled_once_each() {
         let now = t0();
-        let mut snap = Snapshot::empty(now, rules());
+        let mut snap = Snapshot::empty(now, fleet_rules());
         let h = host("h", 4, now);
         let tunnels = HostTunnels {
             host: "h".into(),
@@ -738,7 +728,7 @@ mod tests {
     #[test]
     fn tunnels_before_the_first_host_probe_sample_the_tunnels_not_the_host() {
         let now = t0();
-        let mut snap = Snapshot::empty(now, rules());
+        let mut snap = Snapshot::empty(now, fleet_rules());
         let tunnels = HostTunnels {
             host: "h".into(),
             source: "ssh".into(),
@@ -764,7 +754,7 @@ mod tests {
     #[test]
     fn a_host_without_a_vault_does_not_track_one_and_a_down_cron_is_down() {
         let now = t0();
-        let mut snap = Snapshot::empty(now, rules());
+        let mut snap = Snapshot::empty(now, fleet_rules());
         let mut h = host("h", 4, now);
         h.vault_parity = Probe::Unknown;
         h.crons[0].state = CronState::Down;
@@ -786,7 +776,7 @@ mod tests {
         let hosts: Vec<System> = (0..3)
             .map(|i| host(&format!("host-{i}"), 10, start))
             .collect();
-        let mut snap = Snapshot::empty(start, rules());
+        let mut snap = Snapshot::empty(start, fleet_rules());
         snap.agents = Probe::Value(agents.clone());
         snap.systems = Probe::Value(hosts.clone());
         let keys = {

@@ -243,18 +243,8 @@ fn meta_mut(snapshot: &mut Snapshot, section: SectionName) -> &mut SectionMeta {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::fleet_rules;
     use std::time::Duration;
-
-    fn rules() -> RulesView {
-        RulesView {
-            no_reply_s: 300,
-            exchange_green_below_s: 1800,
-            exchange_amber_below_s: 21600,
-            snapshot_stale_after_s: 600,
-            backup_amber_after_s: 93600,
-            backup_red_after_s: 172800,
-        }
-    }
 
     fn agents_update(at: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
@@ -268,8 +258,8 @@ mod tests {
     #[test]
     fn a_configured_section_never_collected_makes_the_snapshot_stale() {
         let now = Utc::now();
-        let mut snap = Snapshot::empty(now, rules());
-        finalize(&mut snap, &[SectionName::Agents], rules(), now);
+        let mut snap = Snapshot::empty(now, fleet_rules());
+        finalize(&mut snap, &[SectionName::Agents], fleet_rules(), now);
         assert!(snap.stale);
         assert_eq!(snap.stale_reasons, vec!["agents: not collected yet"]);
         assert!(!snap.sections.systems.stale && !snap.sections.systems.configured);
@@ -278,19 +268,19 @@ mod tests {
     #[test]
     fn fresh_sections_are_not_stale_and_old_ones_are() {
         let now = Utc::now();
-        let mut snap = Snapshot::empty(now, rules());
+        let mut snap = Snapshot::empty(now, fleet_rules());
         apply(
             &mut snap,
             agents_update(now - chrono::Duration::seconds(30)),
         );
-        finalize(&mut snap, &[SectionName::Agents], rules(), now);
+        finalize(&mut snap, &[SectionName::Agents], fleet_rules(), now);
         assert!(!snap.stale, "{:?}", snap.stale_reasons);
         assert_eq!(snap.agents, Probe::Value(vec![]));
 
         finalize(
             &mut snap,
             &[SectionName::Agents],
-            rules(),
+            fleet_rules(),
             now + chrono::Duration::seconds(700),
         );
         assert!(snap.stale);
@@ -303,9 +293,9 @@ mod tests {
     #[test]
     fn a_section_no_longer_configured_is_cleared() {
         let now = Utc::now();
-        let mut snap = Snapshot::empty(now, rules());
+        let mut snap = Snapshot::empty(now, fleet_rules());
         apply(&mut snap, agents_update(now));
-        finalize(&mut snap, &[], rules(), now);
+        finalize(&mut snap, &[], fleet_rules(), now);
         assert_eq!(snap.agents, Probe::not_collected());
         assert!(!snap.stale);
     }
@@ -395,7 +385,7 @@ mod tests {
         fn a_whole_source_failure_keeps_its_code_through_merges() {
             let now = Utc::now();
             let h = host(&["heart"]);
-            let mut snap = Snapshot::empty(now, rules());
+            let mut snap = Snapshot::empty(now, fleet_rules());
             apply(&mut snap, systems(&h, false, now));
             apply(&mut snap, tunnels(&[("heart", true)], now));
             assert_eq!(row(&snap).status, Asc::PERMISSION_DENIED);
@@ -410,7 +400,7 @@ mod tests {
         #[test]
         fn tunnel_results_survive_host_probes_but_not_their_removal() {
             let now = Utc::now();
-            let mut snap = Snapshot::empty(now, rules());
+            let mut snap = Snapshot::empty(now, fleet_rules());
             apply(&mut snap, systems(&host(&["heart", "pulse"]), true, now));
             // Not probed yet: said so, and the host is not green on a guess.
             assert!(
@@ -444,12 +434,12 @@ mod tests {
         fn a_tunnel_result_older_than_the_limit_is_stale_and_said() {
             let then = Utc::now() - chrono::Duration::seconds(700);
             let now = Utc::now();
-            let mut snap = Snapshot::empty(now, rules());
+            let mut snap = Snapshot::empty(now, fleet_rules());
             apply(&mut snap, systems(&host(&["heart"]), true, then));
             apply(&mut snap, tunnels(&[("heart", true)], then));
             apply(&mut snap, systems(&host(&["heart"]), true, now));
             assert_eq!(row(&snap).band, Band::Green);
-            finalize(&mut snap, &[SectionName::Systems], rules(), now);
+            finalize(&mut snap, &[SectionName::Systems], fleet_rules(), now);
             let t = &row(&snap).tunnels[0];
             assert!(t.stale, "{t:?}");
             assert!(

@@ -524,7 +524,9 @@ pub struct History {
 mod tests {
     use super::*;
 
-    fn rules() -> RulesView {
+    /// The model's one test copy of the shipped `config/rules.yaml` thresholds (the model
+    /// cannot read the backend's rules parser); its tests and summary's share it.
+    pub(crate) fn rules() -> RulesView {
         RulesView {
             no_reply_s: 300,
             exchange_green_below_s: 1800,

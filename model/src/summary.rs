@@ -165,21 +165,11 @@ impl crate::Backups {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Agent, Asc, RulesView};
+    use crate::{Agent, Asc};
 
     fn snapshot(bands: &[Band]) -> Snapshot {
         let now = Utc::now();
-        let mut s = Snapshot::empty(
-            now,
-            RulesView {
-                no_reply_s: 300,
-                exchange_green_below_s: 1800,
-                exchange_amber_below_s: 21600,
-                snapshot_stale_after_s: 600,
-                backup_amber_after_s: 93600,
-                backup_red_after_s: 172800,
-            },
-        );
+        let mut s = Snapshot::empty(now, crate::tests::rules());
         s.stale = false;
         s.sections.agents.configured = true;
         s.agents = Probe::Value(

@@ -10,9 +10,17 @@ use std::process::{Child, Command, Output, Stdio};
 
 use fleetdash::a2a::Wire;
 use fleetdash::demo::sim::{self, SimAgent};
-use fleetdash_model::Snapshot;
+use fleetdash_model::{RulesView, Snapshot};
 
 pub const DEFAULT_RULES: &str = include_str!("../../config/rules.yaml");
+
+/// The thresholds of the shipped `config/rules.yaml` ([`DEFAULT_RULES`]): tests judge by the
+/// fleet's own rules file, never by literals of their own.
+pub fn fleet_rules() -> RulesView {
+    fleetdash::config::Rules::parse(Path::new("config/rules.yaml"), DEFAULT_RULES)
+        .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"))
+        .view()
+}
 
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

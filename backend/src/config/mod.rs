@@ -7,6 +7,8 @@
 
 mod rules;
 
+#[cfg(test)]
+pub(crate) use rules::fleet_rules;
 pub use rules::{Rule, Rules};
 
 use std::collections::HashSet;

@@ -191,6 +191,18 @@ impl Rules {
     }
 }
 
+/// The thresholds of the shipped `config/rules.yaml`, for tests: they judge by the fleet's own
+/// rules file, never by literals of their own.
+#[cfg(test)]
+pub(crate) fn fleet_rules() -> RulesView {
+    Rules::parse(
+        Path::new("config/rules.yaml"),
+        include_str!("../../../config/rules.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"))
+    .view()
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRules {

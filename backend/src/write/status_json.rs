@@ -136,22 +136,12 @@ impl StatusWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::fleet_rules;
     use chrono::{Duration, TimeZone};
     use fleetdash_model::{Agent, Asc, Band, Probe};
 
     use crate::collect::SectionData;
     use crate::history;
-
-    fn rules() -> RulesView {
-        RulesView {
-            no_reply_s: 300,
-            exchange_green_below_s: 1800,
-            exchange_amber_below_s: 21600,
-            snapshot_stale_after_s: 600,
-            backup_amber_after_s: 93600,
-            backup_red_after_s: 172800,
-        }
-    }
 
     fn agents(up: bool, at: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
@@ -203,17 +193,17 @@ mod tests {
         for (i, up) in [true, true, true, false].into_iter().enumerate() {
             let at = t0 + Duration::minutes(2 * i as i64);
             writer
-                .write_at(vec![agents(up, at)], &configured, rules(), at)
+                .write_at(vec![agents(up, at)], &configured, fleet_rules(), at)
                 .unwrap();
             for _ in 0..3 {
                 writer
-                    .write_at(vec![board(at)], &configured, rules(), at)
+                    .write_at(vec![board(at)], &configured, fleet_rules(), at)
                     .unwrap();
             }
         }
         let at = t0 + Duration::minutes(7);
         let snap = writer
-            .write_at(vec![board(at)], &configured, rules(), at)
+            .write_at(vec![board(at)], &configured, fleet_rules(), at)
             .unwrap();
         let Probe::Value(rows) = &snap.agents else {
             panic!("{:?}", snap.agents)
@@ -241,7 +231,7 @@ mod tests {
             .write_at(
                 vec![agents(true, now)],
                 &[SectionName::Agents],
-                rules(),
+                fleet_rules(),
                 now,
             )
             .unwrap();

@@ -247,18 +247,8 @@ mod tests {
     use super::*;
     use crate::a2a::{CardFacts, ReplyFacts, Wire};
     use crate::config::Dialect;
+    use crate::config::fleet_rules;
     use std::time::Duration;
-
-    fn rules() -> RulesView {
-        RulesView {
-            no_reply_s: 300,
-            exchange_green_below_s: 1800,
-            exchange_amber_below_s: 21600,
-            snapshot_stale_after_s: 600,
-            backup_amber_after_s: 93600,
-            backup_red_after_s: 172800,
-        }
-    }
 
     fn agent() -> AgentConfig {
         AgentConfig {
@@ -302,7 +292,7 @@ mod tests {
     #[test]
     fn a_healthy_agent_is_green_with_success() {
         let now = Utc::now();
-        let row = row(&agent(), healthy(3, 60.0, now), &rules(), now);
+        let row = row(&agent(), healthy(3, 60.0, now), &fleet_rules(), now);
         assert_eq!(row.band, Band::Green);
         assert_eq!(row.status, Asc::SUCCESS);
         assert_eq!(row.reason, None);
@@ -317,7 +307,7 @@ mod tests {
     #[test]
     fn empty_skills_are_red_with_their_own_reason() {
         let now = Utc::now();
-        let row = row(&agent(), healthy(0, 60.0, now), &rules(), now);
+        let row = row(&agent(), healthy(0, 60.0, now), &fleet_rules(), now);
         assert_eq!(row.band, Band::Red);
         assert_eq!(row.status, Asc::FAILED_PRECONDITION);
         assert_eq!(row.reason.as_deref(), Some("agent card lists no skills"));
@@ -327,13 +317,13 @@ mod tests {
     #[test]
     fn the_exchange_age_sets_amber_and_red() {
         let now = Utc::now();
-        let amber = row(&agent(), healthy(1, 3600.0, now), &rules(), now);
+        let amber = row(&agent(), healthy(1, 3600.0, now), &fleet_rules(), now);
         assert_eq!(
             (amber.band, amber.exchange_band),
             (Band::Amber, Band::Amber)
         );
         assert_eq!(amber.reason.as_deref(), Some("last exchange 1 h ago"));
-        let red = row(&agent(), healthy(1, 7.0 * 3600.0, now), &rules(), now);
+        let red = row(&agent(), healthy(1, 7.0 * 3600.0, now), &fleet_rules(), now);
         assert_eq!(red.band, Band::Red);
         assert_eq!(red.status, Asc::TIMEOUT);
         assert_eq!(red.reason.as_deref(), Some("no exchange for 7 h (>= 6 h)"));
@@ -358,7 +348,7 @@ mod tests {
             Asc::DEPENDENCY_UNAVAILABLE,
             "connection refused",
         ));
-        let row = row(&agent(), ev, &rules(), now);
+        let row = row(&agent(), ev, &fleet_rules(), now);
         assert!(!row.up && row.stale);
         assert_eq!(row.band, Band::Red);
         assert_eq!(row.status, Asc::DEPENDENCY_UNAVAILABLE);
