@@ -376,7 +376,7 @@ impl HistoryStore {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::config::fleet_rules;
     use chrono::{Duration, TimeZone};
@@ -549,7 +549,8 @@ mod tests {
         assert_eq!(s.keys().count(), 0);
     }
 
-    fn agent(name: &str, up: bool, now: DateTime<Utc>) -> Agent {
+    /// An agent row as the collector writes it: a down agent is red and stale.
+    pub(crate) fn agent(name: &str, up: bool, now: DateTime<Utc>) -> Agent {
         Agent {
             name: name.into(),
             endpoint: "http://127.0.0.1:1/".into(),

@@ -138,7 +138,7 @@ mod tests {
     use super::*;
     use crate::config::fleet_rules;
     use chrono::{Duration, TimeZone};
-    use fleetdash_model::{Agent, Asc, Band, Probe};
+    use fleetdash_model::Probe;
 
     use crate::collect::SectionData;
     use crate::history;
@@ -146,26 +146,7 @@ mod tests {
     fn agents(up: bool, at: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
             section: SectionName::Agents,
-            data: SectionData::Agents(vec![Agent {
-                name: "a".into(),
-                endpoint: "http://127.0.0.1:1/".into(),
-                plane: None,
-                up,
-                last_exchange_s: Probe::Value(1),
-                exchange_band: Band::Green,
-                skills_count: Probe::Value(3),
-                lane: Probe::Unknown,
-                model: Probe::Unknown,
-                window: Probe::Unknown,
-                heartbeat: Probe::Unknown,
-                band: if up { Band::Green } else { Band::Red },
-                status: Asc::SUCCESS,
-                reason: None,
-                audit_skipped_lines: 0,
-                history: None,
-                checked_at: at,
-                stale: false,
-            }]),
+            data: SectionData::Agents(vec![history::tests::agent("a", up, at)]),
             checked_at: at,
             duration: std::time::Duration::from_millis(1),
         }
