@@ -12,7 +12,7 @@ use chrono::{DateTime, Local, TimeDelta, Utc};
 use fleetdash::collect::backups::{self, BackupsCollector, Found};
 use fleetdash::config::{Config, Rules};
 use fleetdash_model::{Asc, Backups, Band, Probe};
-use support::Scratch;
+use support::{Scratch, assert_success};
 
 const HOUR: i64 = 3600;
 
@@ -373,11 +373,7 @@ fn collect_writes_the_backups_object() {
         dir.display()
     ));
     let out = scratch.collect(&config);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let json: serde_json::Value = serde_json::from_str(&scratch.snapshot_text()).unwrap();
     let b = &json["backups"];
     assert_eq!(b["name"], "gdrive");
@@ -412,11 +408,7 @@ fn collect_writes_the_backups_object() {
         fail.display()
     ));
     let out = scratch.collect(&config);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let text = scratch.snapshot_text();
     assert!(
         !text.contains("tok-9Zq81") && !text.contains("planted-remote"),
@@ -452,11 +444,7 @@ fn collect_in_zone(scratch: &Scratch, tz: &str, lines: &[String]) -> serde_json:
         .arg(&config)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let json: serde_json::Value = serde_json::from_str(&scratch.snapshot_text()).unwrap();
     json["backups"].clone()
 }

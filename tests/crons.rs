@@ -14,6 +14,7 @@ use fleetdash::collect::systems::node_exporter;
 use fleetdash::config::{Config, CronConfig, CronEvidence};
 use fleetdash_model::{CronState, Probe};
 use support::Scratch;
+use support::procs::{proc_info, processes};
 
 fn cron_run(dir: &Path, name: &str, extra: &[&str], command: &[&str]) -> Command {
     let mut cmd = support::fleetdash();
@@ -220,53 +221,29 @@ fn timeout_stops_a_hang_and_records_124() {
     assert!(r.last_duration_ms.unwrap() >= 1000);
 }
 
-/// A live process's parent and process group, and its command line; `None` once it is gone
-/// (a zombie has no command line left).
-fn proc_info(pid: u32) -> Option<(u32, u32, Vec<String>)> {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    if cmdline.is_empty() {
-        return None;
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold anything, so split after its ')'.
-    let (_, rest) = stat.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let argv = cmdline
-        .split(|&b| b == 0)
-        .filter(|a| !a.is_empty())
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
-    Some((fields[1].parse().ok()?, fields[2].parse().ok()?, argv))
-}
-
 /// The pids of live processes running exactly `argv` whose grandparent is `grandparent`.
 fn grandchildren(grandparent: u32, argv: &[&str]) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
-        .filter(|&pid| {
-            proc_info(pid).is_some_and(|(ppid, _, a)| {
-                a == argv && proc_info(ppid).is_some_and(|(gp, _, _)| gp == grandparent)
-            })
+    processes()
+        .into_iter()
+        .filter(|p| {
+            p.argv == argv && proc_info(p.ppid).is_some_and(|parent| parent.ppid == grandparent)
         })
+        .map(|p| p.pid)
         .collect()
 }
 
 /// Whether `parent` has a live child running exactly `argv`.
 fn children(parent: u32, argv: &[&str]) -> bool {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
-        .any(|pid| proc_info(pid).is_some_and(|(ppid, _, a)| ppid == parent && a == argv))
+    processes()
+        .into_iter()
+        .any(|p| p.ppid == parent && p.argv == argv)
 }
 
 /// Waits until `pid` no longer runs `argv` (SIGKILL is delivered at once, the teardown not
 /// quite).
 fn assert_gone(pid: u32, argv: &[&str]) {
     let deadline = Instant::now() + Duration::from_secs(3);
-    while proc_info(pid).is_some_and(|(_, _, a)| a == argv) {
+    while proc_info(pid).is_some_and(|p| p.argv == argv) {
         assert!(
             Instant::now() < deadline,
             "{argv:?} (pid {pid}) was left running"
@@ -296,7 +273,8 @@ fn timeout_stops_the_jobs_children_too() {
         assert!(Instant::now() < deadline, "the job's sleep never started");
         std::thread::sleep(Duration::from_millis(10));
     };
-    let (shell, pgid, _) = proc_info(pid).unwrap();
+    let sleep_proc = proc_info(pid).unwrap();
+    let (shell, pgid) = (sleep_proc.ppid, sleep_proc.pgid);
     assert_eq!(pgid, shell, "the job leads a process group of its own");
     let status = wait_with_deadline(&mut child, Duration::from_secs(10));
     assert_eq!(status.code(), Some(124));

@@ -6,6 +6,8 @@
 //! The binaries come from Debian's prometheus-node-exporter and openssh-server packages, which
 //! scripts/test installs; a missing one fails the test saying so, never skips it.
 
+mod support;
+
 use std::fs::File;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -27,6 +29,8 @@ use fleetdash::config::{
 };
 use fleetdash::net::{ProbeClient, ProbeFailure};
 use fleetdash_model::{Asc, Band, CronState, Probe, System};
+use support::procs::{ProcInfo, processes};
+use support::{assert_success, git};
 
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 const NODE_EXPORTER: &str = "/usr/bin/prometheus-node-exporter";
@@ -240,44 +244,10 @@ fn assert_services_say_no_systemd(services: &[Result<UnitState, ProbeFailure>]) 
     }
 }
 
-/// Runs git as a fresh machine would: no global or system config, a fixed identity.
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=Fleet Test",
-            "-c",
-            "user.email=fleet@test.invalid",
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A bare remote and a vault cloned from it, in sync after one pushed commit.
 fn vault_in_sync(dir: &Path) -> VaultParityConfig {
-    git(dir, &["init", "-q", "--bare", "remote.git"]);
-    git(dir, &["clone", "-q", "remote.git", "vault"]);
-    let vault = dir.join("vault");
-    std::fs::write(vault.join("note.md"), "first\n").unwrap();
-    git(&vault, &["add", "note.md"]);
-    git(&vault, &["commit", "-q", "-m", "first"]);
-    git(&vault, &["push", "-q", "origin", "main"]);
     VaultParityConfig {
-        path: vault.to_string_lossy().into_owned(),
+        path: git::vault_in_sync(dir).to_string_lossy().into_owned(),
         remote: "origin".into(),
         branch: Some("main".into()),
     }
@@ -319,6 +289,12 @@ fn assert_red_row(row: &System, asc: &Asc, needle: &str) {
         "{:?}",
         row.ram_total_gb
     );
+}
+
+/// The host was not read (`assert_unreachable`), and its row is red and stale with that reason.
+fn assert_unread_host(host: &HostConfig, facts: HostFacts, asc: &Asc, needle: &str) {
+    let reason = assert_unreachable(&facts, asc, needle);
+    assert_red_row(&judged(host, facts), asc, &reason);
 }
 
 fn gb(bytes: u64) -> f64 {
@@ -632,12 +608,12 @@ async fn hostile_exporter_answers_become_reasons() {
     let at = |p: &str| format!("http://{addr}{p}");
 
     let (h, f) = read(at("/garbage")).await;
-    let reason = assert_unreachable(
-        &f,
+    assert_unread_host(
+        &h,
+        f,
         &Asc::INTEGRITY_CHECK_FAILED,
         "node_exporter reply holds no Prometheus samples: 1 unparseable line (line 1:",
     );
-    assert_red_row(&judged(&h, f), &Asc::INTEGRITY_CHECK_FAILED, &reason);
 
     // Some samples parse: each fact fails on its own, naming its metric and the skipped line.
     let (h, f) = read(at("/partial")).await;
@@ -678,12 +654,12 @@ async fn hostile_exporter_answers_become_reasons() {
     );
 
     let (h, f) = read(at("/huge")).await;
-    let reason = assert_unreachable(
-        &f,
+    assert_unread_host(
+        &h,
+        f,
         &Asc::INTEGRITY_CHECK_FAILED,
         "node_exporter: reply larger than 65536 bytes, refused",
     );
-    assert_red_row(&judged(&h, f), &Asc::INTEGRITY_CHECK_FAILED, &reason);
 
     let (h, f) = read(at("/fail")).await;
     assert_unreachable(
@@ -753,11 +729,7 @@ fn keygen(path: &Path) {
         .arg(path)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 }
 
 /// The `type base64` part of a public key file.
@@ -1006,12 +978,12 @@ async fn ssh_refusals_are_named_with_their_codes() {
         ..sshd.target()
     });
     let f = sshd.read(&h).await;
-    let reason = assert_unreachable(
-        &f,
+    assert_unread_host(
+        &h,
+        f,
         &Asc::INTEGRITY_CHECK_FAILED,
         "Host key verification failed: no key for this host in known_hosts",
     );
-    assert_red_row(&judged(&h, f), &Asc::INTEGRITY_CHECK_FAILED, &reason);
     sshd.assert_refused_connections(2);
 
     // A key the host does not know.
@@ -1266,11 +1238,7 @@ vault = {{ path = {ssh:?}, remote = "ssh://{user}@127.0.0.1:{sshd_port}/srv/vaul
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let asked = std::fs::read_to_string(&marker).unwrap_or_default();
     assert!(asked.is_empty(), "an askpass program was run for: {asked}");
 
@@ -1303,51 +1271,6 @@ vault = {{ path = {ssh:?}, remote = "ssh://{user}@127.0.0.1:{sshd_port}/srv/vaul
 
 // ---------------------------------------------------------------------------------------------
 // Commands: the deadline and the output ceiling
-
-/// A process as /proc shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct ProcInfo {
-    pid: u32,
-    ppid: u32,
-    pgid: u32,
-    argv: Vec<String>,
-}
-
-/// Every live process (zombies have no command line, and are left out).
-fn processes() -> Vec<ProcInfo> {
-    let mut all = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let (Ok(cmdline), Ok(stat)) = (
-            std::fs::read(entry.path().join("cmdline")),
-            std::fs::read_to_string(entry.path().join("stat")),
-        ) else {
-            continue;
-        };
-        if cmdline.is_empty() {
-            continue;
-        }
-        // "pid (comm) state ppid pgrp ...": comm may hold anything, so split after its ')'.
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let argv = cmdline
-            .split(|&b| b == 0)
-            .filter(|a| !a.is_empty())
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        all.push(ProcInfo {
-            pid,
-            ppid: fields[1].parse().unwrap(),
-            pgid: fields[2].parse().unwrap(),
-            argv,
-        });
-    }
-    all
-}
 
 /// Live `sleep SECONDS` processes.
 fn sleeps(seconds: &str) -> Vec<ProcInfo> {

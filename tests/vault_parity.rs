@@ -2,8 +2,9 @@
 //! second clone that pushes behind the vault's back. Git runs through `LocalRunner`, as the
 //! local host source runs it.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -13,38 +14,9 @@ use fleetdash::collect::systems::{HostFacts, Ram, judge};
 use fleetdash::config::{HostConfig, HostSource, VaultParityConfig};
 use fleetdash::net::ProbeFailure;
 use fleetdash_model::{Asc, Band, Probe};
+use support::git::{commit, git, vault_in_sync};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Runs git in `dir` as a fresh machine would: no global or system config, a fixed identity.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=Fleet Test",
-            "-c",
-            "user.email=fleet@test.invalid",
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("LC_ALL", "C")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A bare remote and a vault cloned from it, in sync after one pushed commit.
 struct Fixture {
@@ -55,11 +27,7 @@ struct Fixture {
 impl Fixture {
     fn new() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        git(dir.path(), &["init", "-q", "--bare", "remote.git"]);
-        git(dir.path(), &["clone", "-q", "remote.git", "vault"]);
-        let vault = dir.path().join("vault");
-        commit(&vault, "note.md", "first\n");
-        git(&vault, &["push", "-q", "origin", "main"]);
+        let vault = vault_in_sync(dir.path());
         Fixture { dir, vault }
     }
 
@@ -78,13 +46,6 @@ impl Fixture {
     async fn parity(&self) -> Result<Parity, ProbeFailure> {
         parity(&runner(), &self.cfg(None)).await
     }
-}
-
-fn commit(repo: &Path, file: &str, text: &str) -> String {
-    std::fs::write(repo.join(file), text).unwrap();
-    git(repo, &["add", "--", file]);
-    git(repo, &["commit", "-q", "-m", file]);
-    git(repo, &["rev-parse", "HEAD"])
 }
 
 fn runner() -> LocalRunner {

@@ -2,6 +2,8 @@
 //! binary, real-SDK Python A2A peers and in-process simulated agents, all on loopback.
 #![allow(dead_code)]
 
+pub mod git;
+pub mod procs;
 pub mod secrets;
 
 use std::io::{BufRead, BufReader};
@@ -27,6 +29,16 @@ pub fn repo_root() -> PathBuf {
         .parent()
         .unwrap()
         .to_path_buf()
+}
+
+/// Fails with the command's stderr unless it exited successfully.
+#[track_caller]
+pub fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 pub fn fleetdash() -> Command {
