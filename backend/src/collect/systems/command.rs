@@ -91,6 +91,16 @@ pub struct CommandOutput {
 }
 
 impl CommandOutput {
+    /// A command that exited with `code`, printing `stdout` and `stderr` (for tests).
+    #[cfg(test)]
+    pub(crate) fn exited(code: i32, stdout: &str, stderr: &str) -> CommandOutput {
+        CommandOutput {
+            exit_code: Some(code),
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+        }
+    }
+
     pub fn success(&self) -> bool {
         self.exit_code == Some(0)
     }

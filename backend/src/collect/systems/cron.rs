@@ -56,6 +56,21 @@ pub fn record_path(cron_dir: &Path, name: &str) -> std::path::PathBuf {
     cron_dir.join(format!("{name}.json"))
 }
 
+/// Where job `name` keeps its record under the host's `cron_dir`; a host without one cannot be
+/// asked for records, and the failure says so.
+pub fn configured_record_path(
+    cron_dir: Option<&str>,
+    name: &str,
+) -> Result<std::path::PathBuf, ProbeFailure> {
+    let dir = cron_dir.ok_or_else(|| {
+        ProbeFailure::new(
+            Asc::FAILED_PRECONDITION,
+            "no cron_dir configured for this host's cron records",
+        )
+    })?;
+    Ok(record_path(Path::new(dir), name))
+}
+
 /// Reads one job's evidence on this machine. A missing record or stamp is not an error: the
 /// job has simply never checked in, which [`judge`] says loudly.
 ///
@@ -67,13 +82,7 @@ pub fn record_path(cron_dir: &Path, name: &str) -> std::path::PathBuf {
 pub fn read_local(cron_dir: Option<&str>, cfg: &CronConfig) -> Result<Evidence, ProbeFailure> {
     match &cfg.evidence {
         CronEvidence::Record => {
-            let dir = cron_dir.ok_or_else(|| {
-                ProbeFailure::new(
-                    Asc::FAILED_PRECONDITION,
-                    "no cron_dir configured for this host's cron records",
-                )
-            })?;
-            let path = record_path(Path::new(dir), &cfg.name);
+            let path = configured_record_path(cron_dir, &cfg.name)?;
             match read_record(&path)? {
                 None => Ok(Evidence::default()),
                 Some(bytes) => {

@@ -298,11 +298,7 @@ mod tests {
     use super::*;
 
     fn out(code: i32, stdout: &str, stderr: &str) -> CommandOutput {
-        CommandOutput {
-            exit_code: Some(code),
-            stdout: stdout.into(),
-            stderr: stderr.into(),
-        }
+        CommandOutput::exited(code, stdout, stderr)
     }
 
     #[test]

@@ -8,7 +8,6 @@
 //! ssh itself fails, the host is unreachable and nothing else is tried, so a dead host costs
 //! one timeout.
 
-use std::path::Path;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -306,13 +305,7 @@ async fn cron_evidence(
 ) -> Result<cron::Evidence, ProbeFailure> {
     match &cfg.evidence {
         CronEvidence::Record => {
-            let dir = cron_dir.ok_or_else(|| {
-                ProbeFailure::new(
-                    Asc::FAILED_PRECONDITION,
-                    "no cron_dir configured for this host's cron records",
-                )
-            })?;
-            let path = cron::record_path(Path::new(dir), &cfg.name);
+            let path = cron::configured_record_path(cron_dir, &cfg.name)?;
             let path = path.to_string_lossy();
             let out = runner.run(&ReadOnlyCommand::ReadFile(&path)).await?;
             if missing_file(&out) {
@@ -353,11 +346,7 @@ mod tests {
     use super::*;
 
     fn out(code: i32, stdout: &str, stderr: &str) -> CommandOutput {
-        CommandOutput {
-            exit_code: Some(code),
-            stdout: stdout.into(),
-            stderr: stderr.into(),
-        }
+        CommandOutput::exited(code, stdout, stderr)
     }
 
     /// What `sh -c` makes of a quoted argument, byte for byte.

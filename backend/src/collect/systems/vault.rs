@@ -295,11 +295,7 @@ mod tests {
     }
 
     fn out(code: i32, stdout: &str, stderr: &str) -> Result<CommandOutput, ProbeFailure> {
-        Ok(CommandOutput {
-            exit_code: Some(code),
-            stdout: stdout.into(),
-            stderr: stderr.into(),
-        })
+        Ok(CommandOutput::exited(code, stdout, stderr))
     }
 
     #[async_trait]
