@@ -48,12 +48,7 @@ impl FactSource for LocalSource {
         let disk = disk_free(host.disk_path.clone(), timeout);
         let services = read_services(&self.runner, &host.services);
         let crons = read_crons(host, timeout);
-        let vault = async {
-            match &host.vault {
-                Some(cfg) => Some(vault::parity(&self.runner, cfg).await),
-                None => None,
-            }
-        };
+        let vault = vault::configured_parity(&self.runner, host.vault.as_ref());
         let (ram, disk_free_bytes, services, crons, vault) =
             tokio::join!(ram, disk, services, crons, vault);
         HostFacts {

@@ -57,12 +57,7 @@ impl FactSource for SshSource {
                 .iter()
                 .map(|cfg| cron_evidence(&runner, host.cron_dir.as_deref(), cfg)),
         );
-        let vault = async {
-            match &host.vault {
-                Some(cfg) => Some(vault::parity(&runner, cfg).await),
-                None => None,
-            }
-        };
+        let vault = vault::configured_parity(&runner, host.vault.as_ref());
         let (disk_free_bytes, services, crons, vault) = tokio::join!(disk, services, crons, vault);
         HostFacts {
             ram,

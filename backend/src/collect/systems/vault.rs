@@ -139,6 +139,17 @@ fn is_hash(s: &str) -> bool {
     s.len() >= SHORT_HASH && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The parity of the host's vault when it has one configured; `None` when it has none.
+pub async fn configured_parity(
+    runner: &dyn Runner,
+    cfg: Option<&VaultParityConfig>,
+) -> Option<Result<Parity, ProbeFailure>> {
+    match cfg {
+        Some(cfg) => Some(parity(runner, cfg).await),
+        None => None,
+    }
+}
+
 /// Asks git, through `runner`, about the checkout at `cfg.path`.
 pub async fn parity(runner: &dyn Runner, cfg: &VaultParityConfig) -> Result<Parity, ProbeFailure> {
     let path = cfg.path.as_str();
