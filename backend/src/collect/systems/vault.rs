@@ -78,15 +78,26 @@ pub fn strip_credentials(text: &str) -> String {
 /// first sometimes), else its first line; credentials stripped. The refusal of the askpass
 /// program the probe sets (`/bin/false`) is noise: the line after it says what git wanted.
 fn git_reason(out: &CommandOutput) -> String {
-    let line = out
+    let lines: Vec<&str> = out
         .stderr
         .lines()
         .map(str::trim)
+        .filter(|l| !l.is_empty())
         .filter(|l| !l.starts_with("error: unable to read askpass response from"))
-        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
-        .map(|l| l.chars().take(200).collect())
-        .unwrap_or_else(|| out.first_error_line());
-    strip_credentials(&line)
+        .collect();
+    let fatal = lines
+        .iter()
+        .position(|l| l.starts_with("fatal:") || l.starts_with("error:"));
+    let line: String = match fatal {
+        // Over an ssh remote git only says it could not read; ssh's own line before it says
+        // why ("Host key verification failed.", "Permission denied (publickey).").
+        Some(i) if i > 0 && lines[i].starts_with("fatal: Could not read from remote") => {
+            format!("{}; {}", lines[i - 1], lines[i])
+        }
+        Some(i) => lines[i].to_string(),
+        None => out.first_error_line(),
+    };
+    strip_credentials(&line.chars().take(300).collect::<String>())
 }
 
 /// A failure that happened before or around git (timeout, SSH down): its own code, a clean
@@ -127,7 +138,9 @@ fn remote_failure(out: &CommandOutput) -> ProbeFailure {
     ]
     .iter()
     .any(|p| lower.contains(p));
-    let asc = if refused {
+    let asc = if lower.contains("host key verification failed") {
+        Asc::INTEGRITY_CHECK_FAILED
+    } else if refused {
         Asc::PERMISSION_DENIED
     } else {
         Asc::DEPENDENCY_UNAVAILABLE
@@ -424,6 +437,42 @@ mod tests {
             err.reason,
             "git ls-remote https://git.example/v.git: git: no answer within 20s"
         );
+    }
+
+    #[tokio::test]
+    async fn over_an_ssh_remote_the_reason_is_sshs_own_line() {
+        for (ssh_says, asc) in [
+            ("Host key verification failed.", Asc::INTEGRITY_CHECK_FAILED),
+            (
+                "git@lab: Permission denied (publickey).",
+                Asc::PERMISSION_DENIED,
+            ),
+            (
+                "ssh: connect to host lab port 22: Connection refused",
+                Asc::DEPENDENCY_UNAVAILABLE,
+            ),
+        ] {
+            let stderr = format!(
+                "{ssh_says}\nfatal: Could not read from remote repository.\n\nPlease make sure \
+                 you have the correct access rights\nand the repository exists.\n"
+            );
+            let runner = Canned::new(&[
+                ok_head(),
+                ("status", out(0, "", "")),
+                ("ls-remote", out(128, "", &stderr)),
+            ]);
+            let err = super::parity(&runner, &cfg("git@lab:vault.git", Some("main")))
+                .await
+                .unwrap_err();
+            assert_eq!(err.asc, asc, "{ssh_says}");
+            assert!(
+                err.reason.contains(&format!(
+                    "{ssh_says}; fatal: Could not read from remote repository."
+                )),
+                "{}",
+                err.reason
+            );
+        }
     }
 
     #[tokio::test]
