@@ -29,6 +29,8 @@
 //! `FLEETDASH_BENCH_QUICK=1` runs one pass over 20 hosts, 2 days of history and shorter parse
 //! rounds (a few seconds).
 
+mod common;
+
 use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
@@ -36,6 +38,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeZone, Utc};
+use common::{mb, memory_now, raise_open_files_limit, verdict, vm_hwm_kib};
 use fleetdash::collect::systems::SystemsCollector;
 use fleetdash::collect::systems::cron::Record;
 use fleetdash::collect::systems::prom_text;
@@ -102,7 +105,7 @@ fn main() {
         systems.push(runtime.block_on(systems_case(work.path(), n, passes)));
         println!("  after it: {}", memory_now());
     }
-    let systems_hwm_kib = vm_hwm_kib();
+    let systems_hwm_kib = vm_hwm_kib("self");
 
     // 2: the history store.
     let days = if quick { 2 } else { 7 };
@@ -180,14 +183,6 @@ fn main() {
     }
     parse_generated.print_summary("generated");
     println!("peak memory at the end: {}", memory_now());
-}
-
-fn verdict(ok: bool) -> &'static str {
-    if ok { "ok" } else { "MISSED" }
-}
-
-fn mb(kib: u64) -> f64 {
-    kib as f64 * 1024.0 / 1e6
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1015,58 +1010,3 @@ fn synthetic_scrape() -> String {
 
 // ---------------------------------------------------------------------------------------------
 // libc and /proc.
-
-fn raise_open_files_limit() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit and setrlimit only read or write the struct passed by pointer.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
-            println!("open files: getrlimit failed, keeping the limit as it is");
-            return;
-        }
-        let before = lim.rlim_cur;
-        if lim.rlim_cur < lim.rlim_max {
-            lim.rlim_cur = lim.rlim_max;
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                println!("open files: cannot raise the soft limit {before}; keeping it");
-                return;
-            }
-        }
-        println!(
-            "open files: soft limit {before} -> {} (hard {})",
-            lim.rlim_cur, lim.rlim_max
-        );
-    }
-}
-
-/// Resident set now, its peak, and the thread count, from /proc (Linux), for the log.
-fn memory_now() -> String {
-    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
-        return "memory unavailable (no /proc)".into();
-    };
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .unwrap_or("?")
-            .to_string()
-    };
-    format!(
-        "RSS {} KiB, peak (VmHWM) {} KiB, {} threads",
-        field("VmRSS:"),
-        field("VmHWM:"),
-        field("Threads:")
-    )
-}
-
-/// This process image's peak resident set, in KiB, when /proc has it. Unlike getrusage's
-/// `ru_maxrss`, it does not carry cargo's peak across exec.
-fn vm_hwm_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
