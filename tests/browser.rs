@@ -746,7 +746,7 @@ fn the_banner_says_when_not_to_trust_the_page() {
 fn the_demo_systems_panel_reads_right_on_a_phone() {
     let started = Instant::now();
     let state = tempfile::tempdir().unwrap();
-    let mut demo = Demo::start(state.path());
+    let demo = support::Demo::start(state.path(), Some(&dist_dir()));
     // The page polls every 30 s: open it once the collector has read every host.
     let status = state.path().join("out/status.json");
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -846,63 +846,8 @@ fn the_demo_systems_panel_reads_right_on_a_phone() {
         chrome.screenshot("4-demo-systems").await;
         chrome.quit().await;
     });
-    demo.stop();
+    drop(demo);
     eprintln!("scenario 4 took {:?}", started.elapsed());
-}
-
-/// `fleetdash demo` with the built page, on a free loopback port.
-struct Demo {
-    child: Option<Child>,
-    url: String,
-    password: String,
-}
-
-impl Demo {
-    fn start(state_dir: &Path) -> Demo {
-        let mut child = support::fleetdash()
-            .args(["demo", "--listen", "127.0.0.1:0", "--state-dir"])
-            .arg(state_dir)
-            .arg("--dist-dir")
-            .arg(dist_dir())
-            .stdout(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (mut url, mut password) = (String::new(), String::new());
-        for line in stdout.lines() {
-            let line = line.unwrap();
-            if let Some(u) = line.trim().strip_prefix("dashboard: ") {
-                url = u.trim().to_string();
-            }
-            if let Some(p) = line.trim().strip_prefix("password: ") {
-                password = p.trim().to_string();
-                break;
-            }
-        }
-        assert!(
-            url.starts_with("http://127.0.0.1:"),
-            "the demo printed no URL"
-        );
-        Demo {
-            child: Some(child),
-            url,
-            password,
-        }
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        self.stop();
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

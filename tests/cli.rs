@@ -345,32 +345,8 @@ fn wait_for_snapshot(
 #[test]
 fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
     let state = tempfile::tempdir().unwrap();
-    let mut child = support::fleetdash()
-        .args(["demo", "--listen", "127.0.0.1:0", "--state-dir"])
-        .arg(state.path())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let running = Running(child);
-    let mut url = String::new();
-    let mut password = String::new();
-    let mut lines = stdout.lines();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        if let Some(u) = line.trim().strip_prefix("dashboard: ") {
-            url = u.trim().to_string();
-        }
-        if let Some(p) = line.trim().strip_prefix("password: ") {
-            password = p.trim().to_string();
-            break;
-        }
-    }
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
-    assert!(addr.starts_with("127.0.0.1:"), "{url}");
+    let mut demo = support::Demo::start(state.path(), None);
+    let (addr, password) = (demo.addr(), demo.password.clone());
 
     let status_path = state.path().join("out/status.json");
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -541,9 +517,8 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
     assert_eq!(status, 200);
     assert!(body.contains("\"lyra\""));
 
-    sigterm(&running.0);
-    let mut running = running;
-    assert!(wait_exit(&mut running.0, Duration::from_secs(10)).success());
+    sigterm(&demo.child);
+    assert!(wait_exit(&mut demo.child, Duration::from_secs(10)).success());
 }
 
 #[test]

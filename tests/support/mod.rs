@@ -210,3 +210,62 @@ pub fn refused_endpoint() -> String {
     drop(l);
     format!("http://127.0.0.1:{port}/")
 }
+
+/// `fleetdash demo` on a free loopback port, with the URL and password it printed; killed when
+/// dropped.
+pub struct Demo {
+    pub child: Child,
+    pub url: String,
+    pub password: String,
+}
+
+impl Demo {
+    /// Starts the demo with its state in `state_dir`, serving the built page from `dist_dir`
+    /// (the built-in page without one).
+    pub fn start(state_dir: &Path, dist_dir: Option<&Path>) -> Demo {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = fleetdash();
+        cmd.args(["demo", "--listen", "127.0.0.1:0", "--state-dir"])
+            .arg(state_dir);
+        if let Some(dist) = dist_dir {
+            cmd.arg("--dist-dir").arg(dist);
+        }
+        let mut child = cmd.stdout(Stdio::piped()).process_group(0).spawn().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (mut url, mut password) = (String::new(), String::new());
+        for line in stdout.lines() {
+            let line = line.unwrap();
+            if let Some(u) = line.trim().strip_prefix("dashboard: ") {
+                url = u.trim().to_string();
+            }
+            if let Some(p) = line.trim().strip_prefix("password: ") {
+                password = p.trim().to_string();
+                break;
+            }
+        }
+        assert!(
+            url.starts_with("http://127.0.0.1:"),
+            "the demo printed no URL"
+        );
+        Demo {
+            child,
+            url,
+            password,
+        }
+    }
+
+    /// `127.0.0.1:PORT` of the dashboard.
+    pub fn addr(&self) -> String {
+        self.url
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_string()
+    }
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
