@@ -5,7 +5,8 @@ mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::path::Path;
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -17,16 +18,21 @@ fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `fleetdash check --config CONFIG`.
+fn check(config: &Path) -> Output {
+    support::fleetdash()
+        .args(["check", "--config"])
+        .arg(config)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn check_accepts_a_good_config_and_cites_the_stuck_rule() {
     let scratch = Scratch::new();
     let audit = scratch.audit_log("a", 1.0);
     let config = scratch.config(&agent_toml("a", "http://127.0.0.1:18301/", "v1", &audit));
-    let out = support::fleetdash()
-        .args(["check", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+    let out = check(&config);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("1 agents"), "{stdout}");
@@ -42,11 +48,7 @@ fn check_reports_every_config_error_with_file_line_and_field() {
     let config = scratch.config(
         "[[agents]]\nname = \"a\"\nendpoint = \"ftp://x\"\n\n[[agents]]\nname = \"a\"\nendpoint = \"http://127.0.0.1:1\"\ndialect = \"v9\"\n",
     );
-    let out = support::fleetdash()
-        .args(["check", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+    let out = check(&config);
     assert_eq!(out.status.code(), Some(2));
     let stderr = stderr_of(&out);
     let file = config.display().to_string();
@@ -74,11 +76,7 @@ fn check_refuses_host_settings_ssh_or_a_probe_would_misread() {
          url = \"http://127.0.0.1:9100/metrics\"\nservices = [\"nginx\", \"nginx\"]\n\
          crons = [{ name = \"job\", period = \"1h\", stamp = \"/tmp/job.ok\" }]\n",
     );
-    let out = support::fleetdash()
-        .args(["check", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+    let out = check(&config);
     assert_eq!(out.status.code(), Some(2));
     let stderr = stderr_of(&out);
     let file = config.display().to_string();
@@ -101,11 +99,7 @@ fn check_reports_rules_without_a_source() {
     let config = scratch.config("");
     let rules = support::DEFAULT_RULES.replace("  source: plugins/platforms/a2a/adapter.py:38 (_MIN_ORPHAN_TIMEOUT), cortex/tasks/states.yaml\n", "");
     std::fs::write(scratch.path().join("rules.yaml"), rules).unwrap();
-    let out = support::fleetdash()
-        .args(["check", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+    let out = check(&config);
     assert_eq!(out.status.code(), Some(2));
     let stderr = stderr_of(&out);
     assert!(
@@ -529,11 +523,7 @@ fn the_documented_example_config_passes_check() {
             .unwrap();
     let config = scratch.path().join("fleetdash.toml");
     std::fs::write(&config, example).unwrap();
-    let out = support::fleetdash()
-        .args(["check", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
+    let out = check(&config);
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("2 agents"));
 }
