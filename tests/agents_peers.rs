@@ -1016,24 +1016,25 @@ fn refused_hanging_and_slow_agents() {
             "{name}: {row:#}"
         );
     }
-    // Two hung agents (card and heartbeat each) cost one timeout, not one per probe.
-    let bound = TIMEOUT * 2 + Duration::from_secs(3);
+    // Two hung agents (card and heartbeat each) cost one timeout, not one per probe: every
+    // request to the hung peer was pending at the same moment (the wall clock would flake on a
+    // busy machine; the overlap cannot).
     assert!(
         run.wall >= TIMEOUT,
         "the hung probes cannot have finished before the timeout: {:?}",
         run.wall
     );
+    let (peak, total) = hang.concurrency();
     assert!(
-        run.wall < bound,
-        "collect took {:?} with a {TIMEOUT:?} probe timeout (bound {bound:?})",
-        run.wall
+        total >= 4 && peak == total,
+        "the hung probes ran one after another: at most {peak} of {total} pending at once"
     );
 
     let row = run.agent("slow");
     assert_green(row);
     let latency = row["heartbeat"]["latency_ms"].as_u64().unwrap_or(0);
     assert!(
-        (500..2000).contains(&latency),
+        latency >= 500,
         "latency_ms must count the 500 ms delay: {row:#}"
     );
     assert_eq!(row["heartbeat"]["dialect"], "v0.3", "{row:#}");
@@ -1301,12 +1302,14 @@ fn hostile_peers_are_refused_and_do_not_spoil_the_pass() {
         assert_green(row);
         assert_eq!(row["skills_count"], 3, "{name}: {row:#}");
     }
-    // Refusing 10 MiB bodies is cheap: nothing waited for a timeout.
-    assert!(
-        run.wall < Duration::from_secs(2),
-        "hostile peers slowed the pass to {:?}",
-        run.wall
-    );
+    // Refusing 10 MiB bodies is cheap: every refusal came from reading, none from waiting for
+    // a timeout.
+    for row in run.json["agents"].as_array().unwrap() {
+        assert!(
+            row["status"]["code"] != 5004 && !row.to_string().contains("no answer within"),
+            "a hostile peer was waited for until the timeout: {row:#}"
+        );
+    }
     assert!(
         run.text.len() < 64 * 1024,
         "status.json grew to {} bytes",

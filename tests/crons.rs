@@ -124,7 +124,7 @@ fn a_failing_command_passes_its_exit_code_on_and_is_down() {
 
 /// Waits until the record shows a run that started and has not finished.
 fn wait_for_start(dir: &Path, name: &str, child: &mut Child) -> Record {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + support::HANG_BUDGET;
     loop {
         assert!(child.try_wait().unwrap().is_none(), "cron-run exited early");
         if let Ok(bytes) = std::fs::read(dir.join(format!("{name}.json"))) {
@@ -133,7 +133,7 @@ fn wait_for_start(dir: &Path, name: &str, child: &mut Child) -> Record {
                 return r;
             }
         }
-        assert!(Instant::now() < deadline, "no start recorded within 10 s");
+        assert!(Instant::now() < deadline, "no start recorded");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -187,7 +187,7 @@ fn a_hanging_command_shows_started_not_finished_and_is_down_past_the_grace() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let status = wait_with_deadline(&mut child, Duration::from_secs(10));
+    let status = wait_with_deadline(&mut child, support::HANG_BUDGET);
     assert_eq!(status.code(), Some(128 + 15));
     let r = record(dir.path(), "dump");
     assert_eq!(r.last_exit_code, Some(143));
@@ -206,10 +206,9 @@ fn a_hanging_command_shows_started_not_finished_and_is_down_past_the_grace() {
 #[test]
 fn timeout_stops_a_hang_and_records_124() {
     let dir = tempfile::tempdir().unwrap();
-    let started = Instant::now();
     let out = run(dir.path(), "hang", &["--timeout", "1s"], &["sleep", "30"]);
+    // 124 and the message: the deadline ended it (a finished sleep exits 0).
     assert_eq!(out.status.code(), Some(124), "{}", stderr(&out));
-    assert!(started.elapsed() < Duration::from_secs(10));
     assert!(
         stderr(&out).contains("sleep ran past its timeout of 1s"),
         "{}",
@@ -242,7 +241,7 @@ fn children(parent: u32, argv: &[&str]) -> bool {
 /// Waits until `pid` no longer runs `argv` (SIGKILL is delivered at once, the teardown not
 /// quite).
 fn assert_gone(pid: u32, argv: &[&str]) {
-    let deadline = Instant::now() + Duration::from_secs(3);
+    let deadline = Instant::now() + support::HANG_BUDGET;
     while proc_info(pid).is_some_and(|p| p.argv == argv) {
         assert!(
             Instant::now() < deadline,
@@ -265,7 +264,7 @@ fn timeout_stops_the_jobs_children_too() {
     .stderr(Stdio::piped())
     .spawn()
     .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + support::HANG_BUDGET;
     let pid = loop {
         if let Some(&pid) = grandchildren(child.id(), &sleep).first() {
             break pid;
@@ -276,7 +275,7 @@ fn timeout_stops_the_jobs_children_too() {
     let sleep_proc = proc_info(pid).unwrap();
     let (shell, pgid) = (sleep_proc.ppid, sleep_proc.pgid);
     assert_eq!(pgid, shell, "the job leads a process group of its own");
-    let status = wait_with_deadline(&mut child, Duration::from_secs(10));
+    let status = wait_with_deadline(&mut child, support::HANG_BUDGET);
     assert_eq!(status.code(), Some(124));
     assert_gone(pid, &sleep);
     assert_eq!(record(dir.path(), "spawner").last_exit_code, Some(124));
@@ -293,7 +292,7 @@ fn sigint_and_sighup_are_passed_on_to_the_job() {
             .unwrap();
         wait_for_start(dir.path(), &name, &mut child);
         // cron-run handles signals from before it starts the job: wait for the job.
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + support::HANG_BUDGET;
         while !children(child.id(), &["sleep", "30"]) {
             assert!(Instant::now() < deadline, "the job never started");
             std::thread::sleep(Duration::from_millis(10));
@@ -303,7 +302,7 @@ fn sigint_and_sighup_are_passed_on_to_the_job() {
             .status()
             .unwrap();
         assert!(sent.success());
-        let status = wait_with_deadline(&mut child, Duration::from_secs(10));
+        let status = wait_with_deadline(&mut child, support::HANG_BUDGET);
         assert_eq!(status.code(), Some(128 + number), "SIG{signal}");
         assert_eq!(record(dir.path(), &name).last_exit_code, Some(128 + number));
     }
@@ -647,7 +646,6 @@ grace = "10m"
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
 
-    let started = Instant::now();
     let mut child = support::fleetdash()
         .args(["collect", "--only", "systems", "--config"])
         .arg(&config)
@@ -655,16 +653,13 @@ grace = "10m"
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The 2 s deadline, then a second at most for the runtime to let go of a stuck thread.
-    let status = wait_with_deadline(&mut child, Duration::from_secs(8));
+    // Nobody ever writes to the FIFO, so the thread reading it stays blocked for good: that
+    // collect exits at all shows the stuck thread did not hold it. The budget only turns a
+    // hang into a failure.
+    let status = wait_with_deadline(&mut child, support::HANG_BUDGET);
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(status.success(), "{err}");
-    assert!(
-        started.elapsed() < Duration::from_secs(6),
-        "took {:?}",
-        started.elapsed()
-    );
 
     let snapshot = scratch.snapshot();
     let Probe::Value(systems) = &snapshot.systems else {

@@ -5,6 +5,8 @@
 //! `FLEETDASH_UPDATE_GOLDEN=1 cargo test -p fleetdash --test projection` rewrites the golden
 //! file after a deliberate format change; review its diff before committing it.
 
+mod support;
+
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;
 use std::os::unix::fs::MetadataExt;
@@ -940,28 +942,29 @@ fn an_unwritable_target_is_an_error_naming_it_and_touches_nothing() {
         "a file, not a folder"
     );
 
-    // A folder the writer may not write into (meaningless as root, who may write anywhere).
-    if unsafe { libc::geteuid() } != 0 {
-        use std::os::unix::fs::PermissionsExt;
-        let (_vault, target) = vault();
-        let folder = target.parent().unwrap();
-        std::fs::create_dir_all(folder).unwrap();
-        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o555)).unwrap();
-        let outcome = project(
+    // A folder the writer may not write into (as root too: the write runs without root's
+    // override of file permissions).
+    use std::os::unix::fs::PermissionsExt;
+    let (_vault, target) = vault();
+    let folder = target.parent().unwrap();
+    std::fs::create_dir_all(folder).unwrap();
+    std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let outcome = support::without_file_permission_override(|| {
+        project(
             &board(Some(target.clone())),
             &columns(),
             &research_cards(),
             &default_source(at(2, 0)),
             &RedactionGate::default(),
-        );
-        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let reason = outcome.error_reason().expect("an error").to_string();
-        assert!(
-            reason.starts_with(&format!("cannot write {}:", target.display())),
-            "{reason}"
-        );
-        assert!(listing(folder).is_empty());
-    }
+        )
+    });
+    std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let reason = outcome.error_reason().expect("an error").to_string();
+    assert!(
+        reason.starts_with(&format!("cannot write {}:", target.display())),
+        "{reason}"
+    );
+    assert!(listing(folder).is_empty());
 }
 
 #[test]

@@ -89,11 +89,50 @@ async fn connect_says_up_refused_or_silent() {
     let took = started.elapsed();
     eprintln!("blackholed connect with a {TIMEOUT:?} timeout took {took:?}");
     let err = result.expect_err("the kernel answered a connect to the full accept queue");
+    // The probe's own deadline ended it (the kernel's would have said "timed out" after
+    // minutes of SYN retries), and never before the deadline.
     assert_eq!(err.asc, Asc::TIMEOUT, "{err:?}");
     assert!(err.reason.contains("no answer within 1s"), "{}", err.reason);
+    assert!(took >= TIMEOUT, "gave up before its deadline: {took:?}");
+}
+
+/// However many tunnels hang, a pass costs one probe timeout, not one per tunnel: on tokio's
+/// paused clock the three blackholed connects end at the same virtual instant, the deadline.
+/// (Virtual time: nothing here depends on how busy the machine is.)
+#[tokio::test(start_paused = true)]
+async fn hung_tunnels_are_probed_concurrently() {
+    let hole = Blackhole::new();
+    let tunnels: String = ["a", "b", "c"]
+        .iter()
+        .map(|name| {
+            format!(
+                "[[hosts.tunnels]]\nname = \"{name}\"\naddress = \"{}\"\n\n",
+                hole.addr
+            )
+        })
+        .collect();
+    let text = format!(
+        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n\n[probe]\ntimeout = \"1s\"\n\n\
+         [[hosts]]\nname = \"laptop\"\n\n{tunnels}"
+    );
+    let config = Config::parse(Path::new("fleetdash.toml"), &text).unwrap();
+    let started = tokio::time::Instant::now();
+    let hosts = TunnelsCollector::new(&config).probe_all().await;
+    let took = started.elapsed();
+    let reasons: Vec<Option<&str>> = hosts[0]
+        .tunnels
+        .iter()
+        .map(|t| t.ok.error_reason())
+        .collect();
     assert!(
-        took >= TIMEOUT && took < TIMEOUT * 2,
-        "the blackholed connect took {took:?}"
+        reasons
+            .iter()
+            .all(|r| r.is_some_and(|r| r.contains("no answer within 1s"))),
+        "every blackholed tunnel timed out: {reasons:?}"
+    );
+    assert_eq!(
+        took, TIMEOUT,
+        "one deadline for the whole pass, on the virtual clock"
     );
 }
 
@@ -108,15 +147,7 @@ async fn collector_rows_in_config_order() {
     );
     let config = Config::parse(Path::new("fleetdash.toml"), &text).unwrap();
 
-    let started = Instant::now();
     let hosts = TunnelsCollector::new(&config).probe_all().await;
-    let took = started.elapsed();
-    eprintln!("tunnel pass (up, refused, blackholed) took {took:?}");
-    // The probes run concurrently: the pass costs one timeout, not the sum.
-    assert!(
-        took >= TIMEOUT && took < TIMEOUT * 2,
-        "the pass took {took:?}"
-    );
 
     assert_eq!(hosts.len(), 1);
     assert_eq!(
@@ -158,17 +189,12 @@ fn collect_writes_the_tunnels_into_the_hosts_row() {
     let scratch = Scratch::new();
     let config = scratch.config(&config_text(up.local_addr().unwrap(), refused, hole.addr));
 
-    let started = Instant::now();
     let out = scratch.collect(&config);
-    let took = started.elapsed();
-    eprintln!("fleetdash collect took {took:?}");
     assert!(
         out.status.success(),
         "collect failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // Scratch's probe timeout is 2 s; the blackhole costs that once, not more.
-    assert!(took < Duration::from_secs(10), "collect took {took:?}");
 
     let snapshot = scratch.snapshot();
     let Probe::Value(systems) = &snapshot.systems else {

@@ -14,6 +14,65 @@ use fleetdash::a2a::Wire;
 use fleetdash::demo::sim::{self, SimAgent};
 use fleetdash_model::{RulesView, Snapshot};
 
+/// How long a test waits for something that should happen at once (a process to start or
+/// stop, a file to appear, a server to listen) before calling it hung. Not a speed bound: a
+/// test never asserts that anything was fast (the benches measure speed); this only turns a
+/// hang into a failure, and is generous enough for a loaded 2-core machine.
+pub const HANG_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Fails the test unless it runs as root: the suite runs as root (its command installs Debian
+/// packages), and a test that cannot run must fail, never pass without having run.
+#[track_caller]
+pub fn require_root(why: &str) {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    assert_eq!(
+        euid, 0,
+        "this test needs root {why}; run the suite as root, as scripts/test and CI do"
+    );
+}
+
+/// Runs `f` on this thread without root's power over file permissions (CAP_DAC_OVERRIDE,
+/// CAP_DAC_READ_SEARCH, CAP_FOWNER dropped from the thread's effective set, then restored), so
+/// that a test of a permission refusal runs for real under root too. Capabilities are per
+/// thread on Linux: other tests are not affected. As another user, `f` just runs.
+pub fn without_file_permission_override<T>(f: impl FnOnce() -> T) -> T {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    const DAC_OVERRIDE: u32 = 1;
+    const DAC_READ_SEARCH: u32 = 2;
+    const FOWNER: u32 = 3;
+    let mask = (1 << DAC_OVERRIDE) | (1 << DAC_READ_SEARCH) | (1 << FOWNER);
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let mut caps = [Data::default(); 2];
+    // SAFETY: capget/capset with a version-3 header read and write exactly two data structs;
+    // pid 0 is the calling thread.
+    let got = unsafe { libc::syscall(libc::SYS_capget, &mut header, caps.as_mut_ptr()) };
+    assert_eq!(got, 0, "capget: {}", std::io::Error::last_os_error());
+    let saved = caps;
+    caps[0].effective &= !mask;
+    let set = unsafe { libc::syscall(libc::SYS_capset, &mut header, caps.as_ptr()) };
+    assert_eq!(set, 0, "capset: {}", std::io::Error::last_os_error());
+    let out = f();
+    let restored = unsafe { libc::syscall(libc::SYS_capset, &mut header, saved.as_ptr()) };
+    assert_eq!(restored, 0, "capset: {}", std::io::Error::last_os_error());
+    out
+}
+
 pub const DEFAULT_RULES: &str = include_str!("../../config/rules.yaml");
 
 /// The thresholds of the shipped `config/rules.yaml` ([`DEFAULT_RULES`]): tests judge by the
@@ -176,7 +235,36 @@ impl Drop for PyPeer {
 /// A simulated agent served in-process on its own loopback port, on its own runtime thread.
 pub struct Sim {
     pub endpoint: String,
+    in_flight: std::sync::Arc<InFlight>,
     _runtime: tokio::runtime::Runtime,
+}
+
+/// Requests a simulated agent is answering right now, and the most it ever answered at once:
+/// probes that overlap in time show here, whatever the clock says.
+#[derive(Default)]
+struct InFlight {
+    now: std::sync::atomic::AtomicUsize,
+    peak: std::sync::atomic::AtomicUsize,
+    total: std::sync::atomic::AtomicUsize,
+}
+
+/// Counts one request for as long as the server works on it (a client that gives up drops it).
+struct InFlightGuard(std::sync::Arc<InFlight>);
+
+impl InFlightGuard {
+    fn enter(gauge: std::sync::Arc<InFlight>) -> InFlightGuard {
+        use std::sync::atomic::Ordering::SeqCst;
+        gauge.total.fetch_add(1, SeqCst);
+        let now = gauge.now.fetch_add(1, SeqCst) + 1;
+        gauge.peak.fetch_max(now, SeqCst);
+        InFlightGuard(gauge)
+    }
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Sim {
@@ -190,12 +278,33 @@ impl Sim {
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .unwrap();
         let endpoint = format!("http://{}/", listener.local_addr().unwrap());
-        let router = sim::single_router(agent, endpoint.clone());
+        let in_flight = std::sync::Arc::new(InFlight::default());
+        let gauge = in_flight.clone();
+        let router = sim::single_router(agent, endpoint.clone()).layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let guard = InFlightGuard::enter(gauge.clone());
+                async move {
+                    let response = next.run(req).await;
+                    drop(guard);
+                    response
+                }
+            },
+        ));
         runtime.spawn(async move { axum::serve(listener, router).await });
         Sim {
             endpoint,
+            in_flight,
             _runtime: runtime,
         }
+    }
+
+    /// (the most requests answered at once, all requests received) so far.
+    pub fn concurrency(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::SeqCst;
+        (
+            self.in_flight.peak.load(SeqCst),
+            self.in_flight.total.load(SeqCst),
+        )
     }
 
     pub fn healthy(name: &str, speaks: Wire) -> Sim {
