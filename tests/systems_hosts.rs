@@ -1277,6 +1277,77 @@ fn own_pgid() -> u32 {
     rest.split_whitespace().nth(2).unwrap().parse().unwrap()
 }
 
+/// The pass holds at most `probe.concurrency` hosts at once (each host may start a dozen
+/// processes), and still returns every row, in config order: five hung exporters with room for
+/// two are answered two at a time, as the exporter's own count of open requests shows.
+#[tokio::test]
+async fn the_systems_pass_is_bounded_by_probe_concurrency() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    #[derive(Default)]
+    struct Gauge {
+        now: AtomicUsize,
+        peak: AtomicUsize,
+        total: AtomicUsize,
+    }
+    struct Open(Arc<Gauge>);
+    impl Drop for Open {
+        fn drop(&mut self) {
+            self.0.now.fetch_sub(1, SeqCst);
+        }
+    }
+    let gauge = Arc::new(Gauge::default());
+    let counted = gauge.clone();
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let gauge = counted.clone();
+            async move {
+                gauge.total.fetch_add(1, SeqCst);
+                let now = gauge.now.fetch_add(1, SeqCst) + 1;
+                gauge.peak.fetch_max(now, SeqCst);
+                // Dropped when the probe gives up on the request.
+                let _open = Open(gauge);
+                std::future::pending::<String>().await
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let hosts: String = (1..=5)
+        .map(|i| {
+            format!(
+                "[[hosts]]\nname = \"h{i}\"\nsource = \"node_exporter\"\nurl = \"http://{addr}/metrics\"\n\n"
+            )
+        })
+        .collect();
+    let text = format!(
+        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n\n[probe]\ntimeout = \"1s\"\nconcurrency = 2\n\n{hosts}"
+    );
+    let config = Config::parse(Path::new("fleetdash.toml"), &text).unwrap();
+    let rows = SystemsCollector::new(&config).probe_all().await;
+
+    let names: Vec<&str> = rows.iter().map(|r| r.host.as_str()).collect();
+    assert_eq!(names, ["h1", "h2", "h3", "h4", "h5"]);
+    for row in &rows {
+        assert_eq!(row.band, Band::Red, "{row:?}");
+        let reason = row.reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.contains("no answer within 1s"),
+            "{}: {reason}",
+            row.host
+        );
+    }
+    assert_eq!(
+        (gauge.peak.load(SeqCst), gauge.total.load(SeqCst)),
+        (2, 5),
+        "(most hosts probed at once, hosts probed)"
+    );
+}
+
 #[tokio::test]
 async fn a_timeout_kills_the_commands_whole_process_group() {
     use fleetdash::collect::systems::command::run_argv;

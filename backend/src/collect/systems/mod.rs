@@ -23,6 +23,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, Band, CronState, NamedCheck, Probe, System};
+use futures::StreamExt;
 
 use super::{Collector, SectionData, SectionName};
 use crate::config::{Config, HostConfig, HostSource, ProbeLimits};
@@ -113,14 +114,24 @@ impl SystemsCollector {
         }
     }
 
-    /// Every host, concurrently, in config order.
+    /// Every host, at most `probe.concurrency` at a time, in config order.
+    ///
+    /// Each host may start a dozen ssh or git processes: unbounded, 200 hosts would be
+    /// thousands of processes at once. Unordered, then sorted, as the agents pass does, so a
+    /// hung host holds one slot for its timeout, not a whole window.
     pub async fn probe_all(&self) -> Vec<System> {
-        let rows = self.hosts.iter().map(|host| async move {
-            let checked_at = Utc::now();
-            let facts = self.read(host).await;
-            judge(host, facts, checked_at, Utc::now())
-        });
-        futures::future::join_all(rows).await
+        let mut rows: Vec<(usize, System)> = futures::stream::iter(0..self.hosts.len())
+            .map(|i| async move {
+                let host = &self.hosts[i];
+                let checked_at = Utc::now();
+                let facts = self.read(host).await;
+                (i, judge(host, facts, checked_at, Utc::now()))
+            })
+            .buffer_unordered(self.limits.concurrency)
+            .collect()
+            .await;
+        rows.sort_unstable_by_key(|(i, _)| *i);
+        rows.into_iter().map(|(_, row)| row).collect()
     }
 }
 
