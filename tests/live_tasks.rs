@@ -159,3 +159,59 @@ fn a_task_whose_peer_stops_answering_is_stuck_with_the_failure_as_its_cause() {
         "{reason}"
     );
 }
+
+fn collect_only(config: &std::path::Path, section: &str) -> std::process::Child {
+    support::fleetdash()
+        .args(["collect", "--config"])
+        .arg(config)
+        .args(["--only", section])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The production cron split: `collect --only agents` notes the ids heartbeats mention,
+/// `collect --only tasks` polls them, and the two overlapping many times share the registry
+/// without losing it: every run succeeds and the registry stays whole with the id in it.
+#[test]
+fn separate_agents_and_tasks_runs_share_the_registry_even_when_they_overlap() {
+    let scratch = Scratch::new();
+    let sim = Sim::start(SimAgent {
+        in_flight: vec!["t_shared01".into()],
+        ..SimAgent::healthy("heart", Wire::V1)
+    });
+    let audit = scratch.audit_log("heart", 10.0);
+    let config = scratch.config(&agent_toml("heart", &sim.endpoint, "v1", &audit));
+
+    support::assert_success(&collect_only(&config, "agents").wait_with_output().unwrap());
+    support::assert_success(&collect_only(&config, "tasks").wait_with_output().unwrap());
+    let tasks = live(&scratch.snapshot());
+    let task = tasks
+        .iter()
+        .find(|t| t.id == "t_shared01")
+        .unwrap_or_else(|| panic!("the tasks run did not poll what the agents run noted: {tasks:#?}"));
+    assert_eq!(task.state, Probe::Value("TASK_STATE_WORKING".into()));
+
+    for _ in 0..4 {
+        let runs = [
+            collect_only(&config, "agents"),
+            collect_only(&config, "tasks"),
+            collect_only(&config, "agents"),
+            collect_only(&config, "tasks"),
+        ];
+        for run in runs {
+            support::assert_success(&run.wait_with_output().unwrap());
+        }
+    }
+    let registry: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(scratch.path().join("state/live_tasks.json")).unwrap(),
+    )
+    .expect("the registry is whole after overlapping runs");
+    assert_eq!(registry["t_shared01"]["agent"], "heart", "{registry:#}");
+    assert!(
+        live(&scratch.snapshot())
+            .iter()
+            .any(|t| t.id == "t_shared01" && !t.stuck)
+    );
+}

@@ -42,7 +42,6 @@ fn row(i: usize) -> Agent {
 
 fn update(rows: usize) -> SectionUpdate {
     SectionUpdate {
-        section: SectionName::Agents,
         data: SectionData::Agents((0..rows).map(row).collect()),
         checked_at: Utc::now(),
         duration: Duration::from_millis(1),

@@ -19,16 +19,7 @@ use crate::collect::{SectionData, SectionName, SectionUpdate};
 
 /// Puts one collected section into the snapshot.
 pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
-    // Projections write the vault; they do not re-read the fleet, so they leave the freshness
-    // of the tasks section alone.
-    let part = match update.data {
-        // Tunnels are a part of each host's row; the host probes set the section's freshness.
-        SectionData::Projections(_) | SectionData::Tunnels(_) => None,
-        SectionData::Board(_) => Some(SectionName::Board),
-        SectionData::LiveTasks(_) => Some(SectionName::LiveTasks),
-        _ => Some(update.section),
-    };
-    if let Some(part) = part {
+    if let Some(part) = update.data.renews() {
         let meta = meta_mut(snapshot, part);
         meta.checked_at = Some(update.checked_at);
         meta.duration_ms = Some(u64::try_from(update.duration.as_millis()).unwrap_or(u64::MAX));
@@ -248,7 +239,6 @@ mod tests {
 
     fn agents_update(at: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
-            section: SectionName::Agents,
             data: SectionData::Agents(Vec::new()),
             checked_at: at,
             duration: Duration::from_millis(5),
@@ -346,7 +336,6 @@ mod tests {
 
         fn systems(host: &HostConfig, ok: bool, at: DateTime<Utc>) -> SectionUpdate {
             SectionUpdate {
-                section: SectionName::Systems,
                 data: SectionData::Systems(vec![judge(host, facts(host, ok), at, at)]),
                 checked_at: at,
                 duration: Duration::from_millis(1),
@@ -366,7 +355,6 @@ mod tests {
                 })
                 .collect();
             SectionUpdate {
-                section: SectionName::Systems,
                 data: SectionData::Tunnels(vec![HostTunnels {
                     host: "lab".into(),
                     source: "local".into(),

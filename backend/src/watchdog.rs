@@ -1,7 +1,8 @@
 //! `fleetdash run`: every collector on its own cadence, one writer, graceful shutdown.
 //!
-//! Each collector loops in its own task (a slow section never delays another) and sends its
-//! finished section to a single writer task, which merges and writes one update at a time.
+//! Each collector loops in its own task (a slow section never delays another) and sends what it
+//! found to a single writer task, which settles (registry, escalations, projections) and merges
+//! one collection at a time, off the async runtime.
 //! On shutdown the loops stop at once (an unfinished pass is simply dropped: nothing was
 //! written for it) and the writer finishes the updates already handed to it.
 
@@ -12,11 +13,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::collect::{self, Collector, SectionName};
-use crate::write::status_json::StatusWriter;
+use crate::write::Writer;
 
 pub async fn run(
     collectors: Vec<Box<dyn Collector>>,
-    writer: Arc<StatusWriter>,
+    writer: Arc<Writer>,
     configured: Vec<SectionName>,
     rules: RulesView,
     shutdown: CancellationToken,
@@ -28,12 +29,12 @@ pub async fn run(
         tokio::spawn(async move {
             let cadence = collector.cadence();
             loop {
-                let update = tokio::select! {
+                let collection = tokio::select! {
                     _ = shutdown.cancelled() => break,
-                    update = collect::run_once(collector.as_ref()) => update,
+                    collection = collect::run_once(collector.as_ref()) => collection,
                 };
-                tracing::info!(section = %update.section, took_ms = update.duration.as_millis() as u64, "collected");
-                if tx.send(update).await.is_err() {
+                tracing::info!(section = %collection.section(), took_ms = collection.duration.as_millis() as u64, "collected");
+                if tx.send(collection).await.is_err() {
                     break;
                 }
                 tokio::select! {
@@ -44,13 +45,13 @@ pub async fn run(
         });
     }
     drop(tx);
-    while let Some(update) = rx.recv().await {
+    while let Some(collection) = rx.recv().await {
         let writer = writer.clone();
         let configured = configured.clone();
         let rules = rules.clone();
-        let section = update.section;
+        let section = collection.section();
         let written =
-            tokio::task::spawn_blocking(move || writer.write(vec![update], &configured, rules))
+            tokio::task::spawn_blocking(move || writer.write(vec![collection], &configured, rules))
                 .await;
         match written {
             Ok(Ok(_)) => tracing::debug!(%section, "snapshot written"),

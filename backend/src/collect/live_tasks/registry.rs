@@ -1,24 +1,21 @@
-//! The known live A2A tasks, kept in `state_dir/live_tasks.json` so that separate runs (cron
+//! The known live A2A tasks: what `state_dir/live_tasks.json` holds, so that separate runs (cron
 //! `collect --only agents` and `collect --only tasks`, or `run`) share them.
 //!
-//! The agents collector notes the task ids heartbeat replies and audit logs mention; the
-//! live-tasks collector polls them and records what it learned (state, last progress, whether
-//! the stuck escalation was written). Every read-modify-write holds an exclusive lock, and the
-//! file is replaced atomically; an unreadable file is logged and started afresh (it only holds
-//! what the next passes rediscover).
+//! The agents pass mentions task ids (heartbeat replies, audit logs); the write side notes
+//! them here ([`note`]) and records what the live-task poll learned (state, last progress,
+//! whether the stuck escalation was written). This module only holds the shape and the pure
+//! operations on it, plus a read-only [`read`] for the poll: the file is written by
+//! `write::live_tasks`, under its lock, and replaced atomically, so a read without the lock
+//! sees one whole version. An unreadable file is logged and read as empty (it only holds what
+//! the next passes rediscover).
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::write::atomic;
-
-const FILE_NAME: &str = "live_tasks.json";
-const LOCK_NAME: &str = "live_tasks.lock";
+pub const FILE_NAME: &str = "live_tasks.json";
 
 /// Where a task id was seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,81 +48,58 @@ pub struct KnownTask {
 /// Task id → what is known. Ordered, so the file is stable.
 pub type Tasks = BTreeMap<String, KnownTask>;
 
-pub struct Registry {
-    path: PathBuf,
-    lock_path: PathBuf,
+/// A task id one agent's pass mentioned, handed from the agents collector to the write side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    pub agent: String,
+    /// The dialect that answered the agent's heartbeat, if it answered.
+    pub wire: Option<String>,
+    pub origin: Origin,
+    pub id: String,
 }
 
-impl Registry {
-    pub fn new(state_dir: &Path) -> Registry {
-        Registry {
-            path: state_dir.join(FILE_NAME),
-            lock_path: state_dir.join(LOCK_NAME),
-        }
-    }
-
-    /// Runs `change` on the known tasks under the lock and saves the result if it changed.
-    pub fn update<T>(&self, change: impl FnOnce(&mut Tasks) -> T) -> Result<T> {
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create directory {}", dir.display()))?;
-        }
-        let lock = File::create(&self.lock_path)
-            .with_context(|| format!("cannot open lock file {}", self.lock_path.display()))?;
-        lock.lock()
-            .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
-        let mut tasks = self.load();
-        let before = tasks.clone();
-        let out = change(&mut tasks);
-        // Most passes change nothing: no write, no fsync.
-        if tasks != before || !self.path.exists() {
-            let bytes = serde_json::to_vec_pretty(&tasks).context("cannot serialise live tasks")?;
-            atomic::write(&self.path, &bytes)?;
-        }
-        Ok(out)
-    }
-
-    fn load(&self) -> Tasks {
-        match std::fs::read(&self.path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-                tracing::warn!(file = %self.path.display(), "live task registry unreadable, starting afresh: {e}");
-                Tasks::new()
-            }),
-            Err(_) => Tasks::new(),
-        }
+/// The known tasks as last written, for reading only.
+pub fn read(state_dir: &Path) -> Tasks {
+    let path = state_dir.join(FILE_NAME);
+    match std::fs::read(&path) {
+        Ok(bytes) => parse(&path, &bytes),
+        Err(_) => Tasks::new(),
     }
 }
 
-/// Records that `agent` mentioned these task ids at `now`.
-pub fn note(
-    tasks: &mut Tasks,
-    agent: &str,
-    wire: Option<&str>,
-    origin: Origin,
-    ids: &[String],
-    now: DateTime<Utc>,
-) {
-    for id in ids {
-        let task = tasks.entry(id.clone()).or_insert_with(|| KnownTask {
-            agent: agent.to_string(),
-            origin,
-            wire: None,
-            first_seen: now,
-            last_mentioned: now,
-            last_progress: now,
-            state: None,
-            updated_at: None,
-            finished_at: None,
-            escalated: false,
-        });
+/// The file's content; an unreadable one is logged and read as empty.
+pub fn parse(path: &Path, bytes: &[u8]) -> Tasks {
+    serde_json::from_slice(bytes).unwrap_or_else(|e| {
+        tracing::warn!(file = %path.display(), "live task registry unreadable, starting afresh: {e}");
+        Tasks::new()
+    })
+}
+
+/// Records that the mentioned task ids were seen at `now`.
+pub fn note(tasks: &mut Tasks, mentions: &[Mention], now: DateTime<Utc>) {
+    for mention in mentions {
+        let task = tasks
+            .entry(mention.id.clone())
+            .or_insert_with(|| KnownTask {
+                agent: mention.agent.clone(),
+                origin: mention.origin,
+                wire: None,
+                first_seen: now,
+                last_mentioned: now,
+                last_progress: now,
+                state: None,
+                updated_at: None,
+                finished_at: None,
+                escalated: false,
+            });
         task.last_mentioned = now;
-        if let Some(wire) = wire {
-            task.wire = Some(wire.to_string());
+        if let Some(wire) = &mention.wire {
+            task.wire = Some(wire.clone());
         }
         // A heartbeat's own report outranks an audit line's mention.
-        if origin == Origin::Heartbeat {
+        if mention.origin == Origin::Heartbeat {
             task.origin = Origin::Heartbeat;
-            task.agent = agent.to_string();
+            task.agent = mention.agent.clone();
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The escalation log: one JSON line per task that became stuck, appended to
 //! `state_dir/escalations.jsonl` (like the fleet's `operation/state/escalations.jsonl`), so the
 //! follow-up loop fires without a human deciding (spec §5.3). Only ids, states and the cause are
-//! written: never message text.
+//! written: never message text. Appended by the live-task store, under the registry's lock.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

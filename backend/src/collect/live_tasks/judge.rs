@@ -1,0 +1,309 @@
+//! The stuck rule as a pure function: the known tasks, what their peers answered, the rules
+//! and a clock in; the recorded progress, the rows and the newly stuck tasks out. No I/O, so
+//! the rule can be tested at its exact boundary; the write side runs it under the registry's
+//! lock and writes what it returns.
+
+use chrono::{DateTime, Utc};
+use fleetdash_model::{Asc, LiveTask, Probe, human_age, seconds_since};
+
+use super::Answers;
+use super::registry::{KnownTask, Tasks};
+use crate::a2a::{self, TaskFacts};
+use crate::config::{Rule, Rules};
+use crate::net::ProbeFailure;
+
+/// The rules the live tasks are judged by, all from the rules file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StuckRules {
+    /// No progress for this long is stuck (spec §3.5).
+    pub no_reply: Rule,
+    /// A finished task stays listed this long.
+    pub keep_finished_s: u64,
+    /// A task no pass has mentioned for this long is forgotten.
+    pub forget_unseen_s: u64,
+}
+
+impl StuckRules {
+    pub fn of(rules: &Rules) -> StuckRules {
+        StuckRules {
+            no_reply: rules.no_reply.clone(),
+            keep_finished_s: rules.keep_finished.seconds,
+            forget_unseen_s: rules.forget_unseen.seconds,
+        }
+    }
+}
+
+/// One pass's verdict.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Judged {
+    /// Every listed task, in registry order.
+    pub rows: Vec<LiveTask>,
+    /// The rows that became stuck in this pass, each marked escalated in the registry: the
+    /// caller appends one escalation line for each.
+    pub newly_stuck: Vec<LiveTask>,
+}
+
+/// Records `answers` into `tasks`, forgets what is no longer mentioned, and judges the rest at
+/// `now`.
+pub fn judge(
+    tasks: &mut Tasks,
+    answers: &Answers,
+    rules: &StuckRules,
+    now: DateTime<Utc>,
+) -> Judged {
+    tasks.retain(|_, t| seconds_since(t.last_mentioned, now) < rules.forget_unseen_s);
+    let mut judged = Judged::default();
+    for (id, task) in tasks.iter_mut() {
+        let answer = answers.get(id);
+        if let Some(Ok(facts)) = answer {
+            record(task, facts, now);
+        }
+        if task
+            .finished_at
+            .is_some_and(|f| seconds_since(f, now) >= rules.keep_finished_s)
+        {
+            continue;
+        }
+        let row = row(id, task, answer, &rules.no_reply, now);
+        if row.stuck && !task.escalated {
+            task.escalated = true;
+            judged.newly_stuck.push(row.clone());
+        }
+        judged.rows.push(row);
+    }
+    judged
+}
+
+/// A polled state that differs from the last one, or a newer status timestamp, is progress.
+fn record(task: &mut KnownTask, facts: &TaskFacts, now: DateTime<Utc>) {
+    let state = facts.state.map(str::to_string);
+    let moved = (state.is_some() && state != task.state)
+        || (facts.updated_at.is_some()
+            && facts.updated_at != task.updated_at
+            && task.updated_at.is_some());
+    if moved {
+        task.last_progress = now;
+    }
+    if state.is_some() {
+        task.state = state;
+    }
+    if facts.updated_at.is_some() {
+        task.updated_at = facts.updated_at;
+    }
+    if task.finished_at.is_none() && facts.state.is_some_and(a2a::is_terminal) {
+        task.finished_at = Some(now);
+    }
+}
+
+fn row(
+    id: &str,
+    task: &KnownTask,
+    answer: Option<&Result<TaskFacts, ProbeFailure>>,
+    no_reply: &Rule,
+    now: DateTime<Utc>,
+) -> LiveTask {
+    let since_progress = seconds_since(task.last_progress, now);
+    let finished = task.finished_at.is_some();
+    let stuck = !finished && since_progress >= no_reply.seconds;
+    let failure = answer.and_then(|o| o.as_ref().err());
+    let state = match (failure, &task.state) {
+        (Some(f), _) => Probe::Error(f.reason.clone()),
+        (None, Some(s)) => Probe::Value(s.clone()),
+        (None, None) => Probe::Unknown,
+    };
+    let (status, reason) = if stuck {
+        let cause = format!(
+            "no reply for {since_progress} s (>= {} s){}",
+            no_reply.seconds,
+            failure
+                .map(|f| format!("; {}", f.reason))
+                .unwrap_or_default()
+        );
+        (Asc::TIMEOUT, Some(cause))
+    } else if let Some(f) = failure {
+        (
+            f.asc.clone(),
+            Some(format!(
+                "{}; last progress {} ago",
+                f.reason,
+                human_age(since_progress)
+            )),
+        )
+    } else {
+        (state_code(task.state.as_deref()), None)
+    };
+    LiveTask {
+        id: id.to_string(),
+        agent: task.agent.clone(),
+        state,
+        age_s: since_progress,
+        stuck,
+        status,
+        reason,
+        checked_at: now,
+        stale: failure.is_some(),
+    }
+}
+
+/// The Agent Status Code that refines an A2A state (ASC protocol bindings, A2A table).
+fn state_code(state: Option<&str>) -> Asc {
+    match state {
+        Some("TASK_STATE_SUBMITTED") => Asc::ACCEPTED,
+        Some("TASK_STATE_WORKING") => Asc::RUNNING,
+        Some("TASK_STATE_INPUT_REQUIRED") => Asc::HUMAN_INPUT_REQUIRED,
+        Some("TASK_STATE_AUTH_REQUIRED") => Asc::AUTHENTICATION_REQUIRED,
+        Some("TASK_STATE_COMPLETED") => Asc::SUCCESS,
+        Some("TASK_STATE_CANCELED") => Asc::CANCELLED,
+        Some("TASK_STATE_REJECTED") => Asc::GUARDRAIL_BLOCKED,
+        Some("TASK_STATE_FAILED") => Asc::INTERNAL_ERROR,
+        _ => Asc::ACCEPTED,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::live_tasks::registry::{Mention, Origin, note};
+    use chrono::{Duration, TimeZone};
+
+    /// The shipped rules file's values: the test judges by the fleet's own thresholds.
+    fn rules() -> StuckRules {
+        StuckRules::of(
+            &crate::config::Rules::parse(
+                std::path::Path::new("config/rules.yaml"),
+                include_str!("../../../../config/rules.yaml"),
+            )
+            .unwrap(),
+        )
+    }
+
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap()
+    }
+
+    fn working() -> TaskFacts {
+        TaskFacts {
+            state: Some("TASK_STATE_WORKING"),
+            updated_at: Some(t0()),
+        }
+    }
+
+    fn registry_with(id: &str) -> Tasks {
+        let mut tasks = Tasks::new();
+        let mention = Mention {
+            agent: "heart".into(),
+            wire: Some("v1".into()),
+            origin: Origin::Heartbeat,
+            id: id.into(),
+        };
+        note(&mut tasks, &[mention], t0());
+        tasks
+    }
+
+    /// The rule at its exact boundary: one second short of `no_reply_seconds` is not stuck,
+    /// the second it is reached is, and the escalation is handed out once.
+    #[test]
+    fn a_task_without_progress_is_stuck_exactly_at_the_rule_and_escalated_once() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        let answers = Answers::from([("t_1".to_string(), Ok(working()))]);
+        let first = judge(&mut tasks, &answers, &rules, t0());
+        assert!(!first.rows[0].stuck && first.newly_stuck.is_empty());
+        assert_eq!(first.rows[0].status, Asc::RUNNING);
+
+        let before = judge(
+            &mut tasks,
+            &answers,
+            &rules,
+            t0() + Duration::seconds(limit - 1),
+        );
+        assert!(!before.rows[0].stuck, "{:?}", before.rows[0]);
+        assert_eq!(before.rows[0].age_s, rules.no_reply.seconds - 1);
+
+        let at = judge(
+            &mut tasks,
+            &answers,
+            &rules,
+            t0() + Duration::seconds(limit),
+        );
+        assert!(at.rows[0].stuck, "{:?}", at.rows[0]);
+        assert_eq!(at.rows[0].status, Asc::TIMEOUT);
+        assert_eq!(
+            at.rows[0].reason.as_deref(),
+            Some(format!("no reply for {limit} s (>= {limit} s)").as_str())
+        );
+        assert_eq!(at.newly_stuck.len(), 1);
+        assert!(tasks["t_1"].escalated);
+
+        let later = judge(
+            &mut tasks,
+            &answers,
+            &rules,
+            t0() + Duration::seconds(limit + 60),
+        );
+        assert!(later.rows[0].stuck && later.newly_stuck.is_empty());
+    }
+
+    /// Progress (a new state or a newer status time) restarts the clock.
+    #[test]
+    fn progress_restarts_the_clock() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        let answers = Answers::from([("t_1".to_string(), Ok(working()))]);
+        judge(&mut tasks, &answers, &rules, t0());
+        let moved_at = t0() + Duration::seconds(limit - 1);
+        let moved = Answers::from([(
+            "t_1".to_string(),
+            Ok(TaskFacts {
+                state: Some("TASK_STATE_WORKING"),
+                updated_at: Some(moved_at),
+            }),
+        )]);
+        judge(&mut tasks, &moved, &rules, moved_at);
+        let judged = judge(&mut tasks, &moved, &rules, t0() + Duration::seconds(limit));
+        assert!(!judged.rows[0].stuck, "{:?}", judged.rows[0]);
+        assert_eq!(judged.rows[0].age_s, 1);
+    }
+
+    /// A finished task is listed for `keep_finished_seconds`, never stuck, then left out; an
+    /// id nobody mentions for `forget_unseen_seconds` is forgotten.
+    #[test]
+    fn finished_tasks_are_kept_then_dropped_and_unmentioned_ids_forgotten() {
+        let rules = rules();
+        let mut tasks = registry_with("t_1");
+        let done = Answers::from([(
+            "t_1".to_string(),
+            Ok(TaskFacts {
+                state: Some("TASK_STATE_COMPLETED"),
+                updated_at: None,
+            }),
+        )]);
+        let judged = judge(&mut tasks, &done, &rules, t0());
+        assert_eq!(judged.rows[0].status, Asc::SUCCESS);
+        let keep = i64::try_from(rules.keep_finished_s).unwrap();
+        let shown = judge(
+            &mut tasks,
+            &Answers::new(),
+            &rules,
+            t0() + Duration::seconds(keep - 1),
+        );
+        assert!(!shown.rows[0].stuck);
+        let gone = judge(
+            &mut tasks,
+            &Answers::new(),
+            &rules,
+            t0() + Duration::seconds(keep),
+        );
+        assert!(gone.rows.is_empty());
+        let forget = i64::try_from(rules.forget_unseen_s).unwrap();
+        judge(
+            &mut tasks,
+            &Answers::new(),
+            &rules,
+            t0() + Duration::seconds(forget),
+        );
+        assert!(tasks.is_empty());
+    }
+}
