@@ -190,7 +190,9 @@ fn separate_agents_and_tasks_runs_share_the_registry_even_when_they_overlap() {
     let task = tasks
         .iter()
         .find(|t| t.id == "t_shared01")
-        .unwrap_or_else(|| panic!("the tasks run did not poll what the agents run noted: {tasks:#?}"));
+        .unwrap_or_else(|| {
+            panic!("the tasks run did not poll what the agents run noted: {tasks:#?}")
+        });
     assert_eq!(task.state, Probe::Value("TASK_STATE_WORKING".into()));
 
     for _ in 0..4 {
@@ -213,5 +215,55 @@ fn separate_agents_and_tasks_runs_share_the_registry_even_when_they_overlap() {
         live(&scratch.snapshot())
             .iter()
             .any(|t| t.id == "t_shared01" && !t.stuck)
+    );
+}
+
+/// Writes `name`'s audit log: one successful exchange 10 s ago that mentions `task_ids`.
+fn audit_mentioning(scratch: &Scratch, name: &str, task_ids: &[&str]) -> std::path::PathBuf {
+    let path = scratch.path().join(format!("{name}.a2a_audit.jsonl"));
+    let ts = chrono::Utc::now().timestamp() as f64 - 10.0;
+    let lines: String = task_ids
+        .iter()
+        .map(|id| {
+            format!(
+                "{}\n",
+                serde_json::json!({"ts": ts, "direction": "inbound", "peer": "min", "task_id": id})
+            )
+        })
+        .collect();
+    std::fs::write(&path, lines).unwrap();
+    path
+}
+
+/// A task id the audit log mentions but the real peer does not know (-32001): its own
+/// condition, NOT_FOUND with the reason, never stuck however long it lasts, never escalated.
+#[test]
+fn a_task_the_peer_does_not_know_is_not_found_never_stuck_nor_escalated() {
+    let scratch = Scratch::new();
+    short_rules(&scratch);
+    let peer = PyPeer::start(Sdk::V1, &["--name", "heart"]);
+    let audit = audit_mentioning(&scratch, "heart", &["t_unknown01"]);
+    let config = scratch.config(&agent_toml("heart", &peer.endpoint(), "v1", &audit));
+
+    collect_ok(&scratch, &config);
+    std::thread::sleep(Duration::from_millis(2500));
+    let snapshot = collect_ok(&scratch, &config);
+    let tasks = live(&snapshot);
+    let task = tasks
+        .iter()
+        .find(|t| t.id == "t_unknown01")
+        .unwrap_or_else(|| panic!("{tasks:#?}"));
+    assert_eq!(task.status, Asc::NOT_FOUND, "{task:#?}");
+    assert!(!task.stuck, "{task:#?}");
+    let reason = task.reason.clone().unwrap();
+    assert!(
+        reason.contains("the peer does not know this task") && reason.contains("-32001"),
+        "{reason}"
+    );
+    assert!(task.age_s >= 2, "its age still counts: {task:#?}");
+    assert!(
+        escalations(&scratch).is_empty(),
+        "{:#?}",
+        escalations(&scratch)
     );
 }

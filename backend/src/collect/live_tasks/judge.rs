@@ -6,11 +6,10 @@
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, LiveTask, Probe, human_age, seconds_since};
 
-use super::Answers;
 use super::registry::{KnownTask, Tasks};
+use super::{Answer, Answers};
 use crate::a2a::{self, TaskFacts};
 use crate::config::{Rule, Rules};
-use crate::net::ProbeFailure;
 
 /// The rules the live tasks are judged by, all from the rules file.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,8 +54,13 @@ pub fn judge(
     let mut judged = Judged::default();
     for (id, task) in tasks.iter_mut() {
         let answer = answers.get(id);
-        if let Some(Ok(facts)) = answer {
-            record(task, facts, now);
+        match answer {
+            Some(Answer::Task(facts)) => {
+                task.not_found = None;
+                record(task, facts, now);
+            }
+            Some(Answer::NotFound(call)) => task.not_found = Some(call.clone()),
+            Some(Answer::Failed(_)) | None => {}
         }
         if task
             .finished_at
@@ -95,17 +99,41 @@ fn record(task: &mut KnownTask, facts: &TaskFacts, now: DateTime<Utc>) {
     }
 }
 
+/// The peer's own words for a task it does not know (ASC NOT_FOUND).
+pub const NOT_FOUND_REASON: &str = "the peer does not know this task";
+
 fn row(
     id: &str,
     task: &KnownTask,
-    answer: Option<&Result<TaskFacts, ProbeFailure>>,
+    answer: Option<&Answer>,
     no_reply: &Rule,
     now: DateTime<Utc>,
 ) -> LiveTask {
     let since_progress = seconds_since(task.last_progress, now);
+    if let Some(call) = &task.not_found {
+        // Not a silence: the peer answered, and what it said is that the task does not exist
+        // there. The stuck rule cannot judge it, so it is never stuck nor escalated.
+        return LiveTask {
+            id: id.to_string(),
+            agent: task.agent.clone(),
+            state: Probe::Error(NOT_FOUND_REASON.to_string()),
+            age_s: since_progress,
+            stuck: false,
+            status: Asc::NOT_FOUND,
+            reason: Some(format!(
+                "{NOT_FOUND_REASON} ({call}); last progress {} ago",
+                human_age(since_progress)
+            )),
+            checked_at: now,
+            stale: false,
+        };
+    }
     let finished = task.finished_at.is_some();
     let stuck = !finished && since_progress >= no_reply.seconds;
-    let failure = answer.and_then(|o| o.as_ref().err());
+    let failure = match answer {
+        Some(Answer::Failed(f)) => Some(f),
+        _ => None,
+    };
     let state = match (failure, &task.state) {
         (Some(f), _) => Probe::Error(f.reason.clone()),
         (None, Some(s)) => Probe::Value(s.clone()),
@@ -207,7 +235,7 @@ mod tests {
         let rules = rules();
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
         let mut tasks = registry_with("t_1");
-        let answers = Answers::from([("t_1".to_string(), Ok(working()))]);
+        let answers = Answers::from([("t_1".to_string(), Answer::Task(working()))]);
         let first = judge(&mut tasks, &answers, &rules, t0());
         assert!(!first.rows[0].stuck && first.newly_stuck.is_empty());
         assert_eq!(first.rows[0].status, Asc::RUNNING);
@@ -251,12 +279,12 @@ mod tests {
         let rules = rules();
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
         let mut tasks = registry_with("t_1");
-        let answers = Answers::from([("t_1".to_string(), Ok(working()))]);
+        let answers = Answers::from([("t_1".to_string(), Answer::Task(working()))]);
         judge(&mut tasks, &answers, &rules, t0());
         let moved_at = t0() + Duration::seconds(limit - 1);
         let moved = Answers::from([(
             "t_1".to_string(),
-            Ok(TaskFacts {
+            Answer::Task(TaskFacts {
                 state: Some("TASK_STATE_WORKING"),
                 updated_at: Some(moved_at),
             }),
@@ -275,7 +303,7 @@ mod tests {
         let mut tasks = registry_with("t_1");
         let done = Answers::from([(
             "t_1".to_string(),
-            Ok(TaskFacts {
+            Answer::Task(TaskFacts {
                 state: Some("TASK_STATE_COMPLETED"),
                 updated_at: None,
             }),
@@ -305,5 +333,48 @@ mod tests {
             t0() + Duration::seconds(forget),
         );
         assert!(tasks.is_empty());
+    }
+
+    /// "Task not found" is its own condition: at and past the rule it is NOT_FOUND, not stuck,
+    /// and nothing is escalated; once the peer knows the task again the rule applies again.
+    #[test]
+    fn a_task_the_peer_does_not_know_is_never_stuck() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        let unknown = Answers::from([(
+            "t_1".to_string(),
+            Answer::NotFound("GetTask: JSON-RPC -32001 task not found".into()),
+        )]);
+        for after in [0, limit, limit * 10] {
+            let judged = judge(
+                &mut tasks,
+                &unknown,
+                &rules,
+                t0() + Duration::seconds(after),
+            );
+            let row = &judged.rows[0];
+            assert!(!row.stuck && judged.newly_stuck.is_empty(), "{row:?}");
+            assert_eq!(row.status, Asc::NOT_FOUND);
+            assert!(row.reason.as_deref().unwrap().starts_with(NOT_FOUND_REASON));
+        }
+        // Not polled this pass (say it finished elsewhere): still known as not found.
+        let judged = judge(
+            &mut tasks,
+            &Answers::new(),
+            &rules,
+            t0() + Duration::seconds(limit),
+        );
+        assert_eq!(judged.rows[0].status, Asc::NOT_FOUND);
+        // Known again: its first state is progress, and the rule counts from there.
+        let known = Answers::from([("t_1".to_string(), Answer::Task(working()))]);
+        let again = t0() + Duration::seconds(limit * 11);
+        let judged = judge(&mut tasks, &known, &rules, again);
+        assert_eq!(
+            (judged.rows[0].status.clone(), judged.rows[0].stuck),
+            (Asc::RUNNING, false)
+        );
+        let judged = judge(&mut tasks, &known, &rules, again + Duration::seconds(limit));
+        assert!(judged.rows[0].stuck, "{:?}", judged.rows[0]);
     }
 }

@@ -27,8 +27,23 @@ use crate::config::{AgentConfig, Config};
 use crate::net::{ProbeClient, ProbeFailure};
 use registry::KnownTask;
 
+/// What one polled task's peer answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// The task as its peer reports it.
+    Task(TaskFacts),
+    /// The peer says it does not know this task (`-32001` task not found): its own condition,
+    /// not a silence, so never stuck. The text names the call.
+    NotFound(String),
+    /// No usable answer.
+    Failed(ProbeFailure),
+}
+
 /// What each polled task's peer answered, by task id.
-pub type Answers = BTreeMap<String, Result<TaskFacts, ProbeFailure>>;
+pub type Answers = BTreeMap<String, Answer>;
+
+/// The JSON-RPC / A2A error code for "task not found".
+const TASK_NOT_FOUND: i64 = -32001;
 
 /// One live-task poll, for the write side to record and judge.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -59,7 +74,14 @@ impl LiveTasksCollector {
         }
     }
 
-    async fn poll(&self, id: &str, task: &KnownTask) -> Result<TaskFacts, ProbeFailure> {
+    async fn poll(&self, id: &str, task: &KnownTask) -> Answer {
+        match self.get_task(id, task).await {
+            Ok(answer) => answer,
+            Err(failure) => Answer::Failed(failure),
+        }
+    }
+
+    async fn get_task(&self, id: &str, task: &KnownTask) -> Result<Answer, ProbeFailure> {
         let agent = self.agents.get(&task.agent).ok_or_else(|| {
             ProbeFailure::new(
                 Asc::NOT_FOUND,
@@ -89,19 +111,19 @@ impl LiveTasksCollector {
         match RpcOutcome::parse(&reply.json()?)
             .map_err(|e| ProbeFailure::new(Asc::INTEGRITY_CHECK_FAILED, e))?
         {
-            RpcOutcome::Result(result) => Ok(a2a::task_facts(&result)),
-            RpcOutcome::Error { code } => Err(ProbeFailure::new(
-                if code == -32001 {
-                    Asc::NOT_FOUND
-                } else {
-                    Asc::RETRYABLE_ERROR
-                },
-                format!(
+            RpcOutcome::Result(result) => Ok(Answer::Task(a2a::task_facts(&result))),
+            RpcOutcome::Error { code } => {
+                let call = format!(
                     "{}: JSON-RPC {code} {}",
                     get_task_name(wire),
                     a2a::error_name(code)
-                ),
-            )),
+                );
+                if code == TASK_NOT_FOUND {
+                    Ok(Answer::NotFound(call))
+                } else {
+                    Err(ProbeFailure::new(Asc::RETRYABLE_ERROR, call))
+                }
+            }
         }
     }
 

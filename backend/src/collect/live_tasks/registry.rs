@@ -43,6 +43,9 @@ pub struct KnownTask {
     pub finished_at: Option<DateTime<Utc>>,
     /// The stuck escalation was appended for it.
     pub escalated: bool,
+    /// Its peer's last answer was "task not found": why, until it knows the task again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_found: Option<String>,
 }
 
 /// Task id → what is known. Ordered, so the file is stable.
@@ -91,6 +94,7 @@ pub fn note(tasks: &mut Tasks, mentions: &[Mention], now: DateTime<Utc>) {
                 updated_at: None,
                 finished_at: None,
                 escalated: false,
+                not_found: None,
             });
         task.last_mentioned = now;
         if let Some(wire) = &mention.wire {
