@@ -43,6 +43,13 @@ fn escalations(scratch: &Scratch) -> Vec<serde_json::Value> {
         .collect()
 }
 
+fn escalations_of(scratch: &Scratch, task_id: &str) -> Vec<serde_json::Value> {
+    escalations(scratch)
+        .into_iter()
+        .filter(|l| l["task_id"] == task_id)
+        .collect()
+}
+
 #[test]
 fn a_task_that_never_progresses_on_a_real_peer_becomes_stuck_and_is_escalated_once() {
     let scratch = Scratch::new();
@@ -87,9 +94,9 @@ fn a_task_that_never_progresses_on_a_real_peer_becomes_stuck_and_is_escalated_on
     );
     assert!(second.verdict().red >= 1);
 
-    let lines = escalations(&scratch);
+    // The heartbeat's own task never finishes either; this test is about the in-flight one.
+    let lines = escalations_of(&scratch, "t_never01");
     assert_eq!(lines.len(), 1, "{lines:#?}");
-    assert_eq!(lines[0]["task_id"], "t_never01");
     assert_eq!(lines[0]["rule"]["no_reply_seconds"], 2);
     assert!(
         lines[0]["rule"]["source"]
@@ -101,7 +108,7 @@ fn a_task_that_never_progresses_on_a_real_peer_becomes_stuck_and_is_escalated_on
     // Still stuck on the next pass, but escalated only once.
     let third = live(&collect_ok(&scratch, &config));
     assert!(third.iter().any(|t| t.id == "t_never01" && t.stuck));
-    assert_eq!(escalations(&scratch).len(), 1);
+    assert_eq!(escalations_of(&scratch, "t_never01").len(), 1);
 }
 
 #[test]
@@ -263,6 +270,60 @@ fn a_task_the_peer_does_not_know_is_not_found_never_stuck_nor_escalated() {
     assert!(task.age_s >= 2, "its age still counts: {task:#?}");
     assert!(
         escalations(&scratch).is_empty(),
+        "{:#?}",
+        escalations(&scratch)
+    );
+}
+
+/// An agent that accepts the heartbeat as a task and leaves it WORKING (a real a2a-sdk peer
+/// with --never-complete, no in-flight list): the heartbeat's own task is tracked, becomes
+/// stuck at the rule and is escalated once; the later heartbeats' tasks do not pile up.
+#[test]
+fn a_heartbeat_the_peer_leaves_working_is_tracked_and_becomes_stuck() {
+    let scratch = Scratch::new();
+    short_rules(&scratch);
+    let peer = PyPeer::start(Sdk::V1, &["--name", "heart", "--never-complete"]);
+    let audit = scratch.audit_log("heart", 10.0);
+    let config = scratch.config(&agent_toml("heart", &peer.endpoint(), "v1", &audit));
+
+    let first = live(&collect_ok(&scratch, &config));
+    assert_eq!(
+        first.len(),
+        1,
+        "the heartbeat's task is tracked: {first:#?}"
+    );
+    let id = first[0].id.clone();
+    assert_eq!(first[0].agent, "heart");
+    assert_eq!(first[0].state, Probe::Value("TASK_STATE_WORKING".into()));
+    assert!(!first[0].stuck);
+
+    std::thread::sleep(Duration::from_millis(2500));
+    let second = collect_ok(&scratch, &config);
+    let tasks = live(&second);
+    let task = tasks
+        .iter()
+        .find(|t| t.id == id)
+        .unwrap_or_else(|| panic!("{tasks:#?}"));
+    assert!(task.stuck, "{task:#?}");
+    assert_eq!(task.status, Asc::TIMEOUT);
+    let reason = task.reason.clone().unwrap();
+    assert!(
+        reason.starts_with("no reply for ") && reason.contains("heartbeat"),
+        "{reason}"
+    );
+    assert!(second.verdict().red >= 1);
+    assert_eq!(escalations_of(&scratch, &id).len(), 1);
+
+    let third = live(&collect_ok(&scratch, &config));
+    assert_eq!(
+        third.len(),
+        1,
+        "one heartbeat task per agent at a time: {third:#?}"
+    );
+    assert!(third[0].id == id && third[0].stuck);
+    assert_eq!(
+        escalations(&scratch).len(),
+        1,
         "{:#?}",
         escalations(&scratch)
     );

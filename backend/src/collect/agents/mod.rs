@@ -55,29 +55,28 @@ impl AgentsCollector {
     /// against the limit, so each hung agent would stall its whole window for a timeout and a
     /// pass would cost one timeout per `concurrency` agents instead of about one in all.
     pub async fn probe_all(&self) -> (Vec<Agent>, Vec<Mention>) {
-        let mut rows: Vec<(usize, Agent, Vec<String>)> =
-            futures::stream::iter(0..self.agents.len())
-                .map(|i| async move {
-                    let (row, audit_ids) = self.probe_one(&self.agents[i]).await;
-                    (i, row, audit_ids)
-                })
-                .buffer_unordered(self.limits.concurrency)
-                .collect()
-                .await;
+        let mut rows: Vec<(usize, Agent, Seen)> = futures::stream::iter(0..self.agents.len())
+            .map(|i| async move {
+                let (row, seen) = self.probe_one(&self.agents[i]).await;
+                (i, row, seen)
+            })
+            .buffer_unordered(self.limits.concurrency)
+            .collect()
+            .await;
         rows.sort_unstable_by_key(|(i, _, _)| *i);
         let mentions = mentions(&rows);
         (rows.into_iter().map(|(_, row, _)| row).collect(), mentions)
     }
 
-    /// One agent's row, and the task ids its audit tail mentioned.
-    async fn probe_one(&self, agent: &AgentConfig) -> (Agent, Vec<String>) {
+    /// One agent's row, and the task ids its heartbeat reply and audit tail showed besides it.
+    async fn probe_one(&self, agent: &AgentConfig) -> (Agent, Seen) {
         let checked_at = Utc::now();
         let token = match read_token(agent.token.as_ref()) {
             Ok(t) => t,
             Err(failure) => {
                 return (
                     verdict::unprobed(agent, failure, &self.rules, checked_at),
-                    Vec::new(),
+                    Seen::default(),
                 );
             }
         };
@@ -95,9 +94,17 @@ impl AgentsCollector {
                 .expect("learned-dialect map is never poisoned")
                 .insert(agent.name.clone(), reply.wire);
         }
-        let audit_ids = match &audit {
-            Some(Ok(tail)) => tail.task_ids.clone(),
-            _ => Vec::new(),
+        let seen = Seen {
+            heartbeat_task: heartbeat
+                .as_ref()
+                .ok()
+                .and_then(|reply| reply.facts.task.clone())
+                .filter(|task| task.is_open())
+                .map(|task| task.id),
+            audit_ids: match &audit {
+                Some(Ok(tail)) => tail.task_ids.clone(),
+                _ => Vec::new(),
+            },
         };
         let row = verdict::row(
             agent,
@@ -109,7 +116,7 @@ impl AgentsCollector {
             &self.rules,
             checked_at,
         );
-        (row, audit_ids)
+        (row, seen)
     }
 
     fn attempts(&self, agent: &AgentConfig) -> Vec<Wire> {
@@ -146,11 +153,19 @@ impl AgentsCollector {
     }
 }
 
-/// The task ids a pass saw, in row order: each agent's heartbeat in-flight list, then the ids
-/// its audit tail mentioned.
-fn mentions(rows: &[(usize, Agent, Vec<String>)]) -> Vec<Mention> {
+/// What one agent's probes showed besides its row.
+#[derive(Debug, Default)]
+struct Seen {
+    /// The task the heartbeat itself became, when the peer left it unfinished.
+    heartbeat_task: Option<String>,
+    audit_ids: Vec<String>,
+}
+
+/// The task ids a pass saw, in row order: each agent's heartbeat in-flight list, its
+/// heartbeat's own unfinished task, then the ids its audit tail mentioned.
+fn mentions(rows: &[(usize, Agent, Seen)]) -> Vec<Mention> {
     let mut out = Vec::new();
-    for (_, row, audit_ids) in rows {
+    for (_, row, seen) in rows {
         let heartbeat = row.heartbeat.value();
         let wire = heartbeat.map(|h| h.dialect.clone());
         let in_flight = heartbeat
@@ -160,7 +175,12 @@ fn mentions(rows: &[(usize, Agent, Vec<String>)]) -> Vec<Mention> {
         let seen = in_flight
             .into_iter()
             .map(|id| (Origin::Heartbeat, id))
-            .chain(audit_ids.iter().map(|id| (Origin::Audit, id.clone())));
+            .chain(
+                seen.heartbeat_task
+                    .iter()
+                    .map(|id| (Origin::HeartbeatTask, id.clone())),
+            )
+            .chain(seen.audit_ids.iter().map(|id| (Origin::Audit, id.clone())));
         out.extend(seen.map(|(origin, id)| Mention {
             agent: row.name.clone(),
             wire: wire.clone(),

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, LiveTask, Probe, human_age, seconds_since};
 
-use super::registry::{KnownTask, Tasks};
+use super::registry::{KnownTask, Origin, Tasks};
 use super::{Answer, Answers};
 use crate::a2a::{self, TaskFacts};
 use crate::config::{Rule, Rules};
@@ -50,11 +50,8 @@ pub fn judge(
     rules: &StuckRules,
     now: DateTime<Utc>,
 ) -> Judged {
-    tasks.retain(|_, t| seconds_since(t.last_mentioned, now) < rules.forget_unseen_s);
-    let mut judged = Judged::default();
     for (id, task) in tasks.iter_mut() {
-        let answer = answers.get(id);
-        match answer {
+        match answers.get(id) {
             Some(Answer::Task(facts)) => {
                 task.not_found = None;
                 record(task, facts, now);
@@ -62,6 +59,15 @@ pub fn judge(
             Some(Answer::NotFound(call)) => task.not_found = Some(call.clone()),
             Some(Answer::Failed(_)) | None => {}
         }
+    }
+    tasks.retain(|_, t| {
+        seconds_since(t.last_mentioned, now) < rules.forget_unseen_s
+            // A heartbeat's task that completed is our own probe done: nothing to show.
+            && !(t.origin == Origin::HeartbeatTask && t.state.as_deref() == Some(COMPLETED))
+    });
+    let mut judged = Judged::default();
+    for (id, task) in tasks.iter_mut() {
+        let answer = answers.get(id);
         if task
             .finished_at
             .is_some_and(|f| seconds_since(f, now) >= rules.keep_finished_s)
@@ -98,6 +104,10 @@ fn record(task: &mut KnownTask, facts: &TaskFacts, now: DateTime<Utc>) {
         task.finished_at = Some(now);
     }
 }
+
+/// What a row of the heartbeat's own task says it is.
+pub const HEARTBEAT_TASK: &str = "the task our heartbeat became, left unfinished by the peer";
+const COMPLETED: &str = "TASK_STATE_COMPLETED";
 
 /// The peer's own words for a task it does not know (ASC NOT_FOUND).
 pub const NOT_FOUND_REASON: &str = "the peer does not know this task";
@@ -159,6 +169,12 @@ fn row(
         )
     } else {
         (state_code(task.state.as_deref()), None)
+    };
+    // Its id is the peer's own UUID: say what the task is.
+    let reason = match (task.origin, reason) {
+        (Origin::HeartbeatTask, Some(r)) => Some(format!("{r}; {HEARTBEAT_TASK}")),
+        (Origin::HeartbeatTask, None) => Some(HEARTBEAT_TASK.to_string()),
+        (_, reason) => reason,
     };
     LiveTask {
         id: id.to_string(),
@@ -376,5 +392,73 @@ mod tests {
         );
         let judged = judge(&mut tasks, &known, &rules, again + Duration::seconds(limit));
         assert!(judged.rows[0].stuck, "{:?}", judged.rows[0]);
+    }
+
+    fn heartbeat_task(id: &str) -> Mention {
+        Mention {
+            agent: "heart".into(),
+            wire: Some("v1".into()),
+            origin: Origin::HeartbeatTask,
+            id: id.into(),
+        }
+    }
+
+    /// A peer that leaves every heartbeat working makes a new task each time: the oldest open
+    /// one is tracked and judged (stuck at the rule, escalated once), later ones only renew
+    /// it; once it completes it is dropped and the next heartbeat's task is tracked.
+    #[test]
+    fn one_open_heartbeat_task_per_agent_is_tracked_and_judged() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = Tasks::new();
+        note(&mut tasks, &[heartbeat_task("hb-1")], t0());
+        let answers = Answers::from([("hb-1".to_string(), Answer::Task(working()))]);
+        let judged = judge(&mut tasks, &answers, &rules, t0());
+        assert_eq!(judged.rows[0].reason.as_deref(), Some(HEARTBEAT_TASK));
+        for i in 2..6 {
+            note(
+                &mut tasks,
+                &[heartbeat_task(&format!("hb-{i}"))],
+                t0() + Duration::seconds(i),
+            );
+        }
+        assert_eq!(tasks.len(), 1, "{tasks:#?}");
+        assert_eq!(tasks["hb-1"].last_mentioned, t0() + Duration::seconds(5));
+        let judged = judge(
+            &mut tasks,
+            &answers,
+            &rules,
+            t0() + Duration::seconds(limit),
+        );
+        assert!(judged.rows[0].stuck);
+        assert_eq!(judged.newly_stuck.len(), 1);
+        assert!(
+            judged.rows[0]
+                .reason
+                .as_deref()
+                .unwrap()
+                .ends_with(HEARTBEAT_TASK)
+        );
+
+        let done = Answers::from([(
+            "hb-1".to_string(),
+            Answer::Task(TaskFacts {
+                state: Some(COMPLETED),
+                updated_at: None,
+            }),
+        )]);
+        let judged = judge(
+            &mut tasks,
+            &done,
+            &rules,
+            t0() + Duration::seconds(limit + 1),
+        );
+        assert!(judged.rows.is_empty() && tasks.is_empty(), "{tasks:#?}");
+        note(
+            &mut tasks,
+            &[heartbeat_task("hb-9")],
+            t0() + Duration::seconds(limit + 2),
+        );
+        assert!(tasks.contains_key("hb-9"));
     }
 }

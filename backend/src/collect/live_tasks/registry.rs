@@ -19,9 +19,13 @@ pub const FILE_NAME: &str = "live_tasks.json";
 
 /// Where a task id was seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Origin {
+    /// A heartbeat reply's in-flight list.
     Heartbeat,
+    /// The heartbeat itself: the peer answered it with a Task it has not finished. Spec §2.2:
+    /// the hub expects the reply within the stuck window, so this task is judged like any.
+    HeartbeatTask,
     Audit,
 }
 
@@ -79,8 +83,25 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Tasks {
 }
 
 /// Records that the mentioned task ids were seen at `now`.
+///
+/// Each heartbeat a peer leaves unfinished is a new task; one per agent is tracked at a time,
+/// the oldest still open (neither finished nor unknown to its peer): it alone shows whether
+/// the agent ever finishes them, and each later one only renews its mention, so a hung agent
+/// is one row and one escalation, not one per heartbeat.
 pub fn note(tasks: &mut Tasks, mentions: &[Mention], now: DateTime<Utc>) {
     for mention in mentions {
+        if mention.origin == Origin::HeartbeatTask
+            && !tasks.contains_key(&mention.id)
+            && let Some(open) = tasks.values_mut().find(|t| {
+                t.origin == Origin::HeartbeatTask
+                    && t.agent == mention.agent
+                    && t.finished_at.is_none()
+                    && t.not_found.is_none()
+            })
+        {
+            open.last_mentioned = now;
+            continue;
+        }
         let task = tasks
             .entry(mention.id.clone())
             .or_insert_with(|| KnownTask {
@@ -100,7 +121,7 @@ pub fn note(tasks: &mut Tasks, mentions: &[Mention], now: DateTime<Utc>) {
         if let Some(wire) = &mention.wire {
             task.wire = Some(wire.clone());
         }
-        // A heartbeat's own report outranks an audit line's mention.
+        // A heartbeat's in-flight list outranks an audit line's mention.
         if mention.origin == Origin::Heartbeat {
             task.origin = Origin::Heartbeat;
             task.agent = mention.agent.clone();
