@@ -4,6 +4,9 @@
 
 mod support;
 
+#[path = "support/kanban.rs"]
+mod kanban;
+
 use std::time::Duration;
 
 use fleetdash::a2a::Wire;
@@ -217,7 +220,10 @@ fn separate_agents_and_tasks_runs_share_the_registry_even_when_they_overlap() {
         &std::fs::read(scratch.path().join("state/live_tasks.json")).unwrap(),
     )
     .expect("the registry is whole after overlapping runs");
-    assert_eq!(registry["t_shared01"]["agent"], "heart", "{registry:#}");
+    assert_eq!(
+        registry["tasks"]["t_shared01"]["agent"], "heart",
+        "{registry:#}"
+    );
     assert!(
         live(&scratch.snapshot())
             .iter()
@@ -225,17 +231,22 @@ fn separate_agents_and_tasks_runs_share_the_registry_even_when_they_overlap() {
     );
 }
 
-/// Writes `name`'s audit log: one successful exchange 10 s ago that mentions `task_ids`.
+/// Writes `name`'s audit log: one successful exchange 10 s ago that mentions the first of
+/// `task_ids`, then one failed exchange (HTTP 502) for each of the others. The tail reader
+/// takes the ids of the newest successful line and of every line after it.
 fn audit_mentioning(scratch: &Scratch, name: &str, task_ids: &[&str]) -> std::path::PathBuf {
     let path = scratch.path().join(format!("{name}.a2a_audit.jsonl"));
     let ts = chrono::Utc::now().timestamp() as f64 - 10.0;
     let lines: String = task_ids
         .iter()
-        .map(|id| {
-            format!(
-                "{}\n",
-                serde_json::json!({"ts": ts, "direction": "inbound", "peer": "min", "task_id": id})
-            )
+        .enumerate()
+        .map(|(i, id)| {
+            let mut line =
+                serde_json::json!({"ts": ts, "direction": "inbound", "peer": "min", "task_id": id});
+            if i > 0 {
+                line["status"] = 502.into();
+            }
+            format!("{line}\n")
         })
         .collect();
     std::fs::write(&path, lines).unwrap();
@@ -327,4 +338,97 @@ fn a_heartbeat_the_peer_leaves_working_is_tracked_and_becomes_stuck() {
         "{:#?}",
         escalations(&scratch)
     );
+}
+
+/// Every file under `dir`, recursively, with its text.
+fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            out.push((path, text));
+        }
+    }
+    out
+}
+
+/// Secret-shaped task ids from a real peer's heartbeat in-flight list and from audit lines'
+/// `task_id`: none of them reaches any file fleetdash writes (output_dir, state_dir with the
+/// registry and the escalations, the vault), the page says ids were withheld, and a harmless
+/// id beside them is still polled, judged and escalated.
+#[test]
+fn secret_shaped_task_ids_are_never_written_and_harmless_ones_still_tracked() {
+    use support::secrets::{HASH, JWT, SK, URL_CREDS, find_secret};
+    let scratch = Scratch::new();
+    short_rules(&scratch);
+    let peer = PyPeer::start(
+        Sdk::V1,
+        &[
+            "--name",
+            "heart",
+            "--in-flight",
+            SK.value,
+            "--in-flight",
+            HASH.value,
+            "--in-flight",
+            "t_fine01",
+        ],
+    );
+    let audit = audit_mentioning(&scratch, "heart", &[JWT.value, URL_CREDS.value, "t_fine01"]);
+    let board = kanban::Kanban::create(&scratch.path().join("research.db"));
+    board.task(&kanban::Task::new(
+        "t_card01",
+        "Survey dialects",
+        "todo",
+        Some("min"),
+    ));
+    let vault = scratch.path().join("vault");
+    let config = scratch.config(&format!(
+        "{}[vault]\npath = \"{}\"\n\n[[boards]]\nname = \"research\"\ndb = \"research.db\"\n\
+         projection = \"Docs/Kanban/research.kanban\"\n",
+        agent_toml("heart", &peer.endpoint(), "v1", &audit),
+        vault.display()
+    ));
+
+    collect_ok(&scratch, &config);
+    std::thread::sleep(Duration::from_millis(2500));
+    let snapshot = collect_ok(&scratch, &config);
+
+    let mut checked = 0;
+    for dir in ["out", "state", "vault"] {
+        for (path, text) in files_under(&scratch.path().join(dir)) {
+            if let Some(found) = find_secret(&text) {
+                panic!("{} holds {found}:\n{text}", path.display());
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 6,
+        "status.json, snapshot.html, the registry, the escalations, the vault file, the history: {checked}"
+    );
+
+    let tasks = live(&snapshot);
+    let fine = tasks
+        .iter()
+        .find(|t| t.id == "t_fine01")
+        .unwrap_or_else(|| panic!("the harmless id is tracked: {tasks:#?}"));
+    assert_eq!(fine.state, Probe::Value("TASK_STATE_WORKING".into()));
+    assert!(fine.stuck, "{fine:#?}");
+    assert_eq!(escalations_of(&scratch, "t_fine01").len(), 1);
+    let withheld = tasks
+        .iter()
+        .find(|t| t.status == Asc::GUARDRAIL_BLOCKED)
+        .unwrap_or_else(|| panic!("the page says ids were withheld: {tasks:#?}"));
+    assert_eq!(withheld.agent, "heart");
+    assert!(!withheld.stuck);
+    let reason = withheld.reason.clone().unwrap();
+    assert!(
+        reason.starts_with("4 task ids") && reason.contains("not tracked"),
+        "{reason}"
+    );
+    assert!(vault.join("Docs/Kanban/research.kanban").is_file());
 }

@@ -12,6 +12,7 @@ use fleetdash_model::LiveTask;
 use serde_json::json;
 
 use crate::config::Rule;
+use crate::redact::RedactionGate;
 
 pub const FILE_NAME: &str = "escalations.jsonl";
 
@@ -26,7 +27,14 @@ impl Escalations {
         }
     }
 
-    pub fn append(&self, task: &LiveTask, rule: &Rule, now: DateTime<Utc>) -> Result<()> {
+    /// Appends one line for `task`, passed through the gate.
+    pub fn append(
+        &self,
+        task: &LiveTask,
+        rule: &Rule,
+        gate: &RedactionGate,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
         let line = json!({
             "ts": now.to_rfc3339(),
             "kind": "stuck",
@@ -36,6 +44,9 @@ impl Escalations {
             "cause": task.reason,
             "rule": {"no_reply_seconds": rule.seconds, "source": rule.source, "ruled_by": rule.ruled_by},
         });
+        let line = gate
+            .to_json(&line)
+            .context("cannot serialise the escalation")?;
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

@@ -20,7 +20,8 @@ use super::atomic;
 use super::escalations::Escalations;
 use crate::collect::live_tasks::Poll;
 use crate::collect::live_tasks::judge::{self, StuckRules};
-use crate::collect::live_tasks::registry::{self, Mention, Tasks};
+use crate::collect::live_tasks::registry::{self, Mention, Registry};
+use crate::redact::RedactionGate;
 
 const LOCK_NAME: &str = "live_tasks.lock";
 
@@ -29,30 +30,36 @@ pub struct LiveTaskStore {
     lock_path: PathBuf,
     escalations: Escalations,
     rules: StuckRules,
+    gate: RedactionGate,
 }
 
 impl LiveTaskStore {
-    pub fn new(state_dir: &Path, rules: StuckRules) -> LiveTaskStore {
+    pub fn new(state_dir: &Path, rules: StuckRules, gate: RedactionGate) -> LiveTaskStore {
         LiveTaskStore {
             path: state_dir.join(registry::FILE_NAME),
             lock_path: state_dir.join(LOCK_NAME),
             escalations: Escalations::new(state_dir),
             rules,
+            gate,
         }
     }
 
-    /// Notes the task ids an agents pass mentioned, seen at `now`.
+    /// Notes the task ids an agents pass mentioned, seen at `now`; ids that look like secrets
+    /// are counted, never stored.
     pub fn note(&self, mentions: &[Mention], now: DateTime<Utc>) -> Result<()> {
-        self.update(|tasks| registry::note(tasks, mentions, now))
+        self.update(|registry| registry.note(mentions, &self.gate, now))
     }
 
     /// Records what the poll's peers answered, judges every known task at `now`, appends one
     /// escalation per newly stuck task, and returns the rows.
     pub fn record(&self, poll: &Poll, now: DateTime<Utc>) -> Result<Vec<LiveTask>> {
-        self.update(|tasks| {
-            let judged = judge::judge(tasks, &poll.answers, &self.rules, now);
+        self.update(|registry| {
+            let judged = judge::judge_registry(registry, &poll.answers, &self.rules, now);
             for row in &judged.newly_stuck {
-                if let Err(e) = self.escalations.append(row, &self.rules.no_reply, now) {
+                let appended = self
+                    .escalations
+                    .append(row, &self.rules.no_reply, &self.gate, now);
+                if let Err(e) = appended {
                     tracing::error!(task = %row.id, "cannot write the escalation: {e:#}");
                 }
             }
@@ -60,8 +67,9 @@ impl LiveTaskStore {
         })
     }
 
-    /// Runs `change` on the known tasks under the lock and saves the result if it changed.
-    fn update<T>(&self, change: impl FnOnce(&mut Tasks) -> T) -> Result<T> {
+    /// Runs `change` on the registry under the lock and saves the result, through the gate,
+    /// if it changed.
+    fn update<T>(&self, change: impl FnOnce(&mut Registry) -> T) -> Result<T> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create directory {}", dir.display()))?;
@@ -70,15 +78,21 @@ impl LiveTaskStore {
             .with_context(|| format!("cannot open lock file {}", self.lock_path.display()))?;
         lock.lock()
             .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
-        let mut tasks = match std::fs::read(&self.path) {
+        let read = match std::fs::read(&self.path) {
             Ok(bytes) => registry::parse(&self.path, &bytes),
-            Err(_) => Tasks::new(),
+            Err(_) => Registry::default(),
         };
-        let before = tasks.clone();
-        let out = change(&mut tasks);
+        let mut registry = read.clone();
+        // A file from before ids were checked may hold secret-shaped ones: never again.
+        registry.purge(&self.gate);
+        let out = change(&mut registry);
         // Most passes change nothing: no write, no fsync.
-        if tasks != before || !self.path.exists() {
-            let bytes = serde_json::to_vec_pretty(&tasks).context("cannot serialise live tasks")?;
+        if registry != read || !self.path.exists() {
+            let json = self
+                .gate
+                .to_json(&registry)
+                .context("cannot serialise live tasks")?;
+            let bytes = serde_json::to_vec_pretty(&json).context("cannot serialise live tasks")?;
             atomic::write(&self.path, &bytes)?;
         }
         Ok(out)

@@ -40,7 +40,7 @@ impl Writer {
     pub fn new(config: &Config, rules: &Rules, gate: RedactionGate) -> Result<Writer> {
         Ok(Writer {
             status: StatusWriter::new(&config.output_dir, &config.state_dir, gate.clone())?,
-            live_tasks: LiveTaskStore::new(&config.state_dir, StuckRules::of(rules)),
+            live_tasks: LiveTaskStore::new(&config.state_dir, StuckRules::of(rules), gate.clone()),
             gate,
         })
     }

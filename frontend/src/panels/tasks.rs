@@ -132,10 +132,13 @@ pub fn stuck_at(task: &LiveTask, no_reply_s: u64, now: DateTime<Utc>) -> bool {
         || (under_the_rule(task) && task.age_s + seconds_since(task.checked_at, now) >= no_reply_s)
 }
 
-/// Unfinished, and not a task its peer does not know (ASC NOT_FOUND): the collector never
-/// judges that one stuck, so neither does the page.
+/// Unfinished, and neither a task its peer does not know (ASC NOT_FOUND) nor ids withheld as
+/// secret-shaped (ASC GUARDRAIL_BLOCKED): the collector never judges those stuck, so neither
+/// does the page.
 fn under_the_rule(task: &LiveTask) -> bool {
-    !finished(task) && task.status.code != Asc::NOT_FOUND.code
+    !finished(task)
+        && task.status.code != Asc::NOT_FOUND.code
+        && task.status.code != Asc::GUARDRAIL_BLOCKED.code
 }
 
 fn finished(task: &LiveTask) -> bool {

@@ -6,10 +6,11 @@
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, LiveTask, Probe, human_age, seconds_since};
 
-use super::registry::{KnownTask, Origin, Tasks};
+use super::registry::{KnownTask, Origin, Registry, Tasks, Withheld};
 use super::{Answer, Answers};
 use crate::a2a::{self, TaskFacts};
 use crate::config::{Rule, Rules};
+use crate::redact::REDACTED;
 
 /// The rules the live tasks are judged by, all from the rules file.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +41,53 @@ pub struct Judged {
     /// The rows that became stuck in this pass, each marked escalated in the registry: the
     /// caller appends one escalation line for each.
     pub newly_stuck: Vec<LiveTask>,
+}
+
+/// [`judge`] over the registry's tasks, then one row per agent whose ids were withheld as
+/// secret-shaped (never stuck: there is nothing to poll), until no pass mentions them for
+/// `forget_unseen_seconds`.
+pub fn judge_registry(
+    registry: &mut Registry,
+    answers: &Answers,
+    rules: &StuckRules,
+    now: DateTime<Utc>,
+) -> Judged {
+    let mut judged = judge(&mut registry.tasks, answers, rules, now);
+    registry
+        .withheld
+        .retain(|_, w| seconds_since(w.last_mentioned, now) < rules.forget_unseen_s);
+    judged.rows.extend(
+        registry
+            .withheld
+            .iter()
+            .map(|(agent, withheld)| withheld_row(agent, withheld, now)),
+    );
+    judged
+}
+
+/// Says that `agent` mentioned task ids that look like secrets and that they are not tracked.
+fn withheld_row(agent: &str, withheld: &Withheld, now: DateTime<Utc>) -> LiveTask {
+    let n = withheld.ids;
+    let (ids, were) = if n == 1 {
+        ("id", "was")
+    } else {
+        ("ids", "were")
+    };
+    LiveTask {
+        id: REDACTED.to_string(),
+        agent: agent.to_string(),
+        state: Probe::Error(WITHHELD.to_string()),
+        age_s: seconds_since(withheld.last_mentioned, now),
+        stuck: false,
+        status: Asc::GUARDRAIL_BLOCKED,
+        reason: Some(format!(
+            "{n} task {ids} looking like a secret (a key, token or credential) {were} not \
+             tracked: fleetdash writes no secret down, so it cannot poll them; a peer's task \
+             ids should carry none"
+        )),
+        checked_at: now,
+        stale: false,
+    }
 }
 
 /// Records `answers` into `tasks`, forgets what is no longer mentioned, and judges the rest at
@@ -104,6 +152,9 @@ fn record(task: &mut KnownTask, facts: &TaskFacts, now: DateTime<Utc>) {
         task.finished_at = Some(now);
     }
 }
+
+/// The state of a row that stands for withheld ids.
+pub const WITHHELD: &str = "not tracked: the id looks like a secret";
 
 /// What a row of the heartbeat's own task says it is.
 pub const HEARTBEAT_TASK: &str = "the task our heartbeat became, left unfinished by the peer";

@@ -131,7 +131,7 @@ impl LiveTasksCollector {
     pub async fn poll_all(&self) -> Poll {
         // A read without the registry's lock: the file is replaced whole, never torn.
         let state_dir = self.state_dir.clone();
-        let known = tokio::task::spawn_blocking(move || registry::read(&state_dir))
+        let known = tokio::task::spawn_blocking(move || registry::read(&state_dir).tasks)
             .await
             .unwrap_or_default();
         let pending: Vec<(String, KnownTask)> = known
