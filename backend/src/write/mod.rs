@@ -16,7 +16,7 @@ pub mod projection;
 pub mod snapshot_html;
 pub mod status_json;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use fleetdash_model::{Probe, RulesView, Snapshot};
@@ -24,6 +24,7 @@ use fleetdash_model::{Probe, RulesView, Snapshot};
 use crate::collect::live_tasks::judge::StuckRules;
 use crate::collect::projections::{ProjectionInput, ProjectionPlan};
 use crate::collect::{Collection, Findings, SectionData, SectionName, SectionUpdate};
+use crate::config::defaults::CRON_RECORDS_DIR;
 use crate::config::{Config, Rules};
 use crate::redact::RedactionGate;
 use live_tasks::LiveTaskStore;
@@ -36,8 +37,12 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Creates the output and state directories if needed.
+    /// Creates the output and state directories if needed, and removes the temporary files
+    /// an interrupted earlier run left in every folder this config writes.
     pub fn new(config: &Config, rules: &Rules, gate: RedactionGate) -> Result<Writer> {
+        for dir in written_folders(config) {
+            atomic::sweep_stale_temporaries(&dir);
+        }
         Ok(Writer {
             status: StatusWriter::new(&config.output_dir, &config.state_dir, gate.clone())?,
             live_tasks: LiveTaskStore::new(&config.state_dir, StuckRules::of(rules), gate.clone()),
@@ -114,4 +119,22 @@ impl Writer {
     ) -> Result<Snapshot> {
         self.status.write(updates, configured, rules)
     }
+}
+
+/// Every folder fleetdash writes for `config`: the output and state directories, cron-run's
+/// record folder, and the vault folders the projections go to.
+pub fn written_folders(config: &Config) -> Vec<PathBuf> {
+    let mut dirs = vec![
+        config.output_dir.clone(),
+        config.state_dir.clone(),
+        config.state_dir.join(CRON_RECORDS_DIR),
+    ];
+    for board in &config.boards {
+        if let Some(dir) = board.projection.as_deref().and_then(Path::parent)
+            && !dirs.iter().any(|d| d == dir)
+        {
+            dirs.push(dir.to_path_buf());
+        }
+    }
+    dirs
 }
