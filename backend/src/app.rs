@@ -91,7 +91,12 @@ async fn settle(
 pub async fn run(path: &Path) -> Outcome {
     let (config, rules) = load(path)?;
     let shutdown = CancellationToken::new();
-    watchdog::cancel_on_signal(shutdown.clone());
+    if let Err(e) = watchdog::cancel_on_signal(shutdown.clone()) {
+        tracing::error!(
+            "cannot handle SIGTERM ({e}): a SIGTERM (systemd's stop) ends the collector at once, \
+             without finishing the write in progress; ctrl-c still stops it cleanly"
+        );
+    }
     run_until(&config, &rules, shutdown).await?;
     Ok(())
 }
@@ -123,7 +128,9 @@ pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let shutdown = CancellationToken::new();
-    watchdog::cancel_on_signal(shutdown.clone());
+    if let Err(e) = watchdog::cancel_on_signal(shutdown.clone()) {
+        tracing::error!("cannot handle SIGTERM ({e}): a SIGTERM ends the server at once");
+    }
     eprintln!(
         "fleetdash: serving on http://{}/",
         listener.local_addr().context("local address")?
