@@ -1,7 +1,9 @@
 //! Live A2A tasks (the V3/A2A lane) and the 300 s stuck rule (spec §3.5).
 //!
-//! Task ids come from the agents' heartbeat replies and audit logs (noted in the [`registry`]
-//! by the write side from what the agents pass mentioned). Each unfinished one is polled with
+//! Task ids come from the agents' heartbeat replies (their in-flight lists, and the heartbeat
+//! itself when a peer answers it with a Task it leaves unfinished) and audit logs, noted in the
+//! [`registry`] by the write side from what the agents pass mentioned (never an id that looks
+//! like a secret: those are only counted). Each unfinished one is polled with
 //! `GetTask` / `tasks/get` in its peer's dialect; the poll returns what each peer answered and
 //! writes nothing. The write side records the answers in the registry and [`judge`]s them: a
 //! task is *stuck* when it has shown no progress (no new state, no new status timestamp, or no
