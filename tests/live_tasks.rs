@@ -4,6 +4,9 @@
 
 mod support;
 
+#[path = "support/kanban.rs"]
+mod kanban;
+
 use std::time::Duration;
 
 use fleetdash::a2a::Wire;
@@ -40,6 +43,13 @@ fn escalations(scratch: &Scratch) -> Vec<serde_json::Value> {
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn escalations_of(scratch: &Scratch, task_id: &str) -> Vec<serde_json::Value> {
+    escalations(scratch)
+        .into_iter()
+        .filter(|l| l["task_id"] == task_id)
         .collect()
 }
 
@@ -87,9 +97,9 @@ fn a_task_that_never_progresses_on_a_real_peer_becomes_stuck_and_is_escalated_on
     );
     assert!(second.verdict().red >= 1);
 
-    let lines = escalations(&scratch);
+    // The heartbeat's own task never finishes either; this test is about the in-flight one.
+    let lines = escalations_of(&scratch, "t_never01");
     assert_eq!(lines.len(), 1, "{lines:#?}");
-    assert_eq!(lines[0]["task_id"], "t_never01");
     assert_eq!(lines[0]["rule"]["no_reply_seconds"], 2);
     assert!(
         lines[0]["rule"]["source"]
@@ -101,7 +111,7 @@ fn a_task_that_never_progresses_on_a_real_peer_becomes_stuck_and_is_escalated_on
     // Still stuck on the next pass, but escalated only once.
     let third = live(&collect_ok(&scratch, &config));
     assert!(third.iter().any(|t| t.id == "t_never01" && t.stuck));
-    assert_eq!(escalations(&scratch).len(), 1);
+    assert_eq!(escalations_of(&scratch, "t_never01").len(), 1);
 }
 
 #[test]
@@ -158,4 +168,267 @@ fn a_task_whose_peer_stops_answering_is_stuck_with_the_failure_as_its_cause() {
         reason.contains("no reply for") && reason.contains("connection refused"),
         "{reason}"
     );
+}
+
+fn collect_only(config: &std::path::Path, section: &str) -> std::process::Child {
+    support::fleetdash()
+        .args(["collect", "--config"])
+        .arg(config)
+        .args(["--only", section])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The production cron split: `collect --only agents` notes the ids heartbeats mention,
+/// `collect --only tasks` polls them, and the two overlapping many times share the registry
+/// without losing it: every run succeeds and the registry stays whole with the id in it.
+#[test]
+fn separate_agents_and_tasks_runs_share_the_registry_even_when_they_overlap() {
+    let scratch = Scratch::new();
+    let sim = Sim::start(SimAgent {
+        in_flight: vec!["t_shared01".into()],
+        ..SimAgent::healthy("heart", Wire::V1)
+    });
+    let audit = scratch.audit_log("heart", 10.0);
+    let config = scratch.config(&agent_toml("heart", &sim.endpoint, "v1", &audit));
+
+    support::assert_success(&collect_only(&config, "agents").wait_with_output().unwrap());
+    support::assert_success(&collect_only(&config, "tasks").wait_with_output().unwrap());
+    let tasks = live(&scratch.snapshot());
+    let task = tasks
+        .iter()
+        .find(|t| t.id == "t_shared01")
+        .unwrap_or_else(|| {
+            panic!("the tasks run did not poll what the agents run noted: {tasks:#?}")
+        });
+    assert_eq!(task.state, Probe::Value("TASK_STATE_WORKING".into()));
+
+    for _ in 0..4 {
+        let runs = [
+            collect_only(&config, "agents"),
+            collect_only(&config, "tasks"),
+            collect_only(&config, "agents"),
+            collect_only(&config, "tasks"),
+        ];
+        for run in runs {
+            support::assert_success(&run.wait_with_output().unwrap());
+        }
+    }
+    let registry: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(scratch.path().join("state/live_tasks.json")).unwrap(),
+    )
+    .expect("the registry is whole after overlapping runs");
+    assert_eq!(
+        registry["tasks"]["t_shared01"]["agent"], "heart",
+        "{registry:#}"
+    );
+    assert!(
+        live(&scratch.snapshot())
+            .iter()
+            .any(|t| t.id == "t_shared01" && !t.stuck)
+    );
+}
+
+/// Writes `name`'s audit log: one successful exchange 10 s ago that mentions the first of
+/// `task_ids`, then one failed exchange (HTTP 502) for each of the others. The tail reader
+/// takes the ids of the newest successful line and of every line after it.
+fn audit_mentioning(scratch: &Scratch, name: &str, task_ids: &[&str]) -> std::path::PathBuf {
+    let path = scratch.path().join(format!("{name}.a2a_audit.jsonl"));
+    let ts = chrono::Utc::now().timestamp() as f64 - 10.0;
+    let lines: String = task_ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let mut line =
+                serde_json::json!({"ts": ts, "direction": "inbound", "peer": "min", "task_id": id});
+            if i > 0 {
+                line["status"] = 502.into();
+            }
+            format!("{line}\n")
+        })
+        .collect();
+    std::fs::write(&path, lines).unwrap();
+    path
+}
+
+/// A task id the audit log mentions but the real peer does not know (-32001): its own
+/// condition, NOT_FOUND with the reason, never stuck however long it lasts, never escalated.
+#[test]
+fn a_task_the_peer_does_not_know_is_not_found_never_stuck_nor_escalated() {
+    let scratch = Scratch::new();
+    short_rules(&scratch);
+    let peer = PyPeer::start(Sdk::V1, &["--name", "heart"]);
+    let audit = audit_mentioning(&scratch, "heart", &["t_unknown01"]);
+    let config = scratch.config(&agent_toml("heart", &peer.endpoint(), "v1", &audit));
+
+    collect_ok(&scratch, &config);
+    std::thread::sleep(Duration::from_millis(2500));
+    let snapshot = collect_ok(&scratch, &config);
+    let tasks = live(&snapshot);
+    let task = tasks
+        .iter()
+        .find(|t| t.id == "t_unknown01")
+        .unwrap_or_else(|| panic!("{tasks:#?}"));
+    assert_eq!(task.status, Asc::NOT_FOUND, "{task:#?}");
+    assert!(!task.stuck, "{task:#?}");
+    let reason = task.reason.clone().unwrap();
+    assert!(
+        reason.contains("the peer does not know this task") && reason.contains("-32001"),
+        "{reason}"
+    );
+    assert!(task.age_s >= 2, "its age still counts: {task:#?}");
+    assert!(
+        escalations(&scratch).is_empty(),
+        "{:#?}",
+        escalations(&scratch)
+    );
+}
+
+/// An agent that accepts the heartbeat as a task and leaves it WORKING (a real a2a-sdk peer
+/// with --never-complete, no in-flight list): the heartbeat's own task is tracked, becomes
+/// stuck at the rule and is escalated once; the later heartbeats' tasks do not pile up.
+#[test]
+fn a_heartbeat_the_peer_leaves_working_is_tracked_and_becomes_stuck() {
+    let scratch = Scratch::new();
+    short_rules(&scratch);
+    let peer = PyPeer::start(Sdk::V1, &["--name", "heart", "--never-complete"]);
+    let audit = scratch.audit_log("heart", 10.0);
+    let config = scratch.config(&agent_toml("heart", &peer.endpoint(), "v1", &audit));
+
+    let first = live(&collect_ok(&scratch, &config));
+    assert_eq!(
+        first.len(),
+        1,
+        "the heartbeat's task is tracked: {first:#?}"
+    );
+    let id = first[0].id.clone();
+    assert_eq!(first[0].agent, "heart");
+    assert_eq!(first[0].state, Probe::Value("TASK_STATE_WORKING".into()));
+    assert!(!first[0].stuck);
+
+    std::thread::sleep(Duration::from_millis(2500));
+    let second = collect_ok(&scratch, &config);
+    let tasks = live(&second);
+    let task = tasks
+        .iter()
+        .find(|t| t.id == id)
+        .unwrap_or_else(|| panic!("{tasks:#?}"));
+    assert!(task.stuck, "{task:#?}");
+    assert_eq!(task.status, Asc::TIMEOUT);
+    let reason = task.reason.clone().unwrap();
+    assert!(
+        reason.starts_with("no reply for ") && reason.contains("heartbeat"),
+        "{reason}"
+    );
+    assert!(second.verdict().red >= 1);
+    assert_eq!(escalations_of(&scratch, &id).len(), 1);
+
+    let third = live(&collect_ok(&scratch, &config));
+    assert_eq!(
+        third.len(),
+        1,
+        "one heartbeat task per agent at a time: {third:#?}"
+    );
+    assert!(third[0].id == id && third[0].stuck);
+    assert_eq!(
+        escalations(&scratch).len(),
+        1,
+        "{:#?}",
+        escalations(&scratch)
+    );
+}
+
+/// Every file under `dir`, recursively, with its text.
+fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            out.push((path, text));
+        }
+    }
+    out
+}
+
+/// Secret-shaped task ids from a real peer's heartbeat in-flight list and from audit lines'
+/// `task_id`: none of them reaches any file fleetdash writes (output_dir, state_dir with the
+/// registry and the escalations, the vault), the page says ids were withheld, and a harmless
+/// id beside them is still polled, judged and escalated.
+#[test]
+fn secret_shaped_task_ids_are_never_written_and_harmless_ones_still_tracked() {
+    use support::secrets::{HASH, JWT, SK, URL_CREDS, find_secret};
+    let scratch = Scratch::new();
+    short_rules(&scratch);
+    let peer = PyPeer::start(
+        Sdk::V1,
+        &[
+            "--name",
+            "heart",
+            "--in-flight",
+            SK.value,
+            "--in-flight",
+            HASH.value,
+            "--in-flight",
+            "t_fine01",
+        ],
+    );
+    let audit = audit_mentioning(&scratch, "heart", &[JWT.value, URL_CREDS.value, "t_fine01"]);
+    let board = kanban::Kanban::create(&scratch.path().join("research.db"));
+    board.task(&kanban::Task::new(
+        "t_card01",
+        "Survey dialects",
+        "todo",
+        Some("min"),
+    ));
+    let vault = scratch.path().join("vault");
+    let config = scratch.config(&format!(
+        "{}[vault]\npath = \"{}\"\n\n[[boards]]\nname = \"research\"\ndb = \"research.db\"\n\
+         projection = \"Docs/Kanban/research.kanban\"\n",
+        agent_toml("heart", &peer.endpoint(), "v1", &audit),
+        vault.display()
+    ));
+
+    collect_ok(&scratch, &config);
+    std::thread::sleep(Duration::from_millis(2500));
+    let snapshot = collect_ok(&scratch, &config);
+
+    let mut checked = 0;
+    for dir in ["out", "state", "vault"] {
+        for (path, text) in files_under(&scratch.path().join(dir)) {
+            if let Some(found) = find_secret(&text) {
+                panic!("{} holds {found}:\n{text}", path.display());
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 6,
+        "status.json, snapshot.html, the registry, the escalations, the vault file, the history: {checked}"
+    );
+
+    let tasks = live(&snapshot);
+    let fine = tasks
+        .iter()
+        .find(|t| t.id == "t_fine01")
+        .unwrap_or_else(|| panic!("the harmless id is tracked: {tasks:#?}"));
+    assert_eq!(fine.state, Probe::Value("TASK_STATE_WORKING".into()));
+    assert!(fine.stuck, "{fine:#?}");
+    assert_eq!(escalations_of(&scratch, "t_fine01").len(), 1);
+    let withheld = tasks
+        .iter()
+        .find(|t| t.status == Asc::GUARDRAIL_BLOCKED)
+        .unwrap_or_else(|| panic!("the page says ids were withheld: {tasks:#?}"));
+    assert_eq!(withheld.agent, "heart");
+    assert!(!withheld.stuck);
+    let reason = withheld.reason.clone().unwrap();
+    assert!(
+        reason.starts_with("4 task ids") && reason.contains("not tracked"),
+        "{reason}"
+    );
+    assert!(vault.join("Docs/Kanban/research.kanban").is_file());
 }

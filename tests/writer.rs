@@ -3,6 +3,9 @@
 
 mod support;
 
+#[path = "support/kanban.rs"]
+mod kanban;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -42,7 +45,6 @@ fn row(i: usize) -> Agent {
 
 fn update(rows: usize) -> SectionUpdate {
     SectionUpdate {
-        section: SectionName::Agents,
         data: SectionData::Agents((0..rows).map(row).collect()),
         checked_at: Utc::now(),
         duration: Duration::from_millis(1),
@@ -245,4 +247,98 @@ fn assert_only_status_json(dir: &Path) {
     let mut names = names;
     names.sort();
     assert_eq!(names, ["snapshot.html", "status.json"]);
+}
+
+/// The names a kill -9 mid-write leaves (fleetdash's own temporaries) and names that only look
+/// like them.
+const STALE_OURS: &str = ".fleetdash-tmp-St4le0000001";
+const FRESH_OURS: &str = ".fleetdash-tmp-Fr3sh0000001";
+const NOT_OURS: [&str; 5] = [
+    ".tmp-a1b2c3",
+    ".fleetdash-tmp-short",
+    "fleetdash-tmp-N0tD0tted001",
+    ".fleetdash-tmp-St4le0000001.md",
+    ".fleetdash-tmp-D1rect0ry001",
+];
+
+/// Plants, in `dir`, a stale temporary of ours (a full snapshot, mode 600, a day old), a fresh
+/// one (a concurrent writer may own it) and day-old look-alikes that are not ours (one of them
+/// a directory).
+fn plant_temporaries(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let day_ago = std::time::SystemTime::now() - Duration::from_secs(86_400);
+    std::fs::create_dir_all(dir).unwrap();
+    for name in [STALE_OURS, FRESH_OURS]
+        .into_iter()
+        .chain(NOT_OURS.into_iter().filter(|n| !n.contains("D1rect0ry")))
+    {
+        let path = dir.join(name);
+        std::fs::write(&path, b"{\"schema_version\": \"0\"}").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    std::fs::create_dir(dir.join(NOT_OURS[4])).unwrap();
+    for name in [STALE_OURS].into_iter().chain(NOT_OURS) {
+        std::fs::File::open(dir.join(name))
+            .unwrap()
+            .set_modified(day_ago)
+            .unwrap();
+    }
+}
+
+#[track_caller]
+fn assert_only_the_stale_temporary_went(dir: &Path) {
+    assert!(
+        !dir.join(STALE_OURS).exists(),
+        "the stale temporary in {} survived",
+        dir.display()
+    );
+    for name in [FRESH_OURS].into_iter().chain(NOT_OURS) {
+        assert!(
+            dir.join(name).exists(),
+            "{name} in {} was removed",
+            dir.display()
+        );
+    }
+}
+
+/// Temporaries a kill -9 mid-write leaves behind are removed, at start and on each write, in
+/// every folder fleetdash writes: output_dir, state_dir, the vault folder a projection goes
+/// to, and cron-run's record folder. A fresh one stays (a concurrent writer may own it), and
+/// nothing that is not ours is touched.
+#[test]
+fn stale_temporaries_of_ours_are_removed_everywhere_we_write_and_nothing_else() {
+    let scratch = Scratch::new();
+    let root = scratch.path();
+    let board = kanban::Kanban::create(&root.join("research.db"));
+    board.task(&kanban::Task::new("t_1", "Survey", "todo", Some("min")));
+    let vault = root.join("vault");
+    let config = scratch.config(&format!(
+        "[vault]\npath = \"{}\"\n\n[[boards]]\nname = \"research\"\ndb = \"research.db\"\n\
+         projection = \"Docs/Kanban/research.kanban\"\n",
+        vault.display()
+    ));
+    let folders = [
+        root.join("out"),
+        root.join("state"),
+        vault.join("Docs/Kanban"),
+        root.join("state/crons"),
+    ];
+    for dir in &folders {
+        plant_temporaries(dir);
+    }
+
+    support::assert_success(&scratch.collect(&config));
+    support::assert_success(
+        &support::fleetdash()
+            .args(["cron-run", "--config"])
+            .arg(&config)
+            .args(["nightly", "--", "true"])
+            .output()
+            .unwrap(),
+    );
+    assert!(vault.join("Docs/Kanban/research.kanban").is_file());
+    assert!(root.join("state/crons/nightly.json").is_file());
+    for dir in &folders {
+        assert_only_the_stale_temporary_went(dir);
+    }
 }

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use common::{max_rss_kib, mb, memory_now, raise_open_files_limit, verdict, vm_hwm_kib};
 use fleetdash::collect::agents::audit_tail;
-use fleetdash::collect::{self, SectionData, SectionName};
+use fleetdash::collect::{self, Findings, SectionName};
 use fleetdash::config::Config;
 
 const AGENTS: usize = 1000;
@@ -319,17 +319,12 @@ impl Pass {
 
 async fn agents_pass(config_path: &Path) -> Pass {
     let (config, rules) = Config::load(config_path).unwrap_or_else(|e| panic!("{e}"));
-    let collectors = collect::from_config(
-        &config,
-        &rules,
-        &fleetdash::app::gate_for(&config),
-        Some(&[SectionName::Agents]),
-    );
+    let collectors = collect::from_config(&config, &rules, Some(&[SectionName::Agents]));
     let collector = collectors.first().expect("an agents collector");
     let started = Instant::now();
     let update = collect::run_once(collector.as_ref()).await;
     let wall = started.elapsed();
-    let SectionData::Agents(rows) = update.data else {
+    let Findings::Agents { rows, .. } = update.findings else {
         panic!("the agents collector returned another section");
     };
     Pass {

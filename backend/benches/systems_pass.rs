@@ -472,8 +472,7 @@ fn host_row(h: usize, now: DateTime<Utc>) -> System {
 /// One write's updates: agents (agent 0 down every 7th write, so buckets hold both counts),
 /// host probes and tunnel probes, all collected at `now`.
 fn updates(step: i64, now: DateTime<Utc>) -> Vec<SectionUpdate> {
-    let update = |section, data| SectionUpdate {
-        section,
+    let update = |data| SectionUpdate {
         data,
         checked_at: now,
         duration: Duration::from_millis(20),
@@ -492,9 +491,9 @@ fn updates(step: i64, now: DateTime<Utc>) -> Vec<SectionUpdate> {
         })
         .collect();
     vec![
-        update(SectionName::Agents, SectionData::Agents(agents)),
-        update(SectionName::Systems, SectionData::Systems(hosts)),
-        update(SectionName::Systems, SectionData::Tunnels(tunnels)),
+        update(SectionData::Agents(agents)),
+        update(SectionData::Systems(hosts)),
+        update(SectionData::Tunnels(tunnels)),
     ]
 }
 

@@ -169,6 +169,23 @@ pub struct ReplyFacts {
     pub model: Option<String>,
     pub lane: Option<String>,
     pub window: Option<WindowFacts>,
+    /// The task the heartbeat itself became, when the peer answered with a Task.
+    pub task: Option<ReplyTask>,
+}
+
+/// The heartbeat's own task: its id and the state the reply gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplyTask {
+    pub id: String,
+    /// A v1.0 `TASK_STATE_*` wire value; `None` when the reply carried none we know.
+    pub state: Option<&'static str>,
+}
+
+impl ReplyTask {
+    /// Not in a terminal state: the peer has yet to finish it.
+    pub fn is_open(&self) -> bool {
+        !self.state.is_some_and(is_terminal)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -196,7 +213,29 @@ pub fn reply_facts(result: &Value) -> ReplyFacts {
     for source in fact_sources(payload) {
         absorb(&mut facts, source);
     }
+    facts.task = reply_task(result, payload);
     facts
+}
+
+/// The Task a `SendMessage` / `message/send` answered with: v1.0 wraps it as `{"task": ...}`,
+/// v0.3 marks it `"kind": "task"`. A Message reply creates no task.
+fn reply_task(result: &Value, payload: &Value) -> Option<ReplyTask> {
+    let is_task =
+        result.get("task").is_some() || payload.get("kind").and_then(Value::as_str) == Some("task");
+    if !is_task {
+        return None;
+    }
+    let id = payload
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|id| is_task_id(id))?;
+    Some(ReplyTask {
+        id: id.to_string(),
+        state: payload
+            .pointer("/status/state")
+            .and_then(Value::as_str)
+            .and_then(wire_state),
+    })
 }
 
 /// Metadata objects and data parts, most specific first.
@@ -436,6 +475,29 @@ mod tests {
                 "2026-11-30T04:00:00+00:00"
             );
         }
+    }
+
+    /// The shapes the real SDKs send for a heartbeat left working (tests/peers/WIRE.md,
+    /// --never-complete): v1.0 `{"task": ...}` and v0.3 `kind: task`; a Message is no task.
+    #[test]
+    fn a_heartbeat_answered_with_a_task_yields_its_id_and_state() {
+        let v1 = json!({"task": {"id": "62509762-57c6", "contextId": "c1",
+            "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-11-30T05:02:58.771320Z"},
+            "metadata": {"lane": "heart"}}});
+        let v03 = json!({"contextId": "c1", "id": "a4d65161-a4b4", "kind": "task",
+            "status": {"state": "working"}});
+        let done = json!({"kind": "task", "id": "t-done", "status": {"state": "completed"}});
+        let message = json!({"message": {"role": "ROLE_AGENT", "parts": [{"text": "alive"}]}});
+        let task = reply_facts(&v1).task.unwrap();
+        assert_eq!(
+            (task.id.as_str(), task.state),
+            ("62509762-57c6", Some("TASK_STATE_WORKING"))
+        );
+        assert!(task.is_open());
+        assert_eq!(reply_facts(&v1).lane.as_deref(), Some("heart"));
+        assert_eq!(reply_facts(&v03).task.unwrap().id, "a4d65161-a4b4");
+        assert!(!reply_facts(&done).task.unwrap().is_open());
+        assert_eq!(reply_facts(&message).task, None);
     }
 
     #[test]

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use crate::collect::{self, SectionName};
+use crate::collect::{self, Collection, SectionName, SectionUpdate};
 use crate::config::{Config, ConfigErrors, Rules};
 use crate::redact::RedactionGate;
 use crate::server;
 use crate::watchdog;
-use crate::write::status_json::StatusWriter;
+use crate::write::Writer;
 
 pub enum Failure {
     /// The config or rules file is wrong; `list_all` prints every error, else the first.
@@ -52,21 +52,21 @@ pub fn gate_for(config: &Config) -> RedactionGate {
 
 pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Outcome {
     let (config, rules) = load(path)?;
-    let writer = StatusWriter::new(&config.output_dir, &config.state_dir, gate_for(&config))?;
-    let collectors = collect::from_config(&config, &rules, &gate_for(&config), only);
-    // Live tasks are polled after the agents pass, which notes the ids heartbeats mention.
-    let (later, first): (Vec<_>, Vec<_>) = collectors
-        .iter()
-        .partition(|c| c.section() == SectionName::LiveTasks);
-    let mut updates =
+    let writer = Arc::new(Writer::new(&config, &rules, gate_for(&config))?);
+    let collectors = collect::from_config(&config, &rules, only);
+    // Live tasks are polled after the agents pass, once the write side has noted the ids its
+    // heartbeats and audit logs mentioned.
+    let (later, first): (Vec<_>, Vec<_>) = collectors.iter().partition(|c| c.follows_mentions());
+    let collected =
         futures::future::join_all(first.iter().map(|c| collect::run_once(c.as_ref()))).await;
-    updates.extend(
-        futures::future::join_all(later.iter().map(|c| collect::run_once(c.as_ref()))).await,
-    );
+    let mut updates = settle(&writer, collected).await?;
+    let collected =
+        futures::future::join_all(later.iter().map(|c| collect::run_once(c.as_ref()))).await;
+    updates.extend(settle(&writer, collected).await?);
     let configured = collect::configured_sections(&config);
     let written = tokio::task::spawn_blocking(move || {
         writer
-            .write(updates, &configured, rules.view())
+            .write_settled(updates, &configured, rules.view())
             .map(|s| (s, writer))
     })
     .await
@@ -76,10 +76,27 @@ pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Outcome {
     Ok(())
 }
 
+/// The write side's share of `collections` (registry, escalations, projections), off the
+/// async runtime.
+async fn settle(
+    writer: &Arc<Writer>,
+    collections: Vec<Collection>,
+) -> anyhow::Result<Vec<SectionUpdate>> {
+    let writer = writer.clone();
+    tokio::task::spawn_blocking(move || collections.into_iter().map(|c| writer.settle(c)).collect())
+        .await
+        .context("the write side failed")
+}
+
 pub async fn run(path: &Path) -> Outcome {
     let (config, rules) = load(path)?;
     let shutdown = CancellationToken::new();
-    watchdog::cancel_on_signal(shutdown.clone());
+    if let Err(e) = watchdog::cancel_on_signal(shutdown.clone()) {
+        tracing::error!(
+            "cannot handle SIGTERM ({e}): a SIGTERM (systemd's stop) ends the collector at once, \
+             without finishing the write in progress; ctrl-c still stops it cleanly"
+        );
+    }
     run_until(&config, &rules, shutdown).await?;
     Ok(())
 }
@@ -90,12 +107,8 @@ pub async fn run_until(
     rules: &Rules,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let writer = Arc::new(StatusWriter::new(
-        &config.output_dir,
-        &config.state_dir,
-        gate_for(config),
-    )?);
-    let collectors = collect::from_config(config, rules, &gate_for(config), None);
+    let writer = Arc::new(Writer::new(config, rules, gate_for(config))?);
+    let collectors = collect::from_config(config, rules, None);
     if collectors.is_empty() {
         tracing::warn!(config = %config.path.display(), "nothing to collect: the config lists no agents");
     }
@@ -115,7 +128,9 @@ pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let shutdown = CancellationToken::new();
-    watchdog::cancel_on_signal(shutdown.clone());
+    if let Err(e) = watchdog::cancel_on_signal(shutdown.clone()) {
+        tracing::error!("cannot handle SIGTERM ({e}): a SIGTERM ends the server at once");
+    }
     eprintln!(
         "fleetdash: serving on http://{}/",
         listener.local_addr().context("local address")?

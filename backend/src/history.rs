@@ -383,7 +383,7 @@ pub(crate) mod tests {
     use std::io::Write;
     use std::sync::{Arc, Mutex};
 
-    use crate::collect::{SectionName, tunnels::HostTunnels};
+    use crate::collect::tunnels::HostTunnels;
     use fleetdash_model::{Agent, Asc, Band, CronCheck, NamedCheck, Snapshot, System};
 
     /// A fixed, slot-aligned start: 2026-11-30 00:00:00 UTC.
@@ -628,7 +628,6 @@ pub(crate) mod tests {
 
     fn update(data: SectionData, now: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
-            section: SectionName::Systems,
             data,
             checked_at: now,
             duration: std::time::Duration::from_millis(1),

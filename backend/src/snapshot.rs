@@ -9,8 +9,8 @@
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::{
-    Asc, Band, Probe, RulesView, SCHEMA_VERSION, SectionMeta, Snapshot, System, Tasks, human_age,
-    seconds_since,
+    Asc, Band, Board, BoardSource, Probe, RulesView, SCHEMA_VERSION, SectionMeta, Snapshot, System,
+    Tasks, human_age, seconds_since,
 };
 
 use crate::collect::systems;
@@ -19,16 +19,7 @@ use crate::collect::{SectionData, SectionName, SectionUpdate};
 
 /// Puts one collected section into the snapshot.
 pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
-    // Projections write the vault; they do not re-read the fleet, so they leave the freshness
-    // of the tasks section alone.
-    let part = match update.data {
-        // Tunnels are a part of each host's row; the host probes set the section's freshness.
-        SectionData::Projections(_) | SectionData::Tunnels(_) => None,
-        SectionData::Board(_) => Some(SectionName::Board),
-        SectionData::LiveTasks(_) => Some(SectionName::LiveTasks),
-        _ => Some(update.section),
-    };
-    if let Some(part) = part {
+    if let Some(part) = update.data.renews() {
         let meta = meta_mut(snapshot, part);
         meta.checked_at = Some(update.checked_at);
         meta.duration_ms = Some(u64::try_from(update.duration.as_millis()).unwrap_or(u64::MAX));
@@ -51,13 +42,7 @@ pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
         }
         SectionData::LiveTasks(tasks) => snapshot.tasks.live = tasks,
         SectionData::Projections(outcomes) => {
-            if let Probe::Value(board) = &mut snapshot.tasks.board {
-                for (name, outcome) in outcomes {
-                    if let Some(source) = board.sources.iter_mut().find(|s| s.name == name) {
-                        source.projection = outcome;
-                    }
-                }
-            }
+            merge_projections(snapshot, outcomes, update.checked_at)
         }
         SectionData::Agents(rows) => snapshot.agents = Probe::Value(rows),
         SectionData::Systems(mut rows) => {
@@ -80,6 +65,42 @@ pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
         }
         SectionData::Tunnels(hosts) => merge_tunnels(snapshot, hosts, update.checked_at),
         SectionData::Backups(b) => snapshot.backups = Probe::Value(b),
+    }
+}
+
+/// Puts the projection job's outcomes into their boards' sources. The job runs on its own
+/// cadence and may finish before the first board read: a board without a source yet gets one
+/// that says its cards are not read yet, so the outcome is shown (and kept by the board read
+/// that follows) rather than lost.
+fn merge_projections(
+    snapshot: &mut Snapshot,
+    outcomes: Vec<(String, Probe<String>)>,
+    at: DateTime<Utc>,
+) {
+    if !matches!(snapshot.tasks.board, Probe::Value(_)) {
+        snapshot.tasks.board = Probe::Value(Board {
+            columns: Vec::new(),
+            cards: Vec::new(),
+            sources: Vec::new(),
+        });
+    }
+    let Probe::Value(board) = &mut snapshot.tasks.board else {
+        unreachable!("set just above")
+    };
+    for (name, outcome) in outcomes {
+        match board.sources.iter_mut().find(|s| s.name == name) {
+            Some(source) => source.projection = outcome,
+            None => board.sources.push(BoardSource {
+                name,
+                plane: None,
+                cards: Probe::not_collected(),
+                projection: outcome,
+                status: Asc::SUCCESS,
+                reason: None,
+                checked_at: at,
+                stale: true,
+            }),
+        }
     }
 }
 
@@ -248,11 +269,60 @@ mod tests {
 
     fn agents_update(at: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
-            section: SectionName::Agents,
             data: SectionData::Agents(Vec::new()),
             checked_at: at,
             duration: Duration::from_millis(5),
         }
+    }
+
+    /// `run` hands the projection job's outcomes to the writer whenever they are ready: before
+    /// the first board read too. They are kept (on a source that says its cards are not read
+    /// yet) and survive the board read that follows.
+    #[test]
+    fn projection_outcomes_before_the_first_board_read_are_kept() {
+        let now = Utc::now();
+        let mut snap = Snapshot::empty(now, fleet_rules());
+        apply(
+            &mut snap,
+            SectionUpdate::new(
+                SectionData::Projections(vec![("research".into(), Probe::Value("written".into()))]),
+                now,
+                Duration::from_millis(1),
+            ),
+        );
+        let board = snap
+            .tasks
+            .board
+            .value()
+            .expect("a board part with the outcome");
+        assert_eq!(board.sources[0].projection, Probe::Value("written".into()));
+        assert_eq!(board.sources[0].cards, Probe::not_collected());
+        assert!(snap.sections.board.checked_at.is_none(), "not a board read");
+        let read = fleetdash_model::Board {
+            columns: vec!["todo".into()],
+            cards: Vec::new(),
+            sources: vec![fleetdash_model::BoardSource {
+                name: "research".into(),
+                plane: Some("Docs".into()),
+                cards: Probe::Value(0),
+                projection: Probe::Unknown,
+                status: Asc::SUCCESS,
+                reason: None,
+                checked_at: now,
+                stale: false,
+            }],
+        };
+        apply(
+            &mut snap,
+            SectionUpdate::new(
+                SectionData::Board(Probe::Value(read)),
+                now,
+                Duration::from_millis(1),
+            ),
+        );
+        let board = snap.tasks.board.value().unwrap();
+        assert_eq!(board.sources[0].projection, Probe::Value("written".into()));
+        assert_eq!(board.sources[0].cards, Probe::Value(0));
     }
 
     #[test]
@@ -346,7 +416,6 @@ mod tests {
 
         fn systems(host: &HostConfig, ok: bool, at: DateTime<Utc>) -> SectionUpdate {
             SectionUpdate {
-                section: SectionName::Systems,
                 data: SectionData::Systems(vec![judge(host, facts(host, ok), at, at)]),
                 checked_at: at,
                 duration: Duration::from_millis(1),
@@ -366,7 +435,6 @@ mod tests {
                 })
                 .collect();
             SectionUpdate {
-                section: SectionName::Systems,
                 data: SectionData::Tunnels(vec![HostTunnels {
                     host: "lab".into(),
                     source: "local".into(),

@@ -1,7 +1,8 @@
 //! `fleetdash run`: every collector on its own cadence, one writer, graceful shutdown.
 //!
-//! Each collector loops in its own task (a slow section never delays another) and sends its
-//! finished section to a single writer task, which merges and writes one update at a time.
+//! Each collector loops in its own task (a slow section never delays another) and sends what it
+//! found to a single writer task, which settles (registry, escalations, projections) and merges
+//! one collection at a time, off the async runtime.
 //! On shutdown the loops stop at once (an unfinished pass is simply dropped: nothing was
 //! written for it) and the writer finishes the updates already handed to it.
 
@@ -12,11 +13,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::collect::{self, Collector, SectionName};
-use crate::write::status_json::StatusWriter;
+use crate::write::Writer;
 
 pub async fn run(
     collectors: Vec<Box<dyn Collector>>,
-    writer: Arc<StatusWriter>,
+    writer: Arc<Writer>,
     configured: Vec<SectionName>,
     rules: RulesView,
     shutdown: CancellationToken,
@@ -28,12 +29,12 @@ pub async fn run(
         tokio::spawn(async move {
             let cadence = collector.cadence();
             loop {
-                let update = tokio::select! {
+                let collection = tokio::select! {
                     _ = shutdown.cancelled() => break,
-                    update = collect::run_once(collector.as_ref()) => update,
+                    collection = collect::run_once(collector.as_ref()) => collection,
                 };
-                tracing::info!(section = %update.section, took_ms = update.duration.as_millis() as u64, "collected");
-                if tx.send(update).await.is_err() {
+                tracing::info!(section = %collection.section(), took_ms = collection.duration.as_millis() as u64, "collected");
+                if tx.send(collection).await.is_err() {
                     break;
                 }
                 tokio::select! {
@@ -44,13 +45,13 @@ pub async fn run(
         });
     }
     drop(tx);
-    while let Some(update) = rx.recv().await {
+    while let Some(collection) = rx.recv().await {
         let writer = writer.clone();
         let configured = configured.clone();
         let rules = rules.clone();
-        let section = update.section;
+        let section = collection.section();
         let written =
-            tokio::task::spawn_blocking(move || writer.write(vec![update], &configured, rules))
+            tokio::task::spawn_blocking(move || writer.write(vec![collection], &configured, rules))
                 .await;
         match written {
             Ok(Ok(_)) => tracing::debug!(%section, "snapshot written"),
@@ -62,22 +63,98 @@ pub async fn run(
 }
 
 /// Cancels `token` on SIGTERM or ctrl-c.
-pub fn cancel_on_signal(token: CancellationToken) {
-    tokio::spawn(async move {
-        let ctrl_c = tokio::signal::ctrl_c();
+///
+/// The SIGTERM handler is installed before this returns, and an `Err` says it could not be:
+/// the caller says so loudly. Ctrl-c still works then, and SIGTERM keeps its default action,
+/// an immediate exit without finishing the write in progress (the writes being atomic, that
+/// loses the pass, never a file).
+pub fn cancel_on_signal(token: CancellationToken) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        cancel_on(token, tokio::signal::unix::SignalKind::terminate())
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::spawn(cancel_after(None, token));
+        Ok(())
+    }
+}
+
+/// [`cancel_on_signal`] for any signal `kind` besides ctrl-c.
+#[cfg(unix)]
+fn cancel_on(
+    token: CancellationToken,
+    kind: tokio::signal::unix::SignalKind,
+) -> std::io::Result<()> {
+    match tokio::signal::unix::signal(kind) {
+        Ok(signal) => {
+            tokio::spawn(cancel_after(Some(signal), token));
+            Ok(())
+        }
+        Err(e) => {
+            tokio::spawn(cancel_after(None, token));
+            Err(e)
+        }
+    }
+}
+
+#[cfg(unix)]
+type Signal = tokio::signal::unix::Signal;
+#[cfg(not(unix))]
+type Signal = std::convert::Infallible;
+
+/// Waits for ctrl-c or `signal`, then cancels `token`.
+async fn cancel_after(signal: Option<Signal>, token: CancellationToken) {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!("cannot listen for ctrl-c: {e}");
+            std::future::pending::<()>().await;
+        }
+    };
+    match signal {
         #[cfg(unix)]
-        {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                    .expect("SIGTERM handler installs");
+        Some(mut signal) => {
             tokio::select! {
                 _ = ctrl_c => {}
-                _ = term.recv() => {}
+                _ = signal.recv() => {}
             }
         }
         #[cfg(not(unix))]
-        let _ = ctrl_c.await;
-        tracing::info!("shutting down");
-        token.cancel();
-    });
+        Some(never) => match never {},
+        None => ctrl_c.await,
+    }
+    tracing::info!("shutting down");
+    token.cancel();
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use rustix::process::{Signal, getpid, kill_process};
+    use tokio::signal::unix::SignalKind;
+
+    /// A handler that cannot be installed (SIGKILL stands in for SIGTERM: the kernel never lets
+    /// it be caught) is an error for the caller to say, not a panic in a background task; and
+    /// nothing is cancelled by it.
+    #[tokio::test]
+    async fn a_handler_that_cannot_install_is_an_error_for_the_caller() {
+        let token = CancellationToken::new();
+        let outcome = cancel_on(token.clone(), SignalKind::from_raw(Signal::KILL.as_raw()));
+        let error = outcome.expect_err("SIGKILL cannot be handled");
+        assert!(!error.to_string().is_empty());
+        tokio::task::yield_now().await;
+        assert!(!token.is_cancelled());
+    }
+
+    /// Installed, the signal cancels the token (SIGUSR1 stands in for SIGTERM, which would
+    /// stop the other tests).
+    #[tokio::test]
+    async fn the_signal_cancels_the_token_once_installed() {
+        let token = CancellationToken::new();
+        cancel_on(token.clone(), SignalKind::user_defined1()).expect("SIGUSR1 installs");
+        kill_process(getpid(), Signal::USR1).unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(60), token.cancelled())
+            .await
+            .expect("the token is cancelled");
+    }
 }

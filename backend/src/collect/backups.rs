@@ -28,7 +28,7 @@ use fleetdash_model::{Asc, Backups, Band, Probe, RulesView, human_age, seconds_s
 use regex::Regex;
 
 use super::systems::command::run_argv;
-use super::{Collector, SectionData, SectionName};
+use super::{Collector, Findings, SectionData};
 use crate::config::{BackupSource, BackupsConfig, Config, Rules};
 use crate::net::ProbeFailure;
 
@@ -81,16 +81,12 @@ impl BackupsCollector {
 
 #[async_trait]
 impl Collector for BackupsCollector {
-    fn section(&self) -> SectionName {
-        SectionName::Backups
-    }
-
     fn cadence(&self) -> Duration {
         self.cadence
     }
 
-    async fn collect(&self) -> SectionData {
-        SectionData::Backups(self.check().await)
+    async fn collect(&self) -> Findings {
+        SectionData::Backups(self.check().await).into()
     }
 }
 

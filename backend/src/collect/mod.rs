@@ -1,8 +1,10 @@
 //! Collectors: one module per snapshot section, all behind the small [`Collector`] trait.
 //!
 //! A collector is read-only and never fails as a whole: a failed probe is data (an
-//! `"error: <reason>"` field with its Agent Status Code), so `collect` always returns a section.
-//! Scheduling lives in `watchdog`, merging and writing in `snapshot` and `write`.
+//! `"error: <reason>"` field with its Agent Status Code), so `collect` always returns findings.
+//! Collectors never write: what must be recorded (task ids for the live-task registry, polled
+//! task states, board projections) is handed over as [`Findings`] and written by `write`.
+//! Scheduling lives in `watchdog`, merging in `snapshot`.
 
 pub mod agents;
 pub mod backups;
@@ -22,7 +24,6 @@ use fleetdash_model::{Agent, Backups, Board, LiveTask, Probe, System};
 
 use crate::config::{Config, Rules};
 use crate::net::ProbeClient;
-use crate::redact::RedactionGate;
 
 /// The snapshot's top-level sections, and the two parts of `tasks` that are collected apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -84,8 +85,9 @@ impl FromStr for SectionName {
     }
 }
 
-/// A section's new content. The tasks section has three producers on their own cadences: the
-/// board read, the live-task poll and the vault projections; each replaces only its part.
+/// A section's new content, as the snapshot takes it. The tasks section has three producers on
+/// their own cadences: the board read, the live-task poll and the vault projections; each
+/// replaces only its part.
 #[derive(Debug, Clone)]
 pub enum SectionData {
     /// `tasks.board`: every configured board's cards, and one source entry per board.
@@ -102,31 +104,123 @@ pub enum SectionData {
     Backups(Backups),
 }
 
-/// One finished collection of one section.
+impl SectionData {
+    /// The part of the snapshot this data lands in.
+    pub fn section(&self) -> SectionName {
+        match self {
+            SectionData::Board(_) | SectionData::Projections(_) => SectionName::Board,
+            SectionData::LiveTasks(_) => SectionName::LiveTasks,
+            SectionData::Agents(_) => SectionName::Agents,
+            SectionData::Systems(_) | SectionData::Tunnels(_) => SectionName::Systems,
+            SectionData::Backups(_) => SectionName::Backups,
+        }
+    }
+
+    /// The part whose freshness (`checked_at`) this data renews. Projections write the vault
+    /// without re-reading the fleet, and tunnels are a part of each host's row whose freshness
+    /// the host probes set: neither renews anything.
+    pub fn renews(&self) -> Option<SectionName> {
+        match self {
+            SectionData::Projections(_) | SectionData::Tunnels(_) => None,
+            other => Some(other.section()),
+        }
+    }
+}
+
+/// What a collector found. Most of it is section data the snapshot takes as it is; three
+/// producers hand the write side something to record first, because collectors never write:
+/// the agents pass the task ids it saw (for the live-task registry), the live-task poll what
+/// each task's peer answered (recorded in the registry and judged there, escalations
+/// included), and the projection job the boards it read (written into the vault).
+#[derive(Debug, Clone)]
+pub enum Findings {
+    Section(SectionData),
+    /// The agents' rows, and the task ids their heartbeats and audit logs mentioned.
+    Agents {
+        rows: Vec<Agent>,
+        mentions: Vec<live_tasks::registry::Mention>,
+    },
+    /// What the peers of the known unfinished tasks answered.
+    LivePoll(live_tasks::Poll),
+    /// The boards read for their projections, in config order.
+    Projections(Vec<projections::ProjectionInput>),
+}
+
+impl Findings {
+    /// The part of the snapshot these findings land in, once written.
+    pub fn section(&self) -> SectionName {
+        match self {
+            Findings::Section(data) => data.section(),
+            Findings::Agents { .. } => SectionName::Agents,
+            Findings::LivePoll(_) => SectionName::LiveTasks,
+            Findings::Projections(_) => SectionName::Board,
+        }
+    }
+}
+
+impl From<SectionData> for Findings {
+    fn from(data: SectionData) -> Self {
+        Findings::Section(data)
+    }
+}
+
+/// One finished collection of one collector, as the write side receives it.
+#[derive(Debug, Clone)]
+pub struct Collection {
+    pub findings: Findings,
+    pub checked_at: DateTime<Utc>,
+    pub duration: Duration,
+}
+
+impl Collection {
+    pub fn section(&self) -> SectionName {
+        self.findings.section()
+    }
+}
+
+/// One section's new content, ready to merge into the snapshot.
 #[derive(Debug, Clone)]
 pub struct SectionUpdate {
-    pub section: SectionName,
     pub data: SectionData,
     pub checked_at: DateTime<Utc>,
     pub duration: Duration,
 }
 
+impl SectionUpdate {
+    pub fn new(data: SectionData, checked_at: DateTime<Utc>, duration: Duration) -> Self {
+        SectionUpdate {
+            data,
+            checked_at,
+            duration,
+        }
+    }
+
+    /// Derived from the data, so it cannot disagree with it.
+    pub fn section(&self) -> SectionName {
+        self.data.section()
+    }
+}
+
 /// A read-only probe of one part of the fleet, run on its own cadence.
 #[async_trait]
 pub trait Collector: Send + Sync {
-    fn section(&self) -> SectionName;
     fn cadence(&self) -> Duration;
-    async fn collect(&self) -> SectionData;
+    async fn collect(&self) -> Findings;
+
+    /// Whether this collector works on the task ids other passes mention (the live-task poll),
+    /// so that a one-shot `collect` runs it after them and it sees the ids just mentioned.
+    fn follows_mentions(&self) -> bool {
+        false
+    }
 }
 
 /// Runs one collection and stamps it.
-pub async fn run_once(collector: &dyn Collector) -> SectionUpdate {
+pub async fn run_once(collector: &dyn Collector) -> Collection {
     let started = Instant::now();
     let checked_at = Utc::now();
-    let data = collector.collect().await;
-    SectionUpdate {
-        section: collector.section(),
-        data,
+    let findings = collector.collect().await;
+    Collection {
+        findings,
         checked_at,
         duration: started.elapsed(),
     }
@@ -136,7 +230,6 @@ pub async fn run_once(collector: &dyn Collector) -> SectionUpdate {
 pub fn from_config(
     config: &Config,
     rules: &Rules,
-    gate: &RedactionGate,
     only: Option<&[SectionName]>,
 ) -> Vec<Box<dyn Collector>> {
     let wanted = |s: SectionName| only.is_none_or(|o| o.contains(&s));
@@ -150,12 +243,12 @@ pub fn from_config(
     if wanted(SectionName::Tasks) && !config.agents.is_empty() {
         let client = ProbeClient::new(config.probe.timeout, config.probe.max_response_bytes);
         out.push(Box::new(live_tasks::LiveTasksCollector::new(
-            config, rules, client,
+            config, client,
         )));
     }
     if wanted(SectionName::Tasks) && !config.boards.is_empty() {
         out.push(Box::new(board::BoardCollector::new(config)));
-        if let Some(job) = projections::ProjectionJob::new(config, gate.clone()) {
+        if let Some(job) = projections::ProjectionJob::new(config) {
             out.push(Box::new(job));
         }
     }

@@ -1,7 +1,9 @@
 //! The vault projection job (spec §3.4): every `cadence.projections`, each board with a declared
-//! target is read afresh and handed to the projection writer (`write::projection`), which fails
-//! closed on any file it did not write. Scheduled like a collector; what it reports is each
-//! board's outcome ("written", "unchanged", "retired: writes nothing", or why it refused).
+//! target is read afresh and handed to the write side, which projects it through the
+//! projection writer (`write::projection`, failing closed on any file it did not write).
+//! Scheduled like a collector, and like one it writes nothing itself; what the snapshot shows
+//! is each board's outcome ("written", "unchanged", "retired: writes nothing", or why it
+//! refused).
 //!
 //! A board that cannot be read is not projected at all: an empty projection would erase the
 //! vault's copy of a board that still exists.
@@ -10,24 +12,41 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::Utc;
-use fleetdash_model::Probe;
+use fleetdash_model::{Card, Probe};
 
 use super::board::BoardCollector;
-use super::{Collector, SectionData, SectionName};
+use super::{Collector, Findings};
 use crate::config::{BoardConfig, Config};
-use crate::redact::RedactionGate;
 use crate::write::projection::{self, ProjectionSource};
+
+/// One board as the job found it, for the write side.
+#[derive(Debug, Clone)]
+pub struct ProjectionInput {
+    pub board: BoardConfig,
+    pub plan: ProjectionPlan,
+}
+
+#[derive(Debug, Clone)]
+pub enum ProjectionPlan {
+    /// Project these cards (the board's columns in board order) into the board's target.
+    Write {
+        columns: Vec<String>,
+        cards: Vec<Card>,
+        source: ProjectionSource,
+    },
+    /// Write nothing; this is the board's outcome.
+    Skip(Probe<String>),
+}
 
 pub struct ProjectionJob {
     boards: Vec<BoardConfig>,
     reader: BoardCollector,
-    gate: RedactionGate,
     cadence: Duration,
 }
 
 impl ProjectionJob {
     /// The job for the boards that have a projection target or are retired generators.
-    pub fn new(config: &Config, gate: RedactionGate) -> Option<Self> {
+    pub fn new(config: &Config) -> Option<Self> {
         let boards: Vec<BoardConfig> = config
             .boards
             .iter()
@@ -42,57 +61,52 @@ impl ProjectionJob {
         Some(ProjectionJob {
             boards,
             reader: BoardCollector::new(&reader_config),
-            gate,
             cadence: config.cadence.projections,
         })
     }
 
-    pub async fn run(&self) -> Vec<(String, Probe<String>)> {
+    /// Reads every board and says, per board, what to project.
+    pub async fn run(&self) -> Vec<ProjectionInput> {
         let read = self.reader.read_all().await;
         let now = Utc::now();
-        let mut outcomes = Vec::new();
+        let mut inputs = Vec::new();
         for board in &self.boards {
             let source = read.sources.iter().find(|s| s.name == board.name);
-            let outcome = match source.map(|s| &s.cards) {
-                _ if board.retired => Probe::Value(projection::RETIRED.to_string()),
-                Some(Probe::Value(_)) => {
-                    let cards: Vec<_> = read
+            let plan = match source.map(|s| &s.cards) {
+                _ if board.retired => {
+                    ProjectionPlan::Skip(Probe::Value(projection::RETIRED.to_string()))
+                }
+                Some(Probe::Value(_)) => ProjectionPlan::Write {
+                    columns: read.columns.clone(),
+                    cards: read
                         .cards
                         .iter()
                         .filter(|c| c.board == board.name)
                         .cloned()
-                        .collect();
-                    let (board, columns, gate) =
-                        (board.clone(), read.columns.clone(), self.gate.clone());
-                    let source = ProjectionSource::new(&board.db, now);
-                    tokio::task::spawn_blocking(move || {
-                        projection::project(&board, &columns, &cards, &source, &gate)
-                    })
-                    .await
-                    .unwrap_or_else(|e| Probe::error(format!("projection writer failed: {e}")))
-                }
-                Some(Probe::Error(reason)) => Probe::error(format!(
+                        .collect(),
+                    source: ProjectionSource::new(&board.db, now),
+                },
+                Some(Probe::Error(reason)) => ProjectionPlan::Skip(Probe::error(format!(
                     "not projected: the board could not be read ({reason})"
-                )),
-                _ => Probe::error("not projected: the board was not read"),
+                ))),
+                _ => ProjectionPlan::Skip(Probe::error("not projected: the board was not read")),
             };
-            outcomes.push((board.name.clone(), outcome));
+            inputs.push(ProjectionInput {
+                board: board.clone(),
+                plan,
+            });
         }
-        outcomes
+        inputs
     }
 }
 
 #[async_trait]
 impl Collector for ProjectionJob {
-    fn section(&self) -> SectionName {
-        SectionName::Board
-    }
-
     fn cadence(&self) -> Duration {
         self.cadence
     }
 
-    async fn collect(&self) -> SectionData {
-        SectionData::Projections(self.run().await)
+    async fn collect(&self) -> Findings {
+        Findings::Projections(self.run().await)
     }
 }

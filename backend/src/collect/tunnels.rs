@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use chrono::Utc;
 use fleetdash_model::{Asc, NamedCheck, Probe};
 
-use super::{Collector, SectionData, SectionName};
+use super::{Collector, Findings, SectionData};
 use crate::config::{Config, HostConfig, TunnelConfig};
 use crate::net::ProbeFailure;
 
@@ -102,15 +102,11 @@ pub async fn connect(address: &str, timeout: Duration) -> Result<(), ProbeFailur
 
 #[async_trait]
 impl Collector for TunnelsCollector {
-    fn section(&self) -> SectionName {
-        SectionName::Systems
-    }
-
     fn cadence(&self) -> Duration {
         self.cadence
     }
 
-    async fn collect(&self) -> SectionData {
-        SectionData::Tunnels(self.probe_all().await)
+    async fn collect(&self) -> Findings {
+        SectionData::Tunnels(self.probe_all().await).into()
     }
 }

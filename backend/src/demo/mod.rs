@@ -197,7 +197,9 @@ pub async fn run(
     })?;
     let url = format!("http://{}/", listener.local_addr()?);
     let shutdown = CancellationToken::new();
-    crate::watchdog::cancel_on_signal(shutdown.clone());
+    if let Err(e) = crate::watchdog::cancel_on_signal(shutdown.clone()) {
+        tracing::error!("cannot handle SIGTERM ({e}): a SIGTERM ends the demo at once");
+    }
 
     let fleet = start_fleet(&state_dir, shutdown.clone()).await?;
     let password = Alphanumeric.sample_string(&mut rand::rng(), 20);

@@ -1,11 +1,140 @@
-//! Writers: the only code that puts collected data on disk, each behind the redaction gate.
+//! The write side: the only code that puts anything on disk, each write behind the redaction
+//! gate and its lock.
 //!
-//! Probes never write; they return data. `status_json` writes the snapshot and, from the same
-//! gated data, `snapshot_html` the no-JavaScript page; `atomic` is the shared
-//! temp-file-fsync-rename step that keeps every reader's view whole. `projection` renders a
-//! board into its vault `.kanban` file, failing closed on any file it did not write.
+//! Probes never write; they return [`Findings`]. The [`Writer`] turns each collection into
+//! section data, doing the writes it asks for first: the task ids an agents pass mentioned go
+//! into the live-task registry, a live-task poll is recorded and judged there (escalations
+//! included, [`live_tasks`]), the boards the projection job read are projected into the vault
+//! ([`projection`]). Then `status_json` merges the sections into the snapshot and, from the same
+//! gated data, `snapshot_html` writes the no-JavaScript page. `atomic` is the shared
+//! temp-file-fsync-rename step that keeps every reader's view whole.
 
 pub mod atomic;
+pub mod escalations;
+pub mod live_tasks;
 pub mod projection;
 pub mod snapshot_html;
 pub mod status_json;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use fleetdash_model::{Probe, RulesView, Snapshot};
+
+use crate::collect::live_tasks::judge::StuckRules;
+use crate::collect::projections::{ProjectionInput, ProjectionPlan};
+use crate::collect::{Collection, Findings, SectionData, SectionName, SectionUpdate};
+use crate::config::defaults::CRON_RECORDS_DIR;
+use crate::config::{Config, Rules};
+use crate::redact::RedactionGate;
+use live_tasks::LiveTaskStore;
+use status_json::StatusWriter;
+
+pub struct Writer {
+    status: StatusWriter,
+    live_tasks: LiveTaskStore,
+    gate: RedactionGate,
+}
+
+impl Writer {
+    /// Creates the output and state directories if needed, and removes the temporary files
+    /// an interrupted earlier run left in every folder this config writes.
+    pub fn new(config: &Config, rules: &Rules, gate: RedactionGate) -> Result<Writer> {
+        for dir in written_folders(config) {
+            atomic::sweep_stale_temporaries(&dir);
+        }
+        Ok(Writer {
+            status: StatusWriter::new(&config.output_dir, &config.state_dir, gate.clone())?,
+            live_tasks: LiveTaskStore::new(&config.state_dir, StuckRules::of(rules), gate.clone()),
+            gate,
+        })
+    }
+
+    /// Where `status.json` goes.
+    pub fn path(&self) -> &Path {
+        self.status.path()
+    }
+
+    /// Does the writes `collection` asks for and returns the section data the snapshot takes.
+    /// Blocking (locks, fsync): call it off the async runtime.
+    pub fn settle(&self, collection: Collection) -> SectionUpdate {
+        // The collection's own end: what it found was true then.
+        let at = collection.checked_at
+            + chrono::Duration::from_std(collection.duration).unwrap_or_default();
+        let data = match collection.findings {
+            Findings::Section(data) => data,
+            Findings::Agents { rows, mentions } => {
+                if let Err(e) = self.live_tasks.note(&mentions, at) {
+                    tracing::error!("cannot note live tasks: {e:#}");
+                }
+                SectionData::Agents(rows)
+            }
+            Findings::LivePoll(poll) => match self.live_tasks.record(&poll, at) {
+                Ok(rows) => SectionData::LiveTasks(Probe::Value(rows)),
+                // The registry is our own state: the next passes rediscover what it held, but
+                // this pass cannot judge anything, and says so.
+                Err(e) => {
+                    SectionData::LiveTasks(Probe::error(format!("live task registry: {e:#}")))
+                }
+            },
+            Findings::Projections(inputs) => SectionData::Projections(
+                inputs
+                    .into_iter()
+                    .map(|input| self.project(input))
+                    .collect(),
+            ),
+        };
+        SectionUpdate::new(data, collection.checked_at, collection.duration)
+    }
+
+    fn project(&self, input: ProjectionInput) -> (String, Probe<String>) {
+        let outcome = match &input.plan {
+            ProjectionPlan::Write {
+                columns,
+                cards,
+                source,
+            } => projection::project(&input.board, columns, cards, source, &self.gate),
+            ProjectionPlan::Skip(outcome) => outcome.clone(),
+        };
+        (input.board.name, outcome)
+    }
+
+    /// Settles `collections` and merges them into the snapshot on disk. Blocking.
+    pub fn write(
+        &self,
+        collections: Vec<Collection>,
+        configured: &[SectionName],
+        rules: RulesView,
+    ) -> Result<Snapshot> {
+        let updates = collections.into_iter().map(|c| self.settle(c)).collect();
+        self.write_settled(updates, configured, rules)
+    }
+
+    /// Merges already settled updates into the snapshot on disk. Blocking.
+    pub fn write_settled(
+        &self,
+        updates: Vec<SectionUpdate>,
+        configured: &[SectionName],
+        rules: RulesView,
+    ) -> Result<Snapshot> {
+        self.status.write(updates, configured, rules)
+    }
+}
+
+/// Every folder fleetdash writes for `config`: the output and state directories, cron-run's
+/// record folder, and the vault folders the projections go to.
+pub fn written_folders(config: &Config) -> Vec<PathBuf> {
+    let mut dirs = vec![
+        config.output_dir.clone(),
+        config.state_dir.clone(),
+        config.state_dir.join(CRON_RECORDS_DIR),
+    ];
+    for board in &config.boards {
+        if let Some(dir) = board.projection.as_deref().and_then(Path::parent)
+            && !dirs.iter().any(|d| d == dir)
+        {
+            dirs.push(dir.to_path_buf());
+        }
+    }
+    dirs
+}

@@ -145,7 +145,6 @@ mod tests {
 
     fn agents(up: bool, at: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
-            section: SectionName::Agents,
             data: SectionData::Agents(vec![history::tests::agent("a", up, at)]),
             checked_at: at,
             duration: std::time::Duration::from_millis(1),
@@ -154,7 +153,6 @@ mod tests {
 
     fn board(at: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
-            section: SectionName::Tasks,
             data: SectionData::LiveTasks(Probe::Value(Vec::new())),
             checked_at: at,
             duration: std::time::Duration::from_millis(1),

@@ -2,7 +2,7 @@
 //! judged by the stuck rule: a red STUCK badge at or above the rules' `no_reply_s`.
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Band, Board, LiveTask, Snapshot, Verdict, human_age};
+use fleetdash_model::{Asc, Band, Board, LiveTask, Snapshot, Verdict, human_age};
 use leptos::prelude::*;
 
 use super::{checked, field, order, reason_line, red_first, section_problem};
@@ -125,11 +125,20 @@ fn text<T>(probe: &fleetdash_model::Probe<T>, show: impl FnOnce(&T) -> String) -
     }
 }
 
-/// Whether a live task is stuck at `now`: flagged by the collector, or, not finished, its age
-/// (which keeps counting between polls) has reached the rule before the next poll.
+/// Whether a live task is stuck at `now`: flagged by the collector, or, still under the rule,
+/// its age (which keeps counting between polls) has reached the rule before the next poll.
 pub fn stuck_at(task: &LiveTask, no_reply_s: u64, now: DateTime<Utc>) -> bool {
     task.stuck
-        || (!finished(task) && task.age_s + seconds_since(task.checked_at, now) >= no_reply_s)
+        || (under_the_rule(task) && task.age_s + seconds_since(task.checked_at, now) >= no_reply_s)
+}
+
+/// Unfinished, and neither a task its peer does not know (ASC NOT_FOUND) nor ids withheld as
+/// secret-shaped (ASC GUARDRAIL_BLOCKED): the collector never judges those stuck, so neither
+/// does the page.
+fn under_the_rule(task: &LiveTask) -> bool {
+    !finished(task)
+        && task.status.code != Asc::NOT_FOUND.code
+        && task.status.code != Asc::GUARDRAIL_BLOCKED.code
 }
 
 fn finished(task: &LiveTask) -> bool {

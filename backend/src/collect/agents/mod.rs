@@ -4,7 +4,8 @@
 //! dialect ([`heartbeat`]), and the last exchange from its audit log ([`audit_tail`]). The
 //! [`verdict`] turns the three into a row with a band, an Agent Status Code and a reason.
 //! Concurrency is bounded and every probe has a deadline, so a pass over a fleet with dead
-//! peers costs about one timeout, not one per dead peer.
+//! peers costs about one timeout, not one per dead peer. The task ids heartbeats and audit
+//! logs mention travel with the rows, for the write side to note in the live-task registry.
 
 pub mod audit_tail;
 pub mod card;
@@ -20,9 +21,9 @@ use chrono::Utc;
 use fleetdash_model::{Agent, Asc, RulesView};
 use futures::StreamExt;
 
-use super::{Collector, SectionData, SectionName};
+use super::{Collector, Findings};
 use crate::a2a::Wire;
-use crate::collect::live_tasks::registry::{self, Origin, Registry};
+use crate::collect::live_tasks::registry::{Mention, Origin};
 use crate::config::{AgentConfig, Config, Dialect, ProbeLimits, Rules, TokenSource};
 use crate::net::{ProbeClient, ProbeFailure};
 
@@ -34,8 +35,6 @@ pub struct AgentsCollector {
     client: ProbeClient,
     /// What `auto` peers answered to last time, so the next heartbeat asks them that first.
     learned: Mutex<HashMap<String, Wire>>,
-    /// Where the task ids seen in heartbeats and audit logs go for the live-task poll.
-    registry: Option<Registry>,
 }
 
 impl AgentsCollector {
@@ -47,62 +46,37 @@ impl AgentsCollector {
             cadence: config.cadence.agents,
             client,
             learned: Mutex::new(HashMap::new()),
-            registry: Some(Registry::new(&config.state_dir)),
         }
     }
 
-    /// All rows, in registry order.
+    /// All rows, in registry order, and the task ids they mentioned.
     ///
     /// Unordered, then sorted: `buffered` would count rows that finished behind a slower one
     /// against the limit, so each hung agent would stall its whole window for a timeout and a
     /// pass would cost one timeout per `concurrency` agents instead of about one in all.
-    pub async fn probe_all(&self) -> Vec<Agent> {
-        let mut rows: Vec<(usize, Agent, Vec<String>)> =
-            futures::stream::iter(0..self.agents.len())
-                .map(|i| async move {
-                    let (row, audit_ids) = self.probe_one(&self.agents[i]).await;
-                    (i, row, audit_ids)
-                })
-                .buffer_unordered(self.limits.concurrency)
-                .collect()
-                .await;
+    pub async fn probe_all(&self) -> (Vec<Agent>, Vec<Mention>) {
+        let mut rows: Vec<(usize, Agent, Seen)> = futures::stream::iter(0..self.agents.len())
+            .map(|i| async move {
+                let (row, seen) = self.probe_one(&self.agents[i]).await;
+                (i, row, seen)
+            })
+            .buffer_unordered(self.limits.concurrency)
+            .collect()
+            .await;
         rows.sort_unstable_by_key(|(i, _, _)| *i);
-        self.note_live_tasks(&rows);
-        rows.into_iter().map(|(_, row, _)| row).collect()
+        let mentions = mentions(&rows);
+        (rows.into_iter().map(|(_, row, _)| row).collect(), mentions)
     }
 
-    /// Hands the task ids this pass saw to the live-task poll, in one registry write.
-    fn note_live_tasks(&self, rows: &[(usize, Agent, Vec<String>)]) {
-        let Some(registry) = &self.registry else {
-            return;
-        };
-        let now = Utc::now();
-        let result = registry.update(|tasks| {
-            for (_, row, audit_ids) in rows {
-                let heartbeat = row.heartbeat.value();
-                let wire = heartbeat.map(|h| h.dialect.as_str());
-                let in_flight = heartbeat
-                    .and_then(|h| h.in_flight.value())
-                    .cloned()
-                    .unwrap_or_default();
-                registry::note(tasks, &row.name, wire, Origin::Heartbeat, &in_flight, now);
-                registry::note(tasks, &row.name, wire, Origin::Audit, audit_ids, now);
-            }
-        });
-        if let Err(e) = result {
-            tracing::error!("cannot note live tasks: {e:#}");
-        }
-    }
-
-    /// One agent's row, and the task ids its audit tail mentioned.
-    async fn probe_one(&self, agent: &AgentConfig) -> (Agent, Vec<String>) {
+    /// One agent's row, and the task ids its heartbeat reply and audit tail showed besides it.
+    async fn probe_one(&self, agent: &AgentConfig) -> (Agent, Seen) {
         let checked_at = Utc::now();
         let token = match read_token(agent.token.as_ref()) {
             Ok(t) => t,
             Err(failure) => {
                 return (
                     verdict::unprobed(agent, failure, &self.rules, checked_at),
-                    Vec::new(),
+                    Seen::default(),
                 );
             }
         };
@@ -120,9 +94,17 @@ impl AgentsCollector {
                 .expect("learned-dialect map is never poisoned")
                 .insert(agent.name.clone(), reply.wire);
         }
-        let audit_ids = match &audit {
-            Some(Ok(tail)) => tail.task_ids.clone(),
-            _ => Vec::new(),
+        let seen = Seen {
+            heartbeat_task: heartbeat
+                .as_ref()
+                .ok()
+                .and_then(|reply| reply.facts.task.clone())
+                .filter(|task| task.is_open())
+                .map(|task| task.id),
+            audit_ids: match &audit {
+                Some(Ok(tail)) => tail.task_ids.clone(),
+                _ => Vec::new(),
+            },
         };
         let row = verdict::row(
             agent,
@@ -134,7 +116,7 @@ impl AgentsCollector {
             &self.rules,
             checked_at,
         );
-        (row, audit_ids)
+        (row, seen)
     }
 
     fn attempts(&self, agent: &AgentConfig) -> Vec<Wire> {
@@ -171,6 +153,44 @@ impl AgentsCollector {
     }
 }
 
+/// What one agent's probes showed besides its row.
+#[derive(Debug, Default)]
+struct Seen {
+    /// The task the heartbeat itself became, when the peer left it unfinished.
+    heartbeat_task: Option<String>,
+    audit_ids: Vec<String>,
+}
+
+/// The task ids a pass saw, in row order: each agent's heartbeat in-flight list, its
+/// heartbeat's own unfinished task, then the ids its audit tail mentioned.
+fn mentions(rows: &[(usize, Agent, Seen)]) -> Vec<Mention> {
+    let mut out = Vec::new();
+    for (_, row, seen) in rows {
+        let heartbeat = row.heartbeat.value();
+        let wire = heartbeat.map(|h| h.dialect.clone());
+        let in_flight = heartbeat
+            .and_then(|h| h.in_flight.value())
+            .cloned()
+            .unwrap_or_default();
+        let seen = in_flight
+            .into_iter()
+            .map(|id| (Origin::Heartbeat, id))
+            .chain(
+                seen.heartbeat_task
+                    .iter()
+                    .map(|id| (Origin::HeartbeatTask, id.clone())),
+            )
+            .chain(seen.audit_ids.iter().map(|id| (Origin::Audit, id.clone())));
+        out.extend(seen.map(|(origin, id)| Mention {
+            agent: row.name.clone(),
+            wire: wire.clone(),
+            origin,
+            id,
+        }));
+    }
+    out
+}
+
 /// Reads a peer's bearer token from where the config says it lives.
 pub fn read_token(source: Option<&TokenSource>) -> Result<Option<String>, ProbeFailure> {
     let token = match source {
@@ -193,15 +213,12 @@ pub fn read_token(source: Option<&TokenSource>) -> Result<Option<String>, ProbeF
 
 #[async_trait]
 impl Collector for AgentsCollector {
-    fn section(&self) -> SectionName {
-        SectionName::Agents
-    }
-
     fn cadence(&self) -> Duration {
         self.cadence
     }
 
-    async fn collect(&self) -> SectionData {
-        SectionData::Agents(self.probe_all().await)
+    async fn collect(&self) -> Findings {
+        let (rows, mentions) = self.probe_all().await;
+        Findings::Agents { rows, mentions }
     }
 }

@@ -28,7 +28,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, Board, BoardSource, Card, Probe};
 
-use super::{Collector, SectionData, SectionName};
+use super::{Collector, Findings, SectionData};
 use crate::config::{BoardConfig, Config};
 use crate::net::ProbeFailure;
 use dispatch::HostBoundary;
@@ -196,16 +196,12 @@ fn sort_cards(cards: &mut [Card], columns: &[String]) {
 
 #[async_trait]
 impl Collector for BoardCollector {
-    fn section(&self) -> SectionName {
-        SectionName::Tasks
-    }
-
     fn cadence(&self) -> Duration {
         self.cadence
     }
 
-    async fn collect(&self) -> SectionData {
-        SectionData::Board(Probe::Value(self.read_all().await))
+    async fn collect(&self) -> Findings {
+        SectionData::Board(Probe::Value(self.read_all().await)).into()
     }
 }
 

@@ -1,44 +1,68 @@
 //! Live A2A tasks (the V3/A2A lane) and the 300 s stuck rule (spec §3.5).
 //!
-//! Task ids come from the agents' heartbeat replies and audit logs (noted in the [`registry`]
-//! by the agents collector). Each unfinished one is polled with `GetTask` / `tasks/get` in its
-//! peer's dialect. A task is *stuck* when it has shown no progress (no new state, no new status
-//! timestamp, or no reply at all) for at least the rules' `stuck.no_reply_seconds`; the entry
-//! then says why, and one escalation line per stuck task goes to `state_dir/escalations.jsonl`.
+//! Task ids come from the agents' heartbeat replies (their in-flight lists, and the heartbeat
+//! itself when a peer answers it with a Task it leaves unfinished) and audit logs, noted in the
+//! [`registry`] by the write side from what the agents pass mentioned (never an id that looks
+//! like a secret: those are only counted). Each unfinished one is polled with
+//! `GetTask` / `tasks/get` in its peer's dialect; the poll returns what each peer answered and
+//! writes nothing. The write side records the answers in the registry and [`judge`]s them: a
+//! task is *stuck* when it has shown no progress (no new state, no new status timestamp, or no
+//! reply at all) for at least the rules' `stuck.no_reply_seconds`; the entry then says why,
+//! and one escalation line per stuck task goes to `state_dir/escalations.jsonl`.
 //! The rule governs A2A tasks only, never board cards (the board has its own events).
 
-pub mod escalations;
+pub mod judge;
 pub mod registry;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
-use fleetdash_model::{Asc, LiveTask, Probe, human_age, seconds_since};
+use fleetdash_model::Asc;
 use futures::StreamExt;
 
-use super::{Collector, SectionData, SectionName};
+use super::{Collector, Findings};
 use crate::a2a::{self, RpcOutcome, TaskFacts, Wire};
 use crate::collect::agents::{heartbeat::rpc_url, read_token};
-use crate::config::{AgentConfig, Config, Rule, Rules};
+use crate::config::{AgentConfig, Config};
 use crate::net::{ProbeClient, ProbeFailure};
-use registry::{KnownTask, Registry};
+use registry::KnownTask;
+
+/// What one polled task's peer answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// The task as its peer reports it.
+    Task(TaskFacts),
+    /// The peer says it does not know this task (`-32001` task not found): its own condition,
+    /// not a silence, so never stuck. The text names the call.
+    NotFound(String),
+    /// No usable answer.
+    Failed(ProbeFailure),
+}
+
+/// What each polled task's peer answered, by task id.
+pub type Answers = BTreeMap<String, Answer>;
+
+/// The JSON-RPC / A2A error code for "task not found".
+const TASK_NOT_FOUND: i64 = -32001;
+
+/// One live-task poll, for the write side to record and judge.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Poll {
+    pub answers: Answers,
+}
 
 pub struct LiveTasksCollector {
     agents: HashMap<String, AgentConfig>,
     client: ProbeClient,
     concurrency: usize,
-    registry: Registry,
-    escalations: escalations::Escalations,
-    no_reply: Rule,
-    keep_finished_s: u64,
-    forget_unseen_s: u64,
+    state_dir: PathBuf,
     cadence: Duration,
 }
 
 impl LiveTasksCollector {
-    pub fn new(config: &Config, rules: &Rules, client: ProbeClient) -> Self {
+    pub fn new(config: &Config, client: ProbeClient) -> Self {
         LiveTasksCollector {
             agents: config
                 .agents
@@ -47,16 +71,19 @@ impl LiveTasksCollector {
                 .collect(),
             client,
             concurrency: config.probe.concurrency,
-            registry: Registry::new(&config.state_dir),
-            escalations: escalations::Escalations::new(&config.state_dir),
-            no_reply: rules.no_reply.clone(),
-            keep_finished_s: rules.keep_finished.seconds,
-            forget_unseen_s: rules.forget_unseen.seconds,
+            state_dir: config.state_dir.clone(),
             cadence: config.cadence.live_tasks,
         }
     }
 
-    async fn poll(&self, id: &str, task: &KnownTask) -> Result<TaskFacts, ProbeFailure> {
+    async fn poll(&self, id: &str, task: &KnownTask) -> Answer {
+        match self.get_task(id, task).await {
+            Ok(answer) => answer,
+            Err(failure) => Answer::Failed(failure),
+        }
+    }
+
+    async fn get_task(&self, id: &str, task: &KnownTask) -> Result<Answer, ProbeFailure> {
         let agent = self.agents.get(&task.agent).ok_or_else(|| {
             ProbeFailure::new(
                 Asc::NOT_FOUND,
@@ -86,140 +113,42 @@ impl LiveTasksCollector {
         match RpcOutcome::parse(&reply.json()?)
             .map_err(|e| ProbeFailure::new(Asc::INTEGRITY_CHECK_FAILED, e))?
         {
-            RpcOutcome::Result(result) => Ok(a2a::task_facts(&result)),
-            RpcOutcome::Error { code } => Err(ProbeFailure::new(
-                if code == -32001 {
-                    Asc::NOT_FOUND
-                } else {
-                    Asc::RETRYABLE_ERROR
-                },
-                format!(
+            RpcOutcome::Result(result) => Ok(Answer::Task(a2a::task_facts(&result))),
+            RpcOutcome::Error { code } => {
+                let call = format!(
                     "{}: JSON-RPC {code} {}",
                     get_task_name(wire),
                     a2a::error_name(code)
-                ),
-            )),
+                );
+                if code == TASK_NOT_FOUND {
+                    Ok(Answer::NotFound(call))
+                } else {
+                    Err(ProbeFailure::new(Asc::RETRYABLE_ERROR, call))
+                }
+            }
         }
     }
 
-    /// Polls every unfinished known task, records what changed, and returns the rows.
-    pub async fn pass(&self) -> anyhow::Result<Vec<LiveTask>> {
-        let known = self.registry.update(|tasks| tasks.clone())?;
+    /// Polls every unfinished known task.
+    pub async fn poll_all(&self) -> Poll {
+        // A read without the registry's lock: the file is replaced whole, never torn.
+        let state_dir = self.state_dir.clone();
+        let known = tokio::task::spawn_blocking(move || registry::read(&state_dir).tasks)
+            .await
+            .unwrap_or_default();
         let pending: Vec<(String, KnownTask)> = known
             .into_iter()
             .filter(|(_, t)| t.finished_at.is_none())
             .collect();
-        let polled: HashMap<String, Result<TaskFacts, ProbeFailure>> =
-            futures::stream::iter(pending)
-                .map(|(id, task)| async move {
-                    let outcome = self.poll(&id, &task).await;
-                    (id, outcome)
-                })
-                .buffer_unordered(self.concurrency)
-                .collect()
-                .await;
-        let now = Utc::now();
-        let (rows, newly_stuck) = self.registry.update(|tasks| {
-            tasks.retain(|_, t| seconds_since(t.last_mentioned, now) < self.forget_unseen_s);
-            let mut rows = Vec::new();
-            let mut newly_stuck = Vec::new();
-            for (id, task) in tasks.iter_mut() {
-                let outcome = polled.get(id);
-                if let Some(Ok(facts)) = outcome {
-                    record(task, facts, now);
-                }
-                if task
-                    .finished_at
-                    .is_some_and(|f| seconds_since(f, now) >= self.keep_finished_s)
-                {
-                    continue;
-                }
-                let row = self.row(id, task, outcome, now);
-                if row.stuck && !task.escalated {
-                    task.escalated = true;
-                    newly_stuck.push(row.clone());
-                }
-                rows.push(row);
-            }
-            (rows, newly_stuck)
-        })?;
-        for row in &newly_stuck {
-            if let Err(e) = self.escalations.append(row, &self.no_reply, now) {
-                tracing::error!(task = %row.id, "cannot write the escalation: {e:#}");
-            }
-        }
-        Ok(rows)
-    }
-
-    fn row(
-        &self,
-        id: &str,
-        task: &KnownTask,
-        outcome: Option<&Result<TaskFacts, ProbeFailure>>,
-        now: DateTime<Utc>,
-    ) -> LiveTask {
-        let since_progress = seconds_since(task.last_progress, now);
-        let finished = task.finished_at.is_some();
-        let stuck = !finished && since_progress >= self.no_reply.seconds;
-        let failure = outcome.and_then(|o| o.as_ref().err());
-        let state = match (failure, &task.state) {
-            (Some(f), _) => Probe::Error(f.reason.clone()),
-            (None, Some(s)) => Probe::Value(s.clone()),
-            (None, None) => Probe::Unknown,
-        };
-        let (status, reason) = if stuck {
-            let cause = format!(
-                "no reply for {since_progress} s (>= {} s){}",
-                self.no_reply.seconds,
-                failure
-                    .map(|f| format!("; {}", f.reason))
-                    .unwrap_or_default()
-            );
-            (Asc::TIMEOUT, Some(cause))
-        } else if let Some(f) = failure {
-            (
-                f.asc.clone(),
-                Some(format!(
-                    "{}; last progress {} ago",
-                    f.reason,
-                    human_age(since_progress)
-                )),
-            )
-        } else {
-            (state_code(task.state.as_deref()), None)
-        };
-        LiveTask {
-            id: id.to_string(),
-            agent: task.agent.clone(),
-            state,
-            age_s: since_progress,
-            stuck,
-            status,
-            reason,
-            checked_at: now,
-            stale: failure.is_some(),
-        }
-    }
-}
-
-/// A polled state that differs from the last one, or a newer status timestamp, is progress.
-fn record(task: &mut KnownTask, facts: &TaskFacts, now: DateTime<Utc>) {
-    let state = facts.state.map(str::to_string);
-    let moved = (state.is_some() && state != task.state)
-        || (facts.updated_at.is_some()
-            && facts.updated_at != task.updated_at
-            && task.updated_at.is_some());
-    if moved {
-        task.last_progress = now;
-    }
-    if state.is_some() {
-        task.state = state;
-    }
-    if facts.updated_at.is_some() {
-        task.updated_at = facts.updated_at;
-    }
-    if task.finished_at.is_none() && facts.state.is_some_and(a2a::is_terminal) {
-        task.finished_at = Some(now);
+        let answers: Answers = futures::stream::iter(pending)
+            .map(|(id, task)| async move {
+                let outcome = self.poll(&id, &task).await;
+                (id, outcome)
+            })
+            .buffer_unordered(self.concurrency)
+            .collect()
+            .await;
+        Poll { answers }
     }
 }
 
@@ -230,37 +159,17 @@ fn get_task_name(wire: Wire) -> &'static str {
     }
 }
 
-/// The Agent Status Code that refines an A2A state (ASC protocol bindings, A2A table).
-fn state_code(state: Option<&str>) -> Asc {
-    match state {
-        Some("TASK_STATE_SUBMITTED") => Asc::ACCEPTED,
-        Some("TASK_STATE_WORKING") => Asc::RUNNING,
-        Some("TASK_STATE_INPUT_REQUIRED") => Asc::HUMAN_INPUT_REQUIRED,
-        Some("TASK_STATE_AUTH_REQUIRED") => Asc::AUTHENTICATION_REQUIRED,
-        Some("TASK_STATE_COMPLETED") => Asc::SUCCESS,
-        Some("TASK_STATE_CANCELED") => Asc::CANCELLED,
-        Some("TASK_STATE_REJECTED") => Asc::GUARDRAIL_BLOCKED,
-        Some("TASK_STATE_FAILED") => Asc::INTERNAL_ERROR,
-        _ => Asc::ACCEPTED,
-    }
-}
-
 #[async_trait]
 impl Collector for LiveTasksCollector {
-    fn section(&self) -> SectionName {
-        SectionName::LiveTasks
-    }
-
     fn cadence(&self) -> Duration {
         self.cadence
     }
 
-    async fn collect(&self) -> SectionData {
-        match self.pass().await {
-            Ok(rows) => SectionData::LiveTasks(Probe::Value(rows)),
-            // The registry is our own state: the next passes rediscover what it held, but this
-            // pass cannot judge anything, and says so.
-            Err(e) => SectionData::LiveTasks(Probe::error(format!("live task registry: {e:#}"))),
-        }
+    async fn collect(&self) -> Findings {
+        Findings::LivePoll(self.poll_all().await)
+    }
+
+    fn follows_mentions(&self) -> bool {
+        true
     }
 }

@@ -1,30 +1,41 @@
-//! The known live A2A tasks, kept in `state_dir/live_tasks.json` so that separate runs (cron
+//! The known live A2A tasks: what `state_dir/live_tasks.json` holds, so that separate runs (cron
 //! `collect --only agents` and `collect --only tasks`, or `run`) share them.
 //!
-//! The agents collector notes the task ids heartbeat replies and audit logs mention; the
-//! live-tasks collector polls them and records what it learned (state, last progress, whether
-//! the stuck escalation was written). Every read-modify-write holds an exclusive lock, and the
-//! file is replaced atomically; an unreadable file is logged and started afresh (it only holds
-//! what the next passes rediscover).
+//! The agents pass mentions task ids (heartbeat replies, audit logs); the write side notes
+//! them here ([`note`]) and records what the live-task poll learned (state, last progress,
+//! whether the stuck escalation was written). This module only holds the shape and the pure
+//! operations on it, plus a read-only [`read`] for the poll: the file is written by
+//! `write::live_tasks`, under its lock, through the redaction gate, and replaced atomically, so
+//! a read without the lock sees one whole version. An unreadable file is logged and read as
+//! empty (it only holds what the next passes rediscover).
+//!
+//! # Ids that look like secrets
+//!
+//! A task id is the registry's key and the poll's argument, so it cannot be stored redacted or
+//! hashed and still be polled (and a hash of a short password is no protection). An id the
+//! redaction gate would not pass unchanged is therefore never tracked: [`note`] counts it per
+//! agent in [`Registry::withheld`], and the live-task rows say so, with the count and never the
+//! id. A harmless id is stored as it is and polled.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::write::atomic;
+use crate::redact::RedactionGate;
 
-const FILE_NAME: &str = "live_tasks.json";
-const LOCK_NAME: &str = "live_tasks.lock";
+pub const FILE_NAME: &str = "live_tasks.json";
 
 /// Where a task id was seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Origin {
+    /// A heartbeat reply's in-flight list.
     Heartbeat,
+    /// The heartbeat itself: the peer answered it with a Task it has not finished. Spec §2.2:
+    /// the hub expects the reply within the stuck window, so this task is judged like any.
+    HeartbeatTask,
     Audit,
 }
 
@@ -46,86 +57,226 @@ pub struct KnownTask {
     pub finished_at: Option<DateTime<Utc>>,
     /// The stuck escalation was appended for it.
     pub escalated: bool,
+    /// Its peer's last answer was "task not found": why, until it knows the task again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_found: Option<String>,
 }
 
 /// Task id → what is known. Ordered, so the file is stable.
 pub type Tasks = BTreeMap<String, KnownTask>;
 
+/// Everything the registry file holds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Registry {
-    path: PathBuf,
-    lock_path: PathBuf,
+    pub tasks: Tasks,
+    /// Per agent: the ids its last pass mentioned that look like secrets, counted, not kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub withheld: BTreeMap<String, Withheld>,
+}
+
+/// Secret-shaped task ids one agent mentioned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Withheld {
+    /// How many distinct ones.
+    pub ids: usize,
+    pub last_mentioned: DateTime<Utc>,
+}
+
+/// A task id one agent's pass mentioned, handed from the agents collector to the write side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    pub agent: String,
+    /// The dialect that answered the agent's heartbeat, if it answered.
+    pub wire: Option<String>,
+    pub origin: Origin,
+    pub id: String,
+}
+
+/// The registry as last written, for reading only.
+pub fn read(state_dir: &Path) -> Registry {
+    let path = state_dir.join(FILE_NAME);
+    match std::fs::read(&path) {
+        Ok(bytes) => parse(&path, &bytes),
+        Err(_) => Registry::default(),
+    }
+}
+
+/// The file's content; an unreadable one is logged and read as empty. A file of the earlier
+/// shape (the task map alone) is read as that map.
+pub fn parse(path: &Path, bytes: &[u8]) -> Registry {
+    serde_json::from_slice(bytes)
+        .or_else(|e| {
+            serde_json::from_slice::<Tasks>(bytes)
+                .map(|tasks| Registry {
+                    tasks,
+                    withheld: BTreeMap::new(),
+                })
+                .map_err(|_| e)
+        })
+        .unwrap_or_else(|e| {
+            tracing::warn!(file = %path.display(), "live task registry unreadable, starting afresh: {e}");
+            Registry::default()
+        })
+}
+
+/// Whether an id can be stored and polled: the gate would pass it unchanged.
+pub fn trackable(gate: &RedactionGate, id: &str) -> bool {
+    gate.is_clean(id)
 }
 
 impl Registry {
-    pub fn new(state_dir: &Path) -> Registry {
-        Registry {
-            path: state_dir.join(FILE_NAME),
-            lock_path: state_dir.join(LOCK_NAME),
+    /// Records an agents pass's mentions at `now`: the trackable ids into the tasks, the
+    /// others counted per agent. The pass covers every agent, so its count replaces the last.
+    pub fn note(&mut self, mentions: &[Mention], gate: &RedactionGate, now: DateTime<Utc>) {
+        let (safe, unsafe_ids): (Vec<Mention>, Vec<Mention>) = mentions
+            .iter()
+            .cloned()
+            .partition(|m| trackable(gate, &m.id));
+        note(&mut self.tasks, &safe, now);
+        let mut per_agent: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for m in unsafe_ids {
+            let ids = per_agent.entry(m.agent).or_default();
+            if !ids.contains(&m.id) {
+                ids.push(m.id);
+            }
         }
+        self.withheld = per_agent
+            .into_iter()
+            .map(|(agent, ids)| {
+                let withheld = Withheld {
+                    ids: ids.len(),
+                    last_mentioned: now,
+                };
+                (agent, withheld)
+            })
+            .collect();
     }
 
-    /// Runs `change` on the known tasks under the lock and saves the result if it changed.
-    pub fn update<T>(&self, change: impl FnOnce(&mut Tasks) -> T) -> Result<T> {
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create directory {}", dir.display()))?;
-        }
-        let lock = File::create(&self.lock_path)
-            .with_context(|| format!("cannot open lock file {}", self.lock_path.display()))?;
-        lock.lock()
-            .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
-        let mut tasks = self.load();
-        let before = tasks.clone();
-        let out = change(&mut tasks);
-        // Most passes change nothing: no write, no fsync.
-        if tasks != before || !self.path.exists() {
-            let bytes = serde_json::to_vec_pretty(&tasks).context("cannot serialise live tasks")?;
-            atomic::write(&self.path, &bytes)?;
-        }
-        Ok(out)
-    }
-
-    fn load(&self) -> Tasks {
-        match std::fs::read(&self.path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-                tracing::warn!(file = %self.path.display(), "live task registry unreadable, starting afresh: {e}");
-                Tasks::new()
-            }),
-            Err(_) => Tasks::new(),
+    /// Drops any stored id that is not trackable (a file written before ids were checked),
+    /// counting it as withheld for its agent.
+    pub fn purge(&mut self, gate: &RedactionGate) {
+        let unsafe_ids: Vec<String> = self
+            .tasks
+            .keys()
+            .filter(|id| !trackable(gate, id))
+            .cloned()
+            .collect();
+        for id in unsafe_ids {
+            if let Some(task) = self.tasks.remove(&id) {
+                let withheld = self.withheld.entry(task.agent).or_insert_with(|| Withheld {
+                    ids: 0,
+                    last_mentioned: task.last_mentioned,
+                });
+                withheld.ids += 1;
+                withheld.last_mentioned = withheld.last_mentioned.max(task.last_mentioned);
+            }
         }
     }
 }
 
-/// Records that `agent` mentioned these task ids at `now`.
-pub fn note(
-    tasks: &mut Tasks,
-    agent: &str,
-    wire: Option<&str>,
-    origin: Origin,
-    ids: &[String],
-    now: DateTime<Utc>,
-) {
-    for id in ids {
-        let task = tasks.entry(id.clone()).or_insert_with(|| KnownTask {
-            agent: agent.to_string(),
-            origin,
-            wire: None,
-            first_seen: now,
-            last_mentioned: now,
-            last_progress: now,
-            state: None,
-            updated_at: None,
-            finished_at: None,
-            escalated: false,
-        });
+/// Records that the mentioned task ids were seen at `now`.
+///
+/// Each heartbeat a peer leaves unfinished is a new task; one per agent is tracked at a time,
+/// the oldest still open (neither finished nor unknown to its peer): it alone shows whether
+/// the agent ever finishes them, and each later one only renews its mention, so a hung agent
+/// is one row and one escalation, not one per heartbeat.
+pub fn note(tasks: &mut Tasks, mentions: &[Mention], now: DateTime<Utc>) {
+    for mention in mentions {
+        if mention.origin == Origin::HeartbeatTask
+            && !tasks.contains_key(&mention.id)
+            && let Some(open) = tasks.values_mut().find(|t| {
+                t.origin == Origin::HeartbeatTask
+                    && t.agent == mention.agent
+                    && t.finished_at.is_none()
+                    && t.not_found.is_none()
+            })
+        {
+            open.last_mentioned = now;
+            continue;
+        }
+        let task = tasks
+            .entry(mention.id.clone())
+            .or_insert_with(|| KnownTask {
+                agent: mention.agent.clone(),
+                origin: mention.origin,
+                wire: None,
+                first_seen: now,
+                last_mentioned: now,
+                last_progress: now,
+                state: None,
+                updated_at: None,
+                finished_at: None,
+                escalated: false,
+                not_found: None,
+            });
         task.last_mentioned = now;
-        if let Some(wire) = wire {
-            task.wire = Some(wire.to_string());
+        if let Some(wire) = &mention.wire {
+            task.wire = Some(wire.clone());
         }
-        // A heartbeat's own report outranks an audit line's mention.
-        if origin == Origin::Heartbeat {
+        // A heartbeat's in-flight list outranks an audit line's mention.
+        if mention.origin == Origin::Heartbeat {
             task.origin = Origin::Heartbeat;
-            task.agent = agent.to_string();
+            task.agent = mention.agent.clone();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    const KEY: &str = "sk-ant-api03-PLANTEDkeyQ7mXw2Rt9Lp4Zc8Vb1Nd6Hf3";
+
+    fn mention(agent: &str, origin: Origin, id: &str) -> Mention {
+        Mention {
+            agent: agent.into(),
+            wire: None,
+            origin,
+            id: id.into(),
+        }
+    }
+
+    #[test]
+    fn a_secret_shaped_id_is_counted_never_kept_and_a_harmless_one_kept() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
+        let gate = RedactionGate::default();
+        let mut registry = Registry::default();
+        registry.note(
+            &[
+                mention("heart", Origin::Heartbeat, KEY),
+                mention("heart", Origin::Audit, KEY),
+                mention("heart", Origin::Audit, "t_fine01"),
+            ],
+            &gate,
+            now,
+        );
+        assert_eq!(registry.tasks.keys().collect::<Vec<_>>(), ["t_fine01"]);
+        assert_eq!(registry.withheld["heart"].ids, 1, "distinct ids");
+        let text = serde_json::to_string(&registry).unwrap();
+        assert!(!text.contains("PLANTED"), "{text}");
+        // The next pass mentions none: the count goes.
+        registry.note(&[], &gate, now);
+        assert!(registry.withheld.is_empty());
+    }
+
+    #[test]
+    fn an_earlier_file_with_a_secret_shaped_id_is_read_and_purged() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
+        let mut tasks = Tasks::new();
+        note(
+            &mut tasks,
+            &[
+                mention("heart", Origin::Heartbeat, KEY),
+                mention("heart", Origin::Heartbeat, "t_fine01"),
+            ],
+            now,
+        );
+        let earlier = serde_json::to_vec(&tasks).unwrap();
+        let mut registry = parse(Path::new("live_tasks.json"), &earlier);
+        assert_eq!(registry.tasks.len(), 2);
+        registry.purge(&RedactionGate::default());
+        assert_eq!(registry.tasks.keys().collect::<Vec<_>>(), ["t_fine01"]);
+        assert_eq!(registry.withheld["heart"].ids, 1);
     }
 }

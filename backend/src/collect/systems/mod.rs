@@ -25,7 +25,7 @@ use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, Band, CronState, NamedCheck, Probe, System};
 use futures::StreamExt;
 
-use super::{Collector, SectionData, SectionName};
+use super::{Collector, Findings, SectionData};
 use crate::config::{Config, HostConfig, HostSource, ProbeLimits};
 use crate::net::{ProbeClient, ProbeFailure};
 
@@ -137,16 +137,12 @@ impl SystemsCollector {
 
 #[async_trait]
 impl Collector for SystemsCollector {
-    fn section(&self) -> SectionName {
-        SectionName::Systems
-    }
-
     fn cadence(&self) -> Duration {
         self.cadence
     }
 
-    async fn collect(&self) -> SectionData {
-        SectionData::Systems(self.probe_all().await)
+    async fn collect(&self) -> Findings {
+        SectionData::Systems(self.probe_all().await).into()
     }
 }
 

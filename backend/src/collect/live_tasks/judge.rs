@@ -1,0 +1,515 @@
+//! The stuck rule as a pure function: the known tasks, what their peers answered, the rules
+//! and a clock in; the recorded progress, the rows and the newly stuck tasks out. No I/O, so
+//! the rule can be tested at its exact boundary; the write side runs it under the registry's
+//! lock and writes what it returns.
+
+use chrono::{DateTime, Utc};
+use fleetdash_model::{Asc, LiveTask, Probe, human_age, seconds_since};
+
+use super::registry::{KnownTask, Origin, Registry, Tasks, Withheld};
+use super::{Answer, Answers};
+use crate::a2a::{self, TaskFacts};
+use crate::config::{Rule, Rules};
+use crate::redact::REDACTED;
+
+/// The rules the live tasks are judged by, all from the rules file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StuckRules {
+    /// No progress for this long is stuck (spec §3.5).
+    pub no_reply: Rule,
+    /// A finished task stays listed this long.
+    pub keep_finished_s: u64,
+    /// A task no pass has mentioned for this long is forgotten.
+    pub forget_unseen_s: u64,
+}
+
+impl StuckRules {
+    pub fn of(rules: &Rules) -> StuckRules {
+        StuckRules {
+            no_reply: rules.no_reply.clone(),
+            keep_finished_s: rules.keep_finished.seconds,
+            forget_unseen_s: rules.forget_unseen.seconds,
+        }
+    }
+}
+
+/// One pass's verdict.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Judged {
+    /// Every listed task, in registry order.
+    pub rows: Vec<LiveTask>,
+    /// The rows that became stuck in this pass, each marked escalated in the registry: the
+    /// caller appends one escalation line for each.
+    pub newly_stuck: Vec<LiveTask>,
+}
+
+/// [`judge`] over the registry's tasks, then one row per agent whose ids were withheld as
+/// secret-shaped (never stuck: there is nothing to poll), until no pass mentions them for
+/// `forget_unseen_seconds`.
+pub fn judge_registry(
+    registry: &mut Registry,
+    answers: &Answers,
+    rules: &StuckRules,
+    now: DateTime<Utc>,
+) -> Judged {
+    let mut judged = judge(&mut registry.tasks, answers, rules, now);
+    registry
+        .withheld
+        .retain(|_, w| seconds_since(w.last_mentioned, now) < rules.forget_unseen_s);
+    judged.rows.extend(
+        registry
+            .withheld
+            .iter()
+            .map(|(agent, withheld)| withheld_row(agent, withheld, now)),
+    );
+    judged
+}
+
+/// Says that `agent` mentioned task ids that look like secrets and that they are not tracked.
+fn withheld_row(agent: &str, withheld: &Withheld, now: DateTime<Utc>) -> LiveTask {
+    let n = withheld.ids;
+    let (ids, were) = if n == 1 {
+        ("id", "was")
+    } else {
+        ("ids", "were")
+    };
+    LiveTask {
+        id: REDACTED.to_string(),
+        agent: agent.to_string(),
+        state: Probe::Error(WITHHELD.to_string()),
+        age_s: seconds_since(withheld.last_mentioned, now),
+        stuck: false,
+        status: Asc::GUARDRAIL_BLOCKED,
+        reason: Some(format!(
+            "{n} task {ids} looking like a secret (a key, token or credential) {were} not \
+             tracked: fleetdash writes no secret down, so it cannot poll them; a peer's task \
+             ids should carry none"
+        )),
+        checked_at: now,
+        stale: false,
+    }
+}
+
+/// Records `answers` into `tasks`, forgets what is no longer mentioned, and judges the rest at
+/// `now`.
+pub fn judge(
+    tasks: &mut Tasks,
+    answers: &Answers,
+    rules: &StuckRules,
+    now: DateTime<Utc>,
+) -> Judged {
+    for (id, task) in tasks.iter_mut() {
+        match answers.get(id) {
+            Some(Answer::Task(facts)) => {
+                task.not_found = None;
+                record(task, facts, now);
+            }
+            Some(Answer::NotFound(call)) => task.not_found = Some(call.clone()),
+            Some(Answer::Failed(_)) | None => {}
+        }
+    }
+    tasks.retain(|_, t| {
+        seconds_since(t.last_mentioned, now) < rules.forget_unseen_s
+            // A heartbeat's task that completed is our own probe done: nothing to show.
+            && !(t.origin == Origin::HeartbeatTask && t.state.as_deref() == Some(COMPLETED))
+    });
+    let mut judged = Judged::default();
+    for (id, task) in tasks.iter_mut() {
+        let answer = answers.get(id);
+        if task
+            .finished_at
+            .is_some_and(|f| seconds_since(f, now) >= rules.keep_finished_s)
+        {
+            continue;
+        }
+        let row = row(id, task, answer, &rules.no_reply, now);
+        if row.stuck && !task.escalated {
+            task.escalated = true;
+            judged.newly_stuck.push(row.clone());
+        }
+        judged.rows.push(row);
+    }
+    judged
+}
+
+/// A polled state that differs from the last one, or a newer status timestamp, is progress.
+fn record(task: &mut KnownTask, facts: &TaskFacts, now: DateTime<Utc>) {
+    let state = facts.state.map(str::to_string);
+    let moved = (state.is_some() && state != task.state)
+        || (facts.updated_at.is_some()
+            && facts.updated_at != task.updated_at
+            && task.updated_at.is_some());
+    if moved {
+        task.last_progress = now;
+    }
+    if state.is_some() {
+        task.state = state;
+    }
+    if facts.updated_at.is_some() {
+        task.updated_at = facts.updated_at;
+    }
+    if task.finished_at.is_none() && facts.state.is_some_and(a2a::is_terminal) {
+        task.finished_at = Some(now);
+    }
+}
+
+/// The state of a row that stands for withheld ids.
+pub const WITHHELD: &str = "not tracked: the id looks like a secret";
+
+/// What a row of the heartbeat's own task says it is.
+pub const HEARTBEAT_TASK: &str = "the task our heartbeat became, left unfinished by the peer";
+const COMPLETED: &str = "TASK_STATE_COMPLETED";
+
+/// The peer's own words for a task it does not know (ASC NOT_FOUND).
+pub const NOT_FOUND_REASON: &str = "the peer does not know this task";
+
+fn row(
+    id: &str,
+    task: &KnownTask,
+    answer: Option<&Answer>,
+    no_reply: &Rule,
+    now: DateTime<Utc>,
+) -> LiveTask {
+    let since_progress = seconds_since(task.last_progress, now);
+    if let Some(call) = &task.not_found {
+        // Not a silence: the peer answered, and what it said is that the task does not exist
+        // there. The stuck rule cannot judge it, so it is never stuck nor escalated.
+        return LiveTask {
+            id: id.to_string(),
+            agent: task.agent.clone(),
+            state: Probe::Error(NOT_FOUND_REASON.to_string()),
+            age_s: since_progress,
+            stuck: false,
+            status: Asc::NOT_FOUND,
+            reason: Some(format!(
+                "{NOT_FOUND_REASON} ({call}); last progress {} ago",
+                human_age(since_progress)
+            )),
+            checked_at: now,
+            stale: false,
+        };
+    }
+    let finished = task.finished_at.is_some();
+    let stuck = !finished && since_progress >= no_reply.seconds;
+    let failure = match answer {
+        Some(Answer::Failed(f)) => Some(f),
+        _ => None,
+    };
+    let state = match (failure, &task.state) {
+        (Some(f), _) => Probe::Error(f.reason.clone()),
+        (None, Some(s)) => Probe::Value(s.clone()),
+        (None, None) => Probe::Unknown,
+    };
+    let (status, reason) = if stuck {
+        let cause = format!(
+            "no reply for {since_progress} s (>= {} s){}",
+            no_reply.seconds,
+            failure
+                .map(|f| format!("; {}", f.reason))
+                .unwrap_or_default()
+        );
+        (Asc::TIMEOUT, Some(cause))
+    } else if let Some(f) = failure {
+        (
+            f.asc.clone(),
+            Some(format!(
+                "{}; last progress {} ago",
+                f.reason,
+                human_age(since_progress)
+            )),
+        )
+    } else {
+        (state_code(task.state.as_deref()), None)
+    };
+    // Its id is the peer's own UUID: say what the task is.
+    let reason = match (task.origin, reason) {
+        (Origin::HeartbeatTask, Some(r)) => Some(format!("{r}; {HEARTBEAT_TASK}")),
+        (Origin::HeartbeatTask, None) => Some(HEARTBEAT_TASK.to_string()),
+        (_, reason) => reason,
+    };
+    LiveTask {
+        id: id.to_string(),
+        agent: task.agent.clone(),
+        state,
+        age_s: since_progress,
+        stuck,
+        status,
+        reason,
+        checked_at: now,
+        stale: failure.is_some(),
+    }
+}
+
+/// The Agent Status Code that refines an A2A state (ASC protocol bindings, A2A table).
+fn state_code(state: Option<&str>) -> Asc {
+    match state {
+        Some("TASK_STATE_SUBMITTED") => Asc::ACCEPTED,
+        Some("TASK_STATE_WORKING") => Asc::RUNNING,
+        Some("TASK_STATE_INPUT_REQUIRED") => Asc::HUMAN_INPUT_REQUIRED,
+        Some("TASK_STATE_AUTH_REQUIRED") => Asc::AUTHENTICATION_REQUIRED,
+        Some("TASK_STATE_COMPLETED") => Asc::SUCCESS,
+        Some("TASK_STATE_CANCELED") => Asc::CANCELLED,
+        Some("TASK_STATE_REJECTED") => Asc::GUARDRAIL_BLOCKED,
+        Some("TASK_STATE_FAILED") => Asc::INTERNAL_ERROR,
+        _ => Asc::ACCEPTED,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::live_tasks::registry::{Mention, Origin, note};
+    use chrono::{Duration, TimeZone};
+
+    /// The shipped rules file's values: the test judges by the fleet's own thresholds.
+    fn rules() -> StuckRules {
+        StuckRules::of(
+            &crate::config::Rules::parse(
+                std::path::Path::new("config/rules.yaml"),
+                include_str!("../../../../config/rules.yaml"),
+            )
+            .unwrap(),
+        )
+    }
+
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap()
+    }
+
+    fn working() -> TaskFacts {
+        TaskFacts {
+            state: Some("TASK_STATE_WORKING"),
+            updated_at: Some(t0()),
+        }
+    }
+
+    fn registry_with(id: &str) -> Tasks {
+        let mut tasks = Tasks::new();
+        let mention = Mention {
+            agent: "heart".into(),
+            wire: Some("v1".into()),
+            origin: Origin::Heartbeat,
+            id: id.into(),
+        };
+        note(&mut tasks, &[mention], t0());
+        tasks
+    }
+
+    /// The rule at its exact boundary: one second short of `no_reply_seconds` is not stuck,
+    /// the second it is reached is, and the escalation is handed out once.
+    #[test]
+    fn a_task_without_progress_is_stuck_exactly_at_the_rule_and_escalated_once() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        let answers = Answers::from([("t_1".to_string(), Answer::Task(working()))]);
+        let first = judge(&mut tasks, &answers, &rules, t0());
+        assert!(!first.rows[0].stuck && first.newly_stuck.is_empty());
+        assert_eq!(first.rows[0].status, Asc::RUNNING);
+
+        let before = judge(
+            &mut tasks,
+            &answers,
+            &rules,
+            t0() + Duration::seconds(limit - 1),
+        );
+        assert!(!before.rows[0].stuck, "{:?}", before.rows[0]);
+        assert_eq!(before.rows[0].age_s, rules.no_reply.seconds - 1);
+
+        let at = judge(
+            &mut tasks,
+            &answers,
+            &rules,
+            t0() + Duration::seconds(limit),
+        );
+        assert!(at.rows[0].stuck, "{:?}", at.rows[0]);
+        assert_eq!(at.rows[0].status, Asc::TIMEOUT);
+        assert_eq!(
+            at.rows[0].reason.as_deref(),
+            Some(format!("no reply for {limit} s (>= {limit} s)").as_str())
+        );
+        assert_eq!(at.newly_stuck.len(), 1);
+        assert!(tasks["t_1"].escalated);
+
+        let later = judge(
+            &mut tasks,
+            &answers,
+            &rules,
+            t0() + Duration::seconds(limit + 60),
+        );
+        assert!(later.rows[0].stuck && later.newly_stuck.is_empty());
+    }
+
+    /// Progress (a new state or a newer status time) restarts the clock.
+    #[test]
+    fn progress_restarts_the_clock() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        let answers = Answers::from([("t_1".to_string(), Answer::Task(working()))]);
+        judge(&mut tasks, &answers, &rules, t0());
+        let moved_at = t0() + Duration::seconds(limit - 1);
+        let moved = Answers::from([(
+            "t_1".to_string(),
+            Answer::Task(TaskFacts {
+                state: Some("TASK_STATE_WORKING"),
+                updated_at: Some(moved_at),
+            }),
+        )]);
+        judge(&mut tasks, &moved, &rules, moved_at);
+        let judged = judge(&mut tasks, &moved, &rules, t0() + Duration::seconds(limit));
+        assert!(!judged.rows[0].stuck, "{:?}", judged.rows[0]);
+        assert_eq!(judged.rows[0].age_s, 1);
+    }
+
+    /// A finished task is listed for `keep_finished_seconds`, never stuck, then left out; an
+    /// id nobody mentions for `forget_unseen_seconds` is forgotten.
+    #[test]
+    fn finished_tasks_are_kept_then_dropped_and_unmentioned_ids_forgotten() {
+        let rules = rules();
+        let mut tasks = registry_with("t_1");
+        let done = Answers::from([(
+            "t_1".to_string(),
+            Answer::Task(TaskFacts {
+                state: Some("TASK_STATE_COMPLETED"),
+                updated_at: None,
+            }),
+        )]);
+        let judged = judge(&mut tasks, &done, &rules, t0());
+        assert_eq!(judged.rows[0].status, Asc::SUCCESS);
+        let keep = i64::try_from(rules.keep_finished_s).unwrap();
+        let shown = judge(
+            &mut tasks,
+            &Answers::new(),
+            &rules,
+            t0() + Duration::seconds(keep - 1),
+        );
+        assert!(!shown.rows[0].stuck);
+        let gone = judge(
+            &mut tasks,
+            &Answers::new(),
+            &rules,
+            t0() + Duration::seconds(keep),
+        );
+        assert!(gone.rows.is_empty());
+        let forget = i64::try_from(rules.forget_unseen_s).unwrap();
+        judge(
+            &mut tasks,
+            &Answers::new(),
+            &rules,
+            t0() + Duration::seconds(forget),
+        );
+        assert!(tasks.is_empty());
+    }
+
+    /// "Task not found" is its own condition: at and past the rule it is NOT_FOUND, not stuck,
+    /// and nothing is escalated; once the peer knows the task again the rule applies again.
+    #[test]
+    fn a_task_the_peer_does_not_know_is_never_stuck() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        let unknown = Answers::from([(
+            "t_1".to_string(),
+            Answer::NotFound("GetTask: JSON-RPC -32001 task not found".into()),
+        )]);
+        for after in [0, limit, limit * 10] {
+            let judged = judge(
+                &mut tasks,
+                &unknown,
+                &rules,
+                t0() + Duration::seconds(after),
+            );
+            let row = &judged.rows[0];
+            assert!(!row.stuck && judged.newly_stuck.is_empty(), "{row:?}");
+            assert_eq!(row.status, Asc::NOT_FOUND);
+            assert!(row.reason.as_deref().unwrap().starts_with(NOT_FOUND_REASON));
+        }
+        // Not polled this pass (say it finished elsewhere): still known as not found.
+        let judged = judge(
+            &mut tasks,
+            &Answers::new(),
+            &rules,
+            t0() + Duration::seconds(limit),
+        );
+        assert_eq!(judged.rows[0].status, Asc::NOT_FOUND);
+        // Known again: its first state is progress, and the rule counts from there.
+        let known = Answers::from([("t_1".to_string(), Answer::Task(working()))]);
+        let again = t0() + Duration::seconds(limit * 11);
+        let judged = judge(&mut tasks, &known, &rules, again);
+        assert_eq!(
+            (judged.rows[0].status.clone(), judged.rows[0].stuck),
+            (Asc::RUNNING, false)
+        );
+        let judged = judge(&mut tasks, &known, &rules, again + Duration::seconds(limit));
+        assert!(judged.rows[0].stuck, "{:?}", judged.rows[0]);
+    }
+
+    fn heartbeat_task(id: &str) -> Mention {
+        Mention {
+            agent: "heart".into(),
+            wire: Some("v1".into()),
+            origin: Origin::HeartbeatTask,
+            id: id.into(),
+        }
+    }
+
+    /// A peer that leaves every heartbeat working makes a new task each time: the oldest open
+    /// one is tracked and judged (stuck at the rule, escalated once), later ones only renew
+    /// it; once it completes it is dropped and the next heartbeat's task is tracked.
+    #[test]
+    fn one_open_heartbeat_task_per_agent_is_tracked_and_judged() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = Tasks::new();
+        note(&mut tasks, &[heartbeat_task("hb-1")], t0());
+        let answers = Answers::from([("hb-1".to_string(), Answer::Task(working()))]);
+        let judged = judge(&mut tasks, &answers, &rules, t0());
+        assert_eq!(judged.rows[0].reason.as_deref(), Some(HEARTBEAT_TASK));
+        for i in 2..6 {
+            note(
+                &mut tasks,
+                &[heartbeat_task(&format!("hb-{i}"))],
+                t0() + Duration::seconds(i),
+            );
+        }
+        assert_eq!(tasks.len(), 1, "{tasks:#?}");
+        assert_eq!(tasks["hb-1"].last_mentioned, t0() + Duration::seconds(5));
+        let judged = judge(
+            &mut tasks,
+            &answers,
+            &rules,
+            t0() + Duration::seconds(limit),
+        );
+        assert!(judged.rows[0].stuck);
+        assert_eq!(judged.newly_stuck.len(), 1);
+        assert!(
+            judged.rows[0]
+                .reason
+                .as_deref()
+                .unwrap()
+                .ends_with(HEARTBEAT_TASK)
+        );
+
+        let done = Answers::from([(
+            "hb-1".to_string(),
+            Answer::Task(TaskFacts {
+                state: Some(COMPLETED),
+                updated_at: None,
+            }),
+        )]);
+        let judged = judge(
+            &mut tasks,
+            &done,
+            &rules,
+            t0() + Duration::seconds(limit + 1),
+        );
+        assert!(judged.rows.is_empty() && tasks.is_empty(), "{tasks:#?}");
+        note(
+            &mut tasks,
+            &[heartbeat_task("hb-9")],
+            t0() + Duration::seconds(limit + 2),
+        );
+        assert!(tasks.contains_key("hb-9"));
+    }
+}

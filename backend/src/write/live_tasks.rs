@@ -1,0 +1,100 @@
+//! The live-task registry on disk (`state_dir/live_tasks.json`) and its escalations: the write
+//! half of the live-task lane.
+//!
+//! Every read-modify-write holds an exclusive lock (`state_dir/live_tasks.lock`), so cron's
+//! `collect --only agents` and `collect --only tasks` can overlap without losing each other's
+//! changes; the file is replaced atomically, so the poll may read it without the lock. Noting
+//! mentioned ids and recording a poll both happen here; judging is the pure
+//! [`judge`](crate::collect::live_tasks::judge) run under the lock, and each newly stuck task's
+//! escalation is appended before the lock is released, so two overlapping runs never escalate
+//! one task twice.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use fleetdash_model::LiveTask;
+
+use super::atomic;
+use super::escalations::Escalations;
+use crate::collect::live_tasks::Poll;
+use crate::collect::live_tasks::judge::{self, StuckRules};
+use crate::collect::live_tasks::registry::{self, Mention, Registry};
+use crate::redact::RedactionGate;
+
+const LOCK_NAME: &str = "live_tasks.lock";
+
+pub struct LiveTaskStore {
+    path: PathBuf,
+    lock_path: PathBuf,
+    escalations: Escalations,
+    rules: StuckRules,
+    gate: RedactionGate,
+}
+
+impl LiveTaskStore {
+    pub fn new(state_dir: &Path, rules: StuckRules, gate: RedactionGate) -> LiveTaskStore {
+        LiveTaskStore {
+            path: state_dir.join(registry::FILE_NAME),
+            lock_path: state_dir.join(LOCK_NAME),
+            escalations: Escalations::new(state_dir),
+            rules,
+            gate,
+        }
+    }
+
+    /// Notes the task ids an agents pass mentioned, seen at `now`; ids that look like secrets
+    /// are counted, never stored.
+    pub fn note(&self, mentions: &[Mention], now: DateTime<Utc>) -> Result<()> {
+        self.update(|registry| registry.note(mentions, &self.gate, now))
+    }
+
+    /// Records what the poll's peers answered, judges every known task at `now`, appends one
+    /// escalation per newly stuck task, and returns the rows.
+    pub fn record(&self, poll: &Poll, now: DateTime<Utc>) -> Result<Vec<LiveTask>> {
+        self.update(|registry| {
+            let judged = judge::judge_registry(registry, &poll.answers, &self.rules, now);
+            for row in &judged.newly_stuck {
+                let appended = self
+                    .escalations
+                    .append(row, &self.rules.no_reply, &self.gate, now);
+                if let Err(e) = appended {
+                    tracing::error!(task = %row.id, "cannot write the escalation: {e:#}");
+                }
+            }
+            judged.rows
+        })
+    }
+
+    /// Runs `change` on the registry under the lock and saves the result, through the gate,
+    /// if it changed.
+    fn update<T>(&self, change: impl FnOnce(&mut Registry) -> T) -> Result<T> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create directory {}", dir.display()))?;
+        }
+        let lock = File::create(&self.lock_path)
+            .with_context(|| format!("cannot open lock file {}", self.lock_path.display()))?;
+        lock.lock()
+            .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
+        let read = match std::fs::read(&self.path) {
+            Ok(bytes) => registry::parse(&self.path, &bytes),
+            Err(_) => Registry::default(),
+        };
+        let mut registry = read.clone();
+        // A file from before ids were checked may hold secret-shaped ones: never again.
+        registry.purge(&self.gate);
+        let out = change(&mut registry);
+        // Most passes change nothing: no write, no fsync.
+        if registry != read || !self.path.exists() {
+            let json = self
+                .gate
+                .to_json(&registry)
+                .context("cannot serialise live tasks")?;
+            let bytes = serde_json::to_vec_pretty(&json).context("cannot serialise live tasks")?;
+            atomic::write(&self.path, &bytes)?;
+        }
+        Ok(out)
+    }
+}
