@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use fleetdash_model::RulesView;
 use serde::Deserialize;
 
-use super::{ConfigError, ConfigErrors};
+use super::error::{ConfigError, ConfigErrors};
 
 /// One declared threshold, with its citation.
 #[derive(Debug, Clone, PartialEq, Eq)]
