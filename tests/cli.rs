@@ -110,6 +110,74 @@ fn check_reports_rules_without_a_source() {
     );
 }
 
+/// A config with one mistake of each kind, and a rules file with one of its own.
+fn config_with_a_mistake_of_each_kind(scratch: &Scratch) -> std::path::PathBuf {
+    let rules = support::DEFAULT_RULES.replace(
+        "  source: plugins/platforms/a2a/adapter.py:38 (_MIN_ORPHAN_TIMEOUT), cortex/tasks/states.yaml\n",
+        "",
+    );
+    std::fs::write(scratch.path().join("rules.yaml"), rules).unwrap();
+    scratch.config(
+        "[cadence]\nagents = \"20m\"\n\n\
+         [serve]\nlisten = \"localhost\"\n\n\
+         [[agents]]\nname = \"hub\"\nendpont = \"http://127.0.0.1:18301\"\n\n\
+         [[agents]]\nname = \"lyra\"\nendpoint = \"ftp://127.0.0.1:18302\"\n\n\
+         [[hosts]]\nname = \"lab\"\nsource = \"ssh\"\nssh = { destination = \"-oProxyCommand=x\" }\n",
+    )
+}
+
+#[test]
+fn check_lists_every_mistake_of_the_config_and_its_rules_in_one_run() {
+    let scratch = Scratch::new();
+    let config = config_with_a_mistake_of_each_kind(&scratch);
+    let out = check(&config);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = stderr_of(&out);
+    let file = config.display().to_string();
+    let rules = scratch.path().join("rules.yaml").display().to_string();
+    let expected = [
+        // Found only once the rules file is read, yet listed with the rest.
+        format!("{file}:9: cadence.agents: 20m is not shorter than the staleness limit (600 s"),
+        format!("{file}:12: serve.listen: expected an address such as \"127.0.0.1:8080\""),
+        format!("{file}:16: agents[0].endpont: unknown key `endpont`, did you mean `endpoint`?"),
+        format!("{file}:20: agents[1].endpoint: expected an http:// or https:// URL with a host"),
+        format!("{file}:25: hosts[0].ssh.destination: expected user@host or host"),
+        format!("{rules}:5: stuck.source: missing; every rule cites where its value comes from"),
+    ];
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), expected.len(), "{stderr}");
+    for (line, expected) in lines.iter().zip(&expected) {
+        assert!(
+            line.starts_with(&format!("fleetdash: {expected}")),
+            "expected {expected:?}, got {line:?} in:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn collect_refuses_a_config_with_many_mistakes_with_the_first_and_their_count() {
+    let scratch = Scratch::new();
+    let config = config_with_a_mistake_of_each_kind(&scratch);
+    let out = scratch.collect(&config);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = stderr_of(&out);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let file = config.display().to_string();
+    assert!(
+        stderr.starts_with(&format!(
+            "fleetdash: {file}:9: cadence.agents: 20m is not shorter"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .trim_end()
+            .ends_with("(and 5 more; `fleetdash check --config FILE` lists them all)"),
+        "{stderr}"
+    );
+    assert!(!scratch.status_path().exists());
+}
+
 #[test]
 fn collect_with_an_unreadable_config_exits_2_with_one_line() {
     let out = support::fleetdash()

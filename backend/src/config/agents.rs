@@ -5,9 +5,9 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use serde::Deserialize;
 use toml::Spanned;
 
+use super::table::Table;
 use super::validator::Validator;
 
 /// How the heartbeat speaks to a peer (spec §7.2, reference a2a-dialects.md).
@@ -65,60 +65,62 @@ pub struct AgentConfig {
     pub token: Option<TokenSource>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawAgent {
-    name: Spanned<String>,
-    endpoint: Spanned<String>,
-    dialect: Option<Spanned<String>>,
-    lane: Option<String>,
-    model: Option<String>,
-    plane: Option<String>,
-    audit_log: Option<Spanned<String>>,
-    token_env: Option<Spanned<String>>,
-    token_file: Option<Spanned<String>>,
-}
-
-pub(super) fn validate(v: &mut Validator, raw: &[RawAgent]) -> Vec<AgentConfig> {
+/// Reads each `[[agents]]` entry; an entry with a mistake is reported and left out.
+pub(super) fn read(v: &mut Validator, entries: Vec<Table>) -> Vec<AgentConfig> {
     let mut names = HashSet::new();
     let mut agents = Vec::new();
-    for (i, a) in raw.iter().enumerate() {
-        let field = |f: &str| format!("agents[{i}].{f}");
-        let name = a.name.get_ref().trim().to_string();
-        if name.is_empty() {
-            v.error(&a.name, field("name"), "must not be empty");
-        } else if !names.insert(name.clone()) {
-            v.error(
-                &a.name,
-                field("name"),
-                format!("duplicate agent name {name:?}"),
-            );
+    for mut t in entries {
+        let name = t.required_string(v, "name", "the agent's name, e.g. \"hub\"");
+        let endpoint = t.required_string(
+            v,
+            "endpoint",
+            "the agent's A2A URL, e.g. \"http://127.0.0.1:18301\"",
+        );
+        let dialect = t.string(v, "dialect");
+        let lane = t.string(v, "lane");
+        let model = t.string(v, "model");
+        let plane = t.string(v, "plane");
+        let audit_log = t.string(v, "audit_log");
+        let token_env = t.string(v, "token_env");
+        let token_file = t.string(v, "token_file");
+
+        let trimmed = name.as_ref().map(|n| n.get_ref().trim().to_string());
+        if let (Some(spanned), Some(name)) = (&name, &trimmed) {
+            if name.is_empty() {
+                v.error(spanned, t.field("name"), "must not be empty");
+            } else if !names.insert(name.clone()) {
+                v.error(
+                    spanned,
+                    t.field("name"),
+                    format!("duplicate agent name {name:?}"),
+                );
+            }
         }
-        let endpoint = match url::Url::parse(a.endpoint.get_ref()) {
+        let endpoint = endpoint.and_then(|e| match url::Url::parse(e.get_ref()) {
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Some(u),
             Ok(_) => {
                 v.error(
-                    &a.endpoint,
-                    field("endpoint"),
+                    &e,
+                    t.field("endpoint"),
                     "expected an http:// or https:// URL with a host",
                 );
                 None
             }
-            Err(e) => {
+            Err(err) => {
                 v.error(
-                    &a.endpoint,
-                    field("endpoint"),
-                    format!("not a URL ({e}); expected e.g. \"http://127.0.0.1:18301\""),
+                    &e,
+                    t.field("endpoint"),
+                    format!("not a URL ({err}); expected e.g. \"http://127.0.0.1:18301\""),
                 );
                 None
             }
-        };
-        let dialect = match &a.dialect {
+        });
+        let dialect = match &dialect {
             None => Some(Dialect::Auto),
             Some(d) => Dialect::parse(d.get_ref()).or_else(|| {
                 v.error(
                     d,
-                    field("dialect"),
+                    t.field("dialect"),
                     format!(
                         "unknown dialect {:?}; expected one of {}",
                         d.get_ref(),
@@ -128,11 +130,11 @@ pub(super) fn validate(v: &mut Validator, raw: &[RawAgent]) -> Vec<AgentConfig> 
                 None
             }),
         };
-        let token = match (&a.token_env, &a.token_file) {
+        let token = match (&token_env, &token_file) {
             (Some(e), Some(_)) => {
                 v.error(
                     e,
-                    field("token_env"),
+                    t.field("token_env"),
                     "give token_env or token_file, not both",
                 );
                 None
@@ -141,15 +143,17 @@ pub(super) fn validate(v: &mut Validator, raw: &[RawAgent]) -> Vec<AgentConfig> 
             (None, Some(f)) => Some(TokenSource::File(v.path(f.get_ref()))),
             (None, None) => None,
         };
-        if let (Some(endpoint), Some(dialect)) = (endpoint, dialect) {
+        let audit_log = audit_log.map(|p| v.path(p.get_ref()));
+        t.finish(v);
+        if let (Some(name), Some(endpoint), Some(dialect)) = (trimmed, endpoint, dialect) {
             agents.push(AgentConfig {
                 name,
                 endpoint,
                 dialect,
-                lane: a.lane.clone(),
-                model: a.model.clone(),
-                plane: a.plane.clone(),
-                audit_log: a.audit_log.as_ref().map(|p| v.path(p.get_ref())),
+                lane: lane.map(Spanned::into_inner),
+                model: model.map(Spanned::into_inner),
+                plane: plane.map(Spanned::into_inner),
+                audit_log,
                 token,
             });
         }

@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Deserialize;
 use toml::Spanned;
 
 use super::defaults;
+use super::table::Table;
 use super::validator::Validator;
 
 /// Where the latest backup's time comes from.
@@ -27,51 +27,57 @@ pub struct BackupsConfig {
     pub timeout: Duration,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawBackups {
-    name: Spanned<String>,
-    dir: Option<String>,
-    command: Option<Spanned<Vec<String>>>,
-    timeout: Option<Spanned<String>>,
-}
+/// Reads `[backups]`; `None` when it is absent or wrong (the errors say why).
+pub(super) fn read(v: &mut Validator, mut t: Table) -> Option<BackupsConfig> {
+    if !t.is_present() {
+        return None;
+    }
+    let name = t.required_string(v, "name", "what the backups are called, e.g. \"vault\"");
+    let dir = t.string(v, "dir");
+    let command = t.strings(v, "command");
+    let timeout = t.duration(v, "timeout", defaults::BACKUP_COMMAND_TIMEOUT);
+    t.finish(v);
 
-pub(super) fn validate(v: &mut Validator, b: &RawBackups) -> Option<BackupsConfig> {
-    let timeout = v.duration(
-        &b.timeout,
-        "backups.timeout",
-        defaults::BACKUP_COMMAND_TIMEOUT,
-    );
-    let mut valid = true;
-    if b.name.get_ref().trim().is_empty() {
-        v.error(&b.name, "backups.name", "must not be empty");
+    let mut valid = name.is_some();
+    if let Some(name) = &name
+        && name.get_ref().trim().is_empty()
+    {
+        v.error(name, t.field("name"), "must not be empty");
         valid = false;
     }
-    let source = match (&b.dir, &b.command) {
-        (Some(dir), None) => BackupSource::Dir(v.path(dir)),
+    let source = match (&dir, &command) {
+        (Some(dir), None) => BackupSource::Dir(v.path(dir.get_ref())),
         (None, Some(cmd))
             if cmd
                 .get_ref()
                 .first()
-                .is_some_and(|program| !program.trim().is_empty()) =>
+                .is_some_and(|(_, program)| !program.get_ref().trim().is_empty()) =>
         {
-            BackupSource::Command(cmd.get_ref().clone())
+            BackupSource::Command(
+                cmd.get_ref()
+                    .iter()
+                    .map(|(_, arg)| arg.get_ref().clone())
+                    .collect(),
+            )
         }
         (None, Some(cmd)) => {
             v.error(
                 cmd,
-                "backups.command",
+                t.field("command"),
                 "must name a program first, e.g. [\"rclone\", \"lsl\", \"gdrive:backups\"]",
             );
             return None;
         }
+        // A dir or command of the wrong type was said to be wrong already.
+        (None, None) if t.has_entries("dir") || t.has_entries("command") => return None,
         _ => {
-            v.error(&b.name, "backups", "give exactly one of dir (a folder whose newest file is the latest backup) or command");
+            let at = name.as_ref().map(|n| n.span().start).or(t.start());
+            v.error_at(at, t.name(), "give exactly one of dir (a folder whose newest file is the latest backup) or command");
             return None;
         }
     };
     valid.then(|| BackupsConfig {
-        name: b.name.get_ref().clone(),
+        name: name.map(Spanned::into_inner).unwrap_or_default(),
         source,
         timeout,
     })

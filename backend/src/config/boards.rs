@@ -5,9 +5,9 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use toml::Spanned;
 
+use super::table::Table;
 use super::validator::Validator;
 
 /// One Hermes kanban board: where its database is, and where (if anywhere) it is projected.
@@ -30,29 +30,15 @@ pub struct BoardConfig {
     pub dispatch_config: Option<PathBuf>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawVault {
-    path: Spanned<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawBoard {
-    name: Spanned<String>,
-    plane: Option<String>,
-    db: Spanned<String>,
-    projection: Option<Spanned<String>>,
-    #[serde(default)]
-    retired: bool,
-    #[serde(default)]
-    include_archived: bool,
-    dispatch_config: Option<String>,
-}
-
-/// The vault's folder, resolved like any path.
-pub(super) fn validate_vault(v: &Validator, raw: Option<&RawVault>) -> Option<PathBuf> {
-    raw.map(|vault| v.path(vault.path.get_ref()))
+/// `[vault] path`: the vault's folder, resolved like any path.
+pub(super) fn read_vault(v: &mut Validator, mut t: Table) -> Option<PathBuf> {
+    let path = if t.is_present() {
+        t.required_string(v, "path", "the Obsidian vault's folder")
+    } else {
+        None
+    };
+    t.finish(v);
+    path.map(|p| v.path(p.get_ref()))
 }
 
 /// A board slug, as Hermes accepts it.
@@ -65,24 +51,38 @@ fn is_slug(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
-pub(super) fn validate(
+/// Reads each `[[boards]]` entry; its projection resolves inside `vault`.
+pub(super) fn read(
     v: &mut Validator,
-    raw: &[RawBoard],
+    entries: Vec<Table>,
     vault: Option<&Path>,
 ) -> Vec<BoardConfig> {
     let mut seen = HashSet::new();
     let mut targets = HashSet::new();
     let mut out = Vec::new();
-    for (i, b) in raw.iter().enumerate() {
-        let field = |f: &str| format!("boards[{i}].{f}");
-        let name = b.name.get_ref().clone();
-        if !is_slug(&name) {
-            v.error(&b.name, field("name"), "expected a board slug: a-z, 0-9, '-' and '_', up to 64, starting with a letter or digit");
-        } else if !seen.insert(name.clone()) {
-            v.error(&b.name, field("name"), format!("duplicate board {name:?}"));
+    for mut t in entries {
+        let name = t.required_string(v, "name", "the board's Hermes slug, e.g. \"research\"");
+        let plane = t.string(v, "plane");
+        let db = t.required_string(v, "db", "the board's kanban.db");
+        let projection = t.string(v, "projection");
+        let retired = t.boolean(v, "retired").unwrap_or(false);
+        let include_archived = t.boolean(v, "include_archived").unwrap_or(false);
+        let dispatch_config = t.string(v, "dispatch_config");
+        t.finish(v);
+
+        if let Some(name) = &name {
+            if !is_slug(name.get_ref()) {
+                v.error(name, t.field("name"), "expected a board slug: a-z, 0-9, '-' and '_', up to 64, starting with a letter or digit");
+            } else if !seen.insert(name.get_ref().clone()) {
+                v.error(
+                    name,
+                    t.field("name"),
+                    format!("duplicate board {:?}", name.get_ref()),
+                );
+            }
         }
-        let mut projection = None;
-        if let Some(target) = &b.projection {
+        let mut resolved = None;
+        if let Some(target) = &projection {
             let rel = target.get_ref();
             let path = Path::new(rel);
             // Fail closed (spec §3.4): only a declared `.kanban` file inside the vault can ever
@@ -92,35 +92,38 @@ pub(super) fn validate(
                     .components()
                     .any(|c| !matches!(c, std::path::Component::Normal(_)))
             {
-                v.error(target, field("projection"), "expected a path relative to [vault] path, without `..`, e.g. \"Docs/Kanban/research.kanban\"");
+                v.error(target, t.field("projection"), "expected a path relative to [vault] path, without `..`, e.g. \"Docs/Kanban/research.kanban\"");
             } else if path.extension().is_none_or(|e| e != "kanban") {
-                v.error(target, field("projection"), "a projection target must be a .kanban file (registers such as fleet-board.md are never written)");
+                v.error(target, t.field("projection"), "a projection target must be a .kanban file (registers such as fleet-board.md are never written)");
             } else if !targets.insert(rel.clone()) {
                 v.error(
                     target,
-                    field("projection"),
+                    t.field("projection"),
                     format!("{rel:?} is already the target of another board"),
                 );
             } else {
                 match vault {
-                    Some(vault) => projection = Some((vault.join(path), rel.clone())),
+                    Some(vault) => resolved = Some((vault.join(path), rel.clone())),
                     None => v.error(
                         target,
-                        field("projection"),
+                        t.field("projection"),
                         "a projection needs [vault] path",
                     ),
                 }
             }
         }
+        let (Some(name), Some(db)) = (name, db) else {
+            continue;
+        };
         out.push(BoardConfig {
-            name,
-            plane: b.plane.clone(),
-            db: v.path(b.db.get_ref()),
-            projection_rel: projection.as_ref().map(|(_, rel)| rel.clone()),
-            projection: projection.map(|(abs, _)| abs),
-            retired: b.retired,
-            include_archived: b.include_archived,
-            dispatch_config: b.dispatch_config.as_deref().map(|p| v.path(p)),
+            name: name.into_inner(),
+            plane: plane.map(Spanned::into_inner),
+            db: v.path(db.get_ref()),
+            projection_rel: resolved.as_ref().map(|(_, rel)| rel.clone()),
+            projection: resolved.map(|(abs, _)| abs),
+            retired,
+            include_archived,
+            dispatch_config: dispatch_config.map(|p| v.path(p.get_ref())),
         });
     }
     out

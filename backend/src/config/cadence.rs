@@ -2,15 +2,14 @@
 //! file: a section collected less often than the staleness limit would be marked stale
 //! between its own passes.
 
+use std::path::Path;
 use std::time::Duration;
-
-use serde::Deserialize;
-use toml::Spanned;
 
 use super::defaults;
 use super::error::ConfigError;
-use super::rules::Rules;
-use super::validator::Validator;
+use super::rules::Rule;
+use super::table::Table;
+use super::validator::{DURATION, Validator};
 
 #[derive(Debug, Clone)]
 pub struct Cadences {
@@ -27,18 +26,6 @@ pub struct Cadences {
     pub tunnels: Duration,
     /// Backup freshness.
     pub backups: Duration,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawCadence {
-    agents: Option<Spanned<String>>,
-    board: Option<Spanned<String>>,
-    live_tasks: Option<Spanned<String>>,
-    projections: Option<Spanned<String>>,
-    systems: Option<Spanned<String>>,
-    tunnels: Option<Spanned<String>>,
-    backups: Option<Spanned<String>>,
 }
 
 /// Where each cadence was written (`None`: not written, the default applies), for errors
@@ -63,32 +50,37 @@ pub(super) struct InUse {
     pub backups: bool,
 }
 
-pub(super) fn validate(v: &mut Validator, raw: &RawCadence) -> (Cadences, CadenceLines) {
-    let line = |d: &Option<Spanned<String>>| d.as_ref().map(|d| v.line(d));
-    let lines = CadenceLines {
-        agents: line(&raw.agents),
-        board: line(&raw.board),
-        live_tasks: line(&raw.live_tasks),
-        systems: line(&raw.systems),
-        tunnels: line(&raw.tunnels),
-        backups: line(&raw.backups),
+/// Reads `[cadence]`: each collector's period, its default when not written.
+pub(super) fn read(v: &mut Validator, mut t: Table) -> (Cadences, CadenceLines) {
+    let mut cadence = |key: &'static str, default: Duration| {
+        let raw = t.string_as(v, key, DURATION);
+        let line = raw.as_ref().map(|s| v.line(s));
+        (v.duration(&raw, &t.field(key), default), line)
     };
+    let (agents, agents_line) = cadence("agents", defaults::AGENTS_CADENCE);
+    let (board, board_line) = cadence("board", defaults::BOARD_CADENCE);
+    let (live_tasks, live_tasks_line) = cadence("live_tasks", defaults::LIVE_TASKS_CADENCE);
+    let (projections, _) = cadence("projections", defaults::PROJECTIONS_CADENCE);
+    let (systems, systems_line) = cadence("systems", defaults::SYSTEMS_CADENCE);
+    let (tunnels, tunnels_line) = cadence("tunnels", defaults::TUNNELS_CADENCE);
+    let (backups, backups_line) = cadence("backups", defaults::BACKUPS_CADENCE);
+    t.finish(v);
     let cadences = Cadences {
-        agents: v.duration(&raw.agents, "cadence.agents", defaults::AGENTS_CADENCE),
-        board: v.duration(&raw.board, "cadence.board", defaults::BOARD_CADENCE),
-        live_tasks: v.duration(
-            &raw.live_tasks,
-            "cadence.live_tasks",
-            defaults::LIVE_TASKS_CADENCE,
-        ),
-        projections: v.duration(
-            &raw.projections,
-            "cadence.projections",
-            defaults::PROJECTIONS_CADENCE,
-        ),
-        systems: v.duration(&raw.systems, "cadence.systems", defaults::SYSTEMS_CADENCE),
-        tunnels: v.duration(&raw.tunnels, "cadence.tunnels", defaults::TUNNELS_CADENCE),
-        backups: v.duration(&raw.backups, "cadence.backups", defaults::BACKUPS_CADENCE),
+        agents,
+        board,
+        live_tasks,
+        projections,
+        systems,
+        tunnels,
+        backups,
+    };
+    let lines = CadenceLines {
+        agents: agents_line,
+        board: board_line,
+        live_tasks: live_tasks_line,
+        systems: systems_line,
+        tunnels: tunnels_line,
+        backups: backups_line,
     };
     (cadences, lines)
 }
@@ -100,10 +92,11 @@ impl Cadences {
         &self,
         lines: &CadenceLines,
         in_use: InUse,
-        rules: &Rules,
-        file: &std::path::Path,
+        stale_after: &Rule,
+        rules_path: &Path,
+        file: &Path,
     ) -> Vec<ConfigError> {
-        let limit = Duration::from_secs(rules.snapshot_stale_after.seconds);
+        let limit = Duration::from_secs(stale_after.seconds);
         let used = [
             ("agents", self.agents, lines.agents, in_use.agents),
             (
@@ -126,8 +119,8 @@ impl Cadences {
                 message: format!(
                     "{} is not shorter than the staleness limit ({} s, {} snapshot.stale_after_seconds): the section would be reported stale between passes",
                     humantime::format_duration(cadence),
-                    rules.snapshot_stale_after.seconds,
-                    rules.path.display()
+                    stale_after.seconds,
+                    rules_path.display()
                 ),
             })
             .collect()
@@ -164,5 +157,54 @@ mod tests {
         );
         std::fs::write(&path, config("2m")).unwrap();
         assert!(Config::load(&path).is_ok());
+    }
+
+    #[test]
+    fn a_cadence_error_points_at_the_cadence_even_when_its_key_is_used_elsewhere_first() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("rules.yaml"),
+            include_str!("../../../config/rules.yaml"),
+        )
+        .unwrap();
+        let path = dir.path().join("f.toml");
+        // `tunnels = ...` on line 6 is the host's; the cadence is on line 9.
+        std::fs::write(
+            &path,
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\
+             [[hosts]]\nname = \"lab\"\ntunnels = [{ name = \"t\", address = \"127.0.0.1:1\" }]\n\
+             [cadence]\nsystems = \"1m\"\ntunnels = \"20m\"\n",
+        )
+        .unwrap();
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("f.toml:9: cadence.tunnels: 20m is not shorter"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_cadence_is_checked_when_every_entry_it_serves_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("rules.yaml"),
+            include_str!("../../../config/rules.yaml"),
+        )
+        .unwrap();
+        let path = dir.path().join("f.toml");
+        std::fs::write(
+            &path,
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\
+             [cadence]\nagents = \"1h\"\n\
+             [[agents]]\nname = \"a\"\nendpoint = \"ftp://x\"\n",
+        )
+        .unwrap();
+        let errors: Vec<String> = Config::load(&path)
+            .unwrap_err()
+            .0
+            .iter()
+            .map(|e| format!("{}:{}", e.line.unwrap(), e.field))
+            .collect();
+        assert_eq!(errors, ["5:cadence.agents", "8:agents[0].endpoint"]);
     }
 }

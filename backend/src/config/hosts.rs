@@ -6,11 +6,11 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
 use toml::Spanned;
 
 use super::defaults;
-use super::validator::{Validator, is_plain_name};
+use super::table::{Element, Table};
+use super::validator::{DURATION, Validator, is_plain_name};
 
 /// Where a host's facts come from (spec §2.4: collectors run from the hub and are read-only).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,125 +97,53 @@ pub struct HostConfig {
     pub vault: Option<VaultParityConfig>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawHost {
-    name: Spanned<String>,
-    source: Option<Spanned<String>>,
-    url: Option<Spanned<String>>,
-    ssh: Option<Spanned<RawSsh>>,
-    disk_path: Option<String>,
-    #[serde(default)]
-    services: Vec<Spanned<String>>,
-    #[serde(default)]
-    tunnels: Vec<RawTunnel>,
-    #[serde(default)]
-    crons: Vec<RawCron>,
-    cron_dir: Option<String>,
-    vault: Option<RawHostVault>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSsh {
-    destination: Spanned<String>,
-    port: Option<Spanned<u16>>,
-    identity_file: Option<Spanned<String>>,
-    known_hosts: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTunnel {
-    name: Spanned<String>,
-    address: Spanned<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCron {
-    name: Spanned<String>,
-    period: Spanned<String>,
-    grace: Option<Spanned<String>>,
-    stamp: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawHostVault {
-    path: Spanned<String>,
-    remote: Option<String>,
-    branch: Option<String>,
-}
-
-pub(super) fn validate(v: &mut Validator, raw: &[RawHost], state_dir: &Path) -> Vec<HostConfig> {
+/// Reads each `[[hosts]]` entry; a host whose source cannot be reached as configured is
+/// reported and left out. `state_dir` holds a local host's cron records by default.
+pub(super) fn read(v: &mut Validator, entries: Vec<Table>, state_dir: &Path) -> Vec<HostConfig> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    for (i, h) in raw.iter().enumerate() {
-        let prefix = format!("hosts[{i}]");
-        let field = |f: &str| format!("{prefix}.{f}");
-        let name = h.name.get_ref().trim().to_string();
-        if name.is_empty() {
-            v.error(&h.name, field("name"), "must not be empty");
-        } else if !seen.insert(name.clone()) {
-            v.error(&h.name, field("name"), format!("duplicate host {name:?}"));
+    for mut t in entries {
+        let name = t.required_string(v, "name", "the host's name, e.g. \"lab\"");
+        let source = t.string(v, "source");
+        let url = t.string(v, "url");
+        let ssh = t.table(v, "ssh");
+        let disk_path = t.string(v, "disk_path");
+        let services = t.strings(v, "services");
+        let tunnels = t.tables(v, "tunnels");
+        let crons = t.tables(v, "crons");
+        let cron_dir = t.string(v, "cron_dir");
+        let vault = t.table(v, "vault");
+        t.finish(v);
+
+        // Errors about the entry as a whole point at its name, else at its header.
+        let at = name.as_ref().map(|n| n.span().start).or(t.start());
+        let name = name.map(|n| (n.get_ref().trim().to_string(), n));
+        if let Some((trimmed, spanned)) = &name {
+            if trimmed.is_empty() {
+                v.error(spanned, t.field("name"), "must not be empty");
+            } else if !seen.insert(trimmed.clone()) {
+                v.error(
+                    spanned,
+                    t.field("name"),
+                    format!("duplicate host {trimmed:?}"),
+                );
+            }
         }
-        let kind = h
-            .source
+        let kind = source
             .as_ref()
             .map(|s| s.get_ref().as_str())
             .unwrap_or("local");
-        let source = validate_source(v, h, kind, &prefix);
-        let local = kind == "local";
-        // Paths on a remote host are that host's; only a local one resolves here.
-        let host_path = |v: &Validator, p: &str| -> String {
-            if local {
-                v.path(p).to_string_lossy().into_owned()
-            } else {
-                p.to_string()
-            }
+        let host_source = read_source(v, &t, at, kind, &source, &url, ssh);
+        let on_host = OnHost {
+            local: kind == "local",
         };
-        let services = validate_services(v, &h.services, &prefix);
-        let tunnels = validate_tunnels(v, &h.tunnels, &prefix);
-        let mut cron_names = HashSet::new();
-        let mut crons = Vec::new();
-        for (j, c) in h.crons.iter().enumerate() {
-            let cf = |f: &str| field(&format!("crons[{j}].{f}"));
-            let cname = c.name.get_ref().clone();
-            if !is_plain_name(&cname) {
-                v.error(&c.name, cf("name"), "expected a plain name (letters, digits, '.', '_', '-'): it names the job's record file");
-            } else if !cron_names.insert(cname.clone()) {
-                v.error(
-                    &c.name,
-                    cf("name"),
-                    format!("duplicate cron {cname:?} on this host"),
-                );
-            }
-            let period = v.duration(&Some(c.period.clone()), &cf("period"), Duration::ZERO);
-            let grace = v.duration(&c.grace, &cf("grace"), defaults::CRON_GRACE);
-            let evidence = match &c.stamp {
-                Some(stamp) if kind == "node_exporter" => {
-                    v.error(
-                        stamp,
-                        cf("stamp"),
-                        "stamp files need a local or ssh host: node_exporter cannot read a \
-                         file's time; run the job under `fleetdash cron-run --textfile-dir` \
-                         instead",
-                    );
-                    CronEvidence::Record
-                }
-                Some(stamp) => CronEvidence::Stamp(host_path(v, stamp.get_ref())),
-                None => CronEvidence::Record,
-            };
-            crons.push(CronConfig {
-                name: cname,
-                period,
-                grace,
-                evidence,
-            });
-        }
-        let cron_dir = match (&h.cron_dir, local) {
-            (Some(dir), _) => Some(host_path(v, dir)),
+        let services = services
+            .map(|s| read_services(v, s.get_ref(), &t.field("services")))
+            .unwrap_or_default();
+        let tunnels = read_tunnels(v, tunnels);
+        let crons = read_crons(v, crons, kind, on_host);
+        let cron_dir = match (&cron_dir, on_host.local) {
+            (Some(dir), _) => Some(on_host.path(v, dir.get_ref())),
             (None, true) => Some(
                 state_dir
                     .join(defaults::CRON_RECORDS_DIR)
@@ -228,36 +156,16 @@ pub(super) fn validate(v: &mut Validator, raw: &[RawHost], state_dir: &Path) -> 
             && cron_dir.is_none()
             && crons.iter().any(|c| c.evidence == CronEvidence::Record)
         {
-            v.error(&h.name, field("cron_dir"), "an ssh host whose crons run under `fleetdash cron-run` needs cron_dir: the record folder on that host (or give each cron a stamp file)");
+            v.error_at(at, t.field("cron_dir"), "an ssh host whose crons run under `fleetdash cron-run` needs cron_dir: the record folder on that host (or give each cron a stamp file)");
         }
-        let vault = match (&h.vault, kind) {
-            (Some(vault), "node_exporter") => {
-                v.error(
-                    &vault.path,
-                    field("vault"),
-                    "vault parity needs a local or ssh host: node_exporter cannot run git",
-                );
-                None
-            }
-            (Some(vault), _) => Some(VaultParityConfig {
-                path: host_path(v, vault.path.get_ref()),
-                remote: vault
-                    .remote
-                    .clone()
-                    .unwrap_or_else(|| defaults::VAULT_REMOTE.to_string()),
-                branch: vault.branch.clone(),
-            }),
-            (None, _) => None,
-        };
-        if let Some(source) = source {
+        let vault = read_vault(v, vault, kind, on_host);
+        if let (Some((name, _)), Some(source)) = (name, host_source) {
             out.push(HostConfig {
                 name,
                 source,
                 // Resolved against the config's folder like any path, on a local host only.
-                disk_path: h
-                    .disk_path
-                    .as_deref()
-                    .map(|p| host_path(v, p))
+                disk_path: disk_path
+                    .map(|p| on_host.path(v, p.get_ref()))
                     .unwrap_or_else(|| defaults::DISK_PATH.to_string()),
                 services,
                 tunnels,
@@ -270,17 +178,53 @@ pub(super) fn validate(v: &mut Validator, raw: &[RawHost], state_dir: &Path) -> 
     out
 }
 
+/// Paths on a remote host are that host's, kept as written; only a local host's resolve here.
+#[derive(Clone, Copy)]
+struct OnHost {
+    local: bool,
+}
+
+impl OnHost {
+    fn path(self, v: &Validator, raw: &str) -> String {
+        if self.local {
+            v.path(raw).to_string_lossy().into_owned()
+        } else {
+            raw.to_string()
+        }
+    }
+}
+
 /// Where the host's facts come from; `None` (with the errors said) when it cannot be reached
 /// as configured.
-fn validate_source(v: &mut Validator, h: &RawHost, kind: &str, prefix: &str) -> Option<HostSource> {
-    let field = |f: &str| format!("{prefix}.{f}");
-    let source = match kind {
+fn read_source(
+    v: &mut Validator,
+    t: &Table,
+    at: Option<usize>,
+    kind: &str,
+    source: &Option<Spanned<String>>,
+    url: &Option<Spanned<String>>,
+    ssh: Table,
+) -> Option<HostSource> {
+    let ssh = match (kind, ssh.is_present()) {
+        ("ssh", _) => Some(ssh),
+        (_, true) => {
+            ssh.skip();
+            v.error_at(
+                ssh.start(),
+                t.field("ssh"),
+                "only an ssh host has ssh settings",
+            );
+            None
+        }
+        (_, false) => None,
+    };
+    let host_source = match kind {
         "local" => Some(HostSource::Local),
-        "node_exporter" => match &h.url {
+        "node_exporter" => match url {
             None => {
-                v.error(
-                    &h.name,
-                    field("url"),
+                v.error_at(
+                    at,
+                    t.field("url"),
                     "a node_exporter host needs url, e.g. \"http://127.0.0.1:9100/metrics\"",
                 );
                 None
@@ -290,27 +234,25 @@ fn validate_source(v: &mut Validator, h: &RawHost, kind: &str, prefix: &str) -> 
                     Some(HostSource::NodeExporter { url })
                 }
                 _ => {
-                    v.error(u, field("url"), "expected an http:// or https:// URL, e.g. \"http://127.0.0.1:9100/metrics\"");
+                    v.error(u, t.field("url"), "expected an http:// or https:// URL, e.g. \"http://127.0.0.1:9100/metrics\"");
                     None
                 }
             },
         },
-        "ssh" => match &h.ssh {
-            None => {
-                v.error(
-                    &h.name,
-                    field("ssh"),
-                    "an ssh host needs ssh = { destination = \"user@host\" }",
-                );
-                None
-            }
-            Some(ssh) => validate_ssh(v, ssh.get_ref(), prefix).map(HostSource::Ssh),
-        },
+        "ssh" if ssh.as_ref().is_none_or(|ssh| !ssh.is_present()) => {
+            v.error_at(
+                at,
+                t.field("ssh"),
+                "an ssh host needs ssh = { destination = \"user@host\" }",
+            );
+            None
+        }
+        "ssh" => ssh.and_then(|ssh| read_ssh(v, ssh)).map(HostSource::Ssh),
         other => {
-            if let Some(s) = &h.source {
+            if let Some(s) = source {
                 v.error(
                     s,
-                    field("source"),
+                    t.field("source"),
                     format!("unknown source {other:?}; expected local, node_exporter or ssh"),
                 );
             }
@@ -318,44 +260,51 @@ fn validate_source(v: &mut Validator, h: &RawHost, kind: &str, prefix: &str) -> 
         }
     };
     if kind != "node_exporter"
-        && let Some(u) = &h.url
+        && let Some(u) = url
     {
-        v.error(u, field("url"), "only a node_exporter host has a url");
+        v.error(u, t.field("url"), "only a node_exporter host has a url");
     }
-    if kind != "ssh"
-        && let Some(s) = &h.ssh
-    {
-        v.error(s, field("ssh"), "only an ssh host has ssh settings");
-    }
-    source
+    host_source
 }
 
 /// `ssh = { destination, port, identity_file, known_hosts }`: nothing in it may reach ssh as
 /// an option or be read by ssh's own expansion.
-fn validate_ssh(v: &mut Validator, raw: &RawSsh, prefix: &str) -> Option<SshTarget> {
-    let field = |f: &str| format!("{prefix}.ssh.{f}");
-    let dest = raw.destination.get_ref();
+fn read_ssh(v: &mut Validator, mut t: Table) -> Option<SshTarget> {
+    let destination = t.required_string(v, "destination", "user@host or host");
+    let port = t.integer(v, "port", "a port from 1 to 65535");
+    let identity_file = t.string(v, "identity_file");
+    let known_hosts = t.string(v, "known_hosts");
+    t.finish(v);
+
     let mut valid = true;
-    // Never an option to ssh (a leading '-'), never anything a shell or ssh's own parsing
-    // would read: only what user@host, [v6]:port and %zone need.
-    let plain = |c: char| c.is_ascii_alphanumeric() || "._@:%[]-".contains(c);
-    if dest.is_empty() || dest.starts_with('-') || !dest.chars().all(plain) {
-        v.error(
-            &raw.destination,
-            field("destination"),
-            "expected user@host or host: letters, digits and . _ @ : % [ ] - only, not \
-             starting with '-'",
-        );
-        valid = false;
+    if let Some(dest) = &destination {
+        // Never an option to ssh (a leading '-'), never anything a shell or ssh's own parsing
+        // would read: only what user@host, [v6]:port and %zone need.
+        let plain = |c: char| c.is_ascii_alphanumeric() || "._@:%[]-".contains(c);
+        let d = dest.get_ref();
+        if d.is_empty() || d.starts_with('-') || !d.chars().all(plain) {
+            v.error(
+                dest,
+                t.field("destination"),
+                "expected user@host or host: letters, digits and . _ @ : % [ ] - only, not \
+                 starting with '-'",
+            );
+            valid = false;
+        }
     }
-    if let Some(port) = &raw.port
-        && *port.get_ref() == 0
-    {
-        v.error(port, field("port"), "expected a port from 1 to 65535");
-        valid = false;
-    }
-    let mut local_file = |key: &str, raw: &Option<Spanned<String>>| {
-        let raw = raw.as_ref()?;
+    let port = match port {
+        Some(p) => match u16::try_from(*p.get_ref()) {
+            Ok(port) if port > 0 => Some(port),
+            _ => {
+                v.error(&p, t.field("port"), "expected a port from 1 to 65535");
+                valid = false;
+                None
+            }
+        },
+        None => None,
+    };
+    let mut local_file = |key: &str, raw: Option<Spanned<String>>| {
+        let raw = raw?;
         let path = v.path(raw.get_ref());
         let shown = path.to_string_lossy();
         let why = if shown.contains(char::is_whitespace) {
@@ -368,26 +317,27 @@ fn validate_ssh(v: &mut Validator, raw: &RawSsh, prefix: &str) -> Option<SshTarg
             return Some(path);
         };
         let message = format!("{shown:?} {why}; use a path without them");
-        v.error(raw, field(key), message);
+        v.error(&raw, t.field(key), message);
         valid = false;
         None
     };
-    let identity_file = local_file("identity_file", &raw.identity_file);
-    let known_hosts = local_file("known_hosts", &raw.known_hosts);
-    valid.then(|| SshTarget {
-        destination: dest.clone(),
-        port: raw.port.as_ref().map(|p| *p.get_ref()),
+    let identity_file = local_file("identity_file", identity_file);
+    let known_hosts = local_file("known_hosts", known_hosts);
+    let destination = destination?.into_inner();
+    valid.then_some(SshTarget {
+        destination,
+        port,
         identity_file,
         known_hosts,
     })
 }
 
 /// systemd units, compared by systemd's own name: "nginx" and "nginx.service" are one unit.
-fn validate_services(v: &mut Validator, raw: &[Spanned<String>], prefix: &str) -> Vec<String> {
+fn read_services(v: &mut Validator, raw: &[Element], field: &str) -> Vec<String> {
     let mut services = Vec::new();
     let mut units: Vec<(String, &str)> = Vec::new();
-    for (j, unit) in raw.iter().enumerate() {
-        let field = format!("{prefix}.services[{j}]");
+    for (j, unit) in raw {
+        let field = format!("{field}[{j}]");
         let configured = unit.get_ref();
         let systemd_name = if configured.contains('.') {
             configured.clone()
@@ -415,37 +365,130 @@ fn validate_services(v: &mut Validator, raw: &[Spanned<String>], prefix: &str) -
     services
 }
 
-fn validate_tunnels(v: &mut Validator, raw: &[RawTunnel], prefix: &str) -> Vec<TunnelConfig> {
+/// `[[hosts.tunnels]]`: loopback forwards probed by TCP connect.
+fn read_tunnels(v: &mut Validator, entries: Vec<Table>) -> Vec<TunnelConfig> {
     let mut names = HashSet::new();
     let mut tunnels = Vec::new();
-    for (j, t) in raw.iter().enumerate() {
-        let field = |f: &str| format!("{prefix}.tunnels[{j}].{f}");
-        let name = t.name.get_ref().trim().to_string();
-        if name.is_empty() || !names.insert(name.clone()) {
+    for mut t in entries {
+        let name = t.required_string(v, "name", "the tunnel's name, unique within the host");
+        let address = t.required_string(v, "address", "host:port, e.g. \"127.0.0.1:18301\"");
+        t.finish(v);
+        let name = name.map(|n| (n.get_ref().trim().to_string(), n));
+        if let Some((trimmed, spanned)) = &name
+            && (trimmed.is_empty() || !names.insert(trimmed.clone()))
+        {
             v.error(
-                &t.name,
-                field("name"),
+                spanned,
+                t.field("name"),
                 "must be non-empty and unique within the host",
             );
         }
-        let addr = t.address.get_ref();
-        let port_ok = addr.rsplit_once(':').is_some_and(|(host, port)| {
-            !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
-        });
-        if port_ok {
-            tunnels.push(TunnelConfig {
-                name,
-                address: addr.clone(),
+        let Some(address) = address else { continue };
+        let port_ok = address
+            .get_ref()
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| {
+                !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
             });
-        } else {
+        if !port_ok {
             v.error(
-                &t.address,
-                field("address"),
+                &address,
+                t.field("address"),
                 "expected host:port, e.g. \"127.0.0.1:18301\"",
             );
+        } else if let Some((name, _)) = name {
+            tunnels.push(TunnelConfig {
+                name,
+                address: address.into_inner(),
+            });
         }
     }
     tunnels
+}
+
+/// `[[hosts.crons]]`: jobs that must check in, by their record or a stamp file.
+fn read_crons(
+    v: &mut Validator,
+    entries: Vec<Table>,
+    kind: &str,
+    on_host: OnHost,
+) -> Vec<CronConfig> {
+    let mut names = HashSet::new();
+    let mut crons = Vec::new();
+    for mut t in entries {
+        let name = t.required_string(v, "name", "the job's name, which names its record file");
+        let period = t.required_string(v, "period", "how often the job runs, e.g. \"1h\"");
+        let grace = t.string_as(v, "grace", DURATION);
+        let stamp = t.string(v, "stamp");
+        t.finish(v);
+        if let Some(name) = &name {
+            if !is_plain_name(name.get_ref()) {
+                v.error(name, t.field("name"), "expected a plain name (letters, digits, '.', '_', '-'): it names the job's record file");
+            } else if !names.insert(name.get_ref().clone()) {
+                v.error(
+                    name,
+                    t.field("name"),
+                    format!("duplicate cron {:?} on this host", name.get_ref()),
+                );
+            }
+        }
+        let period = v.duration(&period, &t.field("period"), Duration::ZERO);
+        let grace = v.duration(&grace, &t.field("grace"), defaults::CRON_GRACE);
+        let evidence = match &stamp {
+            Some(stamp) if kind == "node_exporter" => {
+                v.error(
+                    stamp,
+                    t.field("stamp"),
+                    "stamp files need a local or ssh host: node_exporter cannot read a file's \
+                     time; run the job under `fleetdash cron-run --textfile-dir` instead",
+                );
+                CronEvidence::Record
+            }
+            Some(stamp) => CronEvidence::Stamp(on_host.path(v, stamp.get_ref())),
+            None => CronEvidence::Record,
+        };
+        if let Some(name) = name {
+            crons.push(CronConfig {
+                name: name.into_inner(),
+                period,
+                grace,
+                evidence,
+            });
+        }
+    }
+    crons
+}
+
+/// `vault = { path, remote, branch }`: the vault's git checkout on the host.
+fn read_vault(
+    v: &mut Validator,
+    mut t: Table,
+    kind: &str,
+    on_host: OnHost,
+) -> Option<VaultParityConfig> {
+    if !t.is_present() {
+        return None;
+    }
+    let path = t.required_string(v, "path", "the vault's git checkout on the host");
+    let remote = t.string(v, "remote");
+    let branch = t.string(v, "branch");
+    t.finish(v);
+    if kind == "node_exporter" {
+        let at = path.as_ref().map(|p| p.span().start).or(t.start());
+        v.error_at(
+            at,
+            t.name(),
+            "vault parity needs a local or ssh host: node_exporter cannot run git",
+        );
+        return None;
+    }
+    Some(VaultParityConfig {
+        path: on_host.path(v, path?.get_ref()),
+        remote: remote
+            .map(Spanned::into_inner)
+            .unwrap_or_else(|| defaults::VAULT_REMOTE.to_string()),
+        branch: branch.map(Spanned::into_inner),
+    })
 }
 
 #[cfg(test)]

@@ -6,9 +6,11 @@
 //! that a new field touches one file; this module reads the top level and hands each section
 //! to its module.
 //!
-//! Loading is two steps so that `fleetdash check` can report *every* mistake at once: serde
-//! parses the shape (it stops at the first syntax or type error), then each section's
-//! validation walks the parsed file and collects each semantic error with its line and field.
+//! `fleetdash check` reports *every* mistake at once, so nothing stops at the first one: the
+//! file is parsed into toml's spanned tree (recovering from syntax errors), each section reads
+//! its keys one by one ([`table`]: a wrong type or an unknown key is one error, the rest is
+//! still read) and validates what they hold, and the rules file and the cadences it limits are
+//! checked even when the config has other mistakes ([`inspect`]).
 
 mod agents;
 mod backups;
@@ -20,6 +22,7 @@ mod hosts;
 mod probe;
 mod rules;
 mod serve;
+mod table;
 mod validator;
 
 pub use agents::{AgentConfig, Dialect, TokenSource};
@@ -39,11 +42,11 @@ pub use validator::{is_plain_name, resolve_path};
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use toml::Spanned;
+use toml::de::DeTable;
 
 use cadence::{CadenceLines, InUse};
-use error::{line_of, one_error};
+use error::one_error;
+use table::Table;
 use validator::Validator;
 
 /// The validated configuration, with every path resolved against the config file's folder.
@@ -65,105 +68,163 @@ pub struct Config {
 }
 
 impl Config {
-    /// Reads and validates the config file and its rules file.
+    /// Reads and validates the config file and its rules file; on failure, every mistake
+    /// of both (see [`inspect`]).
     pub fn load(path: &Path) -> Result<(Config, Rules), ConfigErrors> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| one_error(path, None, "", format!("cannot read the config file: {e}")))?;
-        let (config, lines, in_use) = Config::parse_located(path, &text)?;
-        let rules = Rules::load(&config.rules_path)?;
-        let errors = config.cadence.check_against(&lines, in_use, &rules, path);
-        if errors.is_empty() {
-            Ok((config, rules))
-        } else {
-            Err(ConfigErrors(errors))
+        let inspection = inspect(path);
+        match inspection.loaded {
+            Some(loaded) if inspection.errors.is_empty() => Ok(loaded),
+            _ => Err(ConfigErrors(inspection.errors)),
         }
     }
 
-    /// Parses and validates config text that was read from `path`.
+    /// Parses and validates config text that was read from `path`, without its rules file.
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigErrors> {
-        Config::parse_located(path, text).map(|(config, _, _)| config)
-    }
-
-    /// [`Config::parse`], plus what the check against the rules file needs.
-    fn parse_located(
-        path: &Path,
-        text: &str,
-    ) -> Result<(Config, CadenceLines, InUse), ConfigErrors> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| line_of(text, s.start));
-            one_error(path, line, "", e.message().trim().to_string())
-        })?;
-        validate(path, text, raw)
+        let mut read = read(path, text);
+        if read.errors.is_empty() {
+            Ok(read.config)
+        } else {
+            in_line_order(&mut read.errors);
+            Err(ConfigErrors(read.errors))
+        }
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawConfig {
-    output_dir: Spanned<String>,
-    state_dir: Spanned<String>,
-    rules: Spanned<String>,
-    #[serde(default)]
-    cadence: cadence::RawCadence,
-    #[serde(default)]
-    probe: probe::RawProbe,
-    #[serde(default)]
-    agents: Vec<agents::RawAgent>,
-    #[serde(default)]
-    hosts: Vec<hosts::RawHost>,
-    #[serde(default)]
-    boards: Vec<boards::RawBoard>,
-    vault: Option<boards::RawVault>,
-    backups: Option<backups::RawBackups>,
-    #[serde(default)]
-    serve: serve::RawServe,
+/// Everything one look at a config file finds, mistakes of one part never hiding another's.
+#[derive(Debug)]
+pub struct Inspection {
+    /// The config and its rules, when neither has a mistake.
+    pub loaded: Option<(Config, Rules)>,
+    /// Every mistake: the config file's in line order, then the rules file's.
+    pub errors: Vec<ConfigError>,
 }
 
-fn validate(
-    path: &Path,
-    text: &str,
-    raw: RawConfig,
-) -> Result<(Config, CadenceLines, InUse), ConfigErrors> {
+/// Reads the config file and its rules file and collects every mistake in both: the config's
+/// syntax, keys, types and values, the rules file's, and each cadence that the rules'
+/// staleness limit makes too long (checked even when other parts are wrong).
+pub fn inspect(path: &Path) -> Inspection {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => {
+            return Inspection {
+                loaded: None,
+                errors: one_error(path, None, "", format!("cannot read the config file: {e}")).0,
+            };
+        }
+    };
+    let mut read = read(path, &text);
+    let rules = read
+        .rules_given
+        .then(|| Rules::read_file(&read.config.rules_path));
+    let mut rules_errors = Vec::new();
+    let mut loaded_rules = None;
+    if let Some(rules) = rules {
+        if let Some(stale_after) = &rules.snapshot_stale_after {
+            read.errors.extend(read.config.cadence.check_against(
+                &read.cadence_lines,
+                read.in_use,
+                stale_after,
+                &read.config.rules_path,
+                path,
+            ));
+        }
+        rules_errors = rules.errors;
+        loaded_rules = rules.rules;
+    }
+    in_line_order(&mut read.errors);
+    in_line_order(&mut rules_errors);
+    let mut errors = read.errors;
+    errors.extend(rules_errors);
+    let loaded = match loaded_rules {
+        Some(rules) if errors.is_empty() => Some((read.config, rules)),
+        _ => None,
+    };
+    Inspection { loaded, errors }
+}
+
+/// Sorts one file's errors by line, keeping the order of those on one line (errors about the
+/// whole file, without a line, first).
+fn in_line_order(errors: &mut [ConfigError]) {
+    errors.sort_by_key(|e| e.line);
+}
+
+/// What reading the config text found: the config (partial when there are errors: a wrong
+/// entry is left out, a wrong value takes its default), and what the check against the rules
+/// file needs.
+struct Read {
+    config: Config,
+    /// Whether `rules` names a file (else there is no rules file to read).
+    rules_given: bool,
+    cadence_lines: CadenceLines,
+    in_use: InUse,
+    errors: Vec<ConfigError>,
+}
+
+fn read(path: &Path, text: &str) -> Read {
     let mut v = Validator::new(path, text);
-    let output_dir = v.path(raw.output_dir.get_ref());
-    let state_dir = v.path(raw.state_dir.get_ref());
-    let rules_path = v.path(raw.rules.get_ref());
-    let (cadence, cadence_lines) = cadence::validate(&mut v, &raw.cadence);
-    let probe = probe::validate(&mut v, &raw.probe);
-    let agents = agents::validate(&mut v, &raw.agents);
-    let hosts = hosts::validate(&mut v, &raw.hosts, &state_dir);
-    let vault = boards::validate_vault(&v, raw.vault.as_ref());
-    let boards = boards::validate(&mut v, &raw.boards, vault.as_deref());
-    let backups = raw
-        .backups
-        .as_ref()
-        .and_then(|b| backups::validate(&mut v, b));
-    let serve = serve::validate(&mut v, &raw.serve);
-    if !v.errors.is_empty() {
-        return Err(ConfigErrors(v.errors));
+    let (document, syntax_errors) = DeTable::parse_recoverable(text);
+    for e in syntax_errors {
+        v.error_at(e.span().map(|s| s.start), "", e.message().trim());
     }
+    let mut top = Table::top(&document);
+    let mut required_path = |v: &mut Validator, key: &'static str, expected: &str| {
+        top.required_string(v, key, expected)
+            .map(|p| v.path(p.get_ref()))
+    };
+    let output_dir = required_path(&mut v, "output_dir", "the folder status.json is written to");
+    let state_dir = required_path(
+        &mut v,
+        "state_dir",
+        "fleetdash's own folder (locks, registries; not served)",
+    );
+    let rules_path = required_path(&mut v, "rules", "the rules file, e.g. \"rules.yaml\"");
+    let cadence_table = top.table(&mut v, "cadence");
+    let probe_table = top.table(&mut v, "probe");
+    let agent_entries = top.tables(&mut v, "agents");
+    let host_entries = top.tables(&mut v, "hosts");
+    let board_entries = top.tables(&mut v, "boards");
+    let vault = top.table(&mut v, "vault");
+    let backups = top.table(&mut v, "backups");
+    let serve = top.table(&mut v, "serve");
+    top.finish(&mut v);
+
+    // Judged by what is declared, valid or not: a wrong entry must not hide a cadence mistake.
     let in_use = InUse {
-        agents: !agents.is_empty(),
-        boards: !boards.is_empty(),
-        hosts: !hosts.is_empty(),
-        tunnels: hosts.iter().any(|h| !h.tunnels.is_empty()),
-        backups: backups.is_some(),
+        agents: !agent_entries.is_empty(),
+        boards: !board_entries.is_empty(),
+        hosts: !host_entries.is_empty(),
+        tunnels: host_entries.iter().any(|h| h.has_entries("tunnels")),
+        backups: backups.is_present(),
     };
-    let config = Config {
-        path: path.to_path_buf(),
-        output_dir,
-        state_dir,
-        rules_path,
-        cadence,
-        probe,
-        agents,
-        hosts,
-        boards,
-        vault,
-        backups,
-        serve,
-    };
-    Ok((config, cadence_lines, in_use))
+    let state_dir = state_dir.unwrap_or_default();
+    let (cadence, cadence_lines) = cadence::read(&mut v, cadence_table);
+    let probe = probe::read(&mut v, probe_table);
+    let agents = agents::read(&mut v, agent_entries);
+    let hosts = hosts::read(&mut v, host_entries, &state_dir);
+    let vault = boards::read_vault(&mut v, vault);
+    let boards = boards::read(&mut v, board_entries, vault.as_deref());
+    let backups = backups::read(&mut v, backups);
+    let serve = serve::read(&mut v, serve);
+    Read {
+        rules_given: rules_path.is_some(),
+        config: Config {
+            path: path.to_path_buf(),
+            output_dir: output_dir.unwrap_or_default(),
+            state_dir,
+            rules_path: rules_path.unwrap_or_default(),
+            cadence,
+            probe,
+            agents,
+            hosts,
+            boards,
+            vault,
+            backups,
+            serve,
+        },
+        cadence_lines,
+        in_use,
+        errors: v.errors,
+    }
 }
 
 #[cfg(test)]
@@ -251,5 +312,120 @@ dialect = "v2"
         )
         .unwrap_err();
         assert!(err.to_string().contains("outptu"), "{err}");
+    }
+
+    /// The rules file as shipped, minus the stuck rule's citation: one mistake in it.
+    fn rules_without_the_stuck_source() -> String {
+        include_str!("../../../config/rules.yaml").replace(
+            "  source: plugins/platforms/a2a/adapter.py:38 (_MIN_ORPHAN_TIMEOUT), cortex/tasks/states.yaml\n",
+            "",
+        )
+    }
+
+    #[test]
+    fn every_mistake_of_the_config_and_its_rules_is_listed_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("rules.yaml"),
+            rules_without_the_stuck_source(),
+        )
+        .unwrap();
+        let path = dir.path().join("f.toml");
+        std::fs::write(
+            &path,
+            r#"output_dir = "out"
+state_dir = "state"
+rules = "rules.yaml"
+
+[cadence]
+agents = "20m"
+
+[probe]
+timeout = "soon"
+
+[[agents]]
+name = "hub"
+endpont = "http://127.0.0.1:18301"
+
+[[agents]]
+name = "lyra"
+endpoint = "http://127.0.0.1:18302"
+dialect = "v9"
+
+[[hosts]]
+name = "lab"
+source = "telnet"
+"#,
+        )
+        .unwrap();
+        let inspection = inspect(&path);
+        assert!(inspection.loaded.is_none());
+        let rendered: Vec<String> = inspection.errors.iter().map(ToString::to_string).collect();
+        let f = path.display();
+        let r = dir.path().join("rules.yaml");
+        let r = r.display();
+        let expected = [
+            format!(
+                "{f}:6: cadence.agents: 20m is not shorter than the staleness limit (600 s, {r} \
+                 snapshot.stale_after_seconds): the section would be reported stale between passes"
+            ),
+            format!(
+                "{f}:9: probe.timeout: expected a duration such as \"2m\" or \"30s\", not \
+                 \"soon\" (expected number at 0)"
+            ),
+            format!("{f}:13: agents[0].endpont: unknown key `endpont`, did you mean `endpoint`?"),
+            format!(
+                "{f}:18: agents[1].dialect: unknown dialect \"v9\"; expected one of v1, v0.3, \
+                 v0.3-content, auto"
+            ),
+            format!(
+                "{f}:22: hosts[0].source: unknown source \"telnet\"; expected local, \
+                 node_exporter or ssh"
+            ),
+            format!("{r}:5: stuck.source: missing; every rule cites where its value comes from"),
+        ];
+        // In this order: the config's in line order, then the rules file's.
+        assert_eq!(rendered, expected);
+    }
+
+    #[test]
+    fn load_refuses_with_every_mistake_and_accepts_once_they_are_fixed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("rules.yaml"),
+            rules_without_the_stuck_source(),
+        )
+        .unwrap();
+        let path = dir.path().join("f.toml");
+        std::fs::write(&path, GOOD.replace("name = ", "nmae = ")).unwrap();
+        let errors = Config::load(&path).unwrap_err().0;
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert!(errors[0].message.contains("did you mean `name`?"));
+        assert_eq!(errors[1].field, "stuck.source");
+
+        std::fs::write(&path, GOOD).unwrap();
+        std::fs::write(
+            dir.path().join("rules.yaml"),
+            include_str!("../../../config/rules.yaml"),
+        )
+        .unwrap();
+        let (config, rules) = Config::load(&path).unwrap();
+        assert_eq!(config.agents[0].name, "min");
+        assert_eq!(rules.no_reply.seconds, fleet_rules().no_reply_s);
+    }
+
+    #[test]
+    fn a_syntax_error_does_not_hide_the_mistakes_after_it() {
+        let text = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n\
+                    [[agents]]\nname = \"a\"\nendpoint = \"http://127.0.0.1:1\"\nlane = hub\n\
+                    [[agents]]\nname = \"a\"\nendpoint = \"http://127.0.0.1:2\"\n";
+        let errors = Config::parse(Path::new("f.toml"), text).unwrap_err().0;
+        let rendered: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(rendered.len(), 2, "{rendered:#?}");
+        assert!(rendered[0].starts_with("f.toml:7: "), "{rendered:#?}");
+        assert_eq!(
+            rendered[1],
+            "f.toml:9: agents[1].name: duplicate agent name \"a\""
+        );
     }
 }

@@ -3,10 +3,8 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
-use toml::Spanned;
-
 use super::defaults;
+use super::table::Table;
 use super::validator::Validator;
 
 /// Limits of one probe: the fleet is small, but a hostile or hung peer must cost little.
@@ -21,34 +19,19 @@ pub struct ProbeLimits {
     pub command_timeout: Duration,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawProbe {
-    timeout: Option<Spanned<String>>,
-    concurrency: Option<Spanned<i64>>,
-    max_response_bytes: Option<Spanned<i64>>,
-    audit_tail_max_bytes: Option<Spanned<i64>>,
-    command_timeout: Option<Spanned<String>>,
-}
-
-pub(super) fn validate(v: &mut Validator, raw: &RawProbe) -> ProbeLimits {
-    ProbeLimits {
-        timeout: v.duration(&raw.timeout, "probe.timeout", defaults::PROBE_TIMEOUT),
-        concurrency: v.positive(&raw.concurrency, "probe.concurrency", defaults::CONCURRENCY),
-        max_response_bytes: v.positive(
-            &raw.max_response_bytes,
-            "probe.max_response_bytes",
-            defaults::MAX_RESPONSE_BYTES,
-        ),
-        audit_tail_max_bytes: v.positive(
-            &raw.audit_tail_max_bytes,
-            "probe.audit_tail_max_bytes",
+/// Reads `[probe]`, each limit its default when not written.
+pub(super) fn read(v: &mut Validator, mut t: Table) -> ProbeLimits {
+    let limits = ProbeLimits {
+        timeout: t.duration(v, "timeout", defaults::PROBE_TIMEOUT),
+        concurrency: t.positive(v, "concurrency", defaults::CONCURRENCY),
+        max_response_bytes: t.positive(v, "max_response_bytes", defaults::MAX_RESPONSE_BYTES),
+        audit_tail_max_bytes: t.positive(
+            v,
+            "audit_tail_max_bytes",
             defaults::AUDIT_TAIL_MAX_BYTES as usize,
         ) as u64,
-        command_timeout: v.duration(
-            &raw.command_timeout,
-            "probe.command_timeout",
-            defaults::COMMAND_TIMEOUT,
-        ),
-    }
+        command_timeout: t.duration(v, "command_timeout", defaults::COMMAND_TIMEOUT),
+    };
+    t.finish(v);
+    limits
 }

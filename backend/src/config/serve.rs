@@ -2,9 +2,7 @@
 
 use std::path::PathBuf;
 
-use serde::Deserialize;
-use toml::Spanned;
-
+use super::table::Table;
 use super::validator::Validator;
 
 /// `[serve]`: how `fleetdash serve` runs when nginx is not in front.
@@ -17,20 +15,17 @@ pub struct ServeConfig {
     pub dist_dir: Option<PathBuf>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawServe {
-    listen: Option<Spanned<String>>,
-    htpasswd: Option<String>,
-    dist_dir: Option<String>,
-}
-
-pub(super) fn validate(v: &mut Validator, raw: &RawServe) -> ServeConfig {
-    let listen = raw.listen.as_ref().and_then(|l| {
+/// Reads `[serve]`; every key is optional.
+pub(super) fn read(v: &mut Validator, mut t: Table) -> ServeConfig {
+    let listen = t.string(v, "listen");
+    let htpasswd = t.string(v, "htpasswd");
+    let dist_dir = t.string(v, "dist_dir");
+    t.finish(v);
+    let listen = listen.and_then(|l| {
         l.get_ref().parse().ok().or_else(|| {
             v.error(
-                l,
-                "serve.listen",
+                &l,
+                t.field("listen"),
                 "expected an address such as \"127.0.0.1:8080\"",
             );
             None
@@ -38,7 +33,7 @@ pub(super) fn validate(v: &mut Validator, raw: &RawServe) -> ServeConfig {
     });
     ServeConfig {
         listen,
-        htpasswd: raw.htpasswd.as_deref().map(|p| v.path(p)),
-        dist_dir: raw.dist_dir.as_deref().map(|p| v.path(p)),
+        htpasswd: htpasswd.map(|p| v.path(p.get_ref())),
+        dist_dir: dist_dir.map(|p| v.path(p.get_ref())),
     }
 }

@@ -9,6 +9,12 @@ use toml::Spanned;
 
 use super::error::{ConfigError, line_of};
 
+/// What a duration must look like.
+pub(super) const DURATION: &str = "a duration such as \"2m\" or \"30s\"";
+
+/// What a count must be.
+pub(super) const POSITIVE: &str = "a whole number greater than zero";
+
 pub(super) struct Validator<'a> {
     pub path: &'a Path,
     pub text: &'a str,
@@ -37,10 +43,19 @@ impl<'a> Validator<'a> {
         field: impl Into<String>,
         message: impl Into<String>,
     ) {
-        let line = Some(self.line(spanned));
+        self.error_at(Some(spanned.span().start), field, message);
+    }
+
+    /// An error at a byte offset of the file; `None`: the file as a whole.
+    pub fn error_at(
+        &mut self,
+        offset: Option<usize>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) {
         self.errors.push(ConfigError {
             file: self.path.to_path_buf(),
-            line,
+            line: offset.map(|o| line_of(self.text, o)),
             field: field.into(),
             message: message.into(),
         });
@@ -72,7 +87,7 @@ impl<'a> Validator<'a> {
                 self.error(
                     s,
                     field,
-                    format!("{e}; expected a duration such as \"2m\" or \"30s\""),
+                    format!("expected {DURATION}, not {:?} ({e})", s.get_ref()),
                 );
                 default
             }
@@ -84,7 +99,7 @@ impl<'a> Validator<'a> {
         match usize::try_from(*n.get_ref()) {
             Ok(v) if v > 0 => v,
             _ => {
-                self.error(n, field, "expected a whole number greater than zero");
+                self.error(n, field, format!("expected {POSITIVE}"));
                 default
             }
         }
