@@ -179,6 +179,123 @@ fn collect_refuses_a_config_with_many_mistakes_with_the_first_and_their_count() 
 }
 
 #[test]
+fn check_warns_about_each_missing_file_the_config_names_and_still_passes() {
+    let scratch = Scratch::new();
+    let boards = scratch.path().join("boards");
+    std::fs::create_dir(&boards).unwrap();
+    let config = scratch.config(&format!(
+        "[[agents]]\nname = \"hub\"\nendpoint = \"http://127.0.0.1:18301\"\n\
+         audit_log = \"nowhere/a2a_audit.jsonl\"\ntoken_file = \"tokens/hub\"\n\n\
+         [[boards]]\nname = \"research\"\ndb = \"{}/kanban.db\"\n",
+        boards.display()
+    ));
+    let out = check(&config);
+    let stderr = stderr_of(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(": ok (1 agents"));
+    let file = config.display().to_string();
+    let at = |name: &str| scratch.path().join(name).display().to_string();
+    let expected = [
+        format!(
+            "fleetdash: warning: {file}:11: agents[0].audit_log: \"{}\" does not exist",
+            at("nowhere/a2a_audit.jsonl")
+        ),
+        format!(
+            "fleetdash: warning: {file}:12: agents[0].token_file: \"{}\" does not exist",
+            at("tokens/hub")
+        ),
+        format!(
+            "fleetdash: warning: {file}:16: boards[0].db: \"{}\" does not exist",
+            at("boards/kanban.db")
+        ),
+        "fleetdash: 3 warnings, about files the config names that are missing or unreadable \
+         now; warnings do not fail check"
+            .to_string(),
+    ];
+    assert_eq!(stderr.lines().collect::<Vec<_>>(), expected);
+    // Looking for the board created nothing in its folder.
+    assert_eq!(std::fs::read_dir(&boards).unwrap().count(), 0);
+}
+
+/// An id no account on this machine has, for running fleetdash as "another user".
+const OTHER_UID: &str = "61000";
+
+#[test]
+fn check_as_another_user_warns_about_files_it_cannot_read_and_never_prints_a_token() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new();
+    // The scratch folder is readable by the other user; the token and the board are not.
+    std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let secret = "sk-live-0123456789abcdef0123456789abcdef";
+    let token = scratch.path().join("hub.token");
+    std::fs::write(&token, secret).unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let board_dir = scratch.path().join("board");
+    std::fs::create_dir(&board_dir).unwrap();
+    std::fs::set_permissions(&board_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let db = board_dir.join("kanban.db");
+    std::fs::write(&db, "SQLite format 3\0").unwrap();
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let config = scratch.config(
+        "[[agents]]\nname = \"hub\"\nendpoint = \"http://127.0.0.1:18301\"\n\
+         token_file = \"hub.token\"\n\n\
+         [[boards]]\nname = \"research\"\ndb = \"board/kanban.db\"\n",
+    );
+    let before = folder_listing(&board_dir);
+
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid", OTHER_UID, "--regid", OTHER_UID, "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_fleetdash"))
+        .args(["check", "--config"])
+        .arg(&config)
+        .env("FLEETDASH_LOG", "warn")
+        .output()
+        .expect("setpriv (util-linux) runs fleetdash as another user");
+    let stderr = stderr_of(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stderr}");
+    let file = config.display().to_string();
+    for expected in [
+        format!(
+            "fleetdash: warning: {file}:11: agents[0].token_file: \"{}\" cannot be read by this \
+             user (uid {OTHER_UID}): Permission denied",
+            token.display()
+        ),
+        format!(
+            "fleetdash: warning: {file}:15: boards[0].db: \"{}\" cannot be read by this user \
+             (uid {OTHER_UID}): Permission denied",
+            db.display()
+        ),
+    ] {
+        assert!(
+            stderr.lines().any(|l| l.starts_with(&expected)),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains(secret) && !stdout.contains(secret));
+    // Nothing was opened for writing or created beside the board.
+    assert_eq!(folder_listing(&board_dir), before);
+}
+
+/// Each entry of a folder with its size and modification time.
+fn folder_listing(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                m.len(),
+                m.modified().unwrap(),
+            )
+        })
+        .collect();
+    entries.sort();
+    entries
+}
+
+#[test]
 fn collect_with_an_unreadable_config_exits_2_with_one_line() {
     let out = support::fleetdash()
         .args(["collect", "--config", "/nonexistent/fleetdash.toml"])

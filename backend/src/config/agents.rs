@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use toml::Spanned;
 
+use super::files::Expect;
 use super::table::Table;
 use super::validator::Validator;
 
@@ -140,10 +141,14 @@ pub(super) fn read(v: &mut Validator, entries: Vec<Table>) -> Vec<AgentConfig> {
                 None
             }
             (Some(e), None) => Some(TokenSource::Env(e.get_ref().clone())),
-            (None, Some(f)) => Some(TokenSource::File(v.path(f.get_ref()))),
+            (None, Some(f)) => Some(TokenSource::File(v.read_path(
+                f,
+                t.field("token_file"),
+                Expect::File,
+            ))),
             (None, None) => None,
         };
-        let audit_log = audit_log.map(|p| v.path(p.get_ref()));
+        let audit_log = audit_log.map(|p| v.read_path(&p, t.field("audit_log"), Expect::File));
         t.finish(v);
         if let (Some(name), Some(endpoint), Some(dialect)) = (trimmed, endpoint, dialect) {
             agents.push(AgentConfig {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use toml::Spanned;
 
 use super::defaults;
+use super::files::Expect;
 use super::table::Table;
 use super::validator::Validator;
 
@@ -46,7 +47,7 @@ pub(super) fn read(v: &mut Validator, mut t: Table) -> Option<BackupsConfig> {
         valid = false;
     }
     let source = match (&dir, &command) {
-        (Some(dir), None) => BackupSource::Dir(v.path(dir.get_ref())),
+        (Some(dir), None) => BackupSource::Dir(v.read_path(dir, t.field("dir"), Expect::Folder)),
         (None, Some(cmd))
             if cmd
                 .get_ref()

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
+use super::files::Expect;
 use super::table::Table;
 use super::validator::Validator;
 
@@ -38,7 +39,7 @@ pub(super) fn read_vault(v: &mut Validator, mut t: Table) -> Option<PathBuf> {
         None
     };
     t.finish(v);
-    path.map(|p| v.path(p.get_ref()))
+    path.map(|p| v.read_path(&p, t.field("path"), Expect::Folder))
 }
 
 /// A board slug, as Hermes accepts it.
@@ -118,12 +119,13 @@ pub(super) fn read(
         out.push(BoardConfig {
             name: name.into_inner(),
             plane: plane.map(Spanned::into_inner),
-            db: v.path(db.get_ref()),
+            db: v.read_path(&db, t.field("db"), Expect::File),
             projection_rel: resolved.as_ref().map(|(_, rel)| rel.clone()),
             projection: resolved.map(|(abs, _)| abs),
             retired,
             include_archived,
-            dispatch_config: dispatch_config.map(|p| v.path(p.get_ref())),
+            dispatch_config: dispatch_config
+                .map(|p| v.read_path(&p, t.field("dispatch_config"), Expect::File)),
         });
     }
     out

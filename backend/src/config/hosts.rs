@@ -9,6 +9,7 @@ use std::time::Duration;
 use toml::Spanned;
 
 use super::defaults;
+use super::files::Expect;
 use super::table::{Element, Table};
 use super::validator::{DURATION, Validator, is_plain_name};
 
@@ -143,7 +144,7 @@ pub(super) fn read(v: &mut Validator, entries: Vec<Table>, state_dir: &Path) -> 
         let tunnels = read_tunnels(v, tunnels);
         let crons = read_crons(v, crons, kind, on_host);
         let cron_dir = match (&cron_dir, on_host.local) {
-            (Some(dir), _) => Some(on_host.path(v, dir.get_ref())),
+            (Some(dir), _) => Some(on_host.read_path(v, dir, t.field("cron_dir"), Expect::Folder)),
             (None, true) => Some(
                 state_dir
                     .join(defaults::CRON_RECORDS_DIR)
@@ -165,7 +166,7 @@ pub(super) fn read(v: &mut Validator, entries: Vec<Table>, state_dir: &Path) -> 
                 source,
                 // Resolved against the config's folder like any path, on a local host only.
                 disk_path: disk_path
-                    .map(|p| on_host.path(v, p.get_ref()))
+                    .map(|p| on_host.read_path(v, &p, t.field("disk_path"), Expect::Folder))
                     .unwrap_or_else(|| defaults::DISK_PATH.to_string()),
                 services,
                 tunnels,
@@ -185,11 +186,20 @@ struct OnHost {
 }
 
 impl OnHost {
-    fn path(self, v: &Validator, raw: &str) -> String {
+    /// A path fleetdash reads on the host (remembered for `check` when the host is this one).
+    fn read_path(
+        self,
+        v: &mut Validator,
+        raw: &Spanned<String>,
+        field: String,
+        expect: Expect,
+    ) -> String {
         if self.local {
-            v.path(raw).to_string_lossy().into_owned()
+            v.read_path(raw, field, expect)
+                .to_string_lossy()
+                .into_owned()
         } else {
-            raw.to_string()
+            raw.get_ref().clone()
         }
     }
 }
@@ -314,7 +324,7 @@ fn read_ssh(v: &mut Validator, mut t: Table) -> Option<SshTarget> {
             "contains '%' or '${', which ssh expands (%h is the host name, ${VAR} an \
              environment variable): it would read another file"
         } else {
-            return Some(path);
+            return Some(v.read_path(&raw, t.field(key), Expect::File));
         };
         let message = format!("{shown:?} {why}; use a path without them");
         v.error(&raw, t.field(key), message);
@@ -444,7 +454,9 @@ fn read_crons(
                 );
                 CronEvidence::Record
             }
-            Some(stamp) => CronEvidence::Stamp(on_host.path(v, stamp.get_ref())),
+            Some(stamp) => {
+                CronEvidence::Stamp(on_host.read_path(v, stamp, t.field("stamp"), Expect::File))
+            }
             None => CronEvidence::Record,
         };
         if let Some(name) = name {
@@ -483,7 +495,7 @@ fn read_vault(
         return None;
     }
     Some(VaultParityConfig {
-        path: on_host.path(v, path?.get_ref()),
+        path: on_host.read_path(v, &path?, t.field("path"), Expect::Folder),
         remote: remote
             .map(Spanned::into_inner)
             .unwrap_or_else(|| defaults::VAULT_REMOTE.to_string()),

@@ -10,7 +10,8 @@
 //! file is parsed into toml's spanned tree (recovering from syntax errors), each section reads
 //! its keys one by one ([`table`]: a wrong type or an unknown key is one error, the rest is
 //! still read) and validates what they hold, and the rules file and the cadences it limits are
-//! checked even when the config has other mistakes ([`inspect`]).
+//! checked even when the config has other mistakes ([`inspect`]). The files the config names
+//! are only looked at by `check`, for warnings ([`files`]).
 
 mod agents;
 mod backups;
@@ -18,6 +19,7 @@ mod boards;
 mod cadence;
 pub mod defaults;
 mod error;
+mod files;
 mod hosts;
 mod probe;
 mod rules;
@@ -30,6 +32,7 @@ pub use backups::{BackupSource, BackupsConfig};
 pub use boards::BoardConfig;
 pub use cadence::Cadences;
 pub use error::{ConfigError, ConfigErrors};
+pub use files::ConfigWarning;
 pub use hosts::{
     CronConfig, CronEvidence, HostConfig, HostSource, SshTarget, TunnelConfig, VaultParityConfig,
 };
@@ -97,6 +100,18 @@ pub struct Inspection {
     pub loaded: Option<(Config, Rules)>,
     /// Every mistake: the config file's in line order, then the rules file's.
     pub errors: Vec<ConfigError>,
+    path: PathBuf,
+    /// The local files and folders the config names for fleetdash to read.
+    named: Vec<files::NamedPath>,
+}
+
+impl Inspection {
+    /// Each file or folder the config names (audit logs, token files, board databases, the
+    /// vault, dispatch configs, htpasswd, ssh keys, ...) that is missing or unreadable now.
+    /// Only metadata and permissions are looked at: nothing is opened or created.
+    pub fn warnings(&self) -> Vec<ConfigWarning> {
+        files::warnings(&self.path, &self.named)
+    }
 }
 
 /// Reads the config file and its rules file and collects every mistake in both: the config's
@@ -109,6 +124,8 @@ pub fn inspect(path: &Path) -> Inspection {
             return Inspection {
                 loaded: None,
                 errors: one_error(path, None, "", format!("cannot read the config file: {e}")).0,
+                path: path.to_path_buf(),
+                named: Vec::new(),
             };
         }
     };
@@ -139,7 +156,12 @@ pub fn inspect(path: &Path) -> Inspection {
         Some(rules) if errors.is_empty() => Some((read.config, rules)),
         _ => None,
     };
-    Inspection { loaded, errors }
+    Inspection {
+        loaded,
+        errors,
+        path: path.to_path_buf(),
+        named: read.named,
+    }
 }
 
 /// Sorts one file's errors by line, keeping the order of those on one line (errors about the
@@ -158,6 +180,7 @@ struct Read {
     cadence_lines: CadenceLines,
     in_use: InUse,
     errors: Vec<ConfigError>,
+    named: Vec<files::NamedPath>,
 }
 
 fn read(path: &Path, text: &str) -> Read {
@@ -224,6 +247,7 @@ fn read(path: &Path, text: &str) -> Read {
         cadence_lines,
         in_use,
         errors: v.errors,
+        named: v.named,
     }
 }
 

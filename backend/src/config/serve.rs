@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::files::Expect;
 use super::table::Table;
 use super::validator::Validator;
 
@@ -33,7 +34,7 @@ pub(super) fn read(v: &mut Validator, mut t: Table) -> ServeConfig {
     });
     ServeConfig {
         listen,
-        htpasswd: htpasswd.map(|p| v.path(p.get_ref())),
-        dist_dir: dist_dir.map(|p| v.path(p.get_ref())),
+        htpasswd: htpasswd.map(|p| v.read_path(&p, t.field("htpasswd"), Expect::File)),
+        dist_dir: dist_dir.map(|p| v.read_path(&p, t.field("dist_dir"), Expect::Folder)),
     }
 }

@@ -1,6 +1,7 @@
 //! What every section's validation shares: where the file is (relative paths resolve against
-//! its folder), the errors found so far, and the readers of values that recur in many sections
-//! (durations, positive counts), so that each section checks only what is its own.
+//! its folder), the errors found so far, the local paths named so far (for `check`'s
+//! warnings), and the readers of values that recur in many sections (durations, positive
+//! counts), so that each section checks only what is its own.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -8,6 +9,7 @@ use std::time::Duration;
 use toml::Spanned;
 
 use super::error::{ConfigError, line_of};
+use super::files::{Expect, NamedPath};
 
 /// What a duration must look like.
 pub(super) const DURATION: &str = "a duration such as \"2m\" or \"30s\"";
@@ -21,6 +23,8 @@ pub(super) struct Validator<'a> {
     /// The config file's folder: relative paths are relative to it.
     pub base: PathBuf,
     pub errors: Vec<ConfigError>,
+    /// The local files and folders the config names for fleetdash to read.
+    pub named: Vec<NamedPath>,
 }
 
 impl<'a> Validator<'a> {
@@ -34,6 +38,7 @@ impl<'a> Validator<'a> {
             text,
             base,
             errors: Vec::new(),
+            named: Vec::new(),
         }
     }
 
@@ -68,6 +73,19 @@ impl<'a> Validator<'a> {
 
     pub fn path(&self, raw: &str) -> PathBuf {
         resolve_path(&self.base, raw)
+    }
+
+    /// Resolves a path fleetdash reads on this machine, and remembers it for `check`'s
+    /// warnings about missing or unreadable files.
+    pub fn read_path(&mut self, raw: &Spanned<String>, field: String, expect: Expect) -> PathBuf {
+        let path = self.path(raw.get_ref());
+        self.named.push(NamedPath {
+            field,
+            line: self.line(raw),
+            path: path.clone(),
+            expect,
+        });
+        path
     }
 
     pub fn duration(
