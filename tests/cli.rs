@@ -110,6 +110,191 @@ fn check_reports_rules_without_a_source() {
     );
 }
 
+/// A config with one mistake of each kind, and a rules file with one of its own.
+fn config_with_a_mistake_of_each_kind(scratch: &Scratch) -> std::path::PathBuf {
+    let rules = support::DEFAULT_RULES.replace(
+        "  source: plugins/platforms/a2a/adapter.py:38 (_MIN_ORPHAN_TIMEOUT), cortex/tasks/states.yaml\n",
+        "",
+    );
+    std::fs::write(scratch.path().join("rules.yaml"), rules).unwrap();
+    scratch.config(
+        "[cadence]\nagents = \"20m\"\n\n\
+         [serve]\nlisten = \"localhost\"\n\n\
+         [[agents]]\nname = \"hub\"\nendpont = \"http://127.0.0.1:18301\"\n\n\
+         [[agents]]\nname = \"lyra\"\nendpoint = \"ftp://127.0.0.1:18302\"\n\n\
+         [[hosts]]\nname = \"lab\"\nsource = \"ssh\"\nssh = { destination = \"-oProxyCommand=x\" }\n",
+    )
+}
+
+#[test]
+fn check_lists_every_mistake_of_the_config_and_its_rules_in_one_run() {
+    let scratch = Scratch::new();
+    let config = config_with_a_mistake_of_each_kind(&scratch);
+    let out = check(&config);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = stderr_of(&out);
+    let file = config.display().to_string();
+    let rules = scratch.path().join("rules.yaml").display().to_string();
+    let expected = [
+        // Found only once the rules file is read, yet listed with the rest.
+        format!("{file}:9: cadence.agents: 20m is not shorter than the staleness limit (600 s"),
+        format!("{file}:12: serve.listen: expected an address such as \"127.0.0.1:8080\""),
+        format!("{file}:16: agents[0].endpont: unknown key `endpont`, did you mean `endpoint`?"),
+        format!("{file}:20: agents[1].endpoint: expected an http:// or https:// URL with a host"),
+        format!("{file}:25: hosts[0].ssh.destination: expected user@host or host"),
+        format!("{rules}:5: stuck.source: missing; every rule cites where its value comes from"),
+    ];
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), expected.len(), "{stderr}");
+    for (line, expected) in lines.iter().zip(&expected) {
+        assert!(
+            line.starts_with(&format!("fleetdash: {expected}")),
+            "expected {expected:?}, got {line:?} in:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn collect_refuses_a_config_with_many_mistakes_with_the_first_and_their_count() {
+    let scratch = Scratch::new();
+    let config = config_with_a_mistake_of_each_kind(&scratch);
+    let out = scratch.collect(&config);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = stderr_of(&out);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let file = config.display().to_string();
+    assert!(
+        stderr.starts_with(&format!(
+            "fleetdash: {file}:9: cadence.agents: 20m is not shorter"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .trim_end()
+            .ends_with("(and 5 more; `fleetdash check --config FILE` lists them all)"),
+        "{stderr}"
+    );
+    assert!(!scratch.status_path().exists());
+}
+
+#[test]
+fn check_warns_about_each_missing_file_the_config_names_and_still_passes() {
+    let scratch = Scratch::new();
+    let boards = scratch.path().join("boards");
+    std::fs::create_dir(&boards).unwrap();
+    let config = scratch.config(&format!(
+        "[[agents]]\nname = \"hub\"\nendpoint = \"http://127.0.0.1:18301\"\n\
+         audit_log = \"nowhere/a2a_audit.jsonl\"\ntoken_file = \"tokens/hub\"\n\n\
+         [[boards]]\nname = \"research\"\ndb = \"{}/kanban.db\"\n",
+        boards.display()
+    ));
+    let out = check(&config);
+    let stderr = stderr_of(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(": ok (1 agents"));
+    let file = config.display().to_string();
+    let at = |name: &str| scratch.path().join(name).display().to_string();
+    let expected = [
+        format!(
+            "fleetdash: warning: {file}:11: agents[0].audit_log: \"{}\" does not exist",
+            at("nowhere/a2a_audit.jsonl")
+        ),
+        format!(
+            "fleetdash: warning: {file}:12: agents[0].token_file: \"{}\" does not exist",
+            at("tokens/hub")
+        ),
+        format!(
+            "fleetdash: warning: {file}:16: boards[0].db: \"{}\" does not exist",
+            at("boards/kanban.db")
+        ),
+        "fleetdash: 3 warnings, about files the config names that are missing or unreadable \
+         now; warnings do not fail check"
+            .to_string(),
+    ];
+    assert_eq!(stderr.lines().collect::<Vec<_>>(), expected);
+    // Looking for the board created nothing in its folder.
+    assert_eq!(std::fs::read_dir(&boards).unwrap().count(), 0);
+}
+
+/// An id no account on this machine has, for running fleetdash as "another user".
+const OTHER_UID: &str = "61000";
+
+#[test]
+fn check_as_another_user_warns_about_files_it_cannot_read_and_never_prints_a_token() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new();
+    // The scratch folder is readable by the other user; the token and the board are not.
+    std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let secret = "sk-live-0123456789abcdef0123456789abcdef";
+    let token = scratch.path().join("hub.token");
+    std::fs::write(&token, secret).unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let board_dir = scratch.path().join("board");
+    std::fs::create_dir(&board_dir).unwrap();
+    std::fs::set_permissions(&board_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let db = board_dir.join("kanban.db");
+    std::fs::write(&db, "SQLite format 3\0").unwrap();
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let config = scratch.config(
+        "[[agents]]\nname = \"hub\"\nendpoint = \"http://127.0.0.1:18301\"\n\
+         token_file = \"hub.token\"\n\n\
+         [[boards]]\nname = \"research\"\ndb = \"board/kanban.db\"\n",
+    );
+    let before = folder_listing(&board_dir);
+
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid", OTHER_UID, "--regid", OTHER_UID, "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_fleetdash"))
+        .args(["check", "--config"])
+        .arg(&config)
+        .env("FLEETDASH_LOG", "warn")
+        .output()
+        .expect("setpriv (util-linux) runs fleetdash as another user");
+    let stderr = stderr_of(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stderr}");
+    let file = config.display().to_string();
+    for expected in [
+        format!(
+            "fleetdash: warning: {file}:11: agents[0].token_file: \"{}\" cannot be read by this \
+             user (uid {OTHER_UID}): Permission denied",
+            token.display()
+        ),
+        format!(
+            "fleetdash: warning: {file}:15: boards[0].db: \"{}\" cannot be read by this user \
+             (uid {OTHER_UID}): Permission denied",
+            db.display()
+        ),
+    ] {
+        assert!(
+            stderr.lines().any(|l| l.starts_with(&expected)),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains(secret) && !stdout.contains(secret));
+    // Nothing was opened for writing or created beside the board.
+    assert_eq!(folder_listing(&board_dir), before);
+}
+
+/// Each entry of a folder with its size and modification time.
+fn folder_listing(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                m.len(),
+                m.modified().unwrap(),
+            )
+        })
+        .collect();
+    entries.sort();
+    entries
+}
+
 #[test]
 fn collect_with_an_unreadable_config_exits_2_with_one_line() {
     let out = support::fleetdash()

@@ -8,7 +8,7 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 use crate::collect::{self, Collection, SectionName, SectionUpdate};
-use crate::config::{Config, ConfigErrors, Rules};
+use crate::config::{self, Config, ConfigErrors, Rules};
 use crate::redact::RedactionGate;
 use crate::server;
 use crate::watchdog;
@@ -148,9 +148,17 @@ pub async fn demo(
     Ok(())
 }
 
+/// `fleetdash check`: every mistake of the config and its rules at once (exit 2), and a
+/// warning for each file the config names that is missing or unreadable now (these do not
+/// fail it: the collector reports such files as data when it runs).
 pub fn check(path: &Path) -> Outcome {
-    match Config::load(path) {
-        Ok((config, rules)) => {
+    let inspection = config::inspect(path);
+    let warnings = inspection.warnings();
+    for warning in &warnings {
+        eprintln!("fleetdash: {warning}");
+    }
+    match inspection.loaded {
+        Some((config, rules)) if inspection.errors.is_empty() => {
             println!(
                 "{}: ok ({} agents, {} hosts, {} boards, {}; rules from {}: no_reply_seconds = {} [{}])",
                 path.display(),
@@ -166,10 +174,18 @@ pub fn check(path: &Path) -> Outcome {
                 rules.no_reply.seconds,
                 rules.no_reply.source
             );
+            if !warnings.is_empty() {
+                eprintln!(
+                    "fleetdash: {} warning{}, about files the config names that are missing or \
+                     unreadable now; warnings do not fail check",
+                    warnings.len(),
+                    if warnings.len() == 1 { "" } else { "s" }
+                );
+            }
             Ok(())
         }
-        Err(errors) => Err(Failure::Config {
-            errors,
+        _ => Err(Failure::Config {
+            errors: ConfigErrors(inspection.errors),
             list_all: true,
         }),
     }

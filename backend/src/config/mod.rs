@@ -1,269 +1,56 @@
 //! The registry: one human-written TOML file naming every agent, host, board and backup the
 //! collector watches, where it writes, and how often.
 //!
-//! Loading is two steps so that `fleetdash check` can report *every* mistake at once: serde
-//! parses the shape (it stops at the first syntax or type error), then [`validate`] walks the
-//! parsed file and collects each semantic error with its line and field.
+//! Each section lives in its own module with its types and the validation of what it holds
+//! (`agents`, `hosts`, `boards` with the vault, `backups`, `cadence`, `probe`, `serve`), so
+//! that a new field touches one file; this module reads the top level and hands each section
+//! to its module.
+//!
+//! `fleetdash check` reports *every* mistake at once, so nothing stops at the first one: the
+//! file is parsed into toml's spanned tree (recovering from syntax errors), each section reads
+//! its keys one by one ([`table`]: a wrong type or an unknown key is one error, the rest is
+//! still read) and validates what they hold, and the rules file and the cadences it limits are
+//! checked even when the config has other mistakes ([`inspect`]). The files the config names
+//! are only looked at by `check`, for warnings ([`files`]).
 
+mod agents;
+mod backups;
+mod boards;
+mod cadence;
+pub mod defaults;
+mod error;
+mod files;
+mod hosts;
+mod probe;
 mod rules;
+mod serve;
+mod table;
+mod validator;
 
+pub use agents::{AgentConfig, Dialect, TokenSource};
+pub use backups::{BackupSource, BackupsConfig};
+pub use boards::BoardConfig;
+pub use cadence::Cadences;
+pub use error::{ConfigError, ConfigErrors};
+pub use files::ConfigWarning;
+pub use hosts::{
+    CronConfig, CronEvidence, HostConfig, HostSource, SshTarget, TunnelConfig, VaultParityConfig,
+};
+pub use probe::ProbeLimits;
 #[cfg(test)]
 pub(crate) use rules::fleet_rules;
 pub use rules::{Rule, Rules};
+pub use serve::ServeConfig;
+pub use validator::{is_plain_name, resolve_path};
 
-use std::collections::HashSet;
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use serde::Deserialize;
-use toml::Spanned;
+use toml::de::DeTable;
 
-/// One mistake in a config or rules file, located as precisely as the parser allows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    pub file: PathBuf,
-    pub line: Option<usize>,
-    pub field: String,
-    pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        if !self.field.is_empty() {
-            write!(f, ": {}", self.field)?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-/// All the mistakes found in one load; never empty.
-#[derive(Debug)]
-pub struct ConfigErrors(pub Vec<ConfigError>);
-
-impl fmt::Display for ConfigErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ConfigErrors {}
-
-/// How the heartbeat speaks to a peer (spec §7.2, reference a2a-dialects.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Dialect {
-    /// v1.0: `SendMessage`, `A2A-Version: 1.0`, parts `{text}`.
-    V1,
-    /// v0.3: `message/send`, parts `{kind: text}`.
-    V03,
-    /// The Pulse plane's v0.3 variant: `message/send` with the text under `content`.
-    V03Content,
-    /// Try v1 then v0.3, and remember what worked.
-    Auto,
-}
-
-impl Dialect {
-    pub const NAMES: &'static str = "v1, v0.3, v0.3-content, auto";
-
-    pub fn parse(s: &str) -> Option<Dialect> {
-        Some(match s {
-            "v1" | "v1.0" => Dialect::V1,
-            "v0.3" => Dialect::V03,
-            "v0.3-content" => Dialect::V03Content,
-            "auto" => Dialect::Auto,
-            _ => return None,
-        })
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dialect::V1 => "v1",
-            Dialect::V03 => "v0.3",
-            Dialect::V03Content => "v0.3-content",
-            Dialect::Auto => "auto",
-        }
-    }
-}
-
-/// Where a peer's bearer token comes from. The token itself never sits in the config file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TokenSource {
-    Env(String),
-    File(PathBuf),
-}
-
-#[derive(Debug, Clone)]
-pub struct AgentConfig {
-    pub name: String,
-    pub endpoint: url::Url,
-    pub dialect: Dialect,
-    pub lane: Option<String>,
-    pub model: Option<String>,
-    pub plane: Option<String>,
-    pub audit_log: Option<PathBuf>,
-    pub token: Option<TokenSource>,
-}
-
-/// Limits of one probe: the fleet is small, but a hostile or hung peer must cost little.
-#[derive(Debug, Clone)]
-pub struct ProbeLimits {
-    pub timeout: Duration,
-    pub concurrency: usize,
-    pub max_response_bytes: usize,
-    /// At most this many bytes are read from the end of an audit log per agent.
-    pub audit_tail_max_bytes: u64,
-    /// Deadline of each command a host probe runs (ssh, git, systemctl).
-    pub command_timeout: Duration,
-}
-
-#[derive(Debug, Clone)]
-pub struct Cadences {
-    pub agents: Duration,
-    /// Reading the kanban boards (spec §5.1: 5 min).
-    pub board: Duration,
-    /// Polling live A2A tasks for the stuck rule.
-    pub live_tasks: Duration,
-    /// Rendering the vault projections (spec §3.4: every 30 min).
-    pub projections: Duration,
-    /// Host probes: RAM, disk, services, crons, vault parity (spec §5.1: 5 min).
-    pub systems: Duration,
-    /// Tunnel probes (spec §5.1: 2 min).
-    pub tunnels: Duration,
-    /// Backup freshness.
-    pub backups: Duration,
-}
-
-/// One Hermes kanban board: where its database is, and where (if anywhere) it is projected.
-#[derive(Debug, Clone)]
-pub struct BoardConfig {
-    /// The board's slug (`default` for `<root>/kanban.db`).
-    pub name: String,
-    /// The vault plane it belongs to (`Docs`, `Pulse`).
-    pub plane: Option<String>,
-    pub db: PathBuf,
-    /// The projection file, already joined to the vault; `None`: the board is not projected.
-    pub projection: Option<PathBuf>,
-    /// The projection as declared, relative to the vault (for messages).
-    pub projection_rel: Option<String>,
-    /// A retired generator writes nothing and says so.
-    pub retired: bool,
-    pub include_archived: bool,
-    /// The Hermes config holding `kanban.dispatch_profiles`, to flag cards this host can never
-    /// dispatch; `None`: the host boundary is not checked.
-    pub dispatch_config: Option<PathBuf>,
-}
-
-/// Where a host's facts come from (spec §2.4: collectors run from the hub and are read-only).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HostSource {
-    /// This machine: procfs, statvfs, `systemctl is-active`, local files and git.
-    Local,
-    /// A Prometheus node_exporter's `/metrics`, scraped over HTTP.
-    NodeExporter { url: url::Url },
-    /// A fixed set of read-only commands over SSH (BatchMode, strict host keys, timeout).
-    Ssh(SshTarget),
-}
-
-impl HostSource {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            HostSource::Local => "local",
-            HostSource::NodeExporter { .. } => "node_exporter",
-            HostSource::Ssh(_) => "ssh",
-        }
-    }
-}
-
-/// How to reach a host over SSH. Passwords are never asked for: BatchMode is always on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SshTarget {
-    /// `user@host` or `host`.
-    pub destination: String,
-    pub port: Option<u16>,
-    pub identity_file: Option<PathBuf>,
-    /// A known_hosts file of our own; host keys are always checked strictly.
-    pub known_hosts: Option<PathBuf>,
-}
-
-/// One loopback forward to probe by TCP connect (spec §7.2).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TunnelConfig {
-    pub name: String,
-    /// `host:port`, e.g. `127.0.0.1:18301`.
-    pub address: String,
-}
-
-/// What a cron job leaves behind when it runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CronEvidence {
-    /// The record `fleetdash cron-run` writes (or, on a node_exporter host, the metrics it
-    /// writes for the textfile collector).
-    Record,
-    /// A file the job touches on success; its modification time is the last success.
-    Stamp(String),
-}
-
-/// A job that must check in: the Healthchecks model's period and grace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CronConfig {
-    pub name: String,
-    pub period: Duration,
-    pub grace: Duration,
-    pub evidence: CronEvidence,
-}
-
-/// The vault's git checkout on a host, compared with its remote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VaultParityConfig {
-    /// On the host itself (resolved locally for a local host; as given for an SSH host).
-    pub path: String,
-    pub remote: String,
-    /// The branch to compare; the checkout's current branch when absent.
-    pub branch: Option<String>,
-}
-
-/// One host of the Systems panel and everything checked on it.
-#[derive(Debug, Clone)]
-pub struct HostConfig {
-    pub name: String,
-    pub source: HostSource,
-    /// The filesystem whose free space is reported (a mount point).
-    pub disk_path: String,
-    /// systemd units; `.service` is implied when no suffix is given.
-    pub services: Vec<String>,
-    pub tunnels: Vec<TunnelConfig>,
-    pub crons: Vec<CronConfig>,
-    /// Where `fleetdash cron-run` keeps its records on that host.
-    pub cron_dir: Option<String>,
-    pub vault: Option<VaultParityConfig>,
-}
-
-/// Where the latest backup's time comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BackupSource {
-    /// The newest file's modification time in this folder.
-    Dir(PathBuf),
-    /// A command whose output holds the latest backup's timestamp (e.g. an rclone listing);
-    /// the newest timestamp found in its output counts.
-    Command(Vec<String>),
-}
-
-#[derive(Debug, Clone)]
-pub struct BackupsConfig {
-    pub name: String,
-    pub source: BackupSource,
-    pub timeout: Duration,
-}
+use cadence::{CadenceLines, InUse};
+use error::one_error;
+use table::Table;
+use validator::Validator;
 
 /// The validated configuration, with every path resolved against the config file's folder.
 #[derive(Debug, Clone)]
@@ -283,992 +70,192 @@ pub struct Config {
     pub serve: ServeConfig,
 }
 
-/// `[serve]`: how `fleetdash serve` runs when nginx is not in front.
-#[derive(Debug, Clone)]
-pub struct ServeConfig {
-    pub listen: Option<std::net::SocketAddr>,
-    /// The htpasswd file (bcrypt entries, `htpasswd -B`) that guards every path.
-    pub htpasswd: Option<PathBuf>,
-    /// The built page (trunk's `dist/`); without it a minimal built-in page is served.
-    pub dist_dir: Option<PathBuf>,
-}
-
 impl Config {
-    /// Reads and validates the config file and its rules file.
+    /// Reads and validates the config file and its rules file; on failure, every mistake
+    /// of both (see [`inspect`]).
     pub fn load(path: &Path) -> Result<(Config, Rules), ConfigErrors> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| one_error(path, None, "", format!("cannot read the config file: {e}")))?;
-        let config = Config::parse(path, &text)?;
-        let rules = Rules::load(&config.rules_path)?;
-        config.check_cadences(&text, &rules)?;
-        Ok((config, rules))
+        let inspection = inspect(path);
+        match inspection.loaded {
+            Some(loaded) if inspection.errors.is_empty() => Ok(loaded),
+            _ => Err(ConfigErrors(inspection.errors)),
+        }
     }
 
-    /// Parses and validates config text that was read from `path`.
+    /// Parses and validates config text that was read from `path`, without its rules file.
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigErrors> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| line_of(text, s.start));
-            one_error(path, line, "", e.message().trim().to_string())
-        })?;
-        validate(path, text, raw)
-    }
-}
-
-impl Config {
-    /// A section collected less often than the staleness limit would be marked stale between
-    /// its own passes: a false alarm every time. Say so at load time instead.
-    fn check_cadences(&self, text: &str, rules: &Rules) -> Result<(), ConfigErrors> {
-        let limit = Duration::from_secs(rules.snapshot_stale_after.seconds);
-        let mut errors = Vec::new();
-        let c = &self.cadence;
-        let used = [
-            ("agents", c.agents, !self.agents.is_empty()),
-            ("live_tasks", c.live_tasks, !self.agents.is_empty()),
-            ("board", c.board, !self.boards.is_empty()),
-            ("systems", c.systems, !self.hosts.is_empty()),
-            (
-                "tunnels",
-                c.tunnels,
-                self.hosts.iter().any(|h| !h.tunnels.is_empty()),
-            ),
-            ("backups", c.backups, self.backups.is_some()),
-        ];
-        for (name, cadence, in_use) in used {
-            if in_use && cadence >= limit {
-                let line = text
-                    .lines()
-                    .position(|l| {
-                        l.trim_start().starts_with(&format!("{name} "))
-                            || l.trim_start().starts_with(&format!("{name}="))
-                    })
-                    .map(|i| i + 1);
-                errors.push(ConfigError {
-                    file: self.path.clone(),
-                    line,
-                    field: format!("cadence.{name}"),
-                    message: format!(
-                        "{} is not shorter than the staleness limit ({} s, {} snapshot.stale_after_seconds): the section would be reported stale between passes",
-                        humantime::format_duration(cadence),
-                        rules.snapshot_stale_after.seconds,
-                        rules.path.display()
-                    ),
-                });
-            }
-        }
-        if errors.is_empty() {
-            Ok(())
+        let mut read = read(path, text);
+        if read.errors.is_empty() {
+            Ok(read.config)
         } else {
-            Err(ConfigErrors(errors))
+            in_line_order(&mut read.errors);
+            Err(ConfigErrors(read.errors))
         }
     }
 }
 
-fn one_error(file: &Path, line: Option<usize>, field: &str, message: String) -> ConfigErrors {
-    ConfigErrors(vec![ConfigError {
-        file: file.to_path_buf(),
-        line,
-        field: field.to_string(),
-        message,
-    }])
+/// Everything one look at a config file finds, mistakes of one part never hiding another's.
+#[derive(Debug)]
+pub struct Inspection {
+    /// The config and its rules, when neither has a mistake.
+    pub loaded: Option<(Config, Rules)>,
+    /// Every mistake: the config file's in line order, then the rules file's.
+    pub errors: Vec<ConfigError>,
+    path: PathBuf,
+    /// The local files and folders the config names for fleetdash to read.
+    named: Vec<files::NamedPath>,
 }
 
-/// 1-based line of a byte offset.
-pub(crate) fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawConfig {
-    output_dir: Spanned<String>,
-    state_dir: Spanned<String>,
-    rules: Spanned<String>,
-    #[serde(default)]
-    cadence: RawCadence,
-    #[serde(default)]
-    probe: RawProbe,
-    #[serde(default)]
-    agents: Vec<RawAgent>,
-    #[serde(default)]
-    hosts: Vec<RawHost>,
-    #[serde(default)]
-    boards: Vec<RawBoard>,
-    vault: Option<RawVault>,
-    backups: Option<RawBackups>,
-    #[serde(default)]
-    serve: RawServe,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawServe {
-    listen: Option<Spanned<String>>,
-    htpasswd: Option<String>,
-    dist_dir: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawCadence {
-    agents: Option<Spanned<String>>,
-    board: Option<Spanned<String>>,
-    live_tasks: Option<Spanned<String>>,
-    projections: Option<Spanned<String>>,
-    systems: Option<Spanned<String>>,
-    tunnels: Option<Spanned<String>>,
-    backups: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawVault {
-    path: Spanned<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawBoard {
-    name: Spanned<String>,
-    plane: Option<String>,
-    db: Spanned<String>,
-    projection: Option<Spanned<String>>,
-    #[serde(default)]
-    retired: bool,
-    #[serde(default)]
-    include_archived: bool,
-    dispatch_config: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawProbe {
-    timeout: Option<Spanned<String>>,
-    concurrency: Option<Spanned<i64>>,
-    max_response_bytes: Option<Spanned<i64>>,
-    audit_tail_max_bytes: Option<Spanned<i64>>,
-    command_timeout: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawAgent {
-    name: Spanned<String>,
-    endpoint: Spanned<String>,
-    dialect: Option<Spanned<String>>,
-    lane: Option<String>,
-    model: Option<String>,
-    plane: Option<String>,
-    audit_log: Option<Spanned<String>>,
-    token_env: Option<Spanned<String>>,
-    token_file: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawHost {
-    name: Spanned<String>,
-    source: Option<Spanned<String>>,
-    url: Option<Spanned<String>>,
-    ssh: Option<Spanned<RawSsh>>,
-    disk_path: Option<String>,
-    #[serde(default)]
-    services: Vec<Spanned<String>>,
-    #[serde(default)]
-    tunnels: Vec<RawTunnel>,
-    #[serde(default)]
-    crons: Vec<RawCron>,
-    cron_dir: Option<String>,
-    vault: Option<RawHostVault>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSsh {
-    destination: Spanned<String>,
-    port: Option<u16>,
-    identity_file: Option<String>,
-    known_hosts: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTunnel {
-    name: Spanned<String>,
-    address: Spanned<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCron {
-    name: Spanned<String>,
-    period: Spanned<String>,
-    grace: Option<Spanned<String>>,
-    stamp: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawHostVault {
-    path: Spanned<String>,
-    remote: Option<String>,
-    branch: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawBackups {
-    name: Spanned<String>,
-    dir: Option<String>,
-    command: Option<Spanned<Vec<String>>>,
-    timeout: Option<Spanned<String>>,
-}
-
-/// Defaults of the registry, named so that no number hides in the code below.
-pub mod defaults {
-    use std::time::Duration;
-    /// Spec §5.1: heartbeat and liveness every 2 min.
-    pub const AGENTS_CADENCE: Duration = Duration::from_secs(120);
-    /// Spec §5.1: board projection every 5 min.
-    pub const BOARD_CADENCE: Duration = Duration::from_secs(300);
-    /// Spec §3.5: the A2A watchdog sweeps every 60 s (`_WATCHDOG_INTERVAL`).
-    pub const LIVE_TASKS_CADENCE: Duration = Duration::from_secs(60);
-    /// Spec §3.4: the vault is re-projected every 30 min.
-    pub const PROJECTIONS_CADENCE: Duration = Duration::from_secs(30 * 60);
-    pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
-    pub const CONCURRENCY: usize = 32;
-    pub const MAX_RESPONSE_BYTES: usize = 256 * 1024;
-    /// Rotation happens at 2 MiB, so two files' worth is ample.
-    pub const AUDIT_TAIL_MAX_BYTES: u64 = 4 * 1024 * 1024;
-    /// Spec §5.1: system host probes every 5 min.
-    pub const SYSTEMS_CADENCE: Duration = Duration::from_secs(300);
-    /// Spec §5.1: tunnel probes every 2 min.
-    pub const TUNNELS_CADENCE: Duration = Duration::from_secs(120);
-    /// Backups change daily; every 5 min keeps the section inside the staleness limit.
-    pub const BACKUPS_CADENCE: Duration = Duration::from_secs(300);
-    /// ssh, git ls-remote and systemctl each get this long.
-    pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(20);
-    /// A backup listing (rclone over the network) may take a while.
-    pub const BACKUP_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
-    /// Healthchecks' default grace when a cron gives none.
-    pub const CRON_GRACE: Duration = Duration::from_secs(60 * 60);
-    /// The filesystem reported when a host names none.
-    pub const DISK_PATH: &str = "/";
-    /// The git remote compared with when a vault names none.
-    pub const VAULT_REMOTE: &str = "origin";
-    /// Where `cron-run` keeps its records under the state directory.
-    pub const CRON_RECORDS_DIR: &str = "crons";
-}
-
-struct Validator<'a> {
-    path: &'a Path,
-    text: &'a str,
-    base: PathBuf,
-    errors: Vec<ConfigError>,
-}
-
-impl Validator<'_> {
-    fn error<T>(
-        &mut self,
-        spanned: &Spanned<T>,
-        field: impl Into<String>,
-        message: impl Into<String>,
-    ) {
-        let line = Some(line_of(self.text, spanned.span().start));
-        self.errors.push(ConfigError {
-            file: self.path.to_path_buf(),
-            line,
-            field: field.into(),
-            message: message.into(),
-        });
-    }
-
-    fn path(&self, raw: &str) -> PathBuf {
-        resolve_path(&self.base, raw)
-    }
-
-    fn duration(
-        &mut self,
-        raw: &Option<Spanned<String>>,
-        field: &str,
-        default: Duration,
-    ) -> Duration {
-        let Some(s) = raw else { return default };
-        match humantime::parse_duration(s.get_ref()) {
-            Ok(d) if !d.is_zero() => d,
-            Ok(_) => {
-                self.error(s, field, "must be longer than zero");
-                default
-            }
-            Err(e) => {
-                self.error(
-                    s,
-                    field,
-                    format!("{e}; expected a duration such as \"2m\" or \"30s\""),
-                );
-                default
-            }
-        }
-    }
-
-    fn positive(&mut self, raw: &Option<Spanned<i64>>, field: &str, default: usize) -> usize {
-        let Some(n) = raw else { return default };
-        match usize::try_from(*n.get_ref()) {
-            Ok(v) if v > 0 => v,
-            _ => {
-                self.error(n, field, "expected a whole number greater than zero");
-                default
-            }
-        }
+impl Inspection {
+    /// Each file or folder the config names (audit logs, token files, board databases, the
+    /// vault, dispatch configs, htpasswd, ssh keys, ...) that is missing or unreadable now.
+    /// Only metadata and permissions are looked at: nothing is opened or created.
+    pub fn warnings(&self) -> Vec<ConfigWarning> {
+        files::warnings(&self.path, &self.named)
     }
 }
 
-/// A board slug, as Hermes accepts it.
-fn is_slug(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && s.len() <= 64
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-}
-
-fn validate_boards(v: &mut Validator, raw: &[RawBoard], vault: Option<&Path>) -> Vec<BoardConfig> {
-    let mut seen = HashSet::new();
-    let mut targets = HashSet::new();
-    let mut out = Vec::new();
-    for (i, b) in raw.iter().enumerate() {
-        let field = |f: &str| format!("boards[{i}].{f}");
-        let name = b.name.get_ref().clone();
-        if !is_slug(&name) {
-            v.error(&b.name, field("name"), "expected a board slug: a-z, 0-9, '-' and '_', up to 64, starting with a letter or digit");
-        } else if !seen.insert(name.clone()) {
-            v.error(&b.name, field("name"), format!("duplicate board {name:?}"));
-        }
-        let mut projection = None;
-        if let Some(target) = &b.projection {
-            let rel = target.get_ref();
-            let path = Path::new(rel);
-            // Fail closed (spec §3.4): only a declared `.kanban` file inside the vault can ever
-            // be written; a register such as fleet-board.md can never be a target.
-            if path.is_absolute()
-                || path
-                    .components()
-                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
-            {
-                v.error(target, field("projection"), "expected a path relative to [vault] path, without `..`, e.g. \"Docs/Kanban/research.kanban\"");
-            } else if path.extension().is_none_or(|e| e != "kanban") {
-                v.error(target, field("projection"), "a projection target must be a .kanban file (registers such as fleet-board.md are never written)");
-            } else if !targets.insert(rel.clone()) {
-                v.error(
-                    target,
-                    field("projection"),
-                    format!("{rel:?} is already the target of another board"),
-                );
-            } else {
-                match vault {
-                    Some(vault) => projection = Some((vault.join(path), rel.clone())),
-                    None => v.error(
-                        target,
-                        field("projection"),
-                        "a projection needs [vault] path",
-                    ),
-                }
-            }
-        }
-        out.push(BoardConfig {
-            name,
-            plane: b.plane.clone(),
-            db: v.path(b.db.get_ref()),
-            projection_rel: projection.as_ref().map(|(_, rel)| rel.clone()),
-            projection: projection.map(|(abs, _)| abs),
-            retired: b.retired,
-            include_archived: b.include_archived,
-            dispatch_config: b.dispatch_config.as_deref().map(|p| v.path(p)),
-        });
-    }
-    out
-}
-
-/// A name that is safe as a file name and as a command argument: letters, digits, `.`, `_`,
-/// `-`, `@`, `:`, not starting with `.` or `-`.
-pub fn is_plain_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 128
-        && !s.starts_with(['.', '-'])
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@' | ':'))
-}
-
-fn validate_hosts(v: &mut Validator, raw: &[RawHost], state_dir: &Path) -> Vec<HostConfig> {
-    /// An error on `key`, a field the raw config keeps without its position: its line is the
-    /// first `key =` at or after byte `from` (where its table starts) and before the next
-    /// table header, else `from`'s own line.
-    fn error_at_key(v: &mut Validator, from: usize, key: &str, field: String, message: String) {
-        let rest = &v.text[from.min(v.text.len())..];
-        let mut offset = from;
-        let mut found = None;
-        for (n, line) in rest.split_inclusive('\n').enumerate() {
-            if n > 0 && line.trim_start().starts_with('[') {
-                break;
-            }
-            let at_key = line.match_indices(key).any(|(i, _)| {
-                let before = line[..i].chars().next_back();
-                before.is_none_or(|c| c.is_whitespace() || c == '{' || c == ',')
-                    && line[i + key.len()..].trim_start().starts_with('=')
-            });
-            if at_key {
-                found = Some(offset);
-                break;
-            }
-            offset += line.len();
-        }
-        let line = line_of(v.text, found.unwrap_or(from));
-        v.errors.push(ConfigError {
-            file: v.path.to_path_buf(),
-            line: Some(line),
-            field,
-            message,
-        });
-    }
-
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for (i, h) in raw.iter().enumerate() {
-        let field = |f: &str| format!("hosts[{i}].{f}");
-        let name = h.name.get_ref().trim().to_string();
-        if name.is_empty() {
-            v.error(&h.name, field("name"), "must not be empty");
-        } else if !seen.insert(name.clone()) {
-            v.error(&h.name, field("name"), format!("duplicate host {name:?}"));
-        }
-        let kind = h
-            .source
-            .as_ref()
-            .map(|s| s.get_ref().as_str())
-            .unwrap_or("local");
-        let source = match kind {
-            "local" => Some(HostSource::Local),
-            "node_exporter" => {
-                match &h.url {
-                    None => {
-                        v.error(&h.name, field("url"), "a node_exporter host needs url, e.g. \"http://127.0.0.1:9100/metrics\"");
-                        None
-                    }
-                    Some(u) => match url::Url::parse(u.get_ref()) {
-                        Ok(url)
-                            if matches!(url.scheme(), "http" | "https") && url.host().is_some() =>
-                        {
-                            Some(HostSource::NodeExporter { url })
-                        }
-                        _ => {
-                            v.error(u, field("url"), "expected an http:// or https:// URL, e.g. \"http://127.0.0.1:9100/metrics\"");
-                            None
-                        }
-                    },
-                }
-            }
-            "ssh" => match &h.ssh {
-                None => {
-                    v.error(
-                        &h.name,
-                        field("ssh"),
-                        "an ssh host needs ssh = { destination = \"user@host\" }",
-                    );
-                    None
-                }
-                Some(ssh) => {
-                    let raw_ssh = ssh.get_ref();
-                    let dest = raw_ssh.destination.get_ref();
-                    let mut valid = true;
-                    // Never an option to ssh (a leading '-'), never anything a shell or ssh's
-                    // own parsing would read: only what user@host, [v6]:port and %zone need.
-                    let plain = |c: char| c.is_ascii_alphanumeric() || "._@:%[]-".contains(c);
-                    if dest.is_empty() || dest.starts_with('-') || !dest.chars().all(plain) {
-                        v.error(
-                            &raw_ssh.destination,
-                            field("ssh.destination"),
-                            "expected user@host or host: letters, digits and . _ @ : % [ ] - \
-                             only, not starting with '-'",
-                        );
-                        valid = false;
-                    }
-                    if raw_ssh.port == Some(0) {
-                        error_at_key(
-                            v,
-                            ssh.span().start,
-                            "port",
-                            field("ssh.port"),
-                            "expected a port from 1 to 65535".into(),
-                        );
-                        valid = false;
-                    }
-                    let identity_file = raw_ssh.identity_file.as_deref().map(|p| v.path(p));
-                    let known_hosts = raw_ssh.known_hosts.as_deref().map(|p| v.path(p));
-                    for (key, path) in [
-                        ("identity_file", &identity_file),
-                        ("known_hosts", &known_hosts),
-                    ] {
-                        let Some(path) = path else { continue };
-                        let shown = path.to_string_lossy();
-                        let why = if shown.contains(char::is_whitespace) {
-                            "contains whitespace, and ssh splits its options' values on \
-                             whitespace (-o UserKnownHostsFile=/a b names two files, /a and b)"
-                        } else if shown.contains('%') || shown.contains("${") {
-                            "contains '%' or '${', which ssh expands (%h is the host name, \
-                             ${VAR} an environment variable): it would read another file"
-                        } else {
-                            continue;
-                        };
-                        error_at_key(
-                            v,
-                            ssh.span().start,
-                            key,
-                            field(&format!("ssh.{key}")),
-                            format!("{shown:?} {why}; use a path without them"),
-                        );
-                        valid = false;
-                    }
-                    valid.then(|| {
-                        HostSource::Ssh(SshTarget {
-                            destination: dest.clone(),
-                            port: raw_ssh.port,
-                            identity_file,
-                            known_hosts,
-                        })
-                    })
-                }
-            },
-            other => {
-                if let Some(s) = &h.source {
-                    v.error(
-                        s,
-                        field("source"),
-                        format!("unknown source {other:?}; expected local, node_exporter or ssh"),
-                    );
-                }
-                None
-            }
-        };
-        if kind != "node_exporter"
-            && let Some(u) = &h.url
-        {
-            v.error(u, field("url"), "only a node_exporter host has a url");
-        }
-        if kind != "ssh"
-            && let Some(s) = &h.ssh
-        {
-            v.error(s, field("ssh"), "only an ssh host has ssh settings");
-        }
-        let local = kind == "local";
-        // Paths on a remote host are that host's; only a local one resolves here.
-        let host_path = |v: &Validator, p: &str| -> String {
-            if local {
-                v.path(p).to_string_lossy().into_owned()
-            } else {
-                p.to_string()
-            }
-        };
-        let mut services = Vec::new();
-        // By systemd's unit name: "nginx" and "nginx.service" are one unit.
-        let mut units: Vec<(String, &str)> = Vec::new();
-        for (j, unit) in h.services.iter().enumerate() {
-            let configured = unit.get_ref();
-            let systemd_name = if configured.contains('.') {
-                configured.clone()
-            } else {
-                format!("{configured}.service")
+/// Reads the config file and its rules file and collects every mistake in both: the config's
+/// syntax, keys, types and values, the rules file's, and each cadence that the rules'
+/// staleness limit makes too long (checked even when other parts are wrong).
+pub fn inspect(path: &Path) -> Inspection {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => {
+            return Inspection {
+                loaded: None,
+                errors: one_error(path, None, "", format!("cannot read the config file: {e}")).0,
+                path: path.to_path_buf(),
+                named: Vec::new(),
             };
-            if let Some((_, first)) = units.iter().find(|(u, _)| *u == systemd_name) {
-                let message = if first == configured {
-                    format!("duplicate service {configured:?} on this host")
-                } else {
-                    format!("{configured:?} is the unit {first:?} already names ({systemd_name})")
-                };
-                v.error(unit, field(&format!("services[{j}]")), message);
-            } else if is_plain_name(configured) {
-                units.push((systemd_name, configured));
-                services.push(configured.clone());
-            } else {
-                v.error(
-                    unit,
-                    field(&format!("services[{j}]")),
-                    "expected a systemd unit name such as \"nginx\" or \"autossh-lab.service\"",
-                );
-            }
-        }
-        let mut tunnel_names = HashSet::new();
-        let mut tunnels = Vec::new();
-        for (j, t) in h.tunnels.iter().enumerate() {
-            let tname = t.name.get_ref().trim().to_string();
-            if tname.is_empty() || !tunnel_names.insert(tname.clone()) {
-                v.error(
-                    &t.name,
-                    field(&format!("tunnels[{j}].name")),
-                    "must be non-empty and unique within the host",
-                );
-            }
-            let addr = t.address.get_ref();
-            let port_ok = addr.rsplit_once(':').is_some_and(|(host, port)| {
-                !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
-            });
-            if port_ok {
-                tunnels.push(TunnelConfig {
-                    name: tname,
-                    address: addr.clone(),
-                });
-            } else {
-                v.error(
-                    &t.address,
-                    field(&format!("tunnels[{j}].address")),
-                    "expected host:port, e.g. \"127.0.0.1:18301\"",
-                );
-            }
-        }
-        let mut cron_names = HashSet::new();
-        let mut crons = Vec::new();
-        for (j, c) in h.crons.iter().enumerate() {
-            let cf = |f: &str| field(&format!("crons[{j}].{f}"));
-            let cname = c.name.get_ref().clone();
-            if !is_plain_name(&cname) {
-                v.error(&c.name, cf("name"), "expected a plain name (letters, digits, '.', '_', '-'): it names the job's record file");
-            } else if !cron_names.insert(cname.clone()) {
-                v.error(
-                    &c.name,
-                    cf("name"),
-                    format!("duplicate cron {cname:?} on this host"),
-                );
-            }
-            let period = v.duration(&Some(c.period.clone()), &cf("period"), Duration::ZERO);
-            let grace = v.duration(&c.grace, &cf("grace"), defaults::CRON_GRACE);
-            let evidence = match &c.stamp {
-                Some(_) if kind == "node_exporter" => {
-                    error_at_key(
-                        v,
-                        c.name.span().start,
-                        "stamp",
-                        cf("stamp"),
-                        "stamp files need a local or ssh host: node_exporter cannot read a \
-                         file's time; run the job under `fleetdash cron-run --textfile-dir` \
-                         instead"
-                            .into(),
-                    );
-                    CronEvidence::Record
-                }
-                Some(stamp) => CronEvidence::Stamp(host_path(v, stamp)),
-                None => CronEvidence::Record,
-            };
-            crons.push(CronConfig {
-                name: cname,
-                period,
-                grace,
-                evidence,
-            });
-        }
-        let cron_dir = match (&h.cron_dir, local) {
-            (Some(dir), _) => Some(host_path(v, dir)),
-            (None, true) => Some(
-                state_dir
-                    .join(defaults::CRON_RECORDS_DIR)
-                    .to_string_lossy()
-                    .into_owned(),
-            ),
-            (None, false) => None,
-        };
-        if kind == "ssh"
-            && cron_dir.is_none()
-            && crons.iter().any(|c| c.evidence == CronEvidence::Record)
-        {
-            v.error(&h.name, field("cron_dir"), "an ssh host whose crons run under `fleetdash cron-run` needs cron_dir: the record folder on that host (or give each cron a stamp file)");
-        }
-        let vault = match (&h.vault, kind) {
-            (Some(vault), "node_exporter") => {
-                v.error(
-                    &vault.path,
-                    field("vault"),
-                    "vault parity needs a local or ssh host: node_exporter cannot run git",
-                );
-                None
-            }
-            (Some(vault), _) => Some(VaultParityConfig {
-                path: host_path(v, vault.path.get_ref()),
-                remote: vault
-                    .remote
-                    .clone()
-                    .unwrap_or_else(|| defaults::VAULT_REMOTE.to_string()),
-                branch: vault.branch.clone(),
-            }),
-            (None, _) => None,
-        };
-        if let Some(source) = source {
-            out.push(HostConfig {
-                name,
-                source,
-                // Resolved against the config's folder like any path, on a local host only.
-                disk_path: h
-                    .disk_path
-                    .as_deref()
-                    .map(|p| host_path(v, p))
-                    .unwrap_or_else(|| defaults::DISK_PATH.to_string()),
-                services,
-                tunnels,
-                crons,
-                cron_dir,
-                vault,
-            });
-        }
-    }
-    out
-}
-
-fn validate_backups(v: &mut Validator, b: &RawBackups) -> Option<BackupsConfig> {
-    let timeout = v.duration(
-        &b.timeout,
-        "backups.timeout",
-        defaults::BACKUP_COMMAND_TIMEOUT,
-    );
-    let mut valid = true;
-    if b.name.get_ref().trim().is_empty() {
-        v.error(&b.name, "backups.name", "must not be empty");
-        valid = false;
-    }
-    let source = match (&b.dir, &b.command) {
-        (Some(dir), None) => BackupSource::Dir(v.path(dir)),
-        (None, Some(cmd))
-            if cmd
-                .get_ref()
-                .first()
-                .is_some_and(|program| !program.trim().is_empty()) =>
-        {
-            BackupSource::Command(cmd.get_ref().clone())
-        }
-        (None, Some(cmd)) => {
-            v.error(
-                cmd,
-                "backups.command",
-                "must name a program first, e.g. [\"rclone\", \"lsl\", \"gdrive:backups\"]",
-            );
-            return None;
-        }
-        _ => {
-            v.error(&b.name, "backups", "give exactly one of dir (a folder whose newest file is the latest backup) or command");
-            return None;
         }
     };
-    valid.then(|| BackupsConfig {
-        name: b.name.get_ref().clone(),
-        source,
-        timeout,
-    })
-}
-
-/// Expands a leading `~/` and resolves relative paths against the config file's folder.
-pub fn resolve_path(base: &Path, raw: &str) -> PathBuf {
-    if let Some(rest) = raw.strip_prefix("~/")
-        && let Some(home) = std::env::var_os("HOME")
-    {
-        return PathBuf::from(home).join(rest);
-    }
-    base.join(raw)
-}
-
-fn validate(path: &Path, text: &str, raw: RawConfig) -> Result<Config, ConfigErrors> {
-    let base = path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let mut v = Validator {
-        path,
-        text,
-        base,
-        errors: Vec::new(),
-    };
-
-    let output_dir = v.path(raw.output_dir.get_ref());
-    let state_dir = v.path(raw.state_dir.get_ref());
-    let rules_path = v.path(raw.rules.get_ref());
-
-    let cadence = Cadences {
-        agents: v.duration(
-            &raw.cadence.agents,
-            "cadence.agents",
-            defaults::AGENTS_CADENCE,
-        ),
-        board: v.duration(&raw.cadence.board, "cadence.board", defaults::BOARD_CADENCE),
-        live_tasks: v.duration(
-            &raw.cadence.live_tasks,
-            "cadence.live_tasks",
-            defaults::LIVE_TASKS_CADENCE,
-        ),
-        projections: v.duration(
-            &raw.cadence.projections,
-            "cadence.projections",
-            defaults::PROJECTIONS_CADENCE,
-        ),
-        systems: v.duration(
-            &raw.cadence.systems,
-            "cadence.systems",
-            defaults::SYSTEMS_CADENCE,
-        ),
-        tunnels: v.duration(
-            &raw.cadence.tunnels,
-            "cadence.tunnels",
-            defaults::TUNNELS_CADENCE,
-        ),
-        backups: v.duration(
-            &raw.cadence.backups,
-            "cadence.backups",
-            defaults::BACKUPS_CADENCE,
-        ),
-    };
-    let probe = ProbeLimits {
-        timeout: v.duration(&raw.probe.timeout, "probe.timeout", defaults::PROBE_TIMEOUT),
-        concurrency: v.positive(
-            &raw.probe.concurrency,
-            "probe.concurrency",
-            defaults::CONCURRENCY,
-        ),
-        max_response_bytes: v.positive(
-            &raw.probe.max_response_bytes,
-            "probe.max_response_bytes",
-            defaults::MAX_RESPONSE_BYTES,
-        ),
-        audit_tail_max_bytes: v.positive(
-            &raw.probe.audit_tail_max_bytes,
-            "probe.audit_tail_max_bytes",
-            defaults::AUDIT_TAIL_MAX_BYTES as usize,
-        ) as u64,
-        command_timeout: v.duration(
-            &raw.probe.command_timeout,
-            "probe.command_timeout",
-            defaults::COMMAND_TIMEOUT,
-        ),
-    };
-
-    let mut names = HashSet::new();
-    let mut agents = Vec::new();
-    for (i, a) in raw.agents.iter().enumerate() {
-        let field = |f: &str| format!("agents[{i}].{f}");
-        let name = a.name.get_ref().trim().to_string();
-        if name.is_empty() {
-            v.error(&a.name, field("name"), "must not be empty");
-        } else if !names.insert(name.clone()) {
-            v.error(
-                &a.name,
-                field("name"),
-                format!("duplicate agent name {name:?}"),
-            );
+    let mut read = read(path, &text);
+    let rules = read
+        .rules_given
+        .then(|| Rules::read_file(&read.config.rules_path));
+    let mut rules_errors = Vec::new();
+    let mut loaded_rules = None;
+    if let Some(rules) = rules {
+        if let Some(stale_after) = &rules.snapshot_stale_after {
+            read.errors.extend(read.config.cadence.check_against(
+                &read.cadence_lines,
+                read.in_use,
+                stale_after,
+                &read.config.rules_path,
+                path,
+            ));
         }
-        let endpoint = match url::Url::parse(a.endpoint.get_ref()) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Some(u),
-            Ok(_) => {
-                v.error(
-                    &a.endpoint,
-                    field("endpoint"),
-                    "expected an http:// or https:// URL with a host",
-                );
-                None
-            }
-            Err(e) => {
-                v.error(
-                    &a.endpoint,
-                    field("endpoint"),
-                    format!("not a URL ({e}); expected e.g. \"http://127.0.0.1:18301\""),
-                );
-                None
-            }
-        };
-        let dialect = match &a.dialect {
-            None => Some(Dialect::Auto),
-            Some(d) => Dialect::parse(d.get_ref()).or_else(|| {
-                v.error(
-                    d,
-                    field("dialect"),
-                    format!(
-                        "unknown dialect {:?}; expected one of {}",
-                        d.get_ref(),
-                        Dialect::NAMES
-                    ),
-                );
-                None
-            }),
-        };
-        let token = match (&a.token_env, &a.token_file) {
-            (Some(e), Some(_)) => {
-                v.error(
-                    e,
-                    field("token_env"),
-                    "give token_env or token_file, not both",
-                );
-                None
-            }
-            (Some(e), None) => Some(TokenSource::Env(e.get_ref().clone())),
-            (None, Some(f)) => Some(TokenSource::File(v.path(f.get_ref()))),
-            (None, None) => None,
-        };
-        if let (Some(endpoint), Some(dialect)) = (endpoint, dialect) {
-            agents.push(AgentConfig {
-                name,
-                endpoint,
-                dialect,
-                lane: a.lane.clone(),
-                model: a.model.clone(),
-                plane: a.plane.clone(),
-                audit_log: a.audit_log.as_ref().map(|p| v.path(p.get_ref())),
-                token,
-            });
-        }
+        rules_errors = rules.errors;
+        loaded_rules = rules.rules;
     }
-
-    let hosts = validate_hosts(&mut v, &raw.hosts, &state_dir);
-    let vault = raw.vault.as_ref().map(|vault| v.path(vault.path.get_ref()));
-    let boards = validate_boards(&mut v, &raw.boards, vault.as_deref());
-    let backups = raw
-        .backups
-        .as_ref()
-        .and_then(|b| validate_backups(&mut v, b));
-
-    let listen = raw.serve.listen.as_ref().and_then(|l| {
-        l.get_ref().parse().ok().or_else(|| {
-            v.error(
-                l,
-                "serve.listen",
-                "expected an address such as \"127.0.0.1:8080\"",
-            );
-            None
-        })
-    });
-    let serve = ServeConfig {
-        listen,
-        htpasswd: raw.serve.htpasswd.as_deref().map(|p| v.path(p)),
-        dist_dir: raw.serve.dist_dir.as_deref().map(|p| v.path(p)),
+    in_line_order(&mut read.errors);
+    in_line_order(&mut rules_errors);
+    let mut errors = read.errors;
+    errors.extend(rules_errors);
+    let loaded = match loaded_rules {
+        Some(rules) if errors.is_empty() => Some((read.config, rules)),
+        _ => None,
     };
-
-    if !v.errors.is_empty() {
-        return Err(ConfigErrors(v.errors));
-    }
-    Ok(Config {
+    Inspection {
+        loaded,
+        errors,
         path: path.to_path_buf(),
-        output_dir,
-        state_dir,
-        rules_path,
-        cadence,
-        probe,
-        agents,
-        hosts,
-        boards,
-        vault,
-        backups,
-        serve,
-    })
+        named: read.named,
+    }
+}
+
+/// Sorts one file's errors by line, keeping the order of those on one line (errors about the
+/// whole file, without a line, first).
+fn in_line_order(errors: &mut [ConfigError]) {
+    errors.sort_by_key(|e| e.line);
+}
+
+/// What reading the config text found: the config (partial when there are errors: a wrong
+/// entry is left out, a wrong value takes its default), and what the check against the rules
+/// file needs.
+struct Read {
+    config: Config,
+    /// Whether `rules` names a file (else there is no rules file to read).
+    rules_given: bool,
+    cadence_lines: CadenceLines,
+    in_use: InUse,
+    errors: Vec<ConfigError>,
+    named: Vec<files::NamedPath>,
+}
+
+fn read(path: &Path, text: &str) -> Read {
+    let mut v = Validator::new(path, text);
+    let (document, syntax_errors) = DeTable::parse_recoverable(text);
+    for e in syntax_errors {
+        v.error_at(e.span().map(|s| s.start), "", e.message().trim());
+    }
+    let mut top = Table::top(&document);
+    let mut required_path = |v: &mut Validator, key: &'static str, expected: &str| {
+        top.required_string(v, key, expected)
+            .map(|p| v.path(p.get_ref()))
+    };
+    let output_dir = required_path(&mut v, "output_dir", "the folder status.json is written to");
+    let state_dir = required_path(
+        &mut v,
+        "state_dir",
+        "fleetdash's own folder (locks, registries; not served)",
+    );
+    let rules_path = required_path(&mut v, "rules", "the rules file, e.g. \"rules.yaml\"");
+    let cadence_table = top.table(&mut v, "cadence");
+    let probe_table = top.table(&mut v, "probe");
+    let agent_entries = top.tables(&mut v, "agents");
+    let host_entries = top.tables(&mut v, "hosts");
+    let board_entries = top.tables(&mut v, "boards");
+    let vault = top.table(&mut v, "vault");
+    let backups = top.table(&mut v, "backups");
+    let serve = top.table(&mut v, "serve");
+    top.finish(&mut v);
+
+    // Judged by what is declared, valid or not: a wrong entry must not hide a cadence mistake.
+    let in_use = InUse {
+        agents: !agent_entries.is_empty(),
+        boards: !board_entries.is_empty(),
+        hosts: !host_entries.is_empty(),
+        tunnels: host_entries.iter().any(|h| h.has_entries("tunnels")),
+        backups: backups.is_present(),
+    };
+    let state_dir = state_dir.unwrap_or_default();
+    let (cadence, cadence_lines) = cadence::read(&mut v, cadence_table);
+    let probe = probe::read(&mut v, probe_table);
+    let agents = agents::read(&mut v, agent_entries);
+    let hosts = hosts::read(&mut v, host_entries, &state_dir);
+    let vault = boards::read_vault(&mut v, vault);
+    let boards = boards::read(&mut v, board_entries, vault.as_deref());
+    let backups = backups::read(&mut v, backups);
+    let serve = serve::read(&mut v, serve);
+    Read {
+        rules_given: rules_path.is_some(),
+        config: Config {
+            path: path.to_path_buf(),
+            output_dir: output_dir.unwrap_or_default(),
+            state_dir,
+            rules_path: rules_path.unwrap_or_default(),
+            cadence,
+            probe,
+            agents,
+            hosts,
+            boards,
+            vault,
+            backups,
+            serve,
+        },
+        cadence_lines,
+        in_use,
+        errors: v.errors,
+        named: v.named,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::time::Duration;
 
     const GOOD: &str = r#"
 output_dir = "out"
@@ -1332,214 +319,6 @@ dialect = "v2"
     }
 
     #[test]
-    fn boards_resolve_their_projection_inside_the_vault() {
-        let text = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n[vault]\npath = \"/v\"\n\
-                    [[boards]]\nname = \"research\"\nplane = \"Docs\"\ndb = \"k/research.db\"\n\
-                    projection = \"Docs/Kanban/research.kanban\"\n";
-        let c = Config::parse(Path::new("/etc/f.toml"), text).unwrap();
-        let b = &c.boards[0];
-        assert_eq!(b.db, Path::new("/etc/k/research.db"));
-        assert_eq!(
-            b.projection.as_deref(),
-            Some(Path::new("/v/Docs/Kanban/research.kanban"))
-        );
-        assert!(!b.retired && b.dispatch_config.is_none());
-        assert_eq!(c.cadence.projections, defaults::PROJECTIONS_CADENCE);
-    }
-
-    #[test]
-    fn a_projection_can_only_target_a_kanban_file_inside_the_vault() {
-        let board = |target: &str| {
-            format!(
-                "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n[vault]\npath = \"/v\"\n\
-                 [[boards]]\nname = \"b\"\ndb = \"x.db\"\nprojection = \"{target}\"\n"
-            )
-        };
-        for (target, expected) in [
-            ("Docs/Kanban/fleet-board.md", "must be a .kanban file"),
-            ("../outside.kanban", "without `..`"),
-            ("/abs/b.kanban", "relative to [vault] path"),
-        ] {
-            let err = Config::parse(Path::new("f.toml"), &board(target))
-                .unwrap_err()
-                .to_string();
-            assert!(
-                err.contains("boards[0].projection") && err.contains(expected),
-                "{target}: {err}"
-            );
-        }
-        let no_vault = board("Docs/Kanban/b.kanban").replace("[vault]\npath = \"/v\"\n", "");
-        let err = Config::parse(Path::new("f.toml"), &no_vault)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("a projection needs [vault] path"), "{err}");
-    }
-
-    #[test]
-    fn host_and_backup_mistakes_are_each_named_with_their_line() {
-        let text = r#"output_dir = "o"
-state_dir = "s"
-rules = "r"
-[[hosts]]
-name = "a"
-source = "ssh"
-services = ["nginx", "nginx.service", "cron", "cron"]
-ssh = { destination = "ops@lab;id", port = 0, known_hosts = "/k/known hosts", identity_file = "/k/id%h" }
-[[hosts]]
-name = "b"
-source = "ssh"
-[hosts.ssh]
-destination = "ops@lab"
-identity_file = "/k/id"
-port = 0
-known_hosts = "kh"
-[[hosts]]
-name = "c"
-source = "node_exporter"
-url = "http://127.0.0.1:9100/metrics"
-[[hosts.crons]]
-name = "job"
-period = "1h"
-stamp = "/tmp/job.ok"
-[backups]
-name = " "
-command = [""]
-"#;
-        let errs = Config::parse(Path::new("/etc/my configs/f.toml"), text)
-            .unwrap_err()
-            .0;
-        let rendered: Vec<String> = errs.iter().map(ToString::to_string).collect();
-        let f = "/etc/my configs/f.toml";
-        let expected = [
-            format!(
-                "{f}:7: hosts[0].services[1]: \"nginx.service\" is the unit \"nginx\" already \
-                 names (nginx.service)"
-            ),
-            format!("{f}:7: hosts[0].services[3]: duplicate service \"cron\" on this host"),
-            format!(
-                "{f}:8: hosts[0].ssh.destination: expected user@host or host: letters, digits \
-                 and . _ @ : % [ ] - only, not starting with '-'"
-            ),
-            format!("{f}:8: hosts[0].ssh.port: expected a port from 1 to 65535"),
-            format!(
-                "{f}:8: hosts[0].ssh.identity_file: \"/k/id%h\" contains '%' or '${{', which \
-                 ssh expands (%h is the host name, ${{VAR}} an environment variable): it would \
-                 read another file; use a path without them"
-            ),
-            format!(
-                "{f}:8: hosts[0].ssh.known_hosts: \"/k/known hosts\" contains whitespace, and \
-                 ssh splits its options' values on whitespace (-o UserKnownHostsFile=/a b names \
-                 two files, /a and b); use a path without them"
-            ),
-            format!("{f}:15: hosts[1].ssh.port: expected a port from 1 to 65535"),
-            // Relative: resolved against the config's folder, whose name has a space.
-            format!("{f}:16: hosts[1].ssh.known_hosts: \"/etc/my configs/kh\" contains whitespace"),
-            format!(
-                "{f}:24: hosts[2].crons[0].stamp: stamp files need a local or ssh host: \
-                 node_exporter cannot read a file's time; run the job under `fleetdash cron-run \
-                 --textfile-dir` instead"
-            ),
-            format!("{f}:26: backups.name: must not be empty"),
-            format!(
-                "{f}:27: backups.command: must name a program first, e.g. [\"rclone\", \"lsl\", \
-                 \"gdrive:backups\"]"
-            ),
-        ];
-        for e in &expected {
-            assert!(
-                rendered.iter().any(|r| r.starts_with(e.as_str())),
-                "missing {e:?} in {rendered:#?}"
-            );
-        }
-        assert_eq!(errs.len(), expected.len(), "{rendered:#?}");
-    }
-
-    #[test]
-    fn ssh_destinations_are_plain() {
-        let host = |dest: &str| {
-            format!(
-                "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n[[hosts]]\nname = \"h\"\n\
-                 source = \"ssh\"\nssh = {{ destination = {dest:?} }}\n"
-            )
-        };
-        for good in [
-            "lab",
-            "ops@lab",
-            "ops@10.0.0.1",
-            "deploy_user@host-1.example.org",
-            "[fe80::1%eth0]",
-            "ops@[2001:db8::1]",
-        ] {
-            let c = Config::parse(Path::new("f.toml"), &host(good));
-            assert!(c.is_ok(), "{good}: {}", c.unwrap_err());
-        }
-        for bad in [
-            "",
-            "user@host;id",
-            "user@host id",
-            "a\tb",
-            "\"quoted\"",
-            "'quoted'",
-            "$(id)",
-            "`id`",
-            "host|x",
-            "-oProxyCommand=x",
-            "ops@lab/../x",
-            "hôte",
-        ] {
-            let err = Config::parse(Path::new("f.toml"), &host(bad))
-                .unwrap_err()
-                .to_string();
-            assert!(
-                err.starts_with("f.toml:7: hosts[0].ssh.destination: expected user@host"),
-                "{bad:?}: {err}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_local_disk_path_resolves_against_the_config_folder() {
-        let text = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n\
-                    [[hosts]]\nname = \"here\"\ndisk_path = \"data\"\n\
-                    [[hosts]]\nname = \"abs\"\ndisk_path = \"/srv\"\n\
-                    [[hosts]]\nname = \"default\"\n\
-                    [[hosts]]\nname = \"there\"\nsource = \"ssh\"\ndisk_path = \"data\"\n\
-                    ssh = { destination = \"lab\" }\n";
-        let c = Config::parse(Path::new("/etc/fleetdash/f.toml"), text).unwrap();
-        let disks: Vec<&str> = c.hosts.iter().map(|h| h.disk_path.as_str()).collect();
-        // A remote host's path is that host's: as given.
-        assert_eq!(disks, ["/etc/fleetdash/data", "/srv", "/", "data"]);
-    }
-
-    #[test]
-    fn a_cadence_not_shorter_than_the_staleness_limit_is_refused_with_its_line() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("rules.yaml"),
-            include_str!("../../../config/rules.yaml"),
-        )
-        .unwrap();
-        let path = dir.path().join("f.toml");
-        let config = |tunnels: &str| {
-            format!(
-                "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\
-                 [cadence]\ntunnels = \"{tunnels}\"\n\
-                 [[hosts]]\nname = \"lab\"\n[[hosts.tunnels]]\nname = \"t\"\naddress = \"127.0.0.1:1\"\n"
-            )
-        };
-        std::fs::write(&path, config("20m")).unwrap();
-        let err = Config::load(&path).unwrap_err().to_string();
-        assert!(
-            err.contains(
-                "f.toml:5: cadence.tunnels: 20m is not shorter than the staleness limit (600 s"
-            ),
-            "{err}"
-        );
-        std::fs::write(&path, config("2m")).unwrap();
-        assert!(Config::load(&path).is_ok());
-    }
-
-    #[test]
     fn a_syntax_error_names_the_file_and_line() {
         let err = Config::parse(
             Path::new("f.toml"),
@@ -1557,5 +336,120 @@ command = [""]
         )
         .unwrap_err();
         assert!(err.to_string().contains("outptu"), "{err}");
+    }
+
+    /// The rules file as shipped, minus the stuck rule's citation: one mistake in it.
+    fn rules_without_the_stuck_source() -> String {
+        include_str!("../../../config/rules.yaml").replace(
+            "  source: plugins/platforms/a2a/adapter.py:38 (_MIN_ORPHAN_TIMEOUT), cortex/tasks/states.yaml\n",
+            "",
+        )
+    }
+
+    #[test]
+    fn every_mistake_of_the_config_and_its_rules_is_listed_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("rules.yaml"),
+            rules_without_the_stuck_source(),
+        )
+        .unwrap();
+        let path = dir.path().join("f.toml");
+        std::fs::write(
+            &path,
+            r#"output_dir = "out"
+state_dir = "state"
+rules = "rules.yaml"
+
+[cadence]
+agents = "20m"
+
+[probe]
+timeout = "soon"
+
+[[agents]]
+name = "hub"
+endpont = "http://127.0.0.1:18301"
+
+[[agents]]
+name = "lyra"
+endpoint = "http://127.0.0.1:18302"
+dialect = "v9"
+
+[[hosts]]
+name = "lab"
+source = "telnet"
+"#,
+        )
+        .unwrap();
+        let inspection = inspect(&path);
+        assert!(inspection.loaded.is_none());
+        let rendered: Vec<String> = inspection.errors.iter().map(ToString::to_string).collect();
+        let f = path.display();
+        let r = dir.path().join("rules.yaml");
+        let r = r.display();
+        let expected = [
+            format!(
+                "{f}:6: cadence.agents: 20m is not shorter than the staleness limit (600 s, {r} \
+                 snapshot.stale_after_seconds): the section would be reported stale between passes"
+            ),
+            format!(
+                "{f}:9: probe.timeout: expected a duration such as \"2m\" or \"30s\", not \
+                 \"soon\" (expected number at 0)"
+            ),
+            format!("{f}:13: agents[0].endpont: unknown key `endpont`, did you mean `endpoint`?"),
+            format!(
+                "{f}:18: agents[1].dialect: unknown dialect \"v9\"; expected one of v1, v0.3, \
+                 v0.3-content, auto"
+            ),
+            format!(
+                "{f}:22: hosts[0].source: unknown source \"telnet\"; expected local, \
+                 node_exporter or ssh"
+            ),
+            format!("{r}:5: stuck.source: missing; every rule cites where its value comes from"),
+        ];
+        // In this order: the config's in line order, then the rules file's.
+        assert_eq!(rendered, expected);
+    }
+
+    #[test]
+    fn load_refuses_with_every_mistake_and_accepts_once_they_are_fixed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("rules.yaml"),
+            rules_without_the_stuck_source(),
+        )
+        .unwrap();
+        let path = dir.path().join("f.toml");
+        std::fs::write(&path, GOOD.replace("name = ", "nmae = ")).unwrap();
+        let errors = Config::load(&path).unwrap_err().0;
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert!(errors[0].message.contains("did you mean `name`?"));
+        assert_eq!(errors[1].field, "stuck.source");
+
+        std::fs::write(&path, GOOD).unwrap();
+        std::fs::write(
+            dir.path().join("rules.yaml"),
+            include_str!("../../../config/rules.yaml"),
+        )
+        .unwrap();
+        let (config, rules) = Config::load(&path).unwrap();
+        assert_eq!(config.agents[0].name, "min");
+        assert_eq!(rules.no_reply.seconds, fleet_rules().no_reply_s);
+    }
+
+    #[test]
+    fn a_syntax_error_does_not_hide_the_mistakes_after_it() {
+        let text = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n\
+                    [[agents]]\nname = \"a\"\nendpoint = \"http://127.0.0.1:1\"\nlane = hub\n\
+                    [[agents]]\nname = \"a\"\nendpoint = \"http://127.0.0.1:2\"\n";
+        let errors = Config::parse(Path::new("f.toml"), text).unwrap_err().0;
+        let rendered: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(rendered.len(), 2, "{rendered:#?}");
+        assert!(rendered[0].starts_with("f.toml:7: "), "{rendered:#?}");
+        assert_eq!(
+            rendered[1],
+            "f.toml:9: agents[1].name: duplicate agent name \"a\""
+        );
     }
 }

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use fleetdash_model::RulesView;
 use serde::Deserialize;
 
-use super::{ConfigError, ConfigErrors};
+use super::error::{ConfigError, ConfigErrors};
+use super::table::suggestion;
 
 /// One declared threshold, with its citation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,41 +48,148 @@ pub struct Rules {
     pub backup_red_after: Rule,
 }
 
+/// Each group of the rules file and the values it holds (besides `source` and `ruled_by`).
+const GROUPS: &[(&str, &[&str])] = &[
+    ("stuck", &["no_reply_seconds"]),
+    (
+        "last_exchange",
+        &["green_below_seconds", "amber_below_seconds"],
+    ),
+    ("snapshot", &["stale_after_seconds"]),
+    (
+        "live_tasks",
+        &["keep_finished_seconds", "forget_unseen_seconds"],
+    ),
+    ("backups", &["amber_after_seconds", "red_after_seconds"]),
+];
+
+/// What every group holds besides its values.
+const CITATION_KEYS: &[&str] = &["source", "ruled_by"];
+
+/// What reading a rules file found: the rules when all are right, the staleness limit when
+/// that one is (the config's cadences are checked against it whatever else is wrong), and
+/// every mistake.
+pub(super) struct RulesRead {
+    pub rules: Option<Rules>,
+    pub snapshot_stale_after: Option<Rule>,
+    pub errors: Vec<ConfigError>,
+}
+
+impl RulesRead {
+    fn into_result(self) -> Result<Rules, ConfigErrors> {
+        match self.rules {
+            Some(rules) if self.errors.is_empty() => Ok(rules),
+            _ => Err(ConfigErrors(self.errors)),
+        }
+    }
+}
+
 impl Rules {
     pub fn load(path: &Path) -> Result<Rules, ConfigErrors> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ConfigErrors(vec![ConfigError {
-                file: path.to_path_buf(),
-                line: None,
-                field: String::new(),
-                message: format!("cannot read the rules file: {e}"),
-            }])
-        })?;
-        Rules::parse(path, &text)
+        Rules::read_file(path).into_result()
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<Rules, ConfigErrors> {
-        let raw: RawRules = serde_yaml_ng::from_str(text).map_err(|e| {
-            ConfigErrors(vec![ConfigError {
-                file: path.to_path_buf(),
-                line: e.location().map(|l| l.line()),
-                field: String::new(),
-                message: e.to_string(),
-            }])
-        })?;
+        Rules::read(path, text).into_result()
+    }
+
+    pub(super) fn read_file(path: &Path) -> RulesRead {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Rules::read(path, &text),
+            Err(e) => RulesRead {
+                rules: None,
+                snapshot_stale_after: None,
+                errors: vec![ConfigError {
+                    file: path.to_path_buf(),
+                    line: None,
+                    field: String::new(),
+                    message: format!("cannot read the rules file: {e}"),
+                }],
+            },
+        }
+    }
+
+    fn read(path: &Path, text: &str) -> RulesRead {
+        let error = |line: Option<usize>, field: String, message: String| ConfigError {
+            file: path.to_path_buf(),
+            line,
+            field,
+            message,
+        };
+        let top: serde_yaml_ng::Mapping = match serde_yaml_ng::from_str(text) {
+            Ok(top) => top,
+            Err(e) => {
+                return RulesRead {
+                    rules: None,
+                    snapshot_stale_after: None,
+                    errors: vec![error(
+                        e.location().map(|l| l.line()),
+                        String::new(),
+                        e.to_string(),
+                    )],
+                };
+            }
+        };
         let mut errors = Vec::new();
-        let mut rule = |group: &str, g: &Option<RawGroup>, key: &str| -> Option<Rule> {
-            let field = format!("{group}.{key}");
-            let err = |message: String| ConfigError {
-                file: path.to_path_buf(),
-                line: line_of_key(text, group, key),
-                field: field.clone(),
-                message,
+        let group_names: Vec<&str> = GROUPS.iter().map(|(name, _)| *name).collect();
+        for key in top.keys() {
+            let name = key.as_str().unwrap_or_default();
+            if group_names.contains(&name) {
+                continue;
+            }
+            let message = match suggestion(name, &group_names) {
+                Some(known) => format!("unknown group `{name}`, did you mean `{known}`?"),
+                None => format!(
+                    "unknown group `{name}`; expected one of {}",
+                    group_names.join(", ")
+                ),
             };
-            let Some(g) = g else {
-                errors.push(err(format!(
-                    "missing; expected a `{group}:` group with `{key}` and `source`"
-                )));
+            errors.push(error(line_of_group(text, name), name.to_string(), message));
+        }
+        let mut groups = std::collections::BTreeMap::new();
+        for (group, values) in GROUPS {
+            let Some(value) = top.get(*group) else {
+                continue;
+            };
+            match serde_yaml_ng::from_value::<RawGroup>(value.clone()) {
+                Ok(g) => {
+                    let mut known: Vec<&str> = values.to_vec();
+                    known.extend(CITATION_KEYS);
+                    for key in g.values.keys().filter(|k| !known.contains(&k.as_str())) {
+                        let message = match suggestion(key, &known) {
+                            Some(k) => format!("unknown key `{key}`, did you mean `{k}`?"),
+                            None => {
+                                format!("unknown key `{key}`; expected one of {}", known.join(", "))
+                            }
+                        };
+                        errors.push(error(
+                            line_of_key(text, group, key),
+                            format!("{group}.{key}"),
+                            message,
+                        ));
+                    }
+                    groups.insert(*group, g);
+                }
+                Err(e) => errors.push(error(
+                    line_of_group(text, group),
+                    group.to_string(),
+                    format!(
+                        "expected a group of {} with source and ruled_by ({e})",
+                        values.join(", ")
+                    ),
+                )),
+            }
+        }
+        let mut rule = |group: &str, key: &str| -> Option<Rule> {
+            let field = format!("{group}.{key}");
+            let err =
+                |message: String| error(line_of_key(text, group, key), field.clone(), message);
+            let Some(g) = groups.get(group) else {
+                if top.get(group).is_none() {
+                    errors.push(err(format!(
+                        "missing; expected a `{group}:` group with `{key}` and `source`"
+                    )));
+                }
                 return None;
             };
             let seconds = match g.values.get(key) {
@@ -114,14 +222,14 @@ impl Rules {
                 ruled_by: g.ruled_by.clone(),
             })
         };
-        let no_reply = rule("stuck", &raw.stuck, "no_reply_seconds");
-        let green = rule("last_exchange", &raw.last_exchange, "green_below_seconds");
-        let amber = rule("last_exchange", &raw.last_exchange, "amber_below_seconds");
-        let stale = rule("snapshot", &raw.snapshot, "stale_after_seconds");
-        let keep_finished = rule("live_tasks", &raw.live_tasks, "keep_finished_seconds");
-        let forget_unseen = rule("live_tasks", &raw.live_tasks, "forget_unseen_seconds");
-        let backup_amber = rule("backups", &raw.backups, "amber_after_seconds");
-        let backup_red = rule("backups", &raw.backups, "red_after_seconds");
+        let no_reply = rule("stuck", "no_reply_seconds");
+        let green = rule("last_exchange", "green_below_seconds");
+        let amber = rule("last_exchange", "amber_below_seconds");
+        let stale = rule("snapshot", "stale_after_seconds");
+        let keep_finished = rule("live_tasks", "keep_finished_seconds");
+        let forget_unseen = rule("live_tasks", "forget_unseen_seconds");
+        let backup_amber = rule("backups", "amber_after_seconds");
+        let backup_red = rule("backups", "red_after_seconds");
         if let (Some(a), Some(r)) = (&backup_amber, &backup_red)
             && a.seconds >= r.seconds
         {
@@ -135,20 +243,18 @@ impl Rules {
         if let (Some(g), Some(a)) = (&green, &amber)
             && g.seconds >= a.seconds
         {
-            {
-                errors.push(ConfigError {
-                    file: path.to_path_buf(),
-                    line: line_of_key(text, "last_exchange", "amber_below_seconds"),
-                    field: "last_exchange.amber_below_seconds".into(),
-                    message: format!("must be greater than green_below_seconds ({})", g.seconds),
-                });
-            }
+            errors.push(ConfigError {
+                file: path.to_path_buf(),
+                line: line_of_key(text, "last_exchange", "amber_below_seconds"),
+                field: "last_exchange.amber_below_seconds".into(),
+                message: format!("must be greater than green_below_seconds ({})", g.seconds),
+            });
         }
-        match (
+        let rules = match (
             no_reply,
             green,
             amber,
-            stale,
+            stale.clone(),
             keep_finished,
             forget_unseen,
             backup_amber,
@@ -163,7 +269,7 @@ impl Rules {
                 Some(forget_unseen),
                 Some(backup_amber_after),
                 Some(backup_red_after),
-            ) if errors.is_empty() => Ok(Rules {
+            ) if errors.is_empty() => Some(Rules {
                 path: path.to_path_buf(),
                 no_reply,
                 exchange_green_below,
@@ -174,7 +280,12 @@ impl Rules {
                 backup_amber_after,
                 backup_red_after,
             }),
-            _ => Err(ConfigErrors(errors)),
+            _ => None,
+        };
+        RulesRead {
+            rules,
+            snapshot_stale_after: stale,
+            errors,
         }
     }
 
@@ -204,21 +315,18 @@ pub(crate) fn fleet_rules() -> RulesView {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRules {
-    stuck: Option<RawGroup>,
-    last_exchange: Option<RawGroup>,
-    snapshot: Option<RawGroup>,
-    live_tasks: Option<RawGroup>,
-    backups: Option<RawGroup>,
-}
-
-#[derive(Deserialize)]
 struct RawGroup {
     source: Option<String>,
     ruled_by: Option<String>,
     #[serde(flatten)]
     values: std::collections::BTreeMap<String, serde_yaml_ng::Value>,
+}
+
+/// The line of a top-level `group:`.
+fn line_of_group(text: &str, group: &str) -> Option<usize> {
+    text.lines()
+        .position(|line| line.starts_with(&format!("{group}:")))
+        .map(|i| i + 1)
 }
 
 /// The YAML parser keeps no positions after parsing, so find `key:` inside `group:` by text.
@@ -315,5 +423,36 @@ backups:
             msg.contains("must be greater than green_below_seconds (1800)"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn unknown_groups_and_keys_are_each_named_with_the_closest_known_one() {
+        let text = FLEET
+            .replace("snapshot:", "snapshots:")
+            .replace("green_below_seconds", "green_below_secs")
+            .replace("  ruled_by: young\n", "  ruled_by: young\n  colour: red\n");
+        let errors: Vec<String> = Rules::parse(Path::new("r.yaml"), &text)
+            .unwrap_err()
+            .0
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        for expected in [
+            "r.yaml:5: stuck.colour: unknown key `colour`; expected one of no_reply_seconds, \
+             source, ruled_by",
+            "r.yaml:7: last_exchange.green_below_secs: unknown key `green_below_secs`, did you \
+             mean `green_below_seconds`?",
+            "r.yaml:10: snapshots: unknown group `snapshots`, did you mean `snapshot`?",
+            // What the misspellings leave out is still said.
+            "r.yaml:6: last_exchange.green_below_seconds: missing",
+            "r.yaml: snapshot.stale_after_seconds: missing; expected a `snapshot:` group with \
+             `stale_after_seconds` and `source`",
+        ] {
+            assert!(
+                errors.iter().any(|e| e == expected),
+                "missing {expected:?} in {errors:#?}"
+            );
+        }
+        assert_eq!(errors.len(), 5, "{errors:#?}");
     }
 }

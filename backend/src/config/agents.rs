@@ -1,0 +1,167 @@
+//! `[[agents]]`: the A2A peers, how the heartbeat speaks to each, and where its audit log and
+//! token are. Each entry is checked here: a unique name, an http(s) endpoint, a known dialect,
+//! at most one token source.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use toml::Spanned;
+
+use super::files::Expect;
+use super::table::Table;
+use super::validator::Validator;
+
+/// How the heartbeat speaks to a peer (spec §7.2, reference a2a-dialects.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// v1.0: `SendMessage`, `A2A-Version: 1.0`, parts `{text}`.
+    V1,
+    /// v0.3: `message/send`, parts `{kind: text}`.
+    V03,
+    /// The Pulse plane's v0.3 variant: `message/send` with the text under `content`.
+    V03Content,
+    /// Try v1 then v0.3, and remember what worked.
+    Auto,
+}
+
+impl Dialect {
+    pub const NAMES: &'static str = "v1, v0.3, v0.3-content, auto";
+
+    pub fn parse(s: &str) -> Option<Dialect> {
+        Some(match s {
+            "v1" | "v1.0" => Dialect::V1,
+            "v0.3" => Dialect::V03,
+            "v0.3-content" => Dialect::V03Content,
+            "auto" => Dialect::Auto,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::V1 => "v1",
+            Dialect::V03 => "v0.3",
+            Dialect::V03Content => "v0.3-content",
+            Dialect::Auto => "auto",
+        }
+    }
+}
+
+/// Where a peer's bearer token comes from. The token itself never sits in the config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenSource {
+    Env(String),
+    File(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub name: String,
+    pub endpoint: url::Url,
+    pub dialect: Dialect,
+    pub lane: Option<String>,
+    pub model: Option<String>,
+    pub plane: Option<String>,
+    pub audit_log: Option<PathBuf>,
+    pub token: Option<TokenSource>,
+}
+
+/// Reads each `[[agents]]` entry; an entry with a mistake is reported and left out.
+pub(super) fn read(v: &mut Validator, entries: Vec<Table>) -> Vec<AgentConfig> {
+    let mut names = HashSet::new();
+    let mut agents = Vec::new();
+    for mut t in entries {
+        let name = t.required_string(v, "name", "the agent's name, e.g. \"hub\"");
+        let endpoint = t.required_string(
+            v,
+            "endpoint",
+            "the agent's A2A URL, e.g. \"http://127.0.0.1:18301\"",
+        );
+        let dialect = t.string(v, "dialect");
+        let lane = t.string(v, "lane");
+        let model = t.string(v, "model");
+        let plane = t.string(v, "plane");
+        let audit_log = t.string(v, "audit_log");
+        let token_env = t.string(v, "token_env");
+        let token_file = t.string(v, "token_file");
+
+        let trimmed = name.as_ref().map(|n| n.get_ref().trim().to_string());
+        if let (Some(spanned), Some(name)) = (&name, &trimmed) {
+            if name.is_empty() {
+                v.error(spanned, t.field("name"), "must not be empty");
+            } else if !names.insert(name.clone()) {
+                v.error(
+                    spanned,
+                    t.field("name"),
+                    format!("duplicate agent name {name:?}"),
+                );
+            }
+        }
+        let endpoint = endpoint.and_then(|e| match url::Url::parse(e.get_ref()) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Some(u),
+            Ok(_) => {
+                v.error(
+                    &e,
+                    t.field("endpoint"),
+                    "expected an http:// or https:// URL with a host",
+                );
+                None
+            }
+            Err(err) => {
+                v.error(
+                    &e,
+                    t.field("endpoint"),
+                    format!("not a URL ({err}); expected e.g. \"http://127.0.0.1:18301\""),
+                );
+                None
+            }
+        });
+        let dialect = match &dialect {
+            None => Some(Dialect::Auto),
+            Some(d) => Dialect::parse(d.get_ref()).or_else(|| {
+                v.error(
+                    d,
+                    t.field("dialect"),
+                    format!(
+                        "unknown dialect {:?}; expected one of {}",
+                        d.get_ref(),
+                        Dialect::NAMES
+                    ),
+                );
+                None
+            }),
+        };
+        let token = match (&token_env, &token_file) {
+            (Some(e), Some(_)) => {
+                v.error(
+                    e,
+                    t.field("token_env"),
+                    "give token_env or token_file, not both",
+                );
+                None
+            }
+            (Some(e), None) => Some(TokenSource::Env(e.get_ref().clone())),
+            (None, Some(f)) => Some(TokenSource::File(v.read_path(
+                f,
+                t.field("token_file"),
+                Expect::File,
+            ))),
+            (None, None) => None,
+        };
+        let audit_log = audit_log.map(|p| v.read_path(&p, t.field("audit_log"), Expect::File));
+        t.finish(v);
+        if let (Some(name), Some(endpoint), Some(dialect)) = (trimmed, endpoint, dialect) {
+            agents.push(AgentConfig {
+                name,
+                endpoint,
+                dialect,
+                lane: lane.map(Spanned::into_inner),
+                model: model.map(Spanned::into_inner),
+                plane: plane.map(Spanned::into_inner),
+                audit_log,
+                token,
+            });
+        }
+    }
+    agents
+}

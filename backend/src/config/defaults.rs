@@ -1,0 +1,35 @@
+//! Defaults of the registry, named so that no number hides in the code that reads it.
+
+use std::time::Duration;
+
+/// Spec §5.1: heartbeat and liveness every 2 min.
+pub const AGENTS_CADENCE: Duration = Duration::from_secs(120);
+/// Spec §5.1: board projection every 5 min.
+pub const BOARD_CADENCE: Duration = Duration::from_secs(300);
+/// Spec §3.5: the A2A watchdog sweeps every 60 s (`_WATCHDOG_INTERVAL`).
+pub const LIVE_TASKS_CADENCE: Duration = Duration::from_secs(60);
+/// Spec §3.4: the vault is re-projected every 30 min.
+pub const PROJECTIONS_CADENCE: Duration = Duration::from_secs(30 * 60);
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+pub const CONCURRENCY: usize = 32;
+pub const MAX_RESPONSE_BYTES: usize = 256 * 1024;
+/// Rotation happens at 2 MiB, so two files' worth is ample.
+pub const AUDIT_TAIL_MAX_BYTES: u64 = 4 * 1024 * 1024;
+/// Spec §5.1: system host probes every 5 min.
+pub const SYSTEMS_CADENCE: Duration = Duration::from_secs(300);
+/// Spec §5.1: tunnel probes every 2 min.
+pub const TUNNELS_CADENCE: Duration = Duration::from_secs(120);
+/// Backups change daily; every 5 min keeps the section inside the staleness limit.
+pub const BACKUPS_CADENCE: Duration = Duration::from_secs(300);
+/// ssh, git ls-remote and systemctl each get this long.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(20);
+/// A backup listing (rclone over the network) may take a while.
+pub const BACKUP_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+/// Healthchecks' default grace when a cron gives none.
+pub const CRON_GRACE: Duration = Duration::from_secs(60 * 60);
+/// The filesystem reported when a host names none.
+pub const DISK_PATH: &str = "/";
+/// The git remote compared with when a vault names none.
+pub const VAULT_REMOTE: &str = "origin";
+/// Where `cron-run` keeps its records under the state directory.
+pub const CRON_RECORDS_DIR: &str = "crons";
