@@ -11,7 +11,7 @@
 //!
 //! Only the columns a card shows are selected; `body`, `result`, comments, run summaries and
 //! event payload text are never read into the output (payloads are parsed for numbers in
-//! [`super::events`]). Text is cleaned ([`super::text`]) as soon as it leaves SQLite.
+//! [`super::events`]). Text is cleaned ([`crate::text`]) as soon as it leaves SQLite.
 //!
 //! Failures carry an Agent Status Code:
 //!
@@ -38,8 +38,13 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Row};
 
 use super::events::{self, Numbers, WorkerEvent, WorkerKind};
 use super::schema::Schema;
-use super::text::{TITLE_MAX_CHARS, WORD_MAX_CHARS, clean};
 use crate::net::ProbeFailure;
+use crate::text::clean;
+
+/// A card title longer than this is cut (in characters, ellipsis included).
+pub const TITLE_MAX_CHARS: usize = 120;
+/// Ids, assignees, statuses and block kinds are short words in Hermes; anything longer is cut.
+pub const WORD_MAX_CHARS: usize = 64;
 
 /// How long a read waits on a lock SQLite asks it to wait on, before the board reports a
 /// timeout. Far below the board cadence (5 min), far above any Hermes write transaction.
