@@ -148,9 +148,11 @@ fn read_until(
         let started = Instant::now();
         let outcome = match reader {
             Reader::None => return (reads, errors),
-            Reader::Fleetdash => read::read_board(db, &opts)
-                .map(drop)
-                .map_err(|e| e.asc.to_string()),
+            Reader::Fleetdash => read::read_board(db, &opts).map(drop).map_err(|e| {
+                // The reason names the board's path: keep what follows it.
+                let why = e.reason.rsplit(".db: ").next().unwrap_or(&e.reason);
+                format!("{}: {}", e.asc, why.chars().take(100).collect::<String>())
+            }),
             Reader::Holding(hold) => hold_a_read(db, hold).map_err(|e| e.to_string()),
         };
         reads.push(started.elapsed());
