@@ -119,6 +119,8 @@ async fn every_status_worker_event_and_the_host_boundary_show_on_the_cards() {
         task.block_kind = match id {
             "t_gaveup" => Some("transient".into()),
             "t_blocked" => Some("needs_input".into()),
+            // `hermes kanban block --kind dependency` parks a card in todo.
+            "t_todo" => Some("dependency".into()),
             // Kept across an unblock by Hermes; means nothing on a ready card.
             "t_unblock" => Some("dependency".into()),
             _ => None,
@@ -243,16 +245,17 @@ async fn every_status_worker_event_and_the_host_boundary_show_on_the_cards() {
             "t_todo",
             "t_sched",
             "t_running",
-            "t_recover",
             "t_review",
             "t_done",
-            "t_unblock",
             "t_p_arch",
             "t_p_park",
         ],
         Band::Green,
     );
-    bands(&["t_stale", "t_reconc", "t_blocked"], Band::Amber);
+    bands(
+        &["t_stale", "t_reconc", "t_blocked", "t_recover", "t_unblock"],
+        Band::Amber,
+    );
     bands(&["t_tam", "t_crashed", "t_timed", "t_gaveup"], Band::Red);
 
     let conditions = |id| card(&board, id).conditions.clone();
@@ -278,7 +281,13 @@ async fn every_status_worker_event_and_the_host_boundary_show_on_the_cards() {
     assert_eq!(conditions("t_gaveup")[1], "blocked: transient");
     assert_eq!(conditions("t_blocked"), ["blocked: needs_input"]);
     assert!(conditions("t_reconc")[0].ends_with("(3× without a new claim)"));
-    assert!(conditions("t_recover").is_empty() && conditions("t_unblock").is_empty());
+    // A failure stays visible until the card completes, amber once another attempt took over.
+    assert_eq!(conditions("t_recover").len(), 1);
+    assert!(conditions("t_recover")[0].starts_with("crashed: "));
+    assert!(conditions("t_recover")[0].ends_with("; retried since"));
+    assert_eq!(conditions("t_unblock").len(), 1);
+    assert!(conditions("t_unblock")[0].starts_with("gave_up: "));
+    assert!(conditions("t_unblock")[0].ends_with("; unblocked by hand since"));
     assert!(
         conditions("t_p_park").is_empty(),
         "no dispatch config on pulse"
@@ -288,6 +297,12 @@ async fn every_status_worker_event_and_the_host_boundary_show_on_the_cards() {
     assert_eq!(blocked.block_kind.as_deref(), Some("needs_input"));
     assert_eq!(blocked.assignee.as_deref(), Some("Echo"));
     assert_eq!(card(&board, "t_unblock").block_kind, None);
+    let waiting = card(&board, "t_todo");
+    assert_eq!(waiting.block_kind.as_deref(), Some("dependency"));
+    assert!(
+        waiting.conditions.is_empty(),
+        "a dependency wait is no alarm"
+    );
     let running = card(&board, "t_running");
     assert_eq!(running.latest_activity_at.unwrap().timestamp(), t - 30);
     assert!((3599..=3601).contains(&running.age_s), "{}", running.age_s);

@@ -8,6 +8,8 @@ use chrono::{DateTime, TimeZone, Utc};
 use serde_json::{Map, Value, json};
 
 use crate::config::Dialect;
+// Peer text is data, not layout: the crate's one sanitiser flattens, redacts and cuts it.
+use crate::text::clean as short;
 
 /// A concrete dialect: what `auto` resolves to, one attempt at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -342,25 +344,6 @@ pub fn timestamp(v: &Value) -> Option<DateTime<Utc>> {
     }
 }
 
-/// Collapses control characters and cuts to `max` characters: peer text is data, not layout.
-///
-/// Secret shapes are redacted *before* the cut: a cut secret no longer matches its pattern, so
-/// the redaction gate at the writer would let most of it through.
-pub fn short(s: &str, max: usize) -> String {
-    let one_line: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let redacted = crate::redact::RedactionGate::default().redact_str(&one_line);
-    let trimmed = redacted.trim();
-    if trimmed.chars().count() <= max {
-        trimmed.to_string()
-    } else {
-        let cut: String = trimmed.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    }
-}
-
 /// What a `GetTask` / `tasks/get` result says about the task.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskFacts {
@@ -547,16 +530,9 @@ mod tests {
     }
 
     #[test]
-    fn peer_text_is_cut_and_flattened() {
-        assert_eq!(short("a\nb", 10), "a b");
-        assert_eq!(short("abcdef", 4), "abc…");
-    }
-
-    #[test]
-    fn a_cut_cannot_break_a_secret_out_of_its_shape() {
-        let hash = format!("0x{}", "5f2b1d0c".repeat(8));
-        let cut = short(&format!("key {hash}"), 40);
-        assert!(!cut.contains("5f2b1d0c"), "{cut}");
-        assert!(cut.contains(crate::redact::REDACTED), "{cut}");
+    fn a_peer_cannot_hide_characters_in_what_the_snapshot_shows() {
+        let card = json!({"protocolVersion": "0.3\u{200B}\u{202E}.0\u{FEFF}", "skills": []});
+        let facts = card_facts(&card).unwrap();
+        assert_eq!(facts.protocol_version.as_deref(), Some("0.3 .0"));
     }
 }

@@ -5,6 +5,7 @@
 //! - [`a2a`], [`net`]: A2A wire shapes per dialect, and bounded HTTP for probes.
 //! - [`snapshot`]: merging sections and judging staleness.
 //! - [`redact`]: the gate every writer passes through.
+//! - [`text`]: the one sanitiser for untrusted text (flatten, redact, cut).
 //! - [`write`]: writers (status.json), atomic and locked.
 //! - [`history`]: the bounded 24 h up/down history behind the strips and uptimes.
 //! - [`watchdog`]: cadences for `fleetdash run`.
@@ -25,5 +26,6 @@ pub mod net;
 pub mod redact;
 pub mod server;
 pub mod snapshot;
+pub mod text;
 pub mod watchdog;
 pub mod write;

@@ -170,3 +170,25 @@ pub fn populate(k: &Kanban, count: usize) {
     }
     k.conn.execute_batch("COMMIT").unwrap();
 }
+
+/// The interpreter of the venv holding Hermes' own package (hermes-agent), which
+/// `scripts/setup-test-deps` creates. Without it a test that builds boards with Hermes' code
+/// cannot run: it fails, saying how to get it, and never passes silently.
+pub fn hermes_python() -> PathBuf {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/hermes/bin/python");
+    let hermes = python.with_file_name("hermes");
+    assert!(
+        python.exists() && hermes.exists(),
+        "{} is missing: run scripts/setup-test-deps (it installs hermes-agent, Hermes' own kanban \
+         code, which this test builds its boards with)",
+        python.display()
+    );
+    python
+}
+
+/// `tests/hermes/NAME`: the Python drivers of Hermes' own code.
+pub fn hermes_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/hermes")
+        .join(name)
+}

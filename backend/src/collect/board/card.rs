@@ -1,10 +1,15 @@
 //! One card: a task row, the worker event that applies to it, and the host boundary, turned
 //! into what the Tasks panel shows (conditions in words, a band).
 //!
-//! Conditions, in this order: the applicable worker event ([`super::events`]), the block
-//! (`blocked` is amber and names its kind), and the host boundary ([`super::dispatch`]: an
-//! assignee this host can never claim is red). Done and archived cards carry none of the first
-//! and last: the work is over. The band is the worst of the conditions; none is green.
+//! Conditions, in this order: the worker events that apply ([`super::events`]: the current
+//! one, then an earlier failure), the block (`blocked` is amber and names its kind), and the
+//! host boundary ([`super::dispatch`]: an assignee this host can never claim is red). Done and
+//! archived cards carry none of the first and last: the work is over. The band is the worst of
+//! the conditions; none is green.
+//!
+//! The block kind is kept on the statuses where Hermes routes a block ([`BLOCK_KIND_STATUSES`]:
+//! `dependency` waits in todo, a block loop goes to triage). On the others it is only Hermes'
+//! memory for spotting unblock loops (it survives an unblock), and would mislead.
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Band, Card};
@@ -12,6 +17,9 @@ use fleetdash_model::{Band, Card};
 use super::dispatch::HostBoundary;
 use super::events;
 use super::read::{BoardRead, TaskRow};
+
+/// Statuses on which a card's `block_kind` says why it waits.
+pub const BLOCK_KIND_STATUSES: [&str; 3] = ["blocked", "todo", "triage"];
 
 pub fn build(
     board: &str,
@@ -28,9 +36,10 @@ pub fn build(
         conditions.push(text);
         band = band.max(b);
     };
-    if !terminal && let Some(event) = read.worker_events.get(&row.id) {
-        let (text, b) = events::condition(event);
-        add(text, b);
+    if !terminal && let Some(events) = read.worker_events.get(&row.id) {
+        for (text, b) in events::conditions(events) {
+            add(text, b);
+        }
     }
     let blocked = row.status == "blocked";
     if blocked {
@@ -56,6 +65,11 @@ pub fn build(
     .flatten()
     .max()
     .and_then(|s| DateTime::from_timestamp(s, 0));
+    let block_kind = if BLOCK_KIND_STATUSES.contains(&row.status.as_str()) {
+        row.block_kind.clone()
+    } else {
+        None
+    };
     let age_s = row
         .created_at
         .map_or(0, |c| u64::try_from(now_s.saturating_sub(c)).unwrap_or(0));
@@ -67,9 +81,7 @@ pub fn build(
         assignee: row.assignee,
         priority: row.priority,
         age_s,
-        // Hermes keeps block_kind across an unblock (to spot loops); it only means something
-        // while the card is blocked.
-        block_kind: if blocked { row.block_kind } else { None },
+        block_kind,
         latest_activity_at,
         conditions,
         band,
@@ -82,7 +94,7 @@ pub fn build(
 mod tests {
     use super::*;
     use crate::collect::board::dispatch::parse;
-    use crate::collect::board::events::{Numbers, WorkerEvent, WorkerKind};
+    use crate::collect::board::events::{Facts, TaskEvents, WorkerEvent, WorkerKind};
 
     const NOW: i64 = 1_800_000_000;
 
@@ -117,12 +129,15 @@ mod tests {
         read.newest_event_at.insert("t_0000abcd".into(), NOW - 60);
         read.worker_events.insert(
             "t_0000abcd".into(),
-            WorkerEvent {
-                kind,
-                event_id: 9,
-                created_at: Some(NOW - 60),
-                count: 1,
-                numbers: Numbers::default(),
+            TaskEvents {
+                current: Some(WorkerEvent {
+                    kind,
+                    event_id: 9,
+                    created_at: Some(NOW - 60),
+                    count: 1,
+                    facts: Facts::default(),
+                }),
+                earlier_failure: None,
             },
         );
         read
@@ -140,7 +155,7 @@ mod tests {
         assert_eq!(c.band, Band::Green);
         assert!(c.conditions.is_empty());
         assert_eq!(c.age_s, 3600);
-        assert_eq!(c.block_kind, None, "block_kind only while blocked");
+        assert_eq!(c.block_kind, None, "a running card's kind is loop memory");
         assert_eq!(c.latest_activity_at.unwrap().timestamp(), NOW - 900);
     }
 
@@ -228,5 +243,31 @@ mod tests {
         // Unassigned cards are not a host-boundary matter.
         let c = build("lab", row("ready", None), &BoardRead::default(), &b, now());
         assert_eq!(c.band, Band::Green);
+    }
+
+    /// Was dropped outside `blocked`: a todo card waiting on a dependency showed nothing.
+    #[test]
+    fn the_block_kind_stays_where_hermes_routes_a_block() {
+        for (status, kind, kept) in [
+            ("todo", "dependency", true),
+            ("triage", "needs_input", true),
+            ("blocked", "capability", true),
+            ("ready", "needs_input", false),
+            ("running", "dependency", false),
+            ("done", "transient", false),
+        ] {
+            let mut r = row(status, Some("min"));
+            r.block_kind = Some(kind.into());
+            let c = build(
+                "lab",
+                r,
+                &BoardRead::default(),
+                &HostBoundary::unchecked(),
+                now(),
+            );
+            assert_eq!(c.block_kind.is_some(), kept, "{status} {kind}");
+            // Only `blocked` makes it a condition: a dependency wait is Hermes' normal path.
+            assert_eq!(c.band == Band::Amber, status == "blocked", "{status}");
+        }
     }
 }

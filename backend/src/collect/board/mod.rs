@@ -7,8 +7,8 @@
 //! - [`events`]: the board's own worker events (crashed, timed_out, stale...) as card
 //!   conditions. No stuck detector of our own runs over board cards (spec §3.5).
 //! - [`dispatch`]: the host boundary (spec §3.1), `kanban.dispatch_profiles`, fail closed.
-//! - [`card`]: one card from its row, its event and the boundary.
-//! - [`text`]: flattening, redacting and cutting the text that leaves a database.
+//! - [`card`]: one card from its row, its events and the boundary.
+//! - [`vfs`]: the SQLite VFS that opens a board's files read-only and only if they exist.
 //!
 //! Boards are few; they are read concurrently, each in its own blocking task with its own
 //! result, so a corrupt, missing or locked board is one red source while the others read fine.
@@ -20,7 +20,7 @@ pub mod dispatch;
 pub mod events;
 pub mod read;
 pub mod schema;
-pub mod text;
+pub mod vfs;
 
 use std::time::Duration;
 

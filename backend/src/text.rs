@@ -1,16 +1,12 @@
-//! Text that comes out of a board database on its way to the snapshot: titles, assignees,
-//! statuses and ids are written by agents and people, so each is flattened (no control or
-//! bidi-override characters), passed through the redaction gate, and only then cut to a bound.
+//! The one sanitiser for untrusted text on its way to the snapshot: board titles, assignees
+//! and statuses (written by agents and people), and the strings peers put in their replies
+//! (protocol versions and the like). Each is flattened (no control, bidi-override or
+//! zero-width characters), passed through the redaction gate, and only then cut to a bound.
 //!
 //! Redacting before cutting matters: a cut could leave half a secret that no longer matches
 //! any secret shape, and that half would leak.
 
 use crate::redact::RedactionGate;
-
-/// A card title longer than this is cut (in characters, ellipsis included).
-pub const TITLE_MAX_CHARS: usize = 120;
-/// Ids, assignees, statuses and block kinds are short words in Hermes; anything longer is cut.
-pub const WORD_MAX_CHARS: usize = 64;
 
 const ELLIPSIS: char = '…';
 
@@ -71,6 +67,14 @@ mod tests {
     use super::*;
     use crate::redact::REDACTED;
 
+    const TITLE_MAX_CHARS: usize = 120;
+
+    #[test]
+    fn peer_text_is_cut_and_flattened() {
+        assert_eq!(clean("a\nb", 10), "a b");
+        assert_eq!(clean("abcdef", 4), "abc…");
+    }
+
     #[test]
     fn short_text_passes_unchanged() {
         assert_eq!(
@@ -83,6 +87,22 @@ mod tests {
     fn control_and_bidi_characters_are_flattened() {
         assert_eq!(clean("a\nb\t\tc\r\n\u{202E}d\u{0}", 50), "a b c d");
         assert_eq!(clean("  \n ", 50), "");
+    }
+
+    /// What `a2a::short` let through before there was one sanitiser: a version string that
+    /// reads "1.0" but carries a right-to-left override and zero-width characters.
+    #[test]
+    fn zero_width_and_isolate_characters_do_not_pass() {
+        assert_eq!(clean("1.\u{200B}0\u{2067}\u{FEFF}", 16), "1. 0");
+        assert_eq!(clean("\u{200D}\u{2066}v1\u{2069}", 16), "v1");
+    }
+
+    #[test]
+    fn a_cut_cannot_break_a_secret_out_of_its_shape() {
+        let hash = format!("0x{}", "5f2b1d0c".repeat(8));
+        let cut = clean(&format!("key {hash}"), 40);
+        assert!(!cut.contains("5f2b1d0c"), "{cut}");
+        assert!(cut.contains(REDACTED), "{cut}");
     }
 
     #[test]
