@@ -8,7 +8,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fleetdash::collect::board::BoardCollector;
 use fleetdash::config::Config;
@@ -360,10 +360,9 @@ async fn a_reader_neither_waits_for_nor_disturbs_a_writer_holding_the_board() {
     // A long busy timeout: if the read waited for the writer at all, it would show.
     let collector = BoardCollector::new(&config(dir.path(), &[Entry::new("lab", &k.path)]))
         .with_busy_timeout(Duration::from_secs(30));
-    let started = Instant::now();
     let during = collector.read_all().await;
-    let took = started.elapsed();
-    assert!(took < Duration::from_secs(2), "the read waited {took:?}");
+    // It returned while the writer still held its transaction open, with the committed state:
+    // a read that had waited on the writer would have hit the 30 s busy timeout and said so.
     assert_eq!(
         source(&during, "lab").status,
         Asc::SUCCESS,
@@ -414,9 +413,9 @@ async fn a_board_locked_past_the_busy_timeout_times_out_alone() {
         ],
     ))
     .with_busy_timeout(Duration::from_millis(300));
-    let started = Instant::now();
+    // The lock is never released: that the read returns at all, with the timeout as the
+    // locked board's reason, shows the busy timeout bounds it.
     let board = collector.read_all().await;
-    assert!(started.elapsed() < Duration::from_secs(5));
     let s = source(&board, "locked");
     assert_eq!(s.status, Asc::TIMEOUT, "{s:?}");
     assert!(s.stale);

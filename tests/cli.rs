@@ -352,9 +352,7 @@ fn collect_only_rejects_an_unknown_section() {
 /// A minimal HTTP/1.1 GET on loopback: status line and headers, then body.
 fn http_get(addr: &str, path: &str, auth: Option<(&str, &str)>) -> (u16, String, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    stream.set_read_timeout(Some(support::HANG_BUDGET)).unwrap();
     let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     if let Some((u, p)) = auth {
         let token = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
@@ -455,7 +453,7 @@ fn serve_requires_basic_auth_on_every_path() {
 
     sigterm(&running.0);
     let mut child = running;
-    assert!(wait_exit(&mut child.0, Duration::from_secs(10)).success());
+    assert!(wait_exit(&mut child.0, support::HANG_BUDGET).success());
 }
 
 #[test]
@@ -490,14 +488,14 @@ fn run_collects_on_its_cadence_and_stops_cleanly_on_sigterm() {
         .unwrap();
     let mut running = Running(child);
 
-    let first = wait_for_snapshot(&scratch, Duration::from_secs(15), |_| true);
-    let later = wait_for_snapshot(&scratch, Duration::from_secs(15), |s| {
+    let first = wait_for_snapshot(&scratch, support::HANG_BUDGET, |_| true);
+    let later = wait_for_snapshot(&scratch, support::HANG_BUDGET, |s| {
         s.sections.agents.checked_at > first.sections.agents.checked_at
     });
     assert!(matches!(later.agents, Probe::Value(ref r) if r[0].band == Band::Green));
 
     sigterm(&running.0);
-    assert!(wait_exit(&mut running.0, Duration::from_secs(10)).success());
+    assert!(wait_exit(&mut running.0, support::HANG_BUDGET).success());
 }
 
 fn wait_for_snapshot(
@@ -528,7 +526,7 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
     let (addr, password) = (demo.addr(), demo.password.clone());
 
     let status_path = state.path().join("out/status.json");
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + support::HANG_BUDGET;
     let snap: Snapshot = loop {
         // Collectors write as they finish: wait for the agents pass.
         if let Ok(bytes) = std::fs::read(&status_path) {
@@ -570,7 +568,7 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
     assert!(greens >= 6, "{greens} green rows");
 
     // The demo's boards: read, projected into its vault, and the hand-edited file refused.
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + support::HANG_BUDGET;
     let sources = loop {
         let snap: Snapshot = serde_json::from_slice(&std::fs::read(&status_path).unwrap()).unwrap();
         if let Probe::Value(board) = &snap.tasks.board
@@ -620,7 +618,7 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
 
     // The Systems panel: this machine read for real, two simulated node_exporter hosts, and
     // the backups folder; every trouble the demo plants is named in its host's reason.
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + support::HANG_BUDGET;
     let (hosts, backups) = loop {
         let snap: Snapshot = serde_json::from_slice(&std::fs::read(&status_path).unwrap()).unwrap();
         if let (Probe::Value(hosts), Probe::Value(backups)) = (&snap.systems, &snap.backups)
@@ -697,7 +695,7 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
     assert!(body.contains("\"lyra\""));
 
     sigterm(&demo.child);
-    assert!(wait_exit(&mut demo.child, Duration::from_secs(10)).success());
+    assert!(wait_exit(&mut demo.child, support::HANG_BUDGET).success());
 }
 
 #[test]

@@ -9,7 +9,7 @@ mod kanban;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::Utc;
 use fleetdash::a2a::Wire;
@@ -226,7 +226,6 @@ fn an_unwritable_output_dir_fails_with_one_line_naming_it() {
         .unwrap()
         .replace("output_dir = \"out\"", "output_dir = \"blocker/out\"");
     std::fs::write(&config, text).unwrap();
-    let started = Instant::now();
     let out = scratch.collect(&config);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -236,7 +235,6 @@ fn an_unwritable_output_dir_fails_with_one_line_naming_it() {
         .collect();
     assert_eq!(lines.len(), 1, "{stderr}");
     assert!(lines[0].contains("blocker/out"), "{stderr}");
-    assert!(started.elapsed() < Duration::from_secs(10));
 }
 
 fn assert_only_status_json(dir: &Path) {
