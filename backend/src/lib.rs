@@ -5,6 +5,7 @@
 //! - [`a2a`], [`net`]: A2A wire shapes per dialect, and bounded HTTP for probes.
 //! - [`snapshot`]: merging sections and judging staleness.
 //! - [`redact`]: the gate every writer passes through.
+//! - [`logging`]: the log on stderr, through the same gate.
 //! - [`write`]: writers (status.json), atomic and locked.
 //! - [`history`]: the bounded 24 h up/down history behind the strips and uptimes.
 //! - [`watchdog`]: cadences for `fleetdash run`.
@@ -21,6 +22,7 @@ pub mod config;
 pub mod cron_run;
 pub mod demo;
 pub mod history;
+pub mod logging;
 pub mod net;
 pub mod redact;
 pub mod server;
