@@ -1,5 +1,5 @@
 //! What fleetdash writes to its log (stderr): no secret at the most verbose level, whatever the
-//! inputs hold.
+//! inputs hold, and no terminal colour codes when stderr is a file or a pipe.
 //!
 //! The secrets travel through real parts: real A2A peers on the official Python SDK (requiring
 //! bearer tokens, echoing planted secrets in their cards and replies), the real
@@ -328,5 +328,33 @@ fn the_most_verbose_log_holds_no_secret() {
     for file in written {
         let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
         assert_clean(&file.display().to_string(), &text);
+    }
+}
+
+#[test]
+fn logs_to_a_pipe_carry_no_colour_codes() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 60.0);
+    let config = scratch.config(&support::agent_toml("a", &refused_endpoint(), "v1", &audit));
+    // `output()` pipes stderr: not a terminal. NO_COLOR would hide the terminal check.
+    let out = support::fleetdash()
+        .args(["collect", "--config"])
+        .arg(&config)
+        .env("FLEETDASH_LOG", "debug")
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    support::assert_success(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("snapshot written"),
+        "the info line is missing, so nothing was checked:\n{stderr}"
+    );
+    if let Some(at) = out.stderr.iter().position(|&b| b == 0x1b) {
+        let from = at.saturating_sub(40);
+        panic!(
+            "an ESC byte (terminal colour code) in piped stderr at byte {at}: {:?}",
+            String::from_utf8_lossy(&out.stderr[from..(at + 40).min(out.stderr.len())])
+        );
     }
 }

@@ -1,12 +1,12 @@
-//! The log: stderr, filtered by `FLEETDASH_LOG`, and every line through the redaction gate before
-//! it is written.
+//! The log: stderr, filtered by `FLEETDASH_LOG`, coloured only on a terminal, and every line
+//! through the redaction gate before it is written.
 //!
 //! A log line is an output like status.json. Other crates log too (reqwest and hyper print the
 //! addresses they connect to at debug and trace), so the gate guards the writer, not each call:
 //! secret shapes from the first line on, and the exact secrets of the config (peer tokens, URL
 //! passwords) once it is loaded ([`guard_config_secrets`]).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::{LazyLock, RwLock};
 
 use tracing_subscriber::fmt::MakeWriter;
@@ -18,9 +18,11 @@ static GATE: LazyLock<RwLock<RedactionGate>> =
     LazyLock::new(|| RwLock::new(RedactionGate::default()));
 
 /// Installs the subscriber: `FLEETDASH_LOG` (any `tracing` filter, default `info`) to stderr.
+/// Colour codes only when stderr is a terminal: in a file, a pipe or the journal they are noise.
 pub fn init() {
     tracing_subscriber::fmt()
         .with_writer(GatedStderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("FLEETDASH_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
