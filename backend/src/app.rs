@@ -109,7 +109,10 @@ pub async fn run_until(
 
 pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
     let (config, _rules) = load(path)?;
-    let options = server::ServeOptions::from_config(&config)?;
+    let options = server::ServeOptions::from_config(&config).map_err(|errors| Failure::Config {
+        errors,
+        list_all: false,
+    })?;
     let addr = listen
         .or(config.serve.listen)
         .unwrap_or(server::DEFAULT_LISTEN);

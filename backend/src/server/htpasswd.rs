@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
-use anyhow::{Context, Result, bail};
 use base64::Engine;
+
+use crate::config::ConfigError;
 
 pub struct Htpasswd {
     users: HashMap<String, String>,
@@ -21,13 +22,14 @@ pub struct Htpasswd {
 const VERIFIED_CACHE: usize = 16;
 
 impl Htpasswd {
-    pub fn load(path: &Path) -> Result<Htpasswd> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read htpasswd file {}", path.display()))?;
-        Htpasswd::parse(path, &text)
-    }
-
-    pub fn parse(path: &Path, text: &str) -> Result<Htpasswd> {
+    /// The users of the htpasswd text read from `path`; a mistake names the file and line.
+    pub fn parse(path: &Path, text: &str) -> Result<Htpasswd, ConfigError> {
+        let error = |line: Option<usize>, message: String| ConfigError {
+            file: path.to_path_buf(),
+            line,
+            field: String::new(),
+            message,
+        };
         let mut users = HashMap::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -35,23 +37,24 @@ impl Htpasswd {
                 continue;
             }
             let Some((user, hash)) = line.split_once(':') else {
-                bail!("{}:{}: expected `user:hash`", path.display(), i + 1);
+                return Err(error(Some(i + 1), "expected `user:hash`".into()));
             };
             if !["$2y$", "$2b$", "$2a$"].iter().any(|p| hash.starts_with(p)) {
-                bail!(
-                    "{}:{}: user {user:?} has a non-bcrypt hash; recreate it with `htpasswd -B`",
-                    path.display(),
-                    i + 1
-                );
+                return Err(error(
+                    Some(i + 1),
+                    format!("user {user:?} has a non-bcrypt hash; recreate it with `htpasswd -B`"),
+                ));
             }
             users.insert(user.to_string(), hash.to_string());
         }
         if users.is_empty() {
-            bail!(
-                "{}: no users; create one with `htpasswd -B -c {} USER`",
-                path.display(),
-                path.display()
-            );
+            return Err(error(
+                None,
+                format!(
+                    "no users; create one with `htpasswd -B -c {} USER`",
+                    path.display()
+                ),
+            ));
         }
         Ok(Htpasswd {
             users,

@@ -33,7 +33,7 @@ use tower::ServiceExt;
 use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
 
-use crate::config::Config;
+use crate::config::{Config, ConfigError, ConfigErrors};
 use crate::write::{snapshot_html, status_json};
 
 pub const DEFAULT_LISTEN: SocketAddr =
@@ -75,17 +75,30 @@ pub struct ServeOptions {
 }
 
 impl ServeOptions {
-    pub fn from_config(config: &Config) -> Result<ServeOptions> {
-        let path = config.serve.htpasswd.as_ref().with_context(|| {
-            format!(
-                "{}: [serve] htpasswd is not set; serve never runs without auth (create one with `htpasswd -B -c FILE USER`)",
-                config.path.display()
+    /// The options `config` gives. A missing or unusable htpasswd is a configuration error like
+    /// any other (exit 2), naming the config's field or the htpasswd's own line.
+    pub fn from_config(config: &Config) -> Result<ServeOptions, ConfigErrors> {
+        let field_error = |message: String| {
+            ConfigErrors(vec![ConfigError {
+                file: config.path.clone(),
+                line: None,
+                field: "serve.htpasswd".into(),
+                message,
+            }])
+        };
+        let path = config.serve.htpasswd.as_ref().ok_or_else(|| {
+            field_error(
+                "not set; serve never runs without auth (create one with `htpasswd -B -c FILE USER`)"
+                    .into(),
             )
         })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| field_error(format!("cannot read {}: {e}", path.display())))?;
+        let htpasswd = Htpasswd::parse(path, &text).map_err(|e| ConfigErrors(vec![e]))?;
         Ok(ServeOptions {
             output_dir: config.output_dir.clone(),
             dist_dir: config.serve.dist_dir.clone(),
-            htpasswd: Htpasswd::load(path)?,
+            htpasswd,
             realm: "fleetdash".into(),
         })
     }
