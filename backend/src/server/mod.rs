@@ -2,7 +2,8 @@
 //! without nginx (and for the demo). Same layout and the same headers as the production nginx
 //! config (`nginx/fleetdash.conf`): the page at `/`, the collector's output at `/api/`.
 //!
-//! - Every path needs the password; refusals (404) only come after it.
+//! - Every path needs the password; refusals (404) only come after it. Checking it never stalls
+//!   the server, and a client that keeps guessing is slowed down ([`auth`]).
 //! - From output_dir only `status.json` and `snapshot.html` are served; the writer's `.tmp-*`
 //!   files and anything else there are unreachable. Dotfiles of the page are refused too.
 //! - `index.html`, `status.json`, `snapshot.html`: `Cache-Control: no-cache` with an ETag, so a
@@ -12,17 +13,20 @@
 //!   `.gz` files when the build shipped them (nginx: `gzip_static`), else on the fly; the ETag
 //!   of a compressed answer is made weak (`W/"..."`), as nginx does.
 
+pub mod auth;
 mod htpasswd;
 
+pub use auth::{AuthLimits, Authenticator, Verdict};
 pub use htpasswd::Htpasswd;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, Version, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
@@ -69,7 +73,8 @@ const PLACEHOLDER_PAGE: &str = include_str!("../../../static/index.html");
 pub struct ServeOptions {
     pub output_dir: PathBuf,
     pub dist_dir: Option<PathBuf>,
-    pub htpasswd: Htpasswd,
+    /// The htpasswd's users, checked without stalling the server.
+    pub auth: Arc<Authenticator>,
     /// The realm shown in the browser's login prompt.
     pub realm: String,
 }
@@ -98,7 +103,7 @@ impl ServeOptions {
         Ok(ServeOptions {
             output_dir: config.output_dir.clone(),
             dist_dir: config.serve.dist_dir.clone(),
-            htpasswd,
+            auth: Arc::new(Authenticator::new(htpasswd)),
             realm: "fleetdash".into(),
         })
     }
@@ -233,21 +238,44 @@ async fn require_basic_auth(
     request: Request,
     next: Next,
 ) -> Response {
-    let authorised = request
+    // The peer address, when the server was started with it (`serve`); throttling is per address.
+    let client = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip());
+    let authorization = request
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| options.htpasswd.check(v));
-    if authorised {
-        return next.run(request).await;
+        .and_then(|v| v.to_str().ok());
+    match options.auth.check(client, authorization).await {
+        Verdict::Allowed => next.run(request).await,
+        Verdict::Refused => {
+            let challenge = format!("Basic realm=\"{}\", charset=\"UTF-8\"", options.realm);
+            (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, challenge)],
+                "401 Unauthorized\n",
+            )
+                .into_response()
+        }
+        Verdict::Throttled { retry_after } => (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, whole_seconds(retry_after))],
+            "429 Too Many Requests: too many failed logins from this address\n",
+        )
+            .into_response(),
+        Verdict::Busy { retry_after } => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, whole_seconds(retry_after))],
+            "503 Service Unavailable: too many logins being checked\n",
+        )
+            .into_response(),
     }
-    let challenge = format!("Basic realm=\"{}\", charset=\"UTF-8\"", options.realm);
-    (
-        StatusCode::UNAUTHORIZED,
-        [(header::WWW_AUTHENTICATE, challenge)],
-        "401 Unauthorized\n",
-    )
-        .into_response()
+}
+
+/// Retry-After in whole seconds, rounded up (a client told 0 would retry at once).
+fn whole_seconds(wait: Duration) -> String {
+    wait.as_secs_f64().ceil().max(1.0).to_string()
 }
 
 pub async fn serve(
@@ -255,7 +283,8 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: CancellationToken,
 ) -> Result<()> {
-    axum::serve(listener, router(options))
+    let app = router(options).into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
         .context("the HTTP server failed")
