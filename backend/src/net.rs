@@ -23,8 +23,8 @@ use serde_json::Value;
 pub struct ProbeFailure {
     pub asc: Asc,
     pub reason: String,
-    /// The peer sent an HTTP status line before things went wrong (oversized or stalled body):
-    /// it is up, just not answering well.
+    /// The peer sent an HTTP status line before things went wrong (oversized or stalled body,
+    /// redirects that lead nowhere): it is up, just not answering well.
     pub answered: bool,
 }
 
@@ -51,6 +51,64 @@ impl ProbeFailure {
             ..self
         }
     }
+}
+
+/// Redirects followed for one request; one more is "too many".
+pub const MAX_REDIRECTS: usize = 3;
+
+/// Why a chain of redirects was not followed to its end. The peer answered (it is up), but its
+/// answers lead nowhere: a misconfiguration its operator has to fix.
+#[derive(Debug)]
+struct RedirectStopped {
+    /// The status of the last redirect.
+    status: u16,
+    /// Redirects answered so far, this one included.
+    redirects: usize,
+    /// The last one led back to an address already requested.
+    looped: bool,
+}
+
+impl std::fmt::Display for RedirectStopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // No address in the words: the peer chose them, and they may carry credentials.
+        if self.looped {
+            write!(
+                f,
+                "HTTP {}: redirect loop (back to an address already requested after {} redirect{})",
+                self.status,
+                self.redirects,
+                if self.redirects == 1 { "" } else { "s" }
+            )
+        } else {
+            write!(
+                f,
+                "HTTP {}: more than {MAX_REDIRECTS} redirects",
+                self.status
+            )
+        }
+    }
+}
+
+impl std::error::Error for RedirectStopped {}
+
+/// Follows up to [`MAX_REDIRECTS`] redirects and stops at the first that leads back to an
+/// address already requested.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        // `previous` holds every address requested so far, the one that redirected included.
+        let requested = attempt.previous();
+        let looped = requested.contains(attempt.url());
+        if looped || requested.len() > MAX_REDIRECTS {
+            let stopped = RedirectStopped {
+                status: attempt.status().as_u16(),
+                redirects: requested.len(),
+                looped,
+            };
+            attempt.error(stopped)
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// An HTTP answer of any status, with a body no larger than the ceiling.
@@ -95,7 +153,7 @@ impl ProbeClient {
             .user_agent(concat!("fleetdash/", env!("CARGO_PKG_VERSION")))
             // Fleet endpoints are loopback tunnels; an inherited proxy setting would misroute them.
             .no_proxy()
-            .redirect(reqwest::redirect::Policy::limited(3))
+            .redirect(redirect_policy())
             .connect_timeout(timeout)
             .build()
             .expect("the HTTP client builds with static settings");
@@ -256,6 +314,13 @@ fn timed_out(limit: Duration) -> ProbeFailure {
 /// Turns a transport error into words an operator can act on.
 fn classify(err: reqwest::Error) -> ProbeFailure {
     let err = err.without_url();
+    if let Some(stopped) = err
+        .source()
+        .and_then(|s| s.downcast_ref::<RedirectStopped>())
+    {
+        // Redirects are answers: the peer is up, and misconfigured.
+        return ProbeFailure::new(Asc::FAILED_PRECONDITION, stopped.to_string()).after_answer();
+    }
     if err.is_timeout() {
         return ProbeFailure::new(Asc::TIMEOUT, "timed out");
     }
@@ -346,5 +411,57 @@ mod tests {
         assert!(value.is_sensitive());
         let (_, value) = authorize(url::Url::parse("http://u:pw@h/").unwrap(), None).unwrap();
         assert!(value.unwrap().is_sensitive());
+    }
+
+    /// `/hop/N` redirects to `/hop/N-1`; `/hop/0` answers 200.
+    async fn redirect_chain() -> (url::Url, tokio::task::JoinHandle<()>) {
+        use axum::extract::Path;
+        use axum::http::{StatusCode, header};
+        use axum::response::IntoResponse;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+        let app = axum::Router::new().route(
+            "/hop/{n}",
+            axum::routing::get(|Path(n): Path<u32>| async move {
+                match n {
+                    0 => "arrived".into_response(),
+                    n => (
+                        StatusCode::MOVED_PERMANENTLY,
+                        [(header::LOCATION, format!("/hop/{}", n - 1))],
+                    )
+                        .into_response(),
+                }
+            }),
+        );
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        (base, server)
+    }
+
+    #[tokio::test]
+    async fn redirects_are_followed_up_to_the_limit_and_past_it_are_an_answer() {
+        let (base, server) = redirect_chain().await;
+        let client = ProbeClient::new(Duration::from_secs(5), 1 << 20);
+        let hops = u32::try_from(MAX_REDIRECTS).unwrap();
+        let reply = client
+            .get(base.join(&format!("hop/{hops}")).unwrap(), None)
+            .await
+            .unwrap();
+        assert_eq!(
+            (reply.status, reply.body.as_slice()),
+            (200, &b"arrived"[..])
+        );
+        let failure = client
+            .get(base.join(&format!("hop/{}", hops + 1)).unwrap(), None)
+            .await
+            .unwrap_err();
+        server.abort();
+        assert!(failure.answered, "{failure:?}");
+        assert_eq!(failure.asc, Asc::FAILED_PRECONDITION);
+        assert_eq!(
+            failure.reason,
+            format!("HTTP 301: more than {MAX_REDIRECTS} redirects")
+        );
     }
 }
