@@ -120,10 +120,11 @@ fn main() {
     println!("== summary: the good client's GET /api/status.json latency ==");
     for (label, r) in &summary {
         println!(
-            "{label}: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} polls: {} ok, {} not 200, {} timed out)",
+            "{label}: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; after the handshake p99 {:.1} ms ({} polls: {} ok, {} not 200, {} timed out)",
             r.percentile(50.0),
             r.percentile(99.0),
             r.max(),
+            percentile(&r.answers, 99.0),
             r.latencies.len(),
             r.ok,
             r.not_ok,
@@ -205,6 +206,10 @@ impl Drop for Server {
 struct Outcome {
     /// Milliseconds, one per poll (a timed-out poll counts as POLL_TIMEOUT).
     latencies: Vec<f64>,
+    /// Milliseconds of each poll's TCP handshake (part of its latency).
+    connects: Vec<f64>,
+    /// Milliseconds from the handshake to the whole answer (the rest of its latency).
+    answers: Vec<f64>,
     ok: usize,
     not_ok: usize,
     timed_out: usize,
@@ -215,13 +220,7 @@ struct Outcome {
 
 impl Outcome {
     fn percentile(&self, p: f64) -> f64 {
-        if self.latencies.is_empty() {
-            return f64::NAN;
-        }
-        let mut sorted = self.latencies.clone();
-        sorted.sort_by(f64::total_cmp);
-        let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-        sorted[rank.clamp(1, sorted.len()) - 1]
+        percentile(&self.latencies, p)
     }
 
     fn max(&self) -> f64 {
@@ -240,6 +239,18 @@ impl Outcome {
             self.ok,
             self.not_ok,
             self.timed_out
+        );
+        println!(
+            "  of which the TCP handshake: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (a connect near 1 s is a SYN retransmitted after the accept queue overflowed)",
+            percentile(&self.connects, 50.0),
+            percentile(&self.connects, 99.0),
+            self.connects.iter().copied().fold(f64::NAN, f64::max),
+        );
+        println!(
+            "  and from connected to answered: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            percentile(&self.answers, 50.0),
+            percentile(&self.answers, 99.0),
+            self.answers.iter().copied().fold(f64::NAN, f64::max),
         );
         if !self.attacker_replies.is_empty() || self.attacker_errors > 0 {
             let replies: Vec<String> = self
@@ -273,7 +284,7 @@ async fn scenario(
             let wrong = basic(USER, &format!("guess-{i}"));
             attackers.push(tokio::spawn(async move {
                 while !stop.load(Ordering::Relaxed) {
-                    match get(source, server, &wrong, POLL_TIMEOUT).await {
+                    match get(source, server, &wrong, POLL_TIMEOUT, &mut None).await {
                         Some(status) => {
                             statuses[usize::from(status).min(599)].fetch_add(1, Ordering::Relaxed);
                         }
@@ -296,8 +307,15 @@ async fn scenario(
             break;
         }
         let sent = Instant::now();
-        let status = get(GOOD_IP, server, &good, POLL_TIMEOUT).await;
+        let mut connected_after = None;
+        let status = get(GOOD_IP, server, &good, POLL_TIMEOUT, &mut connected_after).await;
         let took = sent.elapsed();
+        if let Some(connect) = connected_after {
+            outcome.connects.push(connect.as_secs_f64() * 1e3);
+            outcome
+                .answers
+                .push(took.saturating_sub(connect).min(POLL_TIMEOUT).as_secs_f64() * 1e3);
+        }
         match status {
             Some(200) => outcome.ok += 1,
             Some(_) => outcome.not_ok += 1,
@@ -326,6 +344,17 @@ async fn scenario(
     outcome
 }
 
+/// The `p`th percentile (nearest rank) of `values`; NaN when there are none.
+fn percentile(values: &[f64], p: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
 fn basic(user: &str, pass: &str) -> String {
     format!(
         "Basic {}",
@@ -334,17 +363,21 @@ fn basic(user: &str, pass: &str) -> String {
 }
 
 /// One GET /api/status.json from `source` over a fresh connection; the status, or None when
-/// it failed or took longer than `limit`.
+/// it failed or took longer than `limit`. `connected_after` gets the TCP handshake's time, to
+/// tell a wait in the kernel's accept queue from a wait for the server's answer.
 async fn get(
     source: Ipv4Addr,
     server: SocketAddr,
     authorization: &str,
     limit: Duration,
+    connected_after: &mut Option<Duration>,
 ) -> Option<u16> {
+    let started = Instant::now();
     let exchange = async {
         let socket = tokio::net::TcpSocket::new_v4().ok()?;
         socket.bind(SocketAddr::new(IpAddr::V4(source), 0)).ok()?;
         let mut stream = socket.connect(server).await.ok()?;
+        *connected_after = Some(started.elapsed());
         let request = format!(
             "GET /api/status.json HTTP/1.1\r\nHost: {server}\r\nAuthorization: {authorization}\r\nConnection: close\r\n\r\n"
         );
