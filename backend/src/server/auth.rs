@@ -15,6 +15,9 @@
 //!   addresses are unaffected, and so is a remembered credential from the same address (a shared
 //!   NAT), which is checked first.
 //!
+//! A 429 or 503 is held a moment before it is sent, so that a client retrying in a tight loop
+//! cannot turn cheap refusals into a flood of its own.
+//!
 //! Every bound is a field of [`AuthLimits`], with its value and reason in [`AuthLimits::DEFAULT`].
 //!
 //! The `Basic` scheme name is matched case-insensitively (RFC 7617, RFC 9110 §11.1).
@@ -56,6 +59,10 @@ pub struct AuthLimits {
     pub failure_memory: Duration,
     /// Addresses whose failures are tracked at once (least recently failing dropped first).
     pub tracked_clients: usize,
+    /// How long a 429 or 503 is held before it is sent (never longer than its Retry-After): a
+    /// client that retries at once then costs one cheap answer per hold, not thousands a
+    /// second, and holding costs only a sleeping task.
+    pub hold_refusal: Duration,
 }
 
 impl AuthLimits {
@@ -74,6 +81,7 @@ impl AuthLimits {
         backoff_max: Duration::from_secs(5 * 60),
         failure_memory: Duration::from_secs(15 * 60),
         tracked_clients: 4096,
+        hold_refusal: Duration::from_secs(1),
     };
 
     /// The backoff after `over` failures beyond the free ones (0 = the first).
@@ -141,6 +149,11 @@ impl Authenticator {
             bcrypt_runs: AtomicU64::new(0),
             limits,
         }
+    }
+
+    /// How long to hold a 429 or 503 whose Retry-After is `retry_after`.
+    pub fn hold_for(&self, retry_after: Duration) -> Duration {
+        self.limits.hold_refusal.min(retry_after)
     }
 
     /// How many bcrypt verifies ran since start (remembered credentials and throttled clients
@@ -412,6 +425,14 @@ mod tests {
         assert_eq!(limits.backoff(3), limits.backoff_base * 8);
         assert_eq!(limits.backoff(40), limits.backoff_max);
         assert!((0..64).all(|n| limits.backoff(n) <= limits.backoff_max));
+    }
+
+    #[test]
+    fn a_refusal_is_held_no_longer_than_its_retry_after() {
+        let auth = authenticator(AuthLimits::DEFAULT);
+        let hold = AuthLimits::DEFAULT.hold_refusal;
+        assert_eq!(auth.hold_for(hold * 10), hold);
+        assert_eq!(auth.hold_for(hold / 2), hold / 2);
     }
 
     #[tokio::test]

@@ -250,18 +250,24 @@ async fn require_basic_auth(
             )
                 .into_response()
         }
-        Verdict::Throttled { retry_after } => (
-            StatusCode::TOO_MANY_REQUESTS,
-            [(header::RETRY_AFTER, whole_seconds(retry_after))],
-            "429 Too Many Requests: too many failed logins from this address\n",
-        )
-            .into_response(),
-        Verdict::Busy { retry_after } => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::RETRY_AFTER, whole_seconds(retry_after))],
-            "503 Service Unavailable: too many logins being checked\n",
-        )
-            .into_response(),
+        Verdict::Throttled { retry_after } => {
+            tokio::time::sleep(options.auth.hold_for(retry_after)).await;
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, whole_seconds(retry_after))],
+                "429 Too Many Requests: too many failed logins from this address\n",
+            )
+                .into_response()
+        }
+        Verdict::Busy { retry_after } => {
+            tokio::time::sleep(options.auth.hold_for(retry_after)).await;
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, whole_seconds(retry_after))],
+                "503 Service Unavailable: too many logins being checked\n",
+            )
+                .into_response()
+        }
     }
 }
 
