@@ -465,9 +465,9 @@ fn serve_refuses_to_start_without_an_htpasswd() {
         .arg(&config)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr_of(&out).contains("[serve] htpasswd is not set"),
+        stderr_of(&out).contains("serve.htpasswd: not set"),
         "{}",
         stderr_of(&out)
     );

@@ -1,15 +1,257 @@
 //! `fleetdash serve`, the real binary, against the same assertions as the production nginx
 //! config (tests/nginx.rs): auth on every path, only status.json and snapshot.html from
-//! output_dir, no-cache + ETag, immutable hashed assets, gzip, 304 on If-None-Match.
+//! output_dir, no-cache + ETag, immutable hashed assets, gzip, 304 on If-None-Match. Then what
+//! only `fleetdash serve` has to get right: a storm of wrong passwords does not hold up a
+//! logged-in client, a guessing client is slowed down (and no one else), and a configuration
+//! mistake exits 2.
 
 mod serving;
 mod support;
 
-use serving::{Fixture, FleetdashServe};
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use fleetdash::server::{AuthLimits, Authenticator, Htpasswd};
+use serving::{Fixture, FleetdashServe, basic, get_from};
+use support::Scratch;
+use tokio_util::sync::CancellationToken;
 
 #[test]
 fn fleetdash_serve_matches_the_production_nginx_config() {
     let fx = Fixture::new();
     let server = FleetdashServe::start(&fx);
     serving::assert_serves_like_production(&server.addr, &fx);
+}
+
+const USER: &str = "young";
+const PASSWORD: &str = "correct horse battery";
+const GOOD_CLIENT: Ipv4Addr = Ipv4Addr::LOCALHOST;
+
+/// A scratch host for `serve`: rules, a status.json, an htpasswd with `users` at bcrypt `cost`,
+/// and a config naming them. Returns the scratch and the config's path.
+fn serve_scratch(users: &[(&str, &str)], cost: u32) -> (Scratch, PathBuf) {
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.path().join("out")).unwrap();
+    std::fs::write(
+        scratch.path().join("out/status.json"),
+        "{\"schema_version\": 0}\n",
+    )
+    .unwrap();
+    let lines: String = users
+        .iter()
+        .map(|(user, pass)| format!("{user}:{}\n", bcrypt::hash(pass, cost).unwrap()))
+        .collect();
+    std::fs::write(scratch.path().join("htpasswd"), lines).unwrap();
+    let config = scratch.config("[serve]\nhtpasswd = \"htpasswd\"\n");
+    (scratch, config)
+}
+
+/// `fleetdash::server::serve` in this process on a loopback port, on its own runtime thread;
+/// stopped when dropped.
+struct InProcess {
+    addr: String,
+    shutdown: CancellationToken,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl InProcess {
+    /// `current_thread`: one async worker, so anything that blocks it shows.
+    fn start(options: fleetdash::server::ServeOptions, current_thread: bool) -> InProcess {
+        let shutdown = CancellationToken::new();
+        let stop = shutdown.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let runtime = if current_thread {
+                tokio::runtime::Builder::new_current_thread()
+            } else {
+                tokio::runtime::Builder::new_multi_thread()
+            }
+            .enable_all()
+            .build()
+            .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap().to_string()).unwrap();
+                fleetdash::server::serve(listener, options, stop)
+                    .await
+                    .unwrap();
+            });
+        });
+        let addr = rx.recv().expect("the server thread reports its address");
+        InProcess {
+            addr,
+            shutdown,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn options(config: &Path) -> fleetdash::server::ServeOptions {
+    let (config, _rules) = fleetdash::config::Config::load(config).unwrap();
+    fleetdash::server::ServeOptions::from_config(&config).unwrap()
+}
+
+/// Wrong passwords from many addresses at once, and a logged-in client asking in the middle of
+/// them: it is answered while wrong passwords are still being verified, not after all of them.
+/// The server runs on a single async worker, where a bcrypt on the worker would hold up every
+/// request behind it.
+#[test]
+fn a_storm_of_wrong_passwords_does_not_hold_up_a_logged_in_client() {
+    const GUESSERS: usize = 16;
+    let (_scratch, config) = serve_scratch(&[(USER, PASSWORD)], 8);
+    let server = InProcess::start(options(&config), true);
+    let good = basic("Basic", USER, PASSWORD);
+    assert_eq!(
+        get_from(GOOD_CLIENT, &server.addr, "/api/status.json", Some(&good)).status,
+        200
+    );
+
+    // Each answer takes the next number: the order in which the clients were answered.
+    let answered = Arc::new(AtomicUsize::new(0));
+    let guessers: Vec<_> = (0..GUESSERS)
+        .map(|i| {
+            let (addr, answered) = (server.addr.clone(), answered.clone());
+            std::thread::spawn(move || {
+                // One address each, so that no throttle turns them away before bcrypt.
+                let source = Ipv4Addr::new(127, 0, 1, 1 + i as u8);
+                let wrong = basic("Basic", USER, &format!("guess {i}"));
+                let reply = get_from(source, &addr, "/api/status.json", Some(&wrong));
+                answered.fetch_add(1, Ordering::SeqCst);
+                reply.status
+            })
+        })
+        .collect();
+    // The storm is under way once the first wrong password has been answered.
+    while answered.load(Ordering::SeqCst) == 0 {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let reply = get_from(GOOD_CLIENT, &server.addr, "/api/status.json", Some(&good));
+    let good_place = answered.fetch_add(1, Ordering::SeqCst);
+    let statuses: Vec<u16> = guessers.into_iter().map(|g| g.join().unwrap()).collect();
+
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(
+        statuses.iter().all(|&s| s == 401),
+        "every wrong password is refused: {statuses:?}"
+    );
+    assert!(
+        good_place < GUESSERS,
+        "the logged-in client was answered only after all {GUESSERS} wrong passwords (answer \
+         #{good_place}): the verifies held the server's worker"
+    );
+}
+
+/// Per client address: a guesser gets 401 for its free failures, then 429 with Retry-After and
+/// no bcrypt at all; a logged-in client, from anywhere (the guesser's address too), still gets
+/// 200 without a new bcrypt; another address gets in with credentials not yet remembered. The
+/// scheme name's case does not matter.
+#[test]
+fn a_guessing_client_is_throttled_and_no_one_else_is() {
+    const OTHER: (&str, &str) = ("other", "another passphrase");
+    const GUESSER: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
+    let (scratch, config) = serve_scratch(&[(USER, PASSWORD), OTHER], 4);
+    let mut options = options(&config);
+    // The production bounds, but a backoff no test run outlives: nothing here races a clock.
+    let limits = AuthLimits {
+        backoff_base: Duration::from_secs(3600),
+        backoff_max: Duration::from_secs(3600),
+        ..AuthLimits::DEFAULT
+    };
+    let htpasswd = std::fs::read_to_string(scratch.path().join("htpasswd")).unwrap();
+    let htpasswd = Htpasswd::parse(Path::new("htpasswd"), &htpasswd).unwrap();
+    let auth = Arc::new(Authenticator::with_limits(htpasswd, limits.clone()));
+    options.auth = auth.clone();
+    let server = InProcess::start(options, false);
+    let status_json = |from: Ipv4Addr, authorization: &str| {
+        get_from(from, &server.addr, "/api/status.json", Some(authorization))
+    };
+
+    let good = basic("Basic", USER, PASSWORD);
+    assert_eq!(status_json(GOOD_CLIENT, &good).status, 200);
+    assert_eq!(auth.bcrypt_runs(), 1);
+    for scheme in ["basic", "BASIC", "bAsIc"] {
+        let reply = status_json(GOOD_CLIENT, &basic(scheme, USER, PASSWORD));
+        assert_eq!(reply.status, 200, "scheme {scheme}: {reply:?}");
+    }
+    assert_eq!(auth.bcrypt_runs(), 1, "a remembered login runs no bcrypt");
+
+    let wrong = basic("Basic", USER, "guess");
+    for i in 0..=limits.free_failures {
+        let reply = status_json(GUESSER, &wrong);
+        assert_eq!(reply.status, 401, "failure {i}: {reply:?}");
+        assert!(reply.header("www-authenticate").is_some());
+    }
+    let runs = auth.bcrypt_runs();
+    assert_eq!(runs, 1 + u64::from(limits.free_failures) + 1);
+    let throttled = status_json(GUESSER, &wrong);
+    assert_eq!(throttled.status, 429, "{throttled:?}");
+    let retry_after: u64 = throttled
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("429 without a Retry-After in seconds: {throttled:?}"));
+    assert!(retry_after >= 1 && retry_after <= limits.backoff_max.as_secs());
+    assert!(!String::from_utf8_lossy(&throttled.body).contains("schema_version"));
+    // Still throttled with the other user's right password: that would need a bcrypt.
+    let other = basic("Basic", OTHER.0, OTHER.1);
+    assert_eq!(status_json(GUESSER, &other).status, 429);
+    assert_eq!(
+        auth.bcrypt_runs(),
+        runs,
+        "a throttled client costs no bcrypt"
+    );
+
+    // The logged-in client is not affected, from its own address or the guesser's (a NAT).
+    let reply = status_json(GOOD_CLIENT, &good);
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.body, b"{\"schema_version\": 0}\n");
+    assert_eq!(status_json(GUESSER, &good).status, 200);
+    assert_eq!(auth.bcrypt_runs(), runs);
+    // Another address logs in with credentials not yet remembered.
+    assert_eq!(status_json(Ipv4Addr::new(127, 0, 0, 3), &other).status, 200);
+    assert_eq!(auth.bcrypt_runs(), runs + 1);
+}
+
+/// `serve` without a usable htpasswd is a configuration error like any other: exit 2 and one
+/// line naming the file and the field.
+#[test]
+fn serve_without_a_usable_htpasswd_exits_2() {
+    let scratch = Scratch::new();
+    let missing = scratch.path().join("nowhere/htpasswd");
+    let weak = scratch.path().join("weak.htpasswd");
+    std::fs::write(&weak, "young:$apr1$abc$def\n").unwrap();
+    let cases = [
+        (String::new(), "serve.htpasswd: not set".to_string()),
+        (
+            format!("[serve]\nhtpasswd = {:?}\n", missing.display().to_string()),
+            format!("serve.htpasswd: cannot read {}", missing.display()),
+        ),
+        (
+            format!("[serve]\nhtpasswd = {:?}\n", weak.display().to_string()),
+            format!("{}:1: user \"young\" has a non-bcrypt hash", weak.display()),
+        ),
+    ];
+    for (body, expected) in cases {
+        let config = scratch.config(&body);
+        let out = support::fleetdash()
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body:?}: {stderr}");
+        assert!(stderr.contains(&expected), "{body:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    }
 }

@@ -34,10 +34,12 @@ impl From<anyhow::Error> for Failure {
 pub type Outcome = Result<(), Failure>;
 
 fn load(path: &Path) -> Result<(Config, Rules), Failure> {
-    Config::load(path).map_err(|errors| Failure::Config {
+    let (config, rules) = Config::load(path).map_err(|errors| Failure::Config {
         errors,
         list_all: false,
-    })
+    })?;
+    crate::logging::guard_config_secrets(&config);
+    Ok((config, rules))
 }
 
 /// The gate for this config: secret shapes plus the exact tokens the config points at.
@@ -120,7 +122,10 @@ pub async fn run_until(
 
 pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
     let (config, _rules) = load(path)?;
-    let options = server::ServeOptions::from_config(&config)?;
+    let options = server::ServeOptions::from_config(&config).map_err(|errors| Failure::Config {
+        errors,
+        list_all: false,
+    })?;
     let addr = listen
         .or(config.serve.listen)
         .unwrap_or(server::DEFAULT_LISTEN);

@@ -6,6 +6,7 @@
 //! - [`snapshot`]: merging sections and judging staleness.
 //! - [`redact`]: the gate every writer passes through.
 //! - [`text`]: the one sanitiser for untrusted text (flatten, redact, cut).
+//! - [`logging`]: the log on stderr, through the same gate.
 //! - [`write`]: writers (status.json), atomic and locked.
 //! - [`history`]: the bounded 24 h up/down history behind the strips and uptimes.
 //! - [`watchdog`]: cadences for `fleetdash run`.
@@ -22,6 +23,7 @@ pub mod config;
 pub mod cron_run;
 pub mod demo;
 pub mod history;
+pub mod logging;
 pub mod net;
 pub mod redact;
 pub mod server;

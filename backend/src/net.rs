@@ -3,12 +3,18 @@
 //!
 //! A hung or hostile peer must cost one timeout and a bounded buffer, never a stuck pass or an
 //! unbounded allocation. Reasons never include the request URL, which could carry credentials.
+//!
+//! A URL's `user:password` never reaches the HTTP client: the client logs the URLs it connects
+//! to (`FLEETDASH_LOG=debug`), so the credentials are taken out here and travel only in the
+//! Authorization header.
 
 use std::error::Error as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use base64::Engine;
 use fleetdash_model::Asc;
+use percent_encoding::percent_decode_str;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
@@ -17,8 +23,8 @@ use serde_json::Value;
 pub struct ProbeFailure {
     pub asc: Asc,
     pub reason: String,
-    /// The peer sent an HTTP status line before things went wrong (oversized or stalled body):
-    /// it is up, just not answering well.
+    /// The peer sent an HTTP status line before things went wrong (oversized or stalled body,
+    /// redirects that lead nowhere): it is up, just not answering well.
     pub answered: bool,
 }
 
@@ -45,6 +51,64 @@ impl ProbeFailure {
             ..self
         }
     }
+}
+
+/// Redirects followed for one request; one more is "too many".
+pub const MAX_REDIRECTS: usize = 3;
+
+/// Why a chain of redirects was not followed to its end. The peer answered (it is up), but its
+/// answers lead nowhere: a misconfiguration its operator has to fix.
+#[derive(Debug)]
+struct RedirectStopped {
+    /// The status of the last redirect.
+    status: u16,
+    /// Redirects answered so far, this one included.
+    redirects: usize,
+    /// The last one led back to an address already requested.
+    looped: bool,
+}
+
+impl std::fmt::Display for RedirectStopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // No address in the words: the peer chose them, and they may carry credentials.
+        if self.looped {
+            write!(
+                f,
+                "HTTP {}: redirect loop (back to an address already requested after {} redirect{})",
+                self.status,
+                self.redirects,
+                if self.redirects == 1 { "" } else { "s" }
+            )
+        } else {
+            write!(
+                f,
+                "HTTP {}: more than {MAX_REDIRECTS} redirects",
+                self.status
+            )
+        }
+    }
+}
+
+impl std::error::Error for RedirectStopped {}
+
+/// Follows up to [`MAX_REDIRECTS`] redirects and stops at the first that leads back to an
+/// address already requested.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        // `previous` holds every address requested so far, the one that redirected included.
+        let requested = attempt.previous();
+        let looped = requested.contains(attempt.url());
+        if looped || requested.len() > MAX_REDIRECTS {
+            let stopped = RedirectStopped {
+                status: attempt.status().as_u16(),
+                redirects: requested.len(),
+                looped,
+            };
+            attempt.error(stopped)
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// An HTTP answer of any status, with a body no larger than the ceiling.
@@ -89,7 +153,7 @@ impl ProbeClient {
             .user_agent(concat!("fleetdash/", env!("CARGO_PKG_VERSION")))
             // Fleet endpoints are loopback tunnels; an inherited proxy setting would misroute them.
             .no_proxy()
-            .redirect(reqwest::redirect::Policy::limited(3))
+            .redirect(redirect_policy())
             .connect_timeout(timeout)
             .build()
             .expect("the HTTP client builds with static settings");
@@ -104,26 +168,21 @@ impl ProbeClient {
         self.timeout
     }
 
+    /// A GET of `url`; credentials in the URL go as Basic auth, unless a bearer token is given.
     pub async fn get(
         &self,
         url: url::Url,
         bearer: Option<&str>,
     ) -> Result<HttpReply, ProbeFailure> {
-        let mut req = self.client.get(url);
-        if let Some(token) = bearer {
-            // Replace, never append: credentials in the endpoint URL already gave the request a
-            // Basic Authorization header, and a request may carry only one (RFC 9110 §11.6.2).
-            let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                ProbeFailure::new(
-                    Asc::FAILED_PRECONDITION,
-                    "the configured token is not a valid header value",
-                )
-            })?;
-            req = req.headers(HeaderMap::from_iter([(AUTHORIZATION, value)]));
+        let (url, authorization) = authorize(url, bearer)?;
+        let mut map = HeaderMap::new();
+        if let Some(value) = authorization {
+            map.insert(AUTHORIZATION, value);
         }
-        self.send(req).await
+        self.send(self.client.get(url).headers(map)).await
     }
 
+    /// A POST of `body` as JSON to `url`, with `headers`; credentials as for [`Self::get`].
     pub async fn post_json(
         &self,
         url: url::Url,
@@ -131,6 +190,7 @@ impl ProbeClient {
         body: &Value,
         bearer: Option<&str>,
     ) -> Result<HttpReply, ProbeFailure> {
+        let (url, authorization) = authorize(url, bearer)?;
         let mut map = HeaderMap::new();
         map.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         for (name, value) in headers {
@@ -139,13 +199,7 @@ impl ProbeClient {
                 HeaderValue::from_static(value),
             );
         }
-        if let Some(token) = bearer {
-            let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                ProbeFailure::new(
-                    Asc::FAILED_PRECONDITION,
-                    "the configured token is not a valid header value",
-                )
-            })?;
+        if let Some(value) = authorization {
             map.insert(AUTHORIZATION, value);
         }
         let req = self.client.post(url).headers(map).body(body.to_string());
@@ -196,6 +250,60 @@ impl ProbeClient {
     }
 }
 
+/// The URL without its `user:password`, and the one Authorization header value of the request:
+/// the bearer token when there is one (a request carries a single Authorization, RFC 9110
+/// §11.6.2), else the URL's credentials as Basic auth (RFC 7617).
+fn authorize(
+    url: url::Url,
+    bearer: Option<&str>,
+) -> Result<(url::Url, Option<HeaderValue>), ProbeFailure> {
+    let (url, basic) = split_credentials(url)?;
+    let value = match bearer {
+        Some(token) => Some(
+            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                ProbeFailure::new(
+                    Asc::FAILED_PRECONDITION,
+                    "the configured token is not a valid header value",
+                )
+            })?,
+        ),
+        None => basic,
+    };
+    Ok((
+        url,
+        value.map(|mut v| {
+            // Kept out of the HTTP client's debug output of headers.
+            v.set_sensitive(true);
+            v
+        }),
+    ))
+}
+
+/// Takes `user:password` out of `url` and returns it as a Basic credential. The user and
+/// password are percent-decoded to bytes, whatever they decode to (reqwest's own extraction gives
+/// up on bytes that are not UTF-8 and then connects, and logs, with the userinfo in the URL).
+pub fn split_credentials(
+    mut url: url::Url,
+) -> Result<(url::Url, Option<HeaderValue>), ProbeFailure> {
+    if url.username().is_empty() && url.password().is_none() {
+        return Ok((url, None));
+    }
+    let mut pair: Vec<u8> = percent_decode_str(url.username()).collect();
+    pair.push(b':');
+    pair.extend(percent_decode_str(url.password().unwrap_or("")));
+    let stripped = url.set_username("").is_ok() && url.set_password(None).is_ok();
+    if !stripped || !url.username().is_empty() || url.password().is_some() {
+        return Err(ProbeFailure::new(
+            Asc::FAILED_PRECONDITION,
+            "the URL's user:password cannot be taken out of it; refused to send it",
+        ));
+    }
+    let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+    let value =
+        HeaderValue::from_str(&format!("Basic {encoded}")).expect("base64 is a valid header value");
+    Ok((url, Some(value)))
+}
+
 fn timed_out(limit: Duration) -> ProbeFailure {
     ProbeFailure::new(
         Asc::TIMEOUT,
@@ -206,6 +314,13 @@ fn timed_out(limit: Duration) -> ProbeFailure {
 /// Turns a transport error into words an operator can act on.
 fn classify(err: reqwest::Error) -> ProbeFailure {
     let err = err.without_url();
+    if let Some(stopped) = err
+        .source()
+        .and_then(|s| s.downcast_ref::<RedirectStopped>())
+    {
+        // Redirects are answers: the peer is up, and misconfigured.
+        return ProbeFailure::new(Asc::FAILED_PRECONDITION, stopped.to_string()).after_answer();
+    }
     if err.is_timeout() {
         return ProbeFailure::new(Asc::TIMEOUT, "timed out");
     }
@@ -245,4 +360,108 @@ fn classify(err: reqwest::Error) -> ProbeFailure {
         );
     }
     ProbeFailure::new(Asc::DEPENDENCY_UNAVAILABLE, words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(value: &HeaderValue) -> Vec<u8> {
+        let text = value.to_str().unwrap();
+        let encoded = text.strip_prefix("Basic ").expect("a Basic credential");
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .unwrap()
+    }
+
+    #[test]
+    fn credentials_leave_the_url_for_a_basic_header() {
+        let url = url::Url::parse("http://ad%20min:p%40ss:w@127.0.0.1:9/metrics?x=1").unwrap();
+        let (url, basic) = split_credentials(url).unwrap();
+        assert_eq!(url.as_str(), "http://127.0.0.1:9/metrics?x=1");
+        assert_eq!(decoded(&basic.unwrap()), b"ad min:p@ss:w");
+    }
+
+    #[test]
+    fn credentials_that_are_not_utf8_leave_the_url_too() {
+        let url = url::Url::parse("http://ad%FFmin:pw@127.0.0.1:9/").unwrap();
+        let (url, basic) = split_credentials(url).unwrap();
+        assert_eq!(url.as_str(), "http://127.0.0.1:9/");
+        assert_eq!(decoded(&basic.unwrap()), b"ad\xffmin:pw");
+    }
+
+    #[test]
+    fn a_user_without_password_and_a_url_without_credentials() {
+        let (url, basic) = split_credentials(url::Url::parse("http://u@h/").unwrap()).unwrap();
+        assert_eq!(
+            (url.as_str(), decoded(&basic.unwrap())),
+            ("http://h/", b"u:".to_vec())
+        );
+        let (url, basic) = split_credentials(url::Url::parse("http://h:1/p").unwrap()).unwrap();
+        assert_eq!((url.as_str(), basic), ("http://h:1/p", None));
+    }
+
+    #[test]
+    fn a_bearer_token_replaces_the_url_credentials() {
+        let url = url::Url::parse("http://u:pw@h/").unwrap();
+        let (url, value) = authorize(url, Some("tok")).unwrap();
+        assert_eq!(url.as_str(), "http://h/");
+        let value = value.unwrap();
+        assert_eq!(value.to_str().unwrap(), "Bearer tok");
+        assert!(value.is_sensitive());
+        let (_, value) = authorize(url::Url::parse("http://u:pw@h/").unwrap(), None).unwrap();
+        assert!(value.unwrap().is_sensitive());
+    }
+
+    /// `/hop/N` redirects to `/hop/N-1`; `/hop/0` answers 200.
+    async fn redirect_chain() -> (url::Url, tokio::task::JoinHandle<()>) {
+        use axum::extract::Path;
+        use axum::http::{StatusCode, header};
+        use axum::response::IntoResponse;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+        let app = axum::Router::new().route(
+            "/hop/{n}",
+            axum::routing::get(|Path(n): Path<u32>| async move {
+                match n {
+                    0 => "arrived".into_response(),
+                    n => (
+                        StatusCode::MOVED_PERMANENTLY,
+                        [(header::LOCATION, format!("/hop/{}", n - 1))],
+                    )
+                        .into_response(),
+                }
+            }),
+        );
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        (base, server)
+    }
+
+    #[tokio::test]
+    async fn redirects_are_followed_up_to_the_limit_and_past_it_are_an_answer() {
+        let (base, server) = redirect_chain().await;
+        let client = ProbeClient::new(Duration::from_secs(5), 1 << 20);
+        let hops = u32::try_from(MAX_REDIRECTS).unwrap();
+        let reply = client
+            .get(base.join(&format!("hop/{hops}")).unwrap(), None)
+            .await
+            .unwrap();
+        assert_eq!(
+            (reply.status, reply.body.as_slice()),
+            (200, &b"arrived"[..])
+        );
+        let failure = client
+            .get(base.join(&format!("hop/{}", hops + 1)).unwrap(), None)
+            .await
+            .unwrap_err();
+        server.abort();
+        assert!(failure.answered, "{failure:?}");
+        assert_eq!(failure.asc, Asc::FAILED_PRECONDITION);
+        assert_eq!(
+            failure.reason,
+            format!("HTTP 301: more than {MAX_REDIRECTS} redirects")
+        );
+    }
 }

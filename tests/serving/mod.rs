@@ -5,13 +5,14 @@
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
+use socket2::{Domain, Socket, Type};
 
 use crate::support::{self, Scratch, agent_toml, refused_endpoint};
 
@@ -268,6 +269,36 @@ pub fn get(addr: &str, path: &str, auth: Option<(&str, &str)>, headers: &[(&str,
     parse_reply(&raw).unwrap_or_else(|| panic!("unparseable reply to {path}: {raw:?}"))
 }
 
+/// A GET over a fresh connection from `source` (any address of 127/8: loopback has them all,
+/// so one test can play several clients), with `authorization` sent as is when given.
+pub fn get_from(source: Ipv4Addr, addr: &str, path: &str, authorization: Option<&str>) -> Reply {
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    socket
+        .bind(&SocketAddr::from((source, 0)).into())
+        .unwrap_or_else(|e| panic!("cannot bind {source}: {e}"));
+    let server: SocketAddr = addr.parse().unwrap();
+    socket.connect(&server.into()).unwrap();
+    let mut stream: TcpStream = socket.into();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    if let Some(value) = authorization {
+        req.push_str(&format!("Authorization: {value}\r\n"));
+    }
+    req.push_str("\r\n");
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    parse_reply(&raw).unwrap_or_else(|| panic!("unparseable reply to {path}: {raw:?}"))
+}
+
+/// An `Authorization` value: `scheme base64(user:pass)`.
+pub fn basic(scheme: &str, user: &str, pass: &str) -> String {
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
+    format!("{scheme} {token}")
+}
+
 fn parse_reply(raw: &[u8]) -> Option<Reply> {
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&raw[..split]).ok()?;
@@ -354,6 +385,8 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
         let body = String::from_utf8_lossy(&reply.body);
         assert!(!body.contains("schema_version") && !body.contains("not for the web"));
     }
+    // Eight failures from one address: below the count after which `fleetdash serve` answers
+    // 429 (AuthLimits::DEFAULT.free_failures; nginx never does), so both servers answer 401.
     for path in ["/", wasm, "/api/status.json", "/api/snapshot.html"] {
         for (user, pass) in [(USER, "correct horse battery staple"), ("root", PASSWORD)] {
             let reply = get(addr, path, Some((user, pass)), &[]);

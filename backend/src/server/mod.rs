@@ -2,7 +2,8 @@
 //! without nginx (and for the demo). Same layout and the same headers as the production nginx
 //! config (`nginx/fleetdash.conf`): the page at `/`, the collector's output at `/api/`.
 //!
-//! - Every path needs the password; refusals (404) only come after it.
+//! - Every path needs the password; refusals (404) only come after it. Checking it never stalls
+//!   the server, and a client that keeps guessing is slowed down ([`auth`]).
 //! - From output_dir only `status.json` and `snapshot.html` are served; the writer's `.tmp-*`
 //!   files and anything else there are unreachable. Dotfiles of the page are refused too.
 //! - `index.html`, `status.json`, `snapshot.html`: `Cache-Control: no-cache` with an ETag, so a
@@ -12,17 +13,20 @@
 //!   `.gz` files when the build shipped them (nginx: `gzip_static`), else on the fly; the ETag
 //!   of a compressed answer is made weak (`W/"..."`), as nginx does.
 
+pub mod auth;
 mod htpasswd;
 
+pub use auth::{AuthLimits, Authenticator, Verdict};
 pub use htpasswd::Htpasswd;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, Version, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
@@ -33,7 +37,7 @@ use tower::ServiceExt;
 use tower_http::compression::CompressionLayer;
 use tower_http::services::{ServeDir, ServeFile};
 
-use crate::config::Config;
+use crate::config::{Config, ConfigError, ConfigErrors};
 use crate::write::{snapshot_html, status_json};
 
 pub const DEFAULT_LISTEN: SocketAddr =
@@ -69,23 +73,37 @@ const PLACEHOLDER_PAGE: &str = include_str!("../../../static/index.html");
 pub struct ServeOptions {
     pub output_dir: PathBuf,
     pub dist_dir: Option<PathBuf>,
-    pub htpasswd: Htpasswd,
+    /// The htpasswd's users, checked without stalling the server.
+    pub auth: Arc<Authenticator>,
     /// The realm shown in the browser's login prompt.
     pub realm: String,
 }
 
 impl ServeOptions {
-    pub fn from_config(config: &Config) -> Result<ServeOptions> {
-        let path = config.serve.htpasswd.as_ref().with_context(|| {
-            format!(
-                "{}: [serve] htpasswd is not set; serve never runs without auth (create one with `htpasswd -B -c FILE USER`)",
-                config.path.display()
+    /// The options `config` gives. A missing or unusable htpasswd is a configuration error like
+    /// any other (exit 2), naming the config's field or the htpasswd's own line.
+    pub fn from_config(config: &Config) -> Result<ServeOptions, ConfigErrors> {
+        let field_error = |message: String| {
+            ConfigErrors(vec![ConfigError {
+                file: config.path.clone(),
+                line: None,
+                field: "serve.htpasswd".into(),
+                message,
+            }])
+        };
+        let path = config.serve.htpasswd.as_ref().ok_or_else(|| {
+            field_error(
+                "not set; serve never runs without auth (create one with `htpasswd -B -c FILE USER`)"
+                    .into(),
             )
         })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| field_error(format!("cannot read {}: {e}", path.display())))?;
+        let htpasswd = Htpasswd::parse(path, &text).map_err(|e| ConfigErrors(vec![e]))?;
         Ok(ServeOptions {
             output_dir: config.output_dir.clone(),
             dist_dir: config.serve.dist_dir.clone(),
-            htpasswd: Htpasswd::load(path)?,
+            auth: Arc::new(Authenticator::new(htpasswd)),
             realm: "fleetdash".into(),
         })
     }
@@ -148,21 +166,13 @@ async fn page_file(files: ServeDir, request: Request) -> Response {
     }
 }
 
+/// The path as ServeDir reads it: the same crate, the same call (a path that does not decode to
+/// UTF-8 is one ServeDir refuses too).
 fn percent_decode(path: &str) -> Option<String> {
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .ok()
+        .map(|p| p.into_owned())
 }
 
 /// `Cache-Control` on what was served (and on its 304s), as nginx's `add_header` does.
@@ -220,21 +230,50 @@ async fn require_basic_auth(
     request: Request,
     next: Next,
 ) -> Response {
-    let authorised = request
+    // The peer address, when the server was started with it (`serve`); throttling is per address.
+    let client = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip());
+    let authorization = request
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| options.htpasswd.check(v));
-    if authorised {
-        return next.run(request).await;
+        .and_then(|v| v.to_str().ok());
+    match options.auth.check(client, authorization).await {
+        Verdict::Allowed => next.run(request).await,
+        Verdict::Refused => {
+            let challenge = format!("Basic realm=\"{}\", charset=\"UTF-8\"", options.realm);
+            (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, challenge)],
+                "401 Unauthorized\n",
+            )
+                .into_response()
+        }
+        Verdict::Throttled { retry_after } => {
+            tokio::time::sleep(options.auth.hold_for(retry_after)).await;
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, whole_seconds(retry_after))],
+                "429 Too Many Requests: too many failed logins from this address\n",
+            )
+                .into_response()
+        }
+        Verdict::Busy { retry_after } => {
+            tokio::time::sleep(options.auth.hold_for(retry_after)).await;
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, whole_seconds(retry_after))],
+                "503 Service Unavailable: too many logins being checked\n",
+            )
+                .into_response()
+        }
     }
-    let challenge = format!("Basic realm=\"{}\", charset=\"UTF-8\"", options.realm);
-    (
-        StatusCode::UNAUTHORIZED,
-        [(header::WWW_AUTHENTICATE, challenge)],
-        "401 Unauthorized\n",
-    )
-        .into_response()
+}
+
+/// Retry-After in whole seconds, rounded up (a client told 0 would retry at once).
+fn whole_seconds(wait: Duration) -> String {
+    wait.as_secs_f64().ceil().max(1.0).to_string()
 }
 
 pub async fn serve(
@@ -242,7 +281,8 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: CancellationToken,
 ) -> Result<()> {
-    axum::serve(listener, router(options))
+    let app = router(options).into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
         .context("the HTTP server failed")
@@ -291,7 +331,9 @@ mod tests {
             percent_decode("/%2egit/config").as_deref(),
             Some("/.git/config")
         );
-        assert_eq!(percent_decode("/a%2"), None);
+        assert_eq!(percent_decode("/%ff"), None);
+        // A broken escape stays as typed, as ServeDir reads it (it then finds no such file).
+        assert_eq!(percent_decode("/a%2").as_deref(), Some("/a%2"));
         assert_eq!(percent_decode("/plain").as_deref(), Some("/plain"));
     }
 }

@@ -1,8 +1,8 @@
 //! Liveness and the agent card: `GET <endpoint>/.well-known/agent-card.json` (spec §2.1).
 //!
-//! Any HTTP answer means the agent is up; refused or timed out means down. The card then gives
-//! `skills_count`, and an empty skills list is a failure of its own (spec §1.3: RED, never
-//! silently absent).
+//! Any HTTP answer means the agent is up, redirects included (a loop is up, its reason says so);
+//! refused or timed out means down. The card then gives `skills_count`, and an empty skills list
+//! is a failure of its own (spec §1.3: RED, never silently absent).
 
 use fleetdash_model::Asc;
 
@@ -98,5 +98,29 @@ mod tests {
         );
         let e = url::Url::parse("http://127.0.0.1:9").unwrap();
         assert_eq!(join(&e, "x.json").as_str(), "http://127.0.0.1:9/x.json");
+    }
+
+    /// A peer that answers every request with a redirect to itself is up (it answers HTTP),
+    /// but misconfigured: its status and the loop are the reason.
+    #[tokio::test]
+    async fn a_redirect_loop_is_up_and_says_so() {
+        use axum::http::{StatusCode, Uri, header};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint =
+            url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+        let app = axum::Router::new().fallback(|uri: Uri| async move {
+            (StatusCode::FOUND, [(header::LOCATION, uri.to_string())])
+        });
+        let server = tokio::spawn(async move { axum::serve(listener, app).await });
+        let client = ProbeClient::new(std::time::Duration::from_secs(5), 1 << 20);
+        let probe = probe(&client, &endpoint, None).await;
+        server.abort();
+        assert!(probe.up, "a peer that answers redirects is up: {probe:?}");
+        let failure = probe.card.unwrap_err();
+        assert_eq!(failure.asc, Asc::FAILED_PRECONDITION, "{failure:?}");
+        assert!(
+            failure.reason.contains("HTTP 302") && failure.reason.contains("redirect loop"),
+            "{failure:?}"
+        );
     }
 }

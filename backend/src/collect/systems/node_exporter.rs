@@ -53,8 +53,8 @@ impl FactSource for NodeExporterSource {
             Err(failure) => return HostFacts::unreachable(host, failure.context("node_exporter")),
         };
         if matches!(reply.status, 401 | 403) {
-            // node_exporter's web config (basic auth) refused us; reqwest sends the url's
-            // user:password, so that is where the fix goes.
+            // node_exporter's web config (basic auth) refused us; the url's user:password is
+            // what is sent (as a Basic header, see net::split_credentials), so the fix goes there.
             let failure = ProbeFailure::new(
                 Asc::PERMISSION_DENIED,
                 format!(

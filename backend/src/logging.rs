@@ -1,0 +1,112 @@
+//! The log: stderr, filtered by `FLEETDASH_LOG`, coloured only on a terminal, and every line
+//! through the redaction gate before it is written.
+//!
+//! A log line is an output like status.json. Other crates log too (reqwest and hyper print the
+//! addresses they connect to at debug and trace), so the gate guards the writer, not each call:
+//! secret shapes from the first line on, and the exact secrets of the config (peer tokens, URL
+//! passwords) once it is loaded ([`guard_config_secrets`]).
+
+use std::io::{IsTerminal, Write};
+use std::sync::{LazyLock, RwLock};
+
+use tracing_subscriber::fmt::MakeWriter;
+
+use crate::config::{Config, HostSource};
+use crate::redact::RedactionGate;
+
+static GATE: LazyLock<RwLock<RedactionGate>> =
+    LazyLock::new(|| RwLock::new(RedactionGate::default()));
+
+/// Installs the subscriber: `FLEETDASH_LOG` (any `tracing` filter, default `info`) to stderr.
+/// Colour codes only when stderr is a terminal: in a file, a pipe or the journal they are noise.
+pub fn init() {
+    tracing_subscriber::fmt()
+        .with_writer(GatedStderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FLEETDASH_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+}
+
+/// From now on the log also redacts the exact secrets `config` points at: the agents' tokens
+/// and the passwords in endpoint and node_exporter URLs.
+pub fn guard_config_secrets(config: &Config) {
+    let tokens = config.agents.iter().filter_map(|a| {
+        crate::collect::agents::read_token(a.token.as_ref())
+            .ok()
+            .flatten()
+    });
+    let host_urls = config.hosts.iter().filter_map(|h| match &h.source {
+        HostSource::NodeExporter { url } => Some(url),
+        _ => None,
+    });
+    let passwords = config
+        .agents
+        .iter()
+        .map(|a| &a.endpoint)
+        .chain(host_urls)
+        .filter_map(|u| u.password())
+        .map(str::to_string);
+    let gate = RedactionGate::new(tokens.chain(passwords));
+    *GATE
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = gate;
+}
+
+/// The text as the log may show it.
+pub fn redact(text: &str) -> String {
+    GATE.read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .redact_str(text)
+        .into_owned()
+}
+
+/// Hands the formatter a fresh buffer per event; the event reaches stderr, gated, when the
+/// buffer is dropped (one `write_all`, so lines from several threads never interleave).
+struct GatedStderr;
+
+impl<'a> MakeWriter<'a> for GatedStderr {
+    type Writer = GatedLine;
+
+    fn make_writer(&'a self) -> GatedLine {
+        GatedLine(Vec::new())
+    }
+}
+
+struct GatedLine(Vec<u8>);
+
+impl Write for GatedLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for GatedLine {
+    fn drop(&mut self) {
+        if self.0.is_empty() {
+            return;
+        }
+        let clean = redact(&String::from_utf8_lossy(&self.0));
+        // Nowhere to report a failed write to stderr.
+        let _ = std::io::stderr().lock().write_all(clean.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_with_credentials_in_a_url_is_redacted() {
+        let line = redact("starting new connection: http://admin:hunter2@127.0.0.1:9/\n");
+        assert!(!line.contains("hunter2"), "{line}");
+        assert!(line.ends_with('\n'));
+    }
+}

@@ -1,0 +1,457 @@
+//! Basic auth for `fleetdash serve` that a password-guessing storm cannot stall.
+//!
+//! bcrypt is slow on purpose (about 100 ms a verify at the usual costs). Run on the async
+//! workers, a burst of wrong passwords would hold every worker and every other request would
+//! wait behind it. So:
+//! - a verify runs on the blocking pool, a few at a time, with a bound on those admitted
+//!   (running or waiting); past it the answer is 503 with Retry-After, at no cost: a storm cannot
+//!   queue unbounded work;
+//! - a credential that verified is remembered for a while as an HMAC-SHA256 of it under a key
+//!   drawn at start (never the password, nor anything that outlives the process), a bounded
+//!   number of them: the page's polls cost no bcrypt;
+//! - a client address that keeps failing is slowed down: after a few free failures it gets 429
+//!   with Retry-After, without any bcrypt, for a backoff that doubles with each further failure,
+//!   up to a cap; a quiet spell forgets it. A bounded number of addresses is tracked. Other
+//!   addresses are unaffected, and so is a remembered credential from the same address (a shared
+//!   NAT), which is checked first.
+//!
+//! A 429 or 503 is held a moment before it is sent, so that a client retrying in a tight loop
+//! cannot turn cheap refusals into a flood of its own.
+//!
+//! Every bound is a field of [`AuthLimits`], with its value and reason in [`AuthLimits::DEFAULT`].
+//!
+//! The `Basic` scheme name is matched case-insensitively (RFC 7617, RFC 9110 §11.1).
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use lru::LruCache;
+use ring::hmac;
+use tokio::sync::Semaphore;
+
+use super::htpasswd::Htpasswd;
+
+/// The bounds of the authenticator. Production uses [`AuthLimits::DEFAULT`]; tests shorten or
+/// lengthen them to observe behaviour without racing a clock.
+#[derive(Debug, Clone)]
+pub struct AuthLimits {
+    /// bcrypt verifies running at once, on the blocking pool.
+    pub verify_slots: usize,
+    /// Verifies admitted at once (running or waiting for a slot); more are answered 503 at once.
+    pub max_pending_verifies: usize,
+    /// What a client that finds the verify queue full is told to wait.
+    pub busy_retry_after: Duration,
+    /// How long a verified credential is taken without a new bcrypt.
+    pub verified_ttl: Duration,
+    /// Verified credentials remembered at once (least recently used dropped first).
+    pub verified_capacity: usize,
+    /// Failed logins an address may make before it is slowed down.
+    pub free_failures: u32,
+    /// The first backoff after the free failures; each further failure doubles it.
+    pub backoff_base: Duration,
+    /// The longest backoff.
+    pub backoff_max: Duration,
+    /// An address without a failure for this long starts afresh.
+    pub failure_memory: Duration,
+    /// Addresses whose failures are tracked at once (least recently failing dropped first).
+    pub tracked_clients: usize,
+    /// How long a 429 or 503 is held before it is sent (never longer than its Retry-After): a
+    /// client that retries at once then costs one cheap answer per hold, not thousands a
+    /// second, and holding costs only a sleeping task.
+    pub hold_refusal: Duration,
+}
+
+impl AuthLimits {
+    pub const DEFAULT: AuthLimits = AuthLimits {
+        // Two cores is the small host this runs on: bcrypt never takes more.
+        verify_slots: 2,
+        max_pending_verifies: 32,
+        busy_retry_after: Duration::from_secs(1),
+        // The page polls every 30 s: one bcrypt per quarter hour per logged-in browser.
+        verified_ttl: Duration::from_secs(15 * 60),
+        verified_capacity: 64,
+        // Room for typos and a few reloads with a stale saved password (fail2ban's default is
+        // 5 in 10 min, for sshd, which has no backoff after it).
+        free_failures: 10,
+        backoff_base: Duration::from_secs(1),
+        backoff_max: Duration::from_secs(5 * 60),
+        failure_memory: Duration::from_secs(15 * 60),
+        tracked_clients: 4096,
+        hold_refusal: Duration::from_secs(1),
+    };
+
+    /// The backoff after `over` failures beyond the free ones (0 = the first).
+    fn backoff(&self, over: u32) -> Duration {
+        self.backoff_base
+            .checked_mul(1u32.checked_shl(over).unwrap_or(u32::MAX))
+            .map_or(self.backoff_max, |d| d.min(self.backoff_max))
+    }
+}
+
+/// What to answer a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Allowed,
+    /// 401 with the Basic challenge: no, wrong or malformed credentials.
+    Refused,
+    /// 429: this address failed too often; no bcrypt ran.
+    Throttled {
+        retry_after: Duration,
+    },
+    /// 503: too many verifies pending; no bcrypt ran.
+    Busy {
+        retry_after: Duration,
+    },
+}
+
+struct Failures {
+    count: u32,
+    last: Instant,
+    blocked_until: Option<Instant>,
+}
+
+pub struct Authenticator {
+    limits: AuthLimits,
+    htpasswd: Htpasswd,
+    key: hmac::Key,
+    verified: Mutex<LruCache<CredentialTag, Instant>>,
+    failures: Mutex<LruCache<IpAddr, Failures>>,
+    admitted: Semaphore,
+    running: Arc<Semaphore>,
+    bcrypt_runs: AtomicU64,
+}
+
+/// An HMAC-SHA256 of `user:password`: what is remembered of a verified credential.
+type CredentialTag = [u8; 32];
+
+/// Requests without a known peer address (a router driven in-process) share this one.
+const UNKNOWN_CLIENT: IpAddr = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
+
+impl Authenticator {
+    pub fn new(htpasswd: Htpasswd) -> Authenticator {
+        Authenticator::with_limits(htpasswd, AuthLimits::DEFAULT)
+    }
+
+    pub fn with_limits(htpasswd: Htpasswd, limits: AuthLimits) -> Authenticator {
+        let rng = ring::rand::SystemRandom::new();
+        Authenticator {
+            htpasswd,
+            key: hmac::Key::generate(hmac::HMAC_SHA256, &rng)
+                .expect("the system's random source works"),
+            verified: Mutex::new(LruCache::new(nonzero(limits.verified_capacity))),
+            failures: Mutex::new(LruCache::new(nonzero(limits.tracked_clients))),
+            admitted: Semaphore::new(limits.max_pending_verifies),
+            running: Arc::new(Semaphore::new(limits.verify_slots.max(1))),
+            bcrypt_runs: AtomicU64::new(0),
+            limits,
+        }
+    }
+
+    /// How long to hold a 429 or 503 whose Retry-After is `retry_after`.
+    pub fn hold_for(&self, retry_after: Duration) -> Duration {
+        self.limits.hold_refusal.min(retry_after)
+    }
+
+    /// How many bcrypt verifies ran since start (remembered credentials and throttled clients
+    /// cost none).
+    pub fn bcrypt_runs(&self) -> u64 {
+        self.bcrypt_runs.load(Ordering::Relaxed)
+    }
+
+    /// Judges one request's `Authorization` header value from `client`.
+    pub async fn check(&self, client: Option<IpAddr>, authorization: Option<&str>) -> Verdict {
+        let Some((user, password)) = authorization.and_then(basic_credentials) else {
+            return Verdict::Refused;
+        };
+        let client = client.unwrap_or(UNKNOWN_CLIENT);
+        let now = Instant::now();
+        let tag = self.tag(&user, &password);
+        if self.remembered(&tag, now) {
+            return Verdict::Allowed;
+        }
+        if let Some(retry_after) = self.blocked(client, now) {
+            return Verdict::Throttled { retry_after };
+        }
+        let Some(hash) = self.htpasswd.hash_of(&user) else {
+            self.failed(client);
+            return Verdict::Refused;
+        };
+        let Ok(_admission) = self.admitted.try_acquire() else {
+            return Verdict::Busy {
+                retry_after: self.limits.busy_retry_after,
+            };
+        };
+        let Ok(slot) = self.running.clone().acquire_owned().await else {
+            return Verdict::Busy {
+                retry_after: self.limits.busy_retry_after,
+            };
+        };
+        self.bcrypt_runs.fetch_add(1, Ordering::Relaxed);
+        let hash = hash.to_string();
+        let verified = tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            bcrypt::verify(&password, &hash).unwrap_or(false)
+        })
+        .await
+        .unwrap_or(false);
+        if verified {
+            self.remember(tag);
+            self.forgive(client);
+            Verdict::Allowed
+        } else {
+            self.failed(client);
+            Verdict::Refused
+        }
+    }
+
+    fn tag(&self, user: &str, password: &[u8]) -> CredentialTag {
+        let mut ctx = hmac::Context::with_key(&self.key);
+        // The user name holds no ':' (RFC 7617), so user ':' password is unambiguous.
+        ctx.update(user.as_bytes());
+        ctx.update(b":");
+        ctx.update(password);
+        ctx.sign()
+            .as_ref()
+            .try_into()
+            .expect("HMAC-SHA256 is 32 bytes")
+    }
+
+    fn remembered(&self, tag: &CredentialTag, now: Instant) -> bool {
+        let mut verified = lock(&self.verified);
+        match verified.get(tag) {
+            Some(until) if *until > now => true,
+            Some(_) => {
+                verified.pop(tag);
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn remember(&self, tag: CredentialTag) {
+        lock(&self.verified).put(tag, Instant::now() + self.limits.verified_ttl);
+    }
+
+    fn blocked(&self, client: IpAddr, now: Instant) -> Option<Duration> {
+        let failures = lock(&self.failures);
+        let record = failures.peek(&client)?;
+        record
+            .blocked_until
+            .filter(|until| *until > now)
+            .map(|until| until - now)
+    }
+
+    fn failed(&self, client: IpAddr) {
+        let now = Instant::now();
+        let mut failures = lock(&self.failures);
+        let record = failures.get_or_insert_mut(client, || Failures {
+            count: 0,
+            last: now,
+            blocked_until: None,
+        });
+        if now.duration_since(record.last) > self.limits.failure_memory {
+            record.count = 0;
+            record.blocked_until = None;
+        }
+        record.count = record.count.saturating_add(1);
+        record.last = now;
+        if let Some(over) = record.count.checked_sub(self.limits.free_failures + 1) {
+            record.blocked_until = Some(now + self.limits.backoff(over));
+        }
+    }
+
+    fn forgive(&self, client: IpAddr) {
+        lock(&self.failures).pop(&client);
+    }
+}
+
+/// `user` and the password bytes of a `Basic` credential, any case of the scheme name.
+pub fn basic_credentials(header: &str) -> Option<(String, Vec<u8>)> {
+    let (scheme, encoded) = header.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    let colon = decoded.iter().position(|&b| b == b':')?;
+    let user = String::from_utf8(decoded[..colon].to_vec()).ok()?;
+    Some((user, decoded[colon + 1..].to_vec()))
+}
+
+fn nonzero(n: usize) -> NonZeroUsize {
+    NonZeroUsize::new(n).expect("a capacity above zero")
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding the lock leaves a cache, not an invariant: keep using it.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    const LOCAL: Option<IpAddr> = Some(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    const GUESSER: Option<IpAddr> = Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)));
+    /// Long enough that no test outlives a block it set.
+    const LONG: Duration = Duration::from_secs(3600);
+
+    fn header(scheme: &str, user: &str, pass: &str) -> String {
+        format!(
+            "{scheme} {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"))
+        )
+    }
+
+    fn authenticator(limits: AuthLimits) -> Authenticator {
+        let young = bcrypt::hash("s3cret", 4).unwrap();
+        let other = bcrypt::hash("other pass", 4).unwrap();
+        let text = format!("young:{young}\nother:{other}\n");
+        Authenticator::with_limits(Htpasswd::parse(Path::new("h"), &text).unwrap(), limits)
+    }
+
+    fn patient() -> AuthLimits {
+        AuthLimits {
+            backoff_base: LONG,
+            backoff_max: LONG,
+            ..AuthLimits::DEFAULT
+        }
+    }
+
+    #[test]
+    fn the_basic_scheme_name_is_case_insensitive() {
+        for scheme in ["Basic", "basic", "BASIC", "bAsIc"] {
+            assert_eq!(
+                basic_credentials(&header(scheme, "young", "pw")),
+                Some(("young".to_string(), b"pw".to_vec())),
+                "{scheme}"
+            );
+        }
+        assert_eq!(basic_credentials(&header("Bearer", "young", "pw")), None);
+        assert_eq!(basic_credentials("Basic"), None);
+        assert_eq!(basic_credentials("Basic !!!"), None);
+        // No colon: no password at all, not an empty one.
+        let no_colon = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode("young")
+        );
+        assert_eq!(basic_credentials(&no_colon), None);
+    }
+
+    #[tokio::test]
+    async fn the_right_password_only_and_a_remembered_one_runs_no_bcrypt() {
+        let auth = authenticator(AuthLimits::DEFAULT);
+        let good = header("Basic", "young", "s3cret");
+        assert_eq!(auth.check(LOCAL, Some(&good)).await, Verdict::Allowed);
+        assert_eq!(auth.bcrypt_runs(), 1);
+        for scheme in ["Basic", "basic", "BASIC"] {
+            let same = header(scheme, "young", "s3cret");
+            assert_eq!(auth.check(GUESSER, Some(&same)).await, Verdict::Allowed);
+        }
+        assert_eq!(auth.bcrypt_runs(), 1, "remembered: no bcrypt");
+        let wrong = header("Basic", "young", "wrong");
+        assert_eq!(auth.check(LOCAL, Some(&wrong)).await, Verdict::Refused);
+        assert_eq!(auth.bcrypt_runs(), 2, "a wrong password is verified");
+        let unknown = header("Basic", "nobody", "s3cret");
+        assert_eq!(auth.check(LOCAL, Some(&unknown)).await, Verdict::Refused);
+        assert_eq!(auth.check(LOCAL, None).await, Verdict::Refused);
+        assert_eq!(auth.check(LOCAL, Some("Bearer x")).await, Verdict::Refused);
+        assert_eq!(auth.bcrypt_runs(), 2, "no such user: no bcrypt");
+    }
+
+    #[tokio::test]
+    async fn a_remembered_credential_expires() {
+        let auth = authenticator(AuthLimits {
+            verified_ttl: Duration::ZERO,
+            ..AuthLimits::DEFAULT
+        });
+        let good = header("Basic", "young", "s3cret");
+        assert_eq!(auth.check(LOCAL, Some(&good)).await, Verdict::Allowed);
+        assert_eq!(auth.check(LOCAL, Some(&good)).await, Verdict::Allowed);
+        assert_eq!(auth.bcrypt_runs(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_client_that_keeps_failing_is_throttled_and_no_one_else_is() {
+        let auth = authenticator(patient());
+        let good = header("Basic", "young", "s3cret");
+        assert_eq!(auth.check(LOCAL, Some(&good)).await, Verdict::Allowed);
+        let wrong = header("basic", "young", "guess");
+        for i in 0..=AuthLimits::DEFAULT.free_failures {
+            assert_eq!(
+                auth.check(GUESSER, Some(&wrong)).await,
+                Verdict::Refused,
+                "failure {i}"
+            );
+        }
+        let runs = auth.bcrypt_runs();
+        let Verdict::Throttled { retry_after } = auth.check(GUESSER, Some(&wrong)).await else {
+            panic!("the guesser must be throttled");
+        };
+        assert!(retry_after > Duration::ZERO && retry_after <= LONG);
+        // Throttled before bcrypt, even with a right password not yet remembered...
+        let other = header("Basic", "other", "other pass");
+        assert!(matches!(
+            auth.check(GUESSER, Some(&other)).await,
+            Verdict::Throttled { .. }
+        ));
+        assert_eq!(
+            auth.bcrypt_runs(),
+            runs,
+            "a throttled client costs no bcrypt"
+        );
+        // ...but a remembered credential still passes (a NAT shared with the guesser).
+        assert_eq!(auth.check(GUESSER, Some(&good)).await, Verdict::Allowed);
+        // Another address is not affected, new credentials included.
+        let elsewhere = Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3)));
+        assert_eq!(auth.check(elsewhere, Some(&other)).await, Verdict::Allowed);
+        assert_eq!(auth.bcrypt_runs(), runs + 1);
+    }
+
+    #[test]
+    fn the_backoff_doubles_up_to_its_cap() {
+        let limits = AuthLimits::DEFAULT;
+        assert_eq!(limits.backoff(0), limits.backoff_base);
+        assert_eq!(limits.backoff(1), limits.backoff_base * 2);
+        assert_eq!(limits.backoff(3), limits.backoff_base * 8);
+        assert_eq!(limits.backoff(40), limits.backoff_max);
+        assert!((0..64).all(|n| limits.backoff(n) <= limits.backoff_max));
+    }
+
+    #[test]
+    fn a_refusal_is_held_no_longer_than_its_retry_after() {
+        let auth = authenticator(AuthLimits::DEFAULT);
+        let hold = AuthLimits::DEFAULT.hold_refusal;
+        assert_eq!(auth.hold_for(hold * 10), hold);
+        assert_eq!(auth.hold_for(hold / 2), hold / 2);
+    }
+
+    #[tokio::test]
+    async fn at_most_the_pending_bound_of_verifies_is_admitted() {
+        let limits = AuthLimits::DEFAULT;
+        let auth = authenticator(limits.clone());
+        // Hold every admission, as a storm's pending verifies would.
+        let held: Vec<_> = (0..limits.max_pending_verifies)
+            .map(|_| auth.admitted.try_acquire().unwrap())
+            .collect();
+        let wrong = header("Basic", "young", "guess");
+        assert_eq!(
+            auth.check(GUESSER, Some(&wrong)).await,
+            Verdict::Busy {
+                retry_after: limits.busy_retry_after
+            }
+        );
+        assert_eq!(auth.bcrypt_runs(), 0);
+        drop(held);
+        assert_eq!(auth.check(GUESSER, Some(&wrong)).await, Verdict::Refused);
+    }
+}
