@@ -140,7 +140,7 @@ impl Exporter {
             port,
             _dir: dir,
         };
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + support::HANG_BUDGET;
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
                 Instant::now() < deadline,

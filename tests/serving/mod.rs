@@ -252,7 +252,7 @@ impl Reply {
 pub fn get(addr: &str, path: &str, auth: Option<(&str, &str)>, headers: &[(&str, &str)]) -> Reply {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
+        .set_read_timeout(Some(support::HANG_BUDGET))
         .unwrap();
     let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     if let Some((u, p)) = auth {
@@ -609,7 +609,7 @@ impl Nginx {
                 .stderr(Stdio::piped())
                 .spawn()
                 .unwrap();
-            let deadline = Instant::now() + Duration::from_secs(10);
+            let deadline = Instant::now() + support::HANG_BUDGET;
             loop {
                 if let Some(status) = child.try_wait().unwrap() {
                     let mut stderr = String::new();
@@ -674,7 +674,7 @@ impl Drop for Nginx {
         unsafe {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGQUIT);
         }
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + support::HANG_BUDGET;
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return;
@@ -720,7 +720,7 @@ impl Drop for FleetdashServe {
         unsafe {
             libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
         }
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + support::HANG_BUDGET;
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return;
