@@ -251,9 +251,7 @@ impl Reply {
 /// extra headers. Raw on purpose: nothing between the test and the server rewrites anything.
 pub fn get(addr: &str, path: &str, auth: Option<(&str, &str)>, headers: &[(&str, &str)]) -> Reply {
     let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(support::HANG_BUDGET))
-        .unwrap();
+    stream.set_read_timeout(Some(support::HANG_BUDGET)).unwrap();
     let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     if let Some((u, p)) = auth {
         let token = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
