@@ -29,7 +29,7 @@ use fleetdash::config::{
 };
 use fleetdash::net::{ProbeClient, ProbeFailure};
 use fleetdash_model::{Asc, Band, CronState, Probe, System};
-use support::procs::{ProcInfo, processes};
+use support::procs::{ProcInfo, proc_info, processes};
 use support::{assert_success, git};
 
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
@@ -1351,65 +1351,53 @@ async fn the_systems_pass_is_bounded_by_probe_concurrency() {
 #[tokio::test]
 async fn a_timeout_kills_the_commands_whole_process_group() {
     use fleetdash::collect::systems::command::run_argv;
-    let argv: Vec<String> = ["sh", "-c", "sleep 173 & sleep 173"]
-        .map(String::from)
-        .to_vec();
-    // Long enough for a loaded machine to start both sleeps before the deadline kills them.
-    let timeout = Duration::from_secs(3);
-    let started = Instant::now();
-    let run = tokio::spawn(async move { run_argv(&argv, timeout).await });
+    // The shell records, as it starts them, its own pid and each sleep's pid and process group
+    // (/proc/PID/stat field 5): nothing here races the deadline by watching from outside.
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("group");
+    let script = format!(
+        "echo shell $$ > '{f}'; \
+         sleep 173 & echo sleep $! $(cut -d' ' -f5 /proc/$!/stat) >> '{f}'; \
+         sleep 173 & echo sleep $! $(cut -d' ' -f5 /proc/$!/stat) >> '{f}'; wait",
+        f = record.display()
+    );
+    let argv: Vec<String> = vec!["sh".into(), "-c".into(), script];
+    // Room for a loaded machine to start both sleeps before the deadline kills them.
+    let timeout = Duration::from_secs(5);
+    let err = run_argv(&argv, timeout).await.unwrap_err();
+    assert_eq!(err.asc, Asc::TIMEOUT, "{err:?}");
+    assert!(err.reason.contains("no answer within 5s"), "{}", err.reason);
 
-    // Both sleeps, children of the shell this test process started.
-    let me = std::process::id();
-    let shells: Vec<u32> = loop {
-        let shells: Vec<u32> = processes()
-            .into_iter()
-            .filter(|p| p.ppid == me && p.argv.first().is_some_and(|a| a == "sh"))
-            .map(|p| p.pid)
-            .collect();
-        if !shells.is_empty()
-            && sleeps("173")
-                .iter()
-                .filter(|s| shells.contains(&s.ppid))
-                .count()
-                == 2
-        {
-            break shells;
-        }
-        assert!(started.elapsed() < timeout, "the two sleeps never started");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
-    let ours: Vec<ProcInfo> = sleeps("173")
-        .into_iter()
-        .filter(|s| shells.contains(&s.ppid))
+    let lines: Vec<Vec<u32>> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(' ').skip(1).map(|n| n.parse().unwrap()).collect())
         .collect();
-    let group = ours[0].pgid;
-    assert!(ours.iter().all(|s| s.pgid == group), "{ours:?}");
+    assert_eq!(
+        lines.len(),
+        3,
+        "the shell and both sleeps started: {lines:?}"
+    );
+    let shell = lines[0][0];
+    let sleeps_started: Vec<(u32, u32)> = lines[1..].iter().map(|l| (l[0], l[1])).collect();
+    for &(_, group) in &sleeps_started {
+        assert_eq!(group, shell, "the shell leads the sleeps' process group");
+    }
     assert_ne!(
-        group,
+        shell,
         own_pgid(),
         "the command runs in a process group of its own"
     );
-    assert_eq!(group, ours[0].ppid, "the shell leads the group");
-
-    let err = run.await.unwrap().unwrap_err();
-    assert_eq!(err.asc, Asc::TIMEOUT, "{err:?}");
-    assert!(err.reason.contains("no answer within 3s"), "{}", err.reason);
     // SIGKILL is delivered at once; give the kernel a moment to tear the processes down.
     let deadline = Instant::now() + support::HANG_BUDGET;
-    loop {
-        let left: Vec<ProcInfo> = sleeps("173")
-            .into_iter()
-            .filter(|s| s.pgid == group)
-            .collect();
-        if left.is_empty() {
-            break;
+    for (pid, _) in sleeps_started {
+        while proc_info(pid).is_some_and(|p| p.argv == ["sleep", "173"]) {
+            assert!(
+                Instant::now() < deadline,
+                "sleep {pid} was left behind after the timeout"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        assert!(
-            Instant::now() < deadline,
-            "left behind after the timeout: {left:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Dialect;
 // Peer text is data, not layout: the crate's one sanitiser flattens, redacts and cuts it.
-use crate::text::clean as short;
+use crate::text::clean;
 
 /// A concrete dialect: what `auto` resolves to, one attempt at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -156,7 +156,7 @@ pub fn card_facts(card: &Value) -> Result<CardFacts, String> {
         .and_then(|i| i.iter().find_map(|i| i.get("protocolVersion")?.as_str()));
     let protocol_version = from_interfaces
         .or_else(|| obj.get("protocolVersion")?.as_str())
-        .map(|v| short(v, 16));
+        .map(|v| clean(v, 16));
     Ok(CardFacts {
         skills_count: u32::try_from(skills_count).unwrap_or(u32::MAX),
         protocol_version,

@@ -93,15 +93,40 @@ impl Drop for GatedLine {
         if self.0.is_empty() {
             return;
         }
-        let clean = redact(&String::from_utf8_lossy(&self.0));
+        let clean = gated_line(&String::from_utf8_lossy(&self.0));
         // Nowhere to report a failed write to stderr.
         let _ = std::io::stderr().lock().write_all(clean.as_bytes());
     }
 }
 
+/// A formatted line as the log may show it. On a terminal the formatter has put colour codes
+/// between a field's name and its value (`\x1b[3mpassword\x1b[0m\x1b[2m=\x1b[0m...`), which would
+/// hide a `password=...` shape from the gate: the gate judges the line without them, and a line
+/// that needs redacting loses its colours.
+fn gated_line(line: &str) -> String {
+    static COLOUR: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new("\x1b\\[[0-9;]*m").expect("valid"));
+    if !line.contains('\x1b') {
+        return redact(line);
+    }
+    let plain = COLOUR.replace_all(line, "");
+    let gated = redact(&plain);
+    if gated == plain { redact(line) } else { gated }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colour_codes_cannot_hide_a_secret_from_the_gate() {
+        let coloured = "\x1b[3mpassword\x1b[0m\x1b[2m=\x1b[0mhunter2hunter2 \x1b[2mdone\x1b[0m\n";
+        let line = gated_line(coloured);
+        assert!(!line.contains("hunter2"), "{line:?}");
+        // A line with nothing to hide keeps its colours.
+        let plain = "\x1b[2mcollected\x1b[0m section=agents\n";
+        assert_eq!(gated_line(plain), plain);
+    }
 
     #[test]
     fn a_line_with_credentials_in_a_url_is_redacted() {

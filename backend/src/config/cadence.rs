@@ -129,17 +129,11 @@ impl Cadences {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::Config;
+    use crate::config::{Config, config_beside_fleet_rules};
 
     #[test]
     fn a_cadence_not_shorter_than_the_staleness_limit_is_refused_with_its_line() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("rules.yaml"),
-            include_str!("../../../config/rules.yaml"),
-        )
-        .unwrap();
-        let path = dir.path().join("f.toml");
+        let (_dir, path) = config_beside_fleet_rules("");
         let config = |tunnels: &str| {
             format!(
                 "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\
@@ -161,13 +155,7 @@ mod tests {
 
     #[test]
     fn a_cadence_error_points_at_the_cadence_even_when_its_key_is_used_elsewhere_first() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("rules.yaml"),
-            include_str!("../../../config/rules.yaml"),
-        )
-        .unwrap();
-        let path = dir.path().join("f.toml");
+        let (_dir, path) = config_beside_fleet_rules("");
         // `tunnels = ...` on line 6 is the host's; the cadence is on line 9.
         std::fs::write(
             &path,
@@ -185,13 +173,7 @@ mod tests {
 
     #[test]
     fn a_cadence_is_checked_when_every_entry_it_serves_is_wrong() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("rules.yaml"),
-            include_str!("../../../config/rules.yaml"),
-        )
-        .unwrap();
-        let path = dir.path().join("f.toml");
+        let (_dir, path) = config_beside_fleet_rules("");
         std::fs::write(
             &path,
             "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\

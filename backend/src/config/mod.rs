@@ -37,9 +37,9 @@ pub use hosts::{
     CronConfig, CronEvidence, HostConfig, HostSource, SshTarget, TunnelConfig, VaultParityConfig,
 };
 pub use probe::ProbeLimits;
-#[cfg(test)]
-pub(crate) use rules::fleet_rules;
 pub use rules::{Rule, Rules};
+#[cfg(test)]
+pub(crate) use rules::{config_beside_fleet_rules, fleet_rules};
 pub use serve::ServeConfig;
 pub use validator::{is_plain_name, resolve_path};
 
@@ -394,8 +394,8 @@ source = "telnet"
                  snapshot.stale_after_seconds): the section would be reported stale between passes"
             ),
             format!(
-                "{f}:9: probe.timeout: expected a duration such as \"2m\" or \"30s\", not \
-                 \"soon\" (expected number at 0)"
+                "{f}:9: probe.timeout: expected a duration such as \"2m\" or \"30s\" \
+                 (expected number at 0)"
             ),
             format!("{f}:13: agents[0].endpont: unknown key `endpont`, did you mean `endpoint`?"),
             format!(

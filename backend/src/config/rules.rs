@@ -314,6 +314,21 @@ pub(crate) fn fleet_rules() -> RulesView {
     .view()
 }
 
+/// A folder holding the shipped rules file as `rules.yaml` beside `f.toml` with `text`, for
+/// tests that load a whole config.
+#[cfg(test)]
+pub(crate) fn config_beside_fleet_rules(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    std::fs::write(
+        dir.path().join("rules.yaml"),
+        include_str!("../../../config/rules.yaml"),
+    )
+    .expect("rules.yaml written");
+    let path = dir.path().join("f.toml");
+    std::fs::write(&path, text).expect("f.toml written");
+    (dir, path)
+}
+
 #[derive(Deserialize)]
 struct RawGroup {
     source: Option<String>,

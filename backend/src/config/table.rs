@@ -463,9 +463,10 @@ mod tests {
         let secret = "sk-live-0123456789abcdef0123456789abcdef";
         let errors = errors_of(&format!(
             "[[agents]]\nname = \"a\"\nendpoint = \"http://127.0.0.1:1\"\ntoken = \"{secret}\"\n\
-             [probe]\nconcurrency = \"{secret}\"\n"
+             [probe]\nconcurrency = \"{secret}\"\ntimeout = \"{secret}\"\n\
+             command_timeout = \"2{secret}\"\n"
         ));
-        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert_eq!(errors.len(), 4, "{errors:#?}");
         assert!(errors.iter().all(|e| !e.contains(secret)), "{errors:#?}");
     }
 }

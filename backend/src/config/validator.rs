@@ -105,7 +105,7 @@ impl<'a> Validator<'a> {
                 self.error(
                     s,
                     field,
-                    format!("expected {DURATION}, not {:?} ({e})", s.get_ref()),
+                    format!("expected {DURATION} ({})", duration_mistake(&e)),
                 );
                 default
             }
@@ -142,4 +142,17 @@ pub fn is_plain_name(s: &str) -> bool {
         && !s.starts_with(['.', '-'])
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@' | ':'))
+}
+
+/// What is wrong with a duration, by position only: the value itself is never repeated (it may
+/// be a secret pasted under the wrong key), nor humantime's own words, which quote a unit.
+fn duration_mistake(e: &humantime::DurationError) -> String {
+    use humantime::DurationError as E;
+    match e {
+        E::InvalidCharacter(at) => format!("invalid character at {at}"),
+        E::NumberExpected(at) => format!("expected number at {at}"),
+        E::UnknownUnit { start, .. } => format!("unknown unit at {start}"),
+        E::NumberOverflow => "number too large".to_string(),
+        E::Empty => "empty".to_string(),
+    }
 }
