@@ -78,10 +78,7 @@ impl LiveTaskStore {
             .with_context(|| format!("cannot open lock file {}", self.lock_path.display()))?;
         lock.lock()
             .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
-        let read = match std::fs::read(&self.path) {
-            Ok(bytes) => registry::parse(&self.path, &bytes),
-            Err(_) => Registry::default(),
-        };
+        let read = registry::read_file(&self.path);
         let mut registry = read.clone();
         // A file from before ids were checked may hold secret-shaped ones: never again.
         registry.purge(&self.gate);

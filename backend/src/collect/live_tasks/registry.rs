@@ -92,11 +92,15 @@ pub struct Mention {
     pub id: String,
 }
 
-/// The registry as last written, for reading only.
+/// The registry in `state_dir` as last written, for reading only.
 pub fn read(state_dir: &Path) -> Registry {
-    let path = state_dir.join(FILE_NAME);
-    match std::fs::read(&path) {
-        Ok(bytes) => parse(&path, &bytes),
+    read_file(&state_dir.join(FILE_NAME))
+}
+
+/// The registry file at `path`: the poll's read and the write side's read under its lock.
+pub fn read_file(path: &Path) -> Registry {
+    match std::fs::read(path) {
+        Ok(bytes) => parse(path, &bytes),
         Err(_) => Registry::default(),
     }
 }
