@@ -66,6 +66,8 @@ pub fn judge_registry(
 }
 
 /// Says that `agent` mentioned task ids that look like secrets and that they are not tracked.
+/// An untracked id has no progress to measure: its `age_s` is the time since the last mention
+/// (docs/status-json.md says so).
 fn withheld_row(agent: &str, withheld: &Withheld, now: DateTime<Utc>) -> LiveTask {
     let n = withheld.ids;
     let (ids, were) = if n == 1 {
