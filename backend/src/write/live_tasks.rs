@@ -53,6 +53,10 @@ impl LiveTaskStore {
     /// Records what the poll's peers answered, judges every known task at `now`, appends one
     /// escalation per newly stuck task, and returns the rows.
     pub fn record(&self, poll: &Poll, now: DateTime<Utc>) -> Result<Vec<LiveTask>> {
+        // Judged without answers, every task would look silent: the pass is the poll's error.
+        if let Some(why) = &poll.unread_registry {
+            anyhow::bail!("{why}");
+        }
         self.update(|registry| {
             let judged = judge::judge_registry(registry, &poll.answers, &self.rules, now);
             for row in &judged.newly_stuck {
@@ -68,7 +72,7 @@ impl LiveTaskStore {
     }
 
     /// Runs `change` on the registry under the lock and saves the result, through the gate,
-    /// if it changed.
+    /// if it changed. A registry that cannot be read is an error, and is not written over.
     fn update<T>(&self, change: impl FnOnce(&mut Registry) -> T) -> Result<T> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)
@@ -78,7 +82,7 @@ impl LiveTaskStore {
             .with_context(|| format!("cannot open lock file {}", self.lock_path.display()))?;
         lock.lock()
             .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
-        let read = registry::read_file(&self.path);
+        let read = registry::read_file(&self.path)?;
         let mut registry = read.clone();
         // A file from before ids were checked may hold secret-shaped ones: never again.
         registry.purge(&self.gate);

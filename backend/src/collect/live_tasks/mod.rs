@@ -51,6 +51,9 @@ const TASK_NOT_FOUND: i64 = -32001;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Poll {
     pub answers: Answers,
+    /// Why the registry could not be read, if it could not: nothing was polled, and the pass
+    /// must say so rather than report no tasks.
+    pub unread_registry: Option<String>,
 }
 
 pub struct LiveTasksCollector {
@@ -133,9 +136,12 @@ impl LiveTasksCollector {
     pub async fn poll_all(&self) -> Poll {
         // A read without the registry's lock: the file is replaced whole, never torn.
         let state_dir = self.state_dir.clone();
-        let known = tokio::task::spawn_blocking(move || registry::read(&state_dir).tasks)
-            .await
-            .unwrap_or_default();
+        let read = tokio::task::spawn_blocking(move || registry::read(&state_dir)).await;
+        let known = match read {
+            Ok(Ok(registry)) => registry.tasks,
+            Ok(Err(e)) => return Poll::unread(format!("{e:#}")),
+            Err(e) => return Poll::unread(format!("the registry read did not finish: {e}")),
+        };
         let pending: Vec<(String, KnownTask)> = known
             .into_iter()
             .filter(|(_, t)| t.finished_at.is_none())
@@ -148,7 +154,19 @@ impl LiveTasksCollector {
             .buffer_unordered(self.concurrency)
             .collect()
             .await;
-        Poll { answers }
+        Poll {
+            answers,
+            unread_registry: None,
+        }
+    }
+}
+
+impl Poll {
+    fn unread(why: String) -> Poll {
+        Poll {
+            answers: Answers::new(),
+            unread_registry: Some(why),
+        }
     }
 }
 
