@@ -38,8 +38,9 @@ impl StuckRules {
 pub struct Judged {
     /// Every listed task, in registry order.
     pub rows: Vec<LiveTask>,
-    /// The rows that became stuck in this pass, each marked escalated in the registry: the
-    /// caller appends one escalation line for each.
+    /// The stuck rows not escalated yet: the caller appends one escalation line for each and
+    /// marks it escalated ([`Registry::mark_escalated`]) only once the line is written, so a
+    /// failed append is tried again on the next pass.
     pub newly_stuck: Vec<LiveTask>,
 }
 
@@ -126,7 +127,6 @@ pub fn judge(
         }
         let row = row(id, task, answer, &rules.no_reply, now);
         if row.stuck && !task.escalated {
-            task.escalated = true;
             judged.newly_stuck.push(row.clone());
         }
         judged.rows.push(row);
@@ -285,6 +285,13 @@ mod tests {
         }
     }
 
+    /// What the write side does once each newly stuck task's line is written.
+    fn escalate(tasks: &mut Tasks, judged: &Judged) {
+        for row in &judged.newly_stuck {
+            tasks.get_mut(&row.id).unwrap().escalated = true;
+        }
+    }
+
     fn registry_with(id: &str) -> Tasks {
         let mut tasks = Tasks::new();
         let mention = Mention {
@@ -331,7 +338,11 @@ mod tests {
             Some(format!("no reply for {limit} s (>= {limit} s)").as_str())
         );
         assert_eq!(at.newly_stuck.len(), 1);
-        assert!(tasks["t_1"].escalated);
+        assert!(
+            !tasks["t_1"].escalated,
+            "marked only once its line is written"
+        );
+        escalate(&mut tasks, &at);
 
         let later = judge(
             &mut tasks,
@@ -485,6 +496,7 @@ mod tests {
         );
         assert!(judged.rows[0].stuck);
         assert_eq!(judged.newly_stuck.len(), 1);
+        escalate(&mut tasks, &judged);
         assert!(
             judged.rows[0]
                 .reason

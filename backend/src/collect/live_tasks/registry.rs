@@ -168,6 +168,14 @@ impl Registry {
             .collect();
     }
 
+    /// Records that `id`'s escalation line is written: it is not escalated again until it
+    /// progresses.
+    pub fn mark_escalated(&mut self, id: &str) {
+        if let Some(task) = self.tasks.get_mut(id) {
+            task.escalated = true;
+        }
+    }
+
     /// Drops any stored id that is not trackable (a file written before ids were checked),
     /// counting it as withheld for its agent.
     pub fn purge(&mut self, gate: &RedactionGate) {
