@@ -173,30 +173,44 @@ fn row(
     now: DateTime<Utc>,
 ) -> LiveTask {
     let since_progress = seconds_since(task.last_progress, now);
-    if let Some(call) = &task.not_found {
-        // Not a silence: the peer answered, and what it said is that the task does not exist
-        // there. The stuck rule cannot judge it, so it is never stuck nor escalated.
-        return LiveTask {
-            id: id.to_string(),
-            agent: task.agent.clone(),
-            state: Probe::Error(NOT_FOUND_REASON.to_string()),
-            age_s: since_progress,
-            stuck: false,
-            status: Asc::NOT_FOUND,
-            reason: Some(format!(
-                "{NOT_FOUND_REASON} ({call}); last progress {} ago",
-                human_age(since_progress)
-            )),
-            checked_at: now,
-            stale: false,
-        };
-    }
-    let finished = task.finished_at.is_some();
-    let stuck = !finished && since_progress >= no_reply.seconds;
     let failure = match answer {
         Some(Answer::Failed(f)) => Some(f),
         _ => None,
     };
+    if let Some(call) = &task.not_found {
+        // Not a silence: the peer answered, and what it said is that the task does not exist
+        // there. The stuck rule cannot judge it, so it is never stuck nor escalated. A failure
+        // of this pass wins the row (the peer may be down now); the last answer is context.
+        let not_found = format!("{NOT_FOUND_REASON} ({call})");
+        let (state, status, reason) = match failure {
+            Some(f) => (
+                Probe::Error(f.reason.clone()),
+                f.asc.clone(),
+                format!("{}; its last answer: {not_found}", f.reason),
+            ),
+            None => (
+                Probe::Error(NOT_FOUND_REASON.to_string()),
+                Asc::NOT_FOUND,
+                not_found,
+            ),
+        };
+        return LiveTask {
+            id: id.to_string(),
+            agent: task.agent.clone(),
+            state,
+            age_s: since_progress,
+            stuck: false,
+            status,
+            reason: Some(format!(
+                "{reason}; last progress {} ago",
+                human_age(since_progress)
+            )),
+            checked_at: now,
+            stale: failure.is_some(),
+        };
+    }
+    let finished = task.finished_at.is_some();
+    let stuck = !finished && since_progress >= no_reply.seconds;
     let state = match (failure, &task.state) {
         (Some(f), _) => Probe::Error(f.reason.clone()),
         (None, Some(s)) => Probe::Value(s.clone()),
@@ -456,6 +470,65 @@ mod tests {
         );
         let judged = judge(&mut tasks, &known, &rules, again + Duration::seconds(limit));
         assert!(judged.rows[0].stuck, "{:?}", judged.rows[0]);
+    }
+
+    fn not_found() -> Answer {
+        Answer::NotFound("GetTask: JSON-RPC -32001 task not found".into())
+    }
+
+    fn refused() -> Answer {
+        Answer::Failed(crate::net::ProbeFailure::new(
+            Asc::DEPENDENCY_UNAVAILABLE,
+            "connection refused",
+        ))
+    }
+
+    fn answer(id: &str, answer: Answer) -> Answers {
+        Answers::from([(id.to_string(), answer)])
+    }
+
+    /// A task its peer did not know, whose peer is now down: this pass's failure is what the
+    /// row says (stale, the failure's code), with the earlier "not found" as context; still
+    /// never stuck, at the rule and past it, since the last word of its peer was that it has no
+    /// such task. Once the peer answers "not found" again, the row says that again.
+    #[test]
+    fn a_failed_poll_of_a_task_the_peer_did_not_know_shows_the_failure() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        judge(&mut tasks, &answer("t_1", not_found()), &rules, t0());
+        for after in [1, limit - 1, limit, limit * 2] {
+            let judged = judge(
+                &mut tasks,
+                &answer("t_1", refused()),
+                &rules,
+                t0() + Duration::seconds(after),
+            );
+            let row = &judged.rows[0];
+            assert_eq!(
+                row.state,
+                Probe::Error("connection refused".into()),
+                "{row:?}"
+            );
+            assert_eq!(row.status, Asc::DEPENDENCY_UNAVAILABLE, "{row:?}");
+            assert!(
+                row.stale && !row.stuck && judged.newly_stuck.is_empty(),
+                "{row:?}"
+            );
+            let reason = row.reason.as_deref().unwrap();
+            assert!(
+                reason.starts_with("connection refused; ") && reason.contains(NOT_FOUND_REASON),
+                "{reason}"
+            );
+        }
+        let judged = judge(
+            &mut tasks,
+            &answer("t_1", not_found()),
+            &rules,
+            t0() + Duration::seconds(limit * 3),
+        );
+        assert_eq!(judged.rows[0].status, Asc::NOT_FOUND);
+        assert!(!judged.rows[0].stale);
     }
 
     fn heartbeat_task(id: &str) -> Mention {
