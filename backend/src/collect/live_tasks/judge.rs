@@ -104,8 +104,8 @@ pub fn judge(
     for (id, task) in tasks.iter_mut() {
         match answers.get(id) {
             Some(Answer::Task(facts)) => {
-                task.not_found = None;
-                record(task, facts, now);
+                let returned = task.not_found.take().is_some();
+                record(task, facts, returned, now);
             }
             Some(Answer::NotFound(call)) => task.not_found = Some(call.clone()),
             Some(Answer::Failed(_)) | None => {}
@@ -134,10 +134,12 @@ pub fn judge(
     judged
 }
 
-/// A polled state that differs from the last one, or a newer status timestamp, is progress.
-fn record(task: &mut KnownTask, facts: &TaskFacts, now: DateTime<Utc>) {
+/// A polled state that differs from the last one, or a newer status timestamp, is progress;
+/// so is being known again after its peer did not know it (`returned`), whatever its state.
+fn record(task: &mut KnownTask, facts: &TaskFacts, returned: bool, now: DateTime<Utc>) {
     let state = facts.state.map(str::to_string);
-    let moved = (state.is_some() && state != task.state)
+    let moved = returned
+        || (state.is_some() && state != task.state)
         || (facts.updated_at.is_some()
             && facts.updated_at != task.updated_at
             && task.updated_at.is_some());
@@ -529,6 +531,38 @@ mod tests {
         );
         assert_eq!(judged.rows[0].status, Asc::NOT_FOUND);
         assert!(!judged.rows[0].stale);
+    }
+
+    /// A task that comes back (its peer knows it again) with the very state and status time
+    /// it had before it went missing has progressed: the rule counts from its return, stuck
+    /// exactly `no_reply_seconds` later and not a second before.
+    #[test]
+    fn a_task_known_again_with_its_old_state_counts_from_its_return() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        let known = answer("t_1", Answer::Task(working()));
+        judge(&mut tasks, &known, &rules, t0());
+        judge(
+            &mut tasks,
+            &answer("t_1", not_found()),
+            &rules,
+            t0() + Duration::seconds(10),
+        );
+        let back = t0() + Duration::seconds(limit * 5);
+        let judged = judge(&mut tasks, &known, &rules, back);
+        assert!(!judged.rows[0].stuck, "{:?}", judged.rows[0]);
+        assert_eq!(judged.rows[0].age_s, 0);
+        let judged = judge(
+            &mut tasks,
+            &known,
+            &rules,
+            back + Duration::seconds(limit - 1),
+        );
+        assert!(!judged.rows[0].stuck, "{:?}", judged.rows[0]);
+        let judged = judge(&mut tasks, &known, &rules, back + Duration::seconds(limit));
+        assert!(judged.rows[0].stuck, "{:?}", judged.rows[0]);
+        assert_eq!(judged.newly_stuck.len(), 1);
     }
 
     fn heartbeat_task(id: &str) -> Mention {
