@@ -145,6 +145,8 @@ fn record(task: &mut KnownTask, facts: &TaskFacts, returned: bool, now: DateTime
             && task.updated_at.is_some());
     if moved {
         task.last_progress = now;
+        // A new stuck episode, if one follows, is escalated again.
+        task.escalated = false;
     }
     if state.is_some() {
         task.state = state;
@@ -563,6 +565,58 @@ mod tests {
         let judged = judge(&mut tasks, &known, &rules, back + Duration::seconds(limit));
         assert!(judged.rows[0].stuck, "{:?}", judged.rows[0]);
         assert_eq!(judged.newly_stuck.len(), 1);
+    }
+
+    /// Each stuck episode is escalated once: a task that progresses after its escalation and
+    /// then sticks again is handed out again, exactly at the rule counted from its progress.
+    #[test]
+    fn a_task_that_recovers_and_sticks_again_is_escalated_again_once() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        let known = answer("t_1", Answer::Task(working()));
+        judge(&mut tasks, &known, &rules, t0());
+        let first = judge(&mut tasks, &known, &rules, t0() + Duration::seconds(limit));
+        assert_eq!(first.newly_stuck.len(), 1);
+        escalate(&mut tasks, &first);
+
+        let moved_at = t0() + Duration::seconds(limit + 10);
+        let moved = answer(
+            "t_1",
+            Answer::Task(TaskFacts {
+                state: Some("TASK_STATE_WORKING"),
+                updated_at: Some(moved_at),
+            }),
+        );
+        let recovered = judge(&mut tasks, &moved, &rules, moved_at);
+        assert!(!recovered.rows[0].stuck, "{:?}", recovered.rows[0]);
+        let before = judge(
+            &mut tasks,
+            &moved,
+            &rules,
+            moved_at + Duration::seconds(limit - 1),
+        );
+        assert!(!before.rows[0].stuck && before.newly_stuck.is_empty());
+        let again = judge(
+            &mut tasks,
+            &moved,
+            &rules,
+            moved_at + Duration::seconds(limit),
+        );
+        assert!(again.rows[0].stuck, "{:?}", again.rows[0]);
+        assert_eq!(
+            again.newly_stuck.len(),
+            1,
+            "the second episode is escalated"
+        );
+        escalate(&mut tasks, &again);
+        let later = judge(
+            &mut tasks,
+            &moved,
+            &rules,
+            moved_at + Duration::seconds(limit + 1),
+        );
+        assert!(later.rows[0].stuck && later.newly_stuck.is_empty());
     }
 
     fn heartbeat_task(id: &str) -> Mention {

@@ -8,7 +8,8 @@
 //! writes nothing. The write side records the answers in the registry and [`judge`]s them: a
 //! task is *stuck* when it has shown no progress (no new state, no new status timestamp, or no
 //! reply at all) for at least the rules' `stuck.no_reply_seconds`; the entry then says why,
-//! and one escalation line per stuck task goes to `state_dir/escalations.jsonl`.
+//! and one escalation line per stuck episode goes to `state_dir/escalations.jsonl` (progress
+//! ends an episode: a task that sticks again is escalated again).
 //! The rule governs A2A tasks only, never board cards (the board has its own events).
 
 pub mod judge;

@@ -63,7 +63,8 @@ pub struct KnownTask {
     pub updated_at: Option<DateTime<Utc>>,
     /// When it reached a terminal state.
     pub finished_at: Option<DateTime<Utc>>,
-    /// The stuck escalation was appended for it.
+    /// The stuck escalation was appended for it since its last progress (progress clears it:
+    /// each stuck episode is escalated once).
     pub escalated: bool,
     /// Its peer's last answer was "task not found": why, until it knows the task again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
