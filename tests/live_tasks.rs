@@ -432,3 +432,118 @@ fn secret_shaped_task_ids_are_never_written_and_harmless_ones_still_tracked() {
     );
     assert!(vault.join("Docs/Kanban/research.kanban").is_file());
 }
+
+/// A registry as an earlier pass left it: `t_stuck01` stuck and already escalated.
+fn escalated_registry(state: &std::path::Path) -> Vec<u8> {
+    let at = chrono::Utc::now() - chrono::Duration::seconds(600);
+    let registry = serde_json::json!({"tasks": {"t_stuck01": {
+        "agent": "heart", "origin": "heartbeat", "wire": "v1",
+        "first_seen": at, "last_mentioned": at, "last_progress": at,
+        "state": "TASK_STATE_WORKING", "updated_at": at, "finished_at": null,
+        "escalated": true,
+    }}});
+    let bytes = serde_json::to_vec_pretty(&registry).unwrap();
+    std::fs::create_dir_all(state).unwrap();
+    std::fs::write(state.join("live_tasks.json"), &bytes).unwrap();
+    bytes
+}
+
+/// A registry fleetdash may not read (mode 000, and the write side runs without root's
+/// override of file permissions) is not an empty one: the live section is an error naming the
+/// file, and neither the agents pass's note nor the poll's record writes over it, so the
+/// `escalated` flags it holds are not lost (and stuck tasks not escalated again).
+#[test]
+fn an_unreadable_registry_is_an_error_naming_it_and_is_not_written_over() {
+    use fleetdash::collect::live_tasks::registry::{Mention, Origin};
+    use fleetdash::collect::live_tasks::{Answer, Answers, Poll};
+    use fleetdash::collect::{Collection, Findings, SectionData};
+    use fleetdash::write::Writer;
+    use std::os::unix::fs::PermissionsExt;
+
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("heart", 10.0);
+    let config_path = scratch.config(&agent_toml(
+        "heart",
+        &support::refused_endpoint(),
+        "v1",
+        &audit,
+    ));
+    let (config, rules) = fleetdash::config::Config::load(&config_path)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", config_path.display()));
+    let state = scratch.path().join("state");
+    let before = escalated_registry(&state);
+    let path = state.join("live_tasks.json");
+    let writer = Writer::new(&config, &rules, fleetdash::redact::RedactionGate::default()).unwrap();
+    let collection = |findings| Collection {
+        findings,
+        checked_at: chrono::Utc::now(),
+        duration: Duration::ZERO,
+    };
+    let mention = Mention {
+        agent: "heart".into(),
+        wire: Some("v1".into()),
+        origin: Origin::Heartbeat,
+        id: "t_new01".into(),
+    };
+    let working = Answer::Task(fleetdash::a2a::TaskFacts {
+        state: Some("TASK_STATE_WORKING"),
+        updated_at: None,
+    });
+    let poll = Poll {
+        answers: Answers::from([("t_stuck01".to_string(), working)]),
+        ..Poll::default()
+    };
+
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let (_, live) = support::without_file_permission_override(|| {
+        let noted = writer.settle(collection(Findings::Agents {
+            rows: Vec::new(),
+            mentions: vec![mention],
+        }));
+        let live = writer.settle(collection(Findings::LivePoll(poll)));
+        (noted, live)
+    });
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+
+    let SectionData::LiveTasks(Probe::Error(reason)) = &live.data else {
+        panic!("the live section is not an error: {:?}", live.data)
+    };
+    assert!(
+        reason.contains(&path.display().to_string()) && reason.contains("ermission denied"),
+        "{reason}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the unreadable registry was written over"
+    );
+    assert!(
+        !state.join("escalations.jsonl").exists(),
+        "nothing is escalated from a registry that was not read"
+    );
+}
+
+/// The poll's own read of the registry (run by `fleetdash collect`, without the lock): a
+/// registry it cannot read (here a directory, which root cannot read either) is an error on
+/// the page naming the file, never "no live tasks".
+#[test]
+fn a_registry_the_poll_cannot_read_is_an_error_on_the_page() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("heart", 10.0);
+    let config = scratch.config(&agent_toml(
+        "heart",
+        &support::refused_endpoint(),
+        "v1",
+        &audit,
+    ));
+    let registry = scratch.path().join("state/live_tasks.json");
+    std::fs::create_dir_all(&registry).unwrap();
+    let snapshot = collect_ok(&scratch, &config);
+    let reason = snapshot
+        .tasks
+        .live
+        .error_reason()
+        .unwrap_or_else(|| panic!("tasks.live is {:?}", snapshot.tasks.live));
+    assert!(reason.contains(&registry.display().to_string()), "{reason}");
+    assert!(registry.is_dir(), "left as it is");
+}

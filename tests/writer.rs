@@ -261,7 +261,7 @@ const NOT_OURS: [&str; 5] = [
 
 /// Plants, in `dir`, a stale temporary of ours (a full snapshot, mode 600, a day old), a fresh
 /// one (a concurrent writer may own it) and day-old look-alikes that are not ours (one of them
-/// a directory).
+/// a directory). Planting again over an earlier planting renews them all.
 fn plant_temporaries(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let day_ago = std::time::SystemTime::now() - Duration::from_secs(86_400);
@@ -274,7 +274,7 @@ fn plant_temporaries(dir: &Path) {
         std::fs::write(&path, b"{\"schema_version\": \"0\"}").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
-    std::fs::create_dir(dir.join(NOT_OURS[4])).unwrap();
+    std::fs::create_dir_all(dir.join(NOT_OURS[4])).unwrap();
     for name in [STALE_OURS].into_iter().chain(NOT_OURS) {
         std::fs::File::open(dir.join(name))
             .unwrap()
@@ -299,44 +299,111 @@ fn assert_only_the_stale_temporary_went(dir: &Path) {
     }
 }
 
-/// Temporaries a kill -9 mid-write leaves behind are removed, at start and on each write, in
-/// every folder fleetdash writes: output_dir, state_dir, the vault folder a projection goes
-/// to, and cron-run's record folder. A fresh one stays (a concurrent writer may own it), and
-/// nothing that is not ours is touched.
+/// Fails unless the stale temporary planted in each of `dirs` is still there.
+#[track_caller]
+fn assert_stale_temporary_kept(dirs: &[&Path]) {
+    for dir in dirs {
+        assert!(
+            dir.join(STALE_OURS).exists(),
+            "the stale temporary in {} went before anything was written there",
+            dir.display()
+        );
+    }
+}
+
+/// Temporaries a kill -9 mid-write leaves behind are removed in every folder fleetdash writes
+/// (output_dir, state_dir, the vault folder a projection goes to, cron-run's record folder),
+/// both when the writer starts, before it writes anything, and by each later write in the
+/// folder it writes to (a long `run` meets temporaries left after it started). A fresh one
+/// stays (a concurrent writer may own it), and nothing that is not ours is touched.
 #[test]
-fn stale_temporaries_of_ours_are_removed_everywhere_we_write_and_nothing_else() {
+fn stale_temporaries_of_ours_are_removed_at_start_and_on_each_write_everywhere_and_nothing_else() {
+    use fleetdash::collect::live_tasks::registry::{Mention, Origin};
+    use fleetdash::collect::{Collection, Findings, projections::ProjectionJob, run_once};
+    use fleetdash::write::Writer;
+
     let scratch = Scratch::new();
     let root = scratch.path();
     let board = kanban::Kanban::create(&root.join("research.db"));
     board.task(&kanban::Task::new("t_1", "Survey", "todo", Some("min")));
     let vault = root.join("vault");
-    let config = scratch.config(&format!(
+    let config_path = scratch.config(&format!(
         "[vault]\npath = \"{}\"\n\n[[boards]]\nname = \"research\"\ndb = \"research.db\"\n\
          projection = \"Docs/Kanban/research.kanban\"\n",
         vault.display()
     ));
-    let folders = [
+    let (config, rules) = fleetdash::config::Config::load(&config_path)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", config_path.display()));
+    let (out, state, kanban_dir, crons) = (
         root.join("out"),
         root.join("state"),
         vault.join("Docs/Kanban"),
         root.join("state/crons"),
-    ];
-    for dir in &folders {
+    );
+    let folders = [&out, &state, &kanban_dir, &crons];
+
+    // At start: every folder is swept before anything is written.
+    for dir in folders {
         plant_temporaries(dir);
     }
+    let writer = Writer::new(&config, &rules, RedactionGate::default()).unwrap();
+    assert!(!scratch.status_path().exists(), "nothing is written yet");
+    for dir in folders {
+        assert_only_the_stale_temporary_went(dir);
+    }
 
-    support::assert_success(&scratch.collect(&config));
+    // On each write: planted again under the running writer, each goes with the first write
+    // into its own folder, and not before.
+    for dir in folders {
+        plant_temporaries(dir);
+    }
+    let mention = Mention {
+        agent: "heart".into(),
+        wire: None,
+        origin: Origin::Audit,
+        id: "t_live01".into(),
+    };
+    writer.settle(Collection {
+        findings: Findings::Agents {
+            rows: Vec::new(),
+            mentions: vec![mention],
+        },
+        checked_at: Utc::now(),
+        duration: Duration::ZERO,
+    });
+    assert!(state.join("live_tasks.json").is_file());
+    assert_only_the_stale_temporary_went(&state);
+    assert_stale_temporary_kept(&[&out, &kanban_dir, &crons]);
+
+    let job = ProjectionJob::new(&config).expect("the board has a projection");
+    let projections = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(run_once(&job));
+    let update = writer.settle(projections);
+    assert!(vault.join("Docs/Kanban/research.kanban").is_file());
+    assert_only_the_stale_temporary_went(&kanban_dir);
+    assert_stale_temporary_kept(&[&out, &crons]);
+
+    writer
+        .write_settled(
+            vec![update],
+            &fleetdash::collect::configured_sections(&config),
+            rules.view(),
+        )
+        .unwrap();
+    assert!(scratch.status_path().is_file());
+    assert_only_the_stale_temporary_went(&out);
+    assert_stale_temporary_kept(&[&crons]);
+
+    // cron-run writes its record without a writer's start sweep: only its write sweeps.
     support::assert_success(
         &support::fleetdash()
             .args(["cron-run", "--config"])
-            .arg(&config)
+            .arg(&config_path)
             .args(["nightly", "--", "true"])
             .output()
             .unwrap(),
     );
-    assert!(vault.join("Docs/Kanban/research.kanban").is_file());
-    assert!(root.join("state/crons/nightly.json").is_file());
-    for dir in &folders {
-        assert_only_the_stale_temporary_went(dir);
-    }
+    assert!(crons.join("nightly.json").is_file());
+    assert_only_the_stale_temporary_went(&crons);
 }

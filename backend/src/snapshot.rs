@@ -71,13 +71,14 @@ pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
 /// Puts the projection job's outcomes into their boards' sources. The job runs on its own
 /// cadence and may finish before the first board read: a board without a source yet gets one
 /// that says its cards are not read yet, so the outcome is shown (and kept by the board read
-/// that follows) rather than lost.
+/// that follows) rather than lost. A board part that is an error (its read failed) stays
+/// what the page shows: the outcomes have no source to go to, and are logged.
 fn merge_projections(
     snapshot: &mut Snapshot,
     outcomes: Vec<(String, Probe<String>)>,
     at: DateTime<Utc>,
 ) {
-    if !matches!(snapshot.tasks.board, Probe::Value(_)) {
+    if snapshot.tasks.board == Probe::not_collected() {
         snapshot.tasks.board = Probe::Value(Board {
             columns: Vec::new(),
             cards: Vec::new(),
@@ -85,7 +86,15 @@ fn merge_projections(
         });
     }
     let Probe::Value(board) = &mut snapshot.tasks.board else {
-        unreachable!("set just above")
+        for (name, outcome) in &outcomes {
+            tracing::warn!(
+                board = %name,
+                outcome = ?outcome,
+                "projection outcome not shown: the board part is not a board ({:?})",
+                snapshot.tasks.board
+            );
+        }
+        return;
     };
     for (name, outcome) in outcomes {
         match board.sources.iter_mut().find(|s| s.name == name) {
@@ -323,6 +332,35 @@ mod tests {
         let board = snap.tasks.board.value().unwrap();
         assert_eq!(board.sources[0].projection, Probe::Value("written".into()));
         assert_eq!(board.sources[0].cards, Probe::Value(0));
+    }
+
+    /// A board part that is an error (the board read failed) is not replaced by an empty board
+    /// when projection outcomes arrive: the error stays what the page shows.
+    #[test]
+    fn a_board_error_survives_a_projections_update() {
+        let now = Utc::now();
+        let mut snap = Snapshot::empty(now, fleet_rules());
+        let failed = Probe::error("cannot open research.db: unable to open database file");
+        apply(
+            &mut snap,
+            SectionUpdate::new(
+                SectionData::Board(failed.clone()),
+                now,
+                Duration::from_millis(1),
+            ),
+        );
+        apply(
+            &mut snap,
+            SectionUpdate::new(
+                SectionData::Projections(vec![(
+                    "research".into(),
+                    Probe::error("not projected: the board could not be read"),
+                )]),
+                now,
+                Duration::from_millis(1),
+            ),
+        );
+        assert_eq!(snap.tasks.board, failed);
     }
 
     #[test]

@@ -194,11 +194,6 @@ impl SectionUpdate {
             duration,
         }
     }
-
-    /// Derived from the data, so it cannot disagree with it.
-    pub fn section(&self) -> SectionName {
-        self.data.section()
-    }
 }
 
 /// A read-only probe of one part of the fleet, run on its own cadence.

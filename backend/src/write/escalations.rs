@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use fleetdash_model::LiveTask;
 use serde_json::json;
 
+use crate::collect::agents::audit_tail::rotated_path;
 use crate::config::Rule;
 use crate::redact::RedactionGate;
 
@@ -73,13 +74,12 @@ impl Escalations {
         if size < ROTATE_AT_BYTES {
             return Ok(());
         }
-        let mut rotated = self.path.clone().into_os_string();
-        rotated.push(".1");
+        let rotated = rotated_path(&self.path);
         std::fs::rename(&self.path, &rotated).with_context(|| {
             format!(
                 "cannot rotate {} to {}",
                 self.path.display(),
-                Path::new(&rotated).display()
+                rotated.display()
             )
         })
     }

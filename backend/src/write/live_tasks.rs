@@ -7,7 +7,8 @@
 //! mentioned ids and recording a poll both happen here; judging is the pure
 //! [`judge`](crate::collect::live_tasks::judge) run under the lock, and each newly stuck task's
 //! escalation is appended before the lock is released, so two overlapping runs never escalate
-//! one task twice.
+//! one task twice. A task is marked escalated only once its line is written: a failed append
+//! is tried again on the next pass.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -53,14 +54,23 @@ impl LiveTaskStore {
     /// Records what the poll's peers answered, judges every known task at `now`, appends one
     /// escalation per newly stuck task, and returns the rows.
     pub fn record(&self, poll: &Poll, now: DateTime<Utc>) -> Result<Vec<LiveTask>> {
+        // Judged without answers, every task would look silent: the pass is the poll's error.
+        if let Some(why) = &poll.unread_registry {
+            anyhow::bail!("{why}");
+        }
         self.update(|registry| {
             let judged = judge::judge_registry(registry, &poll.answers, &self.rules, now);
             for row in &judged.newly_stuck {
                 let appended = self
                     .escalations
                     .append(row, &self.rules.no_reply, &self.gate, now);
-                if let Err(e) = appended {
-                    tracing::error!(task = %row.id, "cannot write the escalation: {e:#}");
+                match appended {
+                    // Marked only once written: a failed append is tried again next pass.
+                    Ok(()) => registry.mark_escalated(&row.id),
+                    Err(e) => tracing::error!(
+                        task = %row.id,
+                        "cannot write the escalation, trying again next pass: {e:#}"
+                    ),
                 }
             }
             judged.rows
@@ -68,7 +78,7 @@ impl LiveTaskStore {
     }
 
     /// Runs `change` on the registry under the lock and saves the result, through the gate,
-    /// if it changed.
+    /// if it changed. A registry that cannot be read is an error, and is not written over.
     fn update<T>(&self, change: impl FnOnce(&mut Registry) -> T) -> Result<T> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)
@@ -78,10 +88,7 @@ impl LiveTaskStore {
             .with_context(|| format!("cannot open lock file {}", self.lock_path.display()))?;
         lock.lock()
             .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
-        let read = match std::fs::read(&self.path) {
-            Ok(bytes) => registry::parse(&self.path, &bytes),
-            Err(_) => Registry::default(),
-        };
+        let read = registry::read_file(&self.path)?;
         let mut registry = read.clone();
         // A file from before ids were checked may hold secret-shaped ones: never again.
         registry.purge(&self.gate);
@@ -96,5 +103,80 @@ impl LiveTaskStore {
             atomic::write(&self.path, &bytes)?;
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a2a::TaskFacts;
+    use crate::collect::live_tasks::registry::Origin;
+    use crate::collect::live_tasks::{Answer, Answers};
+    use chrono::{Duration, TimeZone};
+
+    /// The shipped rules file's values: judged by the fleet's own thresholds.
+    fn rules() -> StuckRules {
+        StuckRules::of(
+            &crate::config::Rules::parse(
+                Path::new("config/rules.yaml"),
+                include_str!("../../../config/rules.yaml"),
+            )
+            .unwrap(),
+        )
+    }
+
+    fn lines(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// A stuck task whose escalation line cannot be written (a directory where the log goes)
+    /// is not marked escalated: once the log can be written, the next pass writes its line,
+    /// and only that once.
+    #[test]
+    fn a_failed_escalation_is_written_on_the_next_pass_exactly_once() {
+        let state = tempfile::tempdir().unwrap();
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let store = LiveTaskStore::new(state.path(), rules, RedactionGate::default());
+        let t0 = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
+        let mention = Mention {
+            agent: "heart".into(),
+            wire: Some("v1".into()),
+            origin: Origin::Heartbeat,
+            id: "t_1".into(),
+        };
+        store.note(&[mention], t0).unwrap();
+        let poll = Poll {
+            answers: Answers::from([(
+                "t_1".to_string(),
+                Answer::Task(TaskFacts {
+                    state: Some("TASK_STATE_WORKING"),
+                    updated_at: Some(t0),
+                }),
+            )]),
+            unread_registry: None,
+        };
+        store.record(&poll, t0).unwrap();
+
+        let log = state.path().join(crate::write::escalations::FILE_NAME);
+        std::fs::create_dir(&log).unwrap();
+        let stuck = store.record(&poll, t0 + Duration::seconds(limit)).unwrap();
+        assert!(stuck[0].stuck, "{stuck:?}");
+        std::fs::remove_dir(&log).unwrap();
+
+        store
+            .record(&poll, t0 + Duration::seconds(limit + 1))
+            .unwrap();
+        let written = lines(&log);
+        assert_eq!(written.len(), 1, "{written:?}");
+        assert!(written[0].contains("\"t_1\""), "{written:?}");
+        store
+            .record(&poll, t0 + Duration::seconds(limit + 2))
+            .unwrap();
+        assert_eq!(lines(&log).len(), 1, "{:?}", lines(&log));
     }
 }

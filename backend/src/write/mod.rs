@@ -71,8 +71,8 @@ impl Writer {
             }
             Findings::LivePoll(poll) => match self.live_tasks.record(&poll, at) {
                 Ok(rows) => SectionData::LiveTasks(Probe::Value(rows)),
-                // The registry is our own state: the next passes rediscover what it held, but
-                // this pass cannot judge anything, and says so.
+                // The registry cannot be read (or saved): this pass cannot judge anything, and
+                // says so; an unreadable registry is left as it is.
                 Err(e) => {
                     SectionData::LiveTasks(Probe::error(format!("live task registry: {e:#}")))
                 }

@@ -111,7 +111,9 @@ fn is_task_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_graphic())
 }
 
-fn rotated_path(path: &Path) -> PathBuf {
+/// Where a log rotated at its bound goes: `<file>.1`, as the A2A audit log does (reference
+/// a2a-audit-log.md). Fleetdash's own escalation log rotates the same way.
+pub fn rotated_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(".1");
     PathBuf::from(s)

@@ -38,8 +38,9 @@ impl StuckRules {
 pub struct Judged {
     /// Every listed task, in registry order.
     pub rows: Vec<LiveTask>,
-    /// The rows that became stuck in this pass, each marked escalated in the registry: the
-    /// caller appends one escalation line for each.
+    /// The stuck rows not escalated yet: the caller appends one escalation line for each and
+    /// marks it escalated ([`Registry::mark_escalated`]) only once the line is written, so a
+    /// failed append is tried again on the next pass.
     pub newly_stuck: Vec<LiveTask>,
 }
 
@@ -66,6 +67,8 @@ pub fn judge_registry(
 }
 
 /// Says that `agent` mentioned task ids that look like secrets and that they are not tracked.
+/// An untracked id has no progress to measure: its `age_s` is the time since the last mention
+/// (docs/status-json.md says so).
 fn withheld_row(agent: &str, withheld: &Withheld, now: DateTime<Utc>) -> LiveTask {
     let n = withheld.ids;
     let (ids, were) = if n == 1 {
@@ -101,8 +104,8 @@ pub fn judge(
     for (id, task) in tasks.iter_mut() {
         match answers.get(id) {
             Some(Answer::Task(facts)) => {
-                task.not_found = None;
-                record(task, facts, now);
+                let returned = task.not_found.take().is_some();
+                record(task, facts, returned, now);
             }
             Some(Answer::NotFound(call)) => task.not_found = Some(call.clone()),
             Some(Answer::Failed(_)) | None => {}
@@ -124,7 +127,6 @@ pub fn judge(
         }
         let row = row(id, task, answer, &rules.no_reply, now);
         if row.stuck && !task.escalated {
-            task.escalated = true;
             judged.newly_stuck.push(row.clone());
         }
         judged.rows.push(row);
@@ -132,15 +134,19 @@ pub fn judge(
     judged
 }
 
-/// A polled state that differs from the last one, or a newer status timestamp, is progress.
-fn record(task: &mut KnownTask, facts: &TaskFacts, now: DateTime<Utc>) {
+/// A polled state that differs from the last one, or a newer status timestamp, is progress;
+/// so is being known again after its peer did not know it (`returned`), whatever its state.
+fn record(task: &mut KnownTask, facts: &TaskFacts, returned: bool, now: DateTime<Utc>) {
     let state = facts.state.map(str::to_string);
-    let moved = (state.is_some() && state != task.state)
+    let moved = returned
+        || (state.is_some() && state != task.state)
         || (facts.updated_at.is_some()
             && facts.updated_at != task.updated_at
             && task.updated_at.is_some());
     if moved {
         task.last_progress = now;
+        // A new stuck episode, if one follows, is escalated again.
+        task.escalated = false;
     }
     if state.is_some() {
         task.state = state;
@@ -171,30 +177,44 @@ fn row(
     now: DateTime<Utc>,
 ) -> LiveTask {
     let since_progress = seconds_since(task.last_progress, now);
-    if let Some(call) = &task.not_found {
-        // Not a silence: the peer answered, and what it said is that the task does not exist
-        // there. The stuck rule cannot judge it, so it is never stuck nor escalated.
-        return LiveTask {
-            id: id.to_string(),
-            agent: task.agent.clone(),
-            state: Probe::Error(NOT_FOUND_REASON.to_string()),
-            age_s: since_progress,
-            stuck: false,
-            status: Asc::NOT_FOUND,
-            reason: Some(format!(
-                "{NOT_FOUND_REASON} ({call}); last progress {} ago",
-                human_age(since_progress)
-            )),
-            checked_at: now,
-            stale: false,
-        };
-    }
-    let finished = task.finished_at.is_some();
-    let stuck = !finished && since_progress >= no_reply.seconds;
     let failure = match answer {
         Some(Answer::Failed(f)) => Some(f),
         _ => None,
     };
+    if let Some(call) = &task.not_found {
+        // Not a silence: the peer answered, and what it said is that the task does not exist
+        // there. The stuck rule cannot judge it, so it is never stuck nor escalated. A failure
+        // of this pass wins the row (the peer may be down now); the last answer is context.
+        let not_found = format!("{NOT_FOUND_REASON} ({call})");
+        let (state, status, reason) = match failure {
+            Some(f) => (
+                Probe::Error(f.reason.clone()),
+                f.asc.clone(),
+                format!("{}; its last answer: {not_found}", f.reason),
+            ),
+            None => (
+                Probe::Error(NOT_FOUND_REASON.to_string()),
+                Asc::NOT_FOUND,
+                not_found,
+            ),
+        };
+        return LiveTask {
+            id: id.to_string(),
+            agent: task.agent.clone(),
+            state,
+            age_s: since_progress,
+            stuck: false,
+            status,
+            reason: Some(format!(
+                "{reason}; last progress {} ago",
+                human_age(since_progress)
+            )),
+            checked_at: now,
+            stale: failure.is_some(),
+        };
+    }
+    let finished = task.finished_at.is_some();
+    let stuck = !finished && since_progress >= no_reply.seconds;
     let state = match (failure, &task.state) {
         (Some(f), _) => Probe::Error(f.reason.clone()),
         (None, Some(s)) => Probe::Value(s.clone()),
@@ -283,6 +303,13 @@ mod tests {
         }
     }
 
+    /// What the write side does once each newly stuck task's line is written.
+    fn escalate(tasks: &mut Tasks, judged: &Judged) {
+        for row in &judged.newly_stuck {
+            tasks.get_mut(&row.id).unwrap().escalated = true;
+        }
+    }
+
     fn registry_with(id: &str) -> Tasks {
         let mut tasks = Tasks::new();
         let mention = Mention {
@@ -329,7 +356,11 @@ mod tests {
             Some(format!("no reply for {limit} s (>= {limit} s)").as_str())
         );
         assert_eq!(at.newly_stuck.len(), 1);
-        assert!(tasks["t_1"].escalated);
+        assert!(
+            !tasks["t_1"].escalated,
+            "marked only once its line is written"
+        );
+        escalate(&mut tasks, &at);
 
         let later = judge(
             &mut tasks,
@@ -445,6 +476,149 @@ mod tests {
         assert!(judged.rows[0].stuck, "{:?}", judged.rows[0]);
     }
 
+    fn not_found() -> Answer {
+        Answer::NotFound("GetTask: JSON-RPC -32001 task not found".into())
+    }
+
+    fn refused() -> Answer {
+        Answer::Failed(crate::net::ProbeFailure::new(
+            Asc::DEPENDENCY_UNAVAILABLE,
+            "connection refused",
+        ))
+    }
+
+    fn answer(id: &str, answer: Answer) -> Answers {
+        Answers::from([(id.to_string(), answer)])
+    }
+
+    /// A task its peer did not know, whose peer is now down: this pass's failure is what the
+    /// row says (stale, the failure's code), with the earlier "not found" as context; still
+    /// never stuck, at the rule and past it, since the last word of its peer was that it has no
+    /// such task. Once the peer answers "not found" again, the row says that again.
+    #[test]
+    fn a_failed_poll_of_a_task_the_peer_did_not_know_shows_the_failure() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        judge(&mut tasks, &answer("t_1", not_found()), &rules, t0());
+        for after in [1, limit - 1, limit, limit * 2] {
+            let judged = judge(
+                &mut tasks,
+                &answer("t_1", refused()),
+                &rules,
+                t0() + Duration::seconds(after),
+            );
+            let row = &judged.rows[0];
+            assert_eq!(
+                row.state,
+                Probe::Error("connection refused".into()),
+                "{row:?}"
+            );
+            assert_eq!(row.status, Asc::DEPENDENCY_UNAVAILABLE, "{row:?}");
+            assert!(
+                row.stale && !row.stuck && judged.newly_stuck.is_empty(),
+                "{row:?}"
+            );
+            let reason = row.reason.as_deref().unwrap();
+            assert!(
+                reason.starts_with("connection refused; ") && reason.contains(NOT_FOUND_REASON),
+                "{reason}"
+            );
+        }
+        let judged = judge(
+            &mut tasks,
+            &answer("t_1", not_found()),
+            &rules,
+            t0() + Duration::seconds(limit * 3),
+        );
+        assert_eq!(judged.rows[0].status, Asc::NOT_FOUND);
+        assert!(!judged.rows[0].stale);
+    }
+
+    /// A task that comes back (its peer knows it again) with the very state and status time
+    /// it had before it went missing has progressed: the rule counts from its return, stuck
+    /// exactly `no_reply_seconds` later and not a second before.
+    #[test]
+    fn a_task_known_again_with_its_old_state_counts_from_its_return() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        let known = answer("t_1", Answer::Task(working()));
+        judge(&mut tasks, &known, &rules, t0());
+        judge(
+            &mut tasks,
+            &answer("t_1", not_found()),
+            &rules,
+            t0() + Duration::seconds(10),
+        );
+        let back = t0() + Duration::seconds(limit * 5);
+        let judged = judge(&mut tasks, &known, &rules, back);
+        assert!(!judged.rows[0].stuck, "{:?}", judged.rows[0]);
+        assert_eq!(judged.rows[0].age_s, 0);
+        let judged = judge(
+            &mut tasks,
+            &known,
+            &rules,
+            back + Duration::seconds(limit - 1),
+        );
+        assert!(!judged.rows[0].stuck, "{:?}", judged.rows[0]);
+        let judged = judge(&mut tasks, &known, &rules, back + Duration::seconds(limit));
+        assert!(judged.rows[0].stuck, "{:?}", judged.rows[0]);
+        assert_eq!(judged.newly_stuck.len(), 1);
+    }
+
+    /// Each stuck episode is escalated once: a task that progresses after its escalation and
+    /// then sticks again is handed out again, exactly at the rule counted from its progress.
+    #[test]
+    fn a_task_that_recovers_and_sticks_again_is_escalated_again_once() {
+        let rules = rules();
+        let limit = i64::try_from(rules.no_reply.seconds).unwrap();
+        let mut tasks = registry_with("t_1");
+        let known = answer("t_1", Answer::Task(working()));
+        judge(&mut tasks, &known, &rules, t0());
+        let first = judge(&mut tasks, &known, &rules, t0() + Duration::seconds(limit));
+        assert_eq!(first.newly_stuck.len(), 1);
+        escalate(&mut tasks, &first);
+
+        let moved_at = t0() + Duration::seconds(limit + 10);
+        let moved = answer(
+            "t_1",
+            Answer::Task(TaskFacts {
+                state: Some("TASK_STATE_WORKING"),
+                updated_at: Some(moved_at),
+            }),
+        );
+        let recovered = judge(&mut tasks, &moved, &rules, moved_at);
+        assert!(!recovered.rows[0].stuck, "{:?}", recovered.rows[0]);
+        let before = judge(
+            &mut tasks,
+            &moved,
+            &rules,
+            moved_at + Duration::seconds(limit - 1),
+        );
+        assert!(!before.rows[0].stuck && before.newly_stuck.is_empty());
+        let again = judge(
+            &mut tasks,
+            &moved,
+            &rules,
+            moved_at + Duration::seconds(limit),
+        );
+        assert!(again.rows[0].stuck, "{:?}", again.rows[0]);
+        assert_eq!(
+            again.newly_stuck.len(),
+            1,
+            "the second episode is escalated"
+        );
+        escalate(&mut tasks, &again);
+        let later = judge(
+            &mut tasks,
+            &moved,
+            &rules,
+            moved_at + Duration::seconds(limit + 1),
+        );
+        assert!(later.rows[0].stuck && later.newly_stuck.is_empty());
+    }
+
     fn heartbeat_task(id: &str) -> Mention {
         Mention {
             agent: "heart".into(),
@@ -483,6 +657,7 @@ mod tests {
         );
         assert!(judged.rows[0].stuck);
         assert_eq!(judged.newly_stuck.len(), 1);
+        escalate(&mut tasks, &judged);
         assert!(
             judged.rows[0]
                 .reason

@@ -8,7 +8,8 @@
 //! writes nothing. The write side records the answers in the registry and [`judge`]s them: a
 //! task is *stuck* when it has shown no progress (no new state, no new status timestamp, or no
 //! reply at all) for at least the rules' `stuck.no_reply_seconds`; the entry then says why,
-//! and one escalation line per stuck task goes to `state_dir/escalations.jsonl`.
+//! and one escalation line per stuck episode goes to `state_dir/escalations.jsonl` (progress
+//! ends an episode: a task that sticks again is escalated again).
 //! The rule governs A2A tasks only, never board cards (the board has its own events).
 
 pub mod judge;
@@ -51,6 +52,9 @@ const TASK_NOT_FOUND: i64 = -32001;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Poll {
     pub answers: Answers,
+    /// Why the registry could not be read, if it could not: nothing was polled, and the pass
+    /// must say so rather than report no tasks.
+    pub unread_registry: Option<String>,
 }
 
 pub struct LiveTasksCollector {
@@ -133,9 +137,12 @@ impl LiveTasksCollector {
     pub async fn poll_all(&self) -> Poll {
         // A read without the registry's lock: the file is replaced whole, never torn.
         let state_dir = self.state_dir.clone();
-        let known = tokio::task::spawn_blocking(move || registry::read(&state_dir).tasks)
-            .await
-            .unwrap_or_default();
+        let read = tokio::task::spawn_blocking(move || registry::read(&state_dir)).await;
+        let known = match read {
+            Ok(Ok(registry)) => registry.tasks,
+            Ok(Err(e)) => return Poll::unread(format!("{e:#}")),
+            Err(e) => return Poll::unread(format!("the registry read did not finish: {e}")),
+        };
         let pending: Vec<(String, KnownTask)> = known
             .into_iter()
             .filter(|(_, t)| t.finished_at.is_none())
@@ -148,7 +155,19 @@ impl LiveTasksCollector {
             .buffer_unordered(self.concurrency)
             .collect()
             .await;
-        Poll { answers }
+        Poll {
+            answers,
+            unread_registry: None,
+        }
+    }
+}
+
+impl Poll {
+    fn unread(why: String) -> Poll {
+        Poll {
+            answers: Answers::new(),
+            unread_registry: Some(why),
+        }
     }
 }
 

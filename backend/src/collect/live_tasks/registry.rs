@@ -6,8 +6,15 @@
 //! whether the stuck escalation was written). This module only holds the shape and the pure
 //! operations on it, plus a read-only [`read`] for the poll: the file is written by
 //! `write::live_tasks`, under its lock, through the redaction gate, and replaced atomically, so
-//! a read without the lock sees one whole version. An unreadable file is logged and read as
-//! empty (it only holds what the next passes rediscover).
+//! a read without the lock sees one whole version.
+//!
+//! Only a missing file is an empty registry (nothing noted yet). A file that cannot be read
+//! (permissions, a directory in its place) or whose content is not a registry is an error
+//! naming it: the live section says so and the write side leaves the file as it is. It holds
+//! more than the next passes rediscover: which stuck tasks were already escalated. Reading it
+//! as empty would show "no live tasks" and, once written over, escalate them all again. A
+//! corrupt file stays an error until someone fixes or removes it (removed, the next pass starts
+//! afresh); fleetdash writes it atomically, so only something else can corrupt it.
 //!
 //! # Ids that look like secrets
 //!
@@ -20,6 +27,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -55,7 +63,8 @@ pub struct KnownTask {
     pub updated_at: Option<DateTime<Utc>>,
     /// When it reached a terminal state.
     pub finished_at: Option<DateTime<Utc>>,
-    /// The stuck escalation was appended for it.
+    /// The stuck escalation was appended for it since its last progress (progress clears it:
+    /// each stuck episode is escalated once).
     pub escalated: bool,
     /// Its peer's last answer was "task not found": why, until it knows the task again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -92,18 +101,23 @@ pub struct Mention {
     pub id: String,
 }
 
-/// The registry as last written, for reading only.
-pub fn read(state_dir: &Path) -> Registry {
-    let path = state_dir.join(FILE_NAME);
-    match std::fs::read(&path) {
-        Ok(bytes) => parse(&path, &bytes),
-        Err(_) => Registry::default(),
+/// The registry in `state_dir` as last written, for reading only.
+pub fn read(state_dir: &Path) -> Result<Registry> {
+    read_file(&state_dir.join(FILE_NAME))
+}
+
+/// The registry file at `path`: the poll's read and the write side's read under its lock.
+/// A missing file is an empty registry; anything else that fails is an error naming the file.
+pub fn read_file(path: &Path) -> Result<Registry> {
+    match std::fs::read(path) {
+        Ok(bytes) => parse(path, &bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Registry::default()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
 }
 
-/// The file's content; an unreadable one is logged and read as empty. A file of the earlier
-/// shape (the task map alone) is read as that map.
-pub fn parse(path: &Path, bytes: &[u8]) -> Registry {
+/// The file's content. A file of the earlier shape (the task map alone) is read as that map.
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<Registry> {
     serde_json::from_slice(bytes)
         .or_else(|e| {
             serde_json::from_slice::<Tasks>(bytes)
@@ -113,9 +127,12 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Registry {
                 })
                 .map_err(|_| e)
         })
-        .unwrap_or_else(|e| {
-            tracing::warn!(file = %path.display(), "live task registry unreadable, starting afresh: {e}");
-            Registry::default()
+        .with_context(|| {
+            format!(
+                "{} is not a live task registry; fix or remove it (removed, the next pass \
+                 starts afresh and escalates the tasks still stuck again)",
+                path.display()
+            )
         })
 }
 
@@ -150,6 +167,14 @@ impl Registry {
                 (agent, withheld)
             })
             .collect();
+    }
+
+    /// Records that `id`'s escalation line is written: it is not escalated again until it
+    /// progresses.
+    pub fn mark_escalated(&mut self, id: &str) {
+        if let Some(task) = self.tasks.get_mut(id) {
+            task.escalated = true;
+        }
     }
 
     /// Drops any stored id that is not trackable (a file written before ids were checked),
@@ -260,6 +285,28 @@ mod tests {
         assert!(registry.withheld.is_empty());
     }
 
+    /// Only a missing file is empty; one that cannot be read, or is not a registry, is an
+    /// error naming it.
+    #[test]
+    fn only_a_missing_registry_is_empty_and_any_other_failure_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read(dir.path()).unwrap(), Registry::default());
+        let path = dir.path().join(FILE_NAME);
+        std::fs::create_dir(&path).unwrap();
+        let err = format!("{:#}", read(dir.path()).unwrap_err());
+        assert!(
+            err.starts_with(&format!("cannot read {}:", path.display())),
+            "{err}"
+        );
+        std::fs::remove_dir(&path).unwrap();
+        std::fs::write(&path, b"{\"tasks\": {\"t_1\": tru").unwrap();
+        let err = format!("{:#}", read(dir.path()).unwrap_err());
+        assert!(
+            err.starts_with(&format!("{} is not a live task registry", path.display())),
+            "{err}"
+        );
+    }
+
     #[test]
     fn an_earlier_file_with_a_secret_shaped_id_is_read_and_purged() {
         let now = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
@@ -273,7 +320,7 @@ mod tests {
             now,
         );
         let earlier = serde_json::to_vec(&tasks).unwrap();
-        let mut registry = parse(Path::new("live_tasks.json"), &earlier);
+        let mut registry = parse(Path::new("live_tasks.json"), &earlier).unwrap();
         assert_eq!(registry.tasks.len(), 2);
         registry.purge(&RedactionGate::default());
         assert_eq!(registry.tasks.keys().collect::<Vec<_>>(), ["t_fine01"]);
