@@ -49,7 +49,8 @@ pub struct AuthLimits {
     pub verified_ttl: Duration,
     /// Verified credentials remembered at once (least recently used dropped first).
     pub verified_capacity: usize,
-    /// Failed logins an address may make before it is slowed down.
+    /// Failed logins an address may make before it is slowed down: that many are answered 401,
+    /// and the attempt after the last of them gets 429.
     pub free_failures: u32,
     /// The first backoff after the free failures; each further failure doubles it.
     pub backoff_base: Duration,
@@ -84,7 +85,7 @@ impl AuthLimits {
         hold_refusal: Duration::from_secs(1),
     };
 
-    /// The backoff after `over` failures beyond the free ones (0 = the first).
+    /// The backoff once an address has made `free_failures + over` failures.
     fn backoff(&self, over: u32) -> Duration {
         self.backoff_base
             .checked_mul(1u32.checked_shl(over).unwrap_or(u32::MAX))
@@ -259,7 +260,7 @@ impl Authenticator {
         }
         record.count = record.count.saturating_add(1);
         record.last = now;
-        if let Some(over) = record.count.checked_sub(self.limits.free_failures + 1) {
+        if let Some(over) = record.count.checked_sub(self.limits.free_failures) {
             record.blocked_until = Some(now + self.limits.backoff(over));
         }
     }
@@ -386,7 +387,7 @@ mod tests {
         let good = header("Basic", "young", "s3cret");
         assert_eq!(auth.check(LOCAL, Some(&good)).await, Verdict::Allowed);
         let wrong = header("basic", "young", "guess");
-        for i in 0..=AuthLimits::DEFAULT.free_failures {
+        for i in 0..AuthLimits::DEFAULT.free_failures {
             assert_eq!(
                 auth.check(GUESSER, Some(&wrong)).await,
                 Verdict::Refused,
