@@ -12,7 +12,7 @@ use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fleetdash::server::{AuthLimits, Authenticator, Htpasswd};
 use serving::{Fixture, FleetdashServe, basic, get_from};
@@ -104,21 +104,25 @@ fn options(config: &Path) -> fleetdash::server::ServeOptions {
 }
 
 /// Wrong passwords from many addresses at once, and a logged-in client asking in the middle of
-/// them: it is answered while wrong passwords are still being verified, not after all of them.
-/// The server runs on a single async worker, where a bcrypt on the worker would hold up every
-/// request behind it.
+/// them: it is answered while every wrong password is still pending. The verifies are held at
+/// the door of bcrypt, on the blocking threads bcrypt runs on, until the logged-in client's
+/// answer is back: the order is certain, whatever the machine's speed. The server runs on a
+/// single async worker: a verify run on it would hold up every request, the logged-in
+/// client's too, and that client would never be answered while the verifies are held.
 #[test]
 fn a_storm_of_wrong_passwords_does_not_hold_up_a_logged_in_client() {
     const GUESSERS: usize = 16;
-    let (_scratch, config) = serve_scratch(&[(USER, PASSWORD)], 8);
-    let server = InProcess::start(options(&config), true);
+    let (_scratch, config) = serve_scratch(&[(USER, PASSWORD)], 4);
+    let options = options(&config);
+    let auth = options.auth.clone();
+    let server = InProcess::start(options, true);
     let good = basic("Basic", USER, PASSWORD);
     assert_eq!(
         get_from(GOOD_CLIENT, &server.addr, "/api/status.json", Some(&good)).status,
         200
     );
 
-    // Each answer takes the next number: the order in which the clients were answered.
+    let held = auth.hold_verifies();
     let answered = Arc::new(AtomicUsize::new(0));
     let guessers: Vec<_> = (0..GUESSERS)
         .map(|i| {
@@ -133,24 +137,37 @@ fn a_storm_of_wrong_passwords_does_not_hold_up_a_logged_in_client() {
             })
         })
         .collect();
-    // The storm is under way once the first wrong password has been answered.
-    while answered.load(Ordering::SeqCst) == 0 {
+    // The storm is under way: every wrong password admitted, every verify slot's blocking
+    // thread taken by one of them.
+    let slots = AuthLimits::DEFAULT.verify_slots;
+    let deadline = Instant::now() + support::HANG_BUDGET;
+    while auth.verifies_pending() < GUESSERS || auth.verifies_held() < slots {
+        assert!(
+            Instant::now() < deadline,
+            "the storm never got under way: {} of {GUESSERS} verifies pending, {} of {slots} \
+             slots held (a verify on the server's only worker would stop the others there)",
+            auth.verifies_pending(),
+            auth.verifies_held()
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
-    let reply = get_from(GOOD_CLIENT, &server.addr, "/api/status.json", Some(&good));
-    let good_place = answered.fetch_add(1, Ordering::SeqCst);
-    let statuses: Vec<u16> = guessers.into_iter().map(|g| g.join().unwrap()).collect();
 
+    let reply = get_from(GOOD_CLIENT, &server.addr, "/api/status.json", Some(&good));
     assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(reply.body, b"{\"schema_version\": 0}\n");
+    assert_eq!(
+        (auth.verifies_pending(), answered.load(Ordering::SeqCst)),
+        (GUESSERS, 0),
+        "the logged-in client was answered while every wrong password was pending"
+    );
+
+    drop(held);
+    let statuses: Vec<u16> = guessers.into_iter().map(|g| g.join().unwrap()).collect();
     assert!(
         statuses.iter().all(|&s| s == 401),
         "every wrong password is refused: {statuses:?}"
     );
-    assert!(
-        good_place < GUESSERS,
-        "the logged-in client was answered only after all {GUESSERS} wrong passwords (answer \
-         #{good_place}): the verifies held the server's worker"
-    );
+    assert_eq!(auth.verifies_pending(), 0);
 }
 
 /// Per client address: a guesser gets 401 for its free failures, then 429 with Retry-After and

@@ -20,12 +20,16 @@
 //!
 //! Every bound is a field of [`AuthLimits`], with its value and reason in [`AuthLimits::DEFAULT`].
 //!
+//! Tests can hold every verify at the door of bcrypt, on its blocking thread
+//! ([`Authenticator::hold_verifies`]), and count those pending: they check what is answered
+//! while verifies are pending by the order of events, never by how fast bcrypt is.
+//!
 //! The `Basic` scheme name is matched case-insensitively (RFC 7617, RFC 9110 §11.1).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -124,6 +128,53 @@ pub struct Authenticator {
     admitted: Semaphore,
     running: Arc<Semaphore>,
     bcrypt_runs: AtomicU64,
+    gate: Arc<VerifyGate>,
+}
+
+/// The door every verify passes on its blocking thread just before bcrypt: open, unless a test
+/// holds it closed ([`Authenticator::hold_verifies`]).
+#[derive(Default)]
+struct VerifyGate {
+    /// How many [`HeldVerifies`] are alive; the door is open at 0.
+    holds: Mutex<usize>,
+    opened: Condvar,
+    /// Verifies waiting at the closed door.
+    waiting: AtomicUsize,
+}
+
+impl VerifyGate {
+    /// Returns at once when the door is open; else blocks this (blocking-pool) thread until it is.
+    fn pass(&self) {
+        let mut holds = lock(&self.holds);
+        if *holds == 0 {
+            return;
+        }
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        while *holds > 0 {
+            holds = self
+                .opened
+                .wait(holds)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// While this lives, every verify waits at the door of bcrypt, on the blocking thread it would
+/// run on (so it still holds its verify slot). Dropping it lets them through.
+#[must_use = "verifies are held only while this lives"]
+pub struct HeldVerifies {
+    gate: Arc<VerifyGate>,
+}
+
+impl Drop for HeldVerifies {
+    fn drop(&mut self) {
+        let mut holds = lock(&self.gate.holds);
+        *holds -= 1;
+        if *holds == 0 {
+            self.gate.opened.notify_all();
+        }
+    }
 }
 
 /// An HMAC-SHA256 of `user:password`: what is remembered of a verified credential.
@@ -148,6 +199,7 @@ impl Authenticator {
             admitted: Semaphore::new(limits.max_pending_verifies),
             running: Arc::new(Semaphore::new(limits.verify_slots.max(1))),
             bcrypt_runs: AtomicU64::new(0),
+            gate: Arc::default(),
             limits,
         }
     }
@@ -161,6 +213,25 @@ impl Authenticator {
     /// cost none).
     pub fn bcrypt_runs(&self) -> u64 {
         self.bcrypt_runs.load(Ordering::Relaxed)
+    }
+
+    /// Holds every verify at the door of bcrypt until the returned value is dropped: for tests
+    /// that must see verifies pending while something else is answered, without racing bcrypt.
+    pub fn hold_verifies(&self) -> HeldVerifies {
+        *lock(&self.gate.holds) += 1;
+        HeldVerifies {
+            gate: self.gate.clone(),
+        }
+    }
+
+    /// Verifies admitted and not yet answered: running, waiting for a slot, or held.
+    pub fn verifies_pending(&self) -> usize {
+        self.limits.max_pending_verifies - self.admitted.available_permits()
+    }
+
+    /// Verifies on a blocking thread, held at the door of bcrypt by [`Self::hold_verifies`].
+    pub fn verifies_held(&self) -> usize {
+        self.gate.waiting.load(Ordering::SeqCst)
     }
 
     /// Judges one request's `Authorization` header value from `client`.
@@ -193,8 +264,10 @@ impl Authenticator {
         };
         self.bcrypt_runs.fetch_add(1, Ordering::Relaxed);
         let hash = hash.to_string();
+        let gate = self.gate.clone();
         let verified = tokio::task::spawn_blocking(move || {
             let _slot = slot;
+            gate.pass();
             bcrypt::verify(&password, &hash).unwrap_or(false)
         })
         .await
