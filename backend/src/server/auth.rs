@@ -11,9 +11,14 @@
 //!   number of them: the page's polls cost no bcrypt;
 //! - a client address that keeps failing is slowed down: after a few free failures it gets 429
 //!   with Retry-After, without any bcrypt, for a backoff that doubles with each further failure,
-//!   up to a cap; a quiet spell forgets it. A bounded number of addresses is tracked. Other
-//!   addresses are unaffected, and so is a remembered credential from the same address (a shared
-//!   NAT), which is checked first.
+//!   up to a cap; a quiet spell forgets it. A verify counts against its address from the moment
+//!   it is admitted, as if it had failed, until it is settled: an address may have no more
+//!   verifies pending than it has free failures left (one at a time past them), so wrong
+//!   passwords sent at once cost no more bcrypt than sent one by one, and one address cannot
+//!   fill the verify queue. A verify whose client went away is settled all the same once its
+//!   bcrypt has run (hanging up buys no free guess); one that never reached bcrypt costs
+//!   nothing. A bounded number of addresses is tracked. Other addresses are unaffected, and so
+//!   is a remembered credential from the same address (a shared NAT), which is checked first.
 //!
 //! A 429 or 503 is held a moment before it is sent, so that a client retrying in a tight loop
 //! cannot turn cheap refusals into a flood of its own.
@@ -103,7 +108,8 @@ pub enum Verdict {
     Allowed,
     /// 401 with the Basic challenge: no, wrong or malformed credentials.
     Refused,
-    /// 429: this address failed too often; no bcrypt ran.
+    /// 429: this address failed too often, or has as many verifies pending as it has failures
+    /// left; no bcrypt ran.
     Throttled {
         retry_after: Duration,
     },
@@ -113,10 +119,37 @@ pub enum Verdict {
     },
 }
 
+/// The failures of the addresses tracked, shared with the blocking verifies that settle into it.
+struct Throttle {
+    limits: AuthLimits,
+    clients: Mutex<LruCache<IpAddr, Failures>>,
+}
+
 struct Failures {
-    count: u32,
+    /// Failed logins since the address was last forgiven or forgotten.
+    failed: u32,
+    /// Verifies admitted for the address and not yet settled: each may yet be a failure.
+    pending: u32,
+    /// The last failure.
     last: Instant,
     blocked_until: Option<Instant>,
+}
+
+/// How an admitted verify ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Verified,
+    Failed,
+    /// The request went away before its bcrypt ran.
+    Abandoned,
+}
+
+/// A verify admitted for an address, counted against it until settled; dropped unsettled, it
+/// is [`Outcome::Abandoned`].
+struct Attempt {
+    throttle: Arc<Throttle>,
+    client: IpAddr,
+    settled: bool,
 }
 
 pub struct Authenticator {
@@ -124,7 +157,7 @@ pub struct Authenticator {
     htpasswd: Htpasswd,
     key: hmac::Key,
     verified: Mutex<LruCache<CredentialTag, Instant>>,
-    failures: Mutex<LruCache<IpAddr, Failures>>,
+    throttle: Arc<Throttle>,
     admitted: Semaphore,
     running: Arc<Semaphore>,
     bcrypt_runs: AtomicU64,
@@ -195,7 +228,10 @@ impl Authenticator {
             key: hmac::Key::generate(hmac::HMAC_SHA256, &rng)
                 .expect("the system's random source works"),
             verified: Mutex::new(LruCache::new(nonzero(limits.verified_capacity))),
-            failures: Mutex::new(LruCache::new(nonzero(limits.tracked_clients))),
+            throttle: Arc::new(Throttle {
+                clients: Mutex::new(LruCache::new(nonzero(limits.tracked_clients))),
+                limits: limits.clone(),
+            }),
             admitted: Semaphore::new(limits.max_pending_verifies),
             running: Arc::new(Semaphore::new(limits.verify_slots.max(1))),
             bcrypt_runs: AtomicU64::new(0),
@@ -245,11 +281,12 @@ impl Authenticator {
         if self.remembered(&tag, now) {
             return Verdict::Allowed;
         }
-        if let Some(retry_after) = self.blocked(client, now) {
-            return Verdict::Throttled { retry_after };
-        }
+        let attempt = match self.throttle.admit(client, now) {
+            Ok(attempt) => attempt,
+            Err(retry_after) => return Verdict::Throttled { retry_after },
+        };
         let Some(hash) = self.htpasswd.hash_of(&user) else {
-            self.failed(client);
+            attempt.settle(Outcome::Failed);
             return Verdict::Refused;
         };
         let Ok(_admission) = self.admitted.try_acquire() else {
@@ -268,16 +305,22 @@ impl Authenticator {
         let verified = tokio::task::spawn_blocking(move || {
             let _slot = slot;
             gate.pass();
-            bcrypt::verify(&password, &hash).unwrap_or(false)
+            let verified = bcrypt::verify(&password, &hash).unwrap_or(false);
+            // Here rather than after the await: a client that hung up while its bcrypt ran is
+            // charged for it all the same.
+            attempt.settle(if verified {
+                Outcome::Verified
+            } else {
+                Outcome::Failed
+            });
+            verified
         })
         .await
         .unwrap_or(false);
         if verified {
             self.remember(tag);
-            self.forgive(client);
             Verdict::Allowed
         } else {
-            self.failed(client);
             Verdict::Refused
         }
     }
@@ -309,37 +352,102 @@ impl Authenticator {
     fn remember(&self, tag: CredentialTag) {
         lock(&self.verified).put(tag, Instant::now() + self.limits.verified_ttl);
     }
+}
 
-    fn blocked(&self, client: IpAddr, now: Instant) -> Option<Duration> {
-        let failures = lock(&self.failures);
-        let record = failures.peek(&client)?;
-        record
-            .blocked_until
-            .filter(|until| *until > now)
-            .map(|until| until - now)
-    }
-
-    fn failed(&self, client: IpAddr) {
-        let now = Instant::now();
-        let mut failures = lock(&self.failures);
-        let record = failures.get_or_insert_mut(client, || Failures {
-            count: 0,
+impl Throttle {
+    /// Admits one more verify for `client`, counted against it until settled, or says how long
+    /// it must wait.
+    fn admit(self: &Arc<Self>, client: IpAddr, now: Instant) -> Result<Attempt, Duration> {
+        let mut clients = lock(&self.clients);
+        let record = clients.get_or_insert_mut(client, || Failures {
+            failed: 0,
+            pending: 0,
             last: now,
             blocked_until: None,
         });
-        if now.duration_since(record.last) > self.limits.failure_memory {
-            record.count = 0;
-            record.blocked_until = None;
+        record.forget_if_quiet(now, self.limits.failure_memory);
+        if let Some(until) = record.blocked_until.filter(|until| *until > now) {
+            return Err(until - now);
         }
-        record.count = record.count.saturating_add(1);
-        record.last = now;
-        if let Some(over) = record.count.checked_sub(self.limits.free_failures) {
-            record.blocked_until = Some(now + self.limits.backoff(over));
+        // As many at once as free failures are left, so that all of them failing makes no more
+        // failures than allowed; past the free ones, one after each backoff.
+        let allowed = self
+            .limits
+            .free_failures
+            .saturating_sub(record.failed)
+            .max(1);
+        if record.pending >= allowed {
+            return Err(self.limits.busy_retry_after);
         }
+        record.pending += 1;
+        Ok(Attempt {
+            throttle: self.clone(),
+            client,
+            settled: false,
+        })
     }
 
-    fn forgive(&self, client: IpAddr) {
-        lock(&self.failures).pop(&client);
+    fn settle(&self, client: IpAddr, outcome: Outcome) {
+        let now = Instant::now();
+        let mut clients = lock(&self.clients);
+        let record = if outcome == Outcome::Failed {
+            // Tracked again if it was dropped for others meanwhile: a failure is never lost.
+            clients.get_or_insert_mut(client, || Failures {
+                failed: 0,
+                pending: 1,
+                last: now,
+                blocked_until: None,
+            })
+        } else {
+            let Some(record) = clients.peek_mut(&client) else {
+                return;
+            };
+            record
+        };
+        record.pending = record.pending.saturating_sub(1);
+        match outcome {
+            Outcome::Failed => {
+                record.forget_if_quiet(now, self.limits.failure_memory);
+                record.failed = record.failed.saturating_add(1);
+                record.last = now;
+                if let Some(over) = record.failed.checked_sub(self.limits.free_failures) {
+                    record.blocked_until = Some(now + self.limits.backoff(over));
+                }
+            }
+            // The right password forgives the address (its other pending verifies still count).
+            Outcome::Verified => {
+                record.failed = 0;
+                record.blocked_until = None;
+            }
+            Outcome::Abandoned => {}
+        }
+        if record.failed == 0 && record.pending == 0 {
+            clients.pop(&client);
+        }
+    }
+}
+
+impl Failures {
+    fn forget_if_quiet(&mut self, now: Instant, memory: Duration) {
+        if self.failed > 0 && now.duration_since(self.last) > memory {
+            self.failed = 0;
+            self.blocked_until = None;
+        }
+    }
+}
+
+impl Attempt {
+    fn settle(mut self, outcome: Outcome) {
+        self.settled = true;
+        self.throttle.settle(self.client, outcome);
+    }
+}
+
+impl Drop for Attempt {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.throttle.settle(self.client, Outcome::Abandoned);
+        }
     }
 }
 
@@ -371,13 +479,64 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+    use std::sync::atomic::AtomicUsize;
 
     use super::*;
 
     const LOCAL: Option<IpAddr> = Some(IpAddr::V4(Ipv4Addr::LOCALHOST));
     const GUESSER: Option<IpAddr> = Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)));
+    const ELSEWHERE: Option<IpAddr> = Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3)));
     /// Long enough that no test outlives a block it set.
     const LONG: Duration = Duration::from_secs(3600);
+    /// How long a wait may take before it is called hung. Not a speed bound: generous enough
+    /// for a loaded 2-core machine, it only turns a hang into a failure.
+    const HANG: Duration = Duration::from_secs(60);
+
+    /// Lets the spawned checks run until `done` holds.
+    async fn until(what: &str, done: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + HANG;
+        while !done() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{what}: never happened"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// `guesses` checks from `client` at once, each with its own wrong password; returns them
+    /// once each is answered or pending.
+    async fn guesses_at_once(
+        auth: &Arc<Authenticator>,
+        client: Option<IpAddr>,
+        guesses: usize,
+    ) -> Vec<tokio::task::JoinHandle<Verdict>> {
+        let answered = Arc::new(AtomicUsize::new(0));
+        let handles = (0..guesses)
+            .map(|i| {
+                let (auth, answered) = (auth.clone(), answered.clone());
+                tokio::spawn(async move {
+                    let wrong = header("Basic", "young", &format!("guess {i}"));
+                    let verdict = auth.check(client, Some(&wrong)).await;
+                    answered.fetch_add(1, Ordering::SeqCst);
+                    verdict
+                })
+            })
+            .collect();
+        until("every guess answered or pending", || {
+            answered.load(Ordering::SeqCst) + auth.verifies_pending() == guesses
+        })
+        .await;
+        handles
+    }
+
+    async fn verdicts(handles: Vec<tokio::task::JoinHandle<Verdict>>) -> Vec<Verdict> {
+        let mut verdicts = Vec::new();
+        for handle in handles {
+            verdicts.push(handle.await.unwrap());
+        }
+        verdicts
+    }
 
     fn header(scheme: &str, user: &str, pass: &str) -> String {
         format!(
@@ -527,5 +686,136 @@ mod tests {
         assert_eq!(auth.bcrypt_runs(), 0);
         drop(held);
         assert_eq!(auth.check(GUESSER, Some(&wrong)).await, Verdict::Refused);
+    }
+
+    /// One address sending many wrong passwords at once (more than the verify queue holds):
+    /// bcrypt runs only for its free failures, the rest get 429 at once, and another address's
+    /// first login, sent while those are pending, is admitted.
+    #[tokio::test]
+    async fn wrong_passwords_sent_at_once_cost_no_more_bcrypt_than_the_free_failures() {
+        let limits = patient();
+        let guesses = limits.max_pending_verifies + 8;
+        let free = limits.free_failures as usize;
+        let auth = Arc::new(authenticator(limits.clone()));
+        let held = auth.hold_verifies();
+        let guessing = guesses_at_once(&auth, GUESSER, guesses).await;
+        let pending = auth.verifies_pending();
+        let first_login = tokio::spawn({
+            let auth = auth.clone();
+            async move {
+                let other = header("Basic", "other", "other pass");
+                auth.check(ELSEWHERE, Some(&other)).await
+            }
+        });
+        until("the other address's login admitted or answered", || {
+            auth.verifies_pending() > pending || first_login.is_finished()
+        })
+        .await;
+        drop(held);
+        assert_eq!(first_login.await.unwrap(), Verdict::Allowed);
+        let verdicts = verdicts(guessing).await;
+        let refused = verdicts.iter().filter(|v| **v == Verdict::Refused).count();
+        let throttled = verdicts
+            .iter()
+            .filter(|v| matches!(v, Verdict::Throttled { .. }))
+            .count();
+        assert_eq!((refused, throttled), (free, guesses - free), "{verdicts:?}");
+        assert_eq!(auth.bcrypt_runs(), free as u64 + 1);
+        let wrong = header("Basic", "young", "once more");
+        assert!(matches!(
+            auth.check(GUESSER, Some(&wrong)).await,
+            Verdict::Throttled { .. }
+        ));
+    }
+
+    /// Past its free failures, with its backoff over, an address gets one verify at a time: the
+    /// others sent with it get 429, told to retry once the one pending is settled.
+    #[tokio::test]
+    async fn past_the_free_failures_an_address_has_one_verify_at_a_time() {
+        // No backoff: what is left to see is the one-at-a-time bound.
+        let limits = AuthLimits {
+            backoff_base: Duration::ZERO,
+            backoff_max: Duration::ZERO,
+            ..AuthLimits::DEFAULT
+        };
+        let auth = Arc::new(authenticator(limits.clone()));
+        let wrong = header("Basic", "young", "guess");
+        for i in 0..limits.free_failures {
+            assert_eq!(
+                auth.check(GUESSER, Some(&wrong)).await,
+                Verdict::Refused,
+                "failure {i}"
+            );
+        }
+        let runs = auth.bcrypt_runs();
+        let held = auth.hold_verifies();
+        let guessing = guesses_at_once(&auth, GUESSER, 5).await;
+        assert_eq!(auth.verifies_pending(), 1);
+        drop(held);
+        let verdicts = verdicts(guessing).await;
+        let busy = Verdict::Throttled {
+            retry_after: limits.busy_retry_after,
+        };
+        assert_eq!(
+            verdicts.iter().filter(|v| **v == Verdict::Refused).count(),
+            1,
+            "{verdicts:?}"
+        );
+        assert_eq!(
+            verdicts.iter().filter(|v| **v == busy).count(),
+            4,
+            "{verdicts:?}"
+        );
+        assert_eq!(auth.bcrypt_runs(), runs + 1);
+    }
+
+    /// A client that hangs up while its bcrypt runs is charged a failure all the same (else
+    /// hanging up would buy unlimited guesses); one that hangs up while waiting for a slot,
+    /// before any bcrypt, is charged nothing.
+    #[tokio::test]
+    async fn a_client_that_hangs_up_is_charged_for_the_bcrypt_it_started_only() {
+        let limits = AuthLimits {
+            verify_slots: 1,
+            ..patient()
+        };
+        let auth = Arc::new(authenticator(limits.clone()));
+        let held = auth.hold_verifies();
+        let check = |auth: &Arc<Authenticator>| {
+            let auth = auth.clone();
+            tokio::spawn(async move {
+                let wrong = header("Basic", "young", "guess");
+                auth.check(GUESSER, Some(&wrong)).await
+            })
+        };
+        let verifying = check(&auth);
+        until("the first verify at bcrypt's door", || {
+            auth.verifies_held() == 1
+        })
+        .await;
+        let queued = check(&auth);
+        until("the second verify queued", || auth.verifies_pending() == 2).await;
+        verifying.abort();
+        queued.abort();
+        assert!(verifying.await.unwrap_err().is_cancelled());
+        assert!(queued.await.unwrap_err().is_cancelled());
+        drop(held);
+        until("the abandoned bcrypt settled", || {
+            auth.running.available_permits() == limits.verify_slots
+        })
+        .await;
+        assert_eq!(auth.bcrypt_runs(), 1);
+        // One failure charged: one free failure fewer is left.
+        let wrong = header("Basic", "young", "guess");
+        for i in 1..limits.free_failures {
+            assert_eq!(
+                auth.check(GUESSER, Some(&wrong)).await,
+                Verdict::Refused,
+                "failure {i}"
+            );
+        }
+        assert!(matches!(
+            auth.check(GUESSER, Some(&wrong)).await,
+            Verdict::Throttled { .. }
+        ));
     }
 }
