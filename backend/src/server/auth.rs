@@ -35,12 +35,14 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use lru::LruCache;
 use ring::hmac;
 use tokio::sync::Semaphore;
+// tokio's clock, which a test can pause and advance: expiries are checked without waiting them out.
+use tokio::time::Instant;
 
 use super::htpasswd::Htpasswd;
 
@@ -817,5 +819,40 @@ mod tests {
             auth.check(GUESSER, Some(&wrong)).await,
             Verdict::Throttled { .. }
         ));
+    }
+
+    /// On tokio's paused clock: a block lasts its backoff, the next failure doubles it, and a
+    /// quiet spell of failure_memory gives the address its free failures again.
+    #[tokio::test(start_paused = true)]
+    async fn a_block_ends_after_its_backoff_and_a_quiet_spell_forgets_the_failures() {
+        let limits = AuthLimits::DEFAULT;
+        let auth = authenticator(limits.clone());
+        let wrong = header("Basic", "young", "guess");
+        for i in 0..limits.free_failures {
+            assert_eq!(
+                auth.check(GUESSER, Some(&wrong)).await,
+                Verdict::Refused,
+                "failure {i}"
+            );
+        }
+        let throttled = |retry_after| Verdict::Throttled { retry_after };
+        assert_eq!(
+            auth.check(GUESSER, Some(&wrong)).await,
+            throttled(limits.backoff_base)
+        );
+        tokio::time::advance(limits.backoff_base).await;
+        assert_eq!(auth.check(GUESSER, Some(&wrong)).await, Verdict::Refused);
+        assert_eq!(
+            auth.check(GUESSER, Some(&wrong)).await,
+            throttled(limits.backoff_base * 2)
+        );
+        tokio::time::advance(limits.backoff_base * 2 + limits.failure_memory).await;
+        for i in 0..limits.free_failures {
+            assert_eq!(
+                auth.check(GUESSER, Some(&wrong)).await,
+                Verdict::Refused,
+                "failure {i} after a quiet spell"
+            );
+        }
     }
 }
