@@ -6,9 +6,10 @@
 //! - a verify runs on the blocking pool, a few at a time, with a bound on those admitted
 //!   (running or waiting); past it the answer is 503 with Retry-After, at no cost: a storm cannot
 //!   queue unbounded work;
-//! - a credential that verified is remembered for a while as an HMAC-SHA256 of it under a key
-//!   drawn at start (never the password, nor anything that outlives the process), a bounded
-//!   number of them: the page's polls cost no bcrypt;
+//! - a credential that verified is remembered as an HMAC-SHA256 of it under a key drawn at
+//!   start (never the password, nor anything that outlives the process), a bounded number of
+//!   them, until it goes unused for a while (each use renews it): the page's polls cost no
+//!   bcrypt, not even during a storm, when the verify queue is full;
 //! - a client address that keeps failing is slowed down: after a few free failures it gets 429
 //!   with Retry-After, without any bcrypt, for a backoff that doubles with each further failure,
 //!   up to a cap; a quiet spell forgets it. A verify counts against its address from the moment
@@ -56,8 +57,11 @@ pub struct AuthLimits {
     pub max_pending_verifies: usize,
     /// What a client that finds the verify queue full is told to wait.
     pub busy_retry_after: Duration,
-    /// How long a verified credential is taken without a new bcrypt.
-    pub verified_ttl: Duration,
+    /// How long a verified credential is taken without a new bcrypt after its last use (each
+    /// use renews it). No bound on its age besides: the htpasswd is read once at start, so a
+    /// new bcrypt of the same password against the same hash could only say yes again, and the
+    /// restart a changed htpasswd needs forgets every credential.
+    pub verified_idle_timeout: Duration,
     /// Verified credentials remembered at once (least recently used dropped first).
     pub verified_capacity: usize,
     /// Failed logins an address may make before it is slowed down: that many are answered 401,
@@ -83,8 +87,9 @@ impl AuthLimits {
         verify_slots: 2,
         max_pending_verifies: 32,
         busy_retry_after: Duration::from_secs(1),
-        // The page polls every 30 s: one bcrypt per quarter hour per logged-in browser.
-        verified_ttl: Duration::from_secs(15 * 60),
+        // The page polls every 30 s: an open page never needs another bcrypt; one left closed a
+        // quarter of an hour needs one.
+        verified_idle_timeout: Duration::from_secs(15 * 60),
         verified_capacity: 64,
         // Room for typos and a few reloads with a stale saved password (fail2ban's default is
         // 5 in 10 min, for sshd, which has no backoff after it).
@@ -341,8 +346,11 @@ impl Authenticator {
 
     fn remembered(&self, tag: &CredentialTag, now: Instant) -> bool {
         let mut verified = lock(&self.verified);
-        match verified.get(tag) {
-            Some(until) if *until > now => true,
+        match verified.get_mut(tag) {
+            Some(until) if *until > now => {
+                *until = now + self.limits.verified_idle_timeout;
+                true
+            }
             Some(_) => {
                 verified.pop(tag);
                 false
@@ -352,7 +360,7 @@ impl Authenticator {
     }
 
     fn remember(&self, tag: CredentialTag) {
-        lock(&self.verified).put(tag, Instant::now() + self.limits.verified_ttl);
+        lock(&self.verified).put(tag, Instant::now() + self.limits.verified_idle_timeout);
     }
 }
 
@@ -603,16 +611,31 @@ mod tests {
         assert_eq!(auth.bcrypt_runs(), 2, "no such user: no bcrypt");
     }
 
-    #[tokio::test]
-    async fn a_remembered_credential_expires() {
-        let auth = authenticator(AuthLimits {
-            verified_ttl: Duration::ZERO,
-            ..AuthLimits::DEFAULT
-        });
+    /// On tokio's paused clock: a remembered credential used just before each expiry stays
+    /// remembered for many times its idle timeout; left unused that long, it needs a bcrypt.
+    #[tokio::test(start_paused = true)]
+    async fn a_remembered_credential_lasts_while_used_and_expires_when_idle() {
+        let idle = AuthLimits::DEFAULT.verified_idle_timeout;
+        let auth = authenticator(AuthLimits::DEFAULT);
         let good = header("Basic", "young", "s3cret");
         assert_eq!(auth.check(LOCAL, Some(&good)).await, Verdict::Allowed);
+        assert_eq!(auth.bcrypt_runs(), 1);
+        for use_ in 1..=4 {
+            tokio::time::advance(idle - Duration::from_secs(1)).await;
+            assert_eq!(auth.check(LOCAL, Some(&good)).await, Verdict::Allowed);
+            assert_eq!(
+                auth.bcrypt_runs(),
+                1,
+                "use {use_}: a login in use is renewed"
+            );
+        }
+        tokio::time::advance(idle).await;
         assert_eq!(auth.check(LOCAL, Some(&good)).await, Verdict::Allowed);
-        assert_eq!(auth.bcrypt_runs(), 2);
+        assert_eq!(
+            auth.bcrypt_runs(),
+            2,
+            "a login idle that long is verified again"
+        );
     }
 
     #[tokio::test]
