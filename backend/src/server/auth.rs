@@ -147,7 +147,7 @@ struct Failures {
 enum Outcome {
     Verified,
     Failed,
-    /// The request went away before its bcrypt ran.
+    /// No bcrypt ran for it: the queue was full (503), or its request went away while waiting.
     Abandoned,
 }
 
