@@ -12,7 +12,7 @@ use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fleetdash::server::{AuthLimits, Authenticator, Htpasswd};
 use serving::{Fixture, FleetdashServe, basic, get_from};
@@ -103,22 +103,58 @@ fn options(config: &Path) -> fleetdash::server::ServeOptions {
     fleetdash::server::ServeOptions::from_config(&config).unwrap()
 }
 
+/// The options of `config`, with an authenticator on the scratch's htpasswd under `limits`.
+fn options_with_limits(
+    scratch: &Scratch,
+    config: &Path,
+    limits: AuthLimits,
+) -> (fleetdash::server::ServeOptions, Arc<Authenticator>) {
+    let mut options = options(config);
+    let htpasswd = std::fs::read_to_string(scratch.path().join("htpasswd")).unwrap();
+    let htpasswd = Htpasswd::parse(Path::new("htpasswd"), &htpasswd).unwrap();
+    let auth = Arc::new(Authenticator::with_limits(htpasswd, limits));
+    options.auth = auth.clone();
+    (options, auth)
+}
+
+/// The production bounds, but a backoff no test run outlives: nothing races a clock.
+fn patient_limits() -> AuthLimits {
+    AuthLimits {
+        backoff_base: Duration::from_secs(3600),
+        backoff_max: Duration::from_secs(3600),
+        ..AuthLimits::DEFAULT
+    }
+}
+
+/// Waits until `done` holds, failing with `what` (and its state) if it never does.
+fn until(what: impl Fn() -> String, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + support::HANG_BUDGET;
+    while !done() {
+        assert!(Instant::now() < deadline, "{}", what());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// Wrong passwords from many addresses at once, and a logged-in client asking in the middle of
-/// them: it is answered while wrong passwords are still being verified, not after all of them.
-/// The server runs on a single async worker, where a bcrypt on the worker would hold up every
-/// request behind it.
+/// them: it is answered while every wrong password is still pending. The verifies are held at
+/// the door of bcrypt, on the blocking threads bcrypt runs on, until the logged-in client's
+/// answer is back: the order is certain, whatever the machine's speed. The server runs on a
+/// single async worker: a verify run on it would hold up every request, the logged-in
+/// client's too, and that client would never be answered while the verifies are held.
 #[test]
 fn a_storm_of_wrong_passwords_does_not_hold_up_a_logged_in_client() {
     const GUESSERS: usize = 16;
-    let (_scratch, config) = serve_scratch(&[(USER, PASSWORD)], 8);
-    let server = InProcess::start(options(&config), true);
+    let (_scratch, config) = serve_scratch(&[(USER, PASSWORD)], 4);
+    let options = options(&config);
+    let auth = options.auth.clone();
+    let server = InProcess::start(options, true);
     let good = basic("Basic", USER, PASSWORD);
     assert_eq!(
         get_from(GOOD_CLIENT, &server.addr, "/api/status.json", Some(&good)).status,
         200
     );
 
-    // Each answer takes the next number: the order in which the clients were answered.
+    let held = auth.hold_verifies();
     let answered = Arc::new(AtomicUsize::new(0));
     let guessers: Vec<_> = (0..GUESSERS)
         .map(|i| {
@@ -133,24 +169,37 @@ fn a_storm_of_wrong_passwords_does_not_hold_up_a_logged_in_client() {
             })
         })
         .collect();
-    // The storm is under way once the first wrong password has been answered.
-    while answered.load(Ordering::SeqCst) == 0 {
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let reply = get_from(GOOD_CLIENT, &server.addr, "/api/status.json", Some(&good));
-    let good_place = answered.fetch_add(1, Ordering::SeqCst);
-    let statuses: Vec<u16> = guessers.into_iter().map(|g| g.join().unwrap()).collect();
+    // The storm is under way: every wrong password admitted, every verify slot's blocking
+    // thread taken by one of them.
+    let slots = AuthLimits::DEFAULT.verify_slots;
+    until(
+        || {
+            format!(
+                "the storm never got under way: {} of {GUESSERS} verifies pending, {} of {slots} \
+                 slots held (a verify on the server's only worker would stop the others there)",
+                auth.verifies_pending(),
+                auth.verifies_held()
+            )
+        },
+        || auth.verifies_pending() >= GUESSERS && auth.verifies_held() >= slots,
+    );
 
+    let reply = get_from(GOOD_CLIENT, &server.addr, "/api/status.json", Some(&good));
     assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(reply.body, b"{\"schema_version\": 0}\n");
+    assert_eq!(
+        (auth.verifies_pending(), answered.load(Ordering::SeqCst)),
+        (GUESSERS, 0),
+        "the logged-in client was answered while every wrong password was pending"
+    );
+
+    drop(held);
+    let statuses: Vec<u16> = guessers.into_iter().map(|g| g.join().unwrap()).collect();
     assert!(
         statuses.iter().all(|&s| s == 401),
         "every wrong password is refused: {statuses:?}"
     );
-    assert!(
-        good_place < GUESSERS,
-        "the logged-in client was answered only after all {GUESSERS} wrong passwords (answer \
-         #{good_place}): the verifies held the server's worker"
-    );
+    assert_eq!(auth.verifies_pending(), 0);
 }
 
 /// Per client address: a guesser gets 401 for its free failures, then 429 with Retry-After and
@@ -162,17 +211,8 @@ fn a_guessing_client_is_throttled_and_no_one_else_is() {
     const OTHER: (&str, &str) = ("other", "another passphrase");
     const GUESSER: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
     let (scratch, config) = serve_scratch(&[(USER, PASSWORD), OTHER], 4);
-    let mut options = options(&config);
-    // The production bounds, but a backoff no test run outlives: nothing here races a clock.
-    let limits = AuthLimits {
-        backoff_base: Duration::from_secs(3600),
-        backoff_max: Duration::from_secs(3600),
-        ..AuthLimits::DEFAULT
-    };
-    let htpasswd = std::fs::read_to_string(scratch.path().join("htpasswd")).unwrap();
-    let htpasswd = Htpasswd::parse(Path::new("htpasswd"), &htpasswd).unwrap();
-    let auth = Arc::new(Authenticator::with_limits(htpasswd, limits.clone()));
-    options.auth = auth.clone();
+    let limits = patient_limits();
+    let (options, auth) = options_with_limits(&scratch, &config, limits.clone());
     let server = InProcess::start(options, false);
     let status_json = |from: Ipv4Addr, authorization: &str| {
         get_from(from, &server.addr, "/api/status.json", Some(authorization))
@@ -188,13 +228,13 @@ fn a_guessing_client_is_throttled_and_no_one_else_is() {
     assert_eq!(auth.bcrypt_runs(), 1, "a remembered login runs no bcrypt");
 
     let wrong = basic("Basic", USER, "guess");
-    for i in 0..=limits.free_failures {
+    for i in 0..limits.free_failures {
         let reply = status_json(GUESSER, &wrong);
         assert_eq!(reply.status, 401, "failure {i}: {reply:?}");
         assert!(reply.header("www-authenticate").is_some());
     }
     let runs = auth.bcrypt_runs();
-    assert_eq!(runs, 1 + u64::from(limits.free_failures) + 1);
+    assert_eq!(runs, 1 + u64::from(limits.free_failures));
     let throttled = status_json(GUESSER, &wrong);
     assert_eq!(throttled.status, 429, "{throttled:?}");
     let retry_after: u64 = throttled
@@ -221,6 +261,72 @@ fn a_guessing_client_is_throttled_and_no_one_else_is() {
     // Another address logs in with credentials not yet remembered.
     assert_eq!(status_json(Ipv4Addr::new(127, 0, 0, 3), &other).status, 200);
     assert_eq!(auth.bcrypt_runs(), runs + 1);
+}
+
+/// One address sending more wrong passwords at once than the verify queue holds: bcrypt runs
+/// only for its free failures, the others get 429 at once, and they cannot fill the queue:
+/// another address's first login, sent while they are all pending, gets 200. The verifies are
+/// held at bcrypt's door until then, so "at once" and "while pending" are certain.
+#[test]
+fn many_wrong_passwords_at_once_from_one_address_cost_only_its_free_failures() {
+    const GUESSER: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
+    let (scratch, config) = serve_scratch(&[(USER, PASSWORD)], 4);
+    let limits = patient_limits();
+    let guesses = limits.max_pending_verifies + 8;
+    let free = limits.free_failures as usize;
+    let (options, auth) = options_with_limits(&scratch, &config, limits);
+    let server = InProcess::start(options, false);
+
+    let held = auth.hold_verifies();
+    let answered = Arc::new(AtomicUsize::new(0));
+    let guessing: Vec<_> = (0..guesses)
+        .map(|i| {
+            let (addr, answered) = (server.addr.clone(), answered.clone());
+            std::thread::spawn(move || {
+                let wrong = basic("Basic", USER, &format!("guess {i}"));
+                let reply = get_from(GUESSER, &addr, "/api/status.json", Some(&wrong));
+                answered.fetch_add(1, Ordering::SeqCst);
+                reply.status
+            })
+        })
+        .collect();
+    until(
+        || {
+            format!(
+                "of {guesses} guesses, {} answered and {} pending",
+                answered.load(Ordering::SeqCst),
+                auth.verifies_pending()
+            )
+        },
+        || answered.load(Ordering::SeqCst) + auth.verifies_pending() == guesses,
+    );
+    let pending = auth.verifies_pending();
+    let first_login = {
+        let addr = server.addr.clone();
+        std::thread::spawn(move || {
+            let good = basic("Basic", USER, PASSWORD);
+            get_from(GOOD_CLIENT, &addr, "/api/status.json", Some(&good))
+        })
+    };
+    until(
+        || "the other address's first login was neither admitted nor answered".into(),
+        || auth.verifies_pending() > pending || first_login.is_finished(),
+    );
+    drop(held);
+
+    let reply = first_login.join().unwrap();
+    assert_eq!(
+        reply.status, 200,
+        "another address's first login: {reply:?}"
+    );
+    let statuses: Vec<u16> = guessing.into_iter().map(|g| g.join().unwrap()).collect();
+    let count = |status| statuses.iter().filter(|&&s| s == status).count();
+    assert_eq!(
+        (count(401), count(429)),
+        (free, guesses - free),
+        "{statuses:?}"
+    );
+    assert_eq!(auth.bcrypt_runs(), free as u64 + 1);
 }
 
 /// `serve` without a usable htpasswd is a configuration error like any other: exit 2 and one

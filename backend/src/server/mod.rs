@@ -255,7 +255,7 @@ async fn require_basic_auth(
             (
                 StatusCode::TOO_MANY_REQUESTS,
                 [(header::RETRY_AFTER, whole_seconds(retry_after))],
-                "429 Too Many Requests: too many failed logins from this address\n",
+                "429 Too Many Requests: too many failed or pending logins from this address\n",
             )
                 .into_response()
         }
