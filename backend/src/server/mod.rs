@@ -4,7 +4,7 @@
 //!
 //! - Every path needs the password; refusals (404) only come after it. Checking it never stalls
 //!   the server, and a client that keeps guessing is slowed down ([`auth`]).
-//! - From output_dir only `status.json` and `snapshot.html` are served; the writer's `.tmp-*`
+//! - From output_dir only `status.json` and `snapshot.html` are served; the writer's `.fleetdash-tmp-*`
 //!   files and anything else there are unreachable. Dotfiles of the page are refused too.
 //! - `index.html`, `status.json`, `snapshot.html`: `Cache-Control: no-cache` with an ETag, so a
 //!   reload revalidates (304 on `If-None-Match`) and never shows an old snapshot.
