@@ -340,21 +340,6 @@ fn a_heartbeat_the_peer_leaves_working_is_tracked_and_becomes_stuck() {
     );
 }
 
-/// Every file under `dir`, recursively, with its text.
-fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-            out.push((path, text));
-        }
-    }
-    out
-}
-
 /// Secret-shaped task ids from a real peer's heartbeat in-flight list and from audit lines'
 /// `task_id`: none of them reaches any file fleetdash writes (output_dir, state_dir with the
 /// registry and the escalations, the vault), the page says ids were withheld, and a harmless
@@ -399,7 +384,8 @@ fn secret_shaped_task_ids_are_never_written_and_harmless_ones_still_tracked() {
 
     let mut checked = 0;
     for dir in ["out", "state", "vault"] {
-        for (path, text) in files_under(&scratch.path().join(dir)) {
+        for path in support::files_under(&scratch.path().join(dir)) {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
             if let Some(found) = find_secret(&text) {
                 panic!("{} holds {found}:\n{text}", path.display());
             }

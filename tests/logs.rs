@@ -84,23 +84,6 @@ fn excerpt(text: &str, what: &str) -> String {
     }
 }
 
-/// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
-
 /// The real node_exporter on a free loopback port, behind basic auth (its web config holds a
 /// bcrypt hash of the password, as `htpasswd -B` would make). Killed on drop.
 struct Exporter {
@@ -319,7 +302,7 @@ fn the_most_verbose_log_holds_no_secret() {
     assert_clean("stderr at FLEETDASH_LOG=trace", &stderr);
     let written: Vec<PathBuf> = ["out", "state"]
         .iter()
-        .flat_map(|d| files_under(&scratch.path().join(d)))
+        .flat_map(|d| support::files_under(&scratch.path().join(d)))
         .collect();
     assert!(
         written.iter().any(|p| p.ends_with("status.json")),

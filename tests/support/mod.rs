@@ -73,6 +73,24 @@ pub fn without_file_permission_override<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Every file below `dir` (none when it does not exist), for tests that search all that
+/// fleetdash wrote.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
 pub const DEFAULT_RULES: &str = include_str!("../../config/rules.yaml");
 
 /// The thresholds of the shipped `config/rules.yaml` ([`DEFAULT_RULES`]): tests judge by the
