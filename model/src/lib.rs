@@ -12,10 +12,12 @@
 //!   ([`Asc`]) that classifies its condition for machines.
 
 mod asc;
+pub mod glance;
 mod probe;
 mod summary;
 
 pub use asc::Asc;
+pub use glance::Glance;
 pub use probe::Probe;
 pub use summary::Verdict;
 

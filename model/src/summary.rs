@@ -1,5 +1,5 @@
-//! The glance: how many things are red, amber, green, and whether the snapshot itself can be
-//! trusted. The page and the static fallback both render this, so they never disagree.
+//! The verdict's counts (how many things are red, amber, green) and whether the snapshot itself
+//! can be trusted. [`crate::Glance`] words both for the page and the static fallback alike.
 
 use chrono::{DateTime, Utc};
 
@@ -14,7 +14,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    fn add(&mut self, band: Band) {
+    pub(crate) fn add(&mut self, band: Band) {
         match band {
             Band::Red => self.red += 1,
             Band::Amber => self.amber += 1,
@@ -53,8 +53,15 @@ impl Verdict {
 }
 
 impl Snapshot {
-    /// Every element's band, counted. A configured section that failed as a whole counts red.
+    /// Every element's band as of the snapshot's own time, counted. A configured section that
+    /// failed as a whole counts red.
     pub fn verdict(&self) -> Verdict {
+        self.verdict_at(self.generated_at)
+    }
+
+    /// Every element's band at `now`, counted: live tasks that crossed the stuck rule since
+    /// their poll count red, as [`crate::Glance`] shows them.
+    pub fn verdict_at(&self, now: DateTime<Utc>) -> Verdict {
         let mut v = Verdict::default();
         let section_failed = |configured: bool, failed: bool, v: &mut Verdict| {
             if configured && failed {
@@ -66,7 +73,9 @@ impl Snapshot {
             other => section_failed(self.sections.agents.configured, other.is_error(), &mut v),
         }
         match &self.tasks.live {
-            Probe::Value(tasks) => tasks.iter().for_each(|t| v.add(t.band())),
+            Probe::Value(tasks) => tasks
+                .iter()
+                .for_each(|t| v.add(t.band_at(self.rules.no_reply_s, now))),
             other => section_failed(
                 self.sections.live_tasks.configured,
                 other.is_error(),
@@ -75,7 +84,7 @@ impl Snapshot {
         }
         match &self.tasks.board {
             Probe::Value(board) => {
-                board.cards.iter().for_each(|c| v.add(c.band));
+                board.cards.iter().for_each(|c| v.add(c.judged()));
                 board
                     .sources
                     .iter()
