@@ -183,8 +183,6 @@ pub struct Strip {
 }
 
 const STRIP_AXIS: [&str; 3] = ["24 h ago", "12 h", "now"];
-/// A strip whose every slot holds a sample speaks of "24 h"; before that it says its span.
-const FULL_DAY_SLOTS: usize = 48;
 /// Needs-you reasons are cut here (at a word): a few words, not the whole story.
 const FEW_WORDS: usize = 52;
 /// A time within this many hours of now is said as "19:12"; older ones carry their date.
@@ -441,8 +439,9 @@ fn crossed(at: DateTime<Utc>, ago_s: u64, after_s: u64) -> DateTime<Utc> {
     at - chrono::Duration::seconds(ago_s as i64) + chrono::Duration::seconds(after_s as i64)
 }
 
+/// The code, unless it is plain SUCCESS (2001 SUCCESS_WITH_WARNINGS is worth saying).
 fn code(status: &Asc) -> Option<String> {
-    (!status.is_success()).then(|| status.to_string())
+    (status.code != Asc::SUCCESS.code).then(|| status.to_string())
 }
 
 /// A probe's value in words, "unknown", or its error; the error is red.
@@ -572,10 +571,10 @@ pub fn order(keys: &[(u64, String)]) -> Vec<usize> {
 
 fn strip(history: Option<&History>, checked_at: DateTime<Utc>, w: &Words) -> Option<Strip> {
     let h = history?;
-    let sampled = h.strip.chars().filter(|c| *c != '.').count();
     let label = match (h.uptime_24h_pct, h.strip.chars().position(|c| c != '.')) {
         (None, _) | (_, None) => "no samples yet".to_string(),
-        (Some(p), Some(first)) if first == 0 && sampled >= FULL_DAY_SLOTS => {
+        // Its oldest slot holds a sample: the strip spans the whole day.
+        (Some(p), Some(0)) => {
             format!("24 h uptime {} %", one_decimal(p))
         }
         (Some(p), Some(first)) => {

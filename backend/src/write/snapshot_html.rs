@@ -1,17 +1,17 @@
-//! `snapshot.html`: the same glance as the page, rendered here (askama, `templates/`) so it works
-//! with JavaScript off or the WebAssembly failing. The page links to it from `<noscript>` and
-//! from its boot note.
+//! `snapshot.html`: the same glance as the page, laid out here (askama, `templates/`) so it
+//! works with JavaScript off or the WebAssembly failing. The page links to it from
+//! `<noscript>` and from its boot note.
+//!
+//! Every word, band and count comes from [`fleetdash_model::Glance`], the one wording the page
+//! uses too; this module only lays it out: the verdict, the needs-you lines, then each section
+//! with its rows, green ones quiet, details behind `<details>` (no JavaScript needed).
 //!
 //! It is rendered from the snapshot *after* the redaction gate (and passes the gate again as a
-//! whole), and like the page it shows only fields of the schema. Every element is listed; a
-//! failed one is red with its reason; red sorts first.
+//! whole), as of the snapshot's own `generated_at`, times of day in the hub's zone.
 
 use askama::Template;
-use chrono::{DateTime, Utc};
-use fleetdash_model::{
-    Asc, Band, CronCheck, CronState, History, NamedCheck, Probe, SectionMeta, Snapshot, System,
-    human_age, seconds_since,
-};
+use chrono::{FixedOffset, Offset};
+use fleetdash_model::{Band, Glance, Snapshot};
 
 pub const FILE_NAME: &str = "snapshot.html";
 
@@ -22,471 +22,98 @@ const REFRESH_SECONDS: u64 = 60;
 #[template(path = "snapshot.html")]
 struct Page {
     refresh_s: u64,
+    title: String,
+    favicon: String,
     verdict: String,
     verdict_class: &'static str,
     verdict_icon: &'static str,
+    counts: String,
     staleness: Option<String>,
     generated: String,
-    sections: Vec<SectionView>,
+    zone: String,
+    glance: Glance,
 }
 
-struct SectionView {
-    id: &'static str,
-    title: &'static str,
-    checked: Option<String>,
-    problem: Option<Problem>,
-    rows: Vec<Row>,
-}
-
-struct Problem {
-    class: &'static str,
-    text: String,
-}
-
-struct Row {
-    band: &'static str,
-    badge: String,
-    title: String,
-    subtitle: String,
-    reason: Option<String>,
-    facts: String,
-    /// Services, tunnels, crons: one line each, every check with its own state.
-    checks: Vec<CheckLine>,
-    history: Option<StripView>,
-}
-
-/// "services: a active · b inactive: why", or "none configured".
-struct CheckLine {
-    title: &'static str,
-    items: Vec<Item>,
-}
-
-/// One check: its band's class (colour), icon and words (never colour alone).
-struct Item {
-    class: &'static str,
-    icon: &'static str,
-    text: String,
-    /// Why it is not ok, when it is not.
-    reason: Option<String>,
-}
-
-/// The last 24 hours: the uptime in words, then one character per slot, oldest first, in runs
-/// of the same character (one element per run keeps the page small).
-struct StripView {
-    label: String,
-    runs: Vec<(&'static str, String)>,
-}
-
-impl Row {
-    fn new(band: Band, title: String, subtitle: String, facts: Vec<String>) -> Row {
-        Row {
-            band: band.class(),
-            badge: format!("{} {}", band.icon(), band.word()),
-            title,
-            subtitle,
-            reason: None,
-            facts: facts.join(" · "),
-            checks: Vec::new(),
-            history: None,
+impl Page {
+    /// A 24 h strip as runs of one slot kind (`u`, `d`, `p`, `n`) and their lengths: one
+    /// element per run keeps the page small.
+    fn runs(&self, cells: &str) -> Vec<(&'static str, usize)> {
+        let mut runs: Vec<(&'static str, usize)> = Vec::new();
+        for c in cells.chars() {
+            let class = match c {
+                'u' => "u",
+                'd' => "d",
+                'p' => "p",
+                _ => "n",
+            };
+            match runs.last_mut() {
+                Some((last, n)) if *last == class => *n += 1,
+                _ => runs.push((class, 1)),
+            }
         }
-    }
-
-    fn with_reason(mut self, reason: Option<&str>, status: &Asc) -> Row {
-        self.reason = reason.map(|r| format!("{r} (ASC-{} {})", status.code, status.name));
-        self
+        runs
     }
 }
 
-/// "24 h uptime 97.9 %", or "24 h uptime: no samples yet".
-fn uptime_words(pct: Option<f64>) -> String {
-    match pct {
-        Some(p) => format!("24 h uptime {p:.1} %"),
-        None => "24 h uptime: no samples yet".into(),
-    }
-}
-
-fn strip(history: Option<&History>) -> Option<StripView> {
-    let h = history?;
-    let mut runs: Vec<(&'static str, String)> = Vec::new();
-    for c in h.strip.chars() {
-        let class = match c {
-            'u' => "s-u",
-            'd' => "s-d",
-            'p' => "s-p",
-            _ => "s-n",
-        };
-        match runs.last_mut() {
-            Some((last, text)) if *last == class => text.push(c),
-            _ => runs.push((class, c.to_string())),
-        }
-    }
-    Some(StripView {
-        label: uptime_words(h.uptime_24h_pct),
-        runs,
-    })
-}
-
-fn item(band: Band, text: String, reason: Option<String>) -> Item {
-    Item {
-        class: band.class(),
-        icon: band.icon(),
-        text,
-        reason,
-    }
-}
-
-/// " · 24 h 99.5 %" when the check has samples.
-fn uptime_suffix(pct: Option<f64>) -> String {
-    pct.map(|p| format!(" · 24 h {p:.1} %")).unwrap_or_default()
-}
-
-fn named_checks(
-    title: &'static str,
-    list: &[NamedCheck],
-    yes: &'static str,
-    no: &'static str,
-) -> CheckLine {
-    CheckLine {
-        title,
-        items: list
-            .iter()
-            .map(|c| {
-                let ok = c.ok == Probe::Value(true) && !c.stale;
-                let state = text(&c.ok, |v| if *v { yes.into() } else { no.into() });
-                let band = if ok { Band::Green } else { Band::Red };
-                let reason = if ok {
-                    None
-                } else {
-                    c.reason.clone().filter(|r| !state.ends_with(r.as_str()))
-                };
-                item(
-                    band,
-                    format!("{} {state}{}", c.name, uptime_suffix(c.uptime_24h_pct)),
-                    reason,
-                )
-            })
-            .collect(),
-    }
-}
-
-fn cron_word(state: CronState) -> &'static str {
-    match state {
-        CronState::Up => "up",
-        CronState::Late => "late",
-        CronState::Down => "down",
-    }
-}
-
-fn cron_checks(list: &[CronCheck]) -> CheckLine {
-    CheckLine {
-        title: "crons",
-        items: list
-            .iter()
-            .map(|c| {
-                let band = if c.stale { Band::Red } else { c.state.band() };
-                let last = text(&c.last_ok_s, |s| format!("{} ago", human_age(*s)));
-                item(
-                    band,
-                    format!(
-                        "{} {} · last ok {last} · every {}, grace {}{}",
-                        c.name,
-                        cron_word(c.state),
-                        human_age(c.period_s),
-                        human_age(c.grace_s),
-                        uptime_suffix(c.uptime_24h_pct)
-                    ),
-                    c.reason
-                        .clone()
-                        .filter(|_| c.state != CronState::Up || c.stale),
-                )
-            })
-            .collect(),
-    }
-}
-
-fn vault_words(h: &System) -> String {
-    match &h.vault_parity {
-        Probe::Value(true) => "in sync".into(),
-        Probe::Value(false) => format!(
-            "OUT OF SYNC: {}",
-            h.vault_reason.as_deref().unwrap_or("no reason given")
-        ),
-        Probe::Unknown => "not checked".into(),
-        Probe::Error(reason) => format!("error: {reason}"),
-    }
-}
-
-/// The page for `snapshot`, judged as of its own `generated_at`.
-pub fn render(snapshot: &Snapshot) -> String {
-    let verdict = snapshot.verdict();
-    let staleness = snapshot.staleness(snapshot.generated_at);
-    // Like the page: a snapshot that cannot be trusted never reads green.
-    let (band, sentence) = match &staleness {
-        Some(_) => (
-            Band::Red,
-            format!("stale · last known: {}", verdict.sentence()),
-        ),
-        None => (verdict.worst(), verdict.sentence()),
+/// A round icon in the verdict's colour, so the tab says it too.
+pub fn favicon(band: Band) -> String {
+    let colour = match band {
+        Band::Green => "%231e6b35",
+        Band::Amber => "%23d19a00",
+        Band::Red => "%23b3261e",
     };
+    format!(
+        "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Ccircle cx='8' cy='8' r='7' fill='{colour}'/%3E%3C/svg%3E"
+    )
+}
+
+/// The page for `snapshot`, judged as of its own `generated_at`, times in the hub's zone.
+pub fn render(snapshot: &Snapshot) -> String {
+    render_in(snapshot, chrono::Local::now().offset().fix())
+}
+
+/// [`render`] with times of day at `offset` from UTC.
+pub fn render_in(snapshot: &Snapshot, offset: FixedOffset) -> String {
+    let glance = Glance::new(snapshot, snapshot.generated_at, offset);
+    let (band, verdict) = glance.verdict(true);
+    let local = snapshot.generated_at.with_timezone(&offset);
     let page = Page {
         refresh_s: REFRESH_SECONDS,
-        verdict: sentence,
+        title: glance.title(true),
+        favicon: favicon(band),
+        verdict,
         verdict_class: band.class(),
         verdict_icon: band.icon(),
-        staleness,
-        generated: snapshot
-            .generated_at
-            .format("%Y-%m-%d %H:%M:%S UTC")
-            .to_string(),
-        sections: vec![
-            agents(snapshot),
-            live_tasks(snapshot),
-            board(snapshot),
-            systems(snapshot),
-            backups(snapshot),
-        ],
+        counts: glance.counts.sentence(),
+        staleness: glance.stale.clone(),
+        generated: local.format("%Y-%m-%d %H:%M:%S").to_string(),
+        zone: if offset.local_minus_utc() == 0 {
+            "UTC".to_string()
+        } else {
+            format!("UTC{offset}")
+        },
+        glance,
     };
     page.render()
         .unwrap_or_else(|e| format!("<!doctype html><title>fleetdash</title><p>The snapshot page could not be rendered: {e}</p>"))
 }
 
-fn text<T>(probe: &Probe<T>, show: impl FnOnce(&T) -> String) -> String {
-    match probe {
-        Probe::Value(v) => show(v),
-        Probe::Unknown => "unknown".into(),
-        Probe::Error(reason) => format!("error: {reason}"),
-    }
-}
-
-fn checked(meta: &SectionMeta, generated: DateTime<Utc>) -> Option<String> {
-    meta.checked_at
-        .map(|at| format!("{} before writing", human_age(seconds_since(at, generated))))
-}
-
-/// The section's own failure, if it has no elements to show.
-fn problem<T>(probe: &Probe<T>, meta: &SectionMeta) -> Option<Problem> {
-    let Probe::Error(reason) = probe else {
-        return None;
-    };
-    Some(if meta.configured {
-        Problem {
-            class: "red",
-            text: format!("{} error: {reason}", Band::Red.icon()),
-        }
-    } else {
-        Problem {
-            class: "",
-            text: "Not configured: no collector for this section.".into(),
-        }
-    })
-}
-
-fn section(
-    id: &'static str,
-    title: &'static str,
-    meta: &SectionMeta,
-    snapshot: &Snapshot,
-) -> SectionView {
-    SectionView {
-        id,
-        title,
-        checked: checked(meta, snapshot.generated_at),
-        problem: None,
-        rows: Vec::new(),
-    }
-}
-
-fn agents(s: &Snapshot) -> SectionView {
-    let meta = &s.sections.agents;
-    let mut view = section("agents", "Agents", meta, s);
-    view.problem = problem(&s.agents, meta);
-    let mut rows = s.agents.value().cloned().unwrap_or_default();
-    rows.sort_by(|a, b| b.band.cmp(&a.band).then_with(|| a.name.cmp(&b.name)));
-    view.rows = rows
-        .iter()
-        .map(|a| {
-            let place = [a.plane.clone(), a.lane.value().cloned()]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" · ");
-            let facts = vec![
-                format!(
-                    "last exchange {}",
-                    text(&a.last_exchange_s, |s| format!(
-                        "{} ago ({})",
-                        human_age(*s),
-                        a.exchange_band.word()
-                    ))
-                ),
-                format!(
-                    "skills {}",
-                    text(&a.skills_count, |n| if *n == 0 {
-                        "0: the card lists no skills".into()
-                    } else {
-                        n.to_string()
-                    })
-                ),
-                format!("model {}", text(&a.model, Clone::clone)),
-                format!(
-                    "window {}",
-                    text(&a.window, |w| text(&w.percent, |p| format!("{p:.0} %")))
-                ),
-                format!(
-                    "heartbeat {}",
-                    text(&a.heartbeat, |h| format!(
-                        "{} {} ms",
-                        h.dialect, h.latency_ms
-                    ))
-                ),
-            ];
-            let updown = if a.up { "up" } else { "down" };
-            let mut row = Row::new(a.band, a.name.clone(), format!("{updown} · {place}"), facts)
-                .with_reason(
-                    a.reason.as_deref().filter(|_| a.band != Band::Green),
-                    &a.status,
-                );
-            row.history = strip(a.history.as_ref());
-            row
-        })
-        .collect();
-    view
-}
-
-fn live_tasks(s: &Snapshot) -> SectionView {
-    let meta = &s.sections.live_tasks;
-    let mut view = section("live", "Live tasks", meta, s);
-    view.problem = problem(&s.tasks.live, meta);
-    let mut tasks = s.tasks.live.value().cloned().unwrap_or_default();
-    tasks.sort_by_key(|t| (!t.stuck, std::cmp::Reverse(t.age_s)));
-    view.rows = tasks
-        .iter()
-        .map(|t| {
-            let mut row = Row::new(
-                t.band(),
-                t.id.clone(),
-                t.agent.clone(),
-                vec![
-                    format!("state {}", text(&t.state, Clone::clone)),
-                    format!(
-                        "age {} (stuck at {})",
-                        human_age(t.age_s),
-                        human_age(s.rules.no_reply_s)
-                    ),
-                ],
-            )
-            .with_reason(t.reason.as_deref(), &t.status);
-            if t.stuck {
-                row.badge = format!("{} STUCK", Band::Red.icon());
-            }
-            row
-        })
-        .collect();
-    view
-}
-
-fn board(s: &Snapshot) -> SectionView {
-    let meta = &s.sections.board;
-    let mut view = section("board", "Board", meta, s);
-    view.problem = problem(&s.tasks.board, meta);
-    if let Probe::Value(board) = &s.tasks.board {
-        view.rows = board
-            .columns
-            .iter()
-            .flat_map(|column| board.cards.iter().filter(move |c| &c.status == column))
-            .map(|c| {
-                let band = if c.stale { Band::Red } else { Band::Green };
-                let owner = c.assignee.clone().unwrap_or_else(|| "unassigned".into());
-                Row::new(
-                    band,
-                    c.title.clone(),
-                    format!("{} · {owner}", c.status),
-                    vec![format!("{} · {}", c.board, c.id)],
-                )
-            })
-            .collect();
-    }
-    view
-}
-
-fn systems(s: &Snapshot) -> SectionView {
-    let meta = &s.sections.systems;
-    let mut view = section("systems", "Systems", meta, s);
-    view.problem = problem(&s.systems, meta);
-    let mut hosts = s.systems.value().cloned().unwrap_or_default();
-    hosts.sort_by(|a, b| b.band().cmp(&a.band()).then_with(|| a.host.cmp(&b.host)));
-    view.rows = hosts
-        .iter()
-        .map(|h| {
-            let gb = |v: &f64| format!("{v:.1} GB");
-            let facts = vec![
-                format!(
-                    "RAM {} / {}",
-                    text(&h.ram_used_gb, gb),
-                    text(&h.ram_total_gb, gb)
-                ),
-                format!("disk free {}", text(&h.disk_free_gb, gb)),
-                format!("vault parity {}", vault_words(h)),
-            ];
-            let subtitle = if h.source.is_empty() {
-                String::new()
-            } else {
-                format!("via {}", h.source)
-            };
-            let mut row = Row::new(h.band(), h.host.clone(), subtitle, facts)
-                .with_reason(h.reason.as_deref(), &h.status);
-            row.checks = vec![
-                named_checks("services", &h.services, "active", "inactive"),
-                named_checks("tunnels", &h.tunnels, "up", "down"),
-                cron_checks(&h.crons),
-            ];
-            row.history = strip(h.history.as_ref());
-            row
-        })
-        .collect();
-    view
-}
-
-fn backups(s: &Snapshot) -> SectionView {
-    let meta = &s.sections.backups;
-    let mut view = section("backups", "Backups", meta, s);
-    view.problem = problem(&s.backups, meta);
-    if let Probe::Value(b) = &s.backups {
-        let name = if b.name.is_empty() {
-            "backup".to_string()
-        } else {
-            b.name.clone()
-        };
-        view.rows = vec![
-            Row::new(
-                b.band(),
-                name,
-                String::new(),
-                vec![
-                    format!(
-                        "latest {}",
-                        text(&b.gdrive_latest, |t| {
-                            t.format("%Y-%m-%d %H:%M UTC").to_string()
-                        })
-                    ),
-                    format!("age {}", text(&b.age_h, |h| format!("{h:.1} h"))),
-                    format!(
-                        "amber from {}, red from {}",
-                        human_age(s.rules.backup_amber_after_s),
-                        human_age(s.rules.backup_red_after_s)
-                    ),
-                ],
-            )
-            .with_reason(b.reason.as_deref(), &b.status),
-        ];
-    }
-    view
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fleetdash_model::{Agent, Backups, LiveTask};
+    use chrono::{DateTime, Utc};
+    use fleetdash_model::{
+        Agent, Asc, Backups, Board, BoardSource, Card, CronCheck, CronState, History, LiveTask,
+        NamedCheck, Probe, System, human_age,
+    };
+
+    fn utc() -> FixedOffset {
+        FixedOffset::east_opt(0).unwrap()
+    }
+
+    fn html(s: &Snapshot) -> String {
+        render_in(s, utc())
+    }
 
     fn snapshot() -> Snapshot {
         let now = Utc::now();
@@ -539,53 +166,74 @@ mod tests {
         s
     }
 
-    #[test]
-    fn red_rows_come_first_with_their_reason_and_code() {
-        let html = render(&snapshot());
-        let down = html.find("zzz-down").unwrap();
-        let green = html.find("aaa-green").unwrap();
-        assert!(down < green, "the red row must sort first");
-        assert!(
-            html.contains("down: connection refused (ASC-5003 DEPENDENCY_UNAVAILABLE)"),
-            "{html}"
-        );
-        // The down agent, the stuck task, and the configured board that was never collected.
-        assert!(html.contains("3 red · 1 green"), "{html}");
-        assert!(html.contains("✖ STUCK"), "{html}");
-        assert!(
-            html.contains("no reply for 423 s (&#62;= 300 s)"),
-            "escaped: {html}"
-        );
-    }
-
-    #[test]
-    fn sections_without_data_say_whether_they_are_configured() {
-        let html = render(&snapshot());
-        assert!(html.contains("Not configured: no collector for this section."));
+    /// `snapshot()` with a board as the demo has it: a crashed and a timed-out card, a card
+    /// this host cannot dispatch, two finished ones, and a projection refused.
+    fn with_board() -> Snapshot {
         let mut s = snapshot();
-        s.sections.systems.configured = true;
-        s.systems = Probe::error("not collected");
-        assert!(render(&s).contains("✖ error: not collected"));
-    }
-
-    #[test]
-    fn a_stale_snapshot_carries_the_banner_and_text_is_escaped() {
-        let mut s = snapshot();
-        s.stale = true;
-        s.stale_reasons = vec!["agents: last collected 12 min ago (>= 10 min)".into()];
-        if let Probe::Value(rows) = &mut s.agents {
-            rows[0].name = "<script>alert(1)</script>".into();
-        }
-        let html = render(&s);
-        assert!(html.contains(
-            "role=\"alert\">Do not trust this page yet: agents: last collected 12 min ago"
-        ));
-        assert!(
-            html.contains("stale · last known: "),
-            "never green while stale: {html}"
-        );
-        assert!(!html.contains("<script>alert(1)"), "{html}");
-        assert!(html.contains("&#60;script&#62;"), "{html}");
+        let now = s.generated_at;
+        s.sections.board.checked_at = Some(now);
+        let card = |id: &str, status: &str, band: Band, conditions: &[&str]| Card {
+            board: "ops".into(),
+            id: id.into(),
+            title: format!("Job {id}"),
+            status: status.into(),
+            assignee: Some("nova".into()),
+            priority: None,
+            age_s: 600,
+            block_kind: None,
+            latest_activity_at: None,
+            conditions: conditions.iter().map(|c| c.to_string()).collect(),
+            band,
+            checked_at: now,
+            stale: false,
+        };
+        let source = |name: &str, projection: Probe<String>| BoardSource {
+            name: name.into(),
+            plane: Some("Docs".into()),
+            cards: Probe::Value(5),
+            projection,
+            status: Asc::SUCCESS,
+            reason: None,
+            checked_at: now,
+            stale: false,
+        };
+        s.tasks.board = Probe::Value(Board {
+            columns: ["todo", "running", "done"].map(String::from).to_vec(),
+            cards: vec![
+                card(
+                    "t_far",
+                    "todo",
+                    Band::Red,
+                    &["assignee tam cannot be claimed on this host (kanban.dispatch_profiles)"],
+                ),
+                card(
+                    "t_crash",
+                    "running",
+                    Band::Red,
+                    &["crashed: the worker process died at 2026-11-30 19:12 UTC"],
+                ),
+                card(
+                    "t_slow",
+                    "running",
+                    Band::Red,
+                    &[
+                        "timed_out: the worker was killed after 1 h 30 min (limit 1 h) at 2026-11-30 19:12 UTC",
+                    ],
+                ),
+                card("t_d1", "done", Band::Green, &[]),
+                card("t_d2", "done", Band::Green, &[]),
+            ],
+            sources: vec![
+                source("ops", Probe::Value("unchanged".into())),
+                source(
+                    "daily",
+                    Probe::error(
+                        "refused: /srv/vault/Docs/Kanban/daily.kanban has no fleetdash marker (hand-edited?); left untouched",
+                    ),
+                ),
+            ],
+        });
+        s
     }
 
     fn history(strip: &str, pct: f64) -> History {
@@ -600,7 +248,7 @@ mod tests {
     /// A red host (a down service, a tunnel that timed out, a late cron, a vault out of sync)
     /// with its strip, and an amber backup with its reason.
     fn with_host_and_backup() -> Snapshot {
-        let mut s = snapshot();
+        let mut s = with_board();
         let now = s.generated_at;
         s.sections.systems.configured = true;
         s.sections.systems.checked_at = Some(now);
@@ -677,30 +325,243 @@ mod tests {
         s
     }
 
+    /// The value of every `attr="..."` that follows `marker` in `html`.
+    fn after_each(html: &str, marker: &str, attr: &str) -> Vec<String> {
+        html.match_indices(marker)
+            .filter_map(|(i, _)| {
+                let rest = &html[i + marker.len()..];
+                let start = rest.find(&format!("{attr}=\""))? + attr.len() + 2;
+                let end = rest[start..].find('"')?;
+                Some(rest[start..start + end].trim_start_matches('#').to_string())
+            })
+            .collect()
+    }
+
+    /// The row ids snapshot.html draws red, and the rows its red needs-you lines link to.
+    fn said_red(html: &str) -> (Vec<String>, Vec<String>) {
+        (
+            after_each(html, "<li class=\"row row-red\"", "id"),
+            after_each(html, "<li class=\"red\"><a", "href"),
+        )
+    }
+
     #[test]
-    fn hosts_show_every_check_with_its_state_reason_and_uptime() {
-        let html = render(&with_host_and_backup());
-        for want in [
-            "<strong>db1</strong> <small>via ssh</small>",
-            "service postgres: inactive (ASC-5003 DEPENDENCY_UNAVAILABLE)",
-            "RAM 1.2 GB / 8.0 GB",
-            "disk free error: df: permission denied",
-            "vault parity OUT OF SYNC: 3 uncommitted changes",
-            "nginx active · 24 h 99.5 %",
-            "<span class=\"red\"><span aria-hidden=\"true\">✖ </span>postgres inactive · 24 h 50.0 %</span>",
-            "pg-tunnel error: no answer within 2 s</span>",
-            "<span class=\"amber\"><span aria-hidden=\"true\">▲ </span>nightly-dump late · last ok 1 h 5 min ago · every 1 h, grace 10 min · 24 h 100.0 %<span class=\"why\">5 min late: last success 1 h 5 min ago</span>",
-            "rotate up · last ok 1 min ago",
-            "24 h uptime 97.9 % <span class=\"strip\" aria-hidden=\"true\">",
-            &format!(
-                "<span class=\"s-u\">{}</span><span class=\"s-d\">d</span><span class=\"s-p\">p</span><span class=\"s-n\">.</span></span>",
-                "u".repeat(45)
+    fn what_snapshot_html_says_is_red_is_what_the_glance_says() {
+        let s = with_host_and_backup();
+        let glance = Glance::new(&s, s.generated_at, utc());
+        let mut glance_rows: Vec<String> = glance
+            .sections
+            .iter()
+            .flat_map(|x| &x.groups)
+            .flat_map(|g| &g.rows)
+            .filter(|r| r.band == Band::Red)
+            .map(|r| r.anchor.clone())
+            .collect();
+        let glance_needs: Vec<String> = glance
+            .needs
+            .iter()
+            .filter(|n| n.band == Band::Red)
+            .map(|n| n.anchor.clone())
+            .collect();
+        let page = html(&s);
+        let (mut rows, needs) = said_red(&page);
+        // Needs-you keeps the glance's order; the rows are compared as a set.
+        assert_eq!(needs, glance_needs, "{page}");
+        rows.sort();
+        glance_rows.sort();
+        assert_eq!(rows, glance_rows, "{page}");
+        assert_eq!(
+            rows,
+            [
+                "agent-zzz-down",
+                "board-daily",
+                "card-ops-t_crash",
+                "card-ops-t_far",
+                "card-ops-t_slow",
+                "host-db1",
+                "task-min-t_stuck01"
+            ]
+        );
+        assert!(
+            page.contains(&format!(
+                "<p class=\"counts\">{}</p>",
+                glance.counts.sentence()
+            )),
+            "{page}"
+        );
+        assert!(page.contains("7 red · 1 amber · 3 green"), "{page}");
+    }
+
+    #[test]
+    fn crashed_and_timed_out_cards_are_red_with_their_conditions() {
+        let page = html(&with_board());
+        for (id, condition) in [
+            (
+                "card-ops-t_crash",
+                "crashed: the worker process died at 19:12",
+            ),
+            (
+                "card-ops-t_slow",
+                "timed_out: the worker was killed after 1 h 30 min (limit 1 h) at 19:12",
+            ),
+            (
+                "card-ops-t_far",
+                "assignee tam cannot be claimed on this host (kanban.dispatch_profiles)",
             ),
         ] {
-            assert!(html.contains(want), "missing {want:?} in\n{html}");
+            let at = page
+                .find(&format!("<li class=\"row row-red\" id=\"{id}\">"))
+                .unwrap_or_else(|| panic!("{id} is not a red row:\n{page}"));
+            let row = &page[at..at + page[at..].find("</li>").unwrap()];
+            assert!(row.contains("✖ </span>fail</span>"), "{row}");
+            assert!(!row.contains("ok</span>"), "never ok: {row}");
+            assert!(
+                row.contains(&format!("<span class=\"reason\">{condition}</span>")),
+                "{row}"
+            );
         }
-        // The tunnel's reason is its error: said once, not twice.
-        assert_eq!(html.matches("no answer within 2 s").count(), 1, "{html}");
+        // The finished cards fold into a count, in their column.
+        assert!(
+            page.contains("<h3>done <small class=\"folded\">· 2 cards, finished</small></h3>"),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn a_refused_projection_is_red_with_its_reason_and_its_path_behind_the_tap() {
+        let page = html(&with_board());
+        let at = page
+            .find("<li class=\"row row-red\" id=\"board-daily\">")
+            .unwrap_or_else(|| panic!("the refused board is not red:\n{page}"));
+        let row = &page[at..at + page[at..].find("</li>").unwrap()];
+        assert!(
+            row.contains("projection refused: daily.kanban has no fleetdash marker (hand-edited?); left untouched"),
+            "{row}"
+        );
+        let summary_end = row.find("</summary>").unwrap();
+        assert!(
+            row[summary_end..]
+                .contains("<dt>path</dt><dd>/srv/vault/Docs/Kanban/daily.kanban</dd>"),
+            "the path sits behind the tap: {row}"
+        );
+        assert!(!row[..summary_end].contains("/srv/vault"), "{row}");
+    }
+
+    #[test]
+    fn needs_you_comes_first_and_each_line_leads_to_its_row() {
+        let page = html(&with_host_and_backup());
+        let needs = page.find("<h2 id=\"needs-h\">Needs you</h2>").unwrap();
+        let agents = page.find("<section id=\"agents\"").unwrap();
+        assert!(needs < agents, "{page}");
+        let links = after_each(&page, "<li class=\"red\"><a", "href");
+        let amber = after_each(&page, "<li class=\"amber\"><a", "href");
+        assert_eq!(amber, ["backup-gdrive", "host-db1"].map(String::from)[..1]);
+        for link in links.iter().chain(&amber) {
+            assert!(
+                page.contains(&format!(" id=\"{link}\">")),
+                "no row {link}: {page}"
+            );
+        }
+        assert!(
+            page.contains(
+                "<span class=\"what\">agent zzz-down</span> · down: connection refused</a>"
+            ),
+            "{page}"
+        );
+        assert!(page.contains("<title>✖ 7 · fleet</title>"), "{page}");
+        assert!(
+            page.contains("<link rel=\"icon\" href=\"data:image/svg+xml,"),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn green_rows_are_one_quiet_line_with_details_behind_a_tap() {
+        let page = html(&with_host_and_backup());
+        let at = page.find("id=\"agent-aaa-green\"").unwrap();
+        let row = &page[at..at + page[at..].find("</li>").unwrap()];
+        let summary = &row[..row.find("</summary>").unwrap()];
+        assert!(
+            summary.contains("<details><summary>"),
+            "closed by default: {row}"
+        );
+        assert!(!summary.contains("class=\"reason\""), "{summary}");
+        assert!(
+            summary.contains("<span class=\"sum\">heart · hub · 1 min ago</span>"),
+            "{summary}"
+        );
+        // Behind the tap: the facts, the heartbeat's error said there only.
+        assert!(
+            row.contains(
+                "<dt>heartbeat</dt><dd class=\"red\">error: heartbeat: connection refused</dd>"
+            ),
+            "{row}"
+        );
+        // A down agent's reason is said once; its facts point to it.
+        let at = page.find("id=\"agent-zzz-down\"").unwrap();
+        let row = &page[at..at + page[at..].find("</li>").unwrap()];
+        assert_eq!(row.matches("connection refused").count(), 1, "{row}");
+        assert!(row.contains("ASC-5003 DEPENDENCY_UNAVAILABLE"), "{row}");
+    }
+
+    #[test]
+    fn sections_without_data_say_whether_they_are_configured() {
+        let page = html(&snapshot());
+        assert!(page.contains("Not configured: no collector for this section."));
+        let mut s = snapshot();
+        s.sections.systems.configured = true;
+        s.systems = Probe::error("not collected");
+        let page = html(&s);
+        assert!(page.contains("<p class=\"problem red\"><span aria-hidden=\"true\">✖ </span>error: not collected</p>"), "{page}");
+        assert!(
+            page.contains("<a href=\"#systems\">"),
+            "a failed section needs you: {page}"
+        );
+    }
+
+    #[test]
+    fn a_stale_snapshot_carries_the_banner_and_text_is_escaped() {
+        let mut s = snapshot();
+        s.stale = true;
+        s.stale_reasons = vec!["agents: last collected 12 min ago (>= 10 min)".into()];
+        if let Probe::Value(rows) = &mut s.agents {
+            rows[0].name = "<script>alert(1)</script>".into();
+        }
+        let page = html(&s);
+        assert!(page.contains(
+            "role=\"alert\">Do not trust this page yet: agents: last collected 12 min ago"
+        ));
+        assert!(
+            page.contains("stale · last known: "),
+            "never green while stale: {page}"
+        );
+        assert!(page.contains("<title>✖ stale · fleet</title>"), "{page}");
+        assert!(!page.contains("<script>alert(1)"), "{page}");
+        assert!(page.contains("&#60;script&#62;"), "{page}");
+    }
+
+    #[test]
+    fn hosts_show_every_check_with_its_state_reason_and_uptime() {
+        let page = html(&with_host_and_backup());
+        for want in [
+            "<strong>db1</strong> <span class=\"sum\">via ssh · checked 0 s ago</span>",
+            "<span class=\"reason\">service postgres inactive · tunnel pg-tunnel no answer · vault out of sync · disk unreadable · cron nightly-dump late</span>",
+            "<p>ASC-5003 DEPENDENCY_UNAVAILABLE</p>",
+            "<dt>RAM</dt><dd>1.3 GB / 8.0 GB</dd>",
+            "<dt>disk free</dt><dd class=\"red\">error: df: permission denied</dd>",
+            "<dt>vault parity</dt><dd class=\"red\">OUT OF SYNC: 3 uncommitted changes</dd>",
+            "nginx active · 24 h 99.5 %",
+            "<span class=\"red\"><span aria-hidden=\"true\">✖ </span>postgres inactive · 24 h 50.0 %</span>",
+            "pg-tunnel no answer<span class=\"why\">no answer within 2 s</span></span>",
+            "<span class=\"amber\"><span aria-hidden=\"true\">▲ </span>nightly-dump late · last ok 1 h 5 min ago · every 1 h, grace 10 min · 24 h 100.0 %<span class=\"why\">5 min late: last success 1 h 5 min ago</span>",
+            "rotate up · last ok 1 min ago",
+            "24 h uptime 97.9 % <span class=\"strip\" aria-hidden=\"true\"><i class=\"u\" style=\"--n:45\"></i><i class=\"d\" style=\"--n:1\"></i><i class=\"p\" style=\"--n:1\"></i><i class=\"n\" style=\"--n:1\"></i></span>",
+            "<span>24 h ago</span><span>12 h</span><span>now</span>",
+        ] {
+            assert!(page.contains(want), "missing {want:?} in\n{page}");
+        }
+        // The tunnel's reason is its error: said once.
+        assert_eq!(page.matches("no answer within 2 s").count(), 1, "{page}");
     }
 
     #[test]
@@ -712,37 +573,53 @@ mod tests {
             hosts[0].tunnels.clear();
             hosts[0].history = None;
         }
-        let html = render(&s);
-        assert!(html.contains("vault parity not checked"), "{html}");
+        let page = html(&s);
         assert!(
-            html.contains("tunnels: <span class=\"facts\">none configured</span>"),
-            "{html}"
+            page.contains("<dt>vault parity</dt><dd>not checked</dd>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("tunnels: <span class=\"sum\">none configured</span>"),
+            "{page}"
         );
     }
 
     #[test]
     fn backups_show_their_band_reason_and_thresholds() {
-        let html = render(&with_host_and_backup());
+        let page = html(&with_host_and_backup());
         let thresholds = format!(
             "amber from {}, red from {}",
             human_age(93600),
             human_age(172800)
         );
         for want in [
-            "<li class=\"row-amber\"><span class=\"badge amber\">▲ warn</span> <strong>gdrive</strong>",
-            "latest backup is 30 h old (ASC-2001 SUCCESS_WITH_WARNINGS)",
-            "age 30.0 h",
+            "<li class=\"row row-amber\" id=\"backup-gdrive\"><details><summary><span class=\"line\"><span class=\"badge amber\"><span aria-hidden=\"true\">▲ </span>warn</span> <strong>gdrive</strong>",
+            "<span class=\"reason\">latest backup is 30 h old</span>",
+            "<p>ASC-2001 SUCCESS_WITH_WARNINGS</p>",
+            "latest 1 d 6 h ago",
             &thresholds,
         ] {
-            assert!(html.contains(want), "missing {want:?} in\n{html}");
+            assert!(page.contains(want), "missing {want:?} in\n{page}");
         }
         let mut stale = with_host_and_backup();
         if let Probe::Value(b) = &mut stale.backups {
             b.stale = true;
         }
+        assert!(html(&stale).contains("<li class=\"row row-red\" id=\"backup-gdrive\">"));
+        // A green backup writes no reason (in red or otherwise): its note is a fact.
+        let mut green = with_host_and_backup();
+        if let Probe::Value(b) = &mut green.backups {
+            b.band = Band::Green;
+            b.status = Asc::SUCCESS;
+            b.reason = Some("latest backup 20 h old (amber at 1 d 2 h)".into());
+        }
+        let page = html(&green);
+        let at = page.find("id=\"backup-gdrive\"").unwrap();
+        let row = &page[at..at + page[at..].find("</li>").unwrap()];
+        assert!(!row.contains("class=\"reason\""), "{row}");
         assert!(
-            render(&stale)
-                .contains("<span class=\"badge red\">✖ fail</span> <strong>gdrive</strong>")
+            row.contains("<dt>note</dt><dd>latest backup 20 h old (amber at 1 d 2 h)</dd>"),
+            "{row}"
         );
     }
 
@@ -754,8 +631,25 @@ mod tests {
             rows[0].history.as_mut().unwrap().uptime_24h_pct = None;
             rows[1].history = Some(history(&"d".repeat(48), 0.0));
         }
-        let html = render(&s);
-        assert!(html.contains("24 h uptime: no samples yet"), "{html}");
-        assert!(html.contains("24 h uptime 0.0 %"), "{html}");
+        let page = html(&s);
+        assert!(page.contains("no samples yet"), "{page}");
+        assert!(page.contains("24 h uptime 0.0 %"), "{page}");
+    }
+
+    #[test]
+    fn times_are_said_in_the_hubs_zone_and_the_footer_names_it() {
+        let mut s = with_board();
+        s.generated_at = DateTime::parse_from_rfc3339("2026-11-30T19:20:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let page = render_in(&s, FixedOffset::east_opt(3600).unwrap());
+        assert!(
+            page.contains("crashed: the worker process died at 20:12"),
+            "{page}"
+        );
+        assert!(
+            page.contains("Written 2026-11-30 20:20:00; ages are as of then, times UTC+01:00."),
+            "{page}"
+        );
     }
 }
