@@ -182,6 +182,39 @@ pub struct Strip {
     pub axis: [&'static str; 3],
 }
 
+impl Strip {
+    /// The cells as runs of one kind (`u`, `d`, `p`, `n` for no sample) and their lengths:
+    /// one element per run keeps both pages small.
+    pub fn runs(&self) -> Vec<(&'static str, usize)> {
+        let mut runs: Vec<(&'static str, usize)> = Vec::new();
+        for c in self.cells.chars() {
+            let class = match c {
+                'u' => "u",
+                'd' => "d",
+                'p' => "p",
+                _ => "n",
+            };
+            match runs.last_mut() {
+                Some((last, n)) if *last == class => *n += 1,
+                _ => runs.push((class, 1)),
+            }
+        }
+        runs
+    }
+}
+
+/// The tab's icon: a dot in the verdict's colour (an SVG data URL), so the tab says it too.
+pub fn favicon(band: Band) -> String {
+    let colour = match band {
+        Band::Green => "%231e6b35",
+        Band::Amber => "%23d19a00",
+        Band::Red => "%23b3261e",
+    };
+    format!(
+        "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Ccircle cx='8' cy='8' r='7' fill='{colour}'/%3E%3C/svg%3E"
+    )
+}
+
 const STRIP_AXIS: [&str; 3] = ["24 h ago", "12 h", "now"];
 /// Needs-you reasons are cut here (at a word): a few words, not the whole story.
 const FEW_WORDS: usize = 52;

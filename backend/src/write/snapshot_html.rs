@@ -11,7 +11,8 @@
 
 use askama::Template;
 use chrono::{FixedOffset, Offset};
-use fleetdash_model::{Band, Glance, Snapshot};
+use fleetdash_model::glance::favicon;
+use fleetdash_model::{Glance, Snapshot};
 
 pub const FILE_NAME: &str = "snapshot.html";
 
@@ -32,39 +33,6 @@ struct Page {
     generated: String,
     zone: String,
     glance: Glance,
-}
-
-impl Page {
-    /// A 24 h strip as runs of one slot kind (`u`, `d`, `p`, `n`) and their lengths: one
-    /// element per run keeps the page small.
-    fn runs(&self, cells: &str) -> Vec<(&'static str, usize)> {
-        let mut runs: Vec<(&'static str, usize)> = Vec::new();
-        for c in cells.chars() {
-            let class = match c {
-                'u' => "u",
-                'd' => "d",
-                'p' => "p",
-                _ => "n",
-            };
-            match runs.last_mut() {
-                Some((last, n)) if *last == class => *n += 1,
-                _ => runs.push((class, 1)),
-            }
-        }
-        runs
-    }
-}
-
-/// A round icon in the verdict's colour, so the tab says it too.
-pub fn favicon(band: Band) -> String {
-    let colour = match band {
-        Band::Green => "%231e6b35",
-        Band::Amber => "%23d19a00",
-        Band::Red => "%23b3261e",
-    };
-    format!(
-        "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Ccircle cx='8' cy='8' r='7' fill='{colour}'/%3E%3C/svg%3E"
-    )
 }
 
 /// The page for `snapshot`, judged as of its own `generated_at`, times in the hub's zone.
@@ -103,8 +71,8 @@ mod tests {
     use super::*;
     use chrono::{DateTime, Utc};
     use fleetdash_model::{
-        Agent, Asc, Backups, Board, BoardSource, Card, CronCheck, CronState, History, LiveTask,
-        NamedCheck, Probe, System, human_age,
+        Agent, Asc, Backups, Band, Board, BoardSource, Card, CronCheck, CronState, History,
+        LiveTask, NamedCheck, Probe, System, human_age,
     };
 
     fn utc() -> FixedOffset {
