@@ -30,6 +30,8 @@ pub struct Glance {
     pub headline: String,
     /// Why the snapshot itself is not to be trusted at `now`, if it is not.
     pub stale: Option<String>,
+    /// The moment it is computed at, as a time of day ("14:02"): what a frozen page says.
+    pub as_of: String,
     /// Red items first, then amber, in section order.
     pub needs: Vec<Need>,
     pub sections: Vec<Section>,
@@ -295,6 +297,7 @@ impl Glance {
             counts,
             headline,
             stale: s.staleness(now),
+            as_of: w.time(now),
             needs,
             sections,
         }
@@ -1732,6 +1735,7 @@ mod tests {
         s.systems = Probe::Value(Vec::new());
         let g = at(&s, 0);
         assert_eq!(g.band, Band::Green);
+        assert_eq!(g.as_of, "19:20", "what a frozen page says it shows");
         assert_eq!(
             g.verdict(false),
             (Band::Red, "stale · last known: all 2 green".into())
