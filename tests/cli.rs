@@ -551,7 +551,21 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
     assert!(!by_name("orin").up);
     assert_eq!(by_name("vega").skills_count, Probe::Value(0));
     assert_eq!(by_name("vega").band, Band::Red);
-    assert_eq!(by_name("juno").exchange_band, Band::Amber);
+    // Nobody but the collector talks to juno: its heartbeats answer, its last exchange is
+    // hours old all the same.
+    let juno = by_name("juno");
+    assert!(juno.up, "{juno:?}");
+    assert_eq!((juno.exchange_band, juno.band), (Band::Amber, Band::Amber));
+    assert!(
+        juno.reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("last exchange 3 h")),
+        "{juno:?}"
+    );
+    // The Pulse plane's agents know the collector under their own name, and are talked to.
+    for name in ["echo", "mira"] {
+        assert_eq!(by_name(name).band, Band::Green, "{:?}", by_name(name));
+    }
     let Probe::Value(kai) = &by_name("kai").heartbeat else {
         panic!()
     };

@@ -214,7 +214,9 @@ pub struct Agent {
     pub plane: Option<String>,
     /// Liveness: any HTTP answer on the agent card path is up; refused or timed out is down.
     pub up: bool,
-    /// Seconds since the last successful exchange in the agent's audit log.
+    /// Seconds since the agent's last successful exchange in its audit log: a line whose
+    /// `peer` is another party than the collector (the collector's own probes are not
+    /// exchanges).
     pub last_exchange_s: Probe<u64>,
     /// Band of `last_exchange_s` alone.
     pub exchange_band: Band,

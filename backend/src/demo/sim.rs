@@ -42,6 +42,9 @@ pub struct SimAgent {
     pub stalled: Vec<String>,
     /// Where it appends one audit line per message it answers, like the Hermes adapter.
     pub audit_log: Option<PathBuf>,
+    /// Who it records as the `peer` of those lines: the identity the collector's token has on
+    /// this agent (every message a simulated agent answers comes from the collector).
+    pub collector_peer: String,
 }
 
 impl SimAgent {
@@ -57,6 +60,7 @@ impl SimAgent {
             in_flight: Vec::new(),
             stalled: Vec::new(),
             audit_log: None,
+            collector_peer: crate::config::defaults::COLLECTOR_PEER.to_string(),
         }
     }
 
@@ -120,7 +124,7 @@ impl SimAgent {
     fn audit(&self) {
         let Some(path) = &self.audit_log else { return };
         let line = json!({"ts": Utc::now().timestamp_millis() as f64 / 1000.0, "direction": "inbound",
-                          "peer": "fleetdash", "task_id": null, "summary": "heartbeat received"});
+                          "peer": self.collector_peer, "task_id": null, "summary": "heartbeat received"});
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

@@ -134,7 +134,15 @@ pub fn row(
             match tail.last_exchange_ts {
                 Some(ts) => Probe::Value(age_seconds(ts, now)),
                 None => {
-                    let reason = "audit log: no successful exchange in the part read".to_string();
+                    let reason = if tail.collector_lines > 0 {
+                        format!(
+                            "audit log: no exchange in the part read, only the collector's own \
+                             probes (peer {:?})",
+                            agent.collector_peer
+                        )
+                    } else {
+                        "audit log: no successful exchange in the part read".to_string()
+                    };
                     conditions.push(Band::Red, Asc::NOT_FOUND, reason.clone());
                     Probe::Error(reason)
                 }
@@ -260,6 +268,7 @@ mod tests {
             plane: Some("heart".into()),
             audit_log: None,
             token: None,
+            collector_peer: "fleetdash".into(),
         }
     }
 
@@ -284,7 +293,7 @@ mod tests {
                 last_exchange_ts: Some(now.timestamp() as f64 - exchange_age_s),
                 skipped_lines: 1,
                 bytes_read: 10,
-                task_ids: Vec::new(),
+                ..AuditTail::default()
             })),
         }
     }
@@ -362,5 +371,86 @@ mod tests {
             Probe::Error("heartbeat: connection refused".into())
         );
         assert_eq!(row.model, Probe::Value("configured-model".into()));
+    }
+
+    /// Writes an audit log: the last exchange with another peer at `exchange_ts`, then the
+    /// collector's own heartbeat every 2 minutes up to `now`, as a collector that keeps
+    /// probing leaves it.
+    fn log_with_heartbeats(path: &std::path::Path, exchange_ts: i64, now: i64) {
+        let mut lines = vec![format!(
+            r#"{{"ts": {exchange_ts}.0, "direction": "inbound", "peer": "min", "summary": "report"}}"#
+        )];
+        let mut ts = exchange_ts + 120;
+        while ts <= now {
+            lines.push(format!(
+                r#"{{"ts": {ts}.0, "direction": "inbound", "peer": "fleetdash", "summary": "heartbeat received"}}"#
+            ));
+            ts += 120;
+        }
+        std::fs::write(path, lines.join("\n") + "\n").unwrap();
+    }
+
+    #[test]
+    fn an_agent_only_the_collector_talks_to_goes_amber_then_red_at_the_rules_thresholds() {
+        use super::super::audit_tail::last_exchange;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a2a_audit.jsonl");
+        let rules = fleet_rules();
+        let exchange_ts: i64 = 1_796_000_000;
+        let green = rules.exchange_green_below_s as i64;
+        let amber = rules.exchange_amber_below_s as i64;
+        let judge = |age: i64, collector_peer: &str| {
+            let now = exchange_ts + age;
+            log_with_heartbeats(&path, exchange_ts, now);
+            let tail = last_exchange(&path, 1 << 22, collector_peer).unwrap();
+            let now = DateTime::from_timestamp(now, 0).unwrap();
+            let mut ev = healthy(3, 0.0, now);
+            ev.audit = Some(Ok(tail));
+            row(&agent(), ev, &rules, now)
+        };
+        for (age, band) in [
+            (green - 1, Band::Green),
+            (green, Band::Amber),
+            (amber - 1, Band::Amber),
+            (amber, Band::Red),
+        ] {
+            let r = judge(age, "fleetdash");
+            assert_eq!(
+                (r.last_exchange_s.clone(), r.exchange_band, r.band),
+                (Probe::Value(age as u64), band, band),
+                "at {age} s: {:?}",
+                r.reason
+            );
+        }
+        assert_eq!(
+            judge(amber, "fleetdash").reason.as_deref(),
+            Some("no exchange for 6 h (>= 6 h)")
+        );
+        // Counted as exchanges (a collector known by another name), the same heartbeats would
+        // keep the agent green for ever: what this rule is for.
+        let fooled = judge(amber, "someone-else");
+        assert_eq!(fooled.band, Band::Green);
+        assert!(matches!(fooled.last_exchange_s, Probe::Value(age) if age < 120));
+    }
+
+    #[test]
+    fn a_log_of_nothing_but_the_collectors_probes_says_so() {
+        let now = Utc::now();
+        let mut ev = healthy(3, 0.0, now);
+        ev.audit = Some(Ok(AuditTail {
+            collector_lines: 12,
+            bytes_read: 1200,
+            ..AuditTail::default()
+        }));
+        let row = row(&agent(), ev, &fleet_rules(), now);
+        assert_eq!(row.band, Band::Red);
+        assert_eq!(
+            row.last_exchange_s,
+            Probe::Error(
+                "audit log: no exchange in the part read, only the collector's own probes \
+                 (peer \"fleetdash\")"
+                    .into()
+            )
+        );
     }
 }
