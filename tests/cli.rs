@@ -562,6 +562,11 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
             .is_some_and(|r| r.starts_with("last exchange 3 h")),
         "{juno:?}"
     );
+    // Down, with an exchange 90 s old: the exchange is not ok beside it.
+    assert_eq!(
+        (by_name("lyra").up, by_name("lyra").exchange_band),
+        (false, Band::Red)
+    );
     // The Pulse plane's agents know the collector under their own name, and are talked to.
     for name in ["echo", "mira"] {
         assert_eq!(by_name(name).band, Band::Green, "{:?}", by_name(name));

@@ -218,7 +218,8 @@ pub struct Agent {
     /// `peer` is another party than the collector (the collector's own probes are not
     /// exchanges).
     pub last_exchange_s: Probe<u64>,
-    /// Band of `last_exchange_s` alone.
+    /// Band of `last_exchange_s` by the rules' thresholds, and red whenever the agent is down:
+    /// a past exchange never makes a down agent look ok.
     pub exchange_band: Band,
     /// Skills on the agent card; 0 is a red condition, not "no data".
     pub skills_count: Probe<u32>,

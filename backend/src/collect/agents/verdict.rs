@@ -1,9 +1,10 @@
 //! From probe evidence to an agent's row: fields, colour band, Agent Status Code and reason.
 //!
 //! Colour rules (spec §5.2): last exchange younger than the green threshold is green, younger
-//! than the amber threshold is amber, older is red; down is red; an empty card is red. Every
-//! failed probe turns its field into `"error: <reason>"`, marks the row stale and red: a
-//! failure is shown, never smoothed over.
+//! than the amber threshold is amber, older is red; down is red (its exchange band too: a
+//! past exchange never shows a down agent as ok); an empty card is red. Every failed probe
+//! turns its field into `"error: <reason>"`, marks the row stale and red: a failure is shown,
+//! never smoothed over.
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Agent, Asc, Band, Heartbeat, Probe, RulesView, Window, human_age};
@@ -149,13 +150,13 @@ pub fn row(
             }
         }
     };
-    let exchange_band = match &last_exchange_s {
+    let age_band = match &last_exchange_s {
         Probe::Value(age) => Band::for_exchange_age(*age, rules),
         Probe::Unknown => Band::Amber,
         Probe::Error(_) => Band::Red,
     };
     if let Probe::Value(age) = last_exchange_s {
-        match exchange_band {
+        match age_band {
             Band::Green => {}
             Band::Amber => conditions.push(
                 Band::Amber,
@@ -173,6 +174,10 @@ pub fn row(
             ),
         }
     }
+
+    // The row already says why a down agent is red; its exchange is not ok either, however
+    // recent (the page shows the band beside the age).
+    let exchange_band = if card.up { age_band } else { Band::Red };
 
     let facts = facts.unwrap_or_default();
     let model = facts.model.or_else(|| agent.model.clone());
@@ -371,6 +376,11 @@ mod tests {
             Probe::Error("heartbeat: connection refused".into())
         );
         assert_eq!(row.model, Probe::Value("configured-model".into()));
+        assert_eq!(
+            (row.last_exchange_s, row.exchange_band),
+            (Probe::Value(60), Band::Red),
+            "a recent exchange beside a down agent is not ok"
+        );
     }
 
     /// Writes an audit log: the last exchange with another peer at `exchange_ts`, then the
