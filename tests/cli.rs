@@ -567,6 +567,12 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
         (by_name("lyra").up, by_name("lyra").exchange_band),
         (false, Band::Red)
     );
+    // sol's model window is at 93 %.
+    assert_eq!(by_name("sol").band, Band::Amber);
+    assert_eq!(
+        by_name("sol").reason.as_deref(),
+        Some("model window 93 % (>= 90 %)")
+    );
     // The Pulse plane's agents know the collector under their own name, and are talked to.
     for name in ["echo", "mira"] {
         assert_eq!(by_name(name).band, Band::Green, "{:?}", by_name(name));

@@ -111,6 +111,10 @@ pub struct RulesView {
     /// A backup at least this old is red.
     #[serde(default)]
     pub backup_red_after_s: u64,
+    /// A model usage window at or above this percentage of its limit is amber (0 in snapshots
+    /// written before the rule existed: nothing known).
+    #[serde(default)]
+    pub window_amber_at_percent: u64,
 }
 
 /// Collection bookkeeping per section.
@@ -193,6 +197,17 @@ impl Band {
         }
     }
 
+    /// The band for a model usage window at `percent` of its limit: amber at or above the
+    /// rules' threshold (a snapshot without the rule judges nothing).
+    pub fn for_window_percent(percent: f64, rules: &RulesView) -> Band {
+        let threshold = rules.window_amber_at_percent;
+        if threshold > 0 && percent >= threshold as f64 {
+            Band::Amber
+        } else {
+            Band::Green
+        }
+    }
+
     /// The band for a last-exchange age under the rules' thresholds (spec §5.2).
     pub fn for_exchange_age(age_s: u64, rules: &RulesView) -> Band {
         if age_s < rules.exchange_green_below_s {
@@ -262,6 +277,9 @@ pub struct Window {
     pub percent: Probe<f64>,
     pub status: Probe<String>,
     pub resets_at: Probe<DateTime<Utc>>,
+    /// Amber at or above the rules' `window_amber_at_percent`, else green.
+    #[serde(default = "Band::green")]
+    pub band: Band,
 }
 
 /// The Tasks panel: the kanban board and, separately, live A2A tasks.
@@ -537,6 +555,7 @@ mod tests {
             snapshot_stale_after_s: 600,
             backup_amber_after_s: 93600,
             backup_red_after_s: 172800,
+            window_amber_at_percent: 90,
         }
     }
 
@@ -557,6 +576,27 @@ mod tests {
         assert_eq!(Band::for_exchange_age(1800, &r), Band::Amber);
         assert_eq!(Band::for_exchange_age(21599, &r), Band::Amber);
         assert_eq!(Band::for_exchange_age(21600, &r), Band::Red);
+    }
+
+    #[test]
+    fn a_window_is_amber_from_the_rules_percentage_and_judged_by_nothing_without_it() {
+        let r = rules();
+        assert_eq!(Band::for_window_percent(89.9, &r), Band::Green);
+        assert_eq!(Band::for_window_percent(90.0, &r), Band::Amber);
+        assert_eq!(Band::for_window_percent(100.0, &r), Band::Amber);
+        // A snapshot from before the rule: the view reads 0, and no window is judged by it.
+        let mut json = serde_json::to_value(&r).unwrap();
+        json.as_object_mut()
+            .unwrap()
+            .remove("window_amber_at_percent");
+        let old: RulesView = serde_json::from_value(json).unwrap();
+        assert_eq!(Band::for_window_percent(99.0, &old), Band::Green);
+        // A window from before its band is green, as it was shown then.
+        let w: Window = serde_json::from_str(
+            r#"{"model": "m", "percent": 93.0, "status": "near limit", "resets_at": "unknown"}"#,
+        )
+        .unwrap();
+        assert_eq!(w.band, Band::Green);
     }
 
     #[test]

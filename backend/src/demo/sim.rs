@@ -47,6 +47,10 @@ pub struct SimAgent {
     pub collector_peer: String,
 }
 
+/// The simulated agent's own rule: its window status says "near limit" from this share of the
+/// limit on (what the agent reports, not what the dashboard judges by).
+const NEAR_LIMIT_PERCENT: f64 = 90.0;
+
 impl SimAgent {
     pub fn healthy(name: &str, speaks: Wire) -> SimAgent {
         SimAgent {
@@ -115,7 +119,7 @@ impl SimAgent {
         if let Some(percent) = self.window_percent {
             let resets_at = (Utc::now() + chrono::Duration::hours(2)).to_rfc3339();
             md["window"] = json!({"model": self.model, "percent": percent,
-                                  "status": if percent >= 90.0 { "near limit" } else { "ok" },
+                                  "status": if percent >= NEAR_LIMIT_PERCENT { "near limit" } else { "ok" },
                                   "resets_at": resets_at});
         }
         md

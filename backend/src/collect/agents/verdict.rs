@@ -2,9 +2,9 @@
 //!
 //! Colour rules (spec §5.2): last exchange younger than the green threshold is green, younger
 //! than the amber threshold is amber, older is red; down is red (its exchange band too: a
-//! past exchange never shows a down agent as ok); an empty card is red. Every failed probe
-//! turns its field into `"error: <reason>"`, marks the row stale and red: a failure is shown,
-//! never smoothed over.
+//! past exchange never shows a down agent as ok); an empty card is red; a model window at or
+//! above the rules' percentage is amber. Every failed probe turns its field into
+//! `"error: <reason>"`, marks the row stale and red: a failure is shown, never smoothed over.
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Agent, Asc, Band, Heartbeat, Probe, RulesView, Window, human_age};
@@ -182,11 +182,28 @@ pub fn row(
     let facts = facts.unwrap_or_default();
     let model = facts.model.or_else(|| agent.model.clone());
     let lane = agent.lane.clone().or(facts.lane);
-    let window = facts.window.map(|w| Window {
-        model: w.model.into(),
-        percent: w.percent.into(),
-        status: w.status.into(),
-        resets_at: w.resets_at.into(),
+    let window = facts.window.map(|w| {
+        let band = w
+            .percent
+            .map_or(Band::Green, |p| Band::for_window_percent(p, rules));
+        if let (Band::Amber, Some(p)) = (band, w.percent) {
+            conditions.push(
+                Band::Amber,
+                Asc::SUCCESS_WITH_WARNINGS,
+                format!(
+                    "model window {} % (>= {} %)",
+                    (p * 10.0).round() / 10.0,
+                    rules.window_amber_at_percent
+                ),
+            );
+        }
+        Window {
+            model: w.model.into(),
+            percent: w.percent.into(),
+            status: w.status.into(),
+            resets_at: w.resets_at.into(),
+            band,
+        }
     });
 
     let stale =
@@ -381,6 +398,40 @@ mod tests {
             (Probe::Value(60), Band::Red),
             "a recent exchange beside a down agent is not ok"
         );
+    }
+
+    #[test]
+    fn a_model_window_at_the_rules_percentage_is_amber_and_says_so() {
+        let now = Utc::now();
+        let rules = fleet_rules();
+        let with_window = |percent: f64| {
+            let mut ev = healthy(2, 60.0, now);
+            if let Ok(reply) = &mut ev.heartbeat {
+                reply.facts.window = Some(crate::a2a::WindowFacts {
+                    percent: Some(percent),
+                    status: Some("near limit".into()),
+                    ..Default::default()
+                });
+            }
+            row(&agent(), ev, &rules, now)
+        };
+        let at = rules.window_amber_at_percent as f64;
+        let below = with_window(at - 0.1);
+        assert_eq!((below.band, below.reason.as_deref()), (Band::Green, None));
+        assert_eq!(below.window.value().map(|w| w.band), Some(Band::Green));
+
+        let at_threshold = with_window(at);
+        assert_eq!(at_threshold.band, Band::Amber);
+        assert_eq!(
+            at_threshold.window.value().map(|w| w.band),
+            Some(Band::Amber)
+        );
+
+        let row = with_window(93.0);
+        assert_eq!(row.band, Band::Amber);
+        assert_eq!(row.status, Asc::SUCCESS_WITH_WARNINGS);
+        assert_eq!(row.reason.as_deref(), Some("model window 93 % (>= 90 %)"));
+        assert!(!row.stale, "a full window is a reading, not a failed probe");
     }
 
     /// Writes an audit log: the last exchange with another peer at `exchange_ts`, then the
