@@ -528,7 +528,9 @@ pub struct Backups {
 /// The strip has 48 slots of 30 min (`slot_s` = 1800), on the UTC half-hour grid; the newest
 /// slot is the one holding the write's time, so the strip covers the last 23.5 to 24 hours.
 /// The uptime counts the samples of the same slots. A sample is taken each time the element's
-/// own section is collected (agents: `up`; hosts: band not red and not stale).
+/// own section is collected (agents: `up`; hosts: band not red and not stale). Until the
+/// samples span the strip (`since` is set), the uptime is over a shorter time and says so
+/// ([`History::uptime_words`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct History {
     /// Share of the samples in the strip's slots that were up, in percent, rounded to 0.1;
@@ -538,7 +540,48 @@ pub struct History {
     /// all samples up, `d` all down, `p` some of each, `.` no sample.
     pub strip: String,
     pub slot_s: u64,
+    /// Samples in the strip's slots: what the uptime is a share of.
     pub samples: u32,
+    /// When the element was first sampled, while that lies inside the strip's window: the
+    /// uptime then covers only the time since. Absent once the samples span the whole window
+    /// (and before the first sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<DateTime<Utc>>,
+}
+
+impl History {
+    /// The uptime as the operator reads it, the same on the page and in snapshot.html:
+    /// "24 h uptime 97.9 %" once the samples span the strip, "uptime 100.0 % since 15:15 UTC,
+    /// 38 samples" until then, "uptime: no samples yet" before the first.
+    pub fn uptime_words(&self) -> String {
+        let Some(pct) = self.uptime_24h_pct.filter(|_| self.samples > 0) else {
+            return "uptime: no samples yet".into();
+        };
+        let pct = one_decimal(pct);
+        match self.since {
+            None => format!("24 h uptime {pct} %"),
+            Some(t) => {
+                use chrono::Timelike;
+                let samples = match self.samples {
+                    1 => "1 sample".to_string(),
+                    n => format!("{n} samples"),
+                };
+                format!(
+                    "uptime {pct} % since {:02}:{:02} UTC, {samples}",
+                    t.hour(),
+                    t.minute()
+                )
+            }
+        }
+    }
+}
+
+/// `value` with one decimal ("97.9"), written by hand: float formatting would add kilobytes
+/// to the page's wasm.
+fn one_decimal(value: f64) -> String {
+    let tenths = (value * 10.0).round() as i64;
+    let sign = if tenths < 0 { "-" } else { "" };
+    format!("{sign}{}.{}", tenths.abs() / 10, tenths.abs() % 10)
 }
 
 #[cfg(test)]
@@ -597,6 +640,47 @@ mod tests {
         )
         .unwrap();
         assert_eq!(w.band, Band::Green);
+    }
+
+    fn history(samples: u32, pct: Option<f64>, since: Option<DateTime<Utc>>) -> History {
+        History {
+            uptime_24h_pct: pct,
+            strip: ".".repeat(48),
+            slot_s: 1800,
+            samples,
+            since,
+        }
+    }
+
+    #[test]
+    fn uptime_says_its_span_until_the_samples_cover_the_strip() {
+        let at = |h, m| {
+            DateTime::parse_from_rfc3339(&format!("2026-11-30T{h:02}:{m:02}:41Z"))
+                .unwrap()
+                .with_timezone(&Utc)
+        };
+        assert_eq!(
+            history(38, Some(100.0), Some(at(15, 15))).uptime_words(),
+            "uptime 100.0 % since 15:15 UTC, 38 samples"
+        );
+        assert_eq!(
+            history(1, Some(0.0), Some(at(9, 5))).uptime_words(),
+            "uptime 0.0 % since 09:05 UTC, 1 sample"
+        );
+        assert_eq!(
+            history(700, Some(97.94), None).uptime_words(),
+            "24 h uptime 97.9 %"
+        );
+        assert_eq!(
+            history(0, None, None).uptime_words(),
+            "uptime: no samples yet"
+        );
+        // A snapshot from before `since` existed reads as before: a 24 h figure.
+        let mut json = serde_json::to_value(history(2, Some(100.0), Some(at(1, 0)))).unwrap();
+        json.as_object_mut().unwrap().remove("since");
+        let old: History = serde_json::from_value(json).unwrap();
+        assert_eq!(old.since, None);
+        assert_eq!(old.uptime_words(), "24 h uptime 100.0 %");
     }
 
     #[test]
