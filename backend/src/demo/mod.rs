@@ -9,7 +9,9 @@
 //! own name (`collector_peer`). Three hosts fill the Systems panel: this machine, read for
 //! real, and two remote hosts simulated as node_exporter endpoints ([`hosts`]). Everything is
 //! written under the state directory (a fresh temporary one by default): config, rules,
-//! htpasswd, audit logs, cron records, backups, snapshot.
+//! htpasswd, audit logs, cron records, backups, snapshot. The login's password is made at the
+//! first start of a state directory and kept for it (only its bcrypt hash is stored), so a
+//! restart does not lock out an open tab.
 
 pub mod hosts;
 pub mod kanban;
@@ -202,11 +204,12 @@ fn collector_peer(spec: &DemoAgent) -> &'static str {
     }
 }
 
-/// Runs the demo until ctrl-c.
+/// Runs the demo until ctrl-c. `new_password` replaces the password the state directory keeps.
 pub async fn run(
     listen: SocketAddr,
     state_dir: Option<PathBuf>,
     dist_dir: Option<PathBuf>,
+    new_password: bool,
 ) -> Result<()> {
     let state_dir = match state_dir {
         Some(dir) => {
@@ -220,6 +223,8 @@ pub async fn run(
             .context("cannot create a temporary state directory")?
             .keep(),
     };
+    // First, so that a state dir whose login cannot be kept fails before anything starts.
+    let password = login(&state_dir, new_password).await?;
     let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| {
         format!("cannot listen on {listen}; pass --listen 127.0.0.1:0 (any free port) or another address")
     })?;
@@ -238,7 +243,6 @@ pub async fn run(
             .collect(),
         shutdown.clone(),
     ));
-    let password = Alphanumeric.sample_string(&mut rand::rng(), 20);
     let dist_dir = match dist_dir {
         Some(d) if d.join("index.html").is_file() => Some(std::path::absolute(&d)?),
         Some(d) => anyhow::bail!(
@@ -264,11 +268,17 @@ pub async fn run(
         shutdown.clone(),
     )
     .await?;
-    let config_path = write_files(&state_dir, &fleet, &hosts, &password, dist_dir.as_deref())?;
+    let config_path = write_files(&state_dir, &fleet, &hosts, dist_dir.as_deref())?;
     let (config, rules) =
         Config::load(&config_path).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     let options = server::ServeOptions::from_config(&config)?;
 
+    let password = match &password {
+        Login::New(password) => password.as_str(),
+        Login::Kept => {
+            "unchanged (printed when this state dir was first used; --new-password makes a new one)"
+        }
+    };
     let banner = format!(
         "fleetdash demo: 11 simulated agents and 3 hosts on loopback\n  dashboard: {url}\n  user:      {DEMO_USER}\n  \
          password:  {password}\n  snapshot:  {}\n  state dir: {}\nPress ctrl-c to stop.\n",
@@ -413,6 +423,49 @@ async fn fleet_traffic(agents: Vec<(&'static str, PathBuf)>, shutdown: Cancellat
     }
 }
 
+/// The demo's login, as this start of it has it.
+enum Login {
+    /// Made now: printed once, its bcrypt hash written to the state directory's htpasswd.
+    New(String),
+    /// The state directory's htpasswd already holds the demo user: kept as it is.
+    Kept,
+}
+
+/// The password of the state directory: kept when its htpasswd has the demo user (unless
+/// `new_password`), else a new one whose bcrypt hash replaces the file. The plaintext is only
+/// ever printed, never written. bcrypt and the file's fsync run off the async workers.
+async fn login(state_dir: &Path, new_password: bool) -> Result<Login> {
+    let path = state_dir.join("htpasswd");
+    tokio::task::spawn_blocking(move || login_blocking(&path, new_password))
+        .await
+        .context("the demo's password setup failed")?
+}
+
+fn login_blocking(path: &Path, new_password: bool) -> Result<Login> {
+    if !new_password {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let entry = format!("{DEMO_USER}:$2");
+                if text.lines().any(|l| l.starts_with(&entry)) {
+                    return Ok(Login::Kept);
+                }
+                anyhow::bail!(
+                    "{}: no bcrypt entry for user {DEMO_USER}; pass --new-password to make a new password",
+                    path.display()
+                );
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+        }
+    }
+    let password = Alphanumeric.sample_string(&mut rand::rng(), 20);
+    let hash =
+        bcrypt::hash(&password, bcrypt::DEFAULT_COST).context("cannot hash the demo password")?;
+    crate::write::atomic::write(path, format!("{DEMO_USER}:{hash}\n").as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(Login::New(password))
+}
+
 /// The fleet's rules, with the stuck rule shortened so a demo shows STUCK within minutes.
 fn demo_rules() -> String {
     let line_of = |key: &str| {
@@ -437,19 +490,15 @@ fn demo_rules() -> String {
         )
 }
 
-/// Writes the demo's config, rules and htpasswd; returns the config path.
+/// Writes the demo's config and rules (the htpasswd is [`login`]'s); returns the config path.
 fn write_files(
     state_dir: &Path,
     fleet: &[Running],
     hosts: &str,
-    password: &str,
     dist_dir: Option<&Path>,
 ) -> Result<PathBuf> {
     let rules = state_dir.join("rules.yaml");
     std::fs::write(&rules, demo_rules())?;
-    let hash =
-        bcrypt::hash(password, bcrypt::DEFAULT_COST).context("cannot hash the demo password")?;
-    std::fs::write(state_dir.join("htpasswd"), format!("{DEMO_USER}:{hash}\n"))?;
 
     let mut toml = String::from(
         "# Written by `fleetdash demo`. The demo polls every 15 s (production default: 2 min)\n\
