@@ -1174,6 +1174,91 @@ fn audit_log_age_absence_and_garbage() {
     assert!(s(row, "/reason").contains("no audit_log"), "{row:#}");
 }
 
+/// The `peer` of every line of an audit log.
+fn audit_peers(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).unwrap();
+            line["peer"].as_str().unwrap_or_default().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_collectors_own_heartbeats_are_not_exchanges() {
+    let scratch = Scratch::new();
+    // Each agent's last exchange with another peer ("min") is 2000 s old: amber. Each
+    // simulated agent logs every heartbeat it answers, as the Hermes adapter does, under the
+    // name the collector's token has on it.
+    let logged = |name: &str, collector_peer: &str| {
+        let log = scratch.audit_log(name, 2000.0);
+        let sim = Sim::start(SimAgent {
+            audit_log: Some(log.clone()),
+            collector_peer: collector_peer.into(),
+            ..SimAgent::healthy(name, Wire::V1)
+        });
+        (sim, log)
+    };
+    let (plain, plain_log) = logged("plain", "fleetdash");
+    let (pulse, pulse_log) = logged("pulse", "fleetdash-pulse");
+    let (unknown, unknown_log) = logged("unknown", "watcher");
+    let body = agent_block("plain", &plain.endpoint, "v1", Some(&plain_log), &[])
+        + &agent_block(
+            "pulse",
+            &pulse.endpoint,
+            "v1",
+            Some(&pulse_log),
+            &[("collector_peer", "fleetdash-pulse")],
+        )
+        // The config does not know what this agent calls the collector.
+        + &agent_block("unknown", &unknown.endpoint, "v1", Some(&unknown_log), &[]);
+    let config = scratch.config(&body);
+    // Two passes: the second reads the heartbeat lines the first one left.
+    collect(&scratch, &config);
+    let run = collect(&scratch, &config);
+
+    for (name, log, peer) in [
+        ("plain", &plain_log, "fleetdash"),
+        ("pulse", &pulse_log, "fleetdash-pulse"),
+    ] {
+        let peers = audit_peers(log);
+        assert!(
+            peers.iter().filter(|p| *p == peer).count() >= 2 && peers.last().unwrap() == peer,
+            "{name}: the heartbeats were logged after the exchange: {peers:?}"
+        );
+        let row = run.agent(name);
+        let age = row["last_exchange_s"]
+            .as_u64()
+            .filter(|age| (2000..2000 + support::HANG_BUDGET.as_secs()).contains(age))
+            .unwrap_or_else(|| panic!("{name}: the exchange with min, not a heartbeat: {row:#}"));
+        assert_eq!(
+            (&row["exchange_band"], &row["band"], &row["reason"]),
+            (
+                &json!("amber"),
+                &json!("amber"),
+                &json!(format!(
+                    "last exchange {} ago",
+                    fleetdash_model::human_age(age)
+                ))
+            ),
+            "{name}: {row:#}"
+        );
+    }
+    // Lines under a name the config does not give the collector are another peer's: they
+    // count, so the same heartbeats keep this agent green.
+    assert!(audit_peers(&unknown_log).iter().any(|p| p == "watcher"));
+    let row = run.agent("unknown");
+    assert!(
+        row["last_exchange_s"]
+            .as_u64()
+            .is_some_and(|age| age < 2000),
+        "{row:#}"
+    );
+    assert_green(row);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 7. Hostile and broken peers
 // ---------------------------------------------------------------------------------------------

@@ -618,6 +618,7 @@ fn fixture_snapshot(now: DateTime<Utc>) -> Snapshot {
                 strip: format!("{}pd{}", "u".repeat(40), "u".repeat(6)),
                 slot_s: 1800,
                 samples: 700,
+                since: None,
             }),
             checked_at: now,
             stale: false,

@@ -551,7 +551,32 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
     assert!(!by_name("orin").up);
     assert_eq!(by_name("vega").skills_count, Probe::Value(0));
     assert_eq!(by_name("vega").band, Band::Red);
-    assert_eq!(by_name("juno").exchange_band, Band::Amber);
+    // Nobody but the collector talks to juno: its heartbeats answer, its last exchange is
+    // hours old all the same.
+    let juno = by_name("juno");
+    assert!(juno.up, "{juno:?}");
+    assert_eq!((juno.exchange_band, juno.band), (Band::Amber, Band::Amber));
+    assert!(
+        juno.reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("last exchange 3 h")),
+        "{juno:?}"
+    );
+    // Down, with an exchange 90 s old: the exchange is not ok beside it.
+    assert_eq!(
+        (by_name("lyra").up, by_name("lyra").exchange_band),
+        (false, Band::Red)
+    );
+    // sol's model window is at 93 %.
+    assert_eq!(by_name("sol").band, Band::Amber);
+    assert_eq!(
+        by_name("sol").reason.as_deref(),
+        Some("model window 93 % (>= 90 %)")
+    );
+    // The Pulse plane's agents know the collector under their own name, and are talked to.
+    for name in ["echo", "mira"] {
+        assert_eq!(by_name(name).band, Band::Green, "{:?}", by_name(name));
+    }
     let Probe::Value(kai) = &by_name("kai").heartbeat else {
         panic!()
     };
@@ -696,6 +721,94 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
 
     sigterm(&demo.child);
     assert!(wait_exit(&mut demo.child, support::HANG_BUDGET).success());
+}
+
+/// Stops a demo the way ctrl-c would, and waits for it to end.
+fn stop(mut demo: support::Demo) {
+    sigterm(&demo.child);
+    assert!(wait_exit(&mut demo.child, support::HANG_BUDGET).success());
+}
+
+#[test]
+fn the_demo_keeps_its_password_for_a_state_dir_and_never_writes_it() {
+    let state = tempfile::tempdir().unwrap();
+    let login = |demo: &support::Demo, password: &str| {
+        http_get(
+            &demo.addr(),
+            "/",
+            Some((fleetdash::demo::DEMO_USER, password)),
+        )
+        .0
+    };
+
+    let first = support::Demo::start(state.path(), None);
+    let password = first.password.clone();
+    assert!(
+        password.len() == 20 && password.chars().all(|c| c.is_ascii_alphanumeric()),
+        "the first start of a state dir prints a new password: {password:?}"
+    );
+    assert_eq!(login(&first, &password), 200);
+    stop(first);
+
+    // A restart on the same state dir: the same password opens it, and the demo says so
+    // instead of printing it again.
+    let again = support::Demo::start(state.path(), None);
+    assert!(
+        again.password.starts_with("unchanged"),
+        "a restart prints no password: {:?}",
+        again.password
+    );
+    assert!(!again.password.contains(&password));
+    assert_eq!(login(&again, &password), 200);
+    stop(again);
+
+    // --new-password replaces it: the old one no longer opens the page.
+    let renewed = support::Demo::start_with(state.path(), None, &["--new-password"]);
+    let new_password = renewed.password.clone();
+    assert!(
+        new_password.len() == 20 && new_password != password,
+        "{new_password:?}"
+    );
+    assert_eq!(login(&renewed, &new_password), 200);
+    assert_eq!(login(&renewed, &password), 401);
+    stop(renewed);
+
+    // Only the bcrypt hash is kept: neither password is in any file of the state dir.
+    let files = support::files_under(state.path());
+    assert!(files.iter().any(|f| f.ends_with("htpasswd")), "{files:?}");
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap();
+        for secret in [&password, &new_password] {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{} holds a demo password",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_demo_state_dir_whose_htpasswd_lacks_the_demo_user_is_refused_with_its_name() {
+    let state = tempfile::tempdir().unwrap();
+    let htpasswd = state.path().join("htpasswd");
+    std::fs::write(&htpasswd, "someone:$2b$04$abcdefghijklmnopqrstuu\n").unwrap();
+    let out = support::fleetdash()
+        .args(["demo", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(state.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let stderr = stderr_of(&out);
+    assert!(
+        stderr.contains(&htpasswd.display().to_string()) && stderr.contains("--new-password"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&htpasswd).unwrap(),
+        "someone:$2b$04$abcdefghijklmnopqrstuu\n",
+        "the file is left as it was"
+    );
 }
 
 #[test]

@@ -37,6 +37,7 @@ use common::{max_rss_kib, mb, memory_now, raise_open_files_limit, verdict, vm_hw
 use fleetdash::collect::agents::audit_tail;
 use fleetdash::collect::{self, Findings, SectionName};
 use fleetdash::config::Config;
+use fleetdash::config::defaults::COLLECTOR_PEER;
 
 const AGENTS: usize = 1000;
 const HANG_PERCENT: usize = 10;
@@ -412,7 +413,8 @@ fn audit_tail_cases(dir: &Path, with_large: bool) -> TailCases {
     let mut elapsed = vec![Duration::ZERO; logs.len()];
     let mut bytes_read = vec![0; logs.len()];
     for (_, (path, ts)) in &logs {
-        let tail = audit_tail::last_exchange(path, AUDIT_BUDGET).expect("last_exchange");
+        let tail =
+            audit_tail::last_exchange(path, AUDIT_BUDGET, COLLECTOR_PEER).expect("last_exchange");
         assert_eq!(
             tail.last_exchange_ts,
             Some((ts * 1000.0).round() / 1000.0),
@@ -424,8 +426,12 @@ fn audit_tail_cases(dir: &Path, with_large: bool) -> TailCases {
         for (i, (_, (path, _))) in logs.iter().enumerate() {
             let started = Instant::now();
             for _ in 0..CALLS {
-                let tail = audit_tail::last_exchange(std::hint::black_box(path), AUDIT_BUDGET)
-                    .expect("last_exchange");
+                let tail = audit_tail::last_exchange(
+                    std::hint::black_box(path),
+                    AUDIT_BUDGET,
+                    COLLECTOR_PEER,
+                )
+                .expect("last_exchange");
                 bytes_read[i] = tail.bytes_read;
             }
             elapsed[i] += started.elapsed();

@@ -148,8 +148,9 @@ pub async fn demo(
     listen: SocketAddr,
     state_dir: Option<PathBuf>,
     dist_dir: Option<PathBuf>,
+    new_password: bool,
 ) -> Outcome {
-    crate::demo::run(listen, state_dir, dist_dir).await?;
+    crate::demo::run(listen, state_dir, dist_dir, new_password).await?;
     Ok(())
 }
 

@@ -57,6 +57,10 @@ enum Command {
         /// The built page to serve (trunk's dist/); without it a minimal built-in page is served.
         #[arg(long, value_name = "DIR")]
         dist_dir: Option<PathBuf>,
+        /// Make a new password even though the state directory keeps one (the password is
+        /// printed at the first start of a state directory and kept for it).
+        #[arg(long)]
+        new_password: bool,
     },
     /// Validate the config and the rules file; report every error with file, line and field.
     Check {
@@ -99,7 +103,8 @@ pub fn main() -> ExitCode {
                 listen,
                 state_dir,
                 dist_dir,
-            } => app::demo(listen, state_dir, dist_dir).await,
+                new_password,
+            } => app::demo(listen, state_dir, dist_dir, new_password).await,
             Command::Check { config } => app::check(&config),
             Command::CronRun(args) => app::cron_run(&args).await,
             Command::SimFleet {

@@ -48,6 +48,11 @@ const VERSION: u32 = 1;
 /// One key's buckets, oldest first, at most [`BUCKETS`], all inside the window.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Series {
+    /// Unix seconds of the key's first sample (kept until the key is forgotten), so the
+    /// uptime can say its span until the samples cover the strip. Files written before it
+    /// existed read as the start of their oldest bucket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    first: Option<i64>,
     /// Unix seconds of the newest sample.
     last: i64,
     /// `[start, up, down]` each, oldest first.
@@ -94,6 +99,8 @@ impl Series {
         if self.buckets.last().is_none_or(|b| b.0 != start) {
             self.buckets.push((start, 0, 0));
         }
+        // A clock that went back moves the first sample with it: never after a sample.
+        self.first = Some(self.first.map_or(now, |first| first.min(now)));
         let bucket = self.buckets.last_mut().expect("pushed just above");
         if up {
             bucket.1 = bucket.1.saturating_add(1);
@@ -129,11 +136,16 @@ impl Series {
             })
             .collect();
         let total = up + down;
+        let first = self.first.or(self.buckets.first().map(|b| b.0));
         History {
             uptime_24h_pct: (total > 0).then(|| (up as f64 * 1000.0 / total as f64).round() / 10.0),
             strip,
             slot_s: SLOT_S as u64,
             samples: u32::try_from(total).unwrap_or(u32::MAX),
+            // Sampling began after the strip's first slot did: the uptime covers only since.
+            since: first
+                .filter(|&first| total > 0 && first > from)
+                .and_then(|first| DateTime::from_timestamp(first, 0)),
         }
     }
 }
@@ -422,6 +434,67 @@ pub(crate) mod tests {
             s.history("agent:a", now + Duration::minutes(12))
                 .uptime_24h_pct,
             Some(83.3)
+        );
+    }
+
+    #[test]
+    fn the_uptime_says_since_when_until_the_samples_span_the_strip() {
+        let (dir, mut s) = store();
+        let first = t0() + Duration::hours(15) + Duration::minutes(15) + Duration::seconds(7);
+        for i in 0..38 {
+            s.record(
+                samples(&[("agent:a", true)]),
+                first + Duration::minutes(2 * i),
+            );
+        }
+        let now = first + Duration::minutes(2 * 37);
+        let h = s.history("agent:a", now);
+        assert_eq!(h.since, DateTime::from_timestamp(first.timestamp(), 0));
+        assert_eq!(h.samples, 38);
+        assert_eq!(
+            h.uptime_words(),
+            "uptime 100.0 % since 15:15 UTC, 38 samples"
+        );
+
+        // Sampled every 2 minutes on: the claim stays "since" until the first sample lies
+        // before the strip's first slot, then it is a 24 h figure.
+        let mut at = now;
+        let mut last_since = now;
+        while s.history("agent:a", at).since.is_some() {
+            last_since = at;
+            at += Duration::minutes(2);
+            s.record(samples(&[("agent:a", true)]), at);
+        }
+        assert_eq!(
+            window_start(last_since.timestamp()),
+            t0().timestamp() + 15 * 3600
+        );
+        assert!(window_start(at.timestamp()) > first.timestamp());
+        assert_eq!(
+            s.history("agent:a", at).uptime_words(),
+            "24 h uptime 100.0 %"
+        );
+
+        // The first sample survives the file; a file written before it existed reads the
+        // start of its oldest bucket.
+        let young = first + Duration::minutes(10);
+        let mut fresh = HistoryStore::new(dir.path());
+        fresh.record(samples(&[("agent:b", true)]), first);
+        fresh.save().unwrap();
+        let back = HistoryStore::load(dir.path(), young);
+        assert_eq!(
+            back.history("agent:b", young).since,
+            DateTime::from_timestamp(first.timestamp(), 0)
+        );
+        let text = std::fs::read_to_string(fresh.path()).unwrap();
+        let old = text.replace(&format!("\"first\":{},", first.timestamp()), "");
+        assert_ne!(old, text, "{text}");
+        std::fs::write(fresh.path(), old).unwrap();
+        let back = HistoryStore::load(dir.path(), young);
+        let bucket_start = first.timestamp().div_euclid(BUCKET_S) * BUCKET_S;
+        assert_eq!(
+            back.history("agent:b", young).since,
+            DateTime::from_timestamp(bucket_start, 0)
         );
     }
 
@@ -807,12 +880,13 @@ pub(crate) mod tests {
         let size = std::fs::metadata(store.path()).unwrap().len() as usize;
         let key_count = 11 + 3 * (1 + 10);
         assert_eq!(store.keys().count(), key_count);
-        // Per key: its name and `{"last":<10 digits>,"buckets":[]}` framing, then BUCKETS
-        // buckets of `[<10 digits>,<up>,<down>],`; 2-minute samples put at most 8 in a bucket,
-        // so each count is one digit.
+        // Per key: its name and `{"first":<10 digits>,"last":<10 digits>,"buckets":[]}`
+        // framing, then BUCKETS buckets of `[<10 digits>,<up>,<down>],`; 2-minute samples put
+        // at most 8 in a bucket, so each count is one digit.
         let names: usize = store.keys().map(|k| k.len() + 4).sum();
         let per_bucket = "[1234567890,8,8],".len();
-        let bound = 64 + names + key_count * (32 + BUCKETS * per_bucket);
+        let framing = r#"{"first":1234567890,"last":1234567890,"buckets":[]}"#.len();
+        let bound = 64 + names + key_count * (framing + BUCKETS * per_bucket);
         assert!(size <= bound, "history.json {size} B > bound {bound} B");
         assert!(bound < 80 * 1024, "the bound itself is small: {bound} B");
         assert!(

@@ -119,6 +119,7 @@ mod tests {
                 snapshot_stale_after_s: 600,
                 backup_amber_after_s: 93600,
                 backup_red_after_s: 172800,
+                window_amber_at_percent: 90,
             },
         )
     }

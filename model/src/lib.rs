@@ -113,6 +113,10 @@ pub struct RulesView {
     /// A backup at least this old is red.
     #[serde(default)]
     pub backup_red_after_s: u64,
+    /// A model usage window at or above this percentage of its limit is amber (0 in snapshots
+    /// written before the rule existed: nothing known).
+    #[serde(default)]
+    pub window_amber_at_percent: u64,
 }
 
 /// Collection bookkeeping per section.
@@ -195,6 +199,17 @@ impl Band {
         }
     }
 
+    /// The band for a model usage window at `percent` of its limit: amber at or above the
+    /// rules' threshold (a snapshot without the rule judges nothing).
+    pub fn for_window_percent(percent: f64, rules: &RulesView) -> Band {
+        let threshold = rules.window_amber_at_percent;
+        if threshold > 0 && percent >= threshold as f64 {
+            Band::Amber
+        } else {
+            Band::Green
+        }
+    }
+
     /// The band for a last-exchange age under the rules' thresholds (spec §5.2).
     pub fn for_exchange_age(age_s: u64, rules: &RulesView) -> Band {
         if age_s < rules.exchange_green_below_s {
@@ -216,9 +231,12 @@ pub struct Agent {
     pub plane: Option<String>,
     /// Liveness: any HTTP answer on the agent card path is up; refused or timed out is down.
     pub up: bool,
-    /// Seconds since the last successful exchange in the agent's audit log.
+    /// Seconds since the agent's last successful exchange in its audit log: a line whose
+    /// `peer` is another party than the collector (the collector's own probes are not
+    /// exchanges).
     pub last_exchange_s: Probe<u64>,
-    /// Band of `last_exchange_s` alone.
+    /// Band of `last_exchange_s` by the rules' thresholds, and red whenever the agent is down:
+    /// a past exchange never makes a down agent look ok.
     pub exchange_band: Band,
     /// Skills on the agent card; 0 is a red condition, not "no data".
     pub skills_count: Probe<u32>,
@@ -261,6 +279,9 @@ pub struct Window {
     pub percent: Probe<f64>,
     pub status: Probe<String>,
     pub resets_at: Probe<DateTime<Utc>>,
+    /// Amber at or above the rules' `window_amber_at_percent`, else green.
+    #[serde(default = "Band::green")]
+    pub band: Band,
 }
 
 /// The Tasks panel: the kanban board and, separately, live A2A tasks.
@@ -509,7 +530,9 @@ pub struct Backups {
 /// The strip has 48 slots of 30 min (`slot_s` = 1800), on the UTC half-hour grid; the newest
 /// slot is the one holding the write's time, so the strip covers the last 23.5 to 24 hours.
 /// The uptime counts the samples of the same slots. A sample is taken each time the element's
-/// own section is collected (agents: `up`; hosts: band not red and not stale).
+/// own section is collected (agents: `up`; hosts: band not red and not stale). Until the
+/// samples span the strip (`since` is set), the uptime is over a shorter time and says so
+/// ([`History::uptime_words`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct History {
     /// Share of the samples in the strip's slots that were up, in percent, rounded to 0.1;
@@ -519,7 +542,48 @@ pub struct History {
     /// all samples up, `d` all down, `p` some of each, `.` no sample.
     pub strip: String,
     pub slot_s: u64,
+    /// Samples in the strip's slots: what the uptime is a share of.
     pub samples: u32,
+    /// When the element was first sampled, while that lies inside the strip's window: the
+    /// uptime then covers only the time since. Absent once the samples span the whole window
+    /// (and before the first sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<DateTime<Utc>>,
+}
+
+impl History {
+    /// The uptime as the operator reads it, the same on the page and in snapshot.html:
+    /// "24 h uptime 97.9 %" once the samples span the strip, "uptime 100.0 % since 15:15 UTC,
+    /// 38 samples" until then, "uptime: no samples yet" before the first.
+    pub fn uptime_words(&self) -> String {
+        let Some(pct) = self.uptime_24h_pct.filter(|_| self.samples > 0) else {
+            return "uptime: no samples yet".into();
+        };
+        let pct = one_decimal(pct);
+        match self.since {
+            None => format!("24 h uptime {pct} %"),
+            Some(t) => {
+                use chrono::Timelike;
+                let samples = match self.samples {
+                    1 => "1 sample".to_string(),
+                    n => format!("{n} samples"),
+                };
+                format!(
+                    "uptime {pct} % since {:02}:{:02} UTC, {samples}",
+                    t.hour(),
+                    t.minute()
+                )
+            }
+        }
+    }
+}
+
+/// `value` with one decimal ("97.9"), written by hand: float formatting would add kilobytes
+/// to the page's wasm.
+fn one_decimal(value: f64) -> String {
+    let tenths = (value * 10.0).round() as i64;
+    let sign = if tenths < 0 { "-" } else { "" };
+    format!("{sign}{}.{}", tenths.abs() / 10, tenths.abs() % 10)
 }
 
 #[cfg(test)]
@@ -536,6 +600,7 @@ mod tests {
             snapshot_stale_after_s: 600,
             backup_amber_after_s: 93600,
             backup_red_after_s: 172800,
+            window_amber_at_percent: 90,
         }
     }
 
@@ -556,6 +621,68 @@ mod tests {
         assert_eq!(Band::for_exchange_age(1800, &r), Band::Amber);
         assert_eq!(Band::for_exchange_age(21599, &r), Band::Amber);
         assert_eq!(Band::for_exchange_age(21600, &r), Band::Red);
+    }
+
+    #[test]
+    fn a_window_is_amber_from_the_rules_percentage_and_judged_by_nothing_without_it() {
+        let r = rules();
+        assert_eq!(Band::for_window_percent(89.9, &r), Band::Green);
+        assert_eq!(Band::for_window_percent(90.0, &r), Band::Amber);
+        assert_eq!(Band::for_window_percent(100.0, &r), Band::Amber);
+        // A snapshot from before the rule: the view reads 0, and no window is judged by it.
+        let mut json = serde_json::to_value(&r).unwrap();
+        json.as_object_mut()
+            .unwrap()
+            .remove("window_amber_at_percent");
+        let old: RulesView = serde_json::from_value(json).unwrap();
+        assert_eq!(Band::for_window_percent(99.0, &old), Band::Green);
+        // A window from before its band is green, as it was shown then.
+        let w: Window = serde_json::from_str(
+            r#"{"model": "m", "percent": 93.0, "status": "near limit", "resets_at": "unknown"}"#,
+        )
+        .unwrap();
+        assert_eq!(w.band, Band::Green);
+    }
+
+    fn history(samples: u32, pct: Option<f64>, since: Option<DateTime<Utc>>) -> History {
+        History {
+            uptime_24h_pct: pct,
+            strip: ".".repeat(48),
+            slot_s: 1800,
+            samples,
+            since,
+        }
+    }
+
+    #[test]
+    fn uptime_says_its_span_until_the_samples_cover_the_strip() {
+        let at = |h, m| {
+            DateTime::parse_from_rfc3339(&format!("2026-11-30T{h:02}:{m:02}:41Z"))
+                .unwrap()
+                .with_timezone(&Utc)
+        };
+        assert_eq!(
+            history(38, Some(100.0), Some(at(15, 15))).uptime_words(),
+            "uptime 100.0 % since 15:15 UTC, 38 samples"
+        );
+        assert_eq!(
+            history(1, Some(0.0), Some(at(9, 5))).uptime_words(),
+            "uptime 0.0 % since 09:05 UTC, 1 sample"
+        );
+        assert_eq!(
+            history(700, Some(97.94), None).uptime_words(),
+            "24 h uptime 97.9 %"
+        );
+        assert_eq!(
+            history(0, None, None).uptime_words(),
+            "uptime: no samples yet"
+        );
+        // A snapshot from before `since` existed reads as before: a 24 h figure.
+        let mut json = serde_json::to_value(history(2, Some(100.0), Some(at(1, 0)))).unwrap();
+        json.as_object_mut().unwrap().remove("since");
+        let old: History = serde_json::from_value(json).unwrap();
+        assert_eq!(old.since, None);
+        assert_eq!(old.uptime_words(), "24 h uptime 100.0 %");
     }
 
     #[test]

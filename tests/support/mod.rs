@@ -350,10 +350,17 @@ impl Demo {
     /// Starts the demo with its state in `state_dir`, serving the built page from `dist_dir`
     /// (the built-in page without one).
     pub fn start(state_dir: &Path, dist_dir: Option<&Path>) -> Demo {
+        Demo::start_with(state_dir, dist_dir, &[])
+    }
+
+    /// [`Demo::start`] with more arguments for `fleetdash demo`. `password` is what the demo
+    /// printed on its password line: the password, or that it is unchanged.
+    pub fn start_with(state_dir: &Path, dist_dir: Option<&Path>, args: &[&str]) -> Demo {
         use std::os::unix::process::CommandExt;
         let mut cmd = fleetdash();
         cmd.args(["demo", "--listen", "127.0.0.1:0", "--state-dir"])
-            .arg(state_dir);
+            .arg(state_dir)
+            .args(args);
         if let Some(dist) = dist_dir {
             cmd.arg("--dist-dir").arg(dist);
         }

@@ -1,6 +1,6 @@
 //! `[[agents]]`: the A2A peers, how the heartbeat speaks to each, and where its audit log and
-//! token are. Each entry is checked here: a unique name, an http(s) endpoint, a known dialect,
-//! at most one token source.
+//! token are, and who the collector is in that audit log. Each entry is checked here: a unique
+//! name, an http(s) endpoint, a known dialect, at most one token source.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use toml::Spanned;
 
 use super::files::Expect;
+use super::probe::peer_name;
 use super::table::Table;
 use super::validator::Validator;
 
@@ -64,10 +65,18 @@ pub struct AgentConfig {
     pub plane: Option<String>,
     pub audit_log: Option<PathBuf>,
     pub token: Option<TokenSource>,
+    /// The `peer` this agent's audit log records for the collector's own probes (the entry's
+    /// `collector_peer`, else `[probe] collector_peer`): those lines are not exchanges.
+    pub collector_peer: String,
 }
 
 /// Reads each `[[agents]]` entry; an entry with a mistake is reported and left out.
-pub(super) fn read(v: &mut Validator, entries: Vec<Table>) -> Vec<AgentConfig> {
+/// `collector_peer` is `[probe] collector_peer`, which an entry may override.
+pub(super) fn read(
+    v: &mut Validator,
+    entries: Vec<Table>,
+    collector_peer: &str,
+) -> Vec<AgentConfig> {
     let mut names = HashSet::new();
     let mut agents = Vec::new();
     for mut t in entries {
@@ -84,6 +93,7 @@ pub(super) fn read(v: &mut Validator, entries: Vec<Table>) -> Vec<AgentConfig> {
         let audit_log = t.string(v, "audit_log");
         let token_env = t.string(v, "token_env");
         let token_file = t.string(v, "token_file");
+        let own_collector_peer = peer_name(v, &mut t, "collector_peer");
 
         let trimmed = name.as_ref().map(|n| n.get_ref().trim().to_string());
         if let (Some(spanned), Some(name)) = (&name, &trimmed) {
@@ -160,6 +170,7 @@ pub(super) fn read(v: &mut Validator, entries: Vec<Table>) -> Vec<AgentConfig> {
                 plane: plane.map(Spanned::into_inner),
                 audit_log,
                 token,
+                collector_peer: own_collector_peer.unwrap_or_else(|| collector_peer.to_string()),
             });
         }
     }

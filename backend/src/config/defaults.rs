@@ -31,5 +31,9 @@ pub const CRON_GRACE: Duration = Duration::from_secs(60 * 60);
 pub const DISK_PATH: &str = "/";
 /// The git remote compared with when a vault names none.
 pub const VAULT_REMOTE: &str = "origin";
+/// Who the collector is in the agents' audit logs (their `peer` field, the identity its token
+/// authenticates as) when the config names no other: lines from this peer are the collector's
+/// own probes, not exchanges.
+pub const COLLECTOR_PEER: &str = "fleetdash";
 /// Where `cron-run` keeps its records under the state directory.
 pub const CRON_RECORDS_DIR: &str = "crons";

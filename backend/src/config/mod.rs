@@ -61,6 +61,9 @@ pub struct Config {
     pub rules_path: PathBuf,
     pub cadence: Cadences,
     pub probe: ProbeLimits,
+    /// The collector's identity in the agents' audit logs (`[probe] collector_peer`): the
+    /// `peer` of its own probes, which are not exchanges. An agent may name another.
+    pub collector_peer: String,
     pub agents: Vec<AgentConfig>,
     pub hosts: Vec<HostConfig>,
     pub boards: Vec<BoardConfig>,
@@ -221,8 +224,8 @@ fn read(path: &Path, text: &str) -> Read {
     };
     let state_dir = state_dir.unwrap_or_default();
     let (cadence, cadence_lines) = cadence::read(&mut v, cadence_table);
-    let probe = probe::read(&mut v, probe_table);
-    let agents = agents::read(&mut v, agent_entries);
+    let (probe, collector_peer) = probe::read(&mut v, probe_table);
+    let agents = agents::read(&mut v, agent_entries, &collector_peer);
     let hosts = hosts::read(&mut v, host_entries, &state_dir);
     let vault = boards::read_vault(&mut v, vault);
     let boards = boards::read(&mut v, board_entries, vault.as_deref());
@@ -237,6 +240,7 @@ fn read(path: &Path, text: &str) -> Read {
             rules_path: rules_path.unwrap_or_default(),
             cadence,
             probe,
+            collector_peer,
             agents,
             hosts,
             boards,
@@ -316,6 +320,52 @@ dialect = "v2"
         assert!(rendered.iter().any(|r| {
             r.starts_with("f.toml:12: agents[1].dialect: unknown dialect \"v2\"; expected one of")
         }));
+    }
+
+    #[test]
+    fn the_collector_peer_defaults_to_fleetdash_and_each_agent_may_name_its_own() {
+        let c = Config::parse(Path::new("f.toml"), GOOD).unwrap();
+        assert_eq!(c.collector_peer, defaults::COLLECTOR_PEER);
+        assert_eq!(c.agents[0].collector_peer, "fleetdash");
+
+        let text = format!(
+            "{}\n[[agents]]\nname = \"echo\"\nendpoint = \"http://127.0.0.1:18441\"\n\
+             collector_peer = \"min-watch\"\n",
+            GOOD.replace(
+                "[cadence]",
+                "[probe]\ncollector_peer = \"hub-collector\"\n\n[cadence]"
+            )
+        );
+        let c = Config::parse(Path::new("f.toml"), &text).unwrap();
+        assert_eq!(c.collector_peer, "hub-collector");
+        let peers: Vec<(&str, &str)> = c
+            .agents
+            .iter()
+            .map(|a| (a.name.as_str(), a.collector_peer.as_str()))
+            .collect();
+        assert_eq!(peers, [("min", "hub-collector"), ("echo", "min-watch")]);
+    }
+
+    #[test]
+    fn a_blank_collector_peer_is_reported_where_it_is_written_with_the_other_mistakes() {
+        let text = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n\
+                    [probe]\ncollector_peer = \" \"\n\
+                    [[agents]]\nname = \"a\"\nendpoint = \"http://127.0.0.1:1\"\n\
+                    collector_peer = \"\"\ndialect = \"v9\"\n";
+        let errors = Config::parse(Path::new("f.toml"), text).unwrap_err().0;
+        let rendered: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        let blank = "must not be empty; expected the collector's identity in the agents' audit \
+                     logs (their `peer` field), e.g. \"fleetdash\"";
+        assert_eq!(
+            rendered,
+            [
+                format!("f.toml:5: probe.collector_peer: {blank}"),
+                format!("f.toml:9: agents[0].collector_peer: {blank}"),
+                "f.toml:10: agents[0].dialect: unknown dialect \"v9\"; expected one of v1, \
+                 v0.3, v0.3-content, auto"
+                    .to_string(),
+            ]
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! `[probe]`: the limits of one probe. The fleet is small, but a hostile or hung peer must
-//! cost little, so every limit is positive.
+//! `[probe]`: the limits of one probe, and who the collector is to the agents it probes. The
+//! fleet is small, but a hostile or hung peer must cost little, so every limit is positive.
 
 use std::time::Duration;
 
@@ -19,8 +19,11 @@ pub struct ProbeLimits {
     pub command_timeout: Duration,
 }
 
-/// Reads `[probe]`, each limit its default when not written.
-pub(super) fn read(v: &mut Validator, mut t: Table) -> ProbeLimits {
+/// Reads `[probe]`, each limit its default when not written, and `collector_peer` (the
+/// collector's identity in the agents' audit logs), "fleetdash" when not written.
+pub(super) fn read(v: &mut Validator, mut t: Table) -> (ProbeLimits, String) {
+    let collector_peer = peer_name(v, &mut t, "collector_peer")
+        .unwrap_or_else(|| defaults::COLLECTOR_PEER.to_string());
     let limits = ProbeLimits {
         timeout: t.duration(v, "timeout", defaults::PROBE_TIMEOUT),
         concurrency: t.positive(v, "concurrency", defaults::CONCURRENCY),
@@ -33,5 +36,24 @@ pub(super) fn read(v: &mut Validator, mut t: Table) -> ProbeLimits {
         command_timeout: t.duration(v, "command_timeout", defaults::COMMAND_TIMEOUT),
     };
     t.finish(v);
-    limits
+    (limits, collector_peer)
+}
+
+/// A peer name as the audit log records it (`collector_peer`, here or in an `[[agents]]`
+/// entry): any non-blank text, matched exactly; a blank one is reported and left out.
+pub(super) fn peer_name(v: &mut Validator, t: &mut Table, key: &'static str) -> Option<String> {
+    let raw = t.string(v, key)?;
+    if raw.get_ref().trim().is_empty() {
+        v.error(
+            &raw,
+            t.field(key),
+            format!(
+                "must not be empty; expected the collector's identity in the agents' audit \
+                 logs (their `peer` field), e.g. \"{}\"",
+                defaults::COLLECTOR_PEER
+            ),
+        );
+        return None;
+    }
+    Some(raw.into_inner())
 }

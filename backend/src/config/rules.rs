@@ -27,6 +27,46 @@ pub struct Rule {
     pub ruled_by: Option<String>,
 }
 
+/// One declared share, in whole percent, with its citation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PercentRule {
+    pub percent: u64,
+    pub source: String,
+    pub ruled_by: Option<String>,
+}
+
+/// A value of the rules file with its citation, before it is known what it measures.
+struct Cited {
+    value: u64,
+    source: String,
+    ruled_by: Option<String>,
+}
+
+/// What a value of the rules file measures, and so which values it may take.
+#[derive(Clone, Copy)]
+enum Unit {
+    /// A whole number of seconds greater than zero.
+    Seconds,
+    /// A whole percentage from 1 to 100.
+    Percent,
+}
+
+impl Unit {
+    fn accepts(self, value: u64) -> bool {
+        match self {
+            Unit::Seconds => value > 0,
+            Unit::Percent => (1..=100).contains(&value),
+        }
+    }
+
+    fn expected(self) -> &'static str {
+        match self {
+            Unit::Seconds => "expected a whole number of seconds greater than zero",
+            Unit::Percent => "expected a whole percentage from 1 to 100",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rules {
     pub path: PathBuf,
@@ -46,6 +86,8 @@ pub struct Rules {
     pub backup_amber_after: Rule,
     /// A latest backup at least this old is red.
     pub backup_red_after: Rule,
+    /// A model usage window at or above this share of its limit is amber.
+    pub window_amber_at: PercentRule,
 }
 
 /// Each group of the rules file and the values it holds (besides `source` and `ruled_by`).
@@ -61,6 +103,7 @@ const GROUPS: &[(&str, &[&str])] = &[
         &["keep_finished_seconds", "forget_unseen_seconds"],
     ),
     ("backups", &["amber_after_seconds", "red_after_seconds"]),
+    ("window", &["amber_at_percent"]),
 ];
 
 /// What every group holds besides its values.
@@ -180,7 +223,7 @@ impl Rules {
                 )),
             }
         }
-        let mut rule = |group: &str, key: &str| -> Option<Rule> {
+        let mut cited = |group: &str, key: &str, unit: Unit| -> Option<Cited> {
             let field = format!("{group}.{key}");
             let err =
                 |message: String| error(line_of_key(text, group, key), field.clone(), message);
@@ -192,14 +235,14 @@ impl Rules {
                 }
                 return None;
             };
-            let seconds = match g.values.get(key) {
-                Some(serde_yaml_ng::Value::Number(n)) if n.as_u64().is_some_and(|s| s > 0) => {
+            let value = match g.values.get(key) {
+                Some(serde_yaml_ng::Value::Number(n))
+                    if n.as_u64().is_some_and(|v| unit.accepts(v)) =>
+                {
                     n.as_u64()
                 }
                 Some(_) => {
-                    errors.push(err(
-                        "expected a whole number of seconds greater than zero".into()
-                    ));
+                    errors.push(err(unit.expected().into()));
                     None
                 }
                 None => {
@@ -216,10 +259,17 @@ impl Rules {
                     ..err(String::new())
                 });
             }
-            Some(Rule {
-                seconds: seconds?,
+            Some(Cited {
+                value: value?,
                 source: source?,
                 ruled_by: g.ruled_by.clone(),
+            })
+        };
+        let mut rule = |group: &str, key: &str| -> Option<Rule> {
+            cited(group, key, Unit::Seconds).map(|c| Rule {
+                seconds: c.value,
+                source: c.source,
+                ruled_by: c.ruled_by,
             })
         };
         let no_reply = rule("stuck", "no_reply_seconds");
@@ -230,6 +280,12 @@ impl Rules {
         let forget_unseen = rule("live_tasks", "forget_unseen_seconds");
         let backup_amber = rule("backups", "amber_after_seconds");
         let backup_red = rule("backups", "red_after_seconds");
+        let window_amber =
+            cited("window", "amber_at_percent", Unit::Percent).map(|c| PercentRule {
+                percent: c.value,
+                source: c.source,
+                ruled_by: c.ruled_by,
+            });
         if let (Some(a), Some(r)) = (&backup_amber, &backup_red)
             && a.seconds >= r.seconds
         {
@@ -259,6 +315,7 @@ impl Rules {
             forget_unseen,
             backup_amber,
             backup_red,
+            window_amber,
         ) {
             (
                 Some(no_reply),
@@ -269,6 +326,7 @@ impl Rules {
                 Some(forget_unseen),
                 Some(backup_amber_after),
                 Some(backup_red_after),
+                Some(window_amber_at),
             ) if errors.is_empty() => Some(Rules {
                 path: path.to_path_buf(),
                 no_reply,
@@ -279,6 +337,7 @@ impl Rules {
                 forget_unseen,
                 backup_amber_after,
                 backup_red_after,
+                window_amber_at,
             }),
             _ => None,
         };
@@ -298,6 +357,7 @@ impl Rules {
             snapshot_stale_after_s: self.snapshot_stale_after.seconds,
             backup_amber_after_s: self.backup_amber_after.seconds,
             backup_red_after_s: self.backup_red_after.seconds,
+            window_amber_at_percent: self.window_amber_at.percent,
         }
     }
 }
@@ -387,6 +447,9 @@ backups:
   amber_after_seconds: 93600
   red_after_seconds: 172800
   source: fleetdash (a daily backup plus 2 h of slack; two missed days is red)
+window:
+  amber_at_percent: 90
+  source: the heartbeat's window status (near limit at 90 %)
 ";
 
     #[test]
@@ -410,6 +473,36 @@ backups:
             msg.contains(
                 "rules.yaml:6: last_exchange.amber_below_seconds: expected a whole number"
             ),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn the_window_rule_is_a_percentage_with_its_source() {
+        let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+        assert_eq!(r.window_amber_at.percent, 90);
+        assert_eq!(r.view().window_amber_at_percent, 90);
+        for bad in ["0", "101", "90.5", "ninety"] {
+            let text = FLEET.replace("amber_at_percent: 90", &format!("amber_at_percent: {bad}"));
+            let msg = Rules::parse(Path::new("r.yaml"), &text)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                msg.contains(
+                    "r.yaml:21: window.amber_at_percent: expected a whole percentage from 1 to 100"
+                ),
+                "{bad}: {msg}"
+            );
+        }
+        let text = FLEET.replace(
+            "  source: the heartbeat's window status (near limit at 90 %)\n",
+            "",
+        );
+        let msg = Rules::parse(Path::new("r.yaml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("r.yaml:20: window.source: missing; every rule cites"),
             "{msg}"
         );
     }

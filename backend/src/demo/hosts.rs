@@ -204,6 +204,10 @@ pub async fn serve_exporter(host: SimExporter, shutdown: CancellationToken) -> R
 fn make_vault(state_dir: &Path) -> PathBuf {
     let remote = state_dir.join("vault-remote.git");
     let clone = state_dir.join("notes");
+    if clone.join(".git").is_dir() {
+        // A restart on the same state directory keeps the vault it made the first time.
+        return clone;
+    }
     let git = |dir: &Path, args: &[&str]| {
         Command::new("git")
             .current_dir(dir)

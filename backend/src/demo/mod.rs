@@ -2,11 +2,16 @@
 //! process, so the dashboard can be seen without a fleet.
 //!
 //! The fleet speaks all three dialects and shows every failure the dashboard must make loud:
-//! one agent refuses connections, one never answers, one serves `skills: []`, one's last
-//! audit-log exchange is hours old, one is slow. Three hosts fill the Systems panel: this
-//! machine, read for real, and two remote hosts simulated as node_exporter endpoints
-//! ([`hosts`]). Everything is written under the state directory (a fresh temporary one by
-//! default): config, rules, htpasswd, audit logs, cron records, backups, snapshot.
+//! one agent refuses connections, one never answers, one serves `skills: []`, one is talked to
+//! by nobody but the collector (its last exchange is hours old, however often its heartbeat
+//! answers), one is slow, one's model window is near its limit. The others exchange messages
+//! with each other all along ([`fleet_traffic`]); the Pulse plane knows the collector under its
+//! own name (`collector_peer`). Three hosts fill the Systems panel: this machine, read for
+//! real, and two remote hosts simulated as node_exporter endpoints ([`hosts`]). Everything is
+//! written under the state directory (a fresh temporary one by default): config, rules,
+//! htpasswd, audit logs, cron records, backups, snapshot. The login's password is made at the
+//! first start of a state directory and kept for it (only its bcrypt hash is stored), so a
+//! restart does not lock out an open tab.
 
 pub mod hosts;
 pub mod kanban;
@@ -31,6 +36,13 @@ use sim::SimAgent;
 pub const DEFAULT_RULES: &str = include_str!("../../../config/rules.yaml");
 pub const DEMO_USER: &str = "demo";
 
+/// How often the demo's agents exchange a message with one another.
+const TRAFFIC_EVERY: Duration = Duration::from_secs(60);
+/// The peer that talks to every agent of the demo (and whom `sol` talks to).
+const HUB: &str = "min";
+/// What the Pulse plane's agents call the collector: their own name for its token.
+const PULSE_COLLECTOR_PEER: &str = "fleetdash-pulse";
+
 /// How an agent of the demo fleet misbehaves, if it does.
 #[derive(Clone, Copy, PartialEq)]
 enum Trouble {
@@ -38,8 +50,17 @@ enum Trouble {
     Refuses,
     NeverAnswers,
     EmptySkills,
-    OldExchange,
+    /// Nobody but the collector talks to it: its heartbeats answer, its last exchange ages.
+    OnlyTheCollector,
     Slow,
+}
+
+impl Trouble {
+    /// Whether the fleet's traffic reaches the agent: not one that is down or hangs, nor the
+    /// one only the collector talks to.
+    fn talked_to(self) -> bool {
+        matches!(self, Trouble::None | Trouble::EmptySkills | Trouble::Slow)
+    }
 }
 
 struct DemoAgent {
@@ -170,15 +191,25 @@ const FLEET: [DemoAgent; 11] = [
         "heart",
         "archive",
         "claude-haiku",
-        Trouble::OldExchange,
+        Trouble::OnlyTheCollector,
     ),
 ];
 
-/// Runs the demo until ctrl-c.
+/// What the agent's audit log records as the collector's identity.
+fn collector_peer(spec: &DemoAgent) -> &'static str {
+    if spec.plane == "pulse" {
+        PULSE_COLLECTOR_PEER
+    } else {
+        crate::config::defaults::COLLECTOR_PEER
+    }
+}
+
+/// Runs the demo until ctrl-c. `new_password` replaces the password the state directory keeps.
 pub async fn run(
     listen: SocketAddr,
     state_dir: Option<PathBuf>,
     dist_dir: Option<PathBuf>,
+    new_password: bool,
 ) -> Result<()> {
     let state_dir = match state_dir {
         Some(dir) => {
@@ -192,6 +223,8 @@ pub async fn run(
             .context("cannot create a temporary state directory")?
             .keep(),
     };
+    // First, so that a state dir whose login cannot be kept fails before anything starts.
+    let password = login(&state_dir, new_password).await?;
     let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| {
         format!("cannot listen on {listen}; pass --listen 127.0.0.1:0 (any free port) or another address")
     })?;
@@ -202,7 +235,14 @@ pub async fn run(
     }
 
     let fleet = start_fleet(&state_dir, shutdown.clone()).await?;
-    let password = Alphanumeric.sample_string(&mut rand::rng(), 20);
+    tokio::spawn(fleet_traffic(
+        fleet
+            .iter()
+            .filter(|r| r.spec.trouble.talked_to())
+            .map(|r| (r.spec.name, r.audit_log.clone()))
+            .collect(),
+        shutdown.clone(),
+    ));
     let dist_dir = match dist_dir {
         Some(d) if d.join("index.html").is_file() => Some(std::path::absolute(&d)?),
         Some(d) => anyhow::bail!(
@@ -228,11 +268,17 @@ pub async fn run(
         shutdown.clone(),
     )
     .await?;
-    let config_path = write_files(&state_dir, &fleet, &hosts, &password, dist_dir.as_deref())?;
+    let config_path = write_files(&state_dir, &fleet, &hosts, dist_dir.as_deref())?;
     let (config, rules) =
         Config::load(&config_path).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     let options = server::ServeOptions::from_config(&config)?;
 
+    let password = match &password {
+        Login::New(password) => password.as_str(),
+        Login::Kept => {
+            "unchanged (printed when this state dir was first used; --new-password makes a new one)"
+        }
+    };
     let banner = format!(
         "fleetdash demo: 11 simulated agents and 3 hosts on loopback\n  dashboard: {url}\n  user:      {DEMO_USER}\n  \
          password:  {password}\n  snapshot:  {}\n  state dir: {}\nPress ctrl-c to stop.\n",
@@ -267,7 +313,7 @@ async fn start_fleet(state_dir: &Path, shutdown: CancellationToken) -> Result<Ve
         std::fs::create_dir_all(&home)
             .with_context(|| format!("cannot create {}", home.display()))?;
         let audit_log = home.join("a2a_audit.jsonl");
-        seed_audit_log(&audit_log, spec.trouble)?;
+        seed_audit_log(&audit_log, spec)?;
 
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
@@ -278,7 +324,8 @@ async fn start_fleet(state_dir: &Path, shutdown: CancellationToken) -> Result<Ve
         } else {
             let mut sim = SimAgent::healthy(spec.name, spec.speaks);
             sim.model = Some(spec.model.to_string());
-            sim.audit_log = (spec.trouble != Trouble::OldExchange).then(|| audit_log.clone());
+            sim.audit_log = Some(audit_log.clone());
+            sim.collector_peer = collector_peer(spec).to_string();
             match spec.trouble {
                 Trouble::NeverAnswers => sim.hang = true,
                 Trouble::EmptySkills => sim.skills = 0,
@@ -311,20 +358,112 @@ async fn start_fleet(state_dir: &Path, shutdown: CancellationToken) -> Result<Ve
     Ok(out)
 }
 
-/// Gives each agent a history: a recent exchange, or one hours old for the stale agent.
-fn seed_audit_log(path: &Path, trouble: Trouble) -> Result<()> {
-    let age = if trouble == Trouble::OldExchange {
+/// Who talks to `name` in the demo: the hub, and the hub itself hears from `sol`.
+fn partner(name: &str) -> &'static str {
+    if name == HUB { "sol" } else { HUB }
+}
+
+/// Gives each agent a history: a recent exchange, or, for the agent only the collector talks
+/// to, one hours old followed by the collector's heartbeats (which are not exchanges).
+fn seed_audit_log(path: &Path, spec: &DemoAgent) -> Result<()> {
+    let now = Utc::now().timestamp() as f64;
+    let age = if spec.trouble == Trouble::OnlyTheCollector {
         Duration::from_secs(3 * 3600 + 20 * 60)
     } else {
         Duration::from_secs(90)
     };
-    let ts = Utc::now().timestamp() as f64 - age.as_secs_f64();
-    let lines = [
-        serde_json::json!({"ts": ts - 60.0, "direction": "outbound", "peer": "min", "task_id": null, "summary": "report sent"}),
-        serde_json::json!({"ts": ts, "direction": "inbound", "peer": "min", "task_id": null, "summary": "ack"}),
+    let ts = now - age.as_secs_f64();
+    let peer = partner(spec.name);
+    let mut lines = vec![
+        serde_json::json!({"ts": ts - 60.0, "direction": "outbound", "peer": peer, "task_id": null, "summary": "report sent"}),
+        serde_json::json!({"ts": ts, "direction": "inbound", "peer": peer, "task_id": null, "summary": "ack"}),
     ];
+    if spec.trouble == Trouble::OnlyTheCollector {
+        // The collector kept probing it since: every 2 minutes, the fleet's agents cadence.
+        let every = crate::config::defaults::AGENTS_CADENCE.as_secs_f64();
+        let mut at = ts + every;
+        while at < now {
+            lines.push(
+                serde_json::json!({"ts": at, "direction": "inbound", "peer": collector_peer(spec),
+                                          "task_id": null, "summary": "heartbeat received"}),
+            );
+            at += every;
+        }
+    }
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The fleet at work: every [`TRAFFIC_EVERY`], each agent that is talked to records an
+/// exchange with its partner, as the Hermes adapter records a message from another agent.
+async fn fleet_traffic(agents: Vec<(&'static str, PathBuf)>, shutdown: CancellationToken) {
+    let mut every = tokio::time::interval(TRAFFIC_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = every.tick() => {}
+        }
+        let ts = Utc::now().timestamp_millis() as f64 / 1000.0;
+        for (name, path) in &agents {
+            let line = serde_json::json!({"ts": ts, "direction": "inbound", "peer": partner(name),
+                                          "task_id": null, "summary": "status report"});
+            let appended = async {
+                let mut file = tokio::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .await?;
+                tokio::io::AsyncWriteExt::write_all(&mut file, format!("{line}\n").as_bytes()).await
+            };
+            if let Err(e) = appended.await {
+                tracing::warn!(agent = %name, "cannot append to the demo's audit log: {e}");
+            }
+        }
+    }
+}
+
+/// The demo's login, as this start of it has it.
+enum Login {
+    /// Made now: printed once, its bcrypt hash written to the state directory's htpasswd.
+    New(String),
+    /// The state directory's htpasswd already holds the demo user: kept as it is.
+    Kept,
+}
+
+/// The password of the state directory: kept when its htpasswd has the demo user (unless
+/// `new_password`), else a new one whose bcrypt hash replaces the file. The plaintext is only
+/// ever printed, never written. bcrypt and the file's fsync run off the async workers.
+async fn login(state_dir: &Path, new_password: bool) -> Result<Login> {
+    let path = state_dir.join("htpasswd");
+    tokio::task::spawn_blocking(move || login_blocking(&path, new_password))
+        .await
+        .context("the demo's password setup failed")?
+}
+
+fn login_blocking(path: &Path, new_password: bool) -> Result<Login> {
+    if !new_password {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let entry = format!("{DEMO_USER}:$2");
+                if text.lines().any(|l| l.starts_with(&entry)) {
+                    return Ok(Login::Kept);
+                }
+                anyhow::bail!(
+                    "{}: no bcrypt entry for user {DEMO_USER}; pass --new-password to make a new password",
+                    path.display()
+                );
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+        }
+    }
+    let password = Alphanumeric.sample_string(&mut rand::rng(), 20);
+    let hash =
+        bcrypt::hash(&password, bcrypt::DEFAULT_COST).context("cannot hash the demo password")?;
+    crate::write::atomic::write(path, format!("{DEMO_USER}:{hash}\n").as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(Login::New(password))
 }
 
 /// The fleet's rules, with the stuck rule shortened so a demo shows STUCK within minutes.
@@ -351,19 +490,15 @@ fn demo_rules() -> String {
         )
 }
 
-/// Writes the demo's config, rules and htpasswd; returns the config path.
+/// Writes the demo's config and rules (the htpasswd is [`login`]'s); returns the config path.
 fn write_files(
     state_dir: &Path,
     fleet: &[Running],
     hosts: &str,
-    password: &str,
     dist_dir: Option<&Path>,
 ) -> Result<PathBuf> {
     let rules = state_dir.join("rules.yaml");
     std::fs::write(&rules, demo_rules())?;
-    let hash =
-        bcrypt::hash(password, bcrypt::DEFAULT_COST).context("cannot hash the demo password")?;
-    std::fs::write(state_dir.join("htpasswd"), format!("{DEMO_USER}:{hash}\n"))?;
 
     let mut toml = String::from(
         "# Written by `fleetdash demo`. The demo polls every 15 s (production default: 2 min)\n\
@@ -388,6 +523,13 @@ fn write_files(
             r.spec.model,
             r.audit_log.display()
         ));
+        let peer = collector_peer(r.spec);
+        if peer != crate::config::defaults::COLLECTOR_PEER {
+            toml.push_str(&format!(
+                "# This plane knows the collector's token as {peer:?}: its audit logs say so.\n\
+                 collector_peer = \"{peer}\"\n"
+            ));
+        }
     }
     // Real kanban databases on two planes; the vault receives their projections.
     let hermes = state_dir.join("hermes");

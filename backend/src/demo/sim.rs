@@ -42,7 +42,14 @@ pub struct SimAgent {
     pub stalled: Vec<String>,
     /// Where it appends one audit line per message it answers, like the Hermes adapter.
     pub audit_log: Option<PathBuf>,
+    /// Who it records as the `peer` of those lines: the identity the collector's token has on
+    /// this agent (every message a simulated agent answers comes from the collector).
+    pub collector_peer: String,
 }
+
+/// The simulated agent's own rule: its window status says "near limit" from this share of the
+/// limit on (what the agent reports, not what the dashboard judges by).
+const NEAR_LIMIT_PERCENT: f64 = 90.0;
 
 impl SimAgent {
     pub fn healthy(name: &str, speaks: Wire) -> SimAgent {
@@ -57,6 +64,7 @@ impl SimAgent {
             in_flight: Vec::new(),
             stalled: Vec::new(),
             audit_log: None,
+            collector_peer: crate::config::defaults::COLLECTOR_PEER.to_string(),
         }
     }
 
@@ -111,7 +119,7 @@ impl SimAgent {
         if let Some(percent) = self.window_percent {
             let resets_at = (Utc::now() + chrono::Duration::hours(2)).to_rfc3339();
             md["window"] = json!({"model": self.model, "percent": percent,
-                                  "status": if percent >= 90.0 { "near limit" } else { "ok" },
+                                  "status": if percent >= NEAR_LIMIT_PERCENT { "near limit" } else { "ok" },
                                   "resets_at": resets_at});
         }
         md
@@ -120,7 +128,7 @@ impl SimAgent {
     fn audit(&self) {
         let Some(path) = &self.audit_log else { return };
         let line = json!({"ts": Utc::now().timestamp_millis() as f64 / 1000.0, "direction": "inbound",
-                          "peer": "fleetdash", "task_id": null, "summary": "heartbeat received"});
+                          "peer": self.collector_peer, "task_id": null, "summary": "heartbeat received"});
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

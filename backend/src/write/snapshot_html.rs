@@ -210,6 +210,7 @@ mod tests {
             strip: strip.into(),
             slot_s: 1800,
             samples: 700,
+            since: None,
         }
     }
 

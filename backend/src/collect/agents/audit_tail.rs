@@ -1,6 +1,8 @@
 //! Last successful exchange from an agent's `a2a_audit.jsonl`, read from the end.
 //!
-//! The log is append-only and rotates at 2 MiB to `.1`, but nothing stops it from growing, so
+//! An exchange is the agent's own work with another peer: the collector's own probes (its
+//! heartbeats, recorded with the collector's identity as `peer`) are not exchanges, or an agent
+//! nobody else talks to would look busy for ever. The log is append-only and rotates at 2 MiB to `.1`, but nothing stops it from growing, so
 //! the cost must not depend on its size: blocks are read backwards from the end until a line
 //! that records a successful exchange turns up, up to a byte budget. Only the timestamp leaves
 //! this module; summaries (which may hold secrets), peers, ips and decisions are never copied.
@@ -14,7 +16,7 @@ use serde::Deserialize;
 const BLOCK: usize = 64 * 1024;
 
 /// What the tail read found.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AuditTail {
     /// Unix seconds of the newest successful exchange, if any was found within the budget.
     pub last_exchange_ts: Option<f64>,
@@ -25,6 +27,8 @@ pub struct AuditTail {
     /// Task ids on the lines read (newest first, at most [`MAX_TASK_IDS`]): candidates for the
     /// live-task poll. Only the ids: nothing else of those lines is kept.
     pub task_ids: Vec<String>,
+    /// Lines passed over because the collector itself was the peer (its own probes).
+    pub collector_lines: u64,
 }
 
 /// The most task ids taken from one tail read.
@@ -34,6 +38,9 @@ pub const MAX_TASK_IDS: usize = 32;
 #[derive(Deserialize)]
 struct Line {
     ts: f64,
+    /// Any JSON: a `peer` of an unexpected type is simply not the collector.
+    #[serde(default)]
+    peer: Option<serde_json::Value>,
     #[serde(default)]
     task_id: Option<String>,
     #[serde(default)]
@@ -43,6 +50,14 @@ struct Line {
 }
 
 impl Line {
+    /// The collector's own probe, recorded under its identity.
+    fn is_from(&self, collector_peer: &str) -> bool {
+        self.peer
+            .as_ref()
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|p| p == collector_peer)
+    }
+
     /// A rejected or failed exchange is not contact with the agent's peer.
     fn is_success(&self) -> bool {
         if self
@@ -59,14 +74,10 @@ impl Line {
     }
 }
 
-/// Searches `path` and then its rotation `path.1`, reading at most `budget` bytes in all.
-pub fn last_exchange(path: &Path, budget: u64) -> io::Result<AuditTail> {
-    let mut total = AuditTail {
-        last_exchange_ts: None,
-        skipped_lines: 0,
-        bytes_read: 0,
-        task_ids: Vec::new(),
-    };
+/// Searches `path` and then its rotation `path.1`, reading at most `budget` bytes in all, for
+/// the newest successful exchange whose peer is not `collector_peer`.
+pub fn last_exchange(path: &Path, budget: u64, collector_peer: &str) -> io::Result<AuditTail> {
+    let mut total = AuditTail::default();
     let rotated = rotated_path(path);
     let mut found_any_file = false;
     for candidate in [path.to_path_buf(), rotated] {
@@ -81,9 +92,14 @@ pub fn last_exchange(path: &Path, budget: u64) -> io::Result<AuditTail> {
             }
         };
         found_any_file = true;
-        let tail = scan_backwards(file, budget.saturating_sub(total.bytes_read))?;
+        let tail = scan_backwards(
+            file,
+            budget.saturating_sub(total.bytes_read),
+            collector_peer,
+        )?;
         total.skipped_lines += tail.skipped_lines;
         total.bytes_read += tail.bytes_read;
+        total.collector_lines += tail.collector_lines;
         for id in tail.task_ids {
             if total.task_ids.len() < MAX_TASK_IDS && !total.task_ids.contains(&id) {
                 total.task_ids.push(id);
@@ -119,14 +135,9 @@ pub fn rotated_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn scan_backwards(mut file: File, budget: u64) -> io::Result<AuditTail> {
+fn scan_backwards(mut file: File, budget: u64, collector_peer: &str) -> io::Result<AuditTail> {
     let len = file.seek(SeekFrom::End(0))?;
-    let mut out = AuditTail {
-        last_exchange_ts: None,
-        skipped_lines: 0,
-        bytes_read: 0,
-        task_ids: Vec::new(),
-    };
+    let mut out = AuditTail::default();
     let floor = len.saturating_sub(budget);
     let mut pos = len;
     // Bytes of the (possibly partial) line that starts before the block just read.
@@ -167,7 +178,9 @@ fn scan_backwards(mut file: File, budget: u64) -> io::Result<AuditTail> {
                     {
                         out.task_ids.push(id.clone());
                     }
-                    if l.is_success() {
+                    if l.is_from(collector_peer) {
+                        out.collector_lines += 1;
+                    } else if l.is_success() {
                         out.last_exchange_ts = Some(l.ts);
                         return Ok(out);
                     }
@@ -207,10 +220,59 @@ mod tests {
                 r#"{"ts": 400.0, "status": 500}"#,
             ],
         );
-        let tail = last_exchange(&p, 1 << 20).unwrap();
+        let tail = last_exchange(&p, 1 << 20, "fleetdash").unwrap();
         assert_eq!(tail.last_exchange_ts, Some(200.0));
         assert_eq!(tail.skipped_lines, 2);
         assert!(tail.task_ids.is_empty());
+    }
+
+    #[test]
+    fn the_collectors_own_probes_are_not_exchanges() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a2a_audit.jsonl");
+        write(
+            &p,
+            &[
+                r#"{"ts": 100.0, "direction": "inbound", "peer": "min", "task_id": "t_1"}"#,
+                r#"{"ts": 200.0, "direction": "inbound", "peer": "fleetdash", "task_id": "t_2"}"#,
+                r#"{"ts": 250.0, "direction": "inbound", "peer": 7}"#,
+                r#"{"ts": 300.0, "direction": "inbound", "peer": "fleetdash"}"#,
+                r#"{"ts": 400.0, "direction": "inbound", "peer": "watch"}"#,
+            ],
+        );
+        let tail = last_exchange(&p, 1 << 20, "fleetdash").unwrap();
+        assert_eq!(tail.last_exchange_ts, Some(400.0));
+        assert_eq!(tail.collector_lines, 0);
+
+        // The same log, judged for a collector known as "watch": its line is passed over,
+        // and so are those of no one else.
+        let tail = last_exchange(&p, 1 << 20, "watch").unwrap();
+        assert_eq!(tail.last_exchange_ts, Some(300.0));
+        assert_eq!(tail.collector_lines, 1);
+
+        // Only the collector's lines after the last exchange: the exchange is older, and the
+        // task ids of the lines read are still candidates.
+        write(
+            &p,
+            &[
+                r#"{"ts": 100.0, "direction": "inbound", "peer": "min", "task_id": "t_1"}"#,
+                r#"{"ts": 200.0, "direction": "inbound", "peer": "fleetdash", "task_id": "t_2"}"#,
+                r#"{"ts": 300.0, "direction": "outbound", "peer": "fleetdash", "status": 200}"#,
+            ],
+        );
+        let tail = last_exchange(&p, 1 << 20, "fleetdash").unwrap();
+        assert_eq!(tail.last_exchange_ts, Some(100.0));
+        assert_eq!(tail.collector_lines, 2);
+        assert_eq!(tail.task_ids, ["t_2", "t_1"]);
+        assert_eq!(tail.skipped_lines, 0);
+
+        // Nothing but the collector's probes: no exchange at all.
+        write(
+            &p,
+            &[r#"{"ts": 300.0, "direction": "inbound", "peer": "fleetdash"}"#],
+        );
+        let tail = last_exchange(&p, 1 << 20, "fleetdash").unwrap();
+        assert_eq!((tail.last_exchange_ts, tail.collector_lines), (None, 1));
     }
 
     #[test]
@@ -223,12 +285,16 @@ mod tests {
         );
         write(&rotated_path(&p), &[r#"{"ts": 5.0}"#, r#"{"ts": 7.0}"#]);
         assert_eq!(
-            last_exchange(&p, 1 << 20).unwrap().last_exchange_ts,
+            last_exchange(&p, 1 << 20, "fleetdash")
+                .unwrap()
+                .last_exchange_ts,
             Some(7.0)
         );
         std::fs::remove_file(&p).unwrap();
         assert_eq!(
-            last_exchange(&p, 1 << 20).unwrap().last_exchange_ts,
+            last_exchange(&p, 1 << 20, "fleetdash")
+                .unwrap()
+                .last_exchange_ts,
             Some(7.0)
         );
     }
@@ -241,7 +307,7 @@ mod tests {
         let good = format!(r#"{{"ts": 42.0, "summary": "{pad}"}}"#);
         let bad = format!(r#"{{"ts": 43.0, "decision": "rejected_x", "summary": "{pad}"}}"#);
         write(&p, &[&good, &bad, &bad]);
-        let tail = last_exchange(&p, 1 << 30).unwrap();
+        let tail = last_exchange(&p, 1 << 30, "fleetdash").unwrap();
         assert_eq!(tail.last_exchange_ts, Some(42.0));
         assert_eq!(tail.skipped_lines, 0);
     }
@@ -256,14 +322,15 @@ mod tests {
         );
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
         write(&p, &refs);
-        let tail = last_exchange(&p, 4096).unwrap();
+        let tail = last_exchange(&p, 4096, "fleetdash").unwrap();
         assert_eq!(tail.last_exchange_ts, None);
         assert!(tail.bytes_read <= 4096, "{}", tail.bytes_read);
     }
 
     #[test]
     fn a_missing_log_is_an_error_naming_the_file() {
-        let err = last_exchange(Path::new("/nonexistent/a2a_audit.jsonl"), 100).unwrap_err();
+        let err =
+            last_exchange(Path::new("/nonexistent/a2a_audit.jsonl"), 100, "fleetdash").unwrap_err();
         assert!(err.to_string().contains("/nonexistent/a2a_audit.jsonl"));
     }
 }

@@ -1,8 +1,10 @@
 //! The agents collector (C2): one row per registered agent, probed concurrently.
 //!
 //! Per agent, at the same time: liveness and the card ([`card`]), the heartbeat in the peer's
-//! dialect ([`heartbeat`]), and the last exchange from its audit log ([`audit_tail`]). The
-//! [`verdict`] turns the three into a row with a band, an Agent Status Code and a reason.
+//! dialect ([`heartbeat`]), and the last exchange from its audit log ([`audit_tail`]: the
+//! agent's own exchanges, never the collector's probes, known by the configured
+//! `collector_peer`). The [`verdict`] turns the three into a row with a band, an Agent Status
+//! Code and a reason.
 //! Concurrency is bounded and every probe has a deadline, so a pass over a fleet with dead
 //! peers costs about one timeout, not one per dead peer. The task ids heartbeats and audit
 //! logs mention travel with the rows, for the write side to note in the live-task registry.
@@ -134,21 +136,22 @@ impl AgentsCollector {
     ) -> Option<Result<audit_tail::AuditTail, ProbeFailure>> {
         let path = agent.audit_log.clone()?;
         let budget = self.limits.audit_tail_max_bytes;
-        let result = tokio::task::spawn_blocking(move || audit_tail::last_exchange(&path, budget))
-            .await
-            .map_err(|e| {
-                ProbeFailure::new(Asc::INTERNAL_ERROR, format!("audit reader failed: {e}"))
+        let collector_peer = agent.collector_peer.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            audit_tail::last_exchange(&path, budget, &collector_peer)
+        })
+        .await
+        .map_err(|e| ProbeFailure::new(Asc::INTERNAL_ERROR, format!("audit reader failed: {e}")))
+        .and_then(|r| {
+            r.map_err(|e| {
+                let asc = if e.kind() == std::io::ErrorKind::NotFound {
+                    Asc::NOT_FOUND
+                } else {
+                    Asc::INTERNAL_ERROR
+                };
+                ProbeFailure::new(asc, format!("audit log: {e}"))
             })
-            .and_then(|r| {
-                r.map_err(|e| {
-                    let asc = if e.kind() == std::io::ErrorKind::NotFound {
-                        Asc::NOT_FOUND
-                    } else {
-                        Asc::INTERNAL_ERROR
-                    };
-                    ProbeFailure::new(asc, format!("audit log: {e}"))
-                })
-            });
+        });
         Some(result)
     }
 }

@@ -1,9 +1,10 @@
 //! From probe evidence to an agent's row: fields, colour band, Agent Status Code and reason.
 //!
 //! Colour rules (spec §5.2): last exchange younger than the green threshold is green, younger
-//! than the amber threshold is amber, older is red; down is red; an empty card is red. Every
-//! failed probe turns its field into `"error: <reason>"`, marks the row stale and red: a
-//! failure is shown, never smoothed over.
+//! than the amber threshold is amber, older is red; down is red (its exchange band too: a
+//! past exchange never shows a down agent as ok); an empty card is red; a model window at or
+//! above the rules' percentage is amber. Every failed probe turns its field into
+//! `"error: <reason>"`, marks the row stale and red: a failure is shown, never smoothed over.
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Agent, Asc, Band, Heartbeat, Probe, RulesView, Window, human_age};
@@ -134,20 +135,28 @@ pub fn row(
             match tail.last_exchange_ts {
                 Some(ts) => Probe::Value(age_seconds(ts, now)),
                 None => {
-                    let reason = "audit log: no successful exchange in the part read".to_string();
+                    let reason = if tail.collector_lines > 0 {
+                        format!(
+                            "audit log: no exchange in the part read, only the collector's own \
+                             probes (peer {:?})",
+                            agent.collector_peer
+                        )
+                    } else {
+                        "audit log: no successful exchange in the part read".to_string()
+                    };
                     conditions.push(Band::Red, Asc::NOT_FOUND, reason.clone());
                     Probe::Error(reason)
                 }
             }
         }
     };
-    let exchange_band = match &last_exchange_s {
+    let age_band = match &last_exchange_s {
         Probe::Value(age) => Band::for_exchange_age(*age, rules),
         Probe::Unknown => Band::Amber,
         Probe::Error(_) => Band::Red,
     };
     if let Probe::Value(age) = last_exchange_s {
-        match exchange_band {
+        match age_band {
             Band::Green => {}
             Band::Amber => conditions.push(
                 Band::Amber,
@@ -166,14 +175,35 @@ pub fn row(
         }
     }
 
+    // The row already says why a down agent is red; its exchange is not ok either, however
+    // recent (the page shows the band beside the age).
+    let exchange_band = if card.up { age_band } else { Band::Red };
+
     let facts = facts.unwrap_or_default();
     let model = facts.model.or_else(|| agent.model.clone());
     let lane = agent.lane.clone().or(facts.lane);
-    let window = facts.window.map(|w| Window {
-        model: w.model.into(),
-        percent: w.percent.into(),
-        status: w.status.into(),
-        resets_at: w.resets_at.into(),
+    let window = facts.window.map(|w| {
+        let band = w
+            .percent
+            .map_or(Band::Green, |p| Band::for_window_percent(p, rules));
+        if let (Band::Amber, Some(p)) = (band, w.percent) {
+            conditions.push(
+                Band::Amber,
+                Asc::SUCCESS_WITH_WARNINGS,
+                format!(
+                    "model window {} % (>= {} %)",
+                    (p * 10.0).round() / 10.0,
+                    rules.window_amber_at_percent
+                ),
+            );
+        }
+        Window {
+            model: w.model.into(),
+            percent: w.percent.into(),
+            status: w.status.into(),
+            resets_at: w.resets_at.into(),
+            band,
+        }
     });
 
     let stale =
@@ -260,6 +290,7 @@ mod tests {
             plane: Some("heart".into()),
             audit_log: None,
             token: None,
+            collector_peer: "fleetdash".into(),
         }
     }
 
@@ -284,7 +315,7 @@ mod tests {
                 last_exchange_ts: Some(now.timestamp() as f64 - exchange_age_s),
                 skipped_lines: 1,
                 bytes_read: 10,
-                task_ids: Vec::new(),
+                ..AuditTail::default()
             })),
         }
     }
@@ -362,5 +393,125 @@ mod tests {
             Probe::Error("heartbeat: connection refused".into())
         );
         assert_eq!(row.model, Probe::Value("configured-model".into()));
+        assert_eq!(
+            (row.last_exchange_s, row.exchange_band),
+            (Probe::Value(60), Band::Red),
+            "a recent exchange beside a down agent is not ok"
+        );
+    }
+
+    #[test]
+    fn a_model_window_at_the_rules_percentage_is_amber_and_says_so() {
+        let now = Utc::now();
+        let rules = fleet_rules();
+        let with_window = |percent: f64| {
+            let mut ev = healthy(2, 60.0, now);
+            if let Ok(reply) = &mut ev.heartbeat {
+                reply.facts.window = Some(crate::a2a::WindowFacts {
+                    percent: Some(percent),
+                    status: Some("near limit".into()),
+                    ..Default::default()
+                });
+            }
+            row(&agent(), ev, &rules, now)
+        };
+        let at = rules.window_amber_at_percent as f64;
+        let below = with_window(at - 0.1);
+        assert_eq!((below.band, below.reason.as_deref()), (Band::Green, None));
+        assert_eq!(below.window.value().map(|w| w.band), Some(Band::Green));
+
+        let at_threshold = with_window(at);
+        assert_eq!(at_threshold.band, Band::Amber);
+        assert_eq!(
+            at_threshold.window.value().map(|w| w.band),
+            Some(Band::Amber)
+        );
+
+        let row = with_window(93.0);
+        assert_eq!(row.band, Band::Amber);
+        assert_eq!(row.status, Asc::SUCCESS_WITH_WARNINGS);
+        assert_eq!(row.reason.as_deref(), Some("model window 93 % (>= 90 %)"));
+        assert!(!row.stale, "a full window is a reading, not a failed probe");
+    }
+
+    /// Writes an audit log: the last exchange with another peer at `exchange_ts`, then the
+    /// collector's own heartbeat every 2 minutes up to `now`, as a collector that keeps
+    /// probing leaves it.
+    fn log_with_heartbeats(path: &std::path::Path, exchange_ts: i64, now: i64) {
+        let mut lines = vec![format!(
+            r#"{{"ts": {exchange_ts}.0, "direction": "inbound", "peer": "min", "summary": "report"}}"#
+        )];
+        let mut ts = exchange_ts + 120;
+        while ts <= now {
+            lines.push(format!(
+                r#"{{"ts": {ts}.0, "direction": "inbound", "peer": "fleetdash", "summary": "heartbeat received"}}"#
+            ));
+            ts += 120;
+        }
+        std::fs::write(path, lines.join("\n") + "\n").unwrap();
+    }
+
+    #[test]
+    fn an_agent_only_the_collector_talks_to_goes_amber_then_red_at_the_rules_thresholds() {
+        use super::super::audit_tail::last_exchange;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a2a_audit.jsonl");
+        let rules = fleet_rules();
+        let exchange_ts: i64 = 1_796_000_000;
+        let green = rules.exchange_green_below_s as i64;
+        let amber = rules.exchange_amber_below_s as i64;
+        let judge = |age: i64, collector_peer: &str| {
+            let now = exchange_ts + age;
+            log_with_heartbeats(&path, exchange_ts, now);
+            let tail = last_exchange(&path, 1 << 22, collector_peer).unwrap();
+            let now = DateTime::from_timestamp(now, 0).unwrap();
+            let mut ev = healthy(3, 0.0, now);
+            ev.audit = Some(Ok(tail));
+            row(&agent(), ev, &rules, now)
+        };
+        for (age, band) in [
+            (green - 1, Band::Green),
+            (green, Band::Amber),
+            (amber - 1, Band::Amber),
+            (amber, Band::Red),
+        ] {
+            let r = judge(age, "fleetdash");
+            assert_eq!(
+                (r.last_exchange_s.clone(), r.exchange_band, r.band),
+                (Probe::Value(age as u64), band, band),
+                "at {age} s: {:?}",
+                r.reason
+            );
+        }
+        assert_eq!(
+            judge(amber, "fleetdash").reason.as_deref(),
+            Some("no exchange for 6 h (>= 6 h)")
+        );
+        // Counted as exchanges (a collector known by another name), the same heartbeats would
+        // keep the agent green for ever: what this rule is for.
+        let fooled = judge(amber, "someone-else");
+        assert_eq!(fooled.band, Band::Green);
+        assert!(matches!(fooled.last_exchange_s, Probe::Value(age) if age < 120));
+    }
+
+    #[test]
+    fn a_log_of_nothing_but_the_collectors_probes_says_so() {
+        let now = Utc::now();
+        let mut ev = healthy(3, 0.0, now);
+        ev.audit = Some(Ok(AuditTail {
+            collector_lines: 12,
+            bytes_read: 1200,
+            ..AuditTail::default()
+        }));
+        let row = row(&agent(), ev, &fleet_rules(), now);
+        assert_eq!(row.band, Band::Red);
+        assert_eq!(
+            row.last_exchange_s,
+            Probe::Error(
+                "audit log: no exchange in the part read, only the collector's own probes \
+                 (peer \"fleetdash\")"
+                    .into()
+            )
+        );
     }
 }
