@@ -15,6 +15,7 @@
 
 use chrono::{DateTime, Datelike, FixedOffset, Timelike, Utc};
 
+use crate::one_decimal;
 use crate::{
     Agent, Asc, Backups, Band, Board, BoardSource, Card, CronCheck, CronState, History, LiveTask,
     NamedCheck, Probe, SectionMeta, Snapshot, System, Verdict, human_age, seconds_since,
@@ -605,41 +606,13 @@ pub fn order(keys: &[(u64, String)]) -> Vec<usize> {
     idx
 }
 
-fn strip(history: Option<&History>, checked_at: DateTime<Utc>, w: &Words) -> Option<Strip> {
+fn strip(history: Option<&History>, w: &Words) -> Option<Strip> {
     let h = history?;
-    let label = match (h.uptime_24h_pct, h.strip.chars().position(|c| c != '.')) {
-        (None, _) | (_, None) => "no samples yet".to_string(),
-        // Its oldest slot holds a sample: the strip spans the whole day.
-        (Some(p), Some(0)) => {
-            format!("24 h uptime {} %", one_decimal(p))
-        }
-        (Some(p), Some(first)) => {
-            // The first sampled slot's start, on the UTC grid of `slot_s` the strip ends on.
-            let slots = h.strip.chars().count();
-            let slot = h.slot_s.max(1) as i64;
-            let newest = checked_at.timestamp().div_euclid(slot) * slot;
-            let start = newest - (slots.saturating_sub(1 + first)) as i64 * slot;
-            let start = DateTime::from_timestamp(start, 0).unwrap_or(checked_at);
-            format!(
-                "{} % up since {}, {} samples",
-                one_decimal(p),
-                w.time(start),
-                h.samples
-            )
-        }
-    };
     Some(Strip {
-        label,
+        label: h.uptime_words_at(w.offset),
         cells: h.strip.clone(),
         axis: STRIP_AXIS,
     })
-}
-
-/// "12.5": by hand, Rust's float formatting adds kilobytes to the page.
-pub fn one_decimal(value: f64) -> String {
-    let tenths = (value * 10.0).round() as i64;
-    let sign = if tenths < 0 { "-" } else { "" };
-    format!("{sign}{}.{}", tenths.abs() / 10, tenths.abs() % 10)
 }
 
 fn whole(value: f64) -> String {
@@ -709,6 +682,11 @@ fn agent_row(a: &Agent, rules: &crate::RulesView, w: &Words) -> Row {
         (_, Probe::Value(s)) => s.clone(),
         _ => "unknown".into(),
     });
+    // A window at or above the rules' percentage is amber: coloured as such behind the tap.
+    let window = match (&a.window, window) {
+        (Probe::Value(w), (text, None)) if w.band != Band::Green => (text, Some(w.band)),
+        (_, shown) => shown,
+    };
     let mut facts = vec![
         fact("last exchange", exchange, r),
         fact("skills", skills, r),
@@ -756,7 +734,7 @@ fn agent_row(a: &Agent, rules: &crate::RulesView, w: &Words) -> Row {
         reason,
         facts,
         checks: Vec::new(),
-        strip: strip(a.history.as_ref(), a.checked_at, w),
+        strip: strip(a.history.as_ref(), w),
     }
 }
 
@@ -1222,7 +1200,7 @@ fn host_row(h: &System, w: &Words) -> Row {
                 items: crons.into_iter().map(|c| c.0).collect(),
             },
         ],
-        strip: strip(h.history.as_ref(), h.checked_at, w),
+        strip: strip(h.history.as_ref(), w),
     }
 }
 
@@ -1810,6 +1788,38 @@ mod tests {
     }
 
     #[test]
+    fn a_window_at_the_rules_percentage_is_amber_and_its_reason_said_once() {
+        let mut s = fleet();
+        if let Probe::Value(rows) = &mut s.agents {
+            let min = &mut rows[0];
+            min.window = Probe::Value(crate::Window {
+                model: Probe::Value("claude".into()),
+                percent: Probe::Value(93.0),
+                status: Probe::Value("near limit".into()),
+                resets_at: Probe::Unknown,
+                band: Band::Amber,
+            });
+            min.band = Band::Amber;
+            min.status = Asc::SUCCESS_WITH_WARNINGS;
+            min.reason = Some("model window 93 % (>= 90 %)".into());
+        }
+        let g = at(&s, 0);
+        let min = row(&g, "agent-min");
+        assert_eq!(min.band, Band::Amber);
+        assert_eq!(min.reason.as_deref(), Some("model window 93 % (>= 90 %)"));
+        let window = min.facts.iter().find(|f| f.label == "window").unwrap();
+        assert_eq!(
+            (window.text.as_str(), window.band),
+            ("93 % (near limit)", Some(Band::Amber))
+        );
+        assert!(
+            g.needs
+                .iter()
+                .any(|n| n.what == "agent min" && n.band == Band::Amber)
+        );
+    }
+
+    #[test]
     fn crashed_and_timed_out_cards_are_red_with_their_conditions_in_the_readers_zone() {
         let plus_one = FixedOffset::east_opt(3600).unwrap();
         let s = fleet();
@@ -1954,19 +1964,26 @@ mod tests {
                 strip: format!("{}{}", ".".repeat(44), "uuuu"),
                 slot_s: 1800,
                 samples: 38,
+                since: Some(t0() - chrono::Duration::minutes(125)),
             });
             rows[1].history = Some(History {
                 uptime_24h_pct: Some(97.94),
                 strip: format!("{}d", "u".repeat(47)),
                 slot_s: 1800,
                 samples: 700,
+                since: None,
             });
         }
         let g = at(&s, 0);
-        // The newest slot holds 19:20 (it began 19:00); the first sample's slot began 17:30.
         assert_eq!(
             row(&g, "agent-min").strip.as_ref().unwrap().label,
-            "100.0 % up since 17:30, 38 samples"
+            "uptime 100.0 % since 17:15 UTC, 38 samples"
+        );
+        // In the reader's zone, which the page names elsewhere.
+        let plus_one = Glance::new(&s, s.generated_at, FixedOffset::east_opt(3600).unwrap());
+        assert_eq!(
+            row(&plus_one, "agent-min").strip.as_ref().unwrap().label,
+            "uptime 100.0 % since 18:15, 38 samples"
         );
         let vega = row(&g, "agent-vega").strip.clone().unwrap();
         assert_eq!(vega.label, "24 h uptime 97.9 %");

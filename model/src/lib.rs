@@ -556,6 +556,12 @@ impl History {
     /// "24 h uptime 97.9 %" once the samples span the strip, "uptime 100.0 % since 15:15 UTC,
     /// 38 samples" until then, "uptime: no samples yet" before the first.
     pub fn uptime_words(&self) -> String {
+        self.uptime_words_at(chrono::FixedOffset::east_opt(0).expect("UTC is an offset"))
+    }
+
+    /// [`History::uptime_words`] with the time of day at `offset` from UTC (the reader's zone;
+    /// "UTC" is said only when it is UTC).
+    pub fn uptime_words_at(&self, offset: chrono::FixedOffset) -> String {
         let Some(pct) = self.uptime_24h_pct.filter(|_| self.samples > 0) else {
             return "uptime: no samples yet".into();
         };
@@ -568,8 +574,14 @@ impl History {
                     1 => "1 sample".to_string(),
                     n => format!("{n} samples"),
                 };
+                let t = t.with_timezone(&offset);
+                let zone = if offset.local_minus_utc() == 0 {
+                    " UTC"
+                } else {
+                    ""
+                };
                 format!(
-                    "uptime {pct} % since {:02}:{:02} UTC, {samples}",
+                    "uptime {pct} % since {:02}:{:02}{zone}, {samples}",
                     t.hour(),
                     t.minute()
                 )
@@ -580,7 +592,7 @@ impl History {
 
 /// `value` with one decimal ("97.9"), written by hand: float formatting would add kilobytes
 /// to the page's wasm.
-fn one_decimal(value: f64) -> String {
+pub(crate) fn one_decimal(value: f64) -> String {
     let tenths = (value * 10.0).round() as i64;
     let sign = if tenths < 0 { "-" } else { "" };
     format!("{sign}{}.{}", tenths.abs() / 10, tenths.abs() % 10)
