@@ -62,9 +62,11 @@ pub async fn fetch(etag: Option<String>, last_modified: Option<String>) -> Resul
         200 => {
             let etag = response.headers().get("etag");
             let last_modified = response.headers().get("last-modified");
-            let snapshot = response
-                .json::<Snapshot>()
+            let text = response
+                .text()
                 .await
+                .map_err(|e| format!("network error ({e})"))?;
+            let snapshot = crate::wire::parse_snapshot(&text)
                 .map_err(|e| format!("status.json is not a valid snapshot ({e})"))?;
             Ok(Fetched::Fresh {
                 snapshot: Box::new(snapshot),

@@ -4,11 +4,13 @@
 //! - [`clock`]: one ticking `now`, so ages count up between polls.
 //! - [`app`]: the verdict line, the staleness banner and the three panels.
 //! - [`panels`]: Agents, Tasks, Systems; each renders only fields of the schema.
+//! - [`wire`]: reads `status.json` with the browser's JSON parser, not serde_json.
 
 mod app;
 mod clock;
 mod feed;
 mod panels;
+mod wire;
 
 fn main() {
     // The boot note stays only if the page never starts.
