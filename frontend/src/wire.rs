@@ -8,6 +8,10 @@
 //! serde writes, and every one-field change of it, both ways, and compare. A field added to the
 //! model stops this file compiling until it is read here.
 //!
+//! Readers never stop early: a missing or wrong value reads as a placeholder and the first
+//! error, with its place, decides in the end. (An early return per field costs a clean-up path
+//! per field: it made this reader twice the size.)
+//!
 //! Two things the browser cannot tell apart are accepted alike: `1.0` where a whole number is
 //! due (JSON.parse gives both as 1), and whole numbers above 2^53 are read as the nearest float.
 
@@ -28,18 +32,14 @@ pub enum Json {
     Obj(Vec<(String, Json)>),
 }
 
-/// A value, or where and why it could not be read: `.agents[2].up: expected true or false`
-/// while it travels outwards (the path grows at each level), without the first dot at the end.
-type Read<T> = Result<T, String>;
-
 /// The snapshot in `text`, or what is wrong with it and where
 /// ("agents[2].heartbeat.latency_ms: expected a whole number").
-pub fn parse_snapshot(text: &str) -> Read<Snapshot> {
+pub fn parse_snapshot(text: &str) -> Result<Snapshot, String> {
     let value = js_sys::JSON::parse(text).map_err(|e| {
         let why = js_sys::Error::from(e).message();
         format!("not JSON: {}", String::from(why))
     })?;
-    snapshot(&from_js(&value)).map_err(|e| e.trim_start_matches('.').to_string())
+    snapshot(&from_js(&value))
 }
 
 /// The tree `JSON.parse` built, read into Rust once (a few hundred values).
@@ -77,144 +77,192 @@ fn from_js(value: &wasm_bindgen::JsValue) -> Json {
     }
 }
 
-/// The fields of one JSON object. Readers are plain `fn`s, so each generic helper below is
-/// compiled once per value type, not once per field.
-struct Obj<'a>(&'a [(String, Json)]);
+/// The snapshot in `v`, or the first thing wrong with it and where.
+pub fn snapshot(v: &Json) -> Result<Snapshot, String> {
+    let mut r = Reader::default();
+    let s = read_snapshot(&mut r, v);
+    r.error.map_or(Ok(s), Err)
+}
 
-fn object(v: &Json) -> Read<Obj<'_>> {
-    match v {
-        Json::Obj(fields) => Ok(Obj(fields)),
-        _ => Err(": expected an object".into()),
+/// Where the reader is, and the first error it met.
+#[derive(Default)]
+struct Reader {
+    path: Vec<Step>,
+    error: Option<String>,
+}
+
+enum Step {
+    Key(&'static str),
+    Index(usize),
+}
+
+/// A reader of one kind of value: a plain `fn`, so each generic helper below is compiled once
+/// per value type, not once per field.
+type ReadFn<T> = fn(&mut Reader, &Json) -> T;
+
+/// The fields of one JSON object (none when the value was not an object).
+struct Obj<'j>(&'j [(String, Json)]);
+
+impl Obj<'_> {
+    fn get(&self, key: &str) -> Option<&Json> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 }
 
-/// Prefixes an error with the field it happened in.
-fn at(key: &str, e: String) -> String {
-    format!(".{key}{e}")
-}
+impl Reader {
+    /// Keeps the first error, with the path it was found at ("agents[2].up: ...").
+    fn fail(&mut self, what: &str) {
+        if self.error.is_some() {
+            return;
+        }
+        let mut at = String::new();
+        for step in &self.path {
+            match step {
+                Step::Key(k) if at.is_empty() => at.push_str(k),
+                Step::Key(k) => {
+                    at.push('.');
+                    at.push_str(k);
+                }
+                Step::Index(i) => at.push_str(&format!("[{i}]")),
+            }
+        }
+        self.error = Some(if at.is_empty() {
+            what.to_string()
+        } else {
+            format!("{at}: {what}")
+        });
+    }
 
-impl<'a> Obj<'a> {
-    fn get(&self, key: &str) -> Option<&'a Json> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    fn object<'j>(&mut self, v: &'j Json) -> Obj<'j> {
+        match v {
+            Json::Obj(fields) => Obj(fields),
+            _ => {
+                self.fail("expected an object");
+                Obj(&[])
+            }
+        }
+    }
+
+    /// `read` at `key`; a missing key is an error (read from null for a placeholder), or
+    /// `Some(default)` (`#[serde(default)]`: null is still wrong).
+    fn field<T>(&mut self, o: &Obj, key: &'static str, read: ReadFn<T>, default: Option<T>) -> T {
+        self.path.push(Step::Key(key));
+        let value = match (o.get(key), default) {
+            (Some(v), _) => read(self, v),
+            (None, Some(default)) => default,
+            (None, None) => {
+                self.fail("missing");
+                read(self, &Json::Null)
+            }
+        };
+        self.path.pop();
+        value
     }
 
     /// A required field.
-    fn req<T>(&self, key: &str, read: fn(&Json) -> Read<T>) -> Read<T> {
-        match self.get(key) {
-            Some(v) => read(v).map_err(|e| at(key, e)),
-            None => Err(at(key, ": missing".into())),
-        }
-    }
-
-    /// A field with `#[serde(default)]`: `default` when missing (null is still wrong).
-    fn or<T>(&self, key: &str, read: fn(&Json) -> Read<T>, default: T) -> Read<T> {
-        match self.get(key) {
-            Some(v) => read(v).map_err(|e| at(key, e)),
-            None => Ok(default),
-        }
+    fn req<T>(&mut self, o: &Obj, key: &'static str, read: ReadFn<T>) -> T {
+        self.field(o, key, read, None)
     }
 
     /// An `Option` field: `None` when missing or null.
-    fn opt<T>(&self, key: &str, read: fn(&Json) -> Read<T>) -> Read<Option<T>> {
-        match self.get(key) {
-            None | Some(Json::Null) => Ok(None),
-            Some(v) => read(v).map(Some).map_err(|e| at(key, e)),
+    fn opt<T>(&mut self, o: &Obj, key: &'static str, read: ReadFn<T>) -> Option<T> {
+        match o.get(key) {
+            None | Some(Json::Null) => None,
+            Some(_) => Some(self.req(o, key, read)),
         }
     }
 
-    /// A required [`Probe`] field.
-    fn probe<T>(&self, key: &str, read: fn(&Json) -> Read<T>) -> Read<Probe<T>> {
-        let v = self.get(key).ok_or_else(|| at(key, ": missing".into()))?;
-        probe(v, read).map_err(|e| at(key, e))
-    }
-
-    /// A required list field.
-    fn list<T>(&self, key: &str, read: fn(&Json) -> Read<T>) -> Read<Vec<T>> {
-        let v = self.get(key).ok_or_else(|| at(key, ": missing".into()))?;
-        list(v, read).map_err(|e| at(key, e))
-    }
-
-    /// A list field with `#[serde(default)]`.
-    fn list_or_empty<T>(&self, key: &str, read: fn(&Json) -> Read<T>) -> Read<Vec<T>> {
-        match self.get(key) {
-            Some(v) => list(v, read).map_err(|e| at(key, e)),
-            None => Ok(Vec::new()),
+    /// `"unknown"`, `"error: <reason>"`, or the value itself (the model's `Probe` deserializer).
+    fn probe<T>(&mut self, v: &Json, read: ReadFn<T>) -> Probe<T> {
+        if let Json::Str(s) = v {
+            if s == "unknown" {
+                return Probe::Unknown;
+            }
+            if let Some(reason) = s.strip_prefix("error: ") {
+                return Probe::Error(reason.to_string());
+            }
         }
+        Probe::Value(read(self, v))
+    }
+
+    fn list<T>(&mut self, v: &Json, read: ReadFn<T>) -> Vec<T> {
+        let Json::Arr(items) = v else {
+            self.fail("expected a list");
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            self.path.push(Step::Index(i));
+            out.push(read(self, item));
+            self.path.pop();
+        }
+        out
     }
 }
 
-/// `"unknown"`, `"error: <reason>"`, or the value itself (the model's `Probe` deserializer).
-fn probe<T>(v: &Json, read: fn(&Json) -> Read<T>) -> Read<Probe<T>> {
-    if let Json::Str(s) = v {
-        if s == "unknown" {
-            return Ok(Probe::Unknown);
-        }
-        if let Some(reason) = s.strip_prefix("error: ") {
-            return Ok(Probe::Error(reason.to_string()));
-        }
-    }
-    read(v).map(Probe::Value)
-}
-
-fn list<T>(v: &Json, read: fn(&Json) -> Read<T>) -> Read<Vec<T>> {
-    let Json::Arr(items) = v else {
-        return Err(": expected a list".into());
-    };
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| read(item).map_err(|e| format!("[{i}]{e}")))
-        .collect()
-}
-
-fn string(v: &Json) -> Read<String> {
+fn string(r: &mut Reader, v: &Json) -> String {
     match v {
-        Json::Str(s) => Ok(s.clone()),
-        _ => Err(": expected a string".into()),
+        Json::Str(s) => s.clone(),
+        _ => {
+            r.fail("expected a string");
+            String::new()
+        }
     }
 }
 
-fn boolean(v: &Json) -> Read<bool> {
+fn boolean(r: &mut Reader, v: &Json) -> bool {
     match v {
-        Json::Bool(b) => Ok(*b),
-        _ => Err(": expected true or false".into()),
+        Json::Bool(b) => *b,
+        _ => {
+            r.fail("expected true or false");
+            false
+        }
     }
 }
 
-fn float(v: &Json) -> Read<f64> {
+fn float(r: &mut Reader, v: &Json) -> f64 {
     match v {
-        Json::Num(n) => Ok(*n),
-        _ => Err(": expected a number".into()),
+        Json::Num(n) => *n,
+        _ => {
+            r.fail("expected a number");
+            0.0
+        }
     }
 }
 
 /// A whole number in `min..=max` (as f64: exact up to 2^53).
-fn whole(v: &Json, min: f64, max: f64) -> Read<f64> {
+fn whole(r: &mut Reader, v: &Json, min: f64, max: f64) -> f64 {
     match v {
-        Json::Num(n) if n.fract() == 0.0 && (min..=max).contains(n) => Ok(*n),
-        _ => Err(": expected a whole number in range".into()),
+        Json::Num(n) if n.fract() == 0.0 && (min..=max).contains(n) => *n,
+        _ => {
+            r.fail("expected a whole number in range");
+            0.0
+        }
     }
 }
 
-fn uint(v: &Json) -> Read<u64> {
-    whole(v, 0.0, u64::MAX as f64).map(|n| n as u64)
+fn uint(r: &mut Reader, v: &Json) -> u64 {
+    whole(r, v, 0.0, u64::MAX as f64) as u64
 }
 
-fn u32_(v: &Json) -> Read<u32> {
-    whole(v, 0.0, f64::from(u32::MAX)).map(|n| n as u32)
+fn u32_(r: &mut Reader, v: &Json) -> u32 {
+    whole(r, v, 0.0, f64::from(u32::MAX)) as u32
 }
 
-fn int(v: &Json) -> Read<i64> {
-    whole(v, i64::MIN as f64, i64::MAX as f64).map(|n| n as i64)
+fn int(r: &mut Reader, v: &Json) -> i64 {
+    whole(r, v, i64::MIN as f64, i64::MAX as f64) as i64
 }
 
-fn time(v: &Json) -> Read<DateTime<Utc>> {
+fn time(r: &mut Reader, v: &Json) -> DateTime<Utc> {
     match v {
-        Json::Str(s) => parse_time(s).ok_or_else(|| ": expected an RFC 3339 time".into()),
-        _ => Err(": expected an RFC 3339 time".into()),
+        Json::Str(s) => parse_time(s),
+        _ => None,
     }
+    .unwrap_or_else(|| {
+        r.fail("expected an RFC 3339 time");
+        DateTime::default()
+    })
 }
-
 /// An RFC 3339 time as chrono writes it ("2026-11-30T05:40:00.123456Z"), or with an offset
 /// ("+02:00", "+0200") and `t` or a space between date and time, as chrono's parser also takes.
 /// By hand: chrono's parsing machinery cost the page 18 KB.
@@ -274,269 +322,284 @@ pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
     Some(local - Duration::minutes(offset_minutes))
 }
 
-fn band(v: &Json) -> Read<Band> {
+fn band(r: &mut Reader, v: &Json) -> Band {
     match v {
-        Json::Str(s) if s == "green" => Ok(Band::Green),
-        Json::Str(s) if s == "amber" => Ok(Band::Amber),
-        Json::Str(s) if s == "red" => Ok(Band::Red),
-        _ => Err(": expected green, amber or red".into()),
+        Json::Str(s) if s == "green" => Band::Green,
+        Json::Str(s) if s == "amber" => Band::Amber,
+        Json::Str(s) if s == "red" => Band::Red,
+        _ => {
+            r.fail("expected green, amber or red");
+            Band::Green
+        }
     }
 }
 
-fn cron_state(v: &Json) -> Read<CronState> {
+fn cron_state(r: &mut Reader, v: &Json) -> CronState {
     match v {
-        Json::Str(s) if s == "up" => Ok(CronState::Up),
-        Json::Str(s) if s == "late" => Ok(CronState::Late),
-        Json::Str(s) if s == "down" => Ok(CronState::Down),
-        _ => Err(": expected up, late or down".into()),
+        Json::Str(s) if s == "up" => CronState::Up,
+        Json::Str(s) if s == "late" => CronState::Late,
+        Json::Str(s) if s == "down" => CronState::Down,
+        _ => {
+            r.fail("expected up, late or down");
+            CronState::Down
+        }
     }
 }
 
-fn asc(v: &Json) -> Read<Asc> {
-    let o = object(v)?;
-    Ok(Asc {
-        code: o.req("code", |v| {
-            whole(v, 0.0, f64::from(u16::MAX)).map(|n| n as u16)
-        })?,
-        name: o.req("name", string)?.into(),
-    })
+fn asc(r: &mut Reader, v: &Json) -> Asc {
+    let o = r.object(v);
+    Asc {
+        code: r.req(&o, "code", |r, v| {
+            whole(r, v, 0.0, f64::from(u16::MAX)) as u16
+        }),
+        name: r.req(&o, "name", string).into(),
+    }
 }
 
-pub fn snapshot(v: &Json) -> Read<Snapshot> {
-    let o = object(v)?;
-    Ok(Snapshot {
-        schema_version: o.req("schema_version", string)?,
-        generated_at: o.req("generated_at", time)?,
-        stale: o.req("stale", boolean)?,
-        stale_reasons: o.list_or_empty("stale_reasons", string)?,
-        rules: o.req("rules", rules)?,
-        sections: o.or("sections", sections, Sections::default())?,
-        tasks: o.req("tasks", tasks)?,
-        agents: o.probe("agents", |v| list(v, agent))?,
-        systems: o.probe("systems", |v| list(v, system))?,
-        backups: o.probe("backups", backups)?,
-    })
+fn read_snapshot(r: &mut Reader, v: &Json) -> Snapshot {
+    let o = r.object(v);
+    Snapshot {
+        schema_version: r.req(&o, "schema_version", string),
+        generated_at: r.req(&o, "generated_at", time),
+        stale: r.req(&o, "stale", boolean),
+        stale_reasons: r.field(&o, "stale_reasons", strings, Some(Vec::new())),
+        rules: r.req(&o, "rules", rules),
+        sections: r.field(&o, "sections", sections, Some(Sections::default())),
+        tasks: r.req(&o, "tasks", tasks),
+        agents: r.req(&o, "agents", |r, v| r.probe(v, |r, v| r.list(v, agent))),
+        systems: r.req(&o, "systems", |r, v| r.probe(v, |r, v| r.list(v, system))),
+        backups: r.req(&o, "backups", |r, v| r.probe(v, backups)),
+    }
 }
 
-fn rules(v: &Json) -> Read<RulesView> {
-    let o = object(v)?;
-    Ok(RulesView {
-        no_reply_s: o.req("no_reply_s", uint)?,
-        exchange_green_below_s: o.req("exchange_green_below_s", uint)?,
-        exchange_amber_below_s: o.req("exchange_amber_below_s", uint)?,
-        snapshot_stale_after_s: o.req("snapshot_stale_after_s", uint)?,
-        backup_amber_after_s: o.or("backup_amber_after_s", uint, 0)?,
-        backup_red_after_s: o.or("backup_red_after_s", uint, 0)?,
-    })
+fn strings(r: &mut Reader, v: &Json) -> Vec<String> {
+    r.list(v, string)
 }
 
-fn sections(v: &Json) -> Read<Sections> {
-    let o = object(v)?;
-    Ok(Sections {
-        tasks: o.req("tasks", section)?,
-        board: o.or("board", section, SectionMeta::default())?,
-        live_tasks: o.or("live_tasks", section, SectionMeta::default())?,
-        agents: o.req("agents", section)?,
-        systems: o.req("systems", section)?,
-        backups: o.req("backups", section)?,
-    })
+fn rules(r: &mut Reader, v: &Json) -> RulesView {
+    let o = r.object(v);
+    RulesView {
+        no_reply_s: r.req(&o, "no_reply_s", uint),
+        exchange_green_below_s: r.req(&o, "exchange_green_below_s", uint),
+        exchange_amber_below_s: r.req(&o, "exchange_amber_below_s", uint),
+        snapshot_stale_after_s: r.req(&o, "snapshot_stale_after_s", uint),
+        backup_amber_after_s: r.field(&o, "backup_amber_after_s", uint, Some(0)),
+        backup_red_after_s: r.field(&o, "backup_red_after_s", uint, Some(0)),
+    }
 }
 
-fn section(v: &Json) -> Read<SectionMeta> {
-    let o = object(v)?;
-    Ok(SectionMeta {
-        configured: o.req("configured", boolean)?,
-        checked_at: o.opt("checked_at", time)?,
-        duration_ms: o.opt("duration_ms", uint)?,
-        stale: o.req("stale", boolean)?,
-    })
+fn sections(r: &mut Reader, v: &Json) -> Sections {
+    let o = r.object(v);
+    Sections {
+        tasks: r.req(&o, "tasks", section),
+        board: r.field(&o, "board", section, Some(SectionMeta::default())),
+        live_tasks: r.field(&o, "live_tasks", section, Some(SectionMeta::default())),
+        agents: r.req(&o, "agents", section),
+        systems: r.req(&o, "systems", section),
+        backups: r.req(&o, "backups", section),
+    }
 }
 
-fn agent(v: &Json) -> Read<Agent> {
-    let o = object(v)?;
-    Ok(Agent {
-        name: o.req("name", string)?,
-        endpoint: o.req("endpoint", string)?,
-        plane: o.opt("plane", string)?,
-        up: o.req("up", boolean)?,
-        last_exchange_s: o.probe("last_exchange_s", uint)?,
-        exchange_band: o.req("exchange_band", band)?,
-        skills_count: o.probe("skills_count", u32_)?,
-        lane: o.probe("lane", string)?,
-        model: o.probe("model", string)?,
-        window: o.probe("window", window)?,
-        heartbeat: o.probe("heartbeat", heartbeat)?,
-        band: o.req("band", band)?,
-        status: o.req("status", asc)?,
-        reason: o.opt("reason", string)?,
-        audit_skipped_lines: o.or("audit_skipped_lines", uint, 0)?,
-        history: o.opt("history", history)?,
-        checked_at: o.req("checked_at", time)?,
-        stale: o.req("stale", boolean)?,
-    })
+fn section(r: &mut Reader, v: &Json) -> SectionMeta {
+    let o = r.object(v);
+    SectionMeta {
+        configured: r.req(&o, "configured", boolean),
+        checked_at: r.opt(&o, "checked_at", time),
+        duration_ms: r.opt(&o, "duration_ms", uint),
+        stale: r.req(&o, "stale", boolean),
+    }
 }
 
-fn heartbeat(v: &Json) -> Read<Heartbeat> {
-    let o = object(v)?;
-    Ok(Heartbeat {
-        dialect: o.req("dialect", string)?,
-        latency_ms: o.req("latency_ms", uint)?,
-        last_activity_at: o.probe("last_activity_at", time)?,
-        in_flight: o.probe("in_flight", |v| list(v, string))?,
-    })
+fn agent(r: &mut Reader, v: &Json) -> Agent {
+    let o = r.object(v);
+    Agent {
+        name: r.req(&o, "name", string),
+        endpoint: r.req(&o, "endpoint", string),
+        plane: r.opt(&o, "plane", string),
+        up: r.req(&o, "up", boolean),
+        last_exchange_s: r.req(&o, "last_exchange_s", |r, v| r.probe(v, uint)),
+        exchange_band: r.req(&o, "exchange_band", band),
+        skills_count: r.req(&o, "skills_count", |r, v| r.probe(v, u32_)),
+        lane: r.req(&o, "lane", |r, v| r.probe(v, string)),
+        model: r.req(&o, "model", |r, v| r.probe(v, string)),
+        window: r.req(&o, "window", |r, v| r.probe(v, window)),
+        heartbeat: r.req(&o, "heartbeat", |r, v| r.probe(v, heartbeat)),
+        band: r.req(&o, "band", band),
+        status: r.req(&o, "status", asc),
+        reason: r.opt(&o, "reason", string),
+        audit_skipped_lines: r.field(&o, "audit_skipped_lines", uint, Some(0)),
+        history: r.opt(&o, "history", history),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
+    }
 }
 
-fn window(v: &Json) -> Read<Window> {
-    let o = object(v)?;
-    Ok(Window {
-        model: o.probe("model", string)?,
-        percent: o.probe("percent", float)?,
-        status: o.probe("status", string)?,
-        resets_at: o.probe("resets_at", time)?,
-    })
+fn heartbeat(r: &mut Reader, v: &Json) -> Heartbeat {
+    let o = r.object(v);
+    Heartbeat {
+        dialect: r.req(&o, "dialect", string),
+        latency_ms: r.req(&o, "latency_ms", uint),
+        last_activity_at: r.req(&o, "last_activity_at", |r, v| r.probe(v, time)),
+        in_flight: r.req(&o, "in_flight", |r, v| r.probe(v, strings)),
+    }
 }
 
-fn tasks(v: &Json) -> Read<Tasks> {
-    let o = object(v)?;
-    Ok(Tasks {
-        board: o.probe("board", board)?,
-        live: o.probe("live", |v| list(v, live_task))?,
-    })
+fn window(r: &mut Reader, v: &Json) -> Window {
+    let o = r.object(v);
+    Window {
+        model: r.req(&o, "model", |r, v| r.probe(v, string)),
+        percent: r.req(&o, "percent", |r, v| r.probe(v, float)),
+        status: r.req(&o, "status", |r, v| r.probe(v, string)),
+        resets_at: r.req(&o, "resets_at", |r, v| r.probe(v, time)),
+    }
 }
 
-fn board(v: &Json) -> Read<Board> {
-    let o = object(v)?;
-    Ok(Board {
-        columns: o.list("columns", string)?,
-        cards: o.list("cards", card)?,
-        sources: o.list_or_empty("sources", board_source)?,
-    })
+fn tasks(r: &mut Reader, v: &Json) -> Tasks {
+    let o = r.object(v);
+    Tasks {
+        board: r.req(&o, "board", |r, v| r.probe(v, board)),
+        live: r.req(&o, "live", |r, v| r.probe(v, |r, v| r.list(v, live_task))),
+    }
 }
 
-fn board_source(v: &Json) -> Read<BoardSource> {
-    let o = object(v)?;
-    Ok(BoardSource {
-        name: o.req("name", string)?,
-        plane: o.opt("plane", string)?,
-        cards: o.probe("cards", u32_)?,
-        projection: o.probe("projection", string)?,
-        status: o.req("status", asc)?,
-        reason: o.opt("reason", string)?,
-        checked_at: o.req("checked_at", time)?,
-        stale: o.req("stale", boolean)?,
-    })
+fn board(r: &mut Reader, v: &Json) -> Board {
+    let o = r.object(v);
+    Board {
+        columns: r.req(&o, "columns", strings),
+        cards: r.req(&o, "cards", |r, v| r.list(v, card)),
+        sources: r.field(
+            &o,
+            "sources",
+            |r, v| r.list(v, board_source),
+            Some(Vec::new()),
+        ),
+    }
 }
 
-fn card(v: &Json) -> Read<Card> {
-    let o = object(v)?;
-    Ok(Card {
-        board: o.req("board", string)?,
-        id: o.req("id", string)?,
-        title: o.req("title", string)?,
-        status: o.req("status", string)?,
-        assignee: o.opt("assignee", string)?,
-        priority: o.opt("priority", int)?,
-        age_s: o.or("age_s", uint, 0)?,
-        block_kind: o.opt("block_kind", string)?,
-        latest_activity_at: o.opt("latest_activity_at", time)?,
-        conditions: o.list_or_empty("conditions", string)?,
-        band: o.or("band", band, Band::Green)?,
-        checked_at: o.req("checked_at", time)?,
-        stale: o.req("stale", boolean)?,
-    })
+fn board_source(r: &mut Reader, v: &Json) -> BoardSource {
+    let o = r.object(v);
+    BoardSource {
+        name: r.req(&o, "name", string),
+        plane: r.opt(&o, "plane", string),
+        cards: r.req(&o, "cards", |r, v| r.probe(v, u32_)),
+        projection: r.req(&o, "projection", |r, v| r.probe(v, string)),
+        status: r.req(&o, "status", asc),
+        reason: r.opt(&o, "reason", string),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
+    }
 }
 
-fn live_task(v: &Json) -> Read<LiveTask> {
-    let o = object(v)?;
-    Ok(LiveTask {
-        id: o.req("id", string)?,
-        agent: o.req("agent", string)?,
-        state: o.probe("state", string)?,
-        age_s: o.req("age_s", uint)?,
-        stuck: o.req("stuck", boolean)?,
-        status: o.req("status", asc)?,
-        reason: o.opt("reason", string)?,
-        checked_at: o.req("checked_at", time)?,
-        stale: o.req("stale", boolean)?,
-    })
+fn card(r: &mut Reader, v: &Json) -> Card {
+    let o = r.object(v);
+    Card {
+        board: r.req(&o, "board", string),
+        id: r.req(&o, "id", string),
+        title: r.req(&o, "title", string),
+        status: r.req(&o, "status", string),
+        assignee: r.opt(&o, "assignee", string),
+        priority: r.opt(&o, "priority", int),
+        age_s: r.field(&o, "age_s", uint, Some(0)),
+        block_kind: r.opt(&o, "block_kind", string),
+        latest_activity_at: r.opt(&o, "latest_activity_at", time),
+        conditions: r.field(&o, "conditions", strings, Some(Vec::new())),
+        band: r.field(&o, "band", band, Some(Band::Green)),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
+    }
 }
 
-fn system(v: &Json) -> Read<System> {
-    let o = object(v)?;
-    Ok(System {
-        host: o.req("host", string)?,
-        source: o.or("source", string, String::new())?,
-        ram_used_gb: o.probe("ram_used_gb", float)?,
-        ram_total_gb: o.probe("ram_total_gb", float)?,
-        disk_free_gb: o.probe("disk_free_gb", float)?,
-        services: o.list("services", named_check)?,
-        tunnels: o.list("tunnels", named_check)?,
-        crons: o.list("crons", cron_check)?,
-        vault_parity: o.probe("vault_parity", boolean)?,
-        vault_reason: o.opt("vault_reason", string)?,
-        band: o.or("band", band, Band::Green)?,
-        status: o.req("status", asc)?,
-        reason: o.opt("reason", string)?,
-        history: o.opt("history", history)?,
-        checked_at: o.req("checked_at", time)?,
-        stale: o.req("stale", boolean)?,
-    })
+fn live_task(r: &mut Reader, v: &Json) -> LiveTask {
+    let o = r.object(v);
+    LiveTask {
+        id: r.req(&o, "id", string),
+        agent: r.req(&o, "agent", string),
+        state: r.req(&o, "state", |r, v| r.probe(v, string)),
+        age_s: r.req(&o, "age_s", uint),
+        stuck: r.req(&o, "stuck", boolean),
+        status: r.req(&o, "status", asc),
+        reason: r.opt(&o, "reason", string),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
+    }
 }
 
-fn named_check(v: &Json) -> Read<NamedCheck> {
-    let o = object(v)?;
+fn system(r: &mut Reader, v: &Json) -> System {
+    let o = r.object(v);
+    System {
+        host: r.req(&o, "host", string),
+        source: r.field(&o, "source", string, Some(String::new())),
+        ram_used_gb: r.req(&o, "ram_used_gb", |r, v| r.probe(v, float)),
+        ram_total_gb: r.req(&o, "ram_total_gb", |r, v| r.probe(v, float)),
+        disk_free_gb: r.req(&o, "disk_free_gb", |r, v| r.probe(v, float)),
+        services: r.req(&o, "services", |r, v| r.list(v, named_check)),
+        tunnels: r.req(&o, "tunnels", |r, v| r.list(v, named_check)),
+        crons: r.req(&o, "crons", |r, v| r.list(v, cron_check)),
+        vault_parity: r.req(&o, "vault_parity", |r, v| r.probe(v, boolean)),
+        vault_reason: r.opt(&o, "vault_reason", string),
+        band: r.field(&o, "band", band, Some(Band::Green)),
+        status: r.req(&o, "status", asc),
+        reason: r.opt(&o, "reason", string),
+        history: r.opt(&o, "history", history),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
+    }
+}
+
+fn named_check(r: &mut Reader, v: &Json) -> NamedCheck {
+    let o = r.object(v);
     // Services write their state as `active`, tunnels as `up` (spec §6.1); `ok` is the field.
     let key = ["ok", "active", "up"]
         .into_iter()
         .find(|k| o.get(k).is_some())
         .unwrap_or("ok");
-    Ok(NamedCheck {
-        name: o.req("name", string)?,
-        ok: o.probe(key, boolean)?,
-        reason: o.opt("reason", string)?,
-        uptime_24h_pct: o.opt("uptime_24h_pct", float)?,
-        checked_at: o.req("checked_at", time)?,
-        stale: o.req("stale", boolean)?,
-    })
+    NamedCheck {
+        name: r.req(&o, "name", string),
+        ok: r.req(&o, key, |r, v| r.probe(v, boolean)),
+        reason: r.opt(&o, "reason", string),
+        uptime_24h_pct: r.opt(&o, "uptime_24h_pct", float),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
+    }
 }
 
-fn cron_check(v: &Json) -> Read<CronCheck> {
-    let o = object(v)?;
-    Ok(CronCheck {
-        name: o.req("name", string)?,
-        state: o.req("state", cron_state)?,
-        last_ok_s: o.probe("last_ok_s", uint)?,
-        period_s: o.req("period_s", uint)?,
-        grace_s: o.req("grace_s", uint)?,
-        reason: o.opt("reason", string)?,
-        uptime_24h_pct: o.opt("uptime_24h_pct", float)?,
-        checked_at: o.req("checked_at", time)?,
-        stale: o.req("stale", boolean)?,
-    })
+fn cron_check(r: &mut Reader, v: &Json) -> CronCheck {
+    let o = r.object(v);
+    CronCheck {
+        name: r.req(&o, "name", string),
+        state: r.req(&o, "state", cron_state),
+        last_ok_s: r.req(&o, "last_ok_s", |r, v| r.probe(v, uint)),
+        period_s: r.req(&o, "period_s", uint),
+        grace_s: r.req(&o, "grace_s", uint),
+        reason: r.opt(&o, "reason", string),
+        uptime_24h_pct: r.opt(&o, "uptime_24h_pct", float),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
+    }
 }
 
-fn backups(v: &Json) -> Read<Backups> {
-    let o = object(v)?;
-    Ok(Backups {
-        name: o.or("name", string, String::new())?,
-        gdrive_latest: o.probe("gdrive_latest", time)?,
-        age_h: o.probe("age_h", float)?,
-        band: o.or("band", band, Band::Green)?,
-        status: o.or("status", asc, Asc::SUCCESS)?,
-        reason: o.opt("reason", string)?,
-        checked_at: o.req("checked_at", time)?,
-        stale: o.req("stale", boolean)?,
-    })
+fn backups(r: &mut Reader, v: &Json) -> Backups {
+    let o = r.object(v);
+    Backups {
+        name: r.field(&o, "name", string, Some(String::new())),
+        gdrive_latest: r.req(&o, "gdrive_latest", |r, v| r.probe(v, time)),
+        age_h: r.req(&o, "age_h", |r, v| r.probe(v, float)),
+        band: r.field(&o, "band", band, Some(Band::Green)),
+        status: r.field(&o, "status", asc, Some(Asc::SUCCESS)),
+        reason: r.opt(&o, "reason", string),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
+    }
 }
 
-fn history(v: &Json) -> Read<History> {
-    let o = object(v)?;
-    Ok(History {
-        uptime_24h_pct: o.opt("uptime_24h_pct", float)?,
-        strip: o.req("strip", string)?,
-        slot_s: o.req("slot_s", uint)?,
-        samples: o.req("samples", u32_)?,
-    })
+fn history(r: &mut Reader, v: &Json) -> History {
+    let o = r.object(v);
+    History {
+        uptime_24h_pct: r.opt(&o, "uptime_24h_pct", float),
+        strip: r.req(&o, "strip", string),
+        slot_s: r.req(&o, "slot_s", uint),
+        samples: r.req(&o, "samples", u32_),
+    }
 }
 
 #[cfg(test)]
@@ -869,7 +932,7 @@ mod tests {
         v["agents"][1]["heartbeat"]["latency_ms"] = json!("slow");
         assert_eq!(
             snapshot(&from_serde(&v)).unwrap_err(),
-            ".agents[1].heartbeat.latency_ms: expected a whole number in range"
+            "agents[1].heartbeat.latency_ms: expected a whole number in range"
         );
         v["agents"][1]["heartbeat"]
             .as_object_mut()
@@ -877,11 +940,11 @@ mod tests {
             .remove("dialect");
         assert_eq!(
             snapshot(&from_serde(&v)).unwrap_err(),
-            ".agents[1].heartbeat.dialect: missing"
+            "agents[1].heartbeat.dialect: missing"
         );
         assert_eq!(
             snapshot(&Json::Arr(Vec::new())).unwrap_err(),
-            ": expected an object"
+            "expected an object"
         );
     }
 
