@@ -12,6 +12,11 @@ mod feed;
 mod panels;
 mod wire;
 
+/// Talc instead of Rust's default dlmalloc: the same job in fewer bytes of WebAssembly.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 fn main() {
     // The boot note stays only if the page never starts.
     if let Some(boot) = leptos::prelude::document().get_element_by_id("boot") {
