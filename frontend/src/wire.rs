@@ -6,7 +6,7 @@
 //! (missing or null), the `active`/`up` aliases of a check's state, and [`Probe`]'s `"unknown"`
 //! and `"error: <reason>"` strings; unknown keys are ignored. The tests decode what the model's
 //! serde writes, and every one-field change of it, both ways, and compare. A field added to the
-//! model stops this file compiling until it is read here.
+//! model stops this file compiling until it is read here (and belongs in the tests' `full()`).
 //!
 //! Readers never stop early: a missing or wrong value reads as a placeholder and the first
 //! error, with its place, decides in the end. (An early return per field costs a clean-up path
@@ -636,7 +636,8 @@ mod tests {
     }
 
     /// Every field of the model used at least once with a value, and every optional one both
-    /// present and absent; probes as values, "unknown" and errors.
+    /// present and absent; probes as values, "unknown" and errors. A field added to the model
+    /// gets a value here too, so that the field-by-field test below covers it.
     fn full() -> Snapshot {
         let at = t("2026-11-30T05:40:12.345678Z");
         let rules = RulesView {
