@@ -385,6 +385,7 @@ fn rules(r: &mut Reader, v: &Json) -> RulesView {
         snapshot_stale_after_s: r.req(&o, "snapshot_stale_after_s", uint),
         backup_amber_after_s: r.field(&o, "backup_amber_after_s", uint, Some(0)),
         backup_red_after_s: r.field(&o, "backup_red_after_s", uint, Some(0)),
+        window_amber_at_percent: r.field(&o, "window_amber_at_percent", uint, Some(0)),
     }
 }
 
@@ -451,6 +452,7 @@ fn window(r: &mut Reader, v: &Json) -> Window {
         percent: r.req(&o, "percent", |r, v| r.probe(v, float)),
         status: r.req(&o, "status", |r, v| r.probe(v, string)),
         resets_at: r.req(&o, "resets_at", |r, v| r.probe(v, time)),
+        band: r.field(&o, "band", band, Some(Band::Green)),
     }
 }
 
@@ -599,6 +601,7 @@ fn history(r: &mut Reader, v: &Json) -> History {
         strip: r.req(&o, "strip", string),
         slot_s: r.req(&o, "slot_s", uint),
         samples: r.req(&o, "samples", u32_),
+        since: r.opt(&o, "since", time),
     }
 }
 
@@ -632,6 +635,7 @@ mod tests {
             strip: "..udp".into(),
             slot_s: 1800,
             samples: 38,
+            since: Some(t("2026-11-29T15:15:00Z")),
         }
     }
 
@@ -647,6 +651,7 @@ mod tests {
             snapshot_stale_after_s: 600,
             backup_amber_after_s: 93600,
             backup_red_after_s: 172800,
+            window_amber_at_percent: 90,
         };
         let mut s = Snapshot::empty(at, rules);
         s.stale_reasons = vec!["board: 12 min old".into()];
@@ -680,6 +685,7 @@ mod tests {
                     percent: Probe::Value(93.5),
                     status: Probe::Value("ok".into()),
                     resets_at: Probe::Value(t("2026-11-30T09:00:00Z")),
+                    band: Band::Amber,
                 }),
                 heartbeat: Probe::Value(Heartbeat {
                     dialect: "v1".into(),
