@@ -1,9 +1,10 @@
 //! The page: one verdict line, the staleness banner, then Agents, Tasks and Systems.
 
 use fleetdash_model::{Band, Snapshot, human_age};
-use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
 
 use crate::clock::{self, provide_ticking_clock};
 use crate::feed::{self, Feed};
@@ -30,8 +31,8 @@ pub fn App() -> impl IntoView {
     };
     refresh();
     set_interval(refresh, feed::POLL_EVERY);
-    let _focus = window_event_listener(ev::focus, move |_| refresh());
-    let _visible = window_event_listener(ev::visibilitychange, move |_| {
+    on_window_event("focus", refresh);
+    on_window_event("visibilitychange", move || {
         if document().visibility_state() == web_sys::VisibilityState::Visible {
             refresh();
         }
@@ -63,6 +64,16 @@ pub fn App() -> impl IntoView {
             <p><a href="api/snapshot.html">"Static snapshot (no JavaScript)"</a></p>
         </footer>
     }
+}
+
+/// Calls `f` on every `event` of the window, for as long as the page lives. Not Leptos'
+/// `window_event_listener`: its thread check (a SendWrapper) cost the page 4 KB of wasm.
+fn on_window_event(event: &str, f: impl FnMut() + 'static) {
+    let listener = Closure::<dyn FnMut()>::new(f);
+    // Cannot fail: the window is an event target and the callback a function.
+    let _ = window().add_event_listener_with_callback(event, listener.as_ref().unchecked_ref());
+    // The listener lives as long as the page.
+    listener.forget();
 }
 
 /// "2 red · 1 amber · 8 green", coloured by the worst; live tasks that cross the stuck rule

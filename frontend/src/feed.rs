@@ -6,7 +6,8 @@
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::Snapshot;
-use gloo_net::http::Request;
+use js_sys::futures::JsFuture;
+use wasm_bindgen::{JsCast, JsValue};
 use web_sys::RequestCache;
 
 /// Relative, so the page also works when served under a sub-path.
@@ -36,21 +37,28 @@ pub enum Fetched {
 }
 
 pub async fn fetch(etag: Option<String>, last_modified: Option<String>) -> Result<Fetched, String> {
-    let mut request = Request::get(STATUS_URL).cache(RequestCache::NoStore);
+    // The browser's fetch, called directly: gloo-net's wrapper brought serde_json's and std::io's
+    // error texts into the page.
+    let headers = web_sys::Headers::new().map_err(network_error)?;
     if let Some(tag) = &etag {
-        request = request.header("If-None-Match", tag);
+        headers.set("If-None-Match", tag).map_err(network_error)?;
     }
     if let Some(date) = &last_modified {
-        request = request.header("If-Modified-Since", date);
+        headers
+            .set("If-Modified-Since", date)
+            .map_err(network_error)?;
     }
-    let response = request
-        .send()
-        .await
-        .map_err(|e| format!("network error ({e})"))?;
+    let init = web_sys::RequestInit::new();
+    init.set_cache(RequestCache::NoStore);
+    init.set_headers(&headers);
+    let response: web_sys::Response =
+        JsFuture::from(leptos::prelude::window().fetch_with_str_and_init(STATUS_URL, &init))
+            .await
+            .map_err(network_error)?
+            .unchecked_into();
+    let header = |name: &str| response.headers().get(name).ok().flatten();
     // The browser parses the HTTP date (chrono's RFC 2822 parser would cost kilobytes).
-    if let Some(date) = response
-        .headers()
-        .get("date")
+    if let Some(date) = header("date")
         .map(|d| js_sys::Date::parse(&d))
         .filter(|ms| ms.is_finite())
         .and_then(|ms| DateTime::from_timestamp_millis(ms as i64))
@@ -60,22 +68,30 @@ pub async fn fetch(etag: Option<String>, last_modified: Option<String>) -> Resul
     match response.status() {
         304 => Ok(Fetched::NotModified),
         200 => {
-            let etag = response.headers().get("etag");
-            let last_modified = response.headers().get("last-modified");
-            let snapshot = response
-                .json::<Snapshot>()
-                .await
+            let text = response.text().map_err(network_error)?;
+            let text = JsFuture::from(text).await.map_err(network_error)?;
+            let snapshot = crate::wire::parse_snapshot(&text.as_string().unwrap_or_default())
                 .map_err(|e| format!("status.json is not a valid snapshot ({e})"))?;
             Ok(Fetched::Fresh {
                 snapshot: Box::new(snapshot),
-                etag,
-                last_modified,
+                etag: header("etag"),
+                last_modified: header("last-modified"),
             })
         }
         401 => Err("HTTP 401: not logged in (reload the page to log in again)".into()),
         404 => Err("HTTP 404: no status.json yet (is the collector running?)".into()),
         status => Err(format!("HTTP {status} from the server")),
     }
+}
+
+/// "network error (TypeError: Failed to fetch)": what the browser said, as it said it.
+fn network_error(e: JsValue) -> String {
+    let why = e
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| format!("{}: {}", String::from(e.name()), String::from(e.message())))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "no reason given".into());
+    format!("network error ({why})")
 }
 
 impl Feed {
