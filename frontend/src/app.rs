@@ -1,17 +1,26 @@
-//! The page: one verdict line, the staleness banner, then Agents, Tasks and Systems.
+//! The page: the verdict in words, the staleness banner, needs-you, then every section of the
+//! glance. Every word comes from [`fleetdash_model::Glance`], which snapshot.html lays out too.
+//!
+//! The glance is computed at the ticking `now` while the page can be trusted (ages count up, a
+//! task crossing the stuck rule turns STUCK); while it cannot (the last good poll is older than
+//! twice the interval, the last poll failed, or the snapshot is stale) it is frozen at the
+//! snapshot's own time, "as of 14:02": nothing is invented from a clock that ticks on without
+//! data.
 
-use fleetdash_model::{Band, Snapshot, human_age};
+use chrono::{DateTime, Utc};
+use fleetdash_model::{Band, Glance, human_age};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
 use crate::clock::{self, provide_ticking_clock};
-use crate::feed::{self, Feed};
-use crate::panels::{agents_panel, systems_panel, tasks_panel};
+use crate::feed::{self, Feed, Timing};
+use crate::view::{Opened, sections};
 
 #[component]
 pub fn App() -> impl IntoView {
+    let timing = Timing::from_query(&window().location().search().unwrap_or_default());
     let now = provide_ticking_clock();
     let (feed, set_feed) = signal(Feed::default());
     let in_flight = StoredValue::new(false);
@@ -24,13 +33,16 @@ pub fn App() -> impl IntoView {
         let (etag, last_modified) =
             feed.with_untracked(|f| (f.etag.clone(), f.last_modified.clone()));
         spawn_local(async move {
-            let result = feed::fetch(etag, last_modified).await;
+            let result = feed::fetch(etag, last_modified, timing.deadline_s).await;
             set_feed.update(|f| *f = f.after(result, clock::now()));
             in_flight.set_value(false);
         });
     };
     refresh();
-    set_interval(refresh, feed::POLL_EVERY);
+    set_interval(
+        refresh,
+        std::time::Duration::from_secs(u64::from(timing.every_s)),
+    );
     on_window_event("focus", refresh);
     on_window_event("visibilitychange", move || {
         if document().visibility_state() == web_sys::VisibilityState::Visible {
@@ -38,29 +50,51 @@ pub fn App() -> impl IntoView {
         }
     });
 
-    let snapshot = Memo::new(move |_| feed.with(|f| f.snapshot.clone()));
-    let distrust = Memo::new(move |_| feed.with(|f| reasons_to_distrust(f, now.get())));
+    let distrust = Memo::new(move |_| feed.with(|f| reasons_to_distrust(f, now.get(), timing)));
+    let offset = clock::offset();
+    let glance = Memo::new(move |_| {
+        let trusted = distrust.with(Vec::is_empty);
+        feed.with(|f| {
+            f.snapshot.as_ref().map(|s| {
+                let at = if trusted { now.get() } else { s.generated_at };
+                Glance::new(s, at, offset)
+            })
+        })
+    });
+    // The tab says the verdict too: its title and a dot in the verdict's colour.
+    Effect::new(move |_| {
+        let trusted = distrust.with(Vec::is_empty);
+        glance.with(|g| {
+            let (title, band) = match g {
+                Some(g) => (g.title(trusted), g.verdict(trusted).0),
+                None => ("fleet".to_string(), Band::Amber),
+            };
+            document().set_title(&title);
+            if let Some(icon) = document().query_selector("link[rel=icon]").ok().flatten() {
+                let _ = icon.set_attribute("href", &fleetdash_model::glance::favicon(band));
+            }
+        });
+    });
+    let opened = Opened::new();
+
     view! {
         <header class="top">
             <h1>"fleet"</h1>
-            {verdict_line(snapshot, now, distrust)}
-            {banner(distrust)}
+            {move || glance.with(|g| g.as_ref().map(|g| verdict(g, distrust.with(Vec::is_empty))))}
+            {move || banner(distrust.get(), glance.with(|g| g.as_ref().map(|g| g.as_of.clone())))}
+            {move || glance.with(|g| g.as_ref().map(|g| needs(g, opened)))}
         </header>
         <main>
-            {move || match snapshot.get() {
-                None => view! { <p class="waiting">"Waiting for the first snapshot…"</p> }.into_any(),
-                Some(s) => view! {
-                    {agents_panel(s.clone())}
-                    {tasks_panel(s.clone())}
-                    {systems_panel(s)}
-                }.into_any(),
+            {move || match glance.with(|g| g.is_none()) {
+                true => view! { <p class="waiting">"Waiting for the first snapshot…"</p> }.into_any(),
+                false => glance.with(|g| g.as_ref().map(|g| sections(g, opened))).into_any(),
             }}
         </main>
         <footer>
-            {move || snapshot.get().map(|s| view! {
+            {move || feed.with(|f| f.snapshot.as_ref().map(|s| view! {
                 <p>"Snapshot written " {clock::utc_minute(s.generated_at)}
                    " · schema " {s.schema_version.clone()}</p>
-            })}
+            }))}
             <p><a href="api/snapshot.html">"Static snapshot (no JavaScript)"</a></p>
         </footer>
     }
@@ -76,46 +110,65 @@ fn on_window_event(event: &str, f: impl FnMut() + 'static) {
     listener.forget();
 }
 
-/// "2 red · 1 amber · 8 green", coloured by the worst; live tasks that cross the stuck rule
-/// between polls turn it red as they turn red in their panel. While the page cannot be trusted
-/// it never says green: it says stale, and what the last snapshot said.
-fn verdict_line(
-    snapshot: Memo<Option<Snapshot>>,
-    now: ReadSignal<chrono::DateTime<chrono::Utc>>,
-    distrust: Memo<Vec<String>>,
-) -> impl IntoView {
-    move || {
-        let now = now.get();
-        snapshot
-            .with(|s| s.as_ref().map(|s| crate::panels::verdict_at(s, now)))
-            .map(|verdict| {
-                let stale = distrust.with(|d| !d.is_empty());
-                let band = if stale { Band::Red } else { verdict.worst() };
-                let text = if stale {
-                    format!("stale · last known: {}", verdict.sentence())
-                } else {
-                    verdict.sentence()
-                };
-                view! {
-                    <p class=format!("verdict {}", band.class()) id="verdict">
-                        <span aria-hidden="true">{band.icon()}" "</span>{text}
-                    </p>
-                }
-            })
+/// The verdict in words, coloured by the worst band, and the counts. While the page cannot be
+/// trusted it never says green: it says stale, and what the last snapshot said.
+fn verdict(g: &Glance, trusted: bool) -> impl IntoView + use<> {
+    let (band, words) = g.verdict(trusted);
+    view! {
+        <p class=format!("verdict {}", band.class()) id="verdict">
+            <span aria-hidden="true">{band.icon()}" "</span>{words}
+        </p>
+        <p class="counts">{g.counts.sentence()}</p>
     }
 }
 
-/// Why the page should not be trusted right now: the last fetch failed, or the snapshot is old
-/// or marked stale. Empty when all is well.
-fn reasons_to_distrust(f: &Feed, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+/// One line per red item, then amber, each leading to its row (and opening it).
+fn needs(g: &Glance, opened: Opened) -> impl IntoView + use<> {
+    (!g.needs.is_empty()).then(|| {
+        let lines = g
+            .needs
+            .iter()
+            .map(|n| {
+                let anchor = n.anchor.clone();
+                view! {
+                    <li class=n.band.class()>
+                        <a href=format!("#{}", n.anchor) on:click=move |_| opened.set(&anchor, true)>
+                            <span aria-hidden="true">{n.band.icon()}" "</span>
+                            <b>{n.what.clone()}</b>" · "{n.reason.clone()}
+                            {n.since.clone().map(|s| view! { " " <small>{s}</small> })}
+                        </a>
+                    </li>
+                }
+            })
+            .collect_view();
+        view! {
+            <section class="needs" id="needs" aria-labelledby="needs-h">
+                <h2 id="needs-h">"Needs you"</h2>
+                <ol>{lines}</ol>
+            </section>
+        }
+    })
+}
+
+/// Why the page should not be trusted right now: the last poll failed, no poll succeeded for
+/// twice the interval, or the snapshot is old or marked stale. Empty when all is well.
+fn reasons_to_distrust(f: &Feed, now: DateTime<Utc>, timing: Timing) -> Vec<String> {
     let mut lines = Vec::new();
+    let last_good = match &f.snapshot {
+        Some(s) => format!("last good snapshot {} ago", human_age(s.age_s(now))),
+        None => "no snapshot loaded yet".to_string(),
+    };
     if let Some(error) = &f.error {
-        let last_good = match &f.snapshot {
-            Some(s) => format!("last good snapshot {} ago", human_age(s.age_s(now))),
-            None => "no snapshot loaded yet".to_string(),
-        };
         lines.push(format!(
             "Cannot load the snapshot: {error}. Showing the {last_good}."
+        ));
+    } else if let Some(ok) = f.last_ok_at
+        && clock::seconds_since(ok, now) >= timing.trust_s()
+    {
+        lines.push(format!(
+            "No answer from the server for {} (it is asked every {} s). Showing the {last_good}.",
+            human_age(clock::seconds_since(ok, now)),
+            timing.every_s
         ));
     }
     if let Some(s) = &f.snapshot
@@ -126,17 +179,18 @@ fn reasons_to_distrust(f: &Feed, now: chrono::DateTime<chrono::Utc>) -> Vec<Stri
     lines
 }
 
-/// The fleet's alert: shown when the snapshot is old or stale, or the last fetch failed.
-fn banner(distrust: Memo<Vec<String>>) -> impl IntoView {
-    move || {
-        let lines = distrust.get();
-        (!lines.is_empty()).then(|| {
-            view! {
-                <div class="banner" role="alert" id="stale-banner">
-                    <strong><span aria-hidden="true">{Band::Red.icon()}" "</span>"Do not trust this page yet"</strong>
-                    {lines.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
-                </div>
-            }
-        })
-    }
+/// The fleet's alert: shown whenever the page cannot be trusted, with the moment its bands are
+/// frozen at.
+fn banner(lines: Vec<String>, as_of: Option<String>) -> impl IntoView + use<> {
+    (!lines.is_empty()).then(|| {
+        view! {
+            <div class="banner" role="alert" id="stale-banner">
+                <strong><span aria-hidden="true">{Band::Red.icon()}" "</span>"Do not trust this page yet"</strong>
+                {lines.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
+                {as_of.map(|at| view! {
+                    <p class="frozen">"Bands as of " {at} ", the last snapshot."</p>
+                })}
+            </div>
+        }
+    })
 }

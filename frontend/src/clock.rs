@@ -27,17 +27,19 @@ pub fn sync_with_server(server_date: DateTime<Utc>) {
     SERVER_OFFSET_MS.with(|o| o.set(offset));
 }
 
-/// A signal holding `now()`, refreshed every second, shared through context.
+/// The reader's zone, as the browser knows it now: times of day are said in it.
+pub fn offset() -> chrono::FixedOffset {
+    // getTimezoneOffset is minutes *behind* UTC.
+    let behind_min = js_sys::Date::new_0().get_timezone_offset() as i32;
+    chrono::FixedOffset::west_opt(behind_min * 60)
+        .unwrap_or_else(|| chrono::FixedOffset::east_opt(0).expect("UTC is an offset"))
+}
+
+/// A signal holding `now()`, refreshed every second.
 pub fn provide_ticking_clock() -> ReadSignal<DateTime<Utc>> {
     let (time, set_time) = signal(now());
     set_interval(move || set_time.set(now()), TICK);
-    provide_context(time);
     time
-}
-
-/// The ticking clock from context.
-pub fn use_clock() -> ReadSignal<DateTime<Utc>> {
-    expect_context::<ReadSignal<DateTime<Utc>>>()
 }
 
 pub use fleetdash_model::seconds_since;
@@ -53,16 +55,4 @@ pub fn utc_minute(t: DateTime<Utc>) -> String {
         t.hour(),
         t.minute()
     )
-}
-
-/// `value` with one decimal ("12.5"). By hand: Rust's float formatting adds kilobytes to the page.
-pub fn one_decimal(value: f64) -> String {
-    let tenths = (value * 10.0).round() as i64;
-    let sign = if tenths < 0 { "-" } else { "" };
-    format!("{sign}{}.{}", tenths.abs() / 10, tenths.abs() % 10)
-}
-
-/// `value` rounded to a whole number ("63").
-pub fn whole(value: f64) -> String {
-    (value.round() as i64).to_string()
 }

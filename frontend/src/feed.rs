@@ -3,6 +3,10 @@
 //!
 //! The browser's own cache is bypassed (`no-store`) so that the validators are ours and a 304
 //! really reaches this code: it proves the server is alive even when nothing changed.
+//!
+//! Every poll has a deadline: a server that accepts the connection and never answers is
+//! aborted (`AbortController`) and counts as a failed poll, so the page never looks fresh when
+//! it is not.
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::Snapshot;
@@ -13,7 +17,42 @@ use web_sys::RequestCache;
 /// Relative, so the page also works when served under a sub-path.
 pub const STATUS_URL: &str = "api/status.json";
 /// Spec §6.5: the page reads the last snapshot, no heavy polling: every 30 s and on focus.
-pub const POLL_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+pub const POLL_EVERY_S: u32 = 30;
+/// A poll without a whole answer by then is given up: a third of the interval.
+pub const DEADLINE_S: u32 = 10;
+
+/// How often the page polls and how long it waits for each answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    pub every_s: u32,
+    pub deadline_s: u32,
+}
+
+impl Timing {
+    /// The production timing, or the one a test asks for in the page's address
+    /// (`?poll=2&deadline=1`, whole seconds): a test hook, nothing links to it.
+    pub fn from_query(query: &str) -> Timing {
+        let mut t = Timing {
+            every_s: POLL_EVERY_S,
+            deadline_s: DEADLINE_S,
+        };
+        for pair in query.trim_start_matches('?').split('&') {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match (key, value.parse::<u32>()) {
+                ("poll", Ok(v)) if v > 0 => t.every_s = v,
+                ("deadline", Ok(v)) if v > 0 => t.deadline_s = v,
+                _ => {}
+            }
+        }
+        t
+    }
+
+    /// The last good poll may be this old before the page stops trusting what it shows:
+    /// twice the interval, whatever the reason (an error, a hang, a poll never sent).
+    pub fn trust_s(self) -> u64 {
+        2 * u64::from(self.every_s)
+    }
+}
 
 /// What the page knows: the last good snapshot and how the latest fetch went.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -36,7 +75,59 @@ pub enum Fetched {
     NotModified,
 }
 
-pub async fn fetch(etag: Option<String>, last_modified: Option<String>) -> Result<Fetched, String> {
+/// One poll, given up after `deadline_s` (headers and body alike).
+pub async fn fetch(
+    etag: Option<String>,
+    last_modified: Option<String>,
+    deadline_s: u32,
+) -> Result<Fetched, String> {
+    let controller = web_sys::AbortController::new().map_err(network_error)?;
+    let deadline = Deadline::start(&controller, deadline_s);
+    let result = fetch_with(etag, last_modified, &controller.signal()).await;
+    drop(deadline);
+    result.map_err(|e| {
+        if controller.signal().aborted() {
+            format!("no answer within {deadline_s} s (the server hangs or the network is down)")
+        } else {
+            e
+        }
+    })
+}
+
+/// Aborts a fetch when its time is up; dropped, it is cancelled.
+struct Deadline {
+    handle: i32,
+    _abort: wasm_bindgen::closure::Closure<dyn FnMut()>,
+}
+
+impl Deadline {
+    fn start(controller: &web_sys::AbortController, deadline_s: u32) -> Option<Deadline> {
+        let controller = controller.clone();
+        let abort = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || controller.abort());
+        let handle = leptos::prelude::window()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(
+                abort.as_ref().unchecked_ref(),
+                (deadline_s * 1000) as i32,
+            )
+            .ok()?;
+        Some(Deadline {
+            handle,
+            _abort: abort,
+        })
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        leptos::prelude::window().clear_timeout_with_handle(self.handle);
+    }
+}
+
+async fn fetch_with(
+    etag: Option<String>,
+    last_modified: Option<String>,
+    signal: &web_sys::AbortSignal,
+) -> Result<Fetched, String> {
     // The browser's fetch, called directly: gloo-net's wrapper brought serde_json's and std::io's
     // error texts into the page.
     let headers = web_sys::Headers::new().map_err(network_error)?;
@@ -51,6 +142,7 @@ pub async fn fetch(etag: Option<String>, last_modified: Option<String>) -> Resul
     let init = web_sys::RequestInit::new();
     init.set_cache(RequestCache::NoStore);
     init.set_headers(&headers);
+    init.set_signal(Some(signal));
     let response: web_sys::Response =
         JsFuture::from(leptos::prelude::window().fetch_with_str_and_init(STATUS_URL, &init))
             .await
@@ -164,6 +256,17 @@ mod tests {
             Some("\"a\""),
             "the validator survives for the next try"
         );
+    }
+
+    #[test]
+    fn the_timing_is_the_production_one_unless_a_test_asks() {
+        let production = Timing::from_query("");
+        assert_eq!((production.every_s, production.deadline_s), (30, 10));
+        assert_eq!(production.trust_s(), 60);
+        let test = Timing::from_query("?poll=2&deadline=1");
+        assert_eq!((test.every_s, test.deadline_s), (2, 1));
+        // Nonsense keeps the production values.
+        assert_eq!(Timing::from_query("?poll=0&deadline=x&other"), production);
     }
 
     #[test]

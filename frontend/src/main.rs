@@ -2,14 +2,14 @@
 //!
 //! - [`feed`]: polls the snapshot with conditional requests (a 304 costs no body).
 //! - [`clock`]: one ticking `now`, so ages count up between polls.
-//! - [`app`]: the verdict line, the staleness banner and the three panels.
-//! - [`panels`]: Agents, Tasks, Systems; each renders only fields of the schema.
+//! - [`app`]: the verdict in words, the staleness banner, needs-you.
+//! - [`view`]: the glance's sections and rows, details behind a tap.
 //! - [`wire`]: reads `status.json` with the browser's JSON parser, not serde_json.
 
 mod app;
 mod clock;
 mod feed;
-mod panels;
+mod view;
 mod wire;
 
 /// Talc instead of Rust's default dlmalloc: the same job in fewer bytes of WebAssembly.
