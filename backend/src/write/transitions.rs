@@ -125,7 +125,13 @@ pub fn elements(snap: &Snapshot) -> Elements {
         }
     }
     if let Probe::Value(board) = &snap.tasks.board {
-        for s in &board.sources {
+        // A source the projection job made before the first board read says nothing about
+        // the board yet ("cards: not collected"): like a host placeholder, not an element.
+        let sources = board
+            .sources
+            .iter()
+            .filter(|s| s.cards.error_reason() != Some(NOT_COLLECTED));
+        for s in sources {
             let why = s
                 .reason
                 .clone()
@@ -865,7 +871,8 @@ mod tests {
     }
 
     /// A host row made only of tunnels before the host's first probe says nothing about the
-    /// host; a section never collected yet has no element; a section that failed whole is red.
+    /// host, nor a board source the projection job made before the first board read; a
+    /// section never collected yet has no element; a section that failed whole is red.
     #[test]
     fn placeholders_and_sections_not_collected_yet_are_not_elements() {
         let now = t0();
@@ -878,7 +885,13 @@ mod tests {
         s.sections.backups.stale = true;
         s.backups = Probe::not_collected();
         s.agents = Probe::error("the registry cannot be read");
+        // The projection job finished before the first board read: its source has no cards yet.
+        if let Probe::Value(b) = &mut s.tasks.board {
+            b.sources[0].cards = Probe::not_collected();
+            b.sources[0].stale = true;
+        }
         let got = elements(&s);
+        assert!(!got.contains_key("board:research"));
         assert!(!got.contains_key("host:lab"));
         assert!(got.contains_key("host:lab/tunnel:heart"));
         assert!(!got.contains_key("section:backups") && !got.contains_key("backups"));
