@@ -85,6 +85,7 @@ impl StatusWriter {
         lock.lock()
             .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
         let previous = self.read_previous();
+        let had_previous = previous.is_some();
         // The bands as they were, from the previous snapshot (gated when it was written).
         let before = previous.as_ref().map(transitions::elements);
         let mut snap = previous.unwrap_or_else(|| Snapshot::empty(now, rules.clone()));
@@ -108,7 +109,8 @@ impl StatusWriter {
             Snapshot::deserialize(&json).context("the gated snapshot no longer parses")?;
         let changes = transitions::compare(before.as_ref(), &transitions::elements(&gated), now);
         // Until replaced, the merged snapshot carries the previous one's recent transitions.
-        let log = self.transitions.append(changes, &gated.transitions, now);
+        let carried = had_previous.then_some(gated.transitions.as_slice());
+        let log = self.transitions.append(changes, carried, now);
         let recent = log.recent(now);
         json["transitions"] = self
             .gate

@@ -328,7 +328,8 @@ pub struct TransitionLog {
 /// The log with one write's transitions appended, not yet saved.
 #[derive(Debug)]
 pub struct Appended {
-    /// Oldest first.
+    /// Oldest first: the whole log, or only the last day when the write took it from the
+    /// previous snapshot.
     entries: Vec<Transition>,
     save: bool,
 }
@@ -339,7 +340,7 @@ impl Appended {
         recent(&self.entries, now)
     }
 
-    /// Every entry, oldest first.
+    /// The entries this write holds, oldest first.
     pub fn entries(&self) -> &[Transition] {
         &self.entries
     }
@@ -441,18 +442,30 @@ impl TransitionLog {
     /// Appends `new` to the log as loaded, bounded as of `now`; [`TransitionLog::save`] puts
     /// it on disk once the snapshot is written (a snapshot that fails to be written must not
     /// leave its transitions in the log: the next write sees the same changes again).
-    /// `carried` is what the previous snapshot carried (see [`TransitionLog::load`]).
+    /// `carried` is what the previous snapshot carried, `None` when there was none.
+    ///
+    /// With nothing new and a previous snapshot, the log is not read at all: that snapshot
+    /// carried the log's last day as it still is (most writes change nothing, and a week's log
+    /// is half a megabyte to parse).
     pub fn append(
         &self,
         new: Vec<Transition>,
-        carried: &[Transition],
+        carried: Option<&[Transition]>,
         now: DateTime<Utc>,
     ) -> Appended {
+        if new.is_empty()
+            && let Some(carried) = carried
+        {
+            return Appended {
+                entries: carried.iter().rev().cloned().collect(),
+                save: false,
+            };
+        }
         let Loaded {
             mut entries,
             writable,
             replace,
-        } = self.load(carried);
+        } = self.load(carried.unwrap_or_default());
         let changed = !new.is_empty();
         entries.extend(new.into_iter().map(|t| self.admit(t)));
         bound(&mut entries, now, self.bounds);
@@ -946,7 +959,7 @@ mod tests {
             if i % 3 == 0 {
                 t.name = "n".repeat(400);
             }
-            let appended = log.append(vec![t], &[], at);
+            let appended = log.append(vec![t], None, at);
             assert!(appended.entries().len() <= bounds.max_entries);
             last = appended.recent(at);
             log.save(appended);
@@ -1012,7 +1025,7 @@ mod tests {
         assert!(kept.last().unwrap().key.starts_with(&newest));
         // A week and a second later, all of it is too old.
         let later = now + Duration::seconds(KEEP_S + 1);
-        let appended = log.append(vec![transition("agent:new", Band::Red, later)], &[], later);
+        let appended = log.append(vec![transition("agent:new", Band::Red, later)], None, later);
         assert_eq!(
             changes(appended.entries()),
             [("agent:new", Some(Band::Green), Band::Red)]
@@ -1088,7 +1101,7 @@ mod tests {
         ] {
             std::fs::write(log.path(), bad).unwrap();
             let (recent, logs) = logs_of(|| {
-                let appended = log.append(new(), &carried, now);
+                let appended = log.append(new(), Some(&carried), now);
                 let recent = appended.recent(now);
                 log.save(appended);
                 recent
@@ -1110,15 +1123,17 @@ mod tests {
                 keys
             );
         }
-        // Corrupt and nothing new: replaced all the same, so the warning is said once.
+        // Corrupt, nothing new and no previous snapshot: read, replaced all the same (the
+        // warning is said once), by nothing.
         std::fs::write(log.path(), b"not json").unwrap();
-        log.save(log.append(Vec::new(), &carried, now));
-        assert_eq!(log.read().unwrap().len(), 1);
+        let ((), logs) = logs_of(|| log.save(log.append(Vec::new(), None, now)));
+        assert!(logs.contains("transitions log invalid"), "{logs}");
+        assert_eq!(log.read().unwrap().len(), 0);
 
         std::fs::remove_file(log.path()).unwrap();
         std::fs::create_dir(log.path()).unwrap();
         let (recent, logs) = logs_of(|| {
-            let appended = log.append(new(), &carried, now);
+            let appended = log.append(new(), Some(&carried), now);
             let recent = appended.recent(now);
             log.save(appended);
             recent
@@ -1132,6 +1147,33 @@ mod tests {
         assert!(log.path().is_dir(), "left alone");
     }
 
+    /// A write that sees no change does not read the log: the last day is what the previous
+    /// snapshot carried (what the log said then), as of now. Even a corrupt log stays as it
+    /// is until there is something to record.
+    #[test]
+    fn a_write_with_nothing_new_takes_the_last_day_from_the_previous_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = TransitionLog::new(dir.path(), RedactionGate::default());
+        let now = t0();
+        let carried = vec![
+            transition("agent:hour", Band::Red, now - Duration::hours(1)),
+            transition("agent:day", Band::Red, now - Duration::hours(25)),
+        ];
+        std::fs::write(log.path(), b"not json").unwrap();
+        let (recent, logs) = logs_of(|| {
+            let appended = log.append(Vec::new(), Some(&carried), now);
+            let recent = appended.recent(now);
+            log.save(appended);
+            recent
+        });
+        assert_eq!(
+            changes(&recent),
+            [("agent:hour", Some(Band::Green), Band::Red)]
+        );
+        assert!(logs.is_empty(), "{logs}");
+        assert_eq!(std::fs::read(log.path()).unwrap(), b"not json");
+    }
+
     /// The file passes the gate: a secret the collector holds never reaches it.
     #[test]
     fn the_log_passes_the_redaction_gate() {
@@ -1140,7 +1182,7 @@ mod tests {
         let log = TransitionLog::new(dir.path(), RedactionGate::new([secret.to_string()]));
         let mut t = transition("agent:min", Band::Red, t0());
         t.reason = Some(format!("down: 401 for {secret}"));
-        log.save(log.append(vec![t], &[], t0()));
+        log.save(log.append(vec![t], None, t0()));
         let text = std::fs::read_to_string(log.path()).unwrap();
         assert!(!text.contains(secret), "{text}");
         assert!(text.contains(crate::redact::REDACTED), "{text}");
