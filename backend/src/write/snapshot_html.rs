@@ -28,6 +28,24 @@ struct Page {
     staleness: Option<String>,
     generated: String,
     sections: Vec<SectionView>,
+    transitions: TransitionsView,
+}
+
+/// The last 24 h of band changes, newest first (a self-contained section).
+struct TransitionsView {
+    lines: Vec<TransitionLine>,
+    /// Set when the snapshot carries as many as it may: older ones are only in the log.
+    capped: Option<String>,
+}
+
+/// "14:02 UTC (2 h ago) ✖ min (agent): ok → fail · down: connection refused".
+struct TransitionLine {
+    class: &'static str,
+    icon: &'static str,
+    when: String,
+    what: String,
+    change: String,
+    reason: Option<String>,
 }
 
 struct SectionView {
@@ -245,9 +263,43 @@ pub fn render(snapshot: &Snapshot) -> String {
             systems(snapshot),
             backups(snapshot),
         ],
+        transitions: transitions(snapshot),
     };
     page.render()
         .unwrap_or_else(|e| format!("<!doctype html><title>fleetdash</title><p>The snapshot page could not be rendered: {e}</p>"))
+}
+
+/// The band changes the snapshot carries that are at most [`transitions::RECENT_S`] older than
+/// it, newest first, as the snapshot orders them.
+fn transitions(s: &Snapshot) -> TransitionsView {
+    let from = s.generated_at - chrono::Duration::seconds(super::transitions::RECENT_S);
+    let lines: Vec<TransitionLine> = s
+        .transitions
+        .iter()
+        .filter(|t| t.at >= from)
+        .map(|t| {
+            let was = t.from.map_or("new", Band::word);
+            TransitionLine {
+                class: t.to.class(),
+                icon: t.to.icon(),
+                when: format!(
+                    "{} ({} before writing)",
+                    t.at.format("%H:%M UTC"),
+                    human_age(seconds_since(t.at, s.generated_at))
+                ),
+                what: format!("{} ({})", t.name, t.kind),
+                change: format!("{was} → {}", t.to.word()),
+                reason: t.reason.clone(),
+            }
+        })
+        .collect();
+    let capped = (s.transitions.len() >= super::transitions::RECENT_MAX).then(|| {
+        format!(
+            "The newest {} only; the collector's transitions log holds more.",
+            super::transitions::RECENT_MAX
+        )
+    });
+    TransitionsView { lines, capped }
 }
 
 fn text<T>(probe: &Probe<T>, show: impl FnOnce(&T) -> String) -> String {
