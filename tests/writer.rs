@@ -407,3 +407,66 @@ fn stale_temporaries_of_ours_are_removed_at_start_and_on_each_write_everywhere_a
     assert!(crons.join("nightly.json").is_file());
     assert_only_the_stale_temporary_went(&crons);
 }
+
+/// Through `fleetdash collect`, each run a new process: an agent born red is recorded as new,
+/// one born green is not; a peer going down between two collects is a green-to-red transition
+/// in the log (`state/transitions.json`), in status.json (newest first, with the row's own
+/// reason) and in snapshot.html; a collect that changes nothing adds nothing and the log
+/// survives every restart.
+#[test]
+fn a_peer_going_down_between_collects_is_a_transition_in_the_log_status_json_and_snapshot_html() {
+    use fleetdash_model::Transition;
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 60.0);
+    let sim = Sim::healthy("a", Wire::V1);
+    let mut body = agent_toml("a", &sim.endpoint, "v1", &audit);
+    body.push_str(&agent_toml("b", &refused_endpoint(), "v1", &audit));
+    let config = scratch.config(&body);
+    let log_path = scratch.path().join("state/transitions.json");
+    let said = |list: &[Transition]| {
+        list.iter()
+            .map(|t| (t.key.clone(), t.from, t.to))
+            .collect::<Vec<_>>()
+    };
+    let log = || -> Vec<Transition> {
+        let text = std::fs::read_to_string(&log_path).unwrap();
+        let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+        serde_json::from_value(file["entries"].clone()).unwrap()
+    };
+    let born_red = || ("agent:b".to_string(), None, Band::Red);
+
+    support::assert_success(&scratch.collect(&config));
+    assert_eq!(said(&scratch.snapshot().transitions), [born_red()]);
+    assert_eq!(said(&log()), [born_red()]);
+
+    drop(sim);
+    support::assert_success(&scratch.collect(&config));
+    let went_down = || ("agent:a".to_string(), Some(Band::Green), Band::Red);
+    let snap = scratch.snapshot();
+    assert_eq!(said(&snap.transitions), [went_down(), born_red()]);
+    let Probe::Value(rows) = &snap.agents else {
+        panic!("{:?}", snap.agents)
+    };
+    assert!(!rows[0].up && rows[0].reason.is_some());
+    assert_eq!(
+        snap.transitions[0].reason, rows[0].reason,
+        "the row's own reason"
+    );
+    assert_eq!(
+        snap.transitions[0].at, snap.generated_at,
+        "the write's clock"
+    );
+    assert_eq!(said(&log()), [born_red(), went_down()]);
+    let html = std::fs::read_to_string(scratch.path().join("out/snapshot.html")).unwrap();
+    let section = &html[html.find("id=\"transitions\"").expect("the section")..];
+    assert!(section.contains("<strong>agent a</strong>"), "{section}");
+    assert!(section.contains("ok → fail"), "{section}");
+    assert!(section.contains("new → fail"), "{section}");
+
+    support::assert_success(&scratch.collect(&config));
+    assert_eq!(said(&log()), [born_red(), went_down()]);
+    assert_eq!(
+        said(&scratch.snapshot().transitions),
+        [went_down(), born_red()]
+    );
+}

@@ -8,6 +8,7 @@
 //! data.
 
 use chrono::{DateTime, Utc};
+use fleetdash_model::glance::changes::{self, Change, SinceLooked};
 use fleetdash_model::{Band, Glance, human_age};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -76,6 +77,29 @@ pub fn App() -> impl IntoView {
         });
     });
     let opened = Opened::new();
+    let looked = Looked::start();
+    // The first good poll marks this look (by the server's clock, as the log's times are).
+    Effect::new(move |_| {
+        if feed.with(|f| f.last_ok_at.is_some()) {
+            looked.begin_if_new(clock::now());
+        }
+    });
+    on_window_event("visibilitychange", move || {
+        match document().visibility_state() {
+            web_sys::VisibilityState::Visible => looked.begin(clock::now()),
+            _ => looked.end(),
+        }
+    });
+    let since = Memo::new(move |_| {
+        let previous = looked.previous.get()?;
+        let trusted = distrust.with(Vec::is_empty);
+        feed.with(|f| {
+            f.snapshot.as_ref().map(|s| {
+                let at = if trusted { now.get() } else { s.generated_at };
+                changes::since_looked(s, previous, at, offset)
+            })
+        })
+    });
 
     view! {
         <header class="top">
@@ -83,6 +107,7 @@ pub fn App() -> impl IntoView {
             {move || glance.with(|g| g.as_ref().map(|g| verdict(g, distrust.with(Vec::is_empty))))}
             {move || banner(distrust.get(), glance.with(|g| g.as_ref().map(|g| g.as_of.clone())))}
             {move || glance.with(|g| g.as_ref().map(|g| needs(g, opened)))}
+            {move || since.with(|s| s.as_ref().map(|s| since_looked(s, opened)))}
         </header>
         <main>
             {move || match glance.with(|g| g.is_none()) {
@@ -148,6 +173,98 @@ fn needs(g: &Glance, opened: Opened) -> impl IntoView + use<> {
             </section>
         }
     })
+}
+
+/// What changed since the operator last looked: what turned red (or amber), what recovered,
+/// what is still red, each leading to its row.
+fn since_looked(s: &SinceLooked, opened: Opened) -> impl IntoView + use<> {
+    let lines = |title: &'static str, list: &[Change]| {
+        (!list.is_empty()).then(|| {
+            let items = list
+                .iter()
+                .map(|c| {
+                    let anchor = c.anchor.clone();
+                    view! {
+                        <li class=c.band.class()>
+                            <a href=format!("#{}", c.anchor) on:click=move |_| opened.set(&anchor, true)>
+                                <span aria-hidden="true">{c.band.icon()}" "</span>
+                                <b>{c.what.clone()}</b>" "{c.change.clone()}
+                                {c.reason.clone().map(|r| view! { " · "{r} })}
+                                " "<small>{c.when.clone()}</small>
+                            </a>
+                        </li>
+                    }
+                })
+                .collect_view();
+            view! { <h3>{title}</h3><ul>{items}</ul> }
+        })
+    };
+    view! {
+        <section class="since" id="since" aria-labelledby="since-h">
+            <h2 id="since-h">"Since you last looked " <small>{s.looked.clone()}</small></h2>
+            {s.is_empty().then(|| view! { <p class="empty">"Nothing changed."</p> })}
+            {lines("Turned red", &s.turned_red)}
+            {lines("Turned amber", &s.turned_amber)}
+            {lines("Recovered", &s.recovered)}
+            {lines("Still red", &s.still_red)}
+        </section>
+    }
+}
+
+/// When the operator last looked, kept in the browser's storage: the start of the previous
+/// look (a page opened, or a tab shown again), so a reload still shows what happened since.
+#[derive(Clone, Copy)]
+struct Looked {
+    /// The previous look's start, shown as "since you last looked"; `None` on a first visit.
+    previous: RwSignal<Option<DateTime<Utc>>>,
+    /// Whether this look has been recorded yet.
+    begun: StoredValue<bool>,
+}
+
+/// The browser storage key (milliseconds since 1970, by the server's clock).
+const LOOKED_KEY: &str = "fleetdash.looked";
+
+impl Looked {
+    fn start() -> Looked {
+        Looked {
+            previous: RwSignal::new(None),
+            begun: StoredValue::new(false),
+        }
+    }
+
+    fn storage() -> Option<web_sys::Storage> {
+        window().local_storage().ok().flatten()
+    }
+
+    /// Starts a look at `now` unless one has begun: the stored look becomes the previous one.
+    fn begin_if_new(self, now: DateTime<Utc>) {
+        if !self.begun.get_value() {
+            self.begin(now);
+        }
+    }
+
+    fn begin(self, now: DateTime<Utc>) {
+        if self.begun.get_value() {
+            return;
+        }
+        self.begun.set_value(true);
+        let Some(storage) = Self::storage() else {
+            return;
+        };
+        let stored = storage
+            .get_item(LOOKED_KEY)
+            .ok()
+            .flatten()
+            .and_then(|ms| ms.parse::<i64>().ok())
+            .and_then(DateTime::from_timestamp_millis);
+        self.previous.set(stored);
+        let _ = storage.set_item(LOOKED_KEY, &now.timestamp_millis().to_string());
+    }
+
+    /// The tab is hidden: the next time it is shown is a new look.
+    fn end(self) {
+        self.begun.set_value(false);
+    }
 }
 
 /// Why the page should not be trusted right now: the last poll failed, no poll succeeded for

@@ -18,7 +18,8 @@
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use fleetdash_model::{
     Agent, Asc, Backups, Band, Board, BoardSource, Card, CronCheck, CronState, Heartbeat, History,
-    LiveTask, NamedCheck, Probe, RulesView, SectionMeta, Sections, Snapshot, System, Tasks, Window,
+    LiveTask, NamedCheck, Probe, RulesView, SectionMeta, Sections, Snapshot, System, Tasks,
+    Transition, Window,
 };
 
 /// A JSON value as `JSON.parse` hands it over (every number is an f64, as in JavaScript).
@@ -369,6 +370,25 @@ fn read_snapshot(r: &mut Reader, v: &Json) -> Snapshot {
         agents: r.req(&o, "agents", |r, v| r.probe(v, |r, v| r.list(v, agent))),
         systems: r.req(&o, "systems", |r, v| r.probe(v, |r, v| r.list(v, system))),
         backups: r.req(&o, "backups", |r, v| r.probe(v, backups)),
+        transitions: r.field(
+            &o,
+            "transitions",
+            |r, v| r.list(v, transition),
+            Some(Vec::new()),
+        ),
+    }
+}
+
+fn transition(r: &mut Reader, v: &Json) -> Transition {
+    let o = r.object(v);
+    Transition {
+        key: r.req(&o, "key", string),
+        kind: r.req(&o, "kind", string),
+        name: r.req(&o, "name", string),
+        from: r.opt(&o, "from", band),
+        to: r.req(&o, "to", band),
+        at: r.req(&o, "at", time),
+        reason: r.opt(&o, "reason", string),
     }
 }
 
@@ -839,6 +859,26 @@ mod tests {
                 stale: false,
             }]),
         };
+        s.transitions = vec![
+            Transition {
+                key: "agent:hub".into(),
+                kind: "agent".into(),
+                name: "hub".into(),
+                from: Some(Band::Green),
+                to: Band::Red,
+                at,
+                reason: Some("no reply".into()),
+            },
+            Transition {
+                key: "backups".into(),
+                kind: "backups".into(),
+                name: "gdrive".into(),
+                from: None,
+                to: Band::Amber,
+                at,
+                reason: None,
+            },
+        ];
         s
     }
 

@@ -49,6 +49,10 @@ pub struct Snapshot {
     pub agents: Probe<Vec<Agent>>,
     pub systems: Probe<Vec<System>>,
     pub backups: Probe<Backups>,
+    /// The recent band changes of every element, newest first (the collector's transitions
+    /// log, `<state_dir>/transitions.json`, keeps more).
+    #[serde(default)]
+    pub transitions: Vec<Transition>,
 }
 
 impl Snapshot {
@@ -68,6 +72,7 @@ impl Snapshot {
             agents: Probe::not_collected(),
             systems: Probe::not_collected(),
             backups: Probe::not_collected(),
+            transitions: Vec::new(),
         }
     }
 }
@@ -598,6 +603,32 @@ pub(crate) fn one_decimal(value: f64) -> String {
     format!("{sign}{}.{}", tenths.abs() / 10, tenths.abs() % 10)
 }
 
+/// One band change of one element, as the writer saw it between two snapshots: what alerts
+/// and "since you last looked" are built on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Transition {
+    /// Stable across runs and renames of nothing but the element itself: `agent:<name>`,
+    /// `task:<agent>/<id>`, `board:<name>`, `board:<name>/card:<id>`, `host:<name>`,
+    /// `host:<name>/service:<n>` (also `tunnel:`, `cron:`), `host:<name>/vault`, `backups`,
+    /// `section:<name>`.
+    pub key: String,
+    /// `agent`, `task`, `board`, `card`, `host`, `service`, `tunnel`, `cron`, `vault`,
+    /// `backups` or `section`.
+    pub kind: String,
+    /// What the operator calls it ("min", "nginx on lab", a card's title).
+    pub name: String,
+    /// The band before; absent when the element first appeared (only an element born amber
+    /// or red is recorded).
+    #[serde(default)]
+    pub from: Option<Band>,
+    pub to: Band,
+    /// The time of the write that saw the change.
+    pub at: DateTime<Utc>,
+    /// Why the element is in its new band; absent when it is green.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -733,6 +764,29 @@ mod tests {
         assert!(json["tunnels"][0].get("ok").is_none());
         let back: System = serde_json::from_value(json).unwrap();
         assert_eq!(back, host);
+    }
+
+    /// A snapshot written before transitions existed still parses (with none), and a
+    /// transition says `"from": null` for an element that was born red.
+    #[test]
+    fn transitions_default_to_none_and_a_new_element_says_from_null() {
+        let mut json = serde_json::to_value(Snapshot::empty(Utc::now(), rules())).unwrap();
+        json.as_object_mut().unwrap().remove("transitions");
+        let old: Snapshot = serde_json::from_value(json).unwrap();
+        assert!(old.transitions.is_empty());
+        let born = Transition {
+            key: "agent:min".into(),
+            kind: "agent".into(),
+            name: "min".into(),
+            from: None,
+            to: Band::Red,
+            at: Utc::now(),
+            reason: Some("down: connection refused".into()),
+        };
+        let json = serde_json::to_value(&born).unwrap();
+        assert_eq!(json["from"], serde_json::Value::Null);
+        assert_eq!(json["to"], "red");
+        assert_eq!(serde_json::from_value::<Transition>(json).unwrap(), born);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! into the live-task registry, a live-task poll is recorded and judged there (escalations
 //! included, [`live_tasks`]), the boards the projection job read are projected into the vault
 //! ([`projection`]). Then `status_json` merges the sections into the snapshot and, from the same
-//! gated data, `snapshot_html` writes the no-JavaScript page. `atomic` is the shared
+//! gated data, `snapshot_html` writes the no-JavaScript page; `transitions` records every band
+//! change between the previous snapshot and the new one. `atomic` is the shared
 //! temp-file-fsync-rename step that keeps every reader's view whole.
 
 pub mod atomic;
@@ -15,6 +16,7 @@ pub mod live_tasks;
 pub mod projection;
 pub mod snapshot_html;
 pub mod status_json;
+pub mod transitions;
 
 use std::path::{Path, PathBuf};
 

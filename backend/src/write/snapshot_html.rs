@@ -11,6 +11,7 @@
 
 use askama::Template;
 use chrono::{FixedOffset, Offset};
+use fleetdash_model::glance::changes::{self, Change};
 use fleetdash_model::glance::favicon;
 use fleetdash_model::{Glance, Snapshot};
 
@@ -33,6 +34,10 @@ struct Page {
     generated: String,
     zone: String,
     glance: Glance,
+    /// The last day's band changes, newest first.
+    changes: Vec<Change>,
+    /// Set when the snapshot carries as many changes as it may: older ones are only in the log.
+    capped: Option<String>,
 }
 
 /// The page for `snapshot`, judged as of its own `generated_at`, times in the hub's zone.
@@ -61,6 +66,13 @@ pub fn render_in(snapshot: &Snapshot, offset: FixedOffset) -> String {
             format!("UTC{offset}")
         },
         glance,
+        changes: changes::recent(snapshot, snapshot.generated_at, offset),
+        capped: (snapshot.transitions.len() >= super::transitions::RECENT_MAX).then(|| {
+            format!(
+                "The newest {} only; the collector's transitions log holds more.",
+                super::transitions::RECENT_MAX
+            )
+        }),
     };
     page.render()
         .unwrap_or_else(|e| format!("<!doctype html><title>fleetdash</title><p>The snapshot page could not be rendered: {e}</p>"))

@@ -8,7 +8,10 @@
 //!
 //! Under the same lock, the write samples what it collected into the bounded 24 h history
 //! (`<state_dir>/history.json`, see [`crate::history`]) and annotates every agent, host and host
-//! check of the merged snapshot with its strip and uptime.
+//! check of the merged snapshot with its strip and uptime, and records every band change
+//! between the previous snapshot and the new one in the transitions log
+//! (`<state_dir>/transitions.json`, see [`super::transitions`]); the snapshot carries the
+//! recent ones.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -16,7 +19,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use fleetdash_model::{RulesView, Snapshot};
+use serde::Deserialize;
 
+use super::transitions::{self, TransitionLog};
 use super::{atomic, snapshot_html};
 use crate::collect::{SectionName, SectionUpdate};
 use crate::history::{Collected, HistoryStore, Samples};
@@ -31,6 +36,7 @@ pub struct StatusWriter {
     html_path: PathBuf,
     lock_path: PathBuf,
     state_dir: PathBuf,
+    transitions: TransitionLog,
     gate: RedactionGate,
 }
 
@@ -46,6 +52,7 @@ impl StatusWriter {
             html_path: output_dir.join(snapshot_html::FILE_NAME),
             lock_path: state_dir.join(LOCK_NAME),
             state_dir: state_dir.to_path_buf(),
+            transitions: TransitionLog::new(state_dir, gate.clone()),
             gate,
         })
     }
@@ -77,9 +84,11 @@ impl StatusWriter {
             .with_context(|| format!("cannot open lock file {}", self.lock_path.display()))?;
         lock.lock()
             .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
-        let mut snap = self
-            .read_previous()
-            .unwrap_or_else(|| Snapshot::empty(now, rules.clone()));
+        let previous = self.read_previous();
+        let had_previous = previous.is_some();
+        // The bands as they were, from the previous snapshot (gated when it was written).
+        let before = previous.as_ref().map(transitions::elements);
+        let mut snap = previous.unwrap_or_else(|| Snapshot::empty(now, rules.clone()));
         // Only what this write collected is sampled, judged on the merged rows.
         let collected = Collected::of(&updates);
         for update in updates {
@@ -91,17 +100,32 @@ impl StatusWriter {
         let sampled = !samples.is_empty();
         history.record(samples, now);
         history.annotate(&mut snap, now);
-        let json = self
+        let mut json = self
             .gate
             .to_json(&snap)
             .context("cannot serialise the snapshot")?;
+        // Transitions are judged on what passed the gate, so their text is the snapshot's own.
+        let mut gated =
+            Snapshot::deserialize(&json).context("the gated snapshot no longer parses")?;
+        let changes = transitions::compare(before.as_ref(), &transitions::elements(&gated), now);
+        // Until replaced, the merged snapshot carries the previous one's recent transitions.
+        let carried = had_previous.then_some(gated.transitions.as_slice());
+        let log = self.transitions.append(changes, carried, now);
+        let recent = log.recent(now);
+        json["transitions"] = self
+            .gate
+            .to_json(&recent)
+            .context("cannot serialise the transitions")?;
+        gated.transitions = recent.clone();
+        snap.transitions = recent;
         let mut bytes =
             serde_json::to_vec_pretty(&json).context("cannot serialise the snapshot")?;
         bytes.push(b'\n');
         atomic::write(&self.path, &bytes)?;
+        // Saved once the snapshot that holds the new bands is written (the next write compares
+        // with it); a failed save is logged.
+        self.transitions.save(log);
         // The static page shows exactly what passed the gate, and passes it once more whole.
-        let gated: Snapshot =
-            serde_json::from_value(json).context("the gated snapshot no longer parses")?;
         let html = snapshot_html::render(&gated);
         atomic::write(&self.html_path, self.gate.redact_str(&html).as_bytes())?;
         // The history is worth a day of strips, not a failed snapshot: a failed save is logged.
@@ -219,6 +243,89 @@ mod tests {
         };
         assert_eq!(rows[0].history.as_ref().unwrap().samples, 1);
         let text = std::fs::read_to_string(state.join(history::FILE_NAME)).unwrap();
+        assert!(text.contains("\"agent:a\""), "replaced: {text}");
+    }
+
+    /// An agent going down then up across writers (each a restart): each change is in the
+    /// log, status.json carries them newest first and snapshot.html shows them; writes that
+    /// change nothing add nothing.
+    #[test]
+    fn band_changes_reach_the_log_status_json_and_snapshot_html_across_restarts() {
+        use fleetdash_model::Band;
+        let dir = tempfile::tempdir().unwrap();
+        let (out, state) = (dir.path().join("out"), dir.path().join("state"));
+        let t0 = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
+        let configured = [SectionName::Agents];
+        let mut snap = None;
+        for (i, up) in [true, true, false, false, true].into_iter().enumerate() {
+            let at = t0 + Duration::minutes(2 * i as i64);
+            let writer = StatusWriter::new(&out, &state, RedactionGate::default()).unwrap();
+            snap = Some(
+                writer
+                    .write_at(vec![agents(up, at)], &configured, fleet_rules(), at)
+                    .unwrap(),
+            );
+        }
+        let said = |list: &[fleetdash_model::Transition]| {
+            list.iter()
+                .map(|t| (t.key.clone(), t.from, t.to, t.at))
+                .collect::<Vec<_>>()
+        };
+        let down = (
+            "agent:a".to_string(),
+            Some(Band::Green),
+            Band::Red,
+            t0 + Duration::minutes(4),
+        );
+        let up = (
+            "agent:a".to_string(),
+            Some(Band::Red),
+            Band::Green,
+            t0 + Duration::minutes(8),
+        );
+        let log = super::transitions::TransitionLog::new(&state, RedactionGate::default());
+        assert_eq!(said(&log.read().unwrap()), [down.clone(), up.clone()]);
+        let on_disk: Snapshot =
+            serde_json::from_slice(&std::fs::read(out.join(FILE_NAME)).unwrap()).unwrap();
+        assert_eq!(said(&on_disk.transitions), [up, down]);
+        assert_eq!(snap.unwrap().transitions, on_disk.transitions);
+        let html = std::fs::read_to_string(out.join(snapshot_html::FILE_NAME)).unwrap();
+        let section = &html[html.find("id=\"transitions\"").expect("the section")..];
+        let (fail, ok) = (
+            section.find("ok → fail").unwrap(),
+            section.find("fail → ok").unwrap(),
+        );
+        assert!(ok < fail, "newest first: {section}");
+        assert!(
+            section.contains("06:04 UTC (4 min before writing)"),
+            "{section}"
+        );
+    }
+
+    /// A transitions log that cannot be parsed costs the log, never the snapshot.
+    #[test]
+    fn a_corrupt_transitions_log_never_fails_a_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, state) = (dir.path().join("out"), dir.path().join("state"));
+        let writer = StatusWriter::new(&out, &state, RedactionGate::default()).unwrap();
+        let log = state.join(super::transitions::FILE_NAME);
+        std::fs::write(&log, b"{\"version\":1,\"entries\":[{").unwrap();
+        let now = Utc::now();
+        let snap = writer
+            .write_at(
+                vec![agents(false, now)],
+                &[SectionName::Agents],
+                fleet_rules(),
+                now,
+            )
+            .unwrap();
+        assert_eq!(
+            snap.transitions.len(),
+            1,
+            "born red: {:?}",
+            snap.transitions
+        );
+        let text = std::fs::read_to_string(&log).unwrap();
         assert!(text.contains("\"agent:a\""), "replaced: {text}");
     }
 }

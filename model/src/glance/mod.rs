@@ -13,6 +13,8 @@
 //! snapshot's own `generated_at`. Kept light for WebAssembly: plain structs, strings built once,
 //! times and numbers formatted by hand (chrono's and Rust's float formatting cost kilobytes).
 
+pub mod changes;
+
 use chrono::{DateTime, Datelike, FixedOffset, Timelike, Utc};
 
 use crate::one_decimal;
