@@ -23,14 +23,14 @@ use std::time::{Duration, Instant};
 
 use axum::http::Method;
 use base64::Engine;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, FixedOffset, Utc};
 use fantoccini::wd::{Capabilities, WebDriverCompatibleCommand};
 use fantoccini::{Client, ClientBuilder};
 use fleetdash::a2a::Wire;
 use fleetdash::demo::sim::SimAgent;
 use fleetdash_model::{
-    Agent, Asc, Band, Board, Card, CronCheck, CronState, History, LiveTask, NamedCheck, Probe,
-    RulesView, Snapshot, System,
+    Agent, Asc, Band, Board, Card, CronCheck, CronState, Glance, History, LiveTask, NamedCheck,
+    Probe, RulesView, Snapshot, System,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -247,17 +247,19 @@ fn a_real_fleet_reads_right_on_a_phone_and_shows_no_secret() {
         chrome.assert_panels_visible().await;
 
         // lyra (down) and vega (no skills) at least; the line counts what the snapshot holds.
-        let line = chrome.text("#verdict").await;
+        let line = chrome.text(".counts").await;
         chrome
             .check(
                 verdict.red >= 2 && line.contains(&verdict.sentence()),
-                || format!("the verdict line says {line:?}; the snapshot has {verdict:?}"),
+                || format!("the counts say {line:?}; the snapshot has {verdict:?}"),
             )
             .await;
 
         let shown = chrome.rows("#agents").await;
-        let position = |name: &str| shown.iter().position(|r| r.agent.as_deref() == Some(name));
+        let position = |name: &str| shown.iter().position(|r| r.id == format!("agent-{name}"));
         let lyra = position("lyra").expect("a row for lyra");
+        chrome.open_row("agent-lyra").await;
+        let shown = chrome.rows("#agents").await;
         let first_green = shown.iter().position(|r| r.band() == "green");
         let last_red = shown.iter().rposition(|r| r.band() == "red");
         chrome
@@ -282,7 +284,7 @@ fn a_real_fleet_reads_right_on_a_phone_and_shows_no_secret() {
         let vega = &shown[position("vega").expect("a row for vega")];
         chrome
             .check(
-                vega.band() == "red" && vega.text.contains("the card lists no skills"),
+                vega.band() == "red" && vega.text.contains("card lists no skills"),
                 || format!("vega's empty card should be red and say so: {vega:#?}"),
             )
             .await;
@@ -295,6 +297,8 @@ fn a_real_fleet_reads_right_on_a_phone_and_shows_no_secret() {
                 .await;
         }
 
+        // Every row opened: what sits behind the taps is searched too.
+        chrome.open_all().await;
         let html: String = chrome.js("return document.documentElement.outerHTML").await;
         let leaked = find_secret(&html);
         chrome
@@ -333,7 +337,7 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
         chrome
             .wait_for(
                 "the live tasks",
-                "return document.querySelectorAll('#tasks li.row').length === 3",
+                "return document.querySelectorAll('#live li.row').length === 3",
             )
             .await;
         chrome.assert_phone_width().await;
@@ -341,8 +345,8 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
 
         // Before the rule: the crossing task is green, without the badge, and the verdict
         // counts the stuck task, the failed host and the backups not collected.
-        let before = chrome.row("#tasks", "t_crossing").await;
-        let verdict_before = chrome.text("#verdict").await;
+        let before = chrome.row("#live", "t_crossing").await;
+        let verdict_before = chrome.text(".counts").await;
         let shown_after = (Utc::now() - now).num_milliseconds();
         eprintln!("2-fixture: tasks read {shown_after} ms after the snapshot was written");
         chrome
@@ -362,7 +366,7 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
             .await;
         // Red first, then unfinished tasks oldest first (the next to cross), finished last.
         let order: Vec<String> = chrome
-            .rows("#tasks")
+            .rows("#live")
             .await
             .into_iter()
             .map(|r| r.text.lines().find(|l| l.contains("t_")).unwrap_or_default().to_string())
@@ -383,7 +387,8 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
             )
             .await;
 
-        let flagged = chrome.row("#tasks", "t_flagged").await;
+        chrome.open_row("task-min-t_flagged").await;
+        let flagged = chrome.row("#live", "t_flagged").await;
         chrome
             .check(
                 flagged.band() == "red"
@@ -393,7 +398,7 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
                 || format!("the collector's stuck task shows STUCK and why: {flagged:#?}"),
             )
             .await;
-        let done = chrome.row("#tasks", "t_done").await;
+        let done = chrome.row("#live", "t_done").await;
         chrome
             .check(done.band() == "green" && !done.text.contains("STUCK"), || {
                 format!("a completed task is never stuck, however old: {done:#?}")
@@ -404,12 +409,12 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
         chrome
             .wait_for(
                 "the STUCK badge on t_crossing",
-                "const li = [...document.querySelectorAll('#tasks li.row')].find(li => li.innerText.includes('t_crossing'));
-                 const badge = li && li.querySelector('span.badge.stuck');
+                "const li = [...document.querySelectorAll('#live li.row')].find(li => li.innerText.includes('t_crossing'));
+                 const badge = li && li.querySelector('span.badge.red');
                  return !!badge && badge.innerText.includes('STUCK') && li.classList.contains('red');",
             )
             .await;
-        let after = chrome.row("#tasks", "t_crossing").await;
+        let after = chrome.row("#live", "t_crossing").await;
         // The badge came with the age that crossed the rule (read a tick or more later on a
         // busy machine: any age at or past 30 s, never one below it).
         let age_at_rule = shown_seconds(&after.text).is_some_and(|s| s >= 30);
@@ -422,17 +427,19 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
         chrome
             .wait_for(
                 "the verdict to count the crossed task",
-                "return document.querySelector('#verdict').innerText.includes('4 red · 3 green')",
+                "return document.querySelector('.counts').innerText.includes('4 red · 3 green')",
             )
             .await;
 
-        // Systems: the failed probe is red with its reason and code, sorted first.
+        // Systems: the failed probe is red with its reason, sorted first; its code and the
+        // failed readings behind the tap.
+        chrome.open_row("host-hub-2").await;
         let hosts = chrome.rows("#systems").await;
         chrome
             .check(
                 hosts.len() == 2
                     && hosts[0].band() == "red"
-                    && hosts[0].text.contains("hub-2")
+                    && hosts[0].id == "host-hub-2"
                     && hosts[0].text.contains("ssh: connection refused")
                     && hosts[0].text.contains("ASC-5003")
                     && hosts[0].text.contains("error: ssh: connection refused")
@@ -441,33 +448,34 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
             )
             .await;
 
-        // The host's 24 h strip: one cell per half hour, hidden from screen readers, which
-        // read the uptime from the strip's label instead; the down slot is its own cell.
+        // The host's 24 h strip behind the tap: runs of half hours (48 in all), labelled for
+        // screen readers with the uptime; the down and partly-down slots are runs of their own.
+        chrome.open_row("host-hub-1").await;
         let strip: Value = chrome
             .js(
-                "const li = [...document.querySelectorAll('#systems li.row')]
-                     .find(li => li.innerText.includes('hub-1'));
-                 const s = li && li.querySelector('.strip');
-                 return s && [s.getAttribute('role'), s.getAttribute('aria-label'),
-                     s.children.length, s.querySelectorAll('i.d').length,
-                     s.querySelectorAll('i.p').length,
-                     s.querySelectorAll('i[aria-hidden=\"true\"]').length,
-                     li.innerText.includes('24 h uptime 97.9 %')]",
+                "const li = document.querySelector('#host-hub-1');
+                 const s = li && li.querySelector('.strip[role=img]');
+                 return s && [s.getAttribute('aria-label'),
+                     [...s.children].reduce((n, i) => n + Number(i.style.getPropertyValue('--n')), 0),
+                     s.querySelectorAll('i.d').length, s.querySelectorAll('i.p').length,
+                     li.querySelector('.strip:not([role])').getAttribute('aria-hidden'),
+                     li.innerText.includes('24 h uptime 97.9 %'),
+                     li.innerText.includes('24 h ago') && li.innerText.includes('now')]",
             )
             .await;
         chrome
             .check(
-                strip == json!(["img", "24 h uptime 97.9 %", 48, 1, 1, 48, true]),
-                || format!("hub-1's strip: [role, label, cells, down, partly, hidden, words] = {strip}"),
+                strip == json!(["24 h uptime 97.9 %", 48, 1, 1, "true", true, true]),
+                || format!("hub-1's strip: [label, slots, down runs, partly runs, line strip hidden, words, axis] = {strip}"),
             )
             .await;
 
         // Sections without data: configured (backups) is a red error; unconfigured (agents)
         // says so.
-        let systems = chrome.text("#systems").await;
+        let backups = chrome.text("#backups").await;
         chrome
-            .check(systems.contains("error: not collected"), || {
-                format!("backups are configured but not collected: {systems:?}")
+            .check(backups.contains("error: not collected"), || {
+                format!("backups are configured but not collected: {backups:?}")
             })
             .await;
         let agents = chrome.text("#agents").await;
@@ -531,14 +539,14 @@ fn green_agent(name: &str, at: DateTime<Utc>) -> Agent {
 
 fn fixture_snapshot(now: DateTime<Utc>) -> Snapshot {
     let mut s = Snapshot::empty(now, rules(30));
-    s.stale = true;
-    s.stale_reasons = vec!["backups: not collected yet".into()];
+    // Fresh, so the page's clock runs on it (a stale one is frozen): the backups section failed
+    // on its own.
+    s.stale = false;
     s.sections.tasks.configured = true;
     s.sections.tasks.checked_at = Some(now);
     s.sections.systems.configured = true;
     s.sections.systems.checked_at = Some(now);
     s.sections.backups.configured = true;
-    s.sections.backups.stale = true;
     let task = |id: &str, state: &str, age_s: u64, stuck: bool| LiveTask {
         id: id.into(),
         agent: "min".into(),
@@ -753,34 +761,33 @@ fn the_banner_says_when_not_to_trust_the_page() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 4. The demo's Systems panel: a real local host, simulated node_exporter hosts, backups
+// 4. The demo fleet on a phone's first screen, light and dark
 // ---------------------------------------------------------------------------------------------
 
+/// The demo fleet at 390x844: every red item has a needs-you line inside the first screen, in
+/// light and dark mode; the page, all collapsed, is at most three screens tall; the Systems
+/// panel reads right when its rows are opened.
 #[test]
-fn the_demo_systems_panel_reads_right_on_a_phone() {
+fn the_demo_fleet_fits_a_phones_first_screen() {
     let started = Instant::now();
     let state = tempfile::tempdir().unwrap();
     let demo = support::Demo::start(state.path(), Some(&dist_dir()));
-    // The page polls every 30 s: open it once the collector has read every host.
-    let status = state.path().join("out/status.json");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let hosts_read = std::fs::read(&status)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Snapshot>(&b).ok())
-            .and_then(|s| s.systems.value().cloned())
-            .is_some_and(|h| h.len() == 3 && h.iter().all(|h| h.ram_total_gb.value().is_some()));
-        if hosts_read {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the demo never read its three hosts"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let snapshot = demo_snapshot_with_hosts(state.path());
+    // What the glance says is red at the snapshot's own time: ages only add red items later.
+    let glance = Glance::new(
+        &snapshot,
+        snapshot.generated_at,
+        FixedOffset::east_opt(0).unwrap(),
+    );
+    let red: Vec<String> = glance
+        .needs
+        .iter()
+        .filter(|n| n.band == Band::Red)
+        .map(|n| n.what.clone())
+        .collect();
+    assert!(red.len() >= 5, "the demo plants red items: {red:?}");
     runtime().block_on(async {
-        let chrome = Chrome::start("4-demo-systems").await;
+        let chrome = Chrome::start("4-demo-glance").await;
         chrome
             .log_in_as(fleetdash::demo::DEMO_USER, &demo.password)
             .await;
@@ -791,14 +798,61 @@ fn the_demo_systems_panel_reads_right_on_a_phone() {
                 "return document.querySelectorAll('#systems li.row').length === 3",
             )
             .await;
+        chrome.assert_phone_width().await;
+        chrome.assert_panels_visible().await;
+        for scheme in ["light", "dark"] {
+            chrome.colour_scheme(scheme).await;
+            let seen = chrome.first_screen().await;
+            let named: Vec<&str> = seen.red.iter().map(|l| l.what.as_str()).collect();
+            let missing: Vec<&String> = red.iter().filter(|r| !named.contains(&r.as_str())).collect();
+            chrome
+                .check(missing.is_empty(), || {
+                    format!("{scheme}: red items without a needs-you line: {missing:?}; the page names {named:?}")
+                })
+                .await;
+            let below: Vec<&NeedLine> = seen.red.iter().filter(|l| l.bottom > seen.viewport).collect();
+            chrome
+                .check(below.is_empty(), || {
+                    format!("{scheme}: red needs-you lines below the first screen ({} px): {below:#?}", seen.viewport)
+                })
+                .await;
+            chrome
+                .check(seen.red_rows == seen.red.len() - seen.red_sections, || {
+                    format!("{scheme}: {} red rows but {} red needs-you lines for rows", seen.red_rows, seen.red.len() - seen.red_sections)
+                })
+                .await;
+            chrome
+                .check(seen.height <= 3 * seen.viewport, || {
+                    format!("{scheme}: the page is {} px tall, more than 3 screens of {} px", seen.height, seen.viewport)
+                })
+                .await;
+            let dark_background = chrome.background_is_dark().await;
+            chrome
+                .check(dark_background == (scheme == "dark"), || {
+                    format!("{scheme}: the page's background is dark: {dark_background}")
+                })
+                .await;
+            eprintln!(
+                "4-demo-glance ({scheme}): {} red lines, the last ending at {} px of {}; page {} px = {:.2} screens",
+                seen.red.len(),
+                seen.red.iter().map(|l| l.bottom).max().unwrap_or(0),
+                seen.viewport,
+                seen.height,
+                seen.height as f64 / seen.viewport as f64
+            );
+            chrome.assert_no_horizontal_scroll().await;
+            chrome.screenshot(&format!("4-demo-glance-{scheme}")).await;
+        }
+        chrome.colour_scheme("light").await;
+
+        // Systems: red first; each host's band as the demo planted it; details behind the tap.
         let hosts = chrome.rows("#systems").await;
-        // Red first; each host's band matches what the demo planted.
         let bands: Vec<(&str, &str)> = hosts
             .iter()
             .map(|h| {
                 let name = ["laptop", "LAB", "prod"]
                     .into_iter()
-                    .find(|n| h.text.lines().any(|l| l.trim() == *n))
+                    .find(|n| h.text.split_whitespace().any(|w| w == *n))
                     .unwrap_or("?");
                 (name, h.band())
             })
@@ -812,28 +866,41 @@ fn the_demo_systems_panel_reads_right_on_a_phone() {
                 || format!("host bands, red first: {bands:?}"),
             )
             .await;
-        let laptop = chrome.row("#systems", "via local").await;
-        chrome
-            .check(
-                laptop.text.contains("connection refused")
-                    && laptop.text.contains("late")
-                    && laptop.text.contains("in sync"),
-                || {
-                    format!(
-                        "laptop: the dead tunnel, the late cron, the vault: {:?}",
-                        laptop.text
-                    )
-                },
+        // Every green row is one line tall, closed.
+        let tall_green: Vec<String> = chrome
+            .js(
+                "return [...document.querySelectorAll('main li.row.green')].filter(li => {
+                     const s = li.querySelector('summary');
+                     const line = parseFloat(getComputedStyle(s).lineHeight);
+                     const pad = parseFloat(getComputedStyle(s).paddingTop) + parseFloat(getComputedStyle(s).paddingBottom);
+                     return s.getBoundingClientRect().height > 1.5 * line + pad;
+                 }).map(li => li.id)",
             )
             .await;
-        let prod = chrome.row("#systems", "nginx").await;
+        chrome
+            .check(tall_green.is_empty(), || {
+                format!("green rows taller than one line: {tall_green:?}")
+            })
+            .await;
+        chrome.open_row("host-laptop").await;
+        chrome.open_row("host-prod").await;
+        let laptop = chrome.text("#host-laptop").await;
         chrome
             .check(
-                prod.text.contains("hermes-gateway: failed") && prod.text.contains("exit code 2"),
-                || format!("prod: the failed unit and the failed cron: {:?}", prod.text),
+                laptop.contains("connection refused")
+                    && laptop.contains("late")
+                    && laptop.contains("in sync"),
+                || format!("laptop: the dead tunnel, the late cron, the vault: {laptop:?}"),
             )
             .await;
-        // Every host and agent has its 24 h strip, labelled for a screen reader.
+        let prod = chrome.text("#host-prod").await;
+        chrome
+            .check(
+                prod.contains("hermes-gateway failed") && prod.contains("exit code 2"),
+                || format!("prod: the failed unit and the failed cron: {prod:?}"),
+            )
+            .await;
+        // An opened host shows its strip labelled for a screen reader, with its span.
         let strips: Vec<String> = chrome
             .js(
                 "return [...document.querySelectorAll('#systems li.row [role=img]')]
@@ -842,26 +909,51 @@ fn the_demo_systems_panel_reads_right_on_a_phone() {
             .await;
         chrome
             .check(
-                strips.len() == 3 && strips.iter().all(|l| l.contains("24 h uptime")),
-                || format!("host strips: {strips:?}"),
+                strips.len() == 2 && strips.iter().all(|l| l.contains("since") || l.contains("24 h")),
+                || format!("opened host strips: {strips:?}"),
             )
             .await;
-        let systems = chrome.text("#systems").await;
+        let backups = chrome.text("#backups").await;
         chrome
-            .check(
-                systems.contains("gdrive") && systems.contains("20.0 h"),
-                || format!("backups: {systems:?}"),
-            )
+            .check(backups.contains("gdrive") && backups.contains("latest 20 h ago"), || {
+                format!("backups: {backups:?}")
+            })
             .await;
         chrome.assert_no_horizontal_scroll().await;
-        chrome
-            .js::<Value>("document.querySelector('#systems').scrollIntoView(); return null")
-            .await;
-        chrome.screenshot("4-demo-systems").await;
+        chrome.screenshot("4-demo-glance-opened").await;
         chrome.quit().await;
     });
     drop(demo);
     eprintln!("scenario 4 took {:?}", started.elapsed());
+}
+
+/// The demo's snapshot once the collector has read every section and all three hosts (the page polls every 30 s:
+/// it is opened only then).
+fn demo_snapshot_with_hosts(state: &Path) -> Snapshot {
+    let status = state.join("out/status.json");
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let snapshot = std::fs::read(&status)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Snapshot>(&b).ok());
+        let all_read = snapshot.as_ref().is_some_and(|s| {
+            s.agents.value().is_some()
+                && s.tasks.board.value().is_some()
+                && s.tasks.live.value().is_some()
+                && s.backups.value().is_some()
+                && s.systems.value().is_some_and(|h| {
+                    h.len() == 3 && h.iter().all(|h| h.ram_total_gb.value().is_some())
+                })
+        });
+        if all_read {
+            return snapshot.unwrap();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the demo never read every section and its three hosts"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1055,7 +1147,8 @@ impl WebDriverCompatibleCommand for Cdp {
 /// One `li.row` as a person sees it.
 #[derive(Debug, Deserialize)]
 struct Row {
-    agent: Option<String>,
+    /// The row's element id ("agent-lyra").
+    id: String,
     class: String,
     text: String,
 }
@@ -1067,6 +1160,24 @@ impl Row {
             .find(|b| self.class.split_whitespace().any(|c| c == *b))
             .unwrap_or("none")
     }
+}
+
+/// One red needs-you line: what it names and where it ends on the first screen.
+#[derive(Debug, Deserialize)]
+struct NeedLine {
+    what: String,
+    bottom: u64,
+    /// It leads to a section (one that failed as a whole), not to a row.
+    section: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct FirstScreen {
+    red: Vec<NeedLine>,
+    red_sections: usize,
+    red_rows: usize,
+    viewport: u64,
+    height: u64,
 }
 
 /// A headless Chromium the size of a phone, through chromedriver.
@@ -1227,7 +1338,7 @@ impl Chrome {
     async fn rows(&self, panel: &str) -> Vec<Row> {
         self.js(&format!(
             "return [...document.querySelectorAll('{panel} li.row')].map(li =>
-                 ({{agent: li.dataset.agent || null, class: li.className, text: li.innerText}}))"
+                 ({{id: li.id, class: li.className, text: li.innerText}}))"
         ))
         .await
     }
@@ -1252,8 +1363,10 @@ impl Chrome {
     async fn assert_panels_visible(&self) {
         for (id, title) in [
             ("agents", "Agents"),
-            ("tasks", "Tasks"),
+            ("live", "Live tasks"),
+            ("board", "Board"),
             ("systems", "Systems"),
+            ("backups", "Backups"),
         ] {
             let visible: bool = self
                 .js(&format!(
@@ -1282,6 +1395,78 @@ impl Chrome {
         self.check(seen["scroll"].as_u64() <= seen["client"].as_u64(), || {
             format!("the page scrolls sideways on a phone: {seen}")
         })
+        .await;
+    }
+
+    /// Emulates the system's colour scheme ("light" or "dark").
+    async fn colour_scheme(&self, scheme: &str) {
+        self.cdp(
+            "Emulation.setEmulatedMedia",
+            json!({"features": [{"name": "prefers-color-scheme", "value": scheme}]}),
+        )
+        .await;
+    }
+
+    /// Whether the page's background is dark (luminance of the body's colour below a half).
+    async fn background_is_dark(&self) -> bool {
+        self.js(
+            "const [r, g, b] = getComputedStyle(document.body).backgroundColor.match(/\\d+/g).map(Number);
+             return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255 < 0.5;",
+        )
+        .await
+    }
+
+    /// What the first screen shows, scrolled to the top with every row closed.
+    async fn first_screen(&self) -> FirstScreen {
+        self.js(
+            "window.scrollTo(0, 0);
+             for (const d of document.querySelectorAll('details[open]')) d.open = false;
+             const lines = [...document.querySelectorAll('#needs li.red')].map(li => ({
+                 what: (li.querySelector('b') || li).innerText.trim(),
+                 bottom: Math.ceil(li.getBoundingClientRect().bottom),
+                 section: !document.getElementById(li.querySelector('a').hash.slice(1))
+                     || !document.getElementById(li.querySelector('a').hash.slice(1)).matches('li.row'),
+             }));
+             return {
+                 red: lines,
+                 red_sections: lines.filter(l => l.section).length,
+                 red_rows: document.querySelectorAll('main li.row.red').length,
+                 viewport: window.innerHeight,
+                 height: document.documentElement.scrollHeight,
+             };",
+        )
+        .await
+    }
+
+    /// Opens every row (a tap on each closed one, again until all stay open: a redraw may
+    /// come between taps) and waits for their details.
+    async fn open_all(&self) {
+        self.wait_for(
+            "every row's details",
+            "const rows = [...document.querySelectorAll('main li.row')];
+             const closed = rows.filter(li => !li.querySelector('details[open] .more'));
+             for (const li of closed) {
+                 const d = li.querySelector('details');
+                 if (d && !d.open) d.querySelector('summary').click();
+             }
+             return rows.length > 0 && closed.length === 0;",
+        )
+        .await;
+    }
+
+    /// Opens the row with element id `anchor` (a tap on its summary).
+    async fn open_row(&self, anchor: &str) {
+        let opened: bool = self
+            .js(&format!(
+                "const d = document.querySelector('#{anchor} details');
+                 if (!d) return false; if (!d.open) d.querySelector('summary').click(); return true;"
+            ))
+            .await;
+        self.check(opened, || format!("no row #{anchor}")).await;
+        self.wait_for(
+            &format!("#{anchor}'s details"),
+            &format!("return !!document.querySelector('#{anchor} details[open] .more')"),
+        )
         .await;
     }
 

@@ -1105,9 +1105,13 @@ fn gb(v: &f64) -> String {
 
 fn host_row(h: &System, w: &Words) -> Row {
     let band = h.band();
-    let services = named(&h.services, "service", "active", "inactive");
-    let tunnels = named(&h.tunnels, "tunnel", "up", "down");
-    let crons: Vec<(Check, Option<String>)> = h.crons.iter().map(cron_check).collect();
+    // Checks are sampled with their host: until its samples span a day, their uptimes say
+    // since when, as the host's strip does.
+    let span = h.history.as_ref().and_then(|x| x.since).map(|t| w.time(t));
+    let span = span.as_deref();
+    let services = named(&h.services, "service", "active", "inactive", span);
+    let tunnels = named(&h.tunnels, "tunnel", "up", "down", span);
+    let crons: Vec<(Check, Option<String>)> = h.crons.iter().map(|c| cron_check(c, span)).collect();
     // The host's reason in a few words, from its checks (each check keeps its own why behind
     // the tap): said once.
     let mut problems: Vec<(Band, String)> = Vec::new();
@@ -1206,15 +1210,25 @@ fn host_row(h: &System, w: &Words) -> Row {
     }
 }
 
-/// " · 24 h 99.5 %" when the check has samples.
-fn uptime_suffix(pct: Option<f64>) -> String {
-    pct.map(|p| format!(" · 24 h {} %", one_decimal(p)))
-        .unwrap_or_default()
+/// " · 24 h 99.5 %" when the check has samples, " · 100.0 % since 20:38" while they span
+/// less than a day.
+fn uptime_suffix(pct: Option<f64>, span: Option<&str>) -> String {
+    match (pct, span) {
+        (None, _) => String::new(),
+        (Some(p), None) => format!(" · 24 h {} %", one_decimal(p)),
+        (Some(p), Some(since)) => format!(" · {} % since {since}", one_decimal(p)),
+    }
 }
 
 /// Each check with its state in words, and the few words the host's reason uses for it when
 /// it is not ok.
-fn named(list: &[NamedCheck], kind: &str, yes: &str, no: &str) -> Vec<(Check, Option<String>)> {
+fn named(
+    list: &[NamedCheck],
+    kind: &str,
+    yes: &str,
+    no: &str,
+    span: Option<&str>,
+) -> Vec<(Check, Option<String>)> {
     list.iter()
         .map(|c| {
             let ok = c.ok == Probe::Value(true) && !c.stale;
@@ -1237,7 +1251,11 @@ fn named(list: &[NamedCheck], kind: &str, yes: &str, no: &str) -> Vec<(Check, Op
             };
             let check = Check {
                 band,
-                text: format!("{} {state}{}", c.name, uptime_suffix(c.uptime_24h_pct)),
+                text: format!(
+                    "{} {state}{}",
+                    c.name,
+                    uptime_suffix(c.uptime_24h_pct, span)
+                ),
                 why: why.filter(|_| !ok),
             };
             let short = (!ok).then(|| format!("{kind} {} {state}", c.name));
@@ -1254,7 +1272,7 @@ fn cron_word(state: CronState) -> &'static str {
     }
 }
 
-fn cron_check(c: &CronCheck) -> (Check, Option<String>) {
+fn cron_check(c: &CronCheck, span: Option<&str>) -> (Check, Option<String>) {
     let band = if c.stale { Band::Red } else { c.state.band() };
     let last = match &c.last_ok_s {
         Probe::Value(s) => format!("{} ago", human_age(*s)),
@@ -1269,7 +1287,7 @@ fn cron_check(c: &CronCheck) -> (Check, Option<String>) {
             c.name,
             human_age(c.period_s),
             human_age(c.grace_s),
-            uptime_suffix(c.uptime_24h_pct)
+            uptime_suffix(c.uptime_24h_pct, span)
         ),
         why: c.reason.clone().filter(|_| band != Band::Green),
     };
@@ -1927,6 +1945,34 @@ mod tests {
             "no tunnels: an empty list, said so by the renderer"
         );
         assert_eq!(row(&g, "host-LAB").reason, None);
+
+        // Until the host's samples span a day, its checks' uptimes say since when too.
+        let mut young = fleet();
+        if let Probe::Value(hosts) = &mut young.systems {
+            for h in hosts {
+                h.history = Some(History {
+                    uptime_24h_pct: Some(50.0),
+                    strip: ".".repeat(47) + "d",
+                    slot_s: 1800,
+                    samples: 2,
+                    since: Some(young.generated_at - chrono::Duration::minutes(20)),
+                });
+            }
+        }
+        let g = at(&young, 0);
+        let services = &row(&g, "host-prod").checks[0].items;
+        let start = young.generated_at - chrono::Duration::minutes(20);
+        let hm = format!("{:02}:{:02}", start.hour(), start.minute());
+        assert_eq!(
+            services[1].text,
+            format!("hermes-gateway failed · 0.0 % since {hm}")
+        );
+        let crons = &row(&g, "host-prod").checks[2].items;
+        assert!(
+            crons[0].text.ends_with(&format!("% since {hm}")),
+            "{}",
+            crons[0].text
+        );
     }
 
     #[test]
