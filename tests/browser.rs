@@ -957,6 +957,266 @@ fn demo_snapshot_with_hosts(state: &Path) -> Snapshot {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 5. A server that accepts and never answers; then a reload after a transition
+// ---------------------------------------------------------------------------------------------
+
+/// The page polls every 2 s with a 1 s deadline (its test timing, `?poll=2&deadline=1`) through a
+/// proxy that can hang: once hung, every request is taken and never answered. The banner comes
+/// from the first poll given up at its deadline, the bands freeze at the last snapshot (a task
+/// crossing the stuck rule meanwhile does not turn STUCK), and when the server answers again
+/// the clock runs and it does. Then a transition written while the page was away shows under
+/// "since you last looked" after a reload.
+#[test]
+fn a_hung_server_freezes_the_page_and_a_reload_shows_what_changed_since_the_last_look() {
+    let started = Instant::now();
+    let scratch = Scratch::new();
+    let config = scratch.config(&serve_section(&scratch));
+    let server = Serve::start(&config);
+    let proxy = HangingProxy::start(&server.addr);
+    let url = format!("http://{}/?poll=2&deadline=1", proxy.addr);
+    let fleet = |now: DateTime<Utc>, task_age_s: u64| {
+        let mut s = Snapshot::empty(now, rules(30));
+        s.stale = false;
+        for meta in [&mut s.sections.agents, &mut s.sections.live_tasks] {
+            meta.configured = true;
+            meta.checked_at = Some(now);
+        }
+        s.agents = Probe::Value(vec![green_agent("min", now), green_agent("vega", now)]);
+        s.tasks.live = Probe::Value(vec![LiveTask {
+            id: "t_slow".into(),
+            agent: "min".into(),
+            state: Probe::Value("TASK_STATE_WORKING".into()),
+            age_s: task_age_s,
+            stuck: false,
+            status: Asc::SUCCESS,
+            reason: None,
+            checked_at: now,
+            stale: false,
+        }]);
+        s
+    };
+    let stuck_badge = "const li = document.querySelector('#task-min-t_slow');
+                       return !!li && li.classList.contains('red') && li.innerText.includes('STUCK');";
+    runtime().block_on(async {
+        let chrome = Chrome::start("5-hung-server").await;
+        chrome.log_in().await;
+        write_snapshot(&scratch, &fleet(Utc::now(), 0));
+        chrome.open(&url).await;
+        chrome
+            .wait_for(
+                "the task row",
+                "return !!document.querySelector('#task-min-t_slow') && !document.querySelector('#stale-banner')",
+            )
+            .await;
+        // This look is stored once a poll succeeded; no look before it: nothing to compare.
+        chrome
+            .wait_for(
+                "the look to be stored",
+                "return !!localStorage.getItem('fleetdash.looked')",
+            )
+            .await;
+        let since: bool = chrome.js("return !!document.querySelector('#since')").await;
+        chrome
+            .check(!since, || "a first visit has no 'since you last looked'".into())
+            .await;
+
+        // A snapshot whose task crosses the 30 s rule 8 s from now; once the page shows it,
+        // the server hangs.
+        let written = Utc::now();
+        let mut about_to_cross = fleet(written, 22);
+        if let Probe::Value(agents) = &mut about_to_cross.agents {
+            // Its mark: the page shows mira once it has read this snapshot.
+            agents.push(green_agent("mira", written));
+        }
+        write_snapshot(&scratch, &about_to_cross);
+        chrome
+            .wait_for(
+                "the snapshot whose task is about to cross",
+                "return !!document.querySelector('#agent-mira')",
+            )
+            .await;
+        let seen_fresh: bool = chrome.js(stuck_badge).await;
+        proxy.hang(true);
+        let hung_at = Instant::now();
+        let banner = chrome
+            .wait_for(
+                "the banner after the server hung",
+                "const b = document.querySelector('#stale-banner'); return b && b.innerText;",
+            )
+            .await;
+        eprintln!("5-hung-server: banner {:?} after the hang", hung_at.elapsed());
+        let banner = banner.as_str().unwrap_or_default().to_string();
+        chrome
+            .check(banner.contains("no answer within 1 s"), || {
+                format!("the banner comes from the poll given up at its deadline: {banner:?}")
+            })
+            .await;
+        chrome
+            .check(banner.contains("Bands as of"), || {
+                format!("the banner says when the bands are frozen: {banner:?}")
+            })
+            .await;
+        let verdict = chrome.text("#verdict").await;
+        chrome
+            .check(verdict.contains("stale"), || {
+                format!("a page that cannot be trusted never reads green: {verdict:?}")
+            })
+            .await;
+        // Past the crossing (8 s after the write, plus a poll), still hung: nothing turned STUCK.
+        let crossing = written + chrono::Duration::seconds(8 + 2);
+        while Utc::now() < crossing {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let frozen: Value = chrome
+            .js(&format!(
+                "const stuck = (() => {{ {stuck_badge} }})();
+                 return [stuck, !!document.querySelector('#stale-banner'),
+                         document.querySelector('#task-min-t_slow').innerText]"
+            ))
+            .await;
+        chrome
+            .check(frozen[0] == false && frozen[1] == true, || {
+                format!("while the banner is up the task is not made STUCK by the clock: [stuck, banner, row] = {frozen}")
+            })
+            .await;
+        chrome.screenshot("5a-hung-frozen").await;
+
+        // The server answers again: the banner goes and the clock runs: now it is STUCK.
+        proxy.hang(false);
+        chrome
+            .wait_for(
+                "the banner to go and the task to be STUCK",
+                &format!("if (document.querySelector('#stale-banner')) return false; {stuck_badge}"),
+            )
+            .await;
+        chrome
+            .check(!seen_fresh, || "the task was not STUCK before the hang".into())
+            .await;
+        chrome.screenshot("5b-recovered").await;
+
+        // Away from the page: vega goes down, then the operator reloads.
+        let mut later = fleet(Utc::now(), 40);
+        let at = later.generated_at;
+        if let Probe::Value(agents) = &mut later.agents {
+            agents[1].up = false;
+            agents[1].band = Band::Red;
+            agents[1].status = Asc::DEPENDENCY_UNAVAILABLE;
+            agents[1].reason = Some("down: connection refused".into());
+        }
+        later.transitions = vec![fleetdash_model::Transition {
+            key: "agent:vega".into(),
+            kind: "agent".into(),
+            name: "vega".into(),
+            from: Some(Band::Green),
+            to: Band::Red,
+            at,
+            reason: Some("down: connection refused".into()),
+        }];
+        write_snapshot(&scratch, &later);
+        chrome.open(&url).await;
+        let since = chrome
+            .wait_for(
+                "'since you last looked'",
+                "const s = document.querySelector('#since'); return s && s.innerText;",
+            )
+            .await;
+        let since = since.as_str().unwrap_or_default().to_string();
+        chrome
+            .check(
+                since.contains("Turned red")
+                    && since.contains("agent vega")
+                    && since.contains("ok → fail")
+                    && since.contains("connection refused"),
+                || format!("the reload shows vega turning red since the last look: {since:?}"),
+            )
+            .await;
+        // Its line leads to vega's row.
+        let href: String = chrome
+            .js("return document.querySelector('#since a').getAttribute('href')")
+            .await;
+        chrome
+            .check(href == "#agent-vega", || format!("the line leads to {href:?}"))
+            .await;
+        chrome.assert_no_horizontal_scroll().await;
+        chrome.screenshot("5c-since-you-last-looked").await;
+
+        // Reloaded once more, the last look is the one before: vega is now "still red".
+        chrome.open(&url).await;
+        let since = chrome
+            .wait_for(
+                "'still red' after another look",
+                "const s = document.querySelector('#since');
+                 return s && s.innerText.includes('Still red') && s.innerText;",
+            )
+            .await;
+        let since = since.as_str().unwrap_or_default().to_string();
+        chrome
+            .check(since.contains("agent vega") && !since.contains("Turned red"), || {
+                format!("vega red before this look: {since:?}")
+            })
+            .await;
+        chrome.quit().await;
+    });
+    drop(proxy);
+    eprintln!("scenario 5 took {:?}", started.elapsed());
+}
+
+/// A TCP proxy in front of the server that can hang: while hung it takes every byte and passes
+/// none on, either way, so a request is accepted and never answered.
+struct HangingProxy {
+    addr: String,
+    hung: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl HangingProxy {
+    fn start(upstream: &str) -> HangingProxy {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let hung = Arc::new(AtomicBool::new(false));
+        let upstream = upstream.to_string();
+        let flag = hung.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = std::net::TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    let flag = flag.clone();
+                    std::thread::spawn(move || {
+                        use std::io::{Read, Write};
+                        let mut buf = [0u8; 16 * 1024];
+                        loop {
+                            let n = match from.read(&mut buf) {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => n,
+                            };
+                            // Held while hung: taken, never passed on.
+                            while flag.load(Ordering::SeqCst) {
+                                std::thread::sleep(Duration::from_millis(20));
+                            }
+                            if to.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        let _ = to.shutdown(std::net::Shutdown::Write);
+                    });
+                }
+            }
+        });
+        HangingProxy { addr, hung }
+    }
+
+    fn hang(&self, hung: bool) {
+        self.hung.store(hung, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Harness: the page's build, `fleetdash serve`, chromedriver and Chromium
 // ---------------------------------------------------------------------------------------------
 

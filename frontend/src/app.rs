@@ -78,15 +78,21 @@ pub fn App() -> impl IntoView {
     });
     let opened = Opened::new();
     let looked = Looked::start();
-    // The first good poll marks this look (by the server's clock, as the log's times are).
+    // A look sees the snapshot shown: it is marked by the server's clock (as the log's times
+    // are), and never before that snapshot's own time.
+    let look_time = move || {
+        let shown = feed.with_untracked(|f| f.snapshot.as_ref().map(|s| s.generated_at));
+        shown.map_or(clock::now(), |at| at.max(clock::now()))
+    };
+    // The first good poll marks this look.
     Effect::new(move |_| {
         if feed.with(|f| f.last_ok_at.is_some()) {
-            looked.begin_if_new(clock::now());
+            looked.begin_if_new(look_time());
         }
     });
     on_window_event("visibilitychange", move || {
         match document().visibility_state() {
-            web_sys::VisibilityState::Visible => looked.begin(clock::now()),
+            web_sys::VisibilityState::Visible => looked.begin(look_time()),
             _ => looked.end(),
         }
     });
@@ -258,7 +264,10 @@ impl Looked {
             .and_then(|ms| ms.parse::<i64>().ok())
             .and_then(DateTime::from_timestamp_millis);
         self.previous.set(stored);
-        let _ = storage.set_item(LOOKED_KEY, &now.timestamp_millis().to_string());
+        // Rounded up to the millisecond: a look at a snapshot saw its changes (stamped to the
+        // microsecond), so it must not fall before them.
+        let millis = (now.timestamp_micros() + 999).div_euclid(1000);
+        let _ = storage.set_item(LOOKED_KEY, &millis.to_string());
     }
 
     /// The tab is hidden: the next time it is shown is a new look.
