@@ -800,6 +800,17 @@ fn the_demo_fleet_fits_a_phones_first_screen() {
             .await;
         chrome.assert_phone_width().await;
         chrome.assert_panels_visible().await;
+        // The tab says it too: the red count in the title, a red dot for its icon.
+        let tab: Value = chrome
+            .js("return [document.title, document.querySelector('link[rel=icon]').getAttribute('href')]")
+            .await;
+        chrome
+            .check(
+                tab[0].as_str().is_some_and(|t| t.starts_with("✖ ") && t.ends_with(" · fleet"))
+                    && tab[1].as_str().is_some_and(|h| h.starts_with("data:image/svg+xml") && h.contains("b3261e")),
+                || format!("the tab's title and icon carry the verdict: {tab}"),
+            )
+            .await;
         for scheme in ["light", "dark"] {
             chrome.colour_scheme(scheme).await;
             let seen = chrome.first_screen().await;
@@ -1427,8 +1438,6 @@ impl Row {
 struct NeedLine {
     what: String,
     bottom: u64,
-    /// It leads to a section (one that failed as a whole), not to a row.
-    section: bool,
 }
 
 #[derive(Debug, Deserialize)]
