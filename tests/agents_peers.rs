@@ -1204,6 +1204,13 @@ fn the_collectors_own_heartbeats_are_not_exchanges() {
     let (plain, plain_log) = logged("plain", "fleetdash");
     let (pulse, pulse_log) = logged("pulse", "fleetdash-pulse");
     let (unknown, unknown_log) = logged("unknown", "watcher");
+    // Past the red threshold (6 h): its heartbeats do not bring it back either.
+    let red_log = scratch.audit_log("quiet", 25_000.0);
+    let quiet = Sim::start(SimAgent {
+        audit_log: Some(red_log.clone()),
+        collector_peer: "fleetdash".into(),
+        ..SimAgent::healthy("quiet", Wire::V1)
+    });
     let body = agent_block("plain", &plain.endpoint, "v1", Some(&plain_log), &[])
         + &agent_block(
             "pulse",
@@ -1213,7 +1220,8 @@ fn the_collectors_own_heartbeats_are_not_exchanges() {
             &[("collector_peer", "fleetdash-pulse")],
         )
         // The config does not know what this agent calls the collector.
-        + &agent_block("unknown", &unknown.endpoint, "v1", Some(&unknown_log), &[]);
+        + &agent_block("unknown", &unknown.endpoint, "v1", Some(&unknown_log), &[])
+        + &agent_block("quiet", &quiet.endpoint, "v1", Some(&red_log), &[]);
     let config = scratch.config(&body);
     // Two passes: the second reads the heartbeat lines the first one left.
     collect(&scratch, &config);
@@ -1246,6 +1254,19 @@ fn the_collectors_own_heartbeats_are_not_exchanges() {
             "{name}: {row:#}"
         );
     }
+    let row = run.agent("quiet");
+    assert!(
+        audit_peers(&red_log).last().map(String::as_str) == Some("fleetdash"),
+        "the collector's heartbeats were logged"
+    );
+    assert!(
+        row["last_exchange_s"]
+            .as_u64()
+            .is_some_and(|age| age >= 25_000)
+            && row["exchange_band"] == "red"
+            && row["band"] == "red",
+        "quiet: red at the rules' 6 h, however often the collector calls: {row:#}"
+    );
     // Lines under a name the config does not give the collector are another peer's: they
     // count, so the same heartbeats keep this agent green.
     assert!(audit_peers(&unknown_log).iter().any(|p| p == "watcher"));
