@@ -12,6 +12,7 @@
 //! - [`watchdog`]: cadences for `fleetdash run`.
 //! - [`server`]: `fleetdash serve`, basic auth over the page and `/api/status.json`.
 //! - [`demo`]: a simulated fleet on loopback for `fleetdash demo` and the tests.
+//! - [`queue`]: the work queue (spec 003 §3): reports become task rows, rules over them.
 //! - [`app`]: the commands, wiring the above.
 //! - [`cron_run`]: `fleetdash cron-run`, which runs a cron job and records it for the dashboard.
 
@@ -25,6 +26,7 @@ pub mod demo;
 pub mod history;
 pub mod logging;
 pub mod net;
+pub mod queue;
 pub mod redact;
 pub mod server;
 pub mod snapshot;
