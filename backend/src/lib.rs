@@ -12,6 +12,7 @@
 //! - [`watchdog`]: cadences for `fleetdash run`.
 //! - [`server`]: `fleetdash serve`, basic auth over the page and `/api/status.json`.
 //! - [`demo`]: a simulated fleet on loopback for `fleetdash demo` and the tests.
+//! - [`intake`]: the A2A server agents report to (both dialects), feeding the work queue.
 //! - [`queue`]: the work queue (spec 003 §3): reports become task rows, rules over them.
 //! - [`app`]: the commands, wiring the above.
 //! - [`cron_run`]: `fleetdash cron-run`, which runs a cron job and records it for the dashboard.
@@ -24,6 +25,7 @@ pub mod config;
 pub mod cron_run;
 pub mod demo;
 pub mod history;
+pub mod intake;
 pub mod logging;
 pub mod net;
 pub mod queue;
