@@ -44,11 +44,12 @@ fn load(path: &Path) -> Result<(Config, Rules), Failure> {
 
 /// The gate for this config: secret shapes plus the exact tokens the config points at.
 pub fn gate_for(config: &Config) -> RedactionGate {
-    let tokens = config.agents.iter().filter_map(|a| {
-        crate::collect::agents::read_token(a.token.as_ref())
-            .ok()
-            .flatten()
-    });
+    let tokens = config
+        .agents
+        .iter()
+        // The tokens fleetdash calls agents with, and those agents report to the intake with.
+        .flat_map(|a| [a.token.as_ref(), a.report_token.as_ref()])
+        .filter_map(|t| crate::collect::agents::read_token(t).ok().flatten());
     RedactionGate::new(tokens)
 }
 

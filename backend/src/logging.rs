@@ -33,11 +33,12 @@ pub fn init() {
 /// From now on the log also redacts the exact secrets `config` points at: the agents' tokens
 /// and the passwords in endpoint and node_exporter URLs.
 pub fn guard_config_secrets(config: &Config) {
-    let tokens = config.agents.iter().filter_map(|a| {
-        crate::collect::agents::read_token(a.token.as_ref())
-            .ok()
-            .flatten()
-    });
+    let tokens = config
+        .agents
+        .iter()
+        // The tokens fleetdash calls agents with, and those agents report to the intake with.
+        .flat_map(|a| [a.token.as_ref(), a.report_token.as_ref()])
+        .filter_map(|t| crate::collect::agents::read_token(t).ok().flatten());
     let host_urls = config.hosts.iter().filter_map(|h| match &h.source {
         HostSource::NodeExporter { url } => Some(url),
         _ => None,

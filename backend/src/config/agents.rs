@@ -65,6 +65,9 @@ pub struct AgentConfig {
     pub plane: Option<String>,
     pub audit_log: Option<PathBuf>,
     pub token: Option<TokenSource>,
+    /// The bearer token this agent reports to the intake with (`report_token_env` /
+    /// `report_token_file`): its identity there. Never the token itself.
+    pub report_token: Option<TokenSource>,
     /// The `peer` this agent's audit log records for the collector's own probes (the entry's
     /// `collector_peer`, else `[probe] collector_peer`): those lines are not exchanges.
     pub collector_peer: String,
@@ -93,6 +96,8 @@ pub(super) fn read(
         let audit_log = t.string(v, "audit_log");
         let token_env = t.string(v, "token_env");
         let token_file = t.string(v, "token_file");
+        let report_token_env = t.string(v, "report_token_env");
+        let report_token_file = t.string(v, "report_token_file");
         let own_collector_peer = peer_name(v, &mut t, "collector_peer");
 
         let trimmed = name.as_ref().map(|n| n.get_ref().trim().to_string());
@@ -158,6 +163,23 @@ pub(super) fn read(
             ))),
             (None, None) => None,
         };
+        let report_token = match (&report_token_env, &report_token_file) {
+            (Some(e), Some(_)) => {
+                v.error(
+                    e,
+                    t.field("report_token_env"),
+                    "give report_token_env or report_token_file, not both",
+                );
+                None
+            }
+            (Some(e), None) => Some(TokenSource::Env(e.get_ref().clone())),
+            (None, Some(f)) => Some(TokenSource::File(v.read_path(
+                f,
+                t.field("report_token_file"),
+                Expect::File,
+            ))),
+            (None, None) => None,
+        };
         let audit_log = audit_log.map(|p| v.read_path(&p, t.field("audit_log"), Expect::File));
         t.finish(v);
         if let (Some(name), Some(endpoint), Some(dialect)) = (trimmed, endpoint, dialect) {
@@ -170,6 +192,7 @@ pub(super) fn read(
                 plane: plane.map(Spanned::into_inner),
                 audit_log,
                 token,
+                report_token,
                 collector_peer: own_collector_peer.unwrap_or_else(|| collector_peer.to_string()),
             });
         }

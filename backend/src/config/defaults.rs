@@ -37,3 +37,11 @@ pub const VAULT_REMOTE: &str = "origin";
 pub const COLLECTOR_PEER: &str = "fleetdash";
 /// Where `cron-run` keeps its records under the state directory.
 pub const CRON_RECORDS_DIR: &str = "crons";
+/// The intake's largest request: a report is a few hundred bytes; 64 KiB leaves room for any
+/// honest message and bounds what a hostile one costs.
+pub const INTAKE_MAX_BODY_BYTES: usize = 64 * 1024;
+/// Requests per agent per minute: one report a second, sustained, is far above any agent's
+/// ACK-heartbeat-completion rhythm (spec §5.1: heartbeats every 2 min).
+pub const INTAKE_RATE_PER_MINUTE: usize = 60;
+/// A request body must arrive within this (a slow sender is cut, not waited for).
+pub const INTAKE_BODY_TIMEOUT: Duration = Duration::from_secs(10);

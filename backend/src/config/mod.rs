@@ -21,6 +21,7 @@ pub mod defaults;
 mod error;
 mod files;
 mod hosts;
+mod intake;
 mod probe;
 mod rules;
 mod serve;
@@ -36,6 +37,7 @@ pub use files::ConfigWarning;
 pub use hosts::{
     CronConfig, CronEvidence, HostConfig, HostSource, SshTarget, TunnelConfig, VaultParityConfig,
 };
+pub use intake::IntakeConfig;
 pub use probe::ProbeLimits;
 pub use rules::{Rule, Rules};
 #[cfg(test)]
@@ -71,6 +73,8 @@ pub struct Config {
     pub vault: Option<PathBuf>,
     pub backups: Option<BackupsConfig>,
     pub serve: ServeConfig,
+    /// `[intake]`: the A2A server agents report to; off unless `listen` is set.
+    pub intake: IntakeConfig,
 }
 
 impl Config {
@@ -212,6 +216,7 @@ fn read(path: &Path, text: &str) -> Read {
     let vault = top.table(&mut v, "vault");
     let backups = top.table(&mut v, "backups");
     let serve = top.table(&mut v, "serve");
+    let intake = top.table(&mut v, "intake");
     top.finish(&mut v);
 
     // Judged by what is declared, valid or not: a wrong entry must not hide a cadence mistake.
@@ -231,6 +236,7 @@ fn read(path: &Path, text: &str) -> Read {
     let boards = boards::read(&mut v, board_entries, vault.as_deref());
     let backups = backups::read(&mut v, backups);
     let serve = serve::read(&mut v, serve);
+    let intake = intake::read(&mut v, intake);
     Read {
         rules_given: rules_path.is_some(),
         config: Config {
@@ -247,6 +253,7 @@ fn read(path: &Path, text: &str) -> Read {
             vault,
             backups,
             serve,
+            intake,
         },
         cadence_lines,
         in_use,

@@ -1,8 +1,391 @@
-//! The report intake (spec 003 §1.2, §4): an A2A server the fleet's agents report to. Reports
-//! become work-queue rows; replies are A2A Tasks and Messages of the caller's dialect.
+//! The report intake (spec 003 §1.2, §4): the A2A server the fleet's agents report to, served
+//! by `fleetdash run` and `fleetdash demo` when `[intake] listen` is set. Its own listener,
+//! loopback by default, not behind the dashboard's nginx. Each report becomes a work-queue
+//! row ([`crate::queue`]); the reply is sent only after the queue's `apply` returned, that is
+//! after the report is durable.
 //!
 //! - [`wire`]: JSON-RPC in both dialects (and the Pulse plane's `content`), replies, errors.
 //! - [`report`]: one message's report, from a data part or the lenient text form.
+//! - [`guard`]: each agent's bearer token, the per-agent rate limit, problem+json refusals.
+//! - [`card`]: the intake's agent card; its skills are the report kinds.
+//!
+//! Order of the checks, each refusing before anything costly: the token (401), the agent's
+//! rate (429), the declared length (413), the body under a size ceiling (413) and a deadline
+//! (408), then the JSON-RPC request (its error in the caller's dialect). Bad input writes
+//! nothing: the queue is only called with a report that read cleanly.
 
+pub mod card;
+pub mod guard;
 pub mod report;
 pub mod wire;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use chrono::Utc;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, IntakeConfig};
+use crate::queue::{Refusal, Report, ReportKind, Reporter, WireState, WorkQueue};
+use crate::redact::RedactionGate;
+use guard::{Problem, RateLimit, Tokens};
+use wire::{Call, Dialect, Params, RpcError, code};
+
+/// The header (or query parameter) a v1.0 client sends.
+pub const VERSION_HEADER: &str = "a2a-version";
+
+/// What the intake needs besides the queue.
+pub struct IntakeOptions {
+    pub tokens: Tokens,
+    /// Every agent of the registry (owners, tagged agents must be among them).
+    pub agents: HashSet<String>,
+    pub limits: IntakeConfig,
+    pub gate: RedactionGate,
+}
+
+impl IntakeOptions {
+    /// From the registry: each agent's report token is read now. An agent whose token cannot
+    /// be read cannot report (401) and is named in the returned warnings; two agents with one
+    /// token are an error.
+    pub fn from_config(
+        config: &Config,
+        gate: RedactionGate,
+    ) -> anyhow::Result<(IntakeOptions, Vec<String>)> {
+        let mut warnings = Vec::new();
+        let mut pairs = Vec::new();
+        for agent in &config.agents {
+            match crate::collect::agents::read_token(agent.report_token.as_ref()) {
+                Ok(Some(token)) => pairs.push((agent.name.clone(), token)),
+                Ok(None) => {}
+                Err(failure) => warnings.push(format!(
+                    "agent {}: cannot report to the intake: report {}",
+                    agent.name, failure.reason
+                )),
+            }
+        }
+        let tokens = Tokens::new(pairs).map_err(anyhow::Error::msg)?;
+        if tokens.is_empty() {
+            warnings.push(
+                "no agent has a readable report token (report_token_env / report_token_file): \
+                 every report will be refused"
+                    .into(),
+            );
+        }
+        Ok((
+            IntakeOptions {
+                tokens,
+                agents: config.agents.iter().map(|a| a.name.clone()).collect(),
+                limits: config.intake.clone(),
+                gate,
+            },
+            warnings,
+        ))
+    }
+}
+
+struct Intake {
+    queue: Arc<WorkQueue>,
+    options: IntakeOptions,
+    rate: RateLimit,
+    card: (String, String),
+}
+
+/// The intake's routes for a listener reachable at `url`.
+pub fn router(queue: Arc<WorkQueue>, options: IntakeOptions, url: &str) -> Router {
+    let intake = Arc::new(Intake {
+        queue,
+        rate: RateLimit::new(options.limits.rate_per_minute),
+        card: card::rendered(url),
+        options,
+    });
+    Router::new()
+        .route("/.well-known/agent-card.json", get(agent_card))
+        .route(
+            "/",
+            axum::routing::post(rpc).fallback(|| async { Problem::method_not_allowed() }),
+        )
+        .fallback(|| async { Problem::not_found() })
+        .with_state(intake)
+}
+
+/// Serves the intake on `listener` until `shutdown`.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    queue: Arc<WorkQueue>,
+    options: IntakeOptions,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let url = format!(
+        "http://{}/",
+        listener.local_addr().context("local address")?
+    );
+    let app = router(queue, options, &url);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+        .context("the intake server failed")
+}
+
+async fn agent_card(State(intake): State<Arc<Intake>>, headers: HeaderMap) -> Response {
+    let (body, etag) = &intake.card;
+    let cached = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|tags| {
+            tags.split(',')
+                .any(|t| t.trim().trim_start_matches("W/") == etag || t.trim() == "*")
+        });
+    let common = [
+        (header::CACHE_CONTROL, card::CACHE_CONTROL.to_string()),
+        (header::ETAG, etag.clone()),
+    ];
+    if cached {
+        return (StatusCode::NOT_MODIFIED, common).into_response();
+    }
+    (
+        common,
+        [(header::CONTENT_TYPE, "application/json".to_string())],
+        body.clone(),
+    )
+        .into_response()
+}
+
+fn json_reply(value: Value) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+fn rpc_error(id: &Value, dialect: Dialect, e: RpcError) -> Response {
+    json_reply(wire::error(id, dialect, &e))
+}
+
+/// The dialect a request asks for: the header, else the query parameter the spec allows.
+fn version_of(request: &Request) -> Option<String> {
+    if let Some(v) = request.headers().get(VERSION_HEADER) {
+        return Some(v.to_str().unwrap_or("?").to_string());
+    }
+    request.uri().query().and_then(|q| {
+        url::form_urlencoded::parse(q.as_bytes())
+            .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
+            .map(|(_, v)| v.into_owned())
+    })
+}
+
+async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
+    let Some(agent) = intake
+        .options
+        .tokens
+        .identify(request.headers().get(header::AUTHORIZATION))
+    else {
+        return Problem::unauthorized().into_response();
+    };
+    if let Err(wait) = intake.rate.take(&agent) {
+        tracing::debug!(agent, "intake: rate limited");
+        return Problem::rate_limited(wait).into_response();
+    }
+    let limit = intake.options.limits.max_body_bytes;
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Problem::too_large(limit).into_response();
+    }
+    let version = version_of(&request);
+    let body = match read_body(
+        request.into_body(),
+        limit,
+        intake.options.limits.body_timeout,
+    )
+    .await
+    {
+        Ok(body) => body,
+        Err(problem) => return problem.into_response(),
+    };
+    let call = match wire::read_call(version.as_deref(), &body) {
+        Ok(call) => call,
+        Err(refused) => return rpc_error(&refused.id, refused.dialect, refused.error),
+    };
+    answer(&intake, agent, call).await
+}
+
+/// The body, within `limit` bytes and `deadline`.
+async fn read_body(body: Body, limit: usize, deadline: Duration) -> Result<Vec<u8>, Problem> {
+    match tokio::time::timeout(deadline, axum::body::to_bytes(body, limit)).await {
+        Err(_) => Err(Problem::too_slow(deadline)),
+        Ok(Ok(bytes)) => Ok(bytes.to_vec()),
+        Ok(Err(e)) => {
+            let too_large = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            Err(if too_large {
+                Problem::too_large(limit)
+            } else {
+                Problem::unreadable()
+            })
+        }
+    }
+}
+
+async fn answer(intake: &Intake, agent: String, call: Call) -> Response {
+    let Call {
+        id,
+        dialect,
+        params,
+    } = call;
+    let queue = &intake.queue;
+    match params {
+        Params::Send(inbound) => {
+            let received_at = Utc::now();
+            let read = {
+                let is_agent = |name: &str| intake.options.agents.contains(name);
+                let cx = report::Context {
+                    received_at,
+                    task_id: inbound.task_id.as_deref(),
+                    is_agent: &is_agent,
+                    gate: &intake.options.gate,
+                };
+                report::read(&inbound.parts, &cx)
+            };
+            let kind = match read {
+                Ok(kind) => kind,
+                Err(why) => return rpc_error(&id, dialect, RpcError::invalid_params(why)),
+            };
+            let report = Report {
+                from: Reporter::Agent(agent.clone()),
+                message_id: inbound.message_id.clone(),
+                context_id: inbound.context_id.clone(),
+                received_at,
+                kind,
+            };
+            apply(intake, &agent, report, &id, dialect, |row| {
+                wire::send_result(dialect, row, &inbound)
+            })
+            .await
+        }
+        Params::Get { id: task_id } => match queue.get(&task_id).await {
+            Ok(Some(row)) => json_reply(wire::ok(&id, wire::task(dialect, &row))),
+            Ok(None) => rpc_error(&id, dialect, not_found(&task_id)),
+            Err(why) => store_failed(&why),
+        },
+        Params::List(q) => match queue.list().await {
+            Ok(rows) => json_reply(wire::ok(&id, wire::list_result(&rows, &q))),
+            Err(why) => store_failed(&why),
+        },
+        Params::Cancel { id: task_id } => {
+            // An agent cancels a task by reporting it CANCELED: the same rules as a
+            // completion (its owner or a tagged agent), once per task.
+            let row = match queue.get(&task_id).await {
+                Ok(Some(row)) => row,
+                Ok(None) => return rpc_error(&id, dialect, not_found(&task_id)),
+                Err(why) => return store_failed(&why),
+            };
+            if row.state.is_terminal() {
+                return rpc_error(
+                    &id,
+                    dialect,
+                    RpcError::new(
+                        code::TASK_NOT_CANCELABLE,
+                        format!("task {task_id} is already {}", row.state.as_str()),
+                    ),
+                );
+            }
+            let report = Report {
+                from: Reporter::Agent(agent.clone()),
+                message_id: format!("cancel-{task_id}"),
+                context_id: None,
+                received_at: Utc::now(),
+                kind: ReportKind::Completion {
+                    task_id: task_id.clone(),
+                    state: WireState::Canceled,
+                },
+            };
+            apply(intake, &agent, report, &id, dialect, |row| match row {
+                Some(row) => wire::task(dialect, row),
+                None => Value::Null,
+            })
+            .await
+        }
+    }
+}
+
+fn not_found(task_id: &str) -> RpcError {
+    RpcError::new(
+        code::TASK_NOT_FOUND,
+        format!("task {task_id} is not in the work queue"),
+    )
+}
+
+fn store_failed(why: &str) -> Response {
+    tracing::error!("intake: the work queue failed: {why}");
+    Problem::not_stored().into_response()
+}
+
+/// Applies `report`; answers only once the queue returned (durable), with `result` of the row.
+async fn apply(
+    intake: &Intake,
+    agent: &str,
+    report: Report,
+    id: &Value,
+    dialect: Dialect,
+    result: impl FnOnce(Option<&crate::queue::TaskRow>) -> Value,
+) -> Response {
+    let kind = kind_name(&report.kind);
+    match intake.queue.apply(report).await {
+        Ok(applied) => {
+            tracing::debug!(
+                agent,
+                kind,
+                duplicate = applied.duplicate,
+                task = applied.task.as_ref().map(|t| t.id.as_str()),
+                "intake: report applied"
+            );
+            json_reply(wire::ok(id, result(applied.task.as_ref())))
+        }
+        Err(Refusal::UnknownTask(task_id)) => rpc_error(id, dialect, not_found(&task_id)),
+        Err(Refusal::NotYours { task_id }) => Problem::not_yours(&task_id).into_response(),
+        Err(Refusal::AlreadyOwned { task_id, owner }) => rpc_error(
+            id,
+            dialect,
+            RpcError {
+                code: code::ALREADY_OWNED,
+                message: format!(
+                    "task {task_id} is owned by {owner}, whose ACK came first (spec 003 §4.2); \
+                     this ACK is recorded as yielded"
+                ),
+                asc: Some(wire::AscError {
+                    asc: guard::ABORTED_CONCURRENCY,
+                    terminal: true,
+                    facts: vec![("owner", owner), ("task_id", task_id)],
+                }),
+            },
+        ),
+        Err(Refusal::Invalid(why)) => rpc_error(id, dialect, RpcError::invalid_params(why)),
+        Err(Refusal::Store(why)) => store_failed(&why),
+    }
+}
+
+fn kind_name(kind: &ReportKind) -> &'static str {
+    match kind {
+        ReportKind::Heartbeat { .. } => "heartbeat",
+        ReportKind::Completion { .. } => "completion",
+        ReportKind::Blocker { .. } => "blocker",
+        ReportKind::Ack { .. } => "ack",
+        ReportKind::Assign(_) => "assign",
+    }
+}

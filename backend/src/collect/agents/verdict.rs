@@ -290,6 +290,7 @@ mod tests {
             plane: Some("heart".into()),
             audit_log: None,
             token: None,
+            report_token: None,
             collector_peer: "fleetdash".into(),
         }
     }

@@ -1,0 +1,372 @@
+//! Who may report and how much: each agent's bearer token (compared in constant time), a
+//! per-agent rate limit, and the HTTP-level refusals as `application/problem+json` with the
+//! ASC `agent_status` envelope (seed 000's HTTP binding).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use fleetdash_model::Asc;
+use ring::digest;
+use serde_json::json;
+use subtle::ConstantTimeEq;
+use tokio::time::Instant;
+
+/// The media type of every HTTP-level refusal (RFC 9457).
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// ASC codes the intake names beyond those the model crate has (registry asc-registry.json).
+pub const RATE_LIMITED: Asc = Asc {
+    code: 5001,
+    name: std::borrow::Cow::Borrowed("RATE_LIMITED"),
+};
+pub const INVALID_REQUEST: Asc = Asc {
+    code: 4000,
+    name: std::borrow::Cow::Borrowed("INVALID_REQUEST"),
+};
+pub const ABORTED_CONCURRENCY: Asc = Asc {
+    code: 5006,
+    name: std::borrow::Cow::Borrowed("ABORTED_CONCURRENCY"),
+};
+
+/// The agents' report tokens, kept only as SHA-256 digests: every comparison is between two
+/// 32-byte values, in constant time, and each request is compared with every agent's.
+pub struct Tokens {
+    digests: Vec<(String, [u8; 32])>,
+}
+
+fn sha256(token: &str) -> [u8; 32] {
+    let d = digest::digest(&digest::SHA256, token.as_bytes());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
+
+impl Tokens {
+    /// `(agent, token)` pairs. Two agents with one token could not be told apart: refused.
+    pub fn new(pairs: impl IntoIterator<Item = (String, String)>) -> Result<Tokens, String> {
+        let mut digests: Vec<(String, [u8; 32])> = Vec::new();
+        for (agent, token) in pairs {
+            let d = sha256(&token);
+            if let Some((other, _)) = digests.iter().find(|(_, o)| *o == d) {
+                return Err(format!(
+                    "agents {other:?} and {agent:?} have the same report token: each agent \
+                     reports with its own"
+                ));
+            }
+            digests.push((agent, d));
+        }
+        Ok(Tokens { digests })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.digests.is_empty()
+    }
+
+    /// The agent whose token `authorization` (`Bearer <token>`) carries.
+    pub fn identify(&self, authorization: Option<&HeaderValue>) -> Option<String> {
+        let value = authorization?.to_str().ok()?;
+        let (scheme, token) = value.trim().split_once(' ')?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        let presented = sha256(token.trim());
+        let mut found = None;
+        // No early exit: the time taken does not say which agent matched, or how far.
+        for (agent, d) in &self.digests {
+            if bool::from(d.ct_eq(&presented)) {
+                found = Some(agent.clone());
+            }
+        }
+        found
+    }
+}
+
+/// A token bucket per agent: `per_minute` requests at once, refilled at `per_minute` a minute.
+pub struct RateLimit {
+    per_minute: u32,
+    buckets: Mutex<HashMap<String, Bucket>>,
+}
+
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+impl RateLimit {
+    pub fn new(per_minute: usize) -> RateLimit {
+        RateLimit {
+            per_minute: u32::try_from(per_minute).unwrap_or(u32::MAX).max(1),
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes one request's token for `agent`, or says how long until there is one.
+    pub fn take(&self, agent: &str) -> Result<(), Duration> {
+        let now = Instant::now();
+        let capacity = f64::from(self.per_minute);
+        let per_second = capacity / 60.0;
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let bucket = buckets.entry(agent.to_string()).or_insert(Bucket {
+            tokens: capacity,
+            at: now,
+        });
+        let elapsed = now.duration_since(bucket.at).as_secs_f64();
+        bucket.tokens = (bucket.tokens + elapsed * per_second).min(capacity);
+        bucket.at = now;
+        if bucket.tokens >= 1.0 {
+            bucket.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64((1.0 - bucket.tokens) / per_second))
+        }
+    }
+}
+
+/// Retry-After in whole seconds, rounded up (a client told 0 would retry at once).
+pub fn whole_seconds(wait: Duration) -> u64 {
+    wait.as_secs_f64().ceil().max(1.0) as u64
+}
+
+/// One HTTP-level refusal.
+pub struct Problem {
+    pub status: StatusCode,
+    pub asc: Asc,
+    pub title: &'static str,
+    /// What to do about it; never the request's own text.
+    pub detail: String,
+    /// ASC's scope: `policy_decision` for who may report, `handoff` for the delivery itself.
+    pub scope: &'static str,
+    pub terminal: bool,
+    /// Set when a retry may work: `(safe, after)`. Reports are idempotent by messageId, so a
+    /// retry of the same message is always safe.
+    pub retry: Option<Option<Duration>>,
+}
+
+impl Problem {
+    pub fn unauthorized() -> Problem {
+        Problem {
+            status: StatusCode::UNAUTHORIZED,
+            asc: Asc::AUTHENTICATION_REQUIRED,
+            title: "A report needs the agent's own bearer token",
+            detail: "send Authorization: Bearer <the agent's report token> (docs/reporting.md)"
+                .into(),
+            scope: "policy_decision",
+            terminal: false,
+            retry: None,
+        }
+    }
+
+    pub fn not_yours(task_id: &str) -> Problem {
+        Problem {
+            status: StatusCode::FORBIDDEN,
+            asc: Asc::PERMISSION_DENIED,
+            title: "Not this agent's task",
+            detail: format!(
+                "task {task_id}: the reporting agent neither owns it nor is tagged on it"
+            ),
+            scope: "policy_decision",
+            terminal: true,
+            retry: None,
+        }
+    }
+
+    pub fn rate_limited(wait: Duration) -> Problem {
+        Problem {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            asc: RATE_LIMITED,
+            title: "Too many reports from this agent",
+            detail: "slow down: the intake takes a limited number of requests per agent a minute"
+                .into(),
+            scope: "handoff",
+            terminal: false,
+            retry: Some(Some(wait)),
+        }
+    }
+
+    pub fn too_large(limit: usize) -> Problem {
+        Problem {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            asc: INVALID_REQUEST,
+            title: "Request body too large",
+            detail: format!("a request body is at most {limit} bytes; a report is a few hundred"),
+            scope: "handoff",
+            terminal: true,
+            retry: None,
+        }
+    }
+
+    pub fn too_slow(deadline: Duration) -> Problem {
+        Problem {
+            status: StatusCode::REQUEST_TIMEOUT,
+            asc: Asc::TIMEOUT,
+            title: "Request body too slow",
+            detail: format!(
+                "the body did not arrive within {}",
+                humantime::format_duration(deadline)
+            ),
+            scope: "handoff",
+            terminal: false,
+            retry: Some(None),
+        }
+    }
+
+    pub fn unreadable() -> Problem {
+        Problem {
+            status: StatusCode::BAD_REQUEST,
+            asc: INVALID_REQUEST,
+            title: "Request body unreadable",
+            detail: "the body broke off before its end".into(),
+            scope: "handoff",
+            terminal: false,
+            retry: Some(None),
+        }
+    }
+
+    pub fn not_stored() -> Problem {
+        Problem {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            asc: Asc::INTERNAL_ERROR,
+            title: "The report was not stored",
+            detail: "the work queue could not commit it; nothing was written: send it again".into(),
+            scope: "handoff",
+            terminal: false,
+            retry: Some(None),
+        }
+    }
+
+    pub fn not_found() -> Problem {
+        Problem {
+            status: StatusCode::NOT_FOUND,
+            asc: Asc::NOT_FOUND,
+            title: "Not found",
+            detail: "reports go to POST / ; the card is at /.well-known/agent-card.json".into(),
+            scope: "handoff",
+            terminal: true,
+            retry: None,
+        }
+    }
+
+    pub fn method_not_allowed() -> Problem {
+        Problem {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            asc: INVALID_REQUEST,
+            title: "Method not allowed",
+            detail: "reports are JSON-RPC requests: POST /".into(),
+            scope: "handoff",
+            terminal: true,
+            retry: None,
+        }
+    }
+
+    pub fn body(&self) -> serde_json::Value {
+        let mut body = json!({
+            "type": format!("urn:agent-status:{}", self.asc.name),
+            "title": self.title,
+            "status": self.status.as_u16(),
+            "detail": self.detail,
+            "agent_status": {
+                "code": self.asc.code,
+                "name": self.asc.name,
+                "scope": self.scope,
+                "terminal": self.terminal,
+            },
+        });
+        if let Some(after) = self.retry {
+            let mut retry = json!({"retryable": true, "safe": true});
+            if let Some(after) = after {
+                retry["after_ms"] = (whole_seconds(after) * 1000).into();
+            }
+            body["retry"] = retry;
+        }
+        body
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let body = self.body().to_string();
+        let mut response = (
+            self.status,
+            [(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON))],
+            body,
+        )
+            .into_response();
+        let headers = response.headers_mut();
+        if self.status == StatusCode::UNAUTHORIZED {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let Some(Some(after)) = self.retry {
+            headers.insert(header::RETRY_AFTER, whole_seconds(after).into());
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bearer(t: &str) -> HeaderValue {
+        HeaderValue::from_str(&format!("Bearer {t}")).unwrap()
+    }
+
+    #[test]
+    fn a_token_names_its_agent_and_nothing_else_does() {
+        let tokens = Tokens::new([
+            ("sol".to_string(), "tok-sol-1234".to_string()),
+            ("mira".to_string(), "tok-mira-5678".to_string()),
+        ])
+        .unwrap();
+        assert_eq!(
+            tokens.identify(Some(&bearer("tok-sol-1234"))).as_deref(),
+            Some("sol")
+        );
+        assert_eq!(
+            tokens
+                .identify(Some(&HeaderValue::from_static("bearer  tok-mira-5678 ")))
+                .as_deref(),
+            Some("mira")
+        );
+        assert_eq!(tokens.identify(Some(&bearer("tok-sol-123"))), None);
+        assert_eq!(tokens.identify(Some(&bearer(""))), None);
+        assert_eq!(
+            tokens.identify(Some(&HeaderValue::from_static("Basic dG9rLXNvbC0xMjM0"))),
+            None
+        );
+        assert_eq!(tokens.identify(None), None);
+        let same = Tokens::new([("a".into(), "t".into()), ("b".into(), "t".into())]);
+        assert!(same.err().unwrap().contains("same report token"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_rate_limit_is_per_agent_and_refills() {
+        let limit = RateLimit::new(2);
+        assert!(limit.take("sol").is_ok());
+        assert!(limit.take("sol").is_ok());
+        let wait = limit.take("sol").unwrap_err();
+        assert_eq!(whole_seconds(wait), 30);
+        assert!(limit.take("mira").is_ok(), "another agent is not slowed");
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert!(limit.take("sol").is_ok());
+        assert!(limit.take("sol").is_err());
+    }
+
+    #[test]
+    fn problems_carry_the_asc_envelope_as_seed_000_shows() {
+        let body = Problem::rate_limited(Duration::from_millis(1500)).body();
+        assert_eq!(body["type"], "urn:agent-status:RATE_LIMITED");
+        assert_eq!(body["status"], 429);
+        assert_eq!(body["agent_status"]["code"], 5001);
+        assert_eq!(body["agent_status"]["terminal"], false);
+        assert_eq!(body["retry"]["after_ms"], 2000);
+        let body = Problem::not_yours("q_1").body();
+        assert_eq!(body["agent_status"]["name"], "PERMISSION_DENIED");
+        assert!(body.get("retry").is_none());
+        let r = Problem::unauthorized().into_response();
+        assert_eq!(r.headers()[header::CONTENT_TYPE], PROBLEM_JSON);
+        assert_eq!(r.headers()[header::WWW_AUTHENTICATE], "Bearer");
+    }
+}
