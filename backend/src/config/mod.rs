@@ -26,6 +26,7 @@ mod rules;
 mod serve;
 mod table;
 mod validator;
+mod work_queue;
 
 pub use agents::{AgentConfig, Dialect, TokenSource};
 pub use backups::{BackupSource, BackupsConfig};
@@ -42,6 +43,7 @@ pub use rules::{Rule, Rules};
 pub(crate) use rules::{config_beside_fleet_rules, fleet_rules};
 pub use serve::ServeConfig;
 pub use validator::{is_plain_name, resolve_path};
+pub use work_queue::WorkQueueConfig;
 
 use std::path::{Path, PathBuf};
 
@@ -71,6 +73,8 @@ pub struct Config {
     pub vault: Option<PathBuf>,
     pub backups: Option<BackupsConfig>,
     pub serve: ServeConfig,
+    /// `[work_queue]`: the work queue's SQLite file (spec 003 §3.2), when there is one.
+    pub work_queue: Option<WorkQueueConfig>,
 }
 
 impl Config {
@@ -212,6 +216,7 @@ fn read(path: &Path, text: &str) -> Read {
     let vault = top.table(&mut v, "vault");
     let backups = top.table(&mut v, "backups");
     let serve = top.table(&mut v, "serve");
+    let work_queue = top.table(&mut v, "work_queue");
     top.finish(&mut v);
 
     // Judged by what is declared, valid or not: a wrong entry must not hide a cadence mistake.
@@ -231,6 +236,7 @@ fn read(path: &Path, text: &str) -> Read {
     let boards = boards::read(&mut v, board_entries, vault.as_deref());
     let backups = backups::read(&mut v, backups);
     let serve = serve::read(&mut v, serve);
+    let work_queue = work_queue::read(&mut v, work_queue);
     Read {
         rules_given: rules_path.is_some(),
         config: Config {
@@ -247,6 +253,7 @@ fn read(path: &Path, text: &str) -> Read {
             vault,
             backups,
             serve,
+            work_queue,
         },
         cadence_lines,
         in_use,
