@@ -27,6 +27,7 @@ mod rules;
 mod serve;
 mod table;
 mod validator;
+mod work_queue;
 
 pub use agents::{AgentConfig, Dialect, TokenSource};
 pub use backups::{BackupSource, BackupsConfig};
@@ -44,6 +45,7 @@ pub use rules::{Rule, Rules};
 pub(crate) use rules::{config_beside_fleet_rules, fleet_rules};
 pub use serve::ServeConfig;
 pub use validator::{is_plain_name, resolve_path};
+pub use work_queue::WorkQueueConfig;
 
 use std::path::{Path, PathBuf};
 
@@ -75,6 +77,8 @@ pub struct Config {
     pub serve: ServeConfig,
     /// `[intake]`: the A2A server agents report to; off unless `listen` is set.
     pub intake: IntakeConfig,
+    /// `[work_queue]`: the work queue's SQLite file (spec 003 §3.2), when there is one.
+    pub work_queue: Option<WorkQueueConfig>,
 }
 
 impl Config {
@@ -217,6 +221,7 @@ fn read(path: &Path, text: &str) -> Read {
     let backups = top.table(&mut v, "backups");
     let serve = top.table(&mut v, "serve");
     let intake = top.table(&mut v, "intake");
+    let work_queue = top.table(&mut v, "work_queue");
     top.finish(&mut v);
 
     // Judged by what is declared, valid or not: a wrong entry must not hide a cadence mistake.
@@ -237,6 +242,7 @@ fn read(path: &Path, text: &str) -> Read {
     let backups = backups::read(&mut v, backups);
     let serve = serve::read(&mut v, serve);
     let intake = intake::read(&mut v, intake);
+    let work_queue = work_queue::read(&mut v, work_queue);
     Read {
         rules_given: rules_path.is_some(),
         config: Config {
@@ -254,6 +260,7 @@ fn read(path: &Path, text: &str) -> Read {
             backups,
             serve,
             intake,
+            work_queue,
         },
         cadence_lines,
         in_use,

@@ -18,6 +18,7 @@ use serde::Deserialize;
 
 use super::error::{ConfigError, ConfigErrors};
 use super::table::suggestion;
+use crate::queue::QueueRules;
 
 /// One declared threshold, with its citation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,11 +89,18 @@ pub struct Rules {
     pub backup_red_after: Rule,
     /// A model usage window at or above this share of its limit is amber.
     pub window_amber_at: PercentRule,
+    /// How often the work queue's watchdog applies [`Rules::no_reply`] (spec §3.5).
+    pub sweep_every: Rule,
+    /// A work-queue task with no ACK this long after it was assigned is red (spec §4).
+    pub ack_within: Rule,
+    /// A claimed work-queue task with no report about it for this long: the worker died
+    /// (spec §3.5), recorded without a follow-up.
+    pub worker_died: Rule,
 }
 
 /// Each group of the rules file and the values it holds (besides `source` and `ruled_by`).
 const GROUPS: &[(&str, &[&str])] = &[
-    ("stuck", &["no_reply_seconds"]),
+    ("stuck", &["no_reply_seconds", "sweep_seconds"]),
     (
         "last_exchange",
         &["green_below_seconds", "amber_below_seconds"],
@@ -104,6 +112,8 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("backups", &["amber_after_seconds", "red_after_seconds"]),
     ("window", &["amber_at_percent"]),
+    ("ack", &["within_seconds"]),
+    ("worker_died", &["no_report_seconds"]),
 ];
 
 /// What every group holds besides its values.
@@ -223,6 +233,8 @@ impl Rules {
                 )),
             }
         }
+        // A group of several values lacks its source once, not once per value.
+        let mut unsourced = std::collections::BTreeSet::new();
         let mut cited = |group: &str, key: &str, unit: Unit| -> Option<Cited> {
             let field = format!("{group}.{key}");
             let err =
@@ -251,7 +263,7 @@ impl Rules {
                 }
             };
             let source = g.source.clone().filter(|s| !s.trim().is_empty());
-            if source.is_none() {
+            if source.is_none() && unsourced.insert(group.to_string()) {
                 errors.push(ConfigError {
                     line: line_of_key(text, group, "source"),
                     field: format!("{group}.source"),
@@ -280,6 +292,9 @@ impl Rules {
         let forget_unseen = rule("live_tasks", "forget_unseen_seconds");
         let backup_amber = rule("backups", "amber_after_seconds");
         let backup_red = rule("backups", "red_after_seconds");
+        let sweep_every = rule("stuck", "sweep_seconds");
+        let ack_within = rule("ack", "within_seconds");
+        let worker_died = rule("worker_died", "no_report_seconds");
         let window_amber =
             cited("window", "amber_at_percent", Unit::Percent).map(|c| PercentRule {
                 percent: c.value,
@@ -306,6 +321,10 @@ impl Rules {
                 message: format!("must be greater than green_below_seconds ({})", g.seconds),
             });
         }
+        let queue = match (sweep_every, ack_within, worker_died) {
+            (Some(s), Some(a), Some(w)) => Some((s, a, w)),
+            _ => None,
+        };
         let rules = match (
             no_reply,
             green,
@@ -316,6 +335,7 @@ impl Rules {
             backup_amber,
             backup_red,
             window_amber,
+            queue,
         ) {
             (
                 Some(no_reply),
@@ -327,6 +347,7 @@ impl Rules {
                 Some(backup_amber_after),
                 Some(backup_red_after),
                 Some(window_amber_at),
+                Some((sweep_every, ack_within, worker_died)),
             ) if errors.is_empty() => Some(Rules {
                 path: path.to_path_buf(),
                 no_reply,
@@ -338,6 +359,9 @@ impl Rules {
                 backup_amber_after,
                 backup_red_after,
                 window_amber_at,
+                sweep_every,
+                ack_within,
+                worker_died,
             }),
             _ => None,
         };
@@ -345,6 +369,15 @@ impl Rules {
             rules,
             snapshot_stale_after: stale,
             errors,
+        }
+    }
+
+    /// The work queue's thresholds.
+    pub fn queue(&self) -> QueueRules {
+        QueueRules {
+            ack_within_s: self.ack_within.seconds,
+            no_reply_s: self.no_reply.seconds,
+            worker_died_s: self.worker_died.seconds,
         }
     }
 
@@ -432,6 +465,7 @@ stuck:
   no_reply_seconds: 300
   source: plugins/platforms/a2a/adapter.py:38
   ruled_by: young
+  sweep_seconds: 60
 last_exchange:
   green_below_seconds: 1800
   amber_below_seconds: 21600
@@ -450,6 +484,12 @@ backups:
 window:
   amber_at_percent: 90
   source: the heartbeat's window status (near limit at 90 %)
+ack:
+  within_seconds: 600
+  source: spec 003 §4
+worker_died:
+  no_report_seconds: 3600
+  source: spec 003 §3.5
 ";
 
     #[test]
@@ -471,7 +511,7 @@ window:
         assert!(msg.contains("rules.yaml:1: stuck.source: missing"), "{msg}");
         assert!(
             msg.contains(
-                "rules.yaml:6: last_exchange.amber_below_seconds: expected a whole number"
+                "rules.yaml:7: last_exchange.amber_below_seconds: expected a whole number"
             ),
             "{msg}"
         );
@@ -489,7 +529,7 @@ window:
                 .to_string();
             assert!(
                 msg.contains(
-                    "r.yaml:21: window.amber_at_percent: expected a whole percentage from 1 to 100"
+                    "r.yaml:22: window.amber_at_percent: expected a whole percentage from 1 to 100"
                 ),
                 "{bad}: {msg}"
             );
@@ -502,7 +542,7 @@ window:
             .unwrap_err()
             .to_string();
         assert!(
-            msg.contains("r.yaml:20: window.source: missing; every rule cites"),
+            msg.contains("r.yaml:21: window.source: missing; every rule cites"),
             "{msg}"
         );
     }
@@ -547,12 +587,12 @@ window:
             .collect();
         for expected in [
             "r.yaml:5: stuck.colour: unknown key `colour`; expected one of no_reply_seconds, \
-             source, ruled_by",
-            "r.yaml:7: last_exchange.green_below_secs: unknown key `green_below_secs`, did you \
+             sweep_seconds, source, ruled_by",
+            "r.yaml:8: last_exchange.green_below_secs: unknown key `green_below_secs`, did you \
              mean `green_below_seconds`?",
-            "r.yaml:10: snapshots: unknown group `snapshots`, did you mean `snapshot`?",
+            "r.yaml:11: snapshots: unknown group `snapshots`, did you mean `snapshot`?",
             // What the misspellings leave out is still said.
-            "r.yaml:6: last_exchange.green_below_seconds: missing",
+            "r.yaml:7: last_exchange.green_below_seconds: missing",
             "r.yaml: snapshot.stale_after_seconds: missing; expected a `snapshot:` group with \
              `stale_after_seconds` and `source`",
         ] {

@@ -9,17 +9,34 @@
 //! The intake (`crate::intake`) and the CLI (`fleetdash task assign`, `fleetdash tasks`) are its
 //! only writers; the collector reads it to put `tasks.queue[]` into the snapshot.
 //!
-//! INTERFACE ONLY on branch h/qbase: the bodies are written on h/queue. Semantics:
+//! Modules: [`schema`] (opening, refusing what is not ours, migrations), [`store`] (rows, the
+//! state machine, ACK-then-own, permissions), [`writer`] (the one writer thread, group commit),
+//! [`judge`] (the rules as pure functions of a row and `now`), [`watchdog`] (the sweep's
+//! cadence and its escalation lines).
+//!
+//! Semantics:
 //! - [`WorkQueue::apply`] applies one report in one transaction and returns only after that
 //!   transaction is durable (the intake answers after it: an answered report is never lost). A
 //!   report whose `message_id` was already applied (same reporter) is not applied again: the
 //!   answer is the same as the first time (`Applied::duplicate` set).
 //! - SQLite runs off the async runtime (a writer thread or `spawn_blocking`): these are `async`.
 
+pub mod judge;
 pub mod report;
+pub mod schema;
+pub mod store;
+pub mod watchdog;
+mod writer;
 
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
 use chrono::{DateTime, Utc};
+use rusqlite::Connection;
+use tokio::sync::{mpsc, oneshot};
 
+pub use judge::{ORPHANED_MESSAGE, Verdict, judge};
 pub use report::{Ack, Assignment, Report, ReportKind, Reporter, WireState};
 
 /// One task row (§3.2), as the queue holds it.
@@ -108,33 +125,137 @@ pub struct QueueRules {
     pub worker_died_s: u64,
 }
 
+/// What the queue knows of one agent's reports (push checks: an agent judged on its last
+/// heartbeat report, and every agent's last report age).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentReports {
+    pub name: String,
+    /// Its last report of any kind.
+    pub last_report_at: DateTime<Utc>,
+    pub last_heartbeat_at: Option<DateTime<Utc>>,
+    /// What its last heartbeat said it was last doing.
+    pub last_activity_at: Option<DateTime<Utc>>,
+    /// The task ids its last heartbeat had in flight.
+    pub in_flight: Vec<String>,
+}
+
 /// The work queue in one SQLite file.
 pub struct WorkQueue {
-    _private: (),
+    path: PathBuf,
+    jobs: mpsc::Sender<writer::Job>,
+    /// Reads go to their own connection, beside the writer (WAL: they never wait for it).
+    reader: Arc<Mutex<Connection>>,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl WorkQueue {
-    /// Opens (creating and migrating) the queue at `path`.
-    pub async fn open(_path: &std::path::Path, _rules: QueueRules) -> Result<WorkQueue, String> {
-        unimplemented!("h/queue")
+    /// Opens (creating and migrating) the queue at `path`. A file that is not SQLite, is
+    /// corrupt, belongs to another program or has a newer schema is refused with an error
+    /// naming it, and left untouched.
+    pub async fn open(path: &Path, rules: QueueRules) -> Result<WorkQueue, String> {
+        let owned = path.to_path_buf();
+        let (conn, reader) = tokio::task::spawn_blocking(move || {
+            let conn = schema::open_writer(&owned)?;
+            let reader = schema::open_reader(&owned)?;
+            Ok::<_, String>((conn, reader))
+        })
+        .await
+        .map_err(|e| format!("{}: cannot open the work queue: {e}", path.display()))??;
+        let (jobs, rx) = mpsc::channel(writer::QUEUE_DEPTH);
+        let thread_path = path.to_path_buf();
+        let handle = std::thread::Builder::new()
+            .name("work-queue-writer".into())
+            .spawn(move || writer::run(conn, rx, thread_path, rules))
+            .map_err(|e| format!("{}: cannot start the writer: {e}", path.display()))?;
+        Ok(WorkQueue {
+            path: path.to_path_buf(),
+            jobs,
+            reader: Arc::new(Mutex::new(reader)),
+            writer: Mutex::new(Some(handle)),
+        })
+    }
+
+    /// The queue's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn writer_gone(&self) -> String {
+        format!(
+            "{}: the work queue's writer stopped; the report is not stored",
+            self.path.display()
+        )
     }
 
     /// Applies one report; durable before it returns.
-    pub async fn apply(&self, _report: Report) -> Result<Applied, Refusal> {
-        unimplemented!("h/queue")
+    pub async fn apply(&self, report: Report) -> Result<Applied, Refusal> {
+        let (reply, answer) = oneshot::channel();
+        self.jobs
+            .send(writer::Job::Apply(Box::new(report), reply))
+            .await
+            .map_err(|_| Refusal::Store(self.writer_gone()))?;
+        answer
+            .await
+            .unwrap_or_else(|_| Err(Refusal::Store(self.writer_gone())))
     }
 
-    pub async fn get(&self, _id: &str) -> Result<Option<TaskRow>, String> {
-        unimplemented!("h/queue")
+    /// Runs `f` on the read connection, off the async runtime.
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let reader = self.reader.clone();
+        let path = self.path.display().to_string();
+        tokio::task::spawn_blocking(move || {
+            let conn = reader.lock().unwrap_or_else(|p| p.into_inner());
+            f(&conn).map_err(|e| format!("{path}: cannot read the work queue: {e}"))
+        })
+        .await
+        .map_err(|e| format!("{}: the read failed: {e}", self.path.display()))?
+    }
+
+    pub async fn get(&self, id: &str) -> Result<Option<TaskRow>, String> {
+        let id = id.to_string();
+        self.read(move |c| store::get(c, &id)).await
     }
 
     /// Every row, newest first.
     pub async fn list(&self) -> Result<Vec<TaskRow>, String> {
-        unimplemented!("h/queue")
+        self.read(store::list).await
+    }
+
+    /// Each agent's last report and heartbeat, by name.
+    pub async fn last_reports(&self) -> Result<Vec<AgentReports>, String> {
+        self.read(store::last_reports).await
     }
 
     /// The watchdog at `now` (every 60 s, `stuck.sweep_seconds` in the rules).
-    pub async fn sweep(&self, _now: DateTime<Utc>) -> Result<Vec<SweepEvent>, String> {
-        unimplemented!("h/queue")
+    pub async fn sweep(&self, now: DateTime<Utc>) -> Result<Vec<SweepEvent>, String> {
+        let (reply, answer) = oneshot::channel();
+        self.jobs
+            .send(writer::Job::Sweep(now, reply))
+            .await
+            .map_err(|_| self.writer_gone())?;
+        answer.await.unwrap_or_else(|_| Err(self.writer_gone()))
+    }
+
+    /// Stops the writer once everything sent has been committed, and closes the file.
+    pub async fn close(self) -> anyhow::Result<()> {
+        let WorkQueue {
+            path,
+            jobs,
+            reader,
+            writer,
+        } = self;
+        drop(jobs);
+        drop(reader);
+        let handle = writer.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(handle) = handle {
+            tokio::task::spawn_blocking(move || handle.join())
+                .await
+                .context("the writer's join failed")?
+                .map_err(|_| anyhow::anyhow!("{}: the writer panicked", path.display()))?;
+        }
+        Ok(())
     }
 }

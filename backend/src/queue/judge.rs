@@ -1,0 +1,343 @@
+//! The work queue's rules as pure functions of a row, the rules' thresholds and `now` (clocked
+//! from outside, so every rule is tested at its exact boundary): the band and reason a row shows,
+//! and when the watchdog's two conditions (§3.5) are due.
+//!
+//! Boundaries follow the live-task stuck rule: a limit of N seconds is reached AT N seconds
+//! (`age >= N`), one second before it is not. A deadline passes strictly after its instant.
+
+use chrono::{DateTime, Utc};
+use fleetdash_model::{Band, human_age, seconds_since};
+
+use super::{Ack, QueueRules, TaskRow, WireState};
+
+/// What the watchdog writes on a task it fails (spec §3.5, adapter.py's message).
+pub const ORPHANED_MESSAGE: &str = "[task orphaned — no reply produced]";
+
+/// A row's colour and, when it is not plainly fine, why, in the operator's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub band: Band,
+    pub reason: Option<String>,
+}
+
+impl Verdict {
+    fn red(reason: String) -> Verdict {
+        Verdict {
+            band: Band::Red,
+            reason: Some(reason),
+        }
+    }
+
+    fn amber(reason: String) -> Verdict {
+        Verdict {
+            band: Band::Amber,
+            reason: Some(reason),
+        }
+    }
+
+    fn green(reason: Option<&str>) -> Verdict {
+        Verdict {
+            band: Band::Green,
+            reason: reason.map(str::to_string),
+        }
+    }
+}
+
+/// The band and reason of `row` at `now`. Red: failed or orphaned, rejected, no ACK past the
+/// limit (or an escalation nobody took up), deadline passed, worker died. Amber: blocked,
+/// waiting for input or authorisation. Green otherwise.
+///
+/// Worker died is red although it fires no follow-up (§3.5): nothing else tells the operator
+/// that nobody is working on the task, so the row must.
+pub fn judge(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> Verdict {
+    match row.state {
+        WireState::Failed if row.status_message.as_deref() == Some(ORPHANED_MESSAGE) => {
+            return Verdict::red("orphaned: no reply produced".into());
+        }
+        WireState::Failed => return Verdict::red("failed".into()),
+        WireState::Rejected => return Verdict::red("rejected".into()),
+        WireState::Completed => return Verdict::green(Some("done")),
+        WireState::Canceled => return Verdict::green(Some("canceled")),
+        _ => {}
+    }
+    if let Some(reason) = no_ack(row, rules, now) {
+        return Verdict::red(reason);
+    }
+    if let Some(deadline) = row.deadline
+        && now > deadline
+    {
+        return Verdict::red(format!(
+            "deadline passed {} ago",
+            human_age(seconds_since(deadline, now).max(1))
+        ));
+    }
+    if row.worker_died {
+        return Verdict::red(format!(
+            "worker died: no report for {}",
+            human_age(seconds_since(quiet_since(row), now))
+        ));
+    }
+    if let Some(on) = &row.blocked_on {
+        return Verdict::amber(format!("blocked on {on}"));
+    }
+    match row.state {
+        WireState::InputRequired => Verdict::amber("waiting for input".into()),
+        WireState::AuthRequired => Verdict::amber("waiting for authorisation".into()),
+        WireState::Submitted if row.ack.is_none() => Verdict::green(Some("waiting for an ACK")),
+        _ => Verdict::green(None),
+    }
+}
+
+/// "no ACK for 14 min: nobody owns it" once the ACK limit is reached with no ACK, or the same
+/// for the agent an escalation named when it has not ACKed in its turn.
+fn no_ack(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> Option<String> {
+    match &row.ack {
+        None => {
+            let age = seconds_since(row.created_at, now);
+            (age >= rules.ack_within_s)
+                .then(|| format!("no ACK for {}: nobody owns it", human_age(age)))
+        }
+        Some(ack) => match &ack.ack {
+            Ack::Escalating { to } => {
+                let age = seconds_since(ack.at, now);
+                (age >= rules.ack_within_s)
+                    .then(|| format!("escalated to {to} {} ago: no ACK from {to}", human_age(age)))
+            }
+            _ => None,
+        },
+    }
+}
+
+/// Since when nothing was heard about the task: its last report, else its creation.
+fn quiet_since(row: &TaskRow) -> DateTime<Utc> {
+    row.last_report_at.unwrap_or(row.created_at)
+}
+
+/// The 300 s rule (§3.5): a WORKING task with no report for `no_reply_s` is orphaned.
+pub fn orphan_due(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> bool {
+    row.state == WireState::Working && seconds_since(quiet_since(row), now) >= rules.no_reply_s
+}
+
+/// The coarser condition (§3.5): a task its owner claimed (an owning or blocked ACK) with no
+/// report about it for `worker_died_s`, not recorded yet and not finished.
+pub fn worker_died_due(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> bool {
+    let claimed = row.ack.as_ref().is_some_and(|a| {
+        Some(&a.by) == row.owner.as_ref()
+            && matches!(a.ack, Ack::Owning { .. } | Ack::Blocked { .. })
+    });
+    claimed
+        && !row.worker_died
+        && !row.state.is_terminal()
+        && seconds_since(quiet_since(row), now) >= rules.worker_died_s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::{AckRecord, Provenance};
+    use chrono::{Duration, TimeZone};
+
+    /// The shipped rules file's thresholds: the tests judge by them, not by literals.
+    fn rules() -> QueueRules {
+        crate::config::Rules::parse(
+            std::path::Path::new("config/rules.yaml"),
+            include_str!("../../../config/rules.yaml"),
+        )
+        .expect("the shipped rules parse")
+        .queue()
+    }
+
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 10, 20, 22, 0, 0).unwrap()
+    }
+
+    fn secs(s: u64) -> Duration {
+        Duration::seconds(i64::try_from(s).unwrap())
+    }
+
+    fn row() -> TaskRow {
+        TaskRow {
+            id: "q_1".into(),
+            title: "rotate the LAB keys".into(),
+            owner: Some("sol".into()),
+            tagged: vec![],
+            created_by: "operator".into(),
+            created_at: t0(),
+            deadline: None,
+            state: WireState::Submitted,
+            ack: None,
+            yielded: vec![],
+            blocked_on: None,
+            last_report_at: None,
+            status_message: None,
+            worker_died: false,
+            provenance: Provenance::default(),
+        }
+    }
+
+    fn owned(at: DateTime<Utc>) -> TaskRow {
+        TaskRow {
+            state: WireState::Working,
+            ack: Some(AckRecord {
+                by: "sol".into(),
+                ack: Ack::Owning { eta: None },
+                at,
+            }),
+            last_report_at: Some(at),
+            ..row()
+        }
+    }
+
+    #[test]
+    fn no_ack_turns_red_at_the_limit_and_not_a_second_before() {
+        let r = rules();
+        let limit = secs(r.ack_within_s);
+        let before = judge(&row(), &r, t0() + limit - secs(1));
+        assert_eq!(before.band, Band::Green, "{before:?}");
+        let at = judge(&row(), &r, t0() + limit);
+        assert_eq!(at.band, Band::Red);
+        assert_eq!(
+            at.reason.as_deref(),
+            Some(format!("no ACK for {}: nobody owns it", human_age(r.ack_within_s)).as_str())
+        );
+        let after = judge(&row(), &r, t0() + limit + secs(1));
+        assert_eq!(after.band, Band::Red);
+        // An ACK at any time before settles it.
+        let acked = owned(t0() + limit - secs(1));
+        assert_eq!(judge(&acked, &r, t0() + limit * 3).band, Band::Green);
+    }
+
+    #[test]
+    fn the_words_are_the_operators() {
+        let r = QueueRules {
+            ack_within_s: 600,
+            no_reply_s: 300,
+            worker_died_s: 3600,
+        };
+        let v = judge(&row(), &r, t0() + Duration::minutes(14));
+        assert_eq!(
+            v.reason.as_deref(),
+            Some("no ACK for 14 min: nobody owns it")
+        );
+        let late = TaskRow {
+            deadline: Some(t0()),
+            ..owned(t0())
+        };
+        let v = judge(&late, &r, t0() + Duration::hours(2));
+        assert_eq!(v.reason.as_deref(), Some("deadline passed 2 h ago"));
+        let blocked = TaskRow {
+            blocked_on: Some("t_1a2b: LAB disk full".into()),
+            state: WireState::InputRequired,
+            ..owned(t0())
+        };
+        let v = judge(&blocked, &r, t0());
+        assert_eq!(
+            (v.band, v.reason.as_deref()),
+            (Band::Amber, Some("blocked on t_1a2b: LAB disk full"))
+        );
+        let orphaned = TaskRow {
+            state: WireState::Failed,
+            status_message: Some(ORPHANED_MESSAGE.into()),
+            ..owned(t0())
+        };
+        let v = judge(&orphaned, &r, t0());
+        assert_eq!(
+            (v.band, v.reason.as_deref()),
+            (Band::Red, Some("orphaned: no reply produced"))
+        );
+    }
+
+    #[test]
+    fn a_deadline_passes_strictly_after_its_instant() {
+        let r = rules();
+        let deadline = t0() + Duration::hours(1);
+        let row = TaskRow {
+            deadline: Some(deadline),
+            ..owned(t0())
+        };
+        assert_eq!(judge(&row, &r, deadline - secs(1)).band, Band::Green);
+        assert_eq!(judge(&row, &r, deadline).band, Band::Green);
+        let after = judge(&row, &r, deadline + secs(1));
+        assert_eq!(after.band, Band::Red);
+        assert_eq!(after.reason.as_deref(), Some("deadline passed 1 s ago"));
+        // A finished task is judged by how it finished, not by its deadline.
+        let done = TaskRow {
+            state: WireState::Completed,
+            ..row
+        };
+        assert_eq!(judge(&done, &r, deadline + secs(60)).band, Band::Green);
+    }
+
+    #[test]
+    fn an_escalation_nobody_takes_up_turns_red_at_the_ack_limit() {
+        let r = rules();
+        let row = TaskRow {
+            owner: Some("mira".into()),
+            ack: Some(AckRecord {
+                by: "sol".into(),
+                ack: Ack::Escalating { to: "mira".into() },
+                at: t0(),
+            }),
+            ..row()
+        };
+        let limit = secs(r.ack_within_s);
+        assert_eq!(judge(&row, &r, t0() + limit - secs(1)).band, Band::Green);
+        let at = judge(&row, &r, t0() + limit);
+        assert_eq!(at.band, Band::Red);
+        assert!(at.reason.unwrap().ends_with("no ACK from mira"));
+    }
+
+    #[test]
+    fn the_orphan_rule_is_due_at_no_reply_seconds_for_working_tasks_only() {
+        let r = rules();
+        let row = owned(t0());
+        let limit = secs(r.no_reply_s);
+        assert!(!orphan_due(&row, &r, t0() + limit - secs(1)));
+        assert!(orphan_due(&row, &r, t0() + limit));
+        assert!(orphan_due(&row, &r, t0() + limit + secs(1)));
+        for state in WireState::ALL
+            .into_iter()
+            .filter(|s| *s != WireState::Working)
+        {
+            let other = TaskRow {
+                state,
+                ..row.clone()
+            };
+            assert!(!orphan_due(&other, &r, t0() + limit * 10), "{state:?}");
+        }
+    }
+
+    #[test]
+    fn worker_died_is_due_at_its_limit_once_for_a_claimed_unfinished_task() {
+        let r = rules();
+        let blocked = TaskRow {
+            state: WireState::InputRequired,
+            blocked_on: Some("LAB disk full".into()),
+            ..owned(t0())
+        };
+        let limit = secs(r.worker_died_s);
+        assert!(!worker_died_due(&blocked, &r, t0() + limit - secs(1)));
+        assert!(worker_died_due(&blocked, &r, t0() + limit));
+        assert!(worker_died_due(&blocked, &r, t0() + limit + secs(1)));
+        let recorded = TaskRow {
+            worker_died: true,
+            ..blocked.clone()
+        };
+        assert!(!worker_died_due(&recorded, &r, t0() + limit * 2));
+        let v = judge(&recorded, &r, t0() + limit);
+        assert_eq!(
+            (v.band, v.reason.as_deref()),
+            (
+                Band::Red,
+                Some(format!("worker died: no report for {}", human_age(r.worker_died_s)).as_str())
+            )
+        );
+        // Nobody claimed it: that is the ACK rule's business, not a dead worker.
+        assert!(!worker_died_due(&row(), &r, t0() + limit * 2));
+        let done = TaskRow {
+            state: WireState::Completed,
+            ..blocked
+        };
+        assert!(!worker_died_due(&done, &r, t0() + limit * 2));
+    }
+}

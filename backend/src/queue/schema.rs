@@ -1,0 +1,254 @@
+//! Opening the queue's file: refusing what is not ours (not SQLite, corrupt, another program's
+//! database, a newer schema) before anything is written, then WAL with `synchronous = FULL`
+//! (a commit is on disk before `apply` answers) and the migrations up to [`CURRENT_VERSION`].
+//!
+//! The schema's version is `PRAGMA user_version`; `application_id` marks the file as a
+//! fleetdash work queue, so that a `db` pointing at, say, a Hermes board is refused instead of
+//! having tables added to it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+/// "FDWQ": a fleetdash work queue (SQLite's `application_id`).
+pub const APPLICATION_ID: i32 = 0x4644_5751;
+
+/// The schema this build reads and writes.
+pub const CURRENT_VERSION: i32 = 1;
+
+/// How long a connection waits for another's lock (a reader's checkpoint, a second writer)
+/// before it reports the database busy.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Each migration takes the file from the version before it to its own, in one transaction.
+/// Adding v2 is one entry here, e.g.
+/// `(2, "ALTER TABLE tasks ADD COLUMN priority INTEGER; ")`, and `CURRENT_VERSION = 2`: a v1
+/// file is migrated when it is opened, a v2 file is refused by a v1 build.
+const MIGRATIONS: &[(i32, &str)] = &[(1, V1)];
+
+const V1: &str = "
+CREATE TABLE tasks (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    owner TEXT,
+    tagged TEXT NOT NULL DEFAULT '[]',
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    deadline INTEGER,
+    state TEXT NOT NULL CHECK (state GLOB 'TASK_STATE_*'),
+    ack_kind TEXT CHECK (ack_kind IN ('owning', 'escalating', 'blocked', 'yielded')),
+    ack_by TEXT,
+    ack_at INTEGER,
+    ack_eta INTEGER,
+    ack_to TEXT,
+    ack_on TEXT,
+    yielded TEXT NOT NULL DEFAULT '[]',
+    blocked_on TEXT,
+    last_report_at INTEGER,
+    status_message TEXT,
+    worker_died INTEGER NOT NULL DEFAULT 0,
+    reporter TEXT NOT NULL,
+    context_id TEXT
+) STRICT;
+CREATE INDEX tasks_by_creation ON tasks (created_at);
+CREATE INDEX tasks_by_state ON tasks (state);
+
+-- Every applied report (and every watchdog transition), never rewritten: kinds and structured
+-- fields only, never message text.
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY,
+    reporter_kind TEXT NOT NULL CHECK (reporter_kind IN ('agent', 'operator', 'watchdog')),
+    reporter TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    context_id TEXT,
+    received_at INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    task_id TEXT,
+    outcome TEXT NOT NULL,
+    fields TEXT NOT NULL,
+    UNIQUE (reporter_kind, reporter, message_id)
+) STRICT;
+CREATE TRIGGER events_are_append_only_update BEFORE UPDATE ON events
+    BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+CREATE TRIGGER events_are_append_only_delete BEFORE DELETE ON events
+    BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+
+-- Per agent: its last report of any kind and its last heartbeat (push checks).
+CREATE TABLE agents (
+    name TEXT PRIMARY KEY,
+    last_report_at INTEGER NOT NULL,
+    last_heartbeat_at INTEGER,
+    last_activity_at INTEGER,
+    in_flight TEXT NOT NULL DEFAULT '[]'
+) STRICT;
+";
+
+/// Opens `path` for writing: checked, migrated, WAL, durable commits. Nothing is written to a
+/// file that is refused.
+pub fn open_writer(path: &Path) -> Result<Connection, String> {
+    let named = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", path.display());
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| named("cannot create its folder", &e))?;
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| named("cannot open the work queue", &e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| named("cannot set the busy timeout", &e))?;
+    // Reads only, until the file is known to be ours.
+    let version = inspect(&conn, path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(|e| named("cannot switch to WAL", &e))?;
+    // FULL: in WAL mode NORMAL may lose the last commits on power loss; an answered report
+    // must not be lost, and group commit pays for the fsync.
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(|e| named("cannot make commits durable", &e))?;
+    conn.pragma_update(None, "foreign_keys", true)
+        .map_err(|e| named("cannot enable foreign keys", &e))?;
+    migrate(&conn, version).map_err(|e| named("cannot migrate the schema", &e))?;
+    Ok(conn)
+}
+
+/// A read-only connection beside the writer (which must have opened the file first).
+pub fn open_reader(path: &Path) -> Result<Connection, String> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| {
+        format!(
+            "{}: cannot open the work queue to read: {e}",
+            path.display()
+        )
+    })?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| format!("{}: cannot set the busy timeout: {e}", path.display()))?;
+    Ok(conn)
+}
+
+/// The file's schema version, after making sure it is a healthy fleetdash work queue (or a new,
+/// empty database) this build can read. Reads only.
+fn inspect(conn: &Connection, path: &Path) -> Result<i32, String> {
+    let file = path.display();
+    let not_ours = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => {
+            format!("{file}: not a SQLite database (not a work queue); left untouched")
+        }
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
+            format!("{file}: the database is corrupt ({e}); left untouched")
+        }
+        _ => format!("{file}: cannot read the work queue: {e}"),
+    };
+    let tables: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .map_err(not_ours)?;
+    let version: i32 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(not_ours)?;
+    let app: i32 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .map_err(not_ours)?;
+    if tables > 0 && app != APPLICATION_ID {
+        return Err(format!(
+            "{file}: a SQLite database of another program (no fleetdash work queue mark); left \
+             untouched: point [work_queue] db at a file of its own"
+        ));
+    }
+    if version > CURRENT_VERSION {
+        return Err(format!(
+            "{file}: work queue schema version {version} is newer than this fleetdash reads \
+             ({CURRENT_VERSION}); left untouched: upgrade fleetdash"
+        ));
+    }
+    if tables > 0 {
+        let check: String = conn
+            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+            .map_err(not_ours)?;
+        if check != "ok" {
+            return Err(format!(
+                "{file}: the database is corrupt (quick_check: {check}); left untouched"
+            ));
+        }
+    }
+    Ok(version)
+}
+
+fn migrate(conn: &Connection, from: i32) -> rusqlite::Result<()> {
+    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > from) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+        tx.pragma_update(None, "user_version", version)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_file_is_created_at_the_current_version_in_wal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/tasks.db");
+        let conn = open_writer(&path).unwrap();
+        let v: i32 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, CURRENT_VERSION);
+        let mode: String = conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let sync: i64 = conn
+            .pragma_query_value(None, "synchronous", |r| r.get(0))
+            .unwrap();
+        assert_eq!(sync, 2, "synchronous = FULL");
+        drop(conn);
+        // Opening again migrates nothing and keeps the data.
+        let conn = open_writer(&path).unwrap();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM tasks", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn events_cannot_be_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open_writer(&dir.path().join("q.db")).unwrap();
+        conn.execute(
+            "INSERT INTO events (reporter_kind, reporter, message_id, received_at, kind, outcome, \
+             fields) VALUES ('agent', 'sol', 'm1', 0, 'heartbeat', 'applied', '{}')",
+            [],
+        )
+        .unwrap();
+        let err = conn.execute("DELETE FROM events", []).unwrap_err();
+        assert!(err.to_string().contains("append-only"), "{err}");
+        let err = conn
+            .execute("UPDATE events SET kind = 'x'", [])
+            .unwrap_err();
+        assert!(err.to_string().contains("append-only"), "{err}");
+    }
+
+    #[test]
+    fn another_programs_database_is_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kanban.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch("CREATE TABLE cards (id TEXT);").unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        let err = open_writer(&path).unwrap_err();
+        assert!(err.starts_with(&path.display().to_string()), "{err}");
+        assert!(err.contains("another program"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+}

@@ -1,0 +1,94 @@
+//! The work queue's watchdog (spec §3.5): a sweep every `stuck.sweep_seconds`, and ONE
+//! escalation line per orphaned task, written by the escalation log the live-task watchdog
+//! already uses (`state_dir/escalations.jsonl`). Worker died is recorded by the sweep and
+//! escalates nothing: only the 300 s condition fires the follow-up loop.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use fleetdash_model::{Asc, LiveTask, Probe, seconds_since};
+use tokio_util::sync::CancellationToken;
+
+use super::{SweepEvent, WorkQueue};
+use crate::config::Rule;
+use crate::redact::RedactionGate;
+use crate::write::escalations::Escalations;
+
+/// Writes one escalation line for each orphaned task among `events`; returns how many.
+pub fn escalate(
+    events: &[SweepEvent],
+    log: &Escalations,
+    no_reply: &Rule,
+    gate: &RedactionGate,
+    now: DateTime<Utc>,
+) -> anyhow::Result<usize> {
+    let mut written = 0;
+    for event in events {
+        let SweepEvent::Orphaned { task } = event else {
+            continue;
+        };
+        let quiet_since = task.last_report_at.unwrap_or(task.created_at);
+        let line = LiveTask {
+            id: task.id.clone(),
+            agent: task.owner.clone().unwrap_or_default(),
+            state: Probe::Value(task.state.as_str().to_string()),
+            age_s: seconds_since(quiet_since, now),
+            stuck: true,
+            status: Asc::TIMEOUT,
+            reason: task.status_message.clone(),
+            checked_at: now,
+            stale: false,
+        };
+        log.append(&line, no_reply, gate, now)?;
+        written += 1;
+    }
+    Ok(written)
+}
+
+/// Sweeps `queue` every `rules.sweep_every` until `shutdown`, escalating each orphaned task
+/// once. A failed sweep or escalation is logged and tried again at the next tick.
+pub async fn run(
+    queue: Arc<WorkQueue>,
+    rules: crate::config::Rules,
+    log: Escalations,
+    gate: RedactionGate,
+    shutdown: CancellationToken,
+) {
+    let log = Arc::new(log);
+    let gate = Arc::new(gate);
+    let mut tick = tokio::time::interval(Duration::from_secs(rules.sweep_every.seconds));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let now = Utc::now();
+        let events = match queue.sweep(now).await {
+            Ok(events) => events,
+            Err(e) => {
+                tracing::error!("work queue sweep failed: {e}");
+                continue;
+            }
+        };
+        for event in &events {
+            match event {
+                SweepEvent::Orphaned { task } => {
+                    tracing::warn!(task = %task.id, "work queue task orphaned: no reply produced")
+                }
+                SweepEvent::WorkerDied { task } => {
+                    tracing::warn!(task = %task.id, "work queue task: the worker died")
+                }
+            }
+        }
+        let (log, gate, rule) = (log.clone(), gate.clone(), rules.no_reply.clone());
+        let written =
+            tokio::task::spawn_blocking(move || escalate(&events, &log, &rule, &gate, now)).await;
+        match written {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::error!("cannot write the work queue's escalations: {e:#}"),
+            Err(e) => tracing::error!("the escalation writer failed: {e}"),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The queue's one writer: a thread that owns the write connection, takes jobs from a channel
+//! and commits everything waiting in ONE transaction (group commit), then answers each caller.
+//! An fsync per report would cap the queue at the disk's fsync rate; one per batch keeps every
+//! answer durable (`synchronous = FULL`) at a fraction of the cost.
+//!
+//! Each report runs in its own savepoint: a refused report (or one whose SQL failed) is rolled
+//! back alone, the others of its batch commit. If the commit itself fails, every caller of the
+//! batch is told the report is not stored.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, TransactionBehavior};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Applied, QueueRules, Refusal, Report, SweepEvent, store};
+
+/// At most this many jobs share one transaction (bounds a transaction's size and the wait of
+/// the first caller in it).
+pub const MAX_BATCH: usize = 512;
+/// Jobs waiting for the writer beyond this make callers wait to send (backpressure).
+pub const QUEUE_DEPTH: usize = 4096;
+
+pub(super) enum Job {
+    Apply(Box<Report>, oneshot::Sender<Result<Applied, Refusal>>),
+    Sweep(
+        DateTime<Utc>,
+        oneshot::Sender<Result<Vec<SweepEvent>, String>>,
+    ),
+}
+
+enum Answer {
+    Apply(
+        oneshot::Sender<Result<Applied, Refusal>>,
+        Box<Result<Applied, Refusal>>,
+    ),
+    Sweep(
+        oneshot::Sender<Result<Vec<SweepEvent>, String>>,
+        Result<Vec<SweepEvent>, String>,
+    ),
+}
+
+/// Runs until every sender is gone.
+pub(super) fn run(
+    mut conn: Connection,
+    mut jobs: mpsc::Receiver<Job>,
+    path: PathBuf,
+    rules: QueueRules,
+) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while let Some(first) = jobs.blocking_recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        commit(&mut conn, batch.drain(..), &path, &rules);
+    }
+}
+
+fn commit(
+    conn: &mut Connection,
+    batch: impl Iterator<Item = Job>,
+    path: &std::path::Path,
+    rules: &QueueRules,
+) {
+    let failed = |e: &rusqlite::Error| format!("{}: {e}", path.display());
+    let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(tx) => tx,
+        Err(e) => {
+            let why = failed(&e);
+            for job in batch {
+                fail(job, &why);
+            }
+            return;
+        }
+    };
+    let mut answers = Vec::new();
+    for job in batch {
+        answers.push(match job {
+            Job::Apply(report, reply) => {
+                let answer = match in_savepoint(&mut tx, |c| {
+                    store::apply(c, &report).map(|step| (step.keep, step.answer))
+                }) {
+                    Ok(answer) => answer,
+                    Err(e) => Err(Refusal::Store(failed(&e))),
+                };
+                Answer::Apply(reply, Box::new(answer))
+            }
+            Job::Sweep(now, reply) => {
+                let answer = in_savepoint(&mut tx, |c| {
+                    store::sweep(c, rules, now).map(|events| (true, events))
+                })
+                .map_err(|e| failed(&e));
+                Answer::Sweep(reply, answer)
+            }
+        });
+    }
+    // Nobody is answered before the commit is durable.
+    if let Err(e) = tx.commit() {
+        let why = failed(&e);
+        for answer in answers {
+            match answer {
+                Answer::Apply(reply, _) => {
+                    let _ = reply.send(Err(Refusal::Store(why.clone())));
+                }
+                Answer::Sweep(reply, _) => {
+                    let _ = reply.send(Err(why.clone()));
+                }
+            }
+        }
+        return;
+    }
+    for answer in answers {
+        // A caller that gave up waiting is not an error: its report is stored.
+        match answer {
+            Answer::Apply(reply, answer) => {
+                let _ = reply.send(*answer);
+            }
+            Answer::Sweep(reply, answer) => {
+                let _ = reply.send(answer);
+            }
+        }
+    }
+}
+
+/// Runs `f` in a savepoint, kept when it says so, rolled back otherwise (and on error).
+fn in_savepoint<T>(
+    tx: &mut rusqlite::Transaction,
+    f: impl FnOnce(&Connection) -> rusqlite::Result<(bool, T)>,
+) -> rusqlite::Result<T> {
+    let sp = tx.savepoint()?;
+    // Dropped without commit (refused, or an error): rolled back.
+    let (keep, value) = f(&sp)?;
+    if keep {
+        sp.commit()?;
+    }
+    Ok(value)
+}
+
+fn fail(job: Job, why: &str) {
+    match job {
+        Job::Apply(_, reply) => {
+            let _ = reply.send(Err(Refusal::Store(why.to_string())));
+        }
+        Job::Sweep(_, reply) => {
+            let _ = reply.send(Err(why.to_string()));
+        }
+    }
+}
