@@ -116,9 +116,29 @@ pub async fn run_until(
         tracing::warn!(config = %config.path.display(), "nothing to collect: the config lists no agents");
     }
     let configured = collect::configured_sections(config);
+    let intake = start_intake(config, rules, shutdown.clone()).await?;
     tracing::info!(file = %writer.path().display(), "collecting");
     watchdog::run(collectors, writer, configured, rules.view(), shutdown).await;
+    if let Some(intake) = intake {
+        intake.task.await.context("the intake stopped")??;
+    }
     Ok(())
+}
+
+/// The report intake, when `[intake] listen` is set (config validation made sure there is a
+/// `[work_queue]` then), on the queue it writes to.
+async fn start_intake(
+    config: &Config,
+    rules: &Rules,
+    shutdown: CancellationToken,
+) -> anyhow::Result<Option<crate::intake::Running>> {
+    let (Some(_), Some(work_queue)) = (config.intake.listen, &config.work_queue) else {
+        return Ok(None);
+    };
+    let queue = crate::queue::WorkQueue::open(&work_queue.db, rules.queue())
+        .await
+        .map_err(anyhow::Error::msg)?;
+    crate::intake::start(config, Arc::new(queue), gate_for(config), shutdown).await
 }
 
 pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {

@@ -32,8 +32,9 @@ impl Default for IntakeConfig {
     }
 }
 
-/// Reads `[intake]`; every key is optional.
-pub(super) fn read(v: &mut Validator, mut t: Table) -> IntakeConfig {
+/// Reads `[intake]`; every key is optional. Reports become work-queue rows, so a listening
+/// intake needs `[work_queue]` (`has_queue`).
+pub(super) fn read(v: &mut Validator, mut t: Table, has_queue: bool) -> IntakeConfig {
     let listen = t.string(v, "listen");
     let config = IntakeConfig {
         listen: None,
@@ -43,6 +44,14 @@ pub(super) fn read(v: &mut Validator, mut t: Table) -> IntakeConfig {
     };
     t.finish(v);
     let listen = listen.and_then(|l| {
+        if !has_queue {
+            v.error(
+                &l,
+                t.field("listen"),
+                "the intake writes reports into the work queue: add [work_queue] db = \"...\"",
+            );
+            return None;
+        }
         l.get_ref().parse().ok().or_else(|| {
             v.error(
                 &l,
@@ -53,4 +62,66 @@ pub(super) fn read(v: &mut Validator, mut t: Table) -> IntakeConfig {
         })
     });
     IntakeConfig { listen, ..config }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Config, ConfigErrors, TokenSource, defaults};
+    use std::path::Path;
+
+    const BASE: &str = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n";
+
+    fn parse(extra: &str) -> Result<Config, ConfigErrors> {
+        Config::parse(Path::new("/etc/f.toml"), &format!("{BASE}{extra}"))
+    }
+
+    #[test]
+    fn the_intake_is_off_unless_it_listens_and_has_its_defaults() {
+        let c = parse("").unwrap();
+        assert_eq!(c.intake.listen, None);
+        assert_eq!(c.intake.max_body_bytes, defaults::INTAKE_MAX_BODY_BYTES);
+        let c = parse(
+            "[intake]\nlisten = \"127.0.0.1:8470\"\nmax_body_bytes = 1000\nrate_per_minute = 5\n\
+             body_timeout = \"3s\"\n[work_queue]\ndb = \"tasks.db\"\n\
+             [[agents]]\nname = \"sol\"\nendpoint = \"http://127.0.0.1:1/\"\nreport_token_env = \"SOL_REPORT\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.intake.listen, Some("127.0.0.1:8470".parse().unwrap()));
+        assert_eq!(c.intake.max_body_bytes, 1000);
+        assert_eq!(c.intake.rate_per_minute, 5);
+        assert_eq!(c.intake.body_timeout, std::time::Duration::from_secs(3));
+        assert_eq!(
+            c.agents[0].report_token,
+            Some(TokenSource::Env("SOL_REPORT".into()))
+        );
+    }
+
+    #[test]
+    fn intake_mistakes_name_the_field() {
+        let errs = |extra: &str| -> Vec<String> {
+            parse(extra)
+                .unwrap_err()
+                .0
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        let e = errs("[intake]\nlisten = \"127.0.0.1:8470\"\n");
+        assert!(
+            e[0].contains("intake.listen") && e[0].contains("[work_queue]"),
+            "{e:?}"
+        );
+        let e = errs(
+            "[work_queue]\ndb = \"t.db\"\n[intake]\nlisten = \"nowhere\"\nrate_per_minute = 0\n",
+        );
+        assert_eq!(e.len(), 2, "{e:?}");
+        let e = errs(
+            "[[agents]]\nname = \"a\"\nendpoint = \"http://127.0.0.1:1/\"\n\
+             report_token_env = \"X\"\nreport_token_file = \"y\"\n",
+        );
+        assert!(
+            e[0].contains("report_token_env or report_token_file"),
+            "{e:?}"
+        );
+    }
 }

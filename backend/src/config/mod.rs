@@ -241,7 +241,7 @@ fn read(path: &Path, text: &str) -> Read {
     let boards = boards::read(&mut v, board_entries, vault.as_deref());
     let backups = backups::read(&mut v, backups);
     let serve = serve::read(&mut v, serve);
-    let intake = intake::read(&mut v, intake);
+    let intake = intake::read(&mut v, intake, work_queue.is_present());
     let work_queue = work_queue::read(&mut v, work_queue);
     Read {
         rules_given: rules_path.is_some(),

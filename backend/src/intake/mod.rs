@@ -117,6 +117,36 @@ pub fn router(queue: Arc<WorkQueue>, options: IntakeOptions, url: &str) -> Route
         .with_state(intake)
 }
 
+/// The intake of `fleetdash run` / `demo`: listening, served by its own task.
+pub struct Running {
+    pub addr: std::net::SocketAddr,
+    pub task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+/// Starts the intake when `[intake] listen` is set (`None` otherwise): binds, says where on
+/// stderr (`fleetdash: intake listening on http://ADDR/`), and serves `queue` until `shutdown`.
+pub async fn start(
+    config: &Config,
+    queue: Arc<WorkQueue>,
+    gate: RedactionGate,
+    shutdown: CancellationToken,
+) -> anyhow::Result<Option<Running>> {
+    let Some(listen) = config.intake.listen else {
+        return Ok(None);
+    };
+    let (options, warnings) = IntakeOptions::from_config(config, gate)?;
+    for warning in warnings {
+        tracing::warn!("intake: {warning}");
+    }
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("the intake cannot listen on {listen}"))?;
+    let addr = listener.local_addr().context("local address")?;
+    eprintln!("fleetdash: intake listening on http://{addr}/");
+    let task = tokio::spawn(serve(listener, queue, options, shutdown));
+    Ok(Some(Running { addr, task }))
+}
+
 /// Serves the intake on `listener` until `shutdown`.
 pub async fn serve(
     listener: tokio::net::TcpListener,

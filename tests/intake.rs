@@ -1,0 +1,890 @@
+//! The report intake end to end: a real listener on loopback in front of a real work queue
+//! (SQLite file), the official a2a-sdk clients (1.3.0 for v1.0, 0.3.26 for v0.3) reporting
+//! through their own client classes (tests/peers/report_v1.py, report_v03.py), and raw HTTP for
+//! what no SDK sends (the Pulse plane's `content`, hostile input).
+
+mod support;
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use chrono::Utc;
+use fleetdash::config::IntakeConfig;
+use fleetdash::intake::guard::Tokens;
+use fleetdash::intake::{self, IntakeOptions};
+use fleetdash::queue::{Assignment, QueueRules, Report, ReportKind, Reporter, TaskRow, WorkQueue};
+use fleetdash::redact::RedactionGate;
+use serde_json::{Value, json};
+use support::{HANG_BUDGET, Sdk, repo_root};
+use tokio_util::sync::CancellationToken;
+
+/// The fleet of these tests and each agent's report token.
+const AGENTS: &[(&str, &str)] = &[
+    ("sol", "report-sol-5b1e9c2f"),
+    ("mira", "report-mira-77d0a4e3"),
+    ("nova", "report-nova-c93f1b08"),
+    ("echo", "report-echo-0a6e2d91"),
+];
+
+fn token(agent: &str) -> &'static str {
+    AGENTS.iter().find(|(a, _)| *a == agent).unwrap().1
+}
+
+/// An intake on a loopback port, in front of a work queue in a temporary folder.
+struct Hub {
+    addr: SocketAddr,
+    db: PathBuf,
+    queue: Arc<WorkQueue>,
+    rt: tokio::runtime::Runtime,
+    shutdown: CancellationToken,
+    _dir: tempfile::TempDir,
+}
+
+impl Hub {
+    fn start() -> Hub {
+        Hub::with_limits(IntakeConfig::default())
+    }
+
+    fn with_limits(limits: IntakeConfig) -> Hub {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("tasks.db");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let rules = QueueRules {
+            ack_within_s: 600,
+            no_reply_s: 300,
+            worker_died_s: 3600,
+        };
+        let queue = Arc::new(rt.block_on(WorkQueue::open(&db, rules)).unwrap());
+        let options = IntakeOptions {
+            tokens: Tokens::new(AGENTS.iter().map(|(a, t)| (a.to_string(), t.to_string())))
+                .unwrap(),
+            agents: AGENTS.iter().map(|(a, _)| a.to_string()).collect(),
+            limits,
+            gate: RedactionGate::new(AGENTS.iter().map(|(_, t)| t.to_string())),
+        };
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        rt.spawn(intake::serve(
+            listener,
+            queue.clone(),
+            options,
+            shutdown.clone(),
+        ));
+        Hub {
+            addr,
+            db,
+            queue,
+            rt,
+            shutdown,
+            _dir: dir,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// The operator assigns a task (as `fleetdash task assign` does); its id.
+    fn assign(&self, title: &str, owner: Option<&str>, tagged: &[&str]) -> String {
+        let report = Report {
+            from: Reporter::Operator,
+            message_id: uuid::Uuid::new_v4().to_string(),
+            context_id: None,
+            received_at: Utc::now(),
+            kind: ReportKind::Assign(Assignment {
+                title: title.into(),
+                owner: owner.map(str::to_string),
+                tagged: tagged.iter().map(|t| t.to_string()).collect(),
+                deadline: None,
+            }),
+        };
+        let applied = self.rt.block_on(self.queue.apply(report)).unwrap();
+        applied.task.unwrap().id
+    }
+
+    fn row(&self, id: &str) -> TaskRow {
+        self.rt.block_on(self.queue.get(id)).unwrap().unwrap()
+    }
+
+    /// Every row of every table, in order: what "nothing was written" compares.
+    fn contents(&self) -> String {
+        let conn = rusqlite::Connection::open_with_flags(
+            &self.db,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        let mut out = String::new();
+        for table in ["tasks", "events", "agents"] {
+            let mut stmt = conn
+                .prepare(&format!("SELECT * FROM {table} ORDER BY rowid"))
+                .unwrap();
+            let n = stmt.column_count();
+            let rows = stmt
+                .query_map([], |r| {
+                    (0..n)
+                        .map(|i| {
+                            r.get::<_, rusqlite::types::Value>(i)
+                                .map(|v| format!("{v:?}"))
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .unwrap();
+            for row in rows {
+                out.push_str(&format!("{table}: {}\n", row.unwrap().join(" | ")));
+            }
+        }
+        out
+    }
+
+    fn events(&self) -> usize {
+        self.contents()
+            .lines()
+            .filter(|l| l.starts_with("events:"))
+            .count()
+    }
+
+    /// The database's bytes, WAL included: free text that must not be kept is searched here.
+    fn bytes(&self) -> Vec<u8> {
+        let mut all = std::fs::read(&self.db).unwrap();
+        if let Ok(wal) = std::fs::read(self.db.with_extension("db-wal")) {
+            all.extend(wal);
+        }
+        all
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// Runs `steps` through the official SDK client of `sdk` as `agent`; one result per step.
+fn sdk(sdk: Sdk, url: &str, agent: Option<&str>, steps: Value) -> Vec<Value> {
+    let (venv, script) = match sdk {
+        Sdk::V1 => ("a2a-v1", "report_v1.py"),
+        Sdk::V03 => ("a2a-v03", "report_v03.py"),
+    };
+    let python = repo_root().join(".venv").join(venv).join("bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup-test-deps (the README's test command does)",
+        python.display()
+    );
+    let mut cmd = Command::new(python);
+    cmd.arg(repo_root().join("tests/peers").join(script))
+        .args(["--url", url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(agent) = agent {
+        cmd.args(["--token", token(agent)]);
+    }
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(steps.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{script} failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        results.len(),
+        steps.as_array().unwrap().len(),
+        "one result per step: {stdout}"
+    );
+    results
+}
+
+#[track_caller]
+fn ok(result: &Value) -> &Value {
+    match result.get("ok") {
+        Some(ok) => ok,
+        None => panic!("the SDK raised: {result}"),
+    }
+}
+
+#[track_caller]
+fn err(result: &Value) -> &Value {
+    match result.get("error") {
+        Some(e) => e,
+        None => panic!("expected an error, the SDK parsed: {result}"),
+    }
+}
+
+const ASC_KEY: &str = "urn:fleetdash:a2a:agent-status:v0.1";
+const QUEUE_KEY: &str = "urn:fleetdash:a2a:work-queue:v1";
+
+/// One HTTP exchange over a plain socket: (status, headers in lower case, body).
+struct Answer {
+    status: u16,
+    headers: String,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+
+    fn header(&self, name: &str) -> Option<String> {
+        self.headers.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
+        })
+    }
+}
+
+fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> Answer {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(HANG_BUDGET)).unwrap();
+    s.write_all(head.as_bytes()).unwrap();
+    // A server that answers before reading the whole body may close on us: that is its right.
+    let _ = s.write_all(body);
+    read_answer(s)
+}
+
+fn read_answer(mut s: TcpStream) -> Answer {
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    Answer {
+        status,
+        headers: head.to_string(),
+        body: body.to_string(),
+    }
+}
+
+/// A JSON-RPC POST as `agent` (None: no token), with `A2A-Version` when given.
+fn post(hub: &Hub, agent: Option<&str>, version: Option<&str>, body: &str) -> Answer {
+    let mut head = format!(
+        "POST / HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nConnection: close\r\n\
+         Content-Length: {}\r\n",
+        hub.addr,
+        body.len()
+    );
+    if let Some(agent) = agent {
+        head.push_str(&format!("Authorization: Bearer {}\r\n", token(agent)));
+    }
+    if let Some(v) = version {
+        head.push_str(&format!("A2A-Version: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    exchange(hub.addr, &head, body.as_bytes())
+}
+
+fn v03_send(message_id: &str, message: Value) -> String {
+    let mut m = message;
+    m["kind"] = "message".into();
+    m["role"] = "user".into();
+    m["messageId"] = message_id.into();
+    json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": m}})
+        .to_string()
+}
+
+fn v1_send(message_id: &str, message: Value) -> String {
+    let mut m = message;
+    m["role"] = "ROLE_USER".into();
+    m["messageId"] = message_id.into();
+    json!({"jsonrpc": "2.0", "id": "r", "method": "SendMessage", "params": {"message": m}})
+        .to_string()
+}
+
+#[test]
+fn every_report_kind_from_the_v1_sdk_is_applied_and_its_reply_parsed() {
+    let hub = Hub::start();
+    let t = hub.assign("Rotate the LAB logs", Some("sol"), &["mira"]);
+    let results = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some("sol"),
+        json!([
+            {"op": "card"},
+            {"op": "send", "text": "ACK owning ETA 45m", "task_id": t, "context_id": "ctx-sol-1"},
+            {"op": "get", "id": t},
+            {"op": "send", "task_id": t, "data": {"report": "blocker", "on": "LAB disk full"}},
+            {"op": "send", "data": {"report": "heartbeat", "in_flight": [t]}},
+            {"op": "send", "data": {"report": "assign", "title": "Check nova's backups", "owner": "nova", "tagged": ["sol"]}},
+            {"op": "list"},
+            {"op": "send", "text": format!("DONE {t} and a summary that is never kept: ZEBRA-SUMMARY")},
+            {"op": "get", "id": t},
+        ]),
+    );
+    let card = ok(&results[0]);
+    assert_eq!(card["name"], "fleetdash-intake");
+    let skills: Vec<&str> = card["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        skills,
+        ["heartbeat", "completion", "blocker", "ack", "assign"]
+    );
+
+    let acked = &ok(&results[1])["task"];
+    assert_eq!(acked["id"], t);
+    assert_eq!(acked["contextId"], "ctx-sol-1");
+    assert_eq!(acked["metadata"][QUEUE_KEY]["owner"], "sol");
+    assert_eq!(acked["metadata"][QUEUE_KEY]["ack"]["shape"], "owning");
+    assert!(acked["metadata"][QUEUE_KEY]["ack"]["eta"].is_string());
+    assert!(
+        acked["status"]["state"]
+            .as_str()
+            .unwrap()
+            .starts_with("TASK_STATE_")
+    );
+    assert_eq!(ok(&results[2])["id"], t, "GetTask returns the Task itself");
+
+    let blocked = &ok(&results[3])["task"];
+    assert_eq!(
+        blocked["metadata"][QUEUE_KEY]["blocked_on"],
+        "LAB disk full"
+    );
+
+    let heartbeat = &ok(&results[4])["message"];
+    assert_eq!(heartbeat["role"], "ROLE_AGENT");
+
+    let assigned = &ok(&results[5])["task"];
+    assert_eq!(assigned["metadata"][QUEUE_KEY]["owner"], "nova");
+    assert_eq!(assigned["metadata"][QUEUE_KEY]["created_by"], "sol");
+
+    let list = ok(&results[6]);
+    assert_eq!(list["totalSize"], 2);
+    assert_eq!(list["tasks"].as_array().unwrap().len(), 2);
+
+    let done = &ok(&results[7])["task"];
+    assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(done["metadata"][ASC_KEY]["status"]["name"], "SUCCESS");
+    assert_eq!(ok(&results[8])["status"]["state"], "TASK_STATE_COMPLETED");
+
+    let row = hub.row(&t);
+    assert_eq!(row.owner.as_deref(), Some("sol"));
+    let bytes = hub.bytes();
+    assert!(
+        !bytes.windows(13).any(|w| w == b"ZEBRA-SUMMARY"),
+        "a report's summary is not kept"
+    );
+}
+
+#[test]
+fn the_other_ack_shapes_and_a_retried_message_through_the_v1_sdk() {
+    let hub = Hub::start();
+    let t = hub.assign("Fix the arm64 pull", None, &["sol", "mira", "nova"]);
+    let u = hub.assign("Renew the cert", Some("nova"), &["sol"]);
+    let first = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some("sol"),
+        json!([
+            {"op": "send", "text": "ACK owning", "task_id": t, "message_id": "m-own"},
+        ]),
+    );
+    assert_eq!(ok(&first[0])["task"]["metadata"][QUEUE_KEY]["owner"], "sol");
+    let owner = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some("nova"),
+        json!([
+            {"op": "send", "text": format!("ACK {u} blocked on mira's review: token={}", token("sol"))},
+            {"op": "send", "text": format!("ACK {u} escalating to mira")},
+        ]),
+    );
+    let blocked = &ok(&owner[0])["task"]["metadata"][QUEUE_KEY];
+    assert_eq!(blocked["ack"]["shape"], "blocked", "{blocked}");
+    assert!(!blocked.to_string().contains(token("sol")), "{blocked}");
+    assert_eq!(
+        ok(&owner[1])["task"]["metadata"][QUEUE_KEY]["ack"]["to"],
+        "mira"
+    );
+    assert!(
+        !String::from_utf8_lossy(&hub.bytes()).contains(token("sol")),
+        "a token never reaches the queue's file"
+    );
+
+    let events = hub.events();
+    let yielded = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some("mira"),
+        json!([{"op": "send", "text": "ACK yielded to owner", "task_id": t}]),
+    );
+    ok(&yielded[0]);
+    assert!(hub.row(&t).yielded.contains(&"mira".to_string()));
+    assert_eq!(hub.events(), events + 1);
+
+    // The same messageId again: the same answer, nothing applied twice.
+    let again = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some("sol"),
+        json!([{"op": "send", "text": "ACK owning", "task_id": t, "message_id": "m-own"}]),
+    );
+    assert_eq!(ok(&again[0])["task"]["id"], t);
+    assert_eq!(hub.events(), events + 1);
+}
+
+#[test]
+fn every_report_kind_from_the_v03_sdk_and_the_pulse_content_quirk() {
+    let hub = Hub::start();
+    let t = hub.assign("Summarise the podcast", Some("echo"), &[]);
+    let results = sdk(
+        Sdk::V03,
+        &hub.url(),
+        Some("echo"),
+        json!([
+            {"op": "card"},
+            {"op": "send", "text": "ACK owning ETA 2h", "task_id": t},
+            {"op": "send", "data": {"report": "blocker", "task_id": t, "on": "the feed is down"}},
+            {"op": "send", "text": "HEARTBEAT"},
+            {"op": "send", "data": {"report": "assign", "title": "Draft the brief", "owner": "sol"}},
+            {"op": "get", "id": t},
+            {"op": "send", "data": {"report": "completion", "task_id": t, "state": "TASK_STATE_FAILED"}},
+            {"op": "get", "id": "q_nope"},
+        ]),
+    );
+    assert_eq!(ok(&results[0])["protocolVersion"], "0.3.0");
+    let acked = ok(&results[1]);
+    assert_eq!(acked["kind"], "task");
+    assert_eq!(acked["id"], t);
+    assert_eq!(acked["metadata"][QUEUE_KEY]["owner"], "echo");
+    let state = acked["status"]["state"].as_str().unwrap();
+    assert!(
+        !state.starts_with("TASK_STATE_"),
+        "v0.3 states are lower case: {state}"
+    );
+    assert_eq!(
+        ok(&results[2])["metadata"][QUEUE_KEY]["blocked_on"],
+        "the feed is down"
+    );
+    assert_eq!(ok(&results[3])["kind"], "message");
+    assert_eq!(ok(&results[3])["role"], "agent");
+    assert_eq!(ok(&results[4])["metadata"][QUEUE_KEY]["owner"], "sol");
+    assert_eq!(ok(&results[5])["kind"], "task");
+    assert_eq!(ok(&results[6])["status"]["state"], "failed");
+    let missing = err(&results[7]);
+    assert_eq!(missing["code"], -32001);
+
+    // The Pulse plane: v0.3 with the text under `content` (no SDK sends it).
+    let u = hub.assign("Publish the brief", Some("echo"), &[]);
+    let a = post(
+        &hub,
+        Some("echo"),
+        None,
+        &v03_send(
+            "pulse-1",
+            json!({"content": format!("DONE {u}"), "contextId": "pulse-ctx"}),
+        ),
+    );
+    assert_eq!(a.status, 200);
+    let reply = a.json();
+    assert_eq!(reply["result"]["kind"], "task", "{reply}");
+    assert_eq!(reply["result"]["status"]["state"], "completed");
+    assert_eq!(reply["result"]["contextId"], "pulse-ctx");
+}
+
+#[test]
+fn a_multi_tag_race_of_concurrent_sdk_clients_has_exactly_one_owner() {
+    let hub = Hub::start();
+    let t = hub.assign("Who takes the arm64 pull?", None, &["sol", "mira", "nova"]);
+    let url = hub.url();
+    let racers: Vec<_> = [(Sdk::V1, "sol"), (Sdk::V1, "mira"), (Sdk::V03, "nova")]
+        .into_iter()
+        .map(|(kind, agent)| {
+            let url = url.clone();
+            let t = t.clone();
+            std::thread::spawn(move || {
+                let r = sdk(
+                    kind,
+                    &url,
+                    Some(agent),
+                    json!([{"op": "send", "text": "ACK owning ETA 30m", "task_id": t}]),
+                );
+                (agent, r.into_iter().next().unwrap())
+            })
+        })
+        .collect();
+    let results: Vec<(&str, Value)> = racers.into_iter().map(|h| h.join().unwrap()).collect();
+    let winners: Vec<&str> = results
+        .iter()
+        .filter(|(_, r)| r.get("ok").is_some())
+        .map(|(a, _)| *a)
+        .collect();
+    assert_eq!(winners.len(), 1, "exactly one owner: {results:?}");
+    let row = hub.row(&t);
+    assert_eq!(row.owner.as_deref(), Some(winners[0]));
+    for (agent, r) in &results {
+        if *agent == winners[0] {
+            continue;
+        }
+        let e = err(r);
+        assert!(row.yielded.contains(&agent.to_string()), "{agent}: {row:?}");
+        if *agent == "nova" {
+            // v0.3: the ASC refinement in the error's data.
+            assert_eq!(e["code"], -32099, "{e}");
+            assert_eq!(e["data"]["agent_status"]["name"], "ABORTED_CONCURRENCY");
+            assert_eq!(e["data"]["owner"], winners[0]);
+        } else {
+            assert!(
+                e["message"].as_str().unwrap().contains("-32099"),
+                "the v1 SDK names the code: {e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn reporting_on_a_task_that_is_not_yours_is_403_problem_json_and_writes_nothing() {
+    let hub = Hub::start();
+    let t = hub.assign("Sol's own task", Some("sol"), &["mira"]);
+    let before = hub.contents();
+    let a = post(
+        &hub,
+        Some("echo"),
+        Some("1.0"),
+        &v1_send(
+            "m-x",
+            json!({"taskId": t, "parts": [{"text": "ACK owning"}]}),
+        ),
+    );
+    assert_eq!(a.status, 403);
+    assert_eq!(
+        a.header("content-type").as_deref(),
+        Some("application/problem+json")
+    );
+    let p = a.json();
+    assert_eq!(p["type"], "urn:agent-status:PERMISSION_DENIED");
+    assert_eq!(p["status"], 403);
+    assert_eq!(p["agent_status"]["code"], 4002);
+    assert_eq!(p["agent_status"]["name"], "PERMISSION_DENIED");
+    assert_eq!(hub.contents(), before);
+    // The v0.3 SDK sees an HTTP error it can name.
+    let r = sdk(
+        Sdk::V03,
+        &hub.url(),
+        Some("echo"),
+        json!([{"op": "send", "text": "DONE", "task_id": t}]),
+    );
+    assert_eq!(err(&r[0])["status"], 403);
+    assert_eq!(hub.contents(), before);
+}
+
+#[test]
+fn a_missing_or_unknown_token_is_401_problem_json_and_writes_nothing() {
+    let hub = Hub::start();
+    let before = hub.contents();
+    let body = v03_send(
+        "m-1",
+        json!({"parts": [{"kind": "text", "text": "HEARTBEAT"}]}),
+    );
+    let a = post(&hub, None, None, &body);
+    assert_eq!(a.status, 401);
+    assert_eq!(a.header("www-authenticate").as_deref(), Some("Bearer"));
+    assert_eq!(
+        a.header("content-type").as_deref(),
+        Some("application/problem+json")
+    );
+    assert_eq!(a.json()["agent_status"]["name"], "AUTHENTICATION_REQUIRED");
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer report-sol-5b1e9c2\r\n\
+         Connection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    assert_eq!(exchange(hub.addr, &head, body.as_bytes()).status, 401);
+    assert_eq!(hub.contents(), before);
+}
+
+#[test]
+fn hostile_input_gets_its_error_and_writes_nothing() {
+    let hub = Hub::with_limits(IntakeConfig {
+        max_body_bytes: 4096,
+        body_timeout: std::time::Duration::from_secs(1),
+        ..IntakeConfig::default()
+    });
+    let t = hub.assign("Nothing may touch this", Some("sol"), &[]);
+    let before = hub.contents();
+    let text = |s: &str| json!({"parts": [{"kind": "text", "text": s}]});
+    // (what, A2A-Version, body, JSON-RPC code)
+    let cases: Vec<(&str, Option<&str>, String, i64)> = vec![
+        ("invalid JSON", None, "{\"jsonrpc\": \"2.0\", \"id\": 1,".into(), -32700),
+        (
+            "a JSON-RPC batch",
+            None,
+            format!("[{}]", v03_send("b-1", text("HEARTBEAT"))),
+            -32600,
+        ),
+        (
+            "a notification",
+            None,
+            json!({"jsonrpc": "2.0", "method": "message/send", "params": {"message": {"messageId": "n", "role": "user", "parts": []}}}).to_string(),
+            -32600,
+        ),
+        (
+            "an unknown method",
+            None,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/delete", "params": {"id": t}}).to_string(),
+            -32601,
+        ),
+        (
+            "a v1.0 method without the header",
+            None,
+            v1_send("d-1", json!({"parts": [{"text": format!("DONE {t}")}]})),
+            -32009,
+        ),
+        (
+            "a v0.3 method with the v1.0 header",
+            Some("1.0"),
+            v03_send("d-2", text(&format!("DONE {t}"))),
+            -32009,
+        ),
+        ("not a report", None, v03_send("d-3", text("please do the thing")), -32602),
+        (
+            "a state that is not a wire value",
+            None,
+            v03_send(
+                "d-4",
+                json!({"parts": [{"kind": "data", "data": {"report": "completion", "task_id": t, "state": "done"}}]}),
+            ),
+            -32602,
+        ),
+        (
+            "an unknown field",
+            None,
+            v03_send(
+                "d-5",
+                json!({"parts": [{"kind": "data", "data": {"report": "blocker", "task_id": t, "on": "x", "summary": "long story"}}]}),
+            ),
+            -32602,
+        ),
+        ("an unknown task", None, v03_send("d-6", text("DONE q_unknown")), -32001),
+        (
+            "content in v1.0",
+            Some("1.0"),
+            v1_send("d-7", json!({"content": format!("DONE {t}")})),
+            -32602,
+        ),
+    ];
+    for (what, version, body, code) in &cases {
+        let a = post(&hub, Some("sol"), *version, body);
+        assert_eq!(a.status, 200, "{what}: JSON-RPC errors travel in a 200");
+        let reply = a.json();
+        assert_eq!(reply["error"]["code"], *code, "{what}: {reply}");
+        assert_eq!(reply["jsonrpc"], "2.0");
+        assert_eq!(hub.contents(), before, "{what} wrote something");
+    }
+
+    // Too large, declared.
+    let huge = v03_send("h-1", text(&format!("BLOCKED {t}: {}", "x".repeat(10_000))));
+    let a = post(&hub, Some("sol"), None, &huge);
+    assert_eq!(a.status, 413);
+    assert_eq!(a.json()["type"], "urn:agent-status:INVALID_REQUEST");
+    // Too large, chunked (no length to refuse by: cut at the ceiling).
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
+         Transfer-Encoding: chunked\r\n\r\n",
+        token("sol")
+    );
+    let mut chunked = Vec::new();
+    for piece in huge.as_bytes().chunks(1000) {
+        chunked.extend(format!("{:x}\r\n", piece.len()).as_bytes());
+        chunked.extend(piece);
+        chunked.extend(b"\r\n");
+    }
+    chunked.extend(b"0\r\n\r\n");
+    let a = exchange(hub.addr, &head, &chunked);
+    assert_eq!(a.status, 413, "{}", a.body);
+    assert_eq!(
+        a.header("content-type").as_deref(),
+        Some("application/problem+json")
+    );
+    // Too slow: half a body, then nothing; the deadline cuts it.
+    let body = v03_send("s-1", text(&format!("DONE {t}")));
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
+         Content-Length: {}\r\n\r\n",
+        token("sol"),
+        body.len()
+    );
+    let mut s = TcpStream::connect(hub.addr).unwrap();
+    s.set_read_timeout(Some(HANG_BUDGET)).unwrap();
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(&body.as_bytes()[..body.len() / 2]).unwrap();
+    let a = read_answer(s);
+    assert_eq!(a.status, 408);
+    assert_eq!(a.json()["agent_status"]["name"], "TIMEOUT");
+    assert_eq!(
+        hub.contents(),
+        before,
+        "a huge or slow body wrote something"
+    );
+}
+
+#[test]
+fn the_rate_limit_answers_429_with_retry_after_for_that_agent_only() {
+    let hub = Hub::with_limits(IntakeConfig {
+        rate_per_minute: 2,
+        ..IntakeConfig::default()
+    });
+    let get = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "q_x"}})
+        .to_string();
+    assert_eq!(post(&hub, Some("sol"), None, &get).status, 200);
+    assert_eq!(post(&hub, Some("sol"), None, &get).status, 200);
+    let a = post(&hub, Some("sol"), None, &get);
+    assert_eq!(a.status, 429);
+    let after: u64 = a.header("retry-after").unwrap().parse().unwrap();
+    assert!(after >= 1);
+    let p = a.json();
+    assert_eq!(p["type"], "urn:agent-status:RATE_LIMITED");
+    assert_eq!(p["agent_status"]["code"], 5001);
+    assert_eq!(p["retry"]["after_ms"], after * 1000);
+    assert_eq!(
+        a.header("content-type").as_deref(),
+        Some("application/problem+json")
+    );
+    assert_eq!(
+        post(&hub, Some("mira"), None, &get).status,
+        200,
+        "another agent is not slowed"
+    );
+}
+
+#[test]
+fn the_card_has_cache_control_and_an_etag_and_revalidates() {
+    let hub = Hub::start();
+    let get = |extra: &str| {
+        exchange(
+            hub.addr,
+            &format!(
+                "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{extra}\r\n"
+            ),
+            b"",
+        )
+    };
+    let a = get("");
+    assert_eq!(a.status, 200);
+    assert!(a.header("cache-control").unwrap().contains("max-age"));
+    let etag = a.header("etag").unwrap();
+    let card = a.json();
+    assert_eq!(card["supportedInterfaces"][0]["url"], hub.url());
+    assert_eq!(card["supportedInterfaces"][0]["protocolVersion"], "1.0");
+    assert_eq!(card["url"], hub.url());
+    let again = get(&format!("If-None-Match: {etag}\r\n"));
+    assert_eq!(again.status, 304);
+    assert_eq!(again.header("etag"), Some(etag));
+    let other = exchange(
+        hub.addr,
+        "GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"",
+    );
+    assert_eq!(other.status, 404);
+    assert_eq!(
+        other.header("content-type").as_deref(),
+        Some("application/problem+json")
+    );
+}
+
+/// `fleetdash run` starts the intake when `[intake] listen` is set, and says where.
+#[test]
+fn fleetdash_run_serves_the_intake_it_is_configured_with() {
+    let scratch = support::Scratch::new();
+    let config = scratch.config(&format!(
+        "[intake]\nlisten = \"127.0.0.1:0\"\n\n[work_queue]\ndb = \"state/tasks.db\"\n\n\
+         [[agents]]\nname = \"sol\"\nendpoint = \"{}\"\ndialect = \"v1\"\nreport_token_env = \"SOL_REPORT_TOKEN\"\n",
+        support::refused_endpoint()
+    ));
+    let mut child = support::fleetdash()
+        .args(["run", "--config"])
+        .arg(&config)
+        .env("SOL_REPORT_TOKEN", token("sol"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(url) = line.strip_prefix("fleetdash: intake listening on ") {
+                let _ = tx.send(url.trim().to_string());
+            }
+        }
+    });
+    let url = rx.recv_timeout(HANG_BUDGET);
+    let result = url.map(|url| {
+        let addr: SocketAddr = url
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .parse()
+            .unwrap();
+        let hub_like = |body: &str| {
+            let head = format!(
+                "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
+                 Content-Length: {}\r\n\r\n",
+                token("sol"),
+                body.len()
+            );
+            exchange(addr, &head, body.as_bytes())
+        };
+        let a = hub_like(&v03_send(
+            "run-1",
+            json!({"parts": [{"kind": "text", "text": "HEARTBEAT"}]}),
+        ));
+        (a.status, a.json())
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let (status, reply) = result.expect("fleetdash run never said where the intake listens");
+    assert_eq!(status, 200);
+    assert_eq!(reply["result"]["kind"], "message", "{reply}");
+    assert!(scratch.path().join("state/tasks.db").exists());
+}
+
+/// The names the tests use are the registry's: nothing else may own or be tagged.
+#[test]
+fn assignments_name_registry_agents_only() {
+    let hub = Hub::start();
+    let before = hub.contents();
+    let r = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some("sol"),
+        json!([{"op": "send", "text": "ASSIGN to bob: a stranger's task"}]),
+    );
+    let e = err(&r[0]);
+    assert!(e["message"].as_str().unwrap().contains("bob"), "{e}");
+    assert_eq!(hub.contents(), before);
+    let names: HashSet<&str> = AGENTS.iter().map(|(a, _)| *a).collect();
+    assert!(!names.contains("bob"));
+}
