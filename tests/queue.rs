@@ -125,6 +125,8 @@ async fn an_assignment_is_a_row_that_survives_a_restart() {
     assert_eq!(listed.len(), 2);
     assert!(listed.contains(&second));
     q.close().await.unwrap();
+    // Closed: every connection is gone, the last one folded the WAL into the file.
+    assert!(!wal(&dir.path().join("tasks.db")).exists());
 
     let q = open(dir.path()).await;
     assert_eq!(q.get(&row.id).await.unwrap(), Some(row));
