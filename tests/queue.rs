@@ -125,6 +125,8 @@ async fn an_assignment_is_a_row_that_survives_a_restart() {
     assert_eq!(listed.len(), 2);
     assert!(listed.contains(&second));
     q.close().await.unwrap();
+    // Closed: every connection is gone, the last one folded the WAL into the file.
+    assert!(!wal(&dir.path().join("tasks.db")).exists());
 
     let q = open(dir.path()).await;
     assert_eq!(q.get(&row.id).await.unwrap(), Some(row));
@@ -948,4 +950,120 @@ fn crash_child() {
             client.await.unwrap();
         }
     });
+}
+
+/// A scratch config whose `[work_queue] db` is `state/tasks.db`; the config and the db paths.
+fn queue_config(scratch: &support::Scratch) -> (PathBuf, PathBuf) {
+    let config = scratch.config("[work_queue]\ndb = \"state/tasks.db\"\n");
+    (config, scratch.path().join("state/tasks.db"))
+}
+
+#[test]
+fn task_assign_writes_through_the_queue_and_tasks_lists_red_first() {
+    let scratch = support::Scratch::new();
+    let (config, db) = queue_config(&scratch);
+    let secret = "sk-ant-api03-PLANTEDabcdefghijklmnop0123456789";
+    let out = support::fleetdash()
+        .args(["task", "assign", "--config"])
+        .arg(&config)
+        .args([
+            "--to",
+            "sol",
+            "--tag",
+            "mira",
+            "--tag",
+            "nova",
+            "--deadline",
+            "2h",
+        ])
+        .arg(format!("Fix the arm64 pull\nwith {secret}"))
+        .output()
+        .unwrap();
+    support::assert_success(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.starts_with("q_"), "{stdout}");
+    let id = stdout.split_whitespace().next().unwrap().to_string();
+    assert!(!stdout.contains("PLANTED"), "{stdout}");
+
+    // A task nobody ACKed for a day, written by the library into the same file.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stale = rt.block_on(async {
+        let q = WorkQueue::open(&db, queue_rules()).await.unwrap();
+        let at = Utc::now() - Duration::days(1);
+        let row = q
+            .apply(report(
+                Reporter::Operator,
+                "old",
+                at,
+                assign(None, &["echo"]),
+            ))
+            .await
+            .unwrap()
+            .task
+            .unwrap();
+        let mine = q.get(&id).await.unwrap().unwrap();
+        assert_eq!(mine.owner.as_deref(), Some("sol"));
+        assert_eq!(mine.tagged, ["mira", "nova"]);
+        assert_eq!(mine.created_by, "operator");
+        assert!(
+            mine.title.starts_with("Fix the arm64 pull with"),
+            "{}",
+            mine.title
+        );
+        assert!(!mine.title.contains("PLANTED"), "{}", mine.title);
+        let due = mine.deadline.unwrap() - mine.created_at;
+        assert_eq!(due, Duration::hours(2));
+        q.close().await.unwrap();
+        row.id
+    });
+
+    let out = support::fleetdash()
+        .args(["tasks", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    support::assert_success(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(lines[0].starts_with("ID "), "{stdout}");
+    assert!(lines[1].starts_with(&stale), "red first: {stdout}");
+    assert!(
+        lines[1].contains("fail  no ACK for 1 d: nobody owns it"),
+        "{stdout}"
+    );
+    assert!(lines[2].starts_with(&id), "{stdout}");
+    assert!(lines[2].contains("SUBMITTED"), "{stdout}");
+}
+
+#[test]
+fn the_work_queue_commands_need_work_queue_db_and_a_valid_assignment() {
+    let scratch = support::Scratch::new();
+    let config = scratch.config("");
+    let out = support::fleetdash()
+        .args(["tasks", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{}: work_queue.db: missing", config.display())),
+        "{stderr}"
+    );
+
+    let (config, db) = queue_config(&scratch);
+    let out = support::fleetdash()
+        .args(["task", "assign", "--config"])
+        .arg(&config)
+        .arg("nobody is named")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("an assignment names its owner or tags the agents it is for"),
+        "{stderr}"
+    );
+    assert_eq!(count(&db, "SELECT count(*) FROM tasks"), 0);
 }

@@ -8,7 +8,10 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 use crate::collect::{self, Collection, SectionName, SectionUpdate};
-use crate::config::{self, Config, ConfigErrors, Rules};
+use crate::config::{self, Config, ConfigError, ConfigErrors, Rules};
+use crate::queue::{
+    Ack, Applied, Assignment, Refusal, Report, ReportKind, Reporter, TaskRow, WorkQueue,
+};
 use crate::redact::RedactionGate;
 use crate::server;
 use crate::watchdog;
@@ -216,6 +219,138 @@ pub fn check(path: &Path) -> Outcome {
             list_all: true,
         }),
     }
+}
+
+/// The work queue the config names, opened; a config without `[work_queue] db` is a config
+/// error naming the key.
+async fn work_queue(config: &Config, rules: &Rules) -> Result<WorkQueue, Failure> {
+    let Some(wq) = &config.work_queue else {
+        return Err(Failure::Config {
+            errors: ConfigErrors(vec![ConfigError {
+                file: config.path.clone(),
+                line: None,
+                field: "work_queue.db".into(),
+                message: "missing; the work queue commands need `[work_queue] db = \"...\"`".into(),
+            }]),
+            list_all: false,
+        });
+    };
+    WorkQueue::open(&wq.db, rules.queue())
+        .await
+        .map_err(|e| Failure::Other(anyhow::anyhow!(e)))
+}
+
+/// `fleetdash task assign`: the operator's assignment, applied like any report.
+pub async fn task_assign(
+    path: &Path,
+    to: Option<String>,
+    tags: Vec<String>,
+    deadline: Option<std::time::Duration>,
+    title: &str,
+) -> Outcome {
+    let (config, rules) = load(path)?;
+    let now = chrono::Utc::now();
+    let deadline = match deadline {
+        None => None,
+        Some(d) => Some(
+            chrono::Duration::from_std(d)
+                .ok()
+                .and_then(|d| now.checked_add_signed(d))
+                .ok_or_else(|| anyhow::anyhow!("--deadline is too far away"))?,
+        ),
+    };
+    let queue = work_queue(&config, &rules).await?;
+    let report = Report {
+        from: Reporter::Operator,
+        message_id: format!("cli-{}", uuid::Uuid::new_v4()),
+        context_id: None,
+        received_at: now,
+        kind: ReportKind::Assign(Assignment {
+            title: crate::text::clean(title, crate::queue::store::TITLE_MAX_CHARS),
+            owner: to,
+            tagged: tags,
+            deadline,
+        }),
+    };
+    let answer = queue.apply(report).await;
+    queue.close().await?;
+    match answer {
+        Ok(Applied {
+            task: Some(task), ..
+        }) => {
+            println!("{}", task_line(&task, &rules, now));
+            Ok(())
+        }
+        Ok(Applied { task: None, .. }) => Err(anyhow::anyhow!("the queue answered no task").into()),
+        Err(Refusal::Invalid(why)) => {
+            eprintln!("fleetdash: task assign: {why}");
+            Err(Failure::Exit(2))
+        }
+        Err(refusal) => Err(anyhow::anyhow!("task assign: {refusal:?}").into()),
+    }
+}
+
+/// `fleetdash tasks`: the queue in a terminal, red rows first, newest first within a band.
+pub async fn tasks(path: &Path) -> Outcome {
+    let (config, rules) = load(path)?;
+    let queue = work_queue(&config, &rules).await?;
+    let rows = queue.list().await.map_err(|e| anyhow::anyhow!(e));
+    queue.close().await?;
+    let now = chrono::Utc::now();
+    let mut rows: Vec<_> = rows?
+        .into_iter()
+        .map(|row| (crate::queue::judge(&row, &rules.queue(), now).band, row))
+        .collect();
+    // Stable: newest first within a band, as listed.
+    rows.sort_by_key(|(band, _)| std::cmp::Reverse(*band));
+    if rows.is_empty() {
+        println!(
+            "the work queue is empty ({})",
+            config
+                .work_queue
+                .map(|w| w.db.display().to_string())
+                .unwrap_or_default()
+        );
+    }
+    if !rows.is_empty() {
+        println!(
+            "{:<14}  {:<12}  {:<24}  {:<14}  {:<6}  REASON  TITLE",
+            "ID", "OWNER", "ACK", "STATE", "BAND"
+        );
+    }
+    for (_, row) in &rows {
+        println!("{}", task_line(row, &rules, now));
+    }
+    Ok(())
+}
+
+/// One task on one line: id, owner, ACK, state, band and reason.
+fn task_line(row: &TaskRow, rules: &Rules, now: chrono::DateTime<chrono::Utc>) -> String {
+    let verdict = crate::queue::judge(row, &rules.queue(), now);
+    let ack = match &row.ack {
+        None => "no ACK".to_string(),
+        Some(a) => match &a.ack {
+            Ack::Owning { eta: Some(eta) } => {
+                format!("owning ({}, ETA {})", a.by, eta.format("%H:%M UTC"))
+            }
+            Ack::Owning { eta: None } => format!("owning ({})", a.by),
+            Ack::Escalating { to } => format!("escalating to {to} ({})", a.by),
+            Ack::Blocked { .. } => format!("blocked ({})", a.by),
+            Ack::Yielded => format!("yielded ({})", a.by),
+        },
+    };
+    let state = row.state.as_str().trim_start_matches("TASK_STATE_");
+    format!(
+        "{:<14}  {:<12}  {:<24}  {:<14}  {} {:<4}  {}  \"{}\"",
+        row.id,
+        row.owner.as_deref().unwrap_or("-"),
+        ack,
+        state,
+        verdict.band.icon(),
+        verdict.band.word(),
+        verdict.reason.as_deref().unwrap_or("-"),
+        row.title,
+    )
 }
 
 pub async fn sim_fleet(agents: usize, hang_percent: usize) -> Outcome {

@@ -67,6 +67,16 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
+    /// The work queue: assign a task (`task assign`).
+    Task {
+        #[command(subcommand)]
+        command: TaskCommand,
+    },
+    /// List the work queue: id, owner, ACK, state, band and reason, one line each, red first.
+    Tasks {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+    },
     /// Run a cron job and record its start, finish and exit code for the dashboard (its output
     /// is passed through, never stored); exits with the job's exit code.
     CronRun(crate::cron_run::CronRunArgs),
@@ -78,6 +88,27 @@ enum Command {
         /// Percentage of agents that accept requests and never answer.
         #[arg(long, default_value_t = 10)]
         hang_percent: usize,
+    },
+}
+
+#[derive(Subcommand)]
+enum TaskCommand {
+    /// Assign a task as the operator: written to the work queue like an agent's "assign"
+    /// report, the title truncated and through the redaction gate.
+    Assign {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// The agent that owns it; without it, the first tagged agent to ACK owns it.
+        #[arg(long, value_name = "AGENT")]
+        to: Option<String>,
+        /// An agent the task is also for (repeat for several).
+        #[arg(long = "tag", value_name = "AGENT")]
+        tags: Vec<String>,
+        /// Due this long from now, e.g. "2h" or "45m".
+        #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+        deadline: Option<Duration>,
+        /// What is to be done.
+        title: String,
     },
 }
 
@@ -106,6 +137,17 @@ pub fn main() -> ExitCode {
                 new_password,
             } => app::demo(listen, state_dir, dist_dir, new_password).await,
             Command::Check { config } => app::check(&config),
+            Command::Task {
+                command:
+                    TaskCommand::Assign {
+                        config,
+                        to,
+                        tags,
+                        deadline,
+                        title,
+                    },
+            } => app::task_assign(&config, to, tags, deadline, &title).await,
+            Command::Tasks { config } => app::tasks(&config).await,
             Command::CronRun(args) => app::cron_run(&args).await,
             Command::SimFleet {
                 agents,

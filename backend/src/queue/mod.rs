@@ -38,6 +38,7 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use judge::{ORPHANED_MESSAGE, Verdict, judge};
 pub use report::{Ack, Assignment, Report, ReportKind, Reporter, WireState};
+pub use writer::{MAX_BATCH, QUEUE_DEPTH};
 
 /// One task row (§3.2), as the queue holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,6 +147,7 @@ pub struct WorkQueue {
     /// Reads go to their own connection, beside the writer (WAL: they never wait for it).
     reader: Arc<Mutex<Connection>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    checkpointer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl WorkQueue {
@@ -154,24 +156,32 @@ impl WorkQueue {
     /// naming it, and left untouched.
     pub async fn open(path: &Path, rules: QueueRules) -> Result<WorkQueue, String> {
         let owned = path.to_path_buf();
-        let (conn, reader) = tokio::task::spawn_blocking(move || {
+        let (conn, reader, checkpointer) = tokio::task::spawn_blocking(move || {
             let conn = schema::open_writer(&owned)?;
             let reader = schema::open_reader(&owned)?;
-            Ok::<_, String>((conn, reader))
+            let checkpointer = schema::open_checkpointer(&owned)?;
+            Ok::<_, String>((conn, reader, checkpointer))
         })
         .await
         .map_err(|e| format!("{}: cannot open the work queue: {e}", path.display()))??;
         let (jobs, rx) = mpsc::channel(writer::QUEUE_DEPTH);
+        let (wake, wakeups) = std::sync::mpsc::sync_channel(1);
+        let thread_path = path.to_path_buf();
+        let checkpointer = std::thread::Builder::new()
+            .name("work-queue-checkpointer".into())
+            .spawn(move || writer::checkpoint(checkpointer, wakeups, thread_path))
+            .map_err(|e| format!("{}: cannot start the checkpointer: {e}", path.display()))?;
         let thread_path = path.to_path_buf();
         let handle = std::thread::Builder::new()
             .name("work-queue-writer".into())
-            .spawn(move || writer::run(conn, rx, thread_path, rules))
+            .spawn(move || writer::run(conn, rx, thread_path, rules, wake))
             .map_err(|e| format!("{}: cannot start the writer: {e}", path.display()))?;
         Ok(WorkQueue {
             path: path.to_path_buf(),
             jobs,
             reader: Arc::new(Mutex::new(reader)),
             writer: Mutex::new(Some(handle)),
+            checkpointer: Mutex::new(Some(checkpointer)),
         })
     }
 
@@ -246,15 +256,19 @@ impl WorkQueue {
             jobs,
             reader,
             writer,
+            checkpointer,
         } = self;
         drop(jobs);
         drop(reader);
-        let handle = writer.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(handle) = handle {
-            tokio::task::spawn_blocking(move || handle.join())
-                .await
-                .context("the writer's join failed")?
-                .map_err(|_| anyhow::anyhow!("{}: the writer panicked", path.display()))?;
+        // The writer first: when it is gone, the checkpointer stops.
+        for (what, thread) in [("writer", writer), ("checkpointer", checkpointer)] {
+            let handle = thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(handle) = handle {
+                tokio::task::spawn_blocking(move || handle.join())
+                    .await
+                    .with_context(|| format!("the {what}'s join failed"))?
+                    .map_err(|_| anyhow::anyhow!("{}: the {what} panicked", path.display()))?;
+            }
         }
         Ok(())
     }

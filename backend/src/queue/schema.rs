@@ -110,6 +110,10 @@ pub fn open_writer(path: &Path) -> Result<Connection, String> {
         .map_err(|e| named("cannot make commits durable", &e))?;
     conn.pragma_update(None, "foreign_keys", true)
         .map_err(|e| named("cannot enable foreign keys", &e))?;
+    // The writer never checkpoints: a checkpoint fsyncs the database file inside a commit and
+    // holds up every caller of that batch. The checkpointer's own connection does it beside it.
+    conn.pragma_update(None, "wal_autocheckpoint", 0)
+        .map_err(|e| named("cannot hand checkpoints to the checkpointer", &e))?;
     migrate(&conn, version).map_err(|e| named("cannot migrate the schema", &e))?;
     Ok(conn)
 }
@@ -128,6 +132,25 @@ pub fn open_reader(path: &Path) -> Result<Connection, String> {
     })?;
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| format!("{}: cannot set the busy timeout: {e}", path.display()))?;
+    Ok(conn)
+}
+
+/// The checkpointer's connection: read-write, used only to copy the WAL into the database.
+pub fn open_checkpointer(path: &Path) -> Result<Connection, String> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| {
+        format!(
+            "{}: cannot open the work queue to checkpoint: {e}",
+            path.display()
+        )
+    })?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| format!("{}: cannot set the busy timeout: {e}", path.display()))?;
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(|e| format!("{}: cannot make checkpoints durable: {e}", path.display()))?;
     Ok(conn)
 }
 

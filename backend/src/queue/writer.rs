@@ -8,6 +8,7 @@
 //! batch is told the report is not stored.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, TransactionBehavior};
@@ -40,12 +41,17 @@ enum Answer {
     ),
 }
 
-/// Runs until every sender is gone.
+/// Pause between two checkpoints: the WAL grows by at most this long's commits between them.
+pub const CHECKPOINT_PAUSE: Duration = Duration::from_millis(500);
+
+/// Runs until every sender is gone. `checkpoints` is told after each commit (a wake-up, not a
+/// queue: any number of commits coalesce into one checkpoint).
 pub(super) fn run(
     mut conn: Connection,
     mut jobs: mpsc::Receiver<Job>,
     path: PathBuf,
     rules: QueueRules,
+    checkpoints: std::sync::mpsc::SyncSender<()>,
 ) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while let Some(first) = jobs.blocking_recv() {
@@ -57,6 +63,29 @@ pub(super) fn run(
             }
         }
         commit(&mut conn, batch.drain(..), &path, &rules);
+        let _ = checkpoints.try_send(());
+    }
+}
+
+/// Copies the WAL into the database beside the writer (PASSIVE: it never waits for, nor
+/// blocks, the writer or the readers), at most every [`CHECKPOINT_PAUSE`], until the writer
+/// is gone. The last connection to close checkpoints what is left.
+pub(super) fn checkpoint(conn: Connection, wakeups: std::sync::mpsc::Receiver<()>, path: PathBuf) {
+    use std::sync::mpsc::RecvTimeoutError;
+    while wakeups.recv().is_ok() {
+        if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+            tracing::warn!(file = %path.display(), "work queue checkpoint failed: {e}");
+        }
+        // The pause, cut short when the writer is gone; wake-ups in it coalesce.
+        let until = std::time::Instant::now() + CHECKPOINT_PAUSE;
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            match wakeups.recv_timeout(left) {
+                Ok(()) => continue,
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
     }
 }
 
