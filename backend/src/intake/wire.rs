@@ -531,7 +531,9 @@ pub fn refinement(row: &TaskRow) -> (Asc, bool) {
     };
     match row.state {
         WireState::Submitted => (Asc::ACCEPTED, false),
-        WireState::Working if row.blocked_on.is_some() => {
+        // Blocked on something or someone (a blocker, or "ACK blocked on"): waiting, not
+        // asking a human for input.
+        WireState::Working | WireState::InputRequired if row.blocked_on.is_some() => {
             (named(1020, "WAITING_DEPENDENCY"), false)
         }
         WireState::Working => (Asc::RUNNING, false),
