@@ -565,12 +565,11 @@ pub fn recent(entries: &[Transition], now: DateTime<Utc>) -> Vec<Transition> {
 mod tests {
     use super::*;
     use crate::history::tests::agent;
+    use crate::logging::logs_of;
     use chrono::TimeZone;
     use fleetdash_model::{
         Asc, Backups, Board, BoardSource, Card, CronCheck, CronState, NamedCheck, System,
     };
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
 
     fn t0() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap()
@@ -1055,30 +1054,6 @@ mod tests {
             changes(&recent(&old, now)),
             [("agent:day", Some(Band::Green), Band::Red)]
         );
-    }
-
-    /// Collects what `tracing` logs while `f` runs.
-    fn logs_of<T>(f: impl FnOnce() -> T) -> (T, String) {
-        #[derive(Clone, Default)]
-        struct Buf(Arc<Mutex<Vec<u8>>>);
-        impl Write for Buf {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let buf = Buf::default();
-        let writer = buf.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
-        let out = tracing::subscriber::with_default(subscriber, f);
-        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
-        (out, text)
     }
 
     /// A corrupt log (or one of another layout) is said with its path and replaced, starting

@@ -141,7 +141,6 @@ fn row_anchor(key: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::RulesView;
 
     fn t(s: &str) -> DateTime<Utc> {
         s.parse().unwrap()
@@ -164,16 +163,7 @@ mod tests {
     }
 
     fn snapshot(transitions: Vec<Transition>) -> Snapshot {
-        let rules = RulesView {
-            no_reply_s: 300,
-            exchange_green_below_s: 1800,
-            exchange_amber_below_s: 21600,
-            snapshot_stale_after_s: 600,
-            backup_amber_after_s: 93600,
-            backup_red_after_s: 172800,
-            window_amber_at_percent: 90,
-        };
-        let mut s = Snapshot::empty(t("2026-11-30T15:00:00Z"), rules);
+        let mut s = Snapshot::empty(t("2026-11-30T15:00:00Z"), crate::tests::rules());
         s.transitions = transitions;
         s
     }
