@@ -615,6 +615,7 @@ pub(crate) mod tests {
             status: Asc::SUCCESS,
             reason: None,
             audit_skipped_lines: 0,
+            last_report_s: None,
             history: None,
             checked_at: now,
             stale: !up,

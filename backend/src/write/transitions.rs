@@ -6,7 +6,7 @@
 //! ([`elements`], [`compare`]), under the status lock, after the redaction gate: keys, names and
 //! reasons are the gated snapshot's own text, never raw probe or audit text. Elements are keyed
 //! as the history keys them (`agent:min`, `host:lab`, `host:lab/service:nginx`, ...) plus
-//! `task:<agent>/<id>`, `board:<name>`, `board:<name>/card:<id>`, `backups` and
+//! `task:<agent>/<id>`, `queue:<id>` (a work-queue task), `board:<name>`, `board:<name>/card:<id>`, `backups` and
 //! `section:<name>`, so a key names the same thing across runs.
 //!
 //! What counts: a change of band between two snapshots. An element that first appears amber or
@@ -122,6 +122,19 @@ pub fn elements(snap: &Snapshot) -> Elements {
             let key = format!("task:{}/{}", t.agent, t.id);
             let name = format!("{} on {}", t.id, t.agent);
             put(&mut out, key, "task", name, t.band(), t.reason.clone());
+        }
+    }
+    if let Probe::Value(tasks) = &snap.tasks.queue {
+        for t in tasks {
+            let key = format!("queue:{}", t.id);
+            put(
+                &mut out,
+                key,
+                "task",
+                t.title.clone(),
+                t.band,
+                t.reason.clone(),
+            );
         }
     }
     if let Probe::Value(board) = &snap.tasks.board {
@@ -602,6 +615,51 @@ mod tests {
 
     /// Red to green, green to amber and an element born red are transitions; one born green,
     /// one removed and one unchanged (whatever its reason says now) are not.
+    /// A work-queue task is an element of its own (`queue:<id>`, named by its title): nobody
+    /// ACKing it is a transition to red with the row's reason.
+    #[test]
+    fn a_queue_task_turning_red_is_a_transition() {
+        let snap = |band: Band, reason: Option<&str>| {
+            let mut s = Snapshot::empty(t0(), crate::config::fleet_rules());
+            s.tasks.queue = Probe::Value(vec![fleetdash_model::QueueTask {
+                id: "q_7".into(),
+                title: "Rotate the vault key".into(),
+                owner: None,
+                tagged: Vec::new(),
+                created_by: "operator".into(),
+                created_at: t0(),
+                deadline: None,
+                state: "TASK_STATE_SUBMITTED".into(),
+                ack: None,
+                blocked_on: None,
+                last_report_at: None,
+                status_message: None,
+                worker_died: false,
+                band,
+                status: Asc::SUCCESS,
+                reason: reason.map(Into::into),
+                checked_at: t0(),
+                stale: false,
+            }]);
+            elements(&s)
+        };
+        let why = "no ACK for 10 min: nobody owns it";
+        let got = compare(
+            Some(&snap(Band::Green, None)),
+            &snap(Band::Red, Some(why)),
+            t0(),
+        );
+        assert_eq!(changes(&got), [("queue:q_7", Some(Band::Green), Band::Red)]);
+        assert_eq!(
+            (
+                got[0].kind.as_str(),
+                got[0].name.as_str(),
+                got[0].reason.as_deref()
+            ),
+            ("task", "Rotate the vault key", Some(why))
+        );
+    }
+
     #[test]
     fn only_band_changes_and_elements_born_amber_or_red_are_transitions() {
         use Band::*;

@@ -122,6 +122,7 @@ fn row_anchor(key: &str, name: &str) -> String {
     let (kind, id) = head.split_once(':').unwrap_or((head, ""));
     match kind {
         "agent" => anchor("agent", id),
+        "queue" => anchor("queue", id),
         "task" => anchor("task", &format!("{id}-{rest}")),
         "board" => match rest.strip_prefix("card:") {
             Some(card) => anchor("card", &format!("{id}-{card}")),
@@ -322,5 +323,6 @@ mod tests {
         assert_eq!(list[0].anchor, "card-ops-c1");
         assert_eq!(list[1].anchor, "live");
         assert_eq!(row_anchor("task:min/t1", "t1"), "task-min-t1");
+        assert_eq!(row_anchor("queue:q_7", "Rotate"), "queue-q_7");
     }
 }
