@@ -531,6 +531,7 @@ fn green_agent(name: &str, at: DateTime<Utc>) -> Agent {
         status: Asc::SUCCESS,
         reason: None,
         audit_skipped_lines: 0,
+        last_report_s: None,
         history: None,
         checked_at: at,
         stale: false,

@@ -37,6 +37,7 @@ fn row(i: usize) -> Agent {
         status: Asc::DEPENDENCY_UNAVAILABLE,
         reason: Some("down: connection refused".into()),
         audit_skipped_lines: 0,
+        last_report_s: None,
         history: None,
         checked_at: Utc::now(),
         stale: true,

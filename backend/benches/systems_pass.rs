@@ -417,6 +417,7 @@ fn agent(i: usize, up: bool, now: DateTime<Utc>) -> Agent {
         status: if up { Asc::SUCCESS } else { Asc::TIMEOUT },
         reason: (!up).then(|| "no answer within 5s".to_string()),
         audit_skipped_lines: 0,
+        last_report_s: None,
         history: None,
         checked_at: now,
         stale: !up,

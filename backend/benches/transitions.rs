@@ -178,6 +178,7 @@ fn agent(i: usize, up: bool, now: DateTime<Utc>) -> Agent {
         },
         reason: (!up).then(|| "down: connection refused (tcp connect error)".into()),
         audit_skipped_lines: 0,
+        last_report_s: None,
         history: None,
         checked_at: now,
         stale: !up,

@@ -391,9 +391,8 @@ impl HistoryStore {
 pub(crate) mod tests {
     use super::*;
     use crate::config::fleet_rules;
+    use crate::logging::logs_of;
     use chrono::{Duration, TimeZone};
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
 
     use crate::collect::tunnels::HostTunnels;
     use fleetdash_model::{Agent, Asc, Band, CronCheck, NamedCheck, Snapshot, System};
@@ -571,30 +570,6 @@ pub(crate) mod tests {
         assert_eq!(day_later.keys().count(), 0);
     }
 
-    /// Collects what `tracing` logs while `f` runs.
-    fn logs_of<T>(f: impl FnOnce() -> T) -> (T, String) {
-        #[derive(Clone, Default)]
-        struct Buf(Arc<Mutex<Vec<u8>>>);
-        impl Write for Buf {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let buf = Buf::default();
-        let writer = buf.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
-        let out = tracing::subscriber::with_default(subscriber, f);
-        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
-        (out, text)
-    }
-
     #[test]
     fn a_corrupt_history_file_is_logged_with_its_path_and_replaced() {
         let dir = tempfile::tempdir().unwrap();
@@ -640,6 +615,7 @@ pub(crate) mod tests {
             status: Asc::SUCCESS,
             reason: None,
             audit_skipped_lines: 0,
+            last_report_s: None,
             history: None,
             checked_at: now,
             stale: !up,

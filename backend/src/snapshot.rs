@@ -248,6 +248,7 @@ fn clear(snapshot: &mut Snapshot, section: SectionName) {
             snapshot.tasks = Tasks {
                 board: Probe::not_collected(),
                 live: Probe::not_collected(),
+                queue: Probe::not_collected(),
             }
         }
         SectionName::Board => snapshot.tasks.board = Probe::not_collected(),

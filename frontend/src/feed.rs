@@ -228,6 +228,7 @@ mod tests {
                 backup_amber_after_s: 93600,
                 backup_red_after_s: 172800,
                 window_amber_at_percent: 90,
+                ack_within_s: 600,
             },
         )
     }

@@ -18,8 +18,8 @@
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use fleetdash_model::{
     Agent, Asc, Backups, Band, Board, BoardSource, Card, CronCheck, CronState, Heartbeat, History,
-    LiveTask, NamedCheck, Probe, RulesView, SectionMeta, Sections, Snapshot, System, Tasks,
-    Transition, Window,
+    LiveTask, NamedCheck, Probe, QueueAck, QueueTask, RulesView, SectionMeta, Sections, Snapshot,
+    System, Tasks, Transition, Window,
 };
 
 /// A JSON value as `JSON.parse` hands it over (every number is an f64, as in JavaScript).
@@ -406,6 +406,7 @@ fn rules(r: &mut Reader, v: &Json) -> RulesView {
         backup_amber_after_s: r.field(&o, "backup_amber_after_s", uint, Some(0)),
         backup_red_after_s: r.field(&o, "backup_red_after_s", uint, Some(0)),
         window_amber_at_percent: r.field(&o, "window_amber_at_percent", uint, Some(0)),
+        ack_within_s: r.field(&o, "ack_within_s", uint, Some(0)),
     }
 }
 
@@ -415,6 +416,7 @@ fn sections(r: &mut Reader, v: &Json) -> Sections {
         tasks: r.req(&o, "tasks", section),
         board: r.field(&o, "board", section, Some(SectionMeta::default())),
         live_tasks: r.field(&o, "live_tasks", section, Some(SectionMeta::default())),
+        queue: r.field(&o, "queue", section, Some(SectionMeta::default())),
         agents: r.req(&o, "agents", section),
         systems: r.req(&o, "systems", section),
         backups: r.req(&o, "backups", section),
@@ -449,6 +451,7 @@ fn agent(r: &mut Reader, v: &Json) -> Agent {
         status: r.req(&o, "status", asc),
         reason: r.opt(&o, "reason", string),
         audit_skipped_lines: r.field(&o, "audit_skipped_lines", uint, Some(0)),
+        last_report_s: r.opt(&o, "last_report_s", uint),
         history: r.opt(&o, "history", history),
         checked_at: r.req(&o, "checked_at", time),
         stale: r.req(&o, "stale", boolean),
@@ -481,6 +484,47 @@ fn tasks(r: &mut Reader, v: &Json) -> Tasks {
     Tasks {
         board: r.req(&o, "board", |r, v| r.probe(v, board)),
         live: r.req(&o, "live", |r, v| r.probe(v, |r, v| r.list(v, live_task))),
+        queue: r.field(
+            &o,
+            "queue",
+            |r, v| r.probe(v, |r, v| r.list(v, queue_task)),
+            Some(Probe::not_collected()),
+        ),
+    }
+}
+
+fn queue_task(r: &mut Reader, v: &Json) -> QueueTask {
+    let o = r.object(v);
+    QueueTask {
+        id: r.req(&o, "id", string),
+        title: r.req(&o, "title", string),
+        owner: r.opt(&o, "owner", string),
+        tagged: r.field(&o, "tagged", strings, Some(Vec::new())),
+        created_by: r.req(&o, "created_by", string),
+        created_at: r.req(&o, "created_at", time),
+        deadline: r.opt(&o, "deadline", time),
+        state: r.req(&o, "state", string),
+        ack: r.opt(&o, "ack", queue_ack),
+        blocked_on: r.opt(&o, "blocked_on", string),
+        last_report_at: r.opt(&o, "last_report_at", time),
+        status_message: r.opt(&o, "status_message", string),
+        worker_died: r.field(&o, "worker_died", boolean, Some(false)),
+        band: r.req(&o, "band", band),
+        status: r.req(&o, "status", asc),
+        reason: r.opt(&o, "reason", string),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
+    }
+}
+
+fn queue_ack(r: &mut Reader, v: &Json) -> QueueAck {
+    let o = r.object(v);
+    QueueAck {
+        kind: r.req(&o, "kind", string),
+        by: r.req(&o, "by", string),
+        at: r.req(&o, "at", time),
+        eta: r.opt(&o, "eta", time),
+        to: r.opt(&o, "to", string),
     }
 }
 
@@ -672,6 +716,7 @@ mod tests {
             backup_amber_after_s: 93600,
             backup_red_after_s: 172800,
             window_amber_at_percent: 90,
+            ack_within_s: 600,
         };
         let mut s = Snapshot::empty(at, rules);
         s.stale_reasons = vec!["board: 12 min old".into()];
@@ -685,6 +730,7 @@ mod tests {
             tasks: meta.clone(),
             board: meta.clone(),
             live_tasks: SectionMeta::default(),
+            queue: meta.clone(),
             agents: meta.clone(),
             systems: meta.clone(),
             backups: meta,
@@ -717,6 +763,7 @@ mod tests {
                 status: Asc::SUCCESS_WITH_WARNINGS,
                 reason: Some("window at 93 %".into()),
                 audit_skipped_lines: 2,
+                last_report_s: Some(75),
                 history: Some(history()),
                 checked_at: at,
                 stale: false,
@@ -742,6 +789,7 @@ mod tests {
                 status: Asc::DEPENDENCY_UNAVAILABLE,
                 reason: None,
                 audit_skipped_lines: 0,
+                last_report_s: None,
                 history: None,
                 checked_at: at,
                 stale: true,
@@ -855,6 +903,32 @@ mod tests {
                 stuck: true,
                 status: Asc::TIMEOUT,
                 reason: Some("no reply for 5 min".into()),
+                checked_at: at,
+                stale: false,
+            }]),
+            queue: Probe::Value(vec![QueueTask {
+                id: "q_1".into(),
+                title: "Rotate the vault key".into(),
+                owner: Some("sol".into()),
+                tagged: vec!["mira".into(), "sol".into()],
+                created_by: "operator".into(),
+                created_at: at,
+                deadline: Some(at),
+                state: "TASK_STATE_WORKING".into(),
+                ack: Some(QueueAck {
+                    kind: "owning".into(),
+                    by: "sol".into(),
+                    at,
+                    eta: Some(at),
+                    to: Some("min".into()),
+                }),
+                blocked_on: Some("t_1: disk full".into()),
+                last_report_at: Some(at),
+                status_message: Some("[task orphaned — no reply produced]".into()),
+                worker_died: true,
+                band: Band::Red,
+                status: Asc::TIMEOUT,
+                reason: Some("deadline passed".into()),
                 checked_at: at,
                 stale: false,
             }]),

@@ -14,11 +14,13 @@
 mod asc;
 pub mod glance;
 mod probe;
+pub mod queue;
 mod summary;
 
 pub use asc::Asc;
 pub use glance::Glance;
 pub use probe::Probe;
+pub use queue::{QueueAck, QueueTask};
 pub use summary::Verdict;
 
 use chrono::{DateTime, Utc};
@@ -68,6 +70,7 @@ impl Snapshot {
             tasks: Tasks {
                 board: Probe::not_collected(),
                 live: Probe::not_collected(),
+                queue: Probe::not_collected(),
             },
             agents: Probe::not_collected(),
             systems: Probe::not_collected(),
@@ -122,6 +125,10 @@ pub struct RulesView {
     /// written before the rule existed: nothing known).
     #[serde(default)]
     pub window_amber_at_percent: u64,
+    /// A work-queue task nobody ACKed for this long is red (0 in snapshots written before the
+    /// rule existed: not judged).
+    #[serde(default)]
+    pub ack_within_s: u64,
 }
 
 /// Collection bookkeeping per section.
@@ -135,6 +142,9 @@ pub struct Sections {
     /// `tasks.live`: live A2A tasks.
     #[serde(default)]
     pub live_tasks: SectionMeta,
+    /// `tasks.queue`: the work queue.
+    #[serde(default)]
+    pub queue: SectionMeta,
     pub agents: SectionMeta,
     pub systems: SectionMeta,
     pub backups: SectionMeta,
@@ -259,6 +269,10 @@ pub struct Agent {
     /// Audit-log lines that could not be parsed while looking for the last exchange.
     #[serde(default)]
     pub audit_skipped_lines: u64,
+    /// Seconds since the agent's last report to the hub's intake (spec 003 §1.2); absent when
+    /// it never reported or there is no intake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_report_s: Option<u64>,
     /// Up/down over the last 24 hours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<History>,
@@ -294,6 +308,9 @@ pub struct Window {
 pub struct Tasks {
     pub board: Probe<Board>,
     pub live: Probe<Vec<LiveTask>>,
+    /// The hub's work queue (spec 003 §3): absent in snapshots written before it existed.
+    #[serde(default = "Probe::not_collected")]
+    pub queue: Probe<Vec<QueueTask>>,
 }
 
 /// The kanban board(s): columns in board order and the cards, each naming its board, plus one
@@ -608,7 +625,7 @@ pub(crate) fn one_decimal(value: f64) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Transition {
     /// Stable across runs and renames of nothing but the element itself: `agent:<name>`,
-    /// `task:<agent>/<id>`, `board:<name>`, `board:<name>/card:<id>`, `host:<name>`,
+    /// `task:<agent>/<id>`, `queue:<id>`, `board:<name>`, `board:<name>/card:<id>`, `host:<name>`,
     /// `host:<name>/service:<n>` (also `tunnel:`, `cron:`), `host:<name>/vault`, `backups`,
     /// `section:<name>`.
     pub key: String,
@@ -644,6 +661,7 @@ mod tests {
             backup_amber_after_s: 93600,
             backup_red_after_s: 172800,
             window_amber_at_percent: 90,
+            ack_within_s: 600,
         }
     }
 

@@ -60,7 +60,7 @@ impl Snapshot {
     }
 
     /// Every element's band at `now`, counted: live tasks that crossed the stuck rule since
-    /// their poll count red, as [`crate::Glance`] shows them.
+    /// their poll count red (and queue tasks whose ACK or deadline passed), as [`crate::Glance`] shows them.
     pub fn verdict_at(&self, now: DateTime<Utc>) -> Verdict {
         let mut v = Verdict::default();
         let section_failed = |configured: bool, failed: bool, v: &mut Verdict| {
@@ -81,6 +81,12 @@ impl Snapshot {
                 other.is_error(),
                 &mut v,
             ),
+        }
+        match &self.tasks.queue {
+            Probe::Value(tasks) => tasks
+                .iter()
+                .for_each(|t| v.add(t.judge(&self.rules, now).0)),
+            other => section_failed(self.sections.queue.configured, other.is_error(), &mut v),
         }
         match &self.tasks.board {
             Probe::Value(board) => {
@@ -201,6 +207,7 @@ mod tests {
                     status: Asc::SUCCESS,
                     reason: None,
                     audit_skipped_lines: 0,
+                    last_report_s: None,
                     history: None,
                     checked_at: now,
                     stale: false,

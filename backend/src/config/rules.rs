@@ -391,6 +391,8 @@ impl Rules {
             backup_amber_after_s: self.backup_amber_after.seconds,
             backup_red_after_s: self.backup_red_after.seconds,
             window_amber_at_percent: self.window_amber_at.percent,
+            // Not judged until the rules file has the ACK rule (issue 11, h/queue).
+            ack_within_s: 0,
         }
     }
 }

@@ -124,6 +124,7 @@ mod tests {
             },
             reason: reason.map(Into::into),
             audit_skipped_lines: 0,
+            last_report_s: None,
             history: None,
             checked_at: now,
             stale: band == Band::Red,

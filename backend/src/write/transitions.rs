@@ -6,7 +6,7 @@
 //! ([`elements`], [`compare`]), under the status lock, after the redaction gate: keys, names and
 //! reasons are the gated snapshot's own text, never raw probe or audit text. Elements are keyed
 //! as the history keys them (`agent:min`, `host:lab`, `host:lab/service:nginx`, ...) plus
-//! `task:<agent>/<id>`, `board:<name>`, `board:<name>/card:<id>`, `backups` and
+//! `task:<agent>/<id>`, `queue:<id>` (a work-queue task), `board:<name>`, `board:<name>/card:<id>`, `backups` and
 //! `section:<name>`, so a key names the same thing across runs.
 //!
 //! What counts: a change of band between two snapshots. An element that first appears amber or
@@ -122,6 +122,19 @@ pub fn elements(snap: &Snapshot) -> Elements {
             let key = format!("task:{}/{}", t.agent, t.id);
             let name = format!("{} on {}", t.id, t.agent);
             put(&mut out, key, "task", name, t.band(), t.reason.clone());
+        }
+    }
+    if let Probe::Value(tasks) = &snap.tasks.queue {
+        for t in tasks {
+            let key = format!("queue:{}", t.id);
+            put(
+                &mut out,
+                key,
+                "task",
+                t.title.clone(),
+                t.band,
+                t.reason.clone(),
+            );
         }
     }
     if let Probe::Value(board) = &snap.tasks.board {
@@ -565,12 +578,11 @@ pub fn recent(entries: &[Transition], now: DateTime<Utc>) -> Vec<Transition> {
 mod tests {
     use super::*;
     use crate::history::tests::agent;
+    use crate::logging::logs_of;
     use chrono::TimeZone;
     use fleetdash_model::{
         Asc, Backups, Board, BoardSource, Card, CronCheck, CronState, NamedCheck, System,
     };
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
 
     fn t0() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap()
@@ -603,6 +615,51 @@ mod tests {
 
     /// Red to green, green to amber and an element born red are transitions; one born green,
     /// one removed and one unchanged (whatever its reason says now) are not.
+    /// A work-queue task is an element of its own (`queue:<id>`, named by its title): nobody
+    /// ACKing it is a transition to red with the row's reason.
+    #[test]
+    fn a_queue_task_turning_red_is_a_transition() {
+        let snap = |band: Band, reason: Option<&str>| {
+            let mut s = Snapshot::empty(t0(), crate::config::fleet_rules());
+            s.tasks.queue = Probe::Value(vec![fleetdash_model::QueueTask {
+                id: "q_7".into(),
+                title: "Rotate the vault key".into(),
+                owner: None,
+                tagged: Vec::new(),
+                created_by: "operator".into(),
+                created_at: t0(),
+                deadline: None,
+                state: "TASK_STATE_SUBMITTED".into(),
+                ack: None,
+                blocked_on: None,
+                last_report_at: None,
+                status_message: None,
+                worker_died: false,
+                band,
+                status: Asc::SUCCESS,
+                reason: reason.map(Into::into),
+                checked_at: t0(),
+                stale: false,
+            }]);
+            elements(&s)
+        };
+        let why = "no ACK for 10 min: nobody owns it";
+        let got = compare(
+            Some(&snap(Band::Green, None)),
+            &snap(Band::Red, Some(why)),
+            t0(),
+        );
+        assert_eq!(changes(&got), [("queue:q_7", Some(Band::Green), Band::Red)]);
+        assert_eq!(
+            (
+                got[0].kind.as_str(),
+                got[0].name.as_str(),
+                got[0].reason.as_deref()
+            ),
+            ("task", "Rotate the vault key", Some(why))
+        );
+    }
+
     #[test]
     fn only_band_changes_and_elements_born_amber_or_red_are_transitions() {
         use Band::*;
@@ -1055,30 +1112,6 @@ mod tests {
             changes(&recent(&old, now)),
             [("agent:day", Some(Band::Green), Band::Red)]
         );
-    }
-
-    /// Collects what `tracing` logs while `f` runs.
-    fn logs_of<T>(f: impl FnOnce() -> T) -> (T, String) {
-        #[derive(Clone, Default)]
-        struct Buf(Arc<Mutex<Vec<u8>>>);
-        impl Write for Buf {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let buf = Buf::default();
-        let writer = buf.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
-        let out = tracing::subscriber::with_default(subscriber, f);
-        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
-        (out, text)
     }
 
     /// A corrupt log (or one of another layout) is said with its path and replaced, starting

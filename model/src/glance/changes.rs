@@ -122,6 +122,7 @@ fn row_anchor(key: &str, name: &str) -> String {
     let (kind, id) = head.split_once(':').unwrap_or((head, ""));
     match kind {
         "agent" => anchor("agent", id),
+        "queue" => anchor("queue", id),
         "task" => anchor("task", &format!("{id}-{rest}")),
         "board" => match rest.strip_prefix("card:") {
             Some(card) => anchor("card", &format!("{id}-{card}")),
@@ -141,7 +142,6 @@ fn row_anchor(key: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::RulesView;
 
     fn t(s: &str) -> DateTime<Utc> {
         s.parse().unwrap()
@@ -164,16 +164,7 @@ mod tests {
     }
 
     fn snapshot(transitions: Vec<Transition>) -> Snapshot {
-        let rules = RulesView {
-            no_reply_s: 300,
-            exchange_green_below_s: 1800,
-            exchange_amber_below_s: 21600,
-            snapshot_stale_after_s: 600,
-            backup_amber_after_s: 93600,
-            backup_red_after_s: 172800,
-            window_amber_at_percent: 90,
-        };
-        let mut s = Snapshot::empty(t("2026-11-30T15:00:00Z"), rules);
+        let mut s = Snapshot::empty(t("2026-11-30T15:00:00Z"), crate::tests::rules());
         s.transitions = transitions;
         s
     }
@@ -332,5 +323,6 @@ mod tests {
         assert_eq!(list[0].anchor, "card-ops-c1");
         assert_eq!(list[1].anchor, "live");
         assert_eq!(row_anchor("task:min/t1", "t1"), "task-min-t1");
+        assert_eq!(row_anchor("queue:q_7", "Rotate"), "queue-q_7");
     }
 }

@@ -20,7 +20,7 @@ use chrono::{DateTime, Datelike, FixedOffset, Timelike, Utc};
 use crate::one_decimal;
 use crate::{
     Agent, Asc, Backups, Band, Board, BoardSource, Card, CronCheck, CronState, History, LiveTask,
-    NamedCheck, Probe, SectionMeta, Snapshot, System, Verdict, human_age, seconds_since,
+    NamedCheck, Probe, QueueTask, SectionMeta, Snapshot, System, Verdict, human_age, seconds_since,
 };
 
 /// What the operator reads, as of one moment.
@@ -240,6 +240,7 @@ impl Glance {
         let w = Words { now, offset };
         let sections = vec![
             agents(s, &w),
+            queue(s, &w),
             live_tasks(s, &w),
             board(s, &w),
             systems(s, &w),
@@ -774,6 +775,116 @@ impl LiveTask {
         } else {
             self.band()
         }
+    }
+}
+
+/// The work queue (spec 003 §3): who owns what and whether they ACKed; red rows first, newest
+/// first within a band; finished tasks fold into a count.
+fn queue(s: &Snapshot, w: &Words) -> Section {
+    let meta = &s.sections.queue;
+    let mut view = section("queue", "Work queue", meta, w);
+    if s.rules.ack_within_s > 0 {
+        view.note = Some(format!(
+            "ACK due within {}",
+            human_age(s.rules.ack_within_s)
+        ));
+    }
+    view.problem = problem(&s.tasks.queue, meta);
+    if let Probe::Value(tasks) = &s.tasks.queue {
+        let newest_first = sorted(tasks.iter().collect(), |t: &&QueueTask| {
+            (
+                i64::MAX.saturating_sub(t.created_at.timestamp()) as u64,
+                t.id.clone(),
+            )
+        });
+        let (open, done): (Vec<&QueueTask>, Vec<&QueueTask>) = newest_first
+            .into_iter()
+            .partition(|t| !t.is_terminal() || t.judge(&s.rules, w.now).0 != Band::Green);
+        let mut g = group(red_first(
+            open.into_iter().map(|t| queue_row(t, s, w)).collect(),
+        ));
+        if !done.is_empty() {
+            g.folded_n = done.len();
+            g.folded = Some(format!("{} finished", done.len()));
+        }
+        if g.rows.is_empty() && done.is_empty() {
+            g.empty = Some("No tasks in the queue.");
+        }
+        view.groups.push(g);
+    }
+    view
+}
+
+fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
+    let (band, status, reason) = t.judge(&s.rules, w.now);
+    let state = t
+        .state
+        .strip_prefix("TASK_STATE_")
+        .unwrap_or(&t.state)
+        .to_ascii_lowercase();
+    let since = match reason.as_deref() {
+        Some(r) if r.starts_with("no ACK") => Some(crossed(t.created_at, 0, s.rules.ack_within_s)),
+        Some(r) if r.starts_with("deadline passed") => t.deadline,
+        _ => None,
+    };
+    let r = reason.as_deref();
+    let mut facts = vec![
+        fact("id", (t.id.clone(), None), r),
+        fact("state", (state.clone(), None), r),
+        fact(
+            "created",
+            (
+                format!("{} by {}", w.time(t.created_at), t.created_by),
+                None,
+            ),
+            r,
+        ),
+    ];
+    if !t.tagged.is_empty() {
+        facts.push(fact("tagged", (t.tagged.join(", "), None), r));
+    }
+    if let Some(ack) = &t.ack {
+        let mut words = format!("{} by {} at {}", ack.kind, ack.by, w.time(ack.at));
+        if let Some(to) = &ack.to {
+            words.push_str(&format!(" to {to}"));
+        }
+        if let Some(eta) = ack.eta {
+            words.push_str(&format!(", ETA {}", w.time(eta)));
+        }
+        facts.push(fact("ACK", (words, None), r));
+    }
+    if let Some(d) = t.deadline {
+        facts.push(fact("deadline", (w.time(d), None), r));
+    }
+    if let Some(at) = t.last_report_at {
+        facts.push(fact(
+            "last report",
+            (format!("{} ago", human_age(seconds_since(at, w.now))), None),
+            r,
+        ));
+    }
+    if let Some(m) = &t.status_message {
+        facts.push(fact("status", (m.clone(), None), r));
+    }
+    let mut summary = vec![t.ownership(), state];
+    if let Some(d) = t.deadline.filter(|_| !t.is_terminal()) {
+        summary.push(format!("due {}", w.time(d)));
+    }
+    let summary: Vec<&str> = summary.iter().map(String::as_str).collect();
+    Row {
+        kind: Some(Kind::Task),
+        what: format!("task {}", few_words(&t.title)),
+        since,
+        anchor: anchor("queue", &t.id),
+        band,
+        badge: band.word(),
+        title: t.title.clone(),
+        summary: join(&summary),
+        code: code(&status).filter(|_| reason.is_some()),
+        facts,
+        reason,
+        checks: Vec::new(),
+        strip: None,
     }
 }
 
@@ -1408,6 +1519,7 @@ mod tests {
             },
             reason: reason.map(Into::into),
             audit_skipped_lines: 0,
+            last_report_s: None,
             history: None,
             checked_at: t0(),
             stale: !up,
@@ -1518,6 +1630,7 @@ mod tests {
             agents: meta.clone(),
             systems: meta.clone(),
             backups: meta,
+            ..Sections::default()
         };
         let mut vega = agent("vega", Band::Red, true, Some("agent card lists no skills"));
         vega.skills_count = Probe::Value(0);
@@ -2105,6 +2218,105 @@ mod tests {
         assert_eq!(backups.problem.as_ref().unwrap().band, None);
         assert!(!g.needs.iter().any(|n| n.anchor == "backups"));
         assert_eq!(g.counts, s.verdict());
+    }
+
+    #[test]
+    fn the_work_queue_comes_first_red_rows_first_finished_ones_folded() {
+        use crate::{QueueAck, QueueTask};
+        let mut s = fleet();
+        s.sections.queue = SectionMeta {
+            configured: true,
+            checked_at: Some(t0()),
+            duration_ms: Some(1),
+            stale: false,
+        };
+        let task = |id: &str, minutes_ago: i64| QueueTask {
+            id: id.into(),
+            title: format!("Task {id}"),
+            owner: None,
+            tagged: vec!["mira".into(), "nova".into(), "sol".into()],
+            created_by: "operator".into(),
+            created_at: t0() - chrono::Duration::minutes(minutes_ago),
+            deadline: None,
+            state: "TASK_STATE_SUBMITTED".into(),
+            ack: None,
+            blocked_on: None,
+            last_report_at: None,
+            status_message: None,
+            worker_died: false,
+            band: Band::Green,
+            status: Asc::SUCCESS,
+            reason: None,
+            checked_at: t0(),
+            stale: false,
+        };
+        let owned = |mut t: QueueTask| {
+            t.owner = Some("sol".into());
+            t.state = "TASK_STATE_WORKING".into();
+            t.ack = Some(QueueAck {
+                kind: "owning".into(),
+                by: "sol".into(),
+                at: t.created_at,
+                eta: None,
+                to: None,
+            });
+            t
+        };
+        let mut blocked = owned(task("q_blk", 30));
+        blocked.blocked_on = Some("t_1a2b: LAB disk full".into());
+        let mut done = owned(task("q_done", 50));
+        done.state = "TASK_STATE_COMPLETED".into();
+        s.tasks.queue = Probe::Value(vec![
+            owned(task("q_ok", 20)),
+            // Created 9 min before the snapshot: its ACK falls due a minute after it.
+            task("q_new", 9),
+            blocked,
+            done,
+        ]);
+        let g = at(&s, 0);
+        let ids: Vec<&str> = g.sections.iter().map(|x| x.id).collect();
+        assert_eq!(&ids[..3], ["agents", "queue", "live"]);
+        let q = &g.sections[1];
+        let rows: Vec<(&str, Band)> = q.groups[0]
+            .rows
+            .iter()
+            .map(|r| (r.anchor.as_str(), r.band))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("queue-q_blk", Band::Amber),
+                ("queue-q_new", Band::Green),
+                ("queue-q_ok", Band::Green)
+            ]
+        );
+        assert_eq!(q.groups[0].folded.as_deref(), Some("1 finished"));
+        assert_eq!(row(&g, "queue-q_ok").summary, "owned by sol · working");
+        assert_eq!(
+            row(&g, "queue-q_new").summary,
+            "tagged mira, nova, sol: no owner yet · submitted"
+        );
+        // A minute later nobody has ACKed q_new: red, in needs-you, counted.
+        let later = at(&s, 60);
+        let new = row(&later, "queue-q_new");
+        assert_eq!(new.band, Band::Red);
+        assert_eq!(
+            new.reason.as_deref(),
+            Some("no ACK for 10 min: nobody owns it")
+        );
+        assert!(
+            later
+                .needs
+                .iter()
+                .any(|n| n.anchor == "queue-q_new" && n.what == "task Task q_new"),
+            "{:?}",
+            later.needs
+        );
+        assert_eq!(
+            later.counts,
+            s.verdict_at(t0() + chrono::Duration::seconds(60))
+        );
+        assert_eq!(at(&s, 0).counts, s.verdict_at(t0()));
     }
 
     #[test]

@@ -225,6 +225,8 @@ pub fn row(
         status,
         reason,
         audit_skipped_lines,
+        // The intake's last report is added where the snapshot is merged, not by the probe.
+        last_report_s: None,
         history: None,
         checked_at: now,
         stale,

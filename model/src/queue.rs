@@ -1,0 +1,309 @@
+//! The work queue's tasks as status.json carries them (`tasks.queue[]`, spec 003 §3.2): who owns
+//! what, whether they ACKed (§4), what is blocked, what died; and the one judge of a task's band
+//! at a moment, used by the collector when it writes and by the page between polls (an ACK that
+//! is due, or a deadline, passes while the page is open).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::{Asc, Band, RulesView, human_age, seconds_since};
+
+/// The status message of a task the 300 s watchdog failed (spec 003 §3.5).
+pub const ORPHANED_MESSAGE: &str = "[task orphaned — no reply produced]";
+
+/// One task of the work queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueueTask {
+    pub id: String,
+    /// Truncated and through the redaction gate when it was assigned.
+    pub title: String,
+    /// The agent that owns it: named by the assignment, or the first owning ACK (§4.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    #[serde(default)]
+    pub tagged: Vec<String>,
+    /// "operator" or the agent that assigned it.
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DateTime<Utc>>,
+    /// Always a v1.0 `TASK_STATE_*` wire value.
+    pub state: String,
+    /// The owner's ACK (or the first one); absent until one came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack: Option<QueueAck>,
+    /// What it is blocked on (a blocker report or "ACK blocked on").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_on: Option<String>,
+    /// The last report about it, from anyone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_report_at: Option<DateTime<Utc>>,
+    /// Set by the watchdog: [`ORPHANED_MESSAGE`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// No report for the worker-died limit (spec §3.5: recorded, no follow-up).
+    #[serde(default)]
+    pub worker_died: bool,
+    /// As judged when the snapshot was written ([`QueueTask::judge`]).
+    pub band: Band,
+    pub status: Asc,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub checked_at: DateTime<Utc>,
+    pub stale: bool,
+}
+
+/// An ACK (§4.1): owning with an ETA, escalating to X, blocked on Y; or yielded (§4.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueueAck {
+    /// `owning`, `escalating`, `blocked` or `yielded`.
+    pub kind: String,
+    pub by: String,
+    pub at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eta: Option<DateTime<Utc>>,
+    /// Escalated to whom.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
+
+const TERMINAL: [&str; 4] = [
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_REJECTED",
+];
+
+impl QueueTask {
+    pub fn is_terminal(&self) -> bool {
+        TERMINAL.contains(&self.state.as_str())
+    }
+
+    /// The task's band, code and reason at `now` under `rules`: red when nobody ACKed it within
+    /// `rules.ack_within_s`, when the watchdog orphaned it, when it failed or was rejected, or
+    /// when its deadline passed unfinished; amber when it is blocked, escalated, waiting for
+    /// input, or its worker died; green otherwise.
+    pub fn judge(&self, rules: &RulesView, now: DateTime<Utc>) -> (Band, Asc, Option<String>) {
+        let red = |asc: Asc, why: String| (Band::Red, asc, Some(why));
+        let amber = |asc: Asc, why: String| (Band::Amber, asc, Some(why));
+        match self.state.as_str() {
+            "TASK_STATE_FAILED" if self.status_message.as_deref() == Some(ORPHANED_MESSAGE) => {
+                return red(Asc::TIMEOUT, "orphaned: no reply produced".into());
+            }
+            "TASK_STATE_FAILED" => return red(Asc::INTERNAL_ERROR, "failed".into()),
+            "TASK_STATE_REJECTED" => return red(Asc::FAILED_PRECONDITION, "rejected".into()),
+            "TASK_STATE_COMPLETED" | "TASK_STATE_CANCELED" => {
+                return (Band::Green, Asc::SUCCESS, None);
+            }
+            _ => {}
+        }
+        if let Some(deadline) = self.deadline
+            && now >= deadline
+        {
+            return red(
+                Asc::TIMEOUT,
+                format!(
+                    "deadline passed {} ago",
+                    human_age(seconds_since(deadline, now))
+                ),
+            );
+        }
+        let owning = self.ack.as_ref().filter(|a| a.kind != "yielded");
+        if owning.is_none() {
+            let waited = seconds_since(self.created_at, now);
+            if rules.ack_within_s > 0 && waited >= rules.ack_within_s {
+                return red(
+                    Asc::TIMEOUT,
+                    format!("no ACK for {}: nobody owns it", human_age(waited)),
+                );
+            }
+        }
+        if let Some(on) = &self.blocked_on {
+            return amber(Asc::HUMAN_INPUT_REQUIRED, format!("blocked on {on}"));
+        }
+        if let Some(to) = owning
+            .filter(|a| a.kind == "escalating")
+            .and_then(|a| a.to.as_ref())
+        {
+            return amber(Asc::RUNNING, format!("escalated to {to}"));
+        }
+        if self.worker_died {
+            return amber(
+                Asc::DEPENDENCY_UNAVAILABLE,
+                "worker died: no report for an hour or more".into(),
+            );
+        }
+        if self.state == "TASK_STATE_INPUT_REQUIRED" {
+            return amber(Asc::HUMAN_INPUT_REQUIRED, "waiting for input".into());
+        }
+        (Band::Green, Asc::SUCCESS, None)
+    }
+
+    /// The one-line account of who has it: "owned by sol, ETA 15:40", "tagged mira, nova: no
+    /// ACK yet", "done".
+    pub fn ownership(&self) -> String {
+        let mut words = match (&self.owner, &self.ack) {
+            (Some(owner), Some(ack)) if ack.kind == "owning" => format!("owned by {owner}"),
+            (Some(owner), Some(ack)) => format!("{owner}: ACK {}", ack.kind),
+            (Some(owner), None) => format!("assigned to {owner}: no ACK yet"),
+            (None, _) if self.tagged.is_empty() => "unassigned".to_string(),
+            (None, _) => format!("tagged {}: no owner yet", self.tagged.join(", ")),
+        };
+        if let Some(eta) = self.ack.as_ref().and_then(|a| a.eta) {
+            use chrono::Timelike;
+            words.push_str(&format!(", ETA {:02}:{:02} UTC", eta.hour(), eta.minute()));
+        }
+        words
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+
+    fn t0() -> DateTime<Utc> {
+        "2026-11-30T14:00:00Z".parse().unwrap()
+    }
+
+    fn rules() -> RulesView {
+        RulesView {
+            ack_within_s: 600,
+            ..crate::tests::rules()
+        }
+    }
+
+    fn task() -> QueueTask {
+        QueueTask {
+            id: "q_1".into(),
+            title: "Rotate the vault key".into(),
+            owner: None,
+            tagged: vec!["mira".into(), "nova".into(), "sol".into()],
+            created_by: "operator".into(),
+            created_at: t0(),
+            deadline: Some(t0() + Duration::hours(2)),
+            state: "TASK_STATE_SUBMITTED".into(),
+            ack: None,
+            blocked_on: None,
+            last_report_at: None,
+            status_message: None,
+            worker_died: false,
+            band: Band::Green,
+            status: Asc::SUCCESS,
+            reason: None,
+            checked_at: t0(),
+            stale: false,
+        }
+    }
+
+    fn at(t: &QueueTask, secs: i64) -> (Band, Option<String>) {
+        let (band, _, why) = t.judge(&rules(), t0() + Duration::seconds(secs));
+        (band, why)
+    }
+
+    #[test]
+    fn no_ack_is_red_at_the_rules_limit_not_a_second_before() {
+        let t = task();
+        assert_eq!(at(&t, 599), (Band::Green, None));
+        assert_eq!(
+            at(&t, 600),
+            (Band::Red, Some("no ACK for 10 min: nobody owns it".into()))
+        );
+        let owned = QueueTask {
+            owner: Some("sol".into()),
+            ack: Some(QueueAck {
+                kind: "owning".into(),
+                by: "sol".into(),
+                at: t0() + Duration::seconds(30),
+                eta: Some(t0() + Duration::minutes(45)),
+                to: None,
+            }),
+            state: "TASK_STATE_WORKING".into(),
+            ..task()
+        };
+        assert_eq!(at(&owned, 3600), (Band::Green, None));
+        assert_eq!(owned.ownership(), "owned by sol, ETA 14:45 UTC");
+        // A yield is no ACK of ownership.
+        let yielded = QueueTask {
+            ack: Some(QueueAck {
+                kind: "yielded".into(),
+                ..owned.ack.clone().unwrap()
+            }),
+            owner: None,
+            ..task()
+        };
+        assert_eq!(at(&yielded, 600).0, Band::Red);
+    }
+
+    #[test]
+    fn a_deadline_is_red_once_passed_and_a_finished_task_never() {
+        let owned = QueueTask {
+            owner: Some("sol".into()),
+            ack: Some(QueueAck {
+                kind: "owning".into(),
+                by: "sol".into(),
+                at: t0(),
+                eta: None,
+                to: None,
+            }),
+            ..task()
+        };
+        assert_eq!(at(&owned, 7199).0, Band::Green);
+        assert_eq!(
+            at(&owned, 7200 + 7200),
+            (Band::Red, Some("deadline passed 2 h ago".into()))
+        );
+        let done = QueueTask {
+            state: "TASK_STATE_COMPLETED".into(),
+            ..owned
+        };
+        assert_eq!(at(&done, 99_999), (Band::Green, None));
+    }
+
+    #[test]
+    fn orphaned_failed_blocked_escalated_and_died_say_so() {
+        let orphan = QueueTask {
+            state: "TASK_STATE_FAILED".into(),
+            status_message: Some(ORPHANED_MESSAGE.into()),
+            ..task()
+        };
+        assert_eq!(
+            at(&orphan, 0),
+            (Band::Red, Some("orphaned: no reply produced".into()))
+        );
+        let acked = |kind: &str, to: Option<&str>| QueueAck {
+            kind: kind.into(),
+            by: "sol".into(),
+            at: t0(),
+            eta: None,
+            to: to.map(Into::into),
+        };
+        let blocked = QueueTask {
+            owner: Some("sol".into()),
+            ack: Some(acked("blocked", None)),
+            blocked_on: Some("t_1a2b: LAB disk full".into()),
+            ..task()
+        };
+        assert_eq!(
+            at(&blocked, 60),
+            (Band::Amber, Some("blocked on t_1a2b: LAB disk full".into()))
+        );
+        let escalated = QueueTask {
+            owner: Some("sol".into()),
+            ack: Some(acked("escalating", Some("min"))),
+            ..task()
+        };
+        assert_eq!(
+            at(&escalated, 60),
+            (Band::Amber, Some("escalated to min".into()))
+        );
+        let died = QueueTask {
+            owner: Some("sol".into()),
+            ack: Some(acked("owning", None)),
+            worker_died: true,
+            ..task()
+        };
+        assert_eq!(at(&died, 60).0, Band::Amber);
+        assert_eq!(task().ownership(), "tagged mira, nova, sol: no owner yet");
+    }
+}
