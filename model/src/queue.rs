@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::{Asc, Band, RulesView, human_age, seconds_since};
+use crate::{Asc, Band, human_age, seconds_since};
 
 /// The status message of a task the 300 s watchdog failed (spec 003 §3.5).
 pub const ORPHANED_MESSAGE: &str = "[task orphaned — no reply produced]";
@@ -79,11 +79,15 @@ impl QueueTask {
         TERMINAL.contains(&self.state.as_str())
     }
 
-    /// The task's band, code and reason at `now` under `rules`: red when nobody ACKed it within
-    /// `rules.ack_within_s`, when the watchdog orphaned it, when it failed or was rejected, or
-    /// when its deadline passed unfinished; amber when it is blocked, escalated, waiting for
-    /// input, or its worker died; green otherwise.
-    pub fn judge(&self, rules: &RulesView, now: DateTime<Utc>) -> (Band, Asc, Option<String>) {
+    /// The task's band, code and reason at `now`, with ACKs due within `ack_within_s`: the one judge of a queue task,
+    /// for the collector when it writes and the page between polls. Limits are reached AT N
+    /// seconds (as the stuck rule); a deadline passes strictly after its instant.
+    ///
+    /// Red: orphaned by the watchdog, failed, rejected, no ACK within `ack_within_s` (or
+    /// an escalation its new owner did not ACK in time), deadline passed, worker died (it fires
+    /// no follow-up, so the row is the only place that says nobody is working on it). Amber:
+    /// blocked, waiting for input or authorisation. Green otherwise.
+    pub fn judge(&self, ack_within_s: u64, now: DateTime<Utc>) -> (Band, Asc, Option<String>) {
         let red = |asc: Asc, why: String| (Band::Red, asc, Some(why));
         let amber = |asc: Asc, why: String| (Band::Amber, asc, Some(why));
         match self.state.as_str() {
@@ -97,46 +101,66 @@ impl QueueTask {
             }
             _ => {}
         }
+        if let Some(why) = self.no_ack(ack_within_s, now) {
+            return red(Asc::TIMEOUT, why);
+        }
         if let Some(deadline) = self.deadline
-            && now >= deadline
+            && now > deadline
         {
             return red(
                 Asc::TIMEOUT,
                 format!(
                     "deadline passed {} ago",
-                    human_age(seconds_since(deadline, now))
+                    human_age(seconds_since(deadline, now).max(1))
                 ),
             );
         }
-        let owning = self.ack.as_ref().filter(|a| a.kind != "yielded");
-        if owning.is_none() {
-            let waited = seconds_since(self.created_at, now);
-            if rules.ack_within_s > 0 && waited >= rules.ack_within_s {
-                return red(
-                    Asc::TIMEOUT,
-                    format!("no ACK for {}: nobody owns it", human_age(waited)),
-                );
-            }
+        if self.worker_died {
+            let quiet = self.last_report_at.unwrap_or(self.created_at);
+            return red(
+                Asc::DEPENDENCY_UNAVAILABLE,
+                format!(
+                    "worker died: no report for {}",
+                    human_age(seconds_since(quiet, now))
+                ),
+            );
         }
         if let Some(on) = &self.blocked_on {
             return amber(Asc::HUMAN_INPUT_REQUIRED, format!("blocked on {on}"));
         }
-        if let Some(to) = owning
-            .filter(|a| a.kind == "escalating")
-            .and_then(|a| a.to.as_ref())
-        {
-            return amber(Asc::RUNNING, format!("escalated to {to}"));
+        match self.state.as_str() {
+            "TASK_STATE_INPUT_REQUIRED" => {
+                amber(Asc::HUMAN_INPUT_REQUIRED, "waiting for input".into())
+            }
+            "TASK_STATE_AUTH_REQUIRED" => amber(
+                Asc::AUTHENTICATION_REQUIRED,
+                "waiting for authorisation".into(),
+            ),
+            _ => (Band::Green, Asc::SUCCESS, None),
         }
-        if self.worker_died {
-            return amber(
-                Asc::DEPENDENCY_UNAVAILABLE,
-                "worker died: no report for an hour or more".into(),
-            );
+    }
+
+    /// "no ACK for 14 min: nobody owns it" once the ACK limit is reached with no ACK, or the
+    /// same for the agent an escalation named when it has not ACKed in its turn. A limit of 0
+    /// (a snapshot written before the rule existed) judges nothing.
+    fn no_ack(&self, ack_within_s: u64, now: DateTime<Utc>) -> Option<String> {
+        if ack_within_s == 0 {
+            return None;
         }
-        if self.state == "TASK_STATE_INPUT_REQUIRED" {
-            return amber(Asc::HUMAN_INPUT_REQUIRED, "waiting for input".into());
+        match &self.ack {
+            None => {
+                let age = seconds_since(self.created_at, now);
+                (age >= ack_within_s)
+                    .then(|| format!("no ACK for {}: nobody owns it", human_age(age)))
+            }
+            Some(ack) if ack.kind == "escalating" => {
+                let to = ack.to.as_deref().unwrap_or("?");
+                let age = seconds_since(ack.at, now);
+                (age >= ack_within_s)
+                    .then(|| format!("escalated to {to} {} ago: no ACK from {to}", human_age(age)))
+            }
+            Some(_) => None,
         }
-        (Band::Green, Asc::SUCCESS, None)
     }
 
     /// The one-line account of who has it: "owned by sol, ETA 15:40", "tagged mira, nova: no
@@ -166,8 +190,8 @@ mod tests {
         "2026-11-30T14:00:00Z".parse().unwrap()
     }
 
-    fn rules() -> RulesView {
-        RulesView {
+    fn rules() -> crate::RulesView {
+        crate::RulesView {
             ack_within_s: 600,
             ..crate::tests::rules()
         }
@@ -197,7 +221,7 @@ mod tests {
     }
 
     fn at(t: &QueueTask, secs: i64) -> (Band, Option<String>) {
-        let (band, _, why) = t.judge(&rules(), t0() + Duration::seconds(secs));
+        let (band, _, why) = t.judge(rules().ack_within_s, t0() + Duration::seconds(secs));
         (band, why)
     }
 
@@ -223,16 +247,6 @@ mod tests {
         };
         assert_eq!(at(&owned, 3600), (Band::Green, None));
         assert_eq!(owned.ownership(), "owned by sol, ETA 14:45 UTC");
-        // A yield is no ACK of ownership.
-        let yielded = QueueTask {
-            ack: Some(QueueAck {
-                kind: "yielded".into(),
-                ..owned.ack.clone().unwrap()
-            }),
-            owner: None,
-            ..task()
-        };
-        assert_eq!(at(&yielded, 600).0, Band::Red);
     }
 
     #[test]
@@ -248,7 +262,11 @@ mod tests {
             }),
             ..task()
         };
-        assert_eq!(at(&owned, 7199).0, Band::Green);
+        assert_eq!(at(&owned, 7200).0, Band::Green, "due at 16:00, not past it");
+        assert_eq!(
+            at(&owned, 7201),
+            (Band::Red, Some("deadline passed 1 s ago".into()))
+        );
         assert_eq!(
             at(&owned, 7200 + 7200),
             (Band::Red, Some("deadline passed 2 h ago".into()))
@@ -293,9 +311,13 @@ mod tests {
             ack: Some(acked("escalating", Some("min"))),
             ..task()
         };
+        assert_eq!(at(&escalated, 599), (Band::Green, None));
         assert_eq!(
-            at(&escalated, 60),
-            (Band::Amber, Some("escalated to min".into()))
+            at(&escalated, 600),
+            (
+                Band::Red,
+                Some("escalated to min 10 min ago: no ACK from min".into())
+            )
         );
         let died = QueueTask {
             owner: Some("sol".into()),
@@ -303,7 +325,10 @@ mod tests {
             worker_died: true,
             ..task()
         };
-        assert_eq!(at(&died, 60).0, Band::Amber);
+        assert_eq!(
+            at(&died, 3600),
+            (Band::Red, Some("worker died: no report for 1 h".into()))
+        );
         assert_eq!(task().ownership(), "tagged mira, nova, sol: no owner yet");
     }
 }

@@ -85,7 +85,7 @@ impl Snapshot {
         match &self.tasks.queue {
             Probe::Value(tasks) => tasks
                 .iter()
-                .for_each(|t| v.add(t.judge(&self.rules, now).0)),
+                .for_each(|t| v.add(t.judge(self.rules.ack_within_s, now).0)),
             other => section_failed(self.sections.queue.configured, other.is_error(), &mut v),
         }
         match &self.tasks.board {

@@ -1,110 +1,86 @@
 //! The work queue's rules as pure functions of a row, the rules' thresholds and `now` (clocked
-//! from outside, so every rule is tested at its exact boundary): the band and reason a row shows,
-//! and when the watchdog's two conditions (§3.5) are due.
+//! from outside, so every rule is tested at its exact boundary): the band and reason a row shows
+//! (the model's one judge, [`QueueTask::judge`]), and when the watchdog's two conditions (§3.5)
+//! are due.
 //!
 //! Boundaries follow the live-task stuck rule: a limit of N seconds is reached AT N seconds
 //! (`age >= N`), one second before it is not. A deadline passes strictly after its instant.
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Band, human_age, seconds_since};
+#[cfg(test)]
+use fleetdash_model::human_age;
+use fleetdash_model::{Asc, Band, QueueAck, QueueTask, seconds_since};
 
 use super::{Ack, QueueRules, TaskRow, WireState};
 
 /// What the watchdog writes on a task it fails (spec §3.5, adapter.py's message).
-pub const ORPHANED_MESSAGE: &str = "[task orphaned — no reply produced]";
+pub use fleetdash_model::queue::ORPHANED_MESSAGE;
 
-/// A row's colour and, when it is not plainly fine, why, in the operator's words.
+/// A row's colour and, when it is not green, why, in the operator's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     pub band: Band,
+    pub status: Asc,
     pub reason: Option<String>,
 }
 
-impl Verdict {
-    fn red(reason: String) -> Verdict {
-        Verdict {
-            band: Band::Red,
-            reason: Some(reason),
-        }
-    }
-
-    fn amber(reason: String) -> Verdict {
-        Verdict {
-            band: Band::Amber,
-            reason: Some(reason),
-        }
-    }
-
-    fn green(reason: Option<&str>) -> Verdict {
-        Verdict {
-            band: Band::Green,
-            reason: reason.map(str::to_string),
-        }
-    }
-}
-
-/// The band and reason of `row` at `now`. Red: failed or orphaned, rejected, no ACK past the
-/// limit (or an escalation nobody took up), deadline passed, worker died. Amber: blocked,
-/// waiting for input or authorisation. Green otherwise.
-///
-/// Worker died is red although it fires no follow-up (§3.5): nothing else tells the operator
-/// that nobody is working on the task, so the row must.
+/// The band and reason of `row` at `now`: the model's one judge of a queue task
+/// ([`QueueTask::judge`]), which the page also applies between polls, so the CLI, the
+/// snapshot and the page cannot disagree.
 pub fn judge(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> Verdict {
-    match row.state {
-        WireState::Failed if row.status_message.as_deref() == Some(ORPHANED_MESSAGE) => {
-            return Verdict::red("orphaned: no reply produced".into());
-        }
-        WireState::Failed => return Verdict::red("failed".into()),
-        WireState::Rejected => return Verdict::red("rejected".into()),
-        WireState::Completed => return Verdict::green(Some("done")),
-        WireState::Canceled => return Verdict::green(Some("canceled")),
-        _ => {}
-    }
-    if let Some(reason) = no_ack(row, rules, now) {
-        return Verdict::red(reason);
-    }
-    if let Some(deadline) = row.deadline
-        && now > deadline
-    {
-        return Verdict::red(format!(
-            "deadline passed {} ago",
-            human_age(seconds_since(deadline, now).max(1))
-        ));
-    }
-    if row.worker_died {
-        return Verdict::red(format!(
-            "worker died: no report for {}",
-            human_age(seconds_since(quiet_since(row), now))
-        ));
-    }
-    if let Some(on) = &row.blocked_on {
-        return Verdict::amber(format!("blocked on {on}"));
-    }
-    match row.state {
-        WireState::InputRequired => Verdict::amber("waiting for input".into()),
-        WireState::AuthRequired => Verdict::amber("waiting for authorisation".into()),
-        WireState::Submitted if row.ack.is_none() => Verdict::green(Some("waiting for an ACK")),
-        _ => Verdict::green(None),
+    let (band, status, reason) = model_row(row, now).judge(rules.ack_within_s, now);
+    Verdict {
+        band,
+        status,
+        reason,
     }
 }
 
-/// "no ACK for 14 min: nobody owns it" once the ACK limit is reached with no ACK, or the same
-/// for the agent an escalation named when it has not ACKed in its turn.
-fn no_ack(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> Option<String> {
-    match &row.ack {
-        None => {
-            let age = seconds_since(row.created_at, now);
-            (age >= rules.ack_within_s)
-                .then(|| format!("no ACK for {}: nobody owns it", human_age(age)))
-        }
-        Some(ack) => match &ack.ack {
-            Ack::Escalating { to } => {
-                let age = seconds_since(ack.at, now);
-                (age >= rules.ack_within_s)
-                    .then(|| format!("escalated to {to} {} ago: no ACK from {to}", human_age(age)))
+/// `row` as status.json carries it (`tasks.queue[]`), judged at `now`.
+pub fn to_snapshot(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> QueueTask {
+    let mut task = model_row(row, now);
+    let (band, status, reason) = task.judge(rules.ack_within_s, now);
+    task.band = band;
+    task.status = status;
+    task.reason = reason;
+    task
+}
+
+/// The row in the model's shape, not judged yet (green, checked at `now`).
+fn model_row(row: &TaskRow, now: DateTime<Utc>) -> QueueTask {
+    QueueTask {
+        id: row.id.clone(),
+        title: row.title.clone(),
+        owner: row.owner.clone(),
+        tagged: row.tagged.clone(),
+        created_by: row.created_by.clone(),
+        created_at: row.created_at,
+        deadline: row.deadline,
+        state: row.state.as_str().to_string(),
+        ack: row.ack.as_ref().map(|a| {
+            let (kind, eta, to) = match &a.ack {
+                Ack::Owning { eta } => ("owning", *eta, None),
+                Ack::Escalating { to } => ("escalating", None, Some(to.clone())),
+                Ack::Blocked { .. } => ("blocked", None, None),
+                Ack::Yielded => ("yielded", None, None),
+            };
+            QueueAck {
+                kind: kind.into(),
+                by: a.by.clone(),
+                at: a.at,
+                eta,
+                to,
             }
-            _ => None,
-        },
+        }),
+        blocked_on: row.blocked_on.clone(),
+        last_report_at: row.last_report_at,
+        status_message: row.status_message.clone(),
+        worker_died: row.worker_died,
+        band: Band::Green,
+        status: Asc::SUCCESS,
+        reason: None,
+        checked_at: now,
+        stale: false,
     }
 }
 

@@ -797,9 +797,10 @@ fn queue(s: &Snapshot, w: &Words) -> Section {
                 t.id.clone(),
             )
         });
-        let (open, done): (Vec<&QueueTask>, Vec<&QueueTask>) = newest_first
-            .into_iter()
-            .partition(|t| !t.is_terminal() || t.judge(&s.rules, w.now).0 != Band::Green);
+        let (open, done): (Vec<&QueueTask>, Vec<&QueueTask>) =
+            newest_first.into_iter().partition(|t| {
+                !t.is_terminal() || t.judge(s.rules.ack_within_s, w.now).0 != Band::Green
+            });
         let mut g = group(red_first(
             open.into_iter().map(|t| queue_row(t, s, w)).collect(),
         ));
@@ -816,7 +817,7 @@ fn queue(s: &Snapshot, w: &Words) -> Section {
 }
 
 fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
-    let (band, status, reason) = t.judge(&s.rules, w.now);
+    let (band, status, reason) = t.judge(s.rules.ack_within_s, w.now);
     let state = t
         .state
         .strip_prefix("TASK_STATE_")
