@@ -15,6 +15,8 @@
 
 pub mod hosts;
 pub mod kanban;
+pub mod reporter;
+pub mod scenario;
 pub mod sim;
 
 use std::io::Write;
@@ -38,6 +40,8 @@ pub const DEMO_USER: &str = "demo";
 
 /// How often the demo's agents exchange a message with one another.
 const TRAFFIC_EVERY: Duration = Duration::from_secs(60);
+/// The work queue's file, in the demo's state folder.
+const QUEUE_DB: &str = "tasks.db";
 /// The peer that talks to every agent of the demo (and whom `sol` talks to).
 const HUB: &str = "min";
 /// What the Pulse plane's agents call the collector: their own name for its token.
@@ -268,10 +272,41 @@ pub async fn run(
         shutdown.clone(),
     )
     .await?;
-    let config_path = write_files(&state_dir, &fleet, &hosts, dist_dir.as_deref())?;
+    let tokens = write_report_tokens(&state_dir)?;
+    let intake = free_loopback_addr()?;
+    let config_path = write_files(
+        &state_dir,
+        &fleet,
+        &hosts,
+        dist_dir.as_deref(),
+        intake,
+        &tokens,
+    )?;
     let (config, rules) =
         Config::load(&config_path).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     let options = server::ServeOptions::from_config(&config)?;
+    // The operator's assignments, before the intake opens the queue; the agents' reports
+    // follow once it listens.
+    let db = &config
+        .work_queue
+        .as_ref()
+        .context("the demo config has a work queue")?
+        .db;
+    let ids = scenario::assign(db, rules.queue()).await?;
+    let intake_url = format!("http://{intake}/");
+    let cast = scenario::Cast::new(
+        FLEET
+            .iter()
+            .zip(tokens.tokens)
+            .map(|(spec, token)| (spec.name, spec.speaks, token)),
+        &intake_url,
+    );
+    tokio::spawn(scenario::play(
+        cast,
+        intake_url.clone(),
+        ids,
+        shutdown.clone(),
+    ));
 
     let password = match &password {
         Login::New(password) => password.as_str(),
@@ -281,9 +316,11 @@ pub async fn run(
     };
     let banner = format!(
         "fleetdash demo: 11 simulated agents and 3 hosts on loopback\n  dashboard: {url}\n  user:      {DEMO_USER}\n  \
-         password:  {password}\n  snapshot:  {}\n  state dir: {}\nPress ctrl-c to stop.\n",
+         password:  {password}\n  snapshot:  {}\n  state dir: {}\n  intake:    {intake_url} \
+         (the agents report there; the queue: fleetdash tasks --config {})\nPress ctrl-c to stop.\n",
         config.output_dir.join("status.json").display(),
-        state_dir.display()
+        state_dir.display(),
+        config_path.display()
     );
     // Whoever started us may stop reading (a closed pipe); the demo goes on regardless.
     let mut stdout = std::io::stdout();
@@ -466,28 +503,121 @@ fn login_blocking(path: &Path, new_password: bool) -> Result<Login> {
     Ok(Login::New(password))
 }
 
-/// The fleet's rules, with the stuck rule shortened so a demo shows STUCK within minutes.
-fn demo_rules() -> String {
-    let line_of = |key: &str| {
-        DEFAULT_RULES
-            .lines()
-            .find(|l| l.trim_start().starts_with(key))
-            .unwrap_or_else(|| panic!("the shipped rules declare {key}"))
+/// Where the demo's agents' report tokens are: one file per agent, in [`FLEET`] order.
+struct ReportTokens {
+    files: Vec<PathBuf>,
+    /// Kept in memory for the agents' reporting client; never printed, never in the config.
+    tokens: Vec<String>,
+}
+
+/// Characters in a demo report token.
+const REPORT_TOKEN_CHARS: usize = 32;
+
+/// A fresh report token for each agent of [`FLEET`], each in its own file (mode 0600, in a
+/// 0700 folder of the state directory): the config names the file, never the token.
+fn write_report_tokens(state_dir: &Path) -> Result<ReportTokens> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    let dir = state_dir.join("report-tokens");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("cannot make {} private", dir.display()))?;
+    let mut out = ReportTokens {
+        files: Vec::new(),
+        tokens: Vec::new(),
     };
-    let (value, source) = (line_of("no_reply_seconds:"), line_of("source: plugins/"));
-    // The escalations cite the rule's source: it must say this value is the demo's.
-    DEFAULT_RULES
-        .replacen(
-            value,
-            "  # DEMO ONLY: the fleet's value is 300 s; shortened so the demo shows STUCK within minutes.\n  \
-             no_reply_seconds: 60",
-            1,
-        )
-        .replacen(
-            source,
-            &format!("  source: \"DEMO: 60 s instead of the fleet's 300 s ({})\"", source.trim().trim_start_matches("source: ")),
-            1,
-        )
+    for spec in &FLEET {
+        let path = dir.join(spec.name);
+        let token = Alphanumeric.sample_string(&mut rand::rng(), REPORT_TOKEN_CHARS);
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            // A file kept from an earlier start keeps its mode: make sure of it first.
+            .and_then(|f| {
+                f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+                Ok(f)
+            })
+            .and_then(|mut f| f.write_all(format!("{token}\n").as_bytes()));
+        written.with_context(|| format!("cannot write {}", path.display()))?;
+        out.files.push(path);
+        out.tokens.push(token);
+    }
+    Ok(out)
+}
+
+/// A loopback address nothing listens on now, for the intake (which binds it as the config
+/// says, a moment later), like the other ports of the demo.
+fn free_loopback_addr() -> Result<SocketAddr> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .context("cannot find a free loopback port for the intake")?;
+    Ok(listener.local_addr()?)
+}
+
+/// Keys of one rules group and the demo's value of each, in seconds.
+type DemoValues = &'static [(&'static str, u64)];
+
+/// What the demo's rules shorten, by group: each key's demo value (seconds), and why. The
+/// heartbeats of the demo's agents ([`scenario::HEARTBEAT_EVERY`]) come well within the stuck
+/// rule, so only the task whose owner goes silent is orphaned; the worker-died limit is kept.
+const DEMO_OVERRIDES: [(&str, DemoValues, &str); 2] = [
+    (
+        "stuck",
+        &[("no_reply_seconds", 60), ("sweep_seconds", 10)],
+        "so the demo shows STUCK and the watchdog's orphaned task within minutes",
+    ),
+    (
+        "ack",
+        &[("within_seconds", 60)],
+        "so the demo's task nobody ACKs turns red within minutes",
+    ),
+];
+
+/// The fleet's rules with [`DEMO_OVERRIDES`], each value marked DEMO ONLY and each group's
+/// source saying which of its values are the demo's (the escalations cite it).
+fn demo_rules() -> String {
+    let mut lines: Vec<String> = DEFAULT_RULES.lines().map(str::to_string).collect();
+    for (group, changes, why) in DEMO_OVERRIDES {
+        let start = lines
+            .iter()
+            .position(|l| *l == format!("{group}:"))
+            .unwrap_or_else(|| panic!("the shipped rules declare {group}"));
+        let end = lines[start + 1..]
+            .iter()
+            .position(|l| !l.starts_with("  "))
+            .map_or(lines.len(), |n| start + 1 + n);
+        let find = |lines: &[String], key: &str| {
+            (start..end)
+                .find(|&i| lines[i].trim_start().starts_with(&format!("{key}:")))
+                .unwrap_or_else(|| panic!("the shipped rules declare {group}.{key}"))
+        };
+        let mut said = Vec::new();
+        for (key, value) in changes {
+            let i = find(&lines, key);
+            let fleet = lines[i]
+                .split_once(':')
+                .map_or("", |(_, v)| v.trim())
+                .to_string();
+            lines[i] = format!(
+                "  # DEMO ONLY: the fleet's value is {fleet} s; shortened {why}.\n  {key}: {value}"
+            );
+            said.push(format!("{key} {value} s instead of the fleet's {fleet} s"));
+        }
+        let i = find(&lines, "source");
+        let source = lines[i].trim().trim_start_matches("source:").trim();
+        let source = format!("DEMO: {} ({source})", said.join(", "));
+        // A YAML double-quoted string: the fleet's source may quote the spec.
+        lines[i] = format!(
+            "  source: \"{}\"",
+            source.replace('\\', "\\\\").replace('"', "\\\"")
+        );
+    }
+    lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
 /// Writes the demo's config and rules (the htpasswd is [`login`]'s); returns the config path.
@@ -496,6 +626,8 @@ fn write_files(
     fleet: &[Running],
     hosts: &str,
     dist_dir: Option<&Path>,
+    intake: SocketAddr,
+    tokens: &ReportTokens,
 ) -> Result<PathBuf> {
     let rules = state_dir.join("rules.yaml");
     std::fs::write(&rules, demo_rules())?;
@@ -512,7 +644,12 @@ fn write_files(
     if let Some(dist) = dist_dir {
         toml.push_str(&format!("dist_dir = \"{}\"\n", dist.display()));
     }
-    for r in fleet {
+    toml.push_str(&format!(
+        "\n# The demo's agents report to this intake (a fresh queue at each start: its scenario\n\
+         # replays); each with its own token, in report-tokens/ (0600).\n\
+         [work_queue]\ndb = \"state/{QUEUE_DB}\"\n\n[intake]\nlisten = \"{intake}\"\n"
+    ));
+    for (r, token_file) in fleet.iter().zip(&tokens.files) {
         toml.push_str(&format!(
             "\n[[agents]]\nname = \"{}\"\nendpoint = \"{}\"\ndialect = \"{}\"\nplane = \"{}\"\nlane = \"{}\"\nmodel = \"{}\"\naudit_log = \"{}\"\n",
             r.spec.name,
@@ -522,6 +659,10 @@ fn write_files(
             r.spec.lane,
             r.spec.model,
             r.audit_log.display()
+        ));
+        toml.push_str(&format!(
+            "report_token_file = \"{}\"\n",
+            token_file.display()
         ));
         let peer = collector_peer(r.spec);
         if peer != crate::config::defaults::COLLECTOR_PEER {
@@ -547,4 +688,53 @@ fn write_files(
     let path = state_dir.join("fleetdash.toml");
     std::fs::write(&path, toml).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_rules_shorten_the_queue_limits_and_say_so() {
+        let text = demo_rules();
+        let rules = crate::config::Rules::parse(Path::new("rules.yaml"), &text)
+            .expect("the demo's rules parse");
+        let shipped = crate::config::Rules::parse(Path::new("rules.yaml"), DEFAULT_RULES)
+            .expect("the shipped rules parse");
+        assert_eq!(
+            (
+                rules.no_reply.seconds,
+                rules.sweep_every.seconds,
+                rules.ack_within.seconds
+            ),
+            (60, 10, 60)
+        );
+        for rule in [&rules.no_reply, &rules.sweep_every, &rules.ack_within] {
+            assert!(rule.source.starts_with("DEMO: "), "{}", rule.source);
+        }
+        assert!(
+            rules
+                .no_reply
+                .source
+                .contains("instead of the fleet's 300 s")
+                && rules
+                    .ack_within
+                    .source
+                    .contains("instead of the fleet's 600 s")
+                && rules
+                    .ack_within
+                    .source
+                    .contains("\"replies within minutes\""),
+            "{} / {}",
+            rules.no_reply.source,
+            rules.ack_within.source
+        );
+        assert_eq!(text.matches("# DEMO ONLY").count(), 3);
+        // The rest is the fleet's.
+        assert_eq!(rules.worker_died, shipped.worker_died);
+        assert_eq!(rules.exchange_green_below, shipped.exchange_green_below);
+        // The demo's heartbeats keep owned tasks off the watchdog.
+        assert!(scenario::HEARTBEAT_EVERY.as_secs() * 2 < rules.no_reply.seconds);
+        assert!(rules.sweep_every.seconds < rules.no_reply.seconds);
+    }
 }
