@@ -104,6 +104,11 @@ pub const TASKS: [DemoTask; 9] = [
     task("archive", "Compact the archive", Some("juno"), &[], 0),
 ];
 
+/// The agents that send heartbeats on [`HEARTBEAT_EVERY`]: every agent of the scenario but
+/// juno (silent after its ACK) and vega (it never answers its task). The agents that are down
+/// (lyra refuses connections, orin hangs) report nothing at all.
+pub const HEARTBEATING: [&str; 7] = ["echo", "kai", "min", "mira", "nova", "sol", "tam"];
+
 /// The agents tagged on the multi-tag race.
 pub const RACERS: [&str; 3] = ["sol", "tam", "mira"];
 
@@ -323,13 +328,11 @@ async fn acts(cast: &Cast, intake_url: &str, ids: &TaskIds) {
     }
 }
 
-/// Every reporting agent's heartbeat, naming the tasks it owns (the claim heartbeat that keeps
-/// the watchdog off them). juno is silent; vega never answered.
+/// Every heartbeating agent's heartbeat, naming the tasks it owns (the claim heartbeat that
+/// keeps the watchdog off them).
 async fn heartbeat(cast: &Cast, owned: &Owned) {
-    for (&agent, reporter) in &cast.reporters {
-        if matches!(agent, "juno" | "vega") {
-            continue;
-        }
+    for agent in HEARTBEATING {
+        let reporter = cast.of(agent);
         let in_flight = owned.0.get(agent).cloned().unwrap_or_default();
         let body = if reporter.wire() == Wire::V03Content {
             // The Pulse plane's agents send text: the heartbeat's text form.
