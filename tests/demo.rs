@@ -238,11 +238,33 @@ fn the_demo_agents_report_the_scenario_to_the_queue_and_their_tokens_stay_in_the
         (Some("vega"), WireState::Submitted, true)
     );
     assert!(applied_acks(&db, &certs.id).is_empty());
+    // The demo's ACK limit makes it red at 60 s (the rules' clock, not the test's).
+    let limits = rules.queue();
+    let ack_limit = chrono::Duration::seconds(limits.ack_within_s as i64);
+    let at_limit = fleetdash::queue::judge(&certs, &limits, certs.created_at + ack_limit);
+    assert_eq!(at_limit.band, fleetdash_model::Band::Red, "{at_limit:?}");
+    assert!(
+        at_limit
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("no ACK for 1 min")),
+        "{at_limit:?}"
+    );
     // juno owns its task and is never heard from again: WORKING until the watchdog orphans it.
     let archive = by_title(&rows, "archive");
     assert_eq!(archive.owner.as_deref(), Some("juno"));
     let juno_ack = archive.ack.clone().unwrap();
     assert_eq!(archive.last_report_at, Some(juno_ack.at), "{archive:?}");
+    // The demo's stuck rule orphans it one minute after juno's ACK.
+    let no_reply = chrono::Duration::seconds(limits.no_reply_s as i64);
+    assert!(fleetdash::queue::judge::orphan_due(
+        &TaskRow {
+            state: WireState::Working,
+            ..archive.clone()
+        },
+        &limits,
+        juno_ack.at + no_reply
+    ));
     assert!(
         archive.state == WireState::Working
             || (archive.state == WireState::Failed

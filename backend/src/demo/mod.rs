@@ -12,6 +12,11 @@
 //! htpasswd, audit logs, cron records, backups, snapshot. The login's password is made at the
 //! first start of a state directory and kept for it (only its bcrypt hash is stored), so a
 //! restart does not lock out an open tab.
+//!
+//! The fleet also reports to the hub: the demo serves the report intake over a work queue of
+//! its own (new at each start), gives each agent a report token in its own file, and plays a
+//! fixed work-queue scenario on it ([`scenario`], with the agents' client in [`reporter`]).
+//! Its rules shorten the queue's limits and say so ([`DEMO_OVERRIDES`]).
 
 pub mod hosts;
 pub mod kanban;
