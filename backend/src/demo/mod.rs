@@ -278,7 +278,10 @@ pub async fn run(
     )
     .await?;
     let tokens = write_report_tokens(&state_dir)?;
-    let intake = free_loopback_addr()?;
+    // Held until the collector starts the intake on it, so nothing else takes it meanwhile.
+    let intake_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .context("cannot find a free loopback port for the intake")?;
+    let intake = intake_port.local_addr()?;
     let config_path = write_files(
         &state_dir,
         &fleet,
@@ -333,6 +336,8 @@ pub async fn run(
         .write_all(banner.as_bytes())
         .and_then(|()| stdout.flush());
 
+    // The intake binds its port as the config says: free it just before.
+    drop(intake_port);
     let collector = crate::app::run_until(&config, &rules, shutdown.clone());
     let server = server::serve(listener, options, shutdown.clone());
     let (collected, served) = tokio::join!(collector, server);
@@ -554,14 +559,6 @@ fn write_report_tokens(state_dir: &Path) -> Result<ReportTokens> {
         out.tokens.push(token);
     }
     Ok(out)
-}
-
-/// A loopback address nothing listens on now, for the intake (which binds it as the config
-/// says, a moment later), like the other ports of the demo.
-fn free_loopback_addr() -> Result<SocketAddr> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .context("cannot find a free loopback port for the intake")?;
-    Ok(listener.local_addr()?)
 }
 
 /// Keys of one rules group and the demo's value of each, in seconds.

@@ -26,6 +26,8 @@ pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(20);
 pub const SECOND_ACT_AFTER: Duration = Duration::from_secs(15);
 /// How often the scenario looks for the intake before its first report.
 const INTAKE_POLL: Duration = Duration::from_millis(200);
+/// How long one look for the intake's card may take.
+const CARD_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// One task the operator assigns at start.
 pub struct DemoTask {
@@ -371,8 +373,10 @@ async fn wait_for_intake(url: &str) {
     let card = format!("{url}.well-known/agent-card.json");
     let http = reqwest::Client::new();
     loop {
+        // Bounded: until the intake starts, its port is held by a listener that never answers.
         if http
             .get(&card)
+            .timeout(CARD_TIMEOUT)
             .send()
             .await
             .is_ok_and(|r| r.status().is_success())
