@@ -391,8 +391,7 @@ impl Rules {
             backup_amber_after_s: self.backup_amber_after.seconds,
             backup_red_after_s: self.backup_red_after.seconds,
             window_amber_at_percent: self.window_amber_at.percent,
-            // Not judged until the rules file has the ACK rule (issue 11, h/queue).
-            ack_within_s: 0,
+            ack_within_s: self.ack_within.seconds,
         }
     }
 }
