@@ -259,9 +259,11 @@ pub fn from_config_sharing(
     let mut out: Vec<Box<dyn Collector>> = Vec::new();
     if wanted(SectionName::Agents) && !config.agents.is_empty() {
         let client = ProbeClient::new(config.probe.timeout, config.probe.max_response_bytes);
-        out.push(Box::new(agents::AgentsCollector::new(
-            config, rules, client,
-        )));
+        let mut collector = agents::AgentsCollector::new(config, rules, client);
+        if let Some(source) = &queue_source {
+            collector = collector.with_reports(source.clone());
+        }
+        out.push(Box::new(collector));
     }
     if wanted(SectionName::Tasks) && !config.agents.is_empty() {
         let client = ProbeClient::new(config.probe.timeout, config.probe.max_response_bytes);
