@@ -16,6 +16,7 @@ use crate::redact::RedactionGate;
 use crate::server;
 use crate::watchdog;
 use crate::write::Writer;
+use crate::write::escalations::Escalations;
 
 pub enum Failure {
     /// The config or rules file is wrong; `list_all` prints every error, else the first.
@@ -108,40 +109,73 @@ pub async fn run(path: &Path) -> Outcome {
 }
 
 /// The long-running collector, until `shutdown` is cancelled.
+///
+/// With `[work_queue]` set, the queue is opened once: its one writer serves the intake, the
+/// watchdog and the queue's collector alike (one writer per file).
 pub async fn run_until(
     config: &Config,
     rules: &Rules,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let writer = Arc::new(Writer::new(config, rules, gate_for(config))?);
-    let collectors = collect::from_config(config, rules, None);
+    let queue = open_shared_queue(config, rules).await?;
+    let collectors = collect::from_config_sharing(config, rules, None, queue.clone());
     if collectors.is_empty() {
         tracing::warn!(config = %config.path.display(), "nothing to collect: the config lists no agents");
     }
     let configured = collect::configured_sections(config);
-    let intake = start_intake(config, rules, shutdown.clone()).await?;
+    let intake = match &queue {
+        Some(queue) => {
+            crate::intake::start(config, queue.clone(), gate_for(config), shutdown.clone()).await?
+        }
+        None => None,
+    };
+    let sweeps = queue.clone().map(|queue| {
+        tokio::spawn(crate::queue::watchdog::run(
+            queue,
+            rules.clone(),
+            Escalations::new(&config.state_dir),
+            gate_for(config),
+            shutdown.clone(),
+        ))
+    });
     tracing::info!(file = %writer.path().display(), "collecting");
     watchdog::run(collectors, writer, configured, rules.view(), shutdown).await;
     if let Some(intake) = intake {
         intake.task.await.context("the intake stopped")??;
     }
+    if let Some(sweeps) = sweeps {
+        sweeps.await.context("the work queue's watchdog stopped")?;
+    }
+    // Everything that held the queue has stopped: its writer finishes what it was handed.
+    if let Some(queue) = queue {
+        match Arc::try_unwrap(queue) {
+            Ok(queue) => queue.close().await?,
+            Err(_) => tracing::warn!("the work queue is still in use at shutdown; not closed"),
+        }
+    }
     Ok(())
 }
 
-/// The report intake, when `[intake] listen` is set (config validation made sure there is a
-/// `[work_queue]` then), on the queue it writes to.
-async fn start_intake(
+/// The work queue `run` shares, when `[work_queue]` is set. A queue that cannot be opened
+/// (corrupt, another program's) stops `run` when the intake needs it; otherwise `run` goes on
+/// without a watchdog, and the queue's collector says what is wrong in `tasks.queue` at every
+/// pass (it reads the file read-only then).
+async fn open_shared_queue(
     config: &Config,
     rules: &Rules,
-    shutdown: CancellationToken,
-) -> anyhow::Result<Option<crate::intake::Running>> {
-    let (Some(_), Some(work_queue)) = (config.intake.listen, &config.work_queue) else {
+) -> anyhow::Result<Option<Arc<WorkQueue>>> {
+    let Some(work_queue) = &config.work_queue else {
         return Ok(None);
     };
-    let queue = crate::queue::WorkQueue::open(&work_queue.db, rules.queue())
-        .await
-        .map_err(anyhow::Error::msg)?;
-    crate::intake::start(config, Arc::new(queue), gate_for(config), shutdown).await
+    match WorkQueue::open(&work_queue.db, rules.queue()).await {
+        Ok(queue) => Ok(Some(Arc::new(queue))),
+        Err(e) if config.intake.listen.is_some() => Err(anyhow::Error::msg(e)),
+        Err(e) => {
+            tracing::error!("{e}: no work queue watchdog in this run");
+            Ok(None)
+        }
+    }
 }
 
 pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {

@@ -189,6 +189,7 @@ impl Collected {
                 }
                 SectionData::Board(_)
                 | SectionData::LiveTasks(_)
+                | SectionData::Queue(_)
                 | SectionData::Projections(_)
                 | SectionData::Backups(_) => {}
             }

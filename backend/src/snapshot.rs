@@ -41,6 +41,7 @@ pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
             });
         }
         SectionData::LiveTasks(tasks) => snapshot.tasks.live = tasks,
+        SectionData::Queue(tasks) => snapshot.tasks.queue = tasks,
         SectionData::Projections(outcomes) => {
             merge_projections(snapshot, outcomes, update.checked_at)
         }
@@ -200,15 +201,16 @@ pub fn finalize(
         }
     }
     // The tasks section as a whole: its parts together.
-    let (board, live) = (
-        snapshot.sections.board.clone(),
-        snapshot.sections.live_tasks.clone(),
-    );
+    let parts = [
+        &snapshot.sections.board,
+        &snapshot.sections.live_tasks,
+        &snapshot.sections.queue,
+    ];
     snapshot.sections.tasks = SectionMeta {
-        configured: board.configured || live.configured,
-        checked_at: board.checked_at.max(live.checked_at),
-        duration_ms: board.duration_ms.max(live.duration_ms),
-        stale: board.stale || live.stale,
+        configured: parts.iter().any(|p| p.configured),
+        checked_at: parts.iter().filter_map(|p| p.checked_at).max(),
+        duration_ms: parts.iter().filter_map(|p| p.duration_ms).max(),
+        stale: parts.iter().any(|p| p.stale),
     };
     age_tunnels(snapshot, limit, now);
     snapshot.stale = !reasons.is_empty();
@@ -253,6 +255,7 @@ fn clear(snapshot: &mut Snapshot, section: SectionName) {
         }
         SectionName::Board => snapshot.tasks.board = Probe::not_collected(),
         SectionName::LiveTasks => snapshot.tasks.live = Probe::not_collected(),
+        SectionName::Queue => snapshot.tasks.queue = Probe::not_collected(),
         SectionName::Agents => snapshot.agents = Probe::not_collected(),
         SectionName::Systems => snapshot.systems = Probe::not_collected(),
         SectionName::Backups => snapshot.backups = Probe::not_collected(),
@@ -265,6 +268,7 @@ fn meta_mut(snapshot: &mut Snapshot, section: SectionName) -> &mut SectionMeta {
         SectionName::Tasks => &mut s.tasks,
         SectionName::Board => &mut s.board,
         SectionName::LiveTasks => &mut s.live_tasks,
+        SectionName::Queue => &mut s.queue,
         SectionName::Agents => &mut s.agents,
         SectionName::Systems => &mut s.systems,
         SectionName::Backups => &mut s.backups,

@@ -11,6 +11,7 @@ pub mod backups;
 pub mod board;
 pub mod live_tasks;
 pub mod projections;
+pub mod queue;
 pub mod systems;
 pub mod tunnels;
 
@@ -20,7 +21,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Agent, Backups, Board, LiveTask, Probe, System};
+use std::sync::Arc;
+
+use fleetdash_model::{Agent, Backups, Board, LiveTask, Probe, QueueTask, System};
 
 use crate::config::{Config, Rules};
 use crate::net::ProbeClient;
@@ -36,6 +39,8 @@ pub enum SectionName {
     Board,
     /// `tasks.live`, polled by the live-tasks collector.
     LiveTasks,
+    /// `tasks.queue`, read from the work queue.
+    Queue,
 }
 
 impl SectionName {
@@ -47,9 +52,10 @@ impl SectionName {
     ];
 
     /// Everything that is collected on its own, each with its own freshness.
-    pub const PARTS: [SectionName; 5] = [
+    pub const PARTS: [SectionName; 6] = [
         SectionName::Board,
         SectionName::LiveTasks,
+        SectionName::Queue,
         SectionName::Agents,
         SectionName::Systems,
         SectionName::Backups,
@@ -59,6 +65,7 @@ impl SectionName {
         match self {
             SectionName::Board => "tasks.board",
             SectionName::LiveTasks => "tasks.live",
+            SectionName::Queue => "tasks.queue",
             SectionName::Tasks => "tasks",
             SectionName::Agents => "agents",
             SectionName::Systems => "systems",
@@ -85,15 +92,17 @@ impl FromStr for SectionName {
     }
 }
 
-/// A section's new content, as the snapshot takes it. The tasks section has three producers on
-/// their own cadences: the board read, the live-task poll and the vault projections; each
-/// replaces only its part.
+/// A section's new content, as the snapshot takes it. The tasks section has four producers on
+/// their own cadences: the board read, the live-task poll, the work queue's read and the vault
+/// projections; each replaces only its part.
 #[derive(Debug, Clone)]
 pub enum SectionData {
     /// `tasks.board`: every configured board's cards, and one source entry per board.
     Board(Probe<Board>),
     /// `tasks.live`: in-flight A2A tasks judged by the stuck rule.
     LiveTasks(Probe<Vec<LiveTask>>),
+    /// `tasks.queue`: the work queue's rows, judged when they were read.
+    Queue(Probe<Vec<QueueTask>>),
     /// What the projection job did per board (board name, outcome), kept in `tasks.board`'s
     /// sources until the next projection.
     Projections(Vec<(String, Probe<String>)>),
@@ -110,6 +119,7 @@ impl SectionData {
         match self {
             SectionData::Board(_) | SectionData::Projections(_) => SectionName::Board,
             SectionData::LiveTasks(_) => SectionName::LiveTasks,
+            SectionData::Queue(_) => SectionName::Queue,
             SectionData::Agents(_) => SectionName::Agents,
             SectionData::Systems(_) | SectionData::Tunnels(_) => SectionName::Systems,
             SectionData::Backups(_) => SectionName::Backups,
@@ -221,24 +231,53 @@ pub async fn run_once(collector: &dyn Collector) -> Collection {
     }
 }
 
-/// The collectors the config asks for, limited to `only` when given.
+/// The collectors the config asks for, limited to `only` when given. The work queue, when
+/// configured, is read from its file strictly read-only (a one-shot `collect`): see
+/// [`from_config_sharing`] for `run`, which shares the queue's one writer.
 pub fn from_config(
     config: &Config,
     rules: &Rules,
     only: Option<&[SectionName]>,
 ) -> Vec<Box<dyn Collector>> {
+    from_config_sharing(config, rules, only, None)
+}
+
+/// [`from_config`], reading the work queue through `shared` when given (`run` and the demo:
+/// one handle for the intake, the watchdog and the collectors).
+pub fn from_config_sharing(
+    config: &Config,
+    rules: &Rules,
+    only: Option<&[SectionName]>,
+    shared: Option<Arc<crate::queue::WorkQueue>>,
+) -> Vec<Box<dyn Collector>> {
+    let queue_source = match (shared, &config.work_queue) {
+        (Some(queue), _) => Some(queue::QueueSource::Shared(queue)),
+        (None, Some(wq)) => Some(queue::QueueSource::File(wq.db.clone())),
+        (None, None) => None,
+    };
     let wanted = |s: SectionName| only.is_none_or(|o| o.contains(&s));
     let mut out: Vec<Box<dyn Collector>> = Vec::new();
     if wanted(SectionName::Agents) && !config.agents.is_empty() {
         let client = ProbeClient::new(config.probe.timeout, config.probe.max_response_bytes);
-        out.push(Box::new(agents::AgentsCollector::new(
-            config, rules, client,
-        )));
+        let mut collector = agents::AgentsCollector::new(config, rules, client);
+        if let Some(source) = &queue_source {
+            collector = collector.with_reports(source.clone());
+        }
+        out.push(Box::new(collector));
     }
     if wanted(SectionName::Tasks) && !config.agents.is_empty() {
         let client = ProbeClient::new(config.probe.timeout, config.probe.max_response_bytes);
         out.push(Box::new(live_tasks::LiveTasksCollector::new(
             config, client,
+        )));
+    }
+    if wanted(SectionName::Tasks)
+        && let Some(source) = &queue_source
+    {
+        out.push(Box::new(queue::QueueCollector::new(
+            source.clone(),
+            rules.queue(),
+            config.cadence.queue,
         )));
     }
     if wanted(SectionName::Tasks) && !config.boards.is_empty() {
@@ -270,6 +309,9 @@ pub fn configured_sections(config: &Config) -> Vec<SectionName> {
     }
     if !config.boards.is_empty() {
         out.push(SectionName::Board);
+    }
+    if config.work_queue.is_some() {
+        out.push(SectionName::Queue);
     }
     if !config.hosts.is_empty() {
         out.push(SectionName::Systems);

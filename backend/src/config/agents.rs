@@ -4,13 +4,14 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use toml::Spanned;
 
 use super::files::Expect;
 use super::probe::peer_name;
 use super::table::Table;
-use super::validator::Validator;
+use super::validator::{DURATION, Validator};
 
 /// How the heartbeat speaks to a peer (spec §7.2, reference a2a-dialects.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -71,6 +72,12 @@ pub struct AgentConfig {
     /// The `peer` this agent's audit log records for the collector's own probes (the entry's
     /// `collector_peer`, else `[probe] collector_peer`): those lines are not exchanges.
     pub collector_peer: String,
+    /// The agent promises a heartbeat report to the intake this often (`report_every`): a push
+    /// check, judged like a cron (Healthchecks' up / late / down) on its last heartbeat report.
+    pub report_every: Option<Duration>,
+    /// How long past `report_every` a missing report is late before it is down
+    /// (`report_grace`; default the rules' `heartbeat_reports.grace_seconds`).
+    pub report_grace: Option<Duration>,
 }
 
 /// Reads each `[[agents]]` entry; an entry with a mistake is reported and left out.
@@ -99,6 +106,21 @@ pub(super) fn read(
         let report_token_env = t.string(v, "report_token_env");
         let report_token_file = t.string(v, "report_token_file");
         let own_collector_peer = peer_name(v, &mut t, "collector_peer");
+        let report_every_raw = t.string_as(v, "report_every", DURATION);
+        let report_grace_raw = t.string_as(v, "report_grace", DURATION);
+        // Zero stands for "not given" (or wrong, and said so): `duration` refuses zero.
+        let mut optional = |raw: &Option<Spanned<String>>, key: &str| {
+            Some(v.duration(raw, &t.field(key), Duration::ZERO)).filter(|d| !d.is_zero())
+        };
+        let report_every = optional(&report_every_raw, "report_every");
+        let report_grace = optional(&report_grace_raw, "report_grace");
+        if let (None, Some(grace)) = (&report_every_raw, &report_grace_raw) {
+            v.error(
+                grace,
+                t.field("report_grace"),
+                "needs report_every: the grace is counted past the promised period",
+            );
+        }
 
         let trimmed = name.as_ref().map(|n| n.get_ref().trim().to_string());
         if let (Some(spanned), Some(name)) = (&name, &trimmed) {
@@ -194,6 +216,8 @@ pub(super) fn read(
                 token,
                 report_token,
                 collector_peer: own_collector_peer.unwrap_or_else(|| collector_peer.to_string()),
+                report_every,
+                report_grace,
             });
         }
     }

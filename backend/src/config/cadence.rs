@@ -26,6 +26,8 @@ pub struct Cadences {
     pub tunnels: Duration,
     /// Backup freshness.
     pub backups: Duration,
+    /// Reading the work queue into `tasks.queue` (when `[work_queue] db` is set).
+    pub queue: Duration,
 }
 
 /// Where each cadence was written (`None`: not written, the default applies), for errors
@@ -38,6 +40,7 @@ pub(super) struct CadenceLines {
     systems: Option<usize>,
     tunnels: Option<usize>,
     backups: Option<usize>,
+    queue: Option<usize>,
 }
 
 /// Which collectors the config gives work to: only their cadences matter.
@@ -48,6 +51,7 @@ pub(super) struct InUse {
     pub hosts: bool,
     pub tunnels: bool,
     pub backups: bool,
+    pub queue: bool,
 }
 
 /// Reads `[cadence]`: each collector's period, its default when not written.
@@ -64,6 +68,7 @@ pub(super) fn read(v: &mut Validator, mut t: Table) -> (Cadences, CadenceLines) 
     let (systems, systems_line) = cadence("systems", defaults::SYSTEMS_CADENCE);
     let (tunnels, tunnels_line) = cadence("tunnels", defaults::TUNNELS_CADENCE);
     let (backups, backups_line) = cadence("backups", defaults::BACKUPS_CADENCE);
+    let (queue, queue_line) = cadence("queue", defaults::QUEUE_CADENCE);
     t.finish(v);
     let cadences = Cadences {
         agents,
@@ -73,6 +78,7 @@ pub(super) fn read(v: &mut Validator, mut t: Table) -> (Cadences, CadenceLines) 
         systems,
         tunnels,
         backups,
+        queue,
     };
     let lines = CadenceLines {
         agents: agents_line,
@@ -81,6 +87,7 @@ pub(super) fn read(v: &mut Validator, mut t: Table) -> (Cadences, CadenceLines) 
         systems: systems_line,
         tunnels: tunnels_line,
         backups: backups_line,
+        queue: queue_line,
     };
     (cadences, lines)
 }
@@ -109,6 +116,7 @@ impl Cadences {
             ("systems", self.systems, lines.systems, in_use.hosts),
             ("tunnels", self.tunnels, lines.tunnels, in_use.tunnels),
             ("backups", self.backups, lines.backups, in_use.backups),
+            ("queue", self.queue, lines.queue, in_use.queue),
         ];
         used.into_iter()
             .filter(|&(_, cadence, _, in_use)| in_use && cadence >= limit)

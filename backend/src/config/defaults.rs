@@ -21,6 +21,9 @@ pub const SYSTEMS_CADENCE: Duration = Duration::from_secs(300);
 pub const TUNNELS_CADENCE: Duration = Duration::from_secs(120);
 /// Backups change daily; every 5 min keeps the section inside the staleness limit.
 pub const BACKUPS_CADENCE: Duration = Duration::from_secs(300);
+/// The work queue is read as often as its watchdog sweeps (spec §3.5: every 60 s), so an
+/// orphaned task shows within a minute of the sweep that failed it; a read is a few ms.
+pub const QUEUE_CADENCE: Duration = Duration::from_secs(60);
 /// ssh, git ls-remote and systemctl each get this long.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(20);
 /// A backup listing (rclone over the network) may take a while.

@@ -231,6 +231,7 @@ fn read(path: &Path, text: &str) -> Read {
         hosts: !host_entries.is_empty(),
         tunnels: host_entries.iter().any(|h| h.has_entries("tunnels")),
         backups: backups.is_present(),
+        queue: work_queue.is_present(),
     };
     let state_dir = state_dir.unwrap_or_default();
     let (cadence, cadence_lines) = cadence::read(&mut v, cadence_table);

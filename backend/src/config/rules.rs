@@ -96,6 +96,10 @@ pub struct Rules {
     /// A claimed work-queue task with no report about it for this long: the worker died
     /// (spec §3.5), recorded without a follow-up.
     pub worker_died: Rule,
+    /// An agent with `report_every` whose last heartbeat report is older than its period is
+    /// late, and down past this grace (the Healthchecks model), unless its entry gives
+    /// `report_grace`.
+    pub report_grace: Rule,
 }
 
 /// Each group of the rules file and the values it holds (besides `source` and `ruled_by`).
@@ -114,6 +118,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("window", &["amber_at_percent"]),
     ("ack", &["within_seconds"]),
     ("worker_died", &["no_report_seconds"]),
+    ("heartbeat_reports", &["grace_seconds"]),
 ];
 
 /// What every group holds besides its values.
@@ -295,6 +300,7 @@ impl Rules {
         let sweep_every = rule("stuck", "sweep_seconds");
         let ack_within = rule("ack", "within_seconds");
         let worker_died = rule("worker_died", "no_report_seconds");
+        let report_grace = rule("heartbeat_reports", "grace_seconds");
         let window_amber =
             cited("window", "amber_at_percent", Unit::Percent).map(|c| PercentRule {
                 percent: c.value,
@@ -321,8 +327,8 @@ impl Rules {
                 message: format!("must be greater than green_below_seconds ({})", g.seconds),
             });
         }
-        let queue = match (sweep_every, ack_within, worker_died) {
-            (Some(s), Some(a), Some(w)) => Some((s, a, w)),
+        let queue = match (sweep_every, ack_within, worker_died, report_grace) {
+            (Some(s), Some(a), Some(w), Some(g)) => Some((s, a, w, g)),
             _ => None,
         };
         let rules = match (
@@ -347,7 +353,7 @@ impl Rules {
                 Some(backup_amber_after),
                 Some(backup_red_after),
                 Some(window_amber_at),
-                Some((sweep_every, ack_within, worker_died)),
+                Some((sweep_every, ack_within, worker_died, report_grace)),
             ) if errors.is_empty() => Some(Rules {
                 path: path.to_path_buf(),
                 no_reply,
@@ -362,6 +368,7 @@ impl Rules {
                 sweep_every,
                 ack_within,
                 worker_died,
+                report_grace,
             }),
             _ => None,
         };
@@ -391,8 +398,7 @@ impl Rules {
             backup_amber_after_s: self.backup_amber_after.seconds,
             backup_red_after_s: self.backup_red_after.seconds,
             window_amber_at_percent: self.window_amber_at.percent,
-            // Not judged until the rules file has the ACK rule (issue 11, h/queue).
-            ack_within_s: 0,
+            ack_within_s: self.ack_within.seconds,
         }
     }
 }
@@ -492,6 +498,9 @@ ack:
 worker_died:
   no_report_seconds: 3600
   source: spec 003 §3.5
+heartbeat_reports:
+  grace_seconds: 300
+  source: Healthchecks (period + grace)
 ";
 
     #[test]

@@ -156,7 +156,7 @@ pub fn open_checkpointer(path: &Path) -> Result<Connection, String> {
 
 /// The file's schema version, after making sure it is a healthy fleetdash work queue (or a new,
 /// empty database) this build can read. Reads only.
-fn inspect(conn: &Connection, path: &Path) -> Result<i32, String> {
+pub(super) fn inspect(conn: &Connection, path: &Path) -> Result<i32, String> {
     let file = path.display();
     let not_ours = |e: rusqlite::Error| match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::NotADatabase) => {

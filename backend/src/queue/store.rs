@@ -19,9 +19,11 @@
 //! A finished task takes no more reports, except a completion from its owner after the
 //! watchdog orphaned it: the late answer is the truth, and the orphaning stays in the events.
 
+use std::path::Path;
+
 use chrono::{DateTime, Utc};
 use rusqlite::types::Type;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use super::judge::{ORPHANED_MESSAGE, orphan_due, worker_died_due};
@@ -154,6 +156,98 @@ pub(super) fn last_reports(conn: &Connection) -> rusqlite::Result<Vec<AgentRepor
         })
     })?
     .collect()
+}
+
+/// The whole queue as one reader sees it at one moment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueView {
+    /// Every row, newest first.
+    pub tasks: Vec<TaskRow>,
+    /// Each agent's last report and heartbeat, by name.
+    pub agents: Vec<AgentReports>,
+}
+
+/// Reads the queue at `path` strictly read-only (`SQLITE_OPEN_READONLY`, SQLite's `mode=ro`),
+/// in one read transaction: for a one-shot `fleetdash collect`, which must not start a second
+/// writer beside `run`'s (one writer per file). Nothing is created (no file, no folder, no
+/// `-wal`/`-shm` when the file is checkpointed), nothing migrated, no checkpoint run. A missing
+/// file, a corrupt one, another program's database or a schema this build does not read is an
+/// error naming the file. Blocking: call it off the async runtime.
+pub fn read_only(path: &Path) -> Result<QueueView, String> {
+    let file = path.display();
+    // SQLite would answer "unable to open database file": say what is missing instead.
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => {
+            return Err(format!(
+                "{file}: not a file (the work queue is a SQLite file)"
+            ));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "{file}: no work queue file (fleetdash run or fleetdash task assign creates it)"
+            ));
+        }
+        Err(e) => return Err(format!("{file}: cannot read the work queue: {e}")),
+    }
+    let conn = Connection::open_with_flags(
+        read_only_uri(path)?,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| format!("{file}: cannot open the work queue to read: {e}"))?;
+    let version = super::schema::inspect(&conn, path)?;
+    if version == 0 {
+        return Err(format!(
+            "{file}: an empty database, not a work queue yet (fleetdash run or fleetdash task \
+             assign makes it one)"
+        ));
+    }
+    let read = |conn: &Connection| -> rusqlite::Result<QueueView> {
+        let tx = conn.unchecked_transaction()?;
+        let view = QueueView {
+            tasks: list(&tx)?,
+            agents: last_reports(&tx)?,
+        };
+        tx.finish()?;
+        Ok(view)
+    };
+    read(&conn).map_err(|e| format!("{file}: cannot read the work queue: {e}"))
+}
+
+/// The URI [`read_only`] opens `path` with. `mode=ro` alone is not enough: on a WAL database
+/// SQLite creates the `-wal` and `-shm` files even for a read-only connection. While a writer
+/// has the file open both exist, and reading through them sees its latest commits; when they
+/// are absent the file is checkpointed and nobody writes it, so it is read as it stands
+/// (`immutable=1`: no locks, no shared memory, nothing created). A writer starting during that
+/// read is not seen by it: the next pass sees it.
+fn read_only_uri(path: &Path) -> Result<String, String> {
+    let text = path.to_str().ok_or_else(|| {
+        format!(
+            "{}: the work queue's path is not UTF-8, which SQLite's read-only open needs",
+            path.display()
+        )
+    })?;
+    let mut uri = String::from("file:");
+    for c in text.chars() {
+        match c {
+            // The characters a URI path cannot carry as they are.
+            '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", c as u32)),
+            c => uri.push(c),
+        }
+    }
+    let beside = |suffix: &str| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        std::path::PathBuf::from(p).exists()
+    };
+    uri.push_str(if beside("-wal") && beside("-shm") {
+        "?mode=ro"
+    } else {
+        "?mode=ro&immutable=1"
+    });
+    Ok(uri)
 }
 
 fn save(conn: &Connection, row: &TaskRow) -> rusqlite::Result<()> {
@@ -761,4 +855,122 @@ pub(super) fn sweep(
         }
     }
     Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::WorkQueue;
+
+    fn rules() -> QueueRules {
+        crate::config::Rules::parse(
+            Path::new("config/rules.yaml"),
+            include_str!("../../../config/rules.yaml"),
+        )
+        .expect("the shipped rules parse")
+        .queue()
+    }
+
+    fn files(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    async fn one_task(path: &Path) {
+        let queue = WorkQueue::open(path, rules()).await.unwrap();
+        let report = Report {
+            from: Reporter::Operator,
+            message_id: "m1".into(),
+            context_id: None,
+            received_at: Utc::now(),
+            kind: ReportKind::Assign(Assignment {
+                title: "rotate the LAB keys".into(),
+                owner: Some("sol".into()),
+                tagged: vec![],
+                deadline: None,
+            }),
+        };
+        queue.apply(report).await.unwrap();
+        queue.close().await.unwrap();
+    }
+
+    /// `collect` reads beside `run`: a read-only open creates nothing next to the file (no
+    /// `-wal`, no `-shm`, no journal), writes nothing into it, and sees the rows.
+    #[tokio::test]
+    async fn a_read_only_read_sees_the_rows_and_creates_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.db");
+        one_task(&path).await;
+        let before = files(dir.path());
+        let bytes = std::fs::read(&path).unwrap();
+        let view = read_only(&path).unwrap();
+        assert_eq!(view.tasks.len(), 1);
+        assert_eq!(view.tasks[0].title, "rotate the LAB keys");
+        assert_eq!(files(dir.path()), before);
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "nothing written");
+    }
+
+    /// While `run`'s writer has the file open, a read-only read sees its latest commits (in the
+    /// WAL) and still creates nothing.
+    #[tokio::test]
+    async fn a_read_only_read_beside_a_live_writer_sees_its_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("odd ?#% name.db");
+        one_task(&path).await;
+        let queue = WorkQueue::open(&path, rules()).await.unwrap();
+        let before = files(dir.path());
+        assert_eq!(before.len(), 3, "the writer's -wal and -shm: {before:?}");
+        let report = Report {
+            from: Reporter::Agent("sol".into()),
+            message_id: "m2".into(),
+            context_id: None,
+            received_at: Utc::now(),
+            kind: ReportKind::Heartbeat {
+                last_activity_at: None,
+                in_flight: vec![],
+            },
+        };
+        queue.apply(report).await.unwrap();
+        let view = read_only(&path).unwrap();
+        assert_eq!(view.tasks.len(), 1);
+        assert_eq!(
+            view.agents.len(),
+            1,
+            "the heartbeat still in the WAL is seen"
+        );
+        assert_eq!(files(dir.path()), before);
+        queue.close().await.unwrap();
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error_naming_it_and_nothing_is_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/tasks.db");
+        let err = read_only(&path).unwrap_err();
+        assert!(err.starts_with(&path.display().to_string()), "{err}");
+        assert!(err.contains("no work queue file"), "{err}");
+        assert!(files(dir.path()).is_empty(), "no folder, no file");
+    }
+
+    #[test]
+    fn a_corrupt_file_or_another_programs_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let garbage = dir.path().join("garbage.db");
+        std::fs::write(&garbage, vec![0x5a; 8192]).unwrap();
+        let err = read_only(&garbage).unwrap_err();
+        assert!(err.starts_with(&garbage.display().to_string()), "{err}");
+        assert!(err.contains("not a SQLite database"), "{err}");
+        let other = dir.path().join("kanban.db");
+        Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE cards (id TEXT);")
+            .unwrap();
+        let err = read_only(&other).unwrap_err();
+        assert!(err.contains("another program"), "{err}");
+        assert_eq!(files(dir.path()), ["garbage.db", "kanban.db"]);
+    }
 }

@@ -260,6 +260,7 @@ fn section(out: &mut Elements, snap: &Snapshot, part: SectionName) {
     let (meta, failure): (&SectionMeta, Option<&str>) = match part {
         SectionName::Board => (&s.board, snap.tasks.board.error_reason()),
         SectionName::LiveTasks => (&s.live_tasks, snap.tasks.live.error_reason()),
+        SectionName::Queue => (&s.queue, snap.tasks.queue.error_reason()),
         SectionName::Agents => (&s.agents, snap.agents.error_reason()),
         SectionName::Systems => (&s.systems, snap.systems.error_reason()),
         SectionName::Backups => (&s.backups, snap.backups.error_reason()),

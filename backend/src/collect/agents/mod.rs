@@ -23,11 +23,13 @@ use chrono::Utc;
 use fleetdash_model::{Agent, Asc, RulesView};
 use futures::StreamExt;
 
+use super::queue::QueueSource;
 use super::{Collector, Findings};
 use crate::a2a::Wire;
 use crate::collect::live_tasks::registry::{Mention, Origin};
 use crate::config::{AgentConfig, Config, Dialect, ProbeLimits, Rules, TokenSource};
 use crate::net::{ProbeClient, ProbeFailure};
+use crate::queue::AgentReports;
 
 pub struct AgentsCollector {
     agents: Vec<AgentConfig>,
@@ -37,6 +39,10 @@ pub struct AgentsCollector {
     client: ProbeClient,
     /// What `auto` peers answered to last time, so the next heartbeat asks them that first.
     learned: Mutex<HashMap<String, Wire>>,
+    /// The work queue, read (never written) for each agent's last report and push check.
+    reports: Option<QueueSource>,
+    /// The rules' `heartbeat_reports.grace_seconds`.
+    report_grace_s: u64,
 }
 
 impl AgentsCollector {
@@ -48,7 +54,22 @@ impl AgentsCollector {
             cadence: config.cadence.agents,
             client,
             learned: Mutex::new(HashMap::new()),
+            reports: None,
+            report_grace_s: rules.report_grace.seconds,
         }
+    }
+
+    /// Reads the agents' reports from the work queue at each pass (their last report's age,
+    /// and the push check of those with `report_every`).
+    pub fn with_reports(mut self, source: QueueSource) -> Self {
+        self.reports = Some(source);
+        self
+    }
+
+    /// Each agent's reports, read once per pass; `None` without a work queue.
+    async fn read_reports(&self) -> Option<Result<Vec<AgentReports>, String>> {
+        let source = self.reports.as_ref()?;
+        Some(source.read().await.map(|view| view.agents))
     }
 
     /// All rows, in registry order, and the task ids they mentioned.
@@ -57,9 +78,15 @@ impl AgentsCollector {
     /// against the limit, so each hung agent would stall its whole window for a timeout and a
     /// pass would cost one timeout per `concurrency` agents instead of about one in all.
     pub async fn probe_all(&self) -> (Vec<Agent>, Vec<Mention>) {
+        let reports = self.read_reports().await;
+        if let Some(Err(e)) = &reports {
+            tracing::warn!("agents' reports not read: {e}");
+        }
+        let reports = &reports;
         let mut rows: Vec<(usize, Agent, Seen)> = futures::stream::iter(0..self.agents.len())
             .map(|i| async move {
-                let (row, seen) = self.probe_one(&self.agents[i]).await;
+                let agent = &self.agents[i];
+                let (row, seen) = self.probe_one(agent, self.reports_of(reports, agent)).await;
                 (i, row, seen)
             })
             .buffer_unordered(self.limits.concurrency)
@@ -71,13 +98,29 @@ impl AgentsCollector {
     }
 
     /// One agent's row, and the task ids its heartbeat reply and audit tail showed besides it.
-    async fn probe_one(&self, agent: &AgentConfig) -> (Agent, Seen) {
+    /// What `read` says of `agent`'s reports.
+    fn reports_of(
+        &self,
+        read: &Option<Result<Vec<AgentReports>, String>>,
+        agent: &AgentConfig,
+    ) -> verdict::Reports {
+        verdict::Reports {
+            read: read.as_ref().map(|r| {
+                r.as_ref()
+                    .map(|all| all.iter().find(|a| a.name == agent.name).cloned())
+                    .map_err(Clone::clone)
+            }),
+            default_grace_s: self.report_grace_s,
+        }
+    }
+
+    async fn probe_one(&self, agent: &AgentConfig, reports: verdict::Reports) -> (Agent, Seen) {
         let checked_at = Utc::now();
         let token = match read_token(agent.token.as_ref()) {
             Ok(t) => t,
             Err(failure) => {
                 return (
-                    verdict::unprobed(agent, failure, &self.rules, checked_at),
+                    verdict::unprobed(agent, failure, reports, &self.rules, checked_at),
                     Seen::default(),
                 );
             }
@@ -114,6 +157,7 @@ impl AgentsCollector {
                 card,
                 heartbeat,
                 audit,
+                reports,
             },
             &self.rules,
             checked_at,

@@ -7,19 +7,106 @@
 //! `"error: <reason>"`, marks the row stale and red: a failure is shown, never smoothed over.
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Agent, Asc, Band, Heartbeat, Probe, RulesView, Window, human_age};
+use fleetdash_model::{
+    Agent, Asc, Band, CronState, Heartbeat, Probe, RulesView, Window, human_age, seconds_since,
+};
 
 use super::audit_tail::AuditTail;
 use super::card::CardProbe;
 use super::heartbeat::HeartbeatReply;
+use crate::collect::systems::cron::healthchecks_state;
 use crate::config::AgentConfig;
 use crate::net::ProbeFailure;
+use crate::queue::AgentReports;
 
 pub struct Evidence {
     pub card: CardProbe,
     pub heartbeat: Result<HeartbeatReply, ProbeFailure>,
     /// `None` when no audit log is configured for the agent.
     pub audit: Option<Result<AuditTail, ProbeFailure>>,
+    /// What the work queue knows of the agent's reports to the intake.
+    pub reports: Reports,
+}
+
+/// An agent's reports as the work queue knows them, for its last report's age and its push
+/// check (`report_every`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reports {
+    /// `None`: no `[work_queue]` configured; `Some(Err)`: the queue could not be read;
+    /// `Some(Ok(None))`: the agent never reported.
+    pub read: Option<Result<Option<AgentReports>, String>>,
+    /// The rules' `heartbeat_reports.grace_seconds`, for an agent without `report_grace`.
+    pub default_grace_s: u64,
+}
+
+impl Reports {
+    /// No work queue: nothing known of reports.
+    pub fn none() -> Reports {
+        Reports {
+            read: None,
+            default_grace_s: 0,
+        }
+    }
+}
+
+/// The push check (spec 003: heartbeat reports judged like Healthchecks' pings) of an agent
+/// with `report_every`, at `now`: nothing when it is up, else the condition to add to its row.
+fn push_check(agent: &AgentConfig, reports: &Reports, now: DateTime<Utc>) -> Option<Condition> {
+    let period = agent.report_every?;
+    let period_s = period.as_secs();
+    let grace_s = agent
+        .report_grace
+        .map_or(reports.default_grace_s, |g| g.as_secs());
+    let every = human_age(period_s);
+    let condition = |band, asc, reason: String| Some(Condition { band, asc, reason });
+    let last = match &reports.read {
+        None => {
+            return condition(
+                Band::Red,
+                Asc::FAILED_PRECONDITION,
+                format!(
+                    "heartbeat reports unknown (every {every} promised): no [work_queue] \
+                     receives them"
+                ),
+            );
+        }
+        Some(Err(e)) => {
+            return condition(
+                Band::Red,
+                Asc::DEPENDENCY_UNAVAILABLE,
+                format!("heartbeat reports unknown (every {every} promised): {e}"),
+            );
+        }
+        Some(Ok(r)) => r.as_ref().and_then(|r| r.last_heartbeat_at),
+    };
+    let Some(last) = last else {
+        return condition(
+            Band::Red,
+            Asc::NOT_FOUND,
+            format!("no heartbeat report received (every {every} promised)"),
+        );
+    };
+    let age_s = seconds_since(last, now);
+    match healthchecks_state(age_s, period_s, grace_s) {
+        CronState::Up => None,
+        CronState::Late => condition(
+            Band::Amber,
+            Asc::SUCCESS_WITH_WARNINGS,
+            format!(
+                "heartbeat report late (last {} ago, every {every})",
+                human_age(age_s)
+            ),
+        ),
+        CronState::Down => condition(
+            Band::Red,
+            Asc::TIMEOUT,
+            format!(
+                "no heartbeat report for {} (every {every}, grace {})",
+                human_age(age_s),
+                human_age(grace_s)
+            ),
+        ),
+    }
 }
 
 /// One condition of a row; the worst decides the row's band and code.
@@ -72,6 +159,7 @@ pub fn row(
         card,
         heartbeat,
         audit,
+        reports,
     } = evidence;
 
     let skills_count = match &card.card {
@@ -206,6 +294,14 @@ pub fn row(
         }
     });
 
+    let last_report_s = match &reports.read {
+        Some(Ok(Some(r))) => Some(seconds_since(r.last_report_at, now)),
+        _ => None,
+    };
+    if let Some(c) = push_check(agent, &reports, now) {
+        conditions.0.push(c);
+    }
+
     let stale =
         !card.up || skills_count.is_error() || heartbeat.is_error() || last_exchange_s.is_error();
     let (band, status, reason) = conditions.summary();
@@ -225,8 +321,7 @@ pub fn row(
         status,
         reason,
         audit_skipped_lines,
-        // The intake's last report is added where the snapshot is merged, not by the probe.
-        last_report_s: None,
+        last_report_s,
         history: None,
         checked_at: now,
         stale,
@@ -237,6 +332,7 @@ pub fn row(
 pub fn unprobed(
     agent: &AgentConfig,
     failure: ProbeFailure,
+    reports: Reports,
     rules: &RulesView,
     now: DateTime<Utc>,
 ) -> Agent {
@@ -250,6 +346,7 @@ pub fn unprobed(
             },
             heartbeat: Err(failure),
             audit: None,
+            reports,
         },
         rules,
         now,
@@ -294,6 +391,8 @@ mod tests {
             token: None,
             report_token: None,
             collector_peer: "fleetdash".into(),
+            report_every: None,
+            report_grace: None,
         }
     }
 
@@ -320,6 +419,7 @@ mod tests {
                 bytes_read: 10,
                 ..AuditTail::default()
             })),
+            reports: Reports::none(),
         }
     }
 
@@ -516,5 +616,129 @@ mod tests {
                     .into()
             )
         );
+    }
+
+    mod push_checks {
+        use super::*;
+        use crate::queue::AgentReports;
+
+        /// The shipped rules' grace: the tests judge by the rules file, not by literals.
+        fn grace_s() -> u64 {
+            crate::config::Rules::parse(
+                std::path::Path::new("config/rules.yaml"),
+                include_str!("../../../../config/rules.yaml"),
+            )
+            .unwrap()
+            .report_grace
+            .seconds
+        }
+
+        fn every_5_min() -> AgentConfig {
+            AgentConfig {
+                report_every: Some(Duration::from_secs(5 * 60)),
+                ..agent()
+            }
+        }
+
+        /// The row of `agent` at `now` whose last heartbeat report was `age_s` ago.
+        fn judged(agent: &AgentConfig, age_s: u64, now: DateTime<Utc>) -> Agent {
+            let at = now - chrono::Duration::seconds(age_s as i64);
+            let evidence = Evidence {
+                reports: Reports {
+                    read: Some(Ok(Some(AgentReports {
+                        name: agent.name.clone(),
+                        last_report_at: at,
+                        last_heartbeat_at: Some(at),
+                        last_activity_at: None,
+                        in_flight: vec![],
+                    }))),
+                    default_grace_s: grace_s(),
+                },
+                ..healthy(3, 60.0, now)
+            };
+            row(agent, evidence, &fleet_rules(), now)
+        }
+
+        #[test]
+        fn up_late_and_down_at_the_exact_boundaries() {
+            let now = Utc::now();
+            let (period, grace) = (300, grace_s());
+            let agent = every_5_min();
+            for (age, band) in [
+                (0, Band::Green),
+                (period, Band::Green),
+                (period + 1, Band::Amber),
+                (period + grace, Band::Amber),
+                (period + grace + 1, Band::Red),
+            ] {
+                let row = judged(&agent, age, now);
+                assert_eq!(row.band, band, "age {age}: {:?}", row.reason);
+                assert_eq!(row.last_report_s, Some(age));
+            }
+            let late = judged(&agent, 7 * 60, now);
+            assert_eq!(
+                late.reason.as_deref(),
+                Some("heartbeat report late (last 7 min ago, every 5 min)")
+            );
+            assert_eq!(late.status, Asc::SUCCESS_WITH_WARNINGS);
+            let down = judged(&agent, period + grace + 1, now);
+            assert_eq!(down.status, Asc::TIMEOUT);
+            assert!(
+                down.reason
+                    .unwrap()
+                    .starts_with("no heartbeat report for 10 min (every 5 min, grace ")
+            );
+        }
+
+        #[test]
+        fn report_grace_overrides_the_rules_grace() {
+            let now = Utc::now();
+            let agent = AgentConfig {
+                report_grace: Some(Duration::from_secs(60)),
+                ..every_5_min()
+            };
+            assert_eq!(judged(&agent, 360, now).band, Band::Amber);
+            assert_eq!(judged(&agent, 361, now).band, Band::Red);
+        }
+
+        #[test]
+        fn without_report_every_only_the_age_is_shown() {
+            let now = Utc::now();
+            let row = judged(&agent(), 86_400, now);
+            assert_eq!(row.band, Band::Green, "{:?}", row.reason);
+            assert_eq!(row.last_report_s, Some(86_400));
+        }
+
+        #[test]
+        fn no_report_or_an_unreadable_queue_is_loud() {
+            let now = Utc::now();
+            let with = |read| Evidence {
+                reports: Reports {
+                    read,
+                    default_grace_s: grace_s(),
+                },
+                ..healthy(3, 60.0, now)
+            };
+            let never = row(&every_5_min(), with(Some(Ok(None))), &fleet_rules(), now);
+            assert_eq!(never.band, Band::Red);
+            assert_eq!(
+                never.reason.as_deref(),
+                Some("no heartbeat report received (every 5 min promised)")
+            );
+            assert_eq!(never.last_report_s, None);
+            let broken = row(
+                &every_5_min(),
+                with(Some(Err("q.db: not a SQLite database".into()))),
+                &fleet_rules(),
+                now,
+            );
+            assert_eq!(broken.band, Band::Red);
+            assert!(
+                broken
+                    .reason
+                    .unwrap()
+                    .ends_with("q.db: not a SQLite database")
+            );
+        }
     }
 }

@@ -318,10 +318,9 @@ fn verdict(
             )
         })
         .unwrap_or_default();
-    if age_s <= period_s {
-        (CronState::Up, None)
-    } else if age_s <= period_s.saturating_add(grace_s) {
-        (
+    match healthchecks_state(age_s, period_s, grace_s) {
+        CronState::Up => (CronState::Up, None),
+        CronState::Late => (
             CronState::Late,
             Some(format!(
                 "{} late: last success {} ago, period {}, within the grace ({grace}){running}",
@@ -329,9 +328,8 @@ fn verdict(
                 human_age(age_s),
                 human_age(period_s),
             )),
-        )
-    } else {
-        (
+        ),
+        CronState::Down => (
             CronState::Down,
             Some(format!(
                 "last success {} ago: {} past its period ({}) and beyond the grace ({grace}){running}",
@@ -339,7 +337,20 @@ fn verdict(
                 human_age(age_s - period_s),
                 human_age(period_s),
             )),
-        )
+        ),
+    }
+}
+
+/// Healthchecks' model on one age of the last check-in: up while it is at most the period,
+/// late inside the grace after it, down beyond. Each boundary belongs to the better state.
+/// Crons and the agents' heartbeat reports (push checks) are judged by it alike.
+pub fn healthchecks_state(age_s: u64, period_s: u64, grace_s: u64) -> CronState {
+    if age_s <= period_s {
+        CronState::Up
+    } else if age_s <= period_s.saturating_add(grace_s) {
+        CronState::Late
+    } else {
+        CronState::Down
     }
 }
 
