@@ -1069,3 +1069,36 @@ fn the_work_queue_commands_need_work_queue_db_and_a_valid_assignment() {
     );
     assert_eq!(count(&db, "SELECT count(*) FROM tasks"), 0);
 }
+
+/// `fleetdash tasks | head`: a reader that stops early ends the listing quietly, as any
+/// command-line tool would, instead of a panic on the closed pipe.
+#[test]
+fn tasks_into_a_closed_pipe_is_no_error() {
+    let scratch = support::Scratch::new();
+    let (config, _) = queue_config(&scratch);
+    for i in 0..50 {
+        let out = support::fleetdash()
+            .args(["task", "assign", "--config"])
+            .arg(&config)
+            .args(["--to", "sol"])
+            .arg(format!("task number {i}"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let mut child = support::fleetdash()
+        .args(["tasks", "--config"])
+        .arg(&config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader is gone before the listing is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("panicked"),
+        "{out:?}"
+    );
+}

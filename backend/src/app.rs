@@ -259,19 +259,24 @@ pub fn check(path: &Path) -> Outcome {
 /// error naming the key.
 async fn work_queue(config: &Config, rules: &Rules) -> Result<WorkQueue, Failure> {
     let Some(wq) = &config.work_queue else {
-        return Err(Failure::Config {
-            errors: ConfigErrors(vec![ConfigError {
-                file: config.path.clone(),
-                line: None,
-                field: "work_queue.db".into(),
-                message: "missing; the work queue commands need `[work_queue] db = \"...\"`".into(),
-            }]),
-            list_all: false,
-        });
+        return Err(no_work_queue(config));
     };
     WorkQueue::open(&wq.db, rules.queue())
         .await
         .map_err(|e| Failure::Other(anyhow::anyhow!(e)))
+}
+
+/// The work-queue commands' refusal when the config has no queue.
+fn no_work_queue(config: &Config) -> Failure {
+    Failure::Config {
+        errors: ConfigErrors(vec![ConfigError {
+            file: config.path.clone(),
+            line: None,
+            field: "work_queue.db".into(),
+            message: "missing; the work queue commands need `[work_queue] db = \"...\"`".into(),
+        }]),
+        list_all: false,
+    }
 }
 
 /// `fleetdash task assign`: the operator's assignment, applied like any report.
@@ -326,36 +331,46 @@ pub async fn task_assign(
 
 /// `fleetdash tasks`: the queue in a terminal, red rows first, newest first within a band.
 pub async fn tasks(path: &Path) -> Outcome {
+    use std::io::Write as _;
     let (config, rules) = load(path)?;
-    let queue = work_queue(&config, &rules).await?;
-    let rows = queue.list().await.map_err(|e| anyhow::anyhow!(e));
-    queue.close().await?;
+    let Some(work_queue) = &config.work_queue else {
+        return Err(no_work_queue(&config));
+    };
+    // Read-only: `fleetdash run` may hold the queue's one writer right now.
+    let db = work_queue.db.clone();
+    let view = tokio::task::spawn_blocking(move || crate::queue::store::read_only(&db))
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?
+        .map_err(|e| anyhow::anyhow!(e))?;
     let now = chrono::Utc::now();
-    let mut rows: Vec<_> = rows?
+    let mut rows: Vec<_> = view
+        .tasks
         .into_iter()
         .map(|row| (crate::queue::judge(&row, &rules.queue(), now).band, row))
         .collect();
     // Stable: newest first within a band, as listed.
     rows.sort_by_key(|(band, _)| std::cmp::Reverse(*band));
+    let mut out = String::new();
     if rows.is_empty() {
-        println!(
-            "the work queue is empty ({})",
-            config
-                .work_queue
-                .map(|w| w.db.display().to_string())
-                .unwrap_or_default()
-        );
-    }
-    if !rows.is_empty() {
-        println!(
-            "{:<14}  {:<12}  {:<24}  {:<14}  {:<6}  REASON  TITLE",
+        out.push_str(&format!(
+            "the work queue is empty ({})\n",
+            work_queue.db.display()
+        ));
+    } else {
+        out.push_str(&format!(
+            "{:<14}  {:<12}  {:<24}  {:<14}  {:<6}  REASON  TITLE\n",
             "ID", "OWNER", "ACK", "STATE", "BAND"
-        );
+        ));
     }
     for (_, row) in &rows {
-        println!("{}", task_line(row, &rules, now));
+        out.push_str(&task_line(row, &rules, now));
+        out.push('\n');
     }
-    Ok(())
+    // A reader that stops early (`fleetdash tasks | head`) is not an error.
+    match std::io::stdout().lock().write_all(out.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::anyhow!(e).into()),
+        _ => Ok(()),
+    }
 }
 
 /// One task on one line: id, owner, ACK, state, band and reason.
