@@ -103,7 +103,7 @@ pub struct Section {
     pub checked: Option<String>,
     /// The section is older than the rules allow, or never collected.
     pub stale: bool,
-    /// A line under the title ("stuck at 5 min without a reply").
+    /// A few words beside the title ("stuck: no reply for 5 min").
     pub note: Option<String>,
     /// Why there are no rows: the section failed (red) or has no collector (no band).
     pub problem: Option<Problem>,
@@ -784,10 +784,7 @@ fn queue(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.queue;
     let mut view = section("queue", "Work queue", meta, w);
     if s.rules.ack_within_s > 0 {
-        view.note = Some(format!(
-            "ACK due within {}",
-            human_age(s.rules.ack_within_s)
-        ));
+        view.note = Some(format!("ACK within {}", human_age(s.rules.ack_within_s)));
     }
     view.problem = problem(&s.tasks.queue, meta);
     if let Probe::Value(tasks) = &s.tasks.queue {
@@ -893,7 +890,7 @@ fn live_tasks(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.live_tasks;
     let mut view = section("live", "Live tasks", meta, w);
     let rule = s.rules.no_reply_s;
-    view.note = Some(format!("stuck at {} without a reply", human_age(rule)));
+    view.note = Some(format!("stuck: no reply for {}", human_age(rule)));
     view.problem = problem(&s.tasks.live, meta);
     if let Probe::Value(tasks) = &s.tasks.live {
         // Unfinished tasks oldest first, so one about to cross the rule is at the top of the
