@@ -888,3 +888,147 @@ fn assignments_name_registry_agents_only() {
     let names: HashSet<&str> = AGENTS.iter().map(|(a, _)| *a).collect();
     assert!(!names.contains("bob"));
 }
+
+/// `fleetdash run` killed with SIGKILL in the middle of a burst of reports from concurrent
+/// clients over HTTP: every report that got its answer is in the database, and the database
+/// opens clean. (The intake answers only after the queue's commit is on disk.)
+#[test]
+fn a_kill_during_a_burst_of_reports_loses_no_answered_report() {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let scratch = support::Scratch::new();
+    let mut body = "[intake]\nlisten = \"127.0.0.1:0\"\nrate_per_minute = 1000000\n\n\
+                    [work_queue]\ndb = \"state/tasks.db\"\n\n"
+        .to_string();
+    for (agent, _) in AGENTS {
+        body.push_str(&format!(
+            "[[agents]]\nname = \"{agent}\"\nendpoint = \"{}\"\ndialect = \"v1\"\n\
+             report_token_env = \"{}_REPORT_TOKEN\"\n\n",
+            support::refused_endpoint(),
+            agent.to_uppercase()
+        ));
+    }
+    let config = scratch.config(&body);
+    let mut cmd = support::fleetdash();
+    cmd.args(["run", "--config"]).arg(&config);
+    for (agent, token) in AGENTS {
+        cmd.env(format!("{}_REPORT_TOKEN", agent.to_uppercase()), token);
+    }
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(url) = line.strip_prefix("fleetdash: intake listening on ") {
+                let _ = tx.send(url.trim().to_string());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(HANG_BUDGET)
+        .expect("fleetdash run never said where the intake listens");
+    let addr: SocketAddr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+
+    // Two clients per agent, each sending heartbeats with ids of its own until the hub is gone.
+    const KILL_AFTER: usize = 300;
+    let answered: Arc<Mutex<Vec<String>>> = Arc::default();
+    let gone = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = AGENTS
+        .iter()
+        .flat_map(|(agent, token)| (0..2).map(move |c| (*agent, *token, c)))
+        .map(|(agent, token, c)| {
+            let (answered, gone) = (answered.clone(), gone.clone());
+            std::thread::spawn(move || {
+                for i in 0.. {
+                    if gone.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let id = format!("{agent}-{c}-{i}");
+                    let body = v1_send(&id, json!({"parts": [{"data": {"report": "heartbeat"}}]}));
+                    let head = format!(
+                        "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\
+                         A2A-Version: 1.0\r\nContent-Type: application/json\r\n\
+                         Connection: close\r\nContent-Length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    // A connection the kill cut is no answer; an answer is a 200 with a result.
+                    let Ok(mut s) = TcpStream::connect(addr) else {
+                        break;
+                    };
+                    s.set_read_timeout(Some(HANG_BUDGET)).unwrap();
+                    if s.write_all(head.as_bytes()).is_err()
+                        || s.write_all(body.as_bytes()).is_err()
+                    {
+                        break;
+                    }
+                    let mut raw = Vec::new();
+                    let _ = s.read_to_end(&mut raw);
+                    let text = String::from_utf8_lossy(&raw);
+                    if text.starts_with("HTTP/1.1 200") && text.contains("\"result\"") {
+                        answered.lock().unwrap().push(id);
+                    }
+                }
+            })
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + HANG_BUDGET;
+    while answered.lock().unwrap().len() < KILL_AFTER {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {} reports answered",
+            answered.lock().unwrap().len()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // Mid-burst: the clients are still sending.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGKILL);
+    }
+    let _ = child.wait();
+    gone.store(true, Ordering::SeqCst);
+    for c in clients {
+        c.join().unwrap();
+    }
+    let answered = answered.lock().unwrap().clone();
+    assert!(answered.len() >= KILL_AFTER);
+
+    let db = scratch.path().join("state/tasks.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let mut stored = std::collections::HashSet::new();
+    let mut stmt = conn
+        .prepare("SELECT message_id FROM events WHERE kind = 'heartbeat'")
+        .unwrap();
+    for id in stmt.query_map([], |r| r.get::<_, String>(0)).unwrap() {
+        stored.insert(id.unwrap());
+    }
+    let lost: Vec<&String> = answered.iter().filter(|id| !stored.contains(*id)).collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} answered reports are not in the database: {:?}",
+        lost.len(),
+        answered.len(),
+        &lost[..lost.len().min(5)]
+    );
+    eprintln!(
+        "{} reports answered before the kill, {} stored (some stored reports lost their answer \
+         to the kill)",
+        answered.len(),
+        stored.len()
+    );
+}
