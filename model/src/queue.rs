@@ -168,6 +168,10 @@ impl QueueTask {
     pub fn ownership(&self) -> String {
         let mut words = match (&self.owner, &self.ack) {
             (Some(owner), Some(ack)) if ack.kind == "owning" => format!("owned by {owner}"),
+            // The ACK is the escalating agent's; the new owner has not ACKed yet.
+            (Some(owner), Some(ack)) if ack.kind == "escalating" => {
+                format!("escalated by {} to {owner}: no ACK yet", ack.by)
+            }
             (Some(owner), Some(ack)) => format!("{owner}: ACK {}", ack.kind),
             (Some(owner), None) => format!("assigned to {owner}: no ACK yet"),
             (None, _) if self.tagged.is_empty() => "unassigned".to_string(),
@@ -312,6 +316,11 @@ mod tests {
             ..task()
         };
         assert_eq!(at(&escalated, 599), (Band::Green, None));
+        let handed_on = QueueTask {
+            owner: Some("min".into()),
+            ..escalated.clone()
+        };
+        assert_eq!(handed_on.ownership(), "escalated by sol to min: no ACK yet");
         assert_eq!(
             at(&escalated, 600),
             (

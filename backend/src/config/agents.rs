@@ -86,6 +86,7 @@ pub(super) fn read(
     v: &mut Validator,
     entries: Vec<Table>,
     collector_peer: &str,
+    has_queue: bool,
 ) -> Vec<AgentConfig> {
     let mut names = HashSet::new();
     let mut agents = Vec::new();
@@ -114,6 +115,15 @@ pub(super) fn read(
         };
         let report_every = optional(&report_every_raw, "report_every");
         let report_grace = optional(&report_grace_raw, "report_grace");
+        if let (Some(every), false) = (&report_every_raw, has_queue) {
+            // Heartbeat reports land in the work queue: without one, the agent would be judged
+            // "never reported" at every pass.
+            v.error(
+                every,
+                t.field("report_every"),
+                "heartbeat reports are read from the work queue: add [work_queue] db = \"...\"",
+            );
+        }
         if let (None, Some(grace)) = (&report_every_raw, &report_grace_raw) {
             v.error(
                 grace,

@@ -124,4 +124,27 @@ mod tests {
             "{e:?}"
         );
     }
+
+    /// Heartbeat reports are read from the work queue: `report_every` without one is a
+    /// mistake `check` names, not an agent red at every pass.
+    #[test]
+    fn report_every_needs_the_work_queue() {
+        let agent = "[[agents]]\nname = \"a\"\nendpoint = \"http://127.0.0.1:1/\"\n\
+                     report_every = \"5m\"\n";
+        let e: Vec<String> = parse(agent)
+            .unwrap_err()
+            .0
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            e.len() == 1 && e[0].contains("report_every") && e[0].contains("[work_queue]"),
+            "{e:?}"
+        );
+        let c = parse(&format!("[work_queue]\ndb = \"t.db\"\n{agent}")).unwrap();
+        assert_eq!(
+            c.agents[0].report_every,
+            Some(std::time::Duration::from_secs(300))
+        );
+    }
 }

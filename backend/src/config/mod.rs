@@ -236,7 +236,12 @@ fn read(path: &Path, text: &str) -> Read {
     let state_dir = state_dir.unwrap_or_default();
     let (cadence, cadence_lines) = cadence::read(&mut v, cadence_table);
     let (probe, collector_peer) = probe::read(&mut v, probe_table);
-    let agents = agents::read(&mut v, agent_entries, &collector_peer);
+    let agents = agents::read(
+        &mut v,
+        agent_entries,
+        &collector_peer,
+        work_queue.is_present(),
+    );
     let hosts = hosts::read(&mut v, host_entries, &state_dir);
     let vault = boards::read_vault(&mut v, vault);
     let boards = boards::read(&mut v, board_entries, vault.as_deref());
