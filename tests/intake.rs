@@ -820,34 +820,12 @@ fn fleetdash_run_serves_the_intake_it_is_configured_with() {
          [[agents]]\nname = \"sol\"\nendpoint = \"{}\"\ndialect = \"v1\"\nreport_token_env = \"SOL_REPORT_TOKEN\"\n",
         support::refused_endpoint()
     ));
-    let mut child = support::fleetdash()
-        .args(["run", "--config"])
+    let mut cmd = support::fleetdash();
+    cmd.args(["run", "--config"])
         .arg(&config)
-        .env("SOL_REPORT_TOKEN", token("sol"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(url) = line.strip_prefix("fleetdash: intake listening on ") {
-                let _ = tx.send(url.trim().to_string());
-            }
-        }
-    });
-    let url = rx.recv_timeout(HANG_BUDGET);
-    let result = url.map(|url| {
-        let addr: SocketAddr = url
-            .trim_start_matches("http://")
-            .trim_end_matches('/')
-            .parse()
-            .unwrap();
+        .env("SOL_REPORT_TOKEN", token("sol"));
+    let (mut child, intake) = run_with_intake(cmd);
+    let result = intake.map(|addr| {
         let hub_like = |body: &str| {
             let head = format!(
                 "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
@@ -869,6 +847,40 @@ fn fleetdash_run_serves_the_intake_it_is_configured_with() {
     assert_eq!(status, 200);
     assert_eq!(reply["result"]["kind"], "message", "{reply}");
     assert!(scratch.path().join("state/tasks.db").exists());
+}
+
+/// Starts `cmd` (a `fleetdash run`) and waits for the address its intake says it listens on.
+fn run_with_intake(
+    mut cmd: Command,
+) -> (
+    std::process::Child,
+    Result<SocketAddr, std::sync::mpsc::RecvTimeoutError>,
+) {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(url) = line.strip_prefix("fleetdash: intake listening on ") {
+                let _ = tx.send(url.trim().to_string());
+            }
+        }
+    });
+    let addr = rx.recv_timeout(HANG_BUDGET).map(|url| {
+        url.trim_start_matches("http://")
+            .trim_end_matches('/')
+            .parse()
+            .unwrap()
+    });
+    (child, addr)
 }
 
 /// The names the tests use are the registry's: nothing else may own or be tagged.
@@ -914,32 +926,8 @@ fn a_kill_during_a_burst_of_reports_loses_no_answered_report() {
     for (agent, token) in AGENTS {
         cmd.env(format!("{}_REPORT_TOKEN", agent.to_uppercase()), token);
     }
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(url) = line.strip_prefix("fleetdash: intake listening on ") {
-                let _ = tx.send(url.trim().to_string());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(HANG_BUDGET)
-        .expect("fleetdash run never said where the intake listens");
-    let addr: SocketAddr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
+    let (mut child, intake) = run_with_intake(cmd);
+    let addr = intake.expect("fleetdash run never said where the intake listens");
 
     // Two clients per agent, each sending heartbeats with ids of its own until the hub is gone.
     const KILL_AFTER: usize = 300;

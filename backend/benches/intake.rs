@@ -14,6 +14,10 @@
 //! the process and its two cores, as a hub and its tunnels' far ends would not: the figures are
 //! a floor. `FLEETDASH_BENCH_QUICK=1` sends 1,000 reports.
 
+// Helpers some benches do not use.
+#[allow(dead_code)]
+mod common;
+
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -109,27 +113,10 @@ fn main() {
         per_client * CLIENTS,
         "every answered report is stored"
     );
-    latencies.sort();
-    let pct = |p: f64| latencies[((latencies.len() as f64 - 1.0) * p).round() as usize];
-    let per_s = latencies.len() as f64 / elapsed.as_secs_f64();
-    let (p50, p99, max) = (pct(0.50), pct(0.99), *latencies.last().unwrap());
+    common::print_throughput("reports", &mut latencies, elapsed, GOAL_PER_S, GOAL_P99);
     println!(
-        "{} reports in {:.2} s: {per_s:.0} reports/s (goal >= {GOAL_PER_S:.0}) {}",
-        latencies.len(),
-        elapsed.as_secs_f64(),
-        verdict(per_s >= GOAL_PER_S)
-    );
-    println!(
-        "latency p50 {:.2} ms, p99 {:.2} ms (goal < {} ms) {}, max {:.2} ms",
-        ms(p50),
-        ms(p99),
-        GOAL_P99.as_millis(),
-        verdict(p99 < GOAL_P99),
-        ms(max)
-    );
-    println!(
-        "peak RSS (VmHWM) {} of the whole process (server and clients)",
-        vm_hwm()
+        "peak RSS {:.1} MB (VmHWM) of the whole process (server and clients)",
+        common::mb(common::vm_hwm_kib("self").unwrap_or_else(common::max_rss_kib))
     );
 }
 
@@ -190,23 +177,4 @@ async fn client(url: &str, agent: &str, token: &str, n: usize) -> Vec<Duration> 
         }
     }
     times
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn verdict(ok: bool) -> &'static str {
-    if ok { "ok" } else { "MISSED" }
-}
-
-fn vm_hwm() -> String {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .map(|l| l["VmHWM:".len()..].trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
 }

@@ -80,24 +80,7 @@ fn main() {
         "every report is stored"
     );
 
-    latencies.sort();
-    let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
-    let rate = latencies.len() as f64 / elapsed.as_secs_f64();
-    let (p50, p99, max) = (at(0.50), at(0.99), latencies[latencies.len() - 1]);
-    println!(
-        "{} reports in {:.2} s: {rate:.0} reports/s (goal >= {GOAL_PER_S:.0}: {})",
-        latencies.len(),
-        elapsed.as_secs_f64(),
-        common::verdict(rate >= GOAL_PER_S)
-    );
-    println!(
-        "latency p50 {:.2} ms, p99 {:.2} ms (goal < {} ms: {}), max {:.2} ms",
-        p50.as_secs_f64() * 1e3,
-        p99.as_secs_f64() * 1e3,
-        GOAL_P99.as_millis(),
-        common::verdict(p99 < GOAL_P99),
-        max.as_secs_f64() * 1e3
-    );
+    common::print_throughput("reports", &mut latencies, elapsed, GOAL_PER_S, GOAL_P99);
     let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
     println!(
         "file {:.1} MB; peak RSS {:.1} MB (VmHWM)",

@@ -71,3 +71,32 @@ pub fn max_rss_kib() -> u64 {
     assert_eq!(rc, 0, "getrusage failed");
     usage.ru_maxrss as u64
 }
+
+/// Prints a load's throughput and latency beside its goals: "N reports in T s: R reports/s (goal
+/// >= G: ok)" and "latency p50 .., p99 .. (goal < .. ms: ok), max ..".
+pub fn print_throughput(
+    what: &str,
+    latencies: &mut [std::time::Duration],
+    elapsed: std::time::Duration,
+    goal_per_s: f64,
+    goal_p99: std::time::Duration,
+) {
+    latencies.sort();
+    let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
+    let rate = latencies.len() as f64 / elapsed.as_secs_f64();
+    let (p50, p99, max) = (at(0.50), at(0.99), latencies[latencies.len() - 1]);
+    println!(
+        "{} {what} in {:.2} s: {rate:.0} {what}/s (goal >= {goal_per_s:.0}: {})",
+        latencies.len(),
+        elapsed.as_secs_f64(),
+        verdict(rate >= goal_per_s)
+    );
+    println!(
+        "latency p50 {:.2} ms, p99 {:.2} ms (goal < {} ms: {}), max {:.2} ms",
+        p50.as_secs_f64() * 1e3,
+        p99.as_secs_f64() * 1e3,
+        goal_p99.as_millis(),
+        verdict(p99 < goal_p99),
+        max.as_secs_f64() * 1e3
+    );
+}
