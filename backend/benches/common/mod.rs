@@ -73,7 +73,9 @@ pub fn max_rss_kib() -> u64 {
 }
 
 /// Prints a load's throughput and latency beside its goals: "N reports in T s: R reports/s (goal
-/// >= G: ok)" and "latency p50 .., p99 .. (goal < .. ms: ok), max ..".
+/// >= G: ok)" and "latency p50 .., p99 .. (goal < .. ms: ok), max ..". (The queue and intake
+/// benches; the others include this module without it.)
+#[allow(dead_code)]
 pub fn print_throughput(
     what: &str,
     latencies: &mut [std::time::Duration],
