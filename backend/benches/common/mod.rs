@@ -72,9 +72,8 @@ pub fn max_rss_kib() -> u64 {
     usage.ru_maxrss as u64
 }
 
-/// Prints a load's throughput and latency beside its goals: "N reports in T s: R reports/s (goal
-/// >= G: ok)" and "latency p50 .., p99 .. (goal < .. ms: ok), max ..". (The queue and intake
-/// benches; the others include this module without it.)
+/// Prints a load's throughput and latency beside its goals (reports/s, p50, p99, max), for
+/// the queue and intake benches; the other benches include this module without using it.
 #[allow(dead_code)]
 pub fn print_throughput(
     what: &str,
