@@ -14,10 +14,13 @@
 //! - [`demo`]: a simulated fleet on loopback for `fleetdash demo` and the tests.
 //! - [`intake`]: the A2A server agents report to (both dialects), feeding the work queue.
 //! - [`queue`]: the work queue (spec 003 §3): reports become task rows, rules over them.
+//! - [`alerting`]: band changes to the operator's phone and the hub agent (engine, outbox, one
+//!   file per channel).
 //! - [`app`]: the commands, wiring the above.
 //! - [`cron_run`]: `fleetdash cron-run`, which runs a cron job and records it for the dashboard.
 
 pub mod a2a;
+pub mod alerting;
 pub mod app;
 pub mod cli;
 pub mod collect;
