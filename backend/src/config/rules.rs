@@ -43,11 +43,30 @@ struct Cited {
     ruled_by: Option<String>,
 }
 
+/// One declared count (of consecutive collector passes), with its citation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountRule {
+    pub count: u64,
+    pub source: String,
+    pub ruled_by: Option<String>,
+}
+
+/// The alert engine's thresholds (the `alerts` group): how many consecutive red passes make a
+/// Firing, how many green ones a Recovered, and how often a Reminder while still red.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertRules {
+    pub fail_after: CountRule,
+    pub recover_after: CountRule,
+    pub remind_every: Rule,
+}
+
 /// What a value of the rules file measures, and so which values it may take.
 #[derive(Clone, Copy)]
 enum Unit {
     /// A whole number of seconds greater than zero.
     Seconds,
+    /// A whole number of passes, at least one.
+    Count,
     /// A whole percentage from 1 to 100.
     Percent,
 }
@@ -55,7 +74,7 @@ enum Unit {
 impl Unit {
     fn accepts(self, value: u64) -> bool {
         match self {
-            Unit::Seconds => value > 0,
+            Unit::Seconds | Unit::Count => value > 0,
             Unit::Percent => (1..=100).contains(&value),
         }
     }
@@ -64,6 +83,7 @@ impl Unit {
         match self {
             Unit::Seconds => "expected a whole number of seconds greater than zero",
             Unit::Percent => "expected a whole percentage from 1 to 100",
+            Unit::Count => "expected a whole number of passes, at least 1",
         }
     }
 }
@@ -100,6 +120,8 @@ pub struct Rules {
     /// late, and down past this grace (the Healthchecks model), unless its entry gives
     /// `report_grace`.
     pub report_grace: Rule,
+    /// When an element's band change becomes an alert (issue 12).
+    pub alerts: AlertRules,
 }
 
 /// Each group of the rules file and the values it holds (besides `source` and `ruled_by`).
@@ -119,6 +141,14 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("ack", &["within_seconds"]),
     ("worker_died", &["no_report_seconds"]),
     ("heartbeat_reports", &["grace_seconds"]),
+    (
+        "alerts",
+        &[
+            "fail_after_passes",
+            "recover_after_passes",
+            "remind_every_seconds",
+        ],
+    ),
 ];
 
 /// What every group holds besides its values.
@@ -307,6 +337,28 @@ impl Rules {
                 source: c.source,
                 ruled_by: c.ruled_by,
             });
+        let mut count = |group: &str, key: &str| -> Option<CountRule> {
+            cited(group, key, Unit::Count).map(|c| CountRule {
+                count: c.value,
+                source: c.source,
+                ruled_by: c.ruled_by,
+            })
+        };
+        let fail_after = count("alerts", "fail_after_passes");
+        let recover_after = count("alerts", "recover_after_passes");
+        let remind_every = cited("alerts", "remind_every_seconds", Unit::Seconds).map(|c| Rule {
+            seconds: c.value,
+            source: c.source,
+            ruled_by: c.ruled_by,
+        });
+        let alerts = match (fail_after, recover_after, remind_every) {
+            (Some(fail_after), Some(recover_after), Some(remind_every)) => Some(AlertRules {
+                fail_after,
+                recover_after,
+                remind_every,
+            }),
+            _ => None,
+        };
         if let (Some(a), Some(r)) = (&backup_amber, &backup_red)
             && a.seconds >= r.seconds
         {
@@ -327,8 +379,8 @@ impl Rules {
                 message: format!("must be greater than green_below_seconds ({})", g.seconds),
             });
         }
-        let queue = match (sweep_every, ack_within, worker_died, report_grace) {
-            (Some(s), Some(a), Some(w), Some(g)) => Some((s, a, w, g)),
+        let queue = match (sweep_every, ack_within, worker_died, report_grace, alerts) {
+            (Some(s), Some(a), Some(w), Some(g), Some(al)) => Some((s, a, w, g, al)),
             _ => None,
         };
         let rules = match (
@@ -353,7 +405,7 @@ impl Rules {
                 Some(backup_amber_after),
                 Some(backup_red_after),
                 Some(window_amber_at),
-                Some((sweep_every, ack_within, worker_died, report_grace)),
+                Some((sweep_every, ack_within, worker_died, report_grace, alerts)),
             ) if errors.is_empty() => Some(Rules {
                 path: path.to_path_buf(),
                 no_reply,
@@ -369,6 +421,7 @@ impl Rules {
                 ack_within,
                 worker_died,
                 report_grace,
+                alerts,
             }),
             _ => None,
         };
@@ -501,6 +554,11 @@ worker_died:
 heartbeat_reports:
   grace_seconds: 300
   source: Healthchecks (period + grace)
+alerts:
+  fail_after_passes: 2
+  recover_after_passes: 2
+  remind_every_seconds: 3600
+  source: Gatus failure-threshold / success-threshold
 ";
 
     #[test]
@@ -554,6 +612,36 @@ heartbeat_reports:
             .to_string();
         assert!(
             msg.contains("r.yaml:21: window.source: missing; every rule cites"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn the_alert_thresholds_are_counts_of_passes_with_their_source() {
+        let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+        assert_eq!(r.alerts.fail_after.count, 2);
+        assert_eq!(r.alerts.recover_after.count, 2);
+        assert_eq!(r.alerts.remind_every.seconds, 3600);
+        assert_eq!(
+            r.alerts.fail_after.source,
+            "Gatus failure-threshold / success-threshold"
+        );
+        let text = FLEET.replace("fail_after_passes: 2", "fail_after_passes: 0");
+        let msg = Rules::parse(Path::new("r.yaml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains(
+                "r.yaml:34: alerts.fail_after_passes: expected a whole number of passes, at least 1"
+            ),
+            "{msg}"
+        );
+        let text = FLEET.replace("  remind_every_seconds: 3600\n", "");
+        let msg = Rules::parse(Path::new("r.yaml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("alerts.remind_every_seconds: missing"),
             "{msg}"
         );
     }
