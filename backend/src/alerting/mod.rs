@@ -14,6 +14,8 @@
 //!
 //! INTERFACE on branch h/abase; the bodies are written on h/alert-engine and h/alert-delivery.
 
+pub mod deps;
+pub mod engine;
 pub mod provider;
 
 use chrono::{DateTime, Utc};

@@ -2,7 +2,7 @@
 //! token are, and who the collector is in that audit log. Each entry is checked here: a unique
 //! name, an http(s) endpoint, a known dialect, at most one token source.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -87,6 +87,7 @@ pub(super) fn read(
     entries: Vec<Table>,
     collector_peer: &str,
     has_queue: bool,
+    depends_on: &mut BTreeMap<String, Vec<String>>,
 ) -> Vec<AgentConfig> {
     let mut names = HashSet::new();
     let mut agents = Vec::new();
@@ -109,6 +110,10 @@ pub(super) fn read(
         let own_collector_peer = peer_name(v, &mut t, "collector_peer");
         let report_every_raw = t.string_as(v, "report_every", DURATION);
         let report_grace_raw = t.string_as(v, "report_grace", DURATION);
+        let key = name
+            .as_ref()
+            .map(|n| format!("agent:{}", n.get_ref().trim()));
+        super::alerts::depends_on(v, &mut t, key, depends_on);
         // Zero stands for "not given" (or wrong, and said so): `duration` refuses zero.
         let mut optional = |raw: &Option<Spanned<String>>, key: &str| {
             Some(v.duration(raw, &t.field(key), Duration::ZERO)).filter(|d| !d.is_zero())

@@ -100,7 +100,12 @@ pub struct HostConfig {
 
 /// Reads each `[[hosts]]` entry; a host whose source cannot be reached as configured is
 /// reported and left out. `state_dir` holds a local host's cron records by default.
-pub(super) fn read(v: &mut Validator, entries: Vec<Table>, state_dir: &Path) -> Vec<HostConfig> {
+pub(super) fn read(
+    v: &mut Validator,
+    entries: Vec<Table>,
+    state_dir: &Path,
+    depends_on: &mut std::collections::BTreeMap<String, Vec<String>>,
+) -> Vec<HostConfig> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for mut t in entries {
@@ -114,6 +119,10 @@ pub(super) fn read(v: &mut Validator, entries: Vec<Table>, state_dir: &Path) -> 
         let crons = t.tables(v, "crons");
         let cron_dir = t.string(v, "cron_dir");
         let vault = t.table(v, "vault");
+        let key = name
+            .as_ref()
+            .map(|n| format!("host:{}", n.get_ref().trim()));
+        super::alerts::depends_on(v, &mut t, key, depends_on);
         t.finish(v);
 
         // Errors about the entry as a whole point at its name, else at its header.

@@ -14,6 +14,7 @@
 //! are only looked at by `check`, for warnings ([`files`]).
 
 mod agents;
+mod alerts;
 mod backups;
 mod boards;
 mod cadence;
@@ -40,13 +41,14 @@ pub use hosts::{
 };
 pub use intake::IntakeConfig;
 pub use probe::ProbeLimits;
-pub use rules::{Rule, Rules};
+pub use rules::{AlertRules, CountRule, Rule, Rules};
 #[cfg(test)]
-pub(crate) use rules::{config_beside_fleet_rules, fleet_rules};
+pub(crate) use rules::{config_beside_fleet_rules, fleet_alert_rules, fleet_rules};
 pub use serve::ServeConfig;
 pub use validator::{is_plain_name, resolve_path};
 pub use work_queue::WorkQueueConfig;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use toml::de::DeTable;
@@ -79,6 +81,8 @@ pub struct Config {
     pub intake: IntakeConfig,
     /// `[work_queue]`: the work queue's SQLite file (spec 003 §3.2), when there is one.
     pub work_queue: Option<WorkQueueConfig>,
+    /// `depends_on` of agents and hosts, by element key (`agent:min` -> `["host:lab"]`).
+    pub depends_on: BTreeMap<String, Vec<String>>,
 }
 
 impl Config {
@@ -236,13 +240,15 @@ fn read(path: &Path, text: &str) -> Read {
     let state_dir = state_dir.unwrap_or_default();
     let (cadence, cadence_lines) = cadence::read(&mut v, cadence_table);
     let (probe, collector_peer) = probe::read(&mut v, probe_table);
+    let mut depends_on = BTreeMap::new();
     let agents = agents::read(
         &mut v,
         agent_entries,
         &collector_peer,
         work_queue.is_present(),
+        &mut depends_on,
     );
-    let hosts = hosts::read(&mut v, host_entries, &state_dir);
+    let hosts = hosts::read(&mut v, host_entries, &state_dir, &mut depends_on);
     let vault = boards::read_vault(&mut v, vault);
     let boards = boards::read(&mut v, board_entries, vault.as_deref());
     let backups = backups::read(&mut v, backups);
@@ -267,6 +273,7 @@ fn read(path: &Path, text: &str) -> Read {
             serve,
             intake,
             work_queue,
+            depends_on,
         },
         cadence_lines,
         in_use,

@@ -468,6 +468,17 @@ pub(crate) fn fleet_rules() -> RulesView {
     .view()
 }
 
+/// The alert thresholds of the shipped `config/rules.yaml`, for tests.
+#[cfg(test)]
+pub(crate) fn fleet_alert_rules() -> AlertRules {
+    Rules::parse(
+        Path::new("config/rules.yaml"),
+        include_str!("../../../config/rules.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"))
+    .alerts
+}
+
 /// A folder holding the shipped rules file as `rules.yaml` beside `f.toml` with `text`, for
 /// tests that load a whole config.
 #[cfg(test)]

@@ -1,0 +1,162 @@
+//! What depends on what, for alert suppression (issue 12): an element whose root cause is down
+//! raises no alert of its own; the root's alert names what it takes down.
+//!
+//! The edges come from what the config already says, so nobody keeps a second map in step:
+//! - a host's checks (`host:lab/service:nginx`, `host:lab/tunnel:lab-heart`, crons, vault
+//!   parity) depend on the host: read from the key itself, as the transitions log keys them;
+//! - an agent whose endpoint's `host:port` is a tunnel's local address depends on that tunnel
+//!   (the agent is reached through it);
+//! - plus an optional `depends_on = ["host:lab", ...]` per agent or host in the registry.
+//!
+//! Chains are followed transitively (host -> tunnel -> agents) by walking parents, with a seen
+//! set so a cycle someone wrote in `depends_on` ends the walk instead of looping.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::config::Config;
+
+/// The dependency edges: element key -> the keys it depends on (besides its host, implied by
+/// its key).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Deps {
+    parents: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Deps {
+    /// The edges the config implies and declares.
+    pub fn from_config(config: &Config) -> Deps {
+        let mut deps = Deps::default();
+        let mut tunnels = BTreeMap::new();
+        for h in &config.hosts {
+            for t in &h.tunnels {
+                tunnels.insert(
+                    normal_address(&t.address),
+                    format!("host:{}/tunnel:{}", h.name, t.name),
+                );
+            }
+        }
+        for a in &config.agents {
+            let key = format!("agent:{}", a.name);
+            if let (Some(host), Some(port)) =
+                (a.endpoint.host_str(), a.endpoint.port_or_known_default())
+                && let Some(tunnel) = tunnels.get(&normal_address(&format!("{host}:{port}")))
+            {
+                deps.add(&key, tunnel);
+            }
+        }
+        for (key, roots) in &config.depends_on {
+            for root in roots {
+                deps.add(key, root);
+            }
+        }
+        deps
+    }
+
+    /// Says that `key` depends on `root`.
+    pub fn add(&mut self, key: &str, root: &str) {
+        if key != root {
+            self.parents
+                .entry(key.to_string())
+                .or_default()
+                .insert(root.to_string());
+        }
+    }
+
+    /// What `key` depends on directly: its host (from the key) and its declared edges.
+    pub fn parents(&self, key: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .parents
+            .get(key)
+            .map(|p| p.iter().cloned().collect())
+            .unwrap_or_default();
+        if let Some((host, _check)) = key.split_once('/')
+            && host.starts_with("host:")
+            && !out.iter().any(|p| p == host)
+        {
+            out.push(host.to_string());
+        }
+        out
+    }
+
+    /// Everything `key` depends on, directly or through others.
+    pub fn ancestors(&self, key: &str) -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut todo = self.parents(key);
+        while let Some(next) = todo.pop() {
+            if next != key && seen.insert(next.clone()) {
+                todo.extend(self.parents(&next));
+            }
+        }
+        seen
+    }
+}
+
+/// `localhost` and `127.0.0.1` name the same loopback forward.
+fn normal_address(address: &str) -> String {
+    let address = address.trim();
+    match address.strip_prefix("localhost:") {
+        Some(port) => format!("127.0.0.1:{port}"),
+        None => address.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hosts_checks_depend_on_the_host_and_chains_are_followed() {
+        let mut d = Deps::default();
+        d.add("agent:min", "host:lab/tunnel:lab-heart");
+        assert_eq!(d.parents("host:lab/service:nginx"), vec!["host:lab"]);
+        let all: Vec<String> = d.ancestors("agent:min").into_iter().collect();
+        assert_eq!(all, vec!["host:lab", "host:lab/tunnel:lab-heart"]);
+        assert!(d.ancestors("host:lab").is_empty());
+    }
+
+    #[test]
+    fn a_cycle_in_depends_on_ends_the_walk() {
+        let mut d = Deps::default();
+        d.add("agent:a", "agent:b");
+        d.add("agent:b", "agent:a");
+        let all: Vec<String> = d.ancestors("agent:a").into_iter().collect();
+        assert_eq!(all, vec!["agent:b"]);
+    }
+
+    #[test]
+    fn the_config_says_which_agents_sit_behind_which_tunnel_plus_depends_on() {
+        let (_dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\
+             [[agents]]\nname = \"min\"\nendpoint = \"http://localhost:18301/a2a\"\n\
+             [[agents]]\nname = \"hub\"\nendpoint = \"http://127.0.0.1:18400\"\n\
+             depends_on = [\"host:lab\"]\n\
+             [[agents]]\nname = \"far\"\nendpoint = \"https://far.example\"\n\
+             [[hosts]]\nname = \"lab\"\n\
+             [[hosts.tunnels]]\nname = \"lab-heart\"\naddress = \"127.0.0.1:18301\"\n\
+             [[hosts]]\nname = \"edge\"\ndepends_on = [\"host:lab/tunnel:lab-heart\"]\n",
+        );
+        let (config, _rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let d = Deps::from_config(&config);
+        assert_eq!(d.parents("agent:min"), vec!["host:lab/tunnel:lab-heart"]);
+        assert_eq!(d.parents("agent:hub"), vec!["host:lab"]);
+        assert!(d.parents("agent:far").is_empty());
+        let edge: Vec<String> = d.ancestors("host:edge/service:nginx").into_iter().collect();
+        assert_eq!(
+            edge,
+            vec!["host:edge", "host:lab", "host:lab/tunnel:lab-heart"]
+        );
+    }
+
+    #[test]
+    fn a_depends_on_entry_that_is_not_a_key_is_refused_with_its_index() {
+        let (_dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\
+             [[hosts]]\nname = \"lab\"\ndepends_on = [\"host:edge\", \"lab\"]\n",
+        );
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("hosts[0].depends_on[1]: \"lab\" is not an element key"),
+            "{err}"
+        );
+    }
+}

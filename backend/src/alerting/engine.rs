@@ -1,0 +1,722 @@
+//! Deciding what fires: after every snapshot write, the new snapshot's elements are counted per
+//! key in consecutive passes, and [`pass`] says which [`Alert`]s that makes.
+//!
+//! Pure over (state, elements, now, thresholds, deps, silences): the write side owns the clock
+//! and the files; here nothing reads a clock or a disk, so every boundary is testable exactly.
+//! - Only red fires (amber is shown, not paged). `fail_after` consecutive red passes make a
+//!   Firing, so one lost probe pages nobody; `recover_after` consecutive green passes make a
+//!   Recovered, sent only for what fired; a Reminder falls due every `remind_every` while red.
+//! - An element whose root cause ([`Deps`]) is down (red now, or its alert still open) raises
+//!   nothing of its own; the root's Firing names what it takes down, and its Recovered repeats
+//!   them (the dependents' recoveries are said by it). When the root is back and the dependent
+//!   is still red, the dependent fires as anything else would.
+//! - A silenced element (a silence or a maintenance window) raises no Firing nor Reminder; its
+//!   counting goes on, so the Firing goes out at the first pass after the silence if still red.
+//! - A recovery is never suppressed nor silenced.
+//!
+//! The state ([`State`]) is kept in `<state_dir>/alerts-engine.json` ([`StateFile`]), so a
+//! restart mid-red sends no second Firing and forgets no open alert.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use chrono::{DateTime, Duration, Utc};
+use fleetdash_model::{Asc, Band};
+use serde::{Deserialize, Serialize};
+
+use super::deps::Deps;
+use super::{Alert, AlertEvent};
+use crate::config::AlertRules;
+use crate::redact::RedactionGate;
+use crate::write::atomic;
+use crate::write::transitions::{Element, Elements};
+
+pub const FILE_NAME: &str = "alerts-engine.json";
+
+/// An element no snapshot has shown for this long is forgotten (a removed agent, a finished
+/// task). Shorter would let a section that failed for a weekend come back with its open alerts
+/// forgotten, and fire them again.
+pub const FORGET_UNSEEN_S: i64 = 7 * 24 * 3600;
+
+/// Bumped when the file's layout changes; another version is started afresh, like a corrupt file.
+const VERSION: u32 = 1;
+
+/// The thresholds, from the rules file's `alerts` group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    pub fail_after: u64,
+    pub recover_after: u64,
+    pub remind_every: Duration,
+}
+
+impl From<&AlertRules> for Thresholds {
+    fn from(r: &AlertRules) -> Self {
+        Thresholds {
+            fail_after: r.fail_after.count,
+            recover_after: r.recover_after.count,
+            remind_every: Duration::seconds(
+                i64::try_from(r.remind_every.seconds).unwrap_or(i64::MAX),
+            ),
+        }
+    }
+}
+
+/// What the engine remembers between passes, by element key.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub version: u32,
+    pub tracks: BTreeMap<String, Track>,
+}
+
+/// One element's count of passes and its open alert.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Track {
+    /// Consecutive red passes (0 when the last pass was not red).
+    pub red_passes: u64,
+    /// Consecutive green passes (0 when the last pass was not green).
+    pub green_passes: u64,
+    /// The first pass of the current red run.
+    pub red_since: Option<DateTime<Utc>>,
+    /// The first pass of the current green run.
+    pub green_since: Option<DateTime<Utc>>,
+    /// The Firing that was sent and not yet recovered.
+    pub open: Option<Open>,
+    /// The last pass that showed the element.
+    pub seen: DateTime<Utc>,
+}
+
+/// A Firing that went out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Open {
+    /// When the element turned red (the alert's `since`, part of its dedupe key).
+    pub since: DateTime<Utc>,
+    /// The Firing's or the last Reminder's time.
+    pub last: DateTime<Utc>,
+    pub reminders: u32,
+    /// What its Firing named as taken down; its Recovered says them again.
+    pub takes_down: Vec<String>,
+}
+
+/// What a pass needs besides the state and the elements.
+pub struct PassContext<'a> {
+    pub now: DateTime<Utc>,
+    pub thresholds: Thresholds,
+    pub deps: &'a Deps,
+    /// Whether an element is silenced at `now` (a silence or a maintenance window).
+    pub silenced: &'a dyn Fn(&str, &Element) -> bool,
+    /// `[alerts] dashboard_url`, the alerts' click target.
+    pub link: Option<&'a str>,
+}
+
+/// One pass: counts `elements` into `state` and returns the alerts it makes, in key order.
+pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Alert> {
+    let now = cx.now;
+    state.version = VERSION;
+    for (key, el) in elements {
+        let t = state.tracks.entry(key.clone()).or_insert_with(|| Track {
+            red_passes: 0,
+            green_passes: 0,
+            red_since: None,
+            green_since: None,
+            open: None,
+            seen: now,
+        });
+        t.seen = now;
+        if el.band == Band::Red {
+            t.red_since.get_or_insert(now);
+            t.red_passes += 1;
+        } else {
+            t.red_passes = 0;
+            t.red_since = None;
+        }
+        if el.band == Band::Green {
+            t.green_since.get_or_insert(now);
+            t.green_passes += 1;
+        } else {
+            t.green_passes = 0;
+            t.green_since = None;
+        }
+    }
+    state
+        .tracks
+        .retain(|_, t| (now - t.seen).num_seconds() < FORGET_UNSEEN_S);
+
+    // A root is down while red now or while its own alert is open (a root that is recovering
+    // still holds back dependents a pass behind it).
+    let down = |key: &str| {
+        elements.get(key).is_some_and(|e| e.band == Band::Red)
+            || state.tracks.get(key).is_some_and(|t| t.open.is_some())
+    };
+    let suppressed: BTreeMap<&String, bool> = elements
+        .keys()
+        .map(|k| (k, cx.deps.ancestors(k).iter().any(|a| down(a))))
+        .collect();
+    let takes_down = |root: &str| -> Vec<String> {
+        elements
+            .iter()
+            .filter(|(k, e)| e.band != Band::Green && cx.deps.ancestors(k).contains(root))
+            .map(|(_, e)| format!("{} {}", e.kind, e.name))
+            .collect()
+    };
+
+    let mut alerts = Vec::new();
+    for (key, el) in elements {
+        let Some(t) = state.tracks.get_mut(key) else {
+            continue;
+        };
+        let held = || suppressed[key] || (cx.silenced)(key, el);
+        let alert =
+            |event: AlertEvent, since: DateTime<Utc>, id: String, takes_down: Vec<String>| Alert {
+                id,
+                key: key.clone(),
+                kind: el.kind.to_string(),
+                name: el.name.clone(),
+                event,
+                band: el.band,
+                reason: el.reason.clone().filter(|_| event != AlertEvent::Recovered),
+                status: status_of(el.band),
+                since,
+                at: now,
+                takes_down,
+                link: cx.link.map(str::to_string),
+            };
+        match (el.band, &mut t.open) {
+            (Band::Red, None) if t.red_passes >= cx.thresholds.fail_after && !held() => {
+                let since = t.red_since.unwrap_or(now);
+                let names = takes_down(key);
+                let id = format!(
+                    "{key}:{}:{}",
+                    AlertEvent::Firing.as_str(),
+                    since.timestamp()
+                );
+                alerts.push(alert(AlertEvent::Firing, since, id, names.clone()));
+                t.open = Some(Open {
+                    since,
+                    last: now,
+                    reminders: 0,
+                    takes_down: names,
+                });
+            }
+            (Band::Red, Some(open)) if now - open.last >= cx.thresholds.remind_every && !held() => {
+                open.reminders += 1;
+                open.last = now;
+                let id = format!(
+                    "{key}:{}:{}:{}",
+                    AlertEvent::Reminder.as_str(),
+                    open.since.timestamp(),
+                    open.reminders
+                );
+                let names = takes_down(key);
+                alerts.push(alert(AlertEvent::Reminder, open.since, id, names));
+            }
+            (Band::Green, Some(_)) if t.green_passes >= cx.thresholds.recover_after => {
+                let open = t.open.take().expect("matched Some");
+                let since = t.green_since.unwrap_or(now);
+                let id = format!(
+                    "{key}:{}:{}",
+                    AlertEvent::Recovered.as_str(),
+                    open.since.timestamp()
+                );
+                alerts.push(alert(AlertEvent::Recovered, since, id, open.takes_down));
+            }
+            _ => {}
+        }
+    }
+    alerts
+}
+
+/// Elements carry a band, not a status code: the alert's ASC says the family the band means
+/// (red: a failure monitoring keeps retrying; amber: success with warnings).
+fn status_of(band: Band) -> Asc {
+    match band {
+        Band::Green => Asc::SUCCESS,
+        Band::Amber => Asc::SUCCESS_WITH_WARNINGS,
+        _ => Asc::RETRYABLE_ERROR,
+    }
+}
+
+/// The engine's state in `state_dir`, written atomically through the redaction gate.
+pub struct StateFile {
+    path: PathBuf,
+    gate: RedactionGate,
+}
+
+impl StateFile {
+    pub fn new(state_dir: &Path, gate: RedactionGate) -> Self {
+        StateFile {
+            path: state_dir.join(FILE_NAME),
+            gate,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The saved state; a missing file is a fresh start, and so is a corrupt one (or one of
+    /// another layout), said in the log with its path: alerting never fails a write.
+    pub fn load(&self) -> State {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return State::default(),
+            Err(e) => {
+                tracing::warn!(file = %self.path.display(), "alert engine state unreadable, starting afresh: {e}");
+                return State::default();
+            }
+        };
+        match serde_json::from_str::<State>(&text) {
+            Ok(s) if s.version == VERSION => s,
+            Ok(s) => {
+                tracing::warn!(file = %self.path.display(), "alert engine state of version {} (expected {VERSION}), starting afresh", s.version);
+                State::default()
+            }
+            Err(e) => {
+                tracing::warn!(file = %self.path.display(), "alert engine state corrupt, starting afresh: {e}");
+                State::default()
+            }
+        }
+    }
+
+    /// Replaces the file with `state`. Blocking (fsync): call from a blocking thread.
+    pub fn save(&self, state: &State) -> Result<()> {
+        let json = self
+            .gate
+            .to_json(state)
+            .context("cannot serialise the alert engine state")?;
+        let bytes = serde_json::to_vec(&json).context("cannot serialise the alert engine state")?;
+        atomic::write(&self.path, &bytes)
+            .with_context(|| format!("cannot save {}", self.path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::fleet_alert_rules;
+
+    fn t0() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn el(kind: &'static str, name: &str, band: Band) -> Element {
+        Element {
+            kind,
+            name: name.into(),
+            band,
+            reason: (band != Band::Green).then(|| "error: connection refused".into()),
+        }
+    }
+
+    /// Drives passes with a controlled clock (one pass a minute) and the fleet's thresholds.
+    struct Bench {
+        state: State,
+        now: DateTime<Utc>,
+        th: Thresholds,
+        deps: Deps,
+        silenced: Vec<String>,
+    }
+
+    impl Bench {
+        fn new() -> Self {
+            Bench {
+                state: State::default(),
+                now: t0(),
+                th: Thresholds::from(&fleet_alert_rules()),
+                deps: Deps::default(),
+                silenced: Vec::new(),
+            }
+        }
+
+        fn at(
+            &mut self,
+            now: DateTime<Utc>,
+            elements: &[(&str, Element)],
+        ) -> Vec<(String, AlertEvent)> {
+            self.now = now;
+            self.full(elements)
+                .into_iter()
+                .map(|a| (a.key, a.event))
+                .collect()
+        }
+
+        fn next(&mut self, elements: &[(&str, Element)]) -> Vec<(String, AlertEvent)> {
+            let now = self.now + Duration::minutes(1);
+            self.at(now, elements)
+        }
+
+        fn full(&mut self, elements: &[(&str, Element)]) -> Vec<Alert> {
+            let elements: Elements = elements
+                .iter()
+                .map(|(k, e)| (k.to_string(), e.clone()))
+                .collect();
+            let silenced = self.silenced.clone();
+            let is_silenced = move |k: &str, _: &Element| silenced.iter().any(|s| s == k);
+            let cx = PassContext {
+                now: self.now,
+                thresholds: self.th,
+                deps: &self.deps,
+                silenced: &is_silenced,
+                link: Some("https://dash.example/"),
+            };
+            pass(&mut self.state, &elements, &cx)
+        }
+    }
+
+    fn fired(key: &str, event: AlertEvent) -> Vec<(String, AlertEvent)> {
+        vec![(key.to_string(), event)]
+    }
+
+    #[test]
+    fn firing_after_exactly_fail_after_red_passes_and_a_single_lost_probe_pages_nobody() {
+        let mut b = Bench::new();
+        let n = b.th.fail_after;
+        assert!(n >= 2, "the fleet's rule lets one lost probe pass");
+        let red = [("agent:min", el("agent", "min", Band::Red))];
+        let green = [("agent:min", el("agent", "min", Band::Green))];
+        // One lost probe, then green: nothing.
+        assert!(b.next(&red).is_empty());
+        assert!(b.next(&green).is_empty());
+        // N-1 red passes: nothing; the N-th: Firing, once.
+        for _ in 1..n {
+            assert!(b.next(&red).is_empty());
+        }
+        assert_eq!(b.next(&red), fired("agent:min", AlertEvent::Firing));
+        assert!(b.next(&red).is_empty());
+    }
+
+    #[test]
+    fn amber_never_pages_and_breaks_a_red_run() {
+        let mut b = Bench::new();
+        let red = [("agent:min", el("agent", "min", Band::Red))];
+        let amber = [("agent:min", el("agent", "min", Band::Amber))];
+        for _ in 0..5 {
+            assert!(b.next(&amber).is_empty());
+        }
+        for _ in 1..b.th.fail_after {
+            assert!(b.next(&red).is_empty());
+            assert!(b.next(&amber).is_empty());
+        }
+    }
+
+    #[test]
+    fn recovered_after_exactly_recover_after_green_passes_and_only_for_what_fired() {
+        let mut b = Bench::new();
+        let red = [("host:lab", el("host", "lab", Band::Red))];
+        let green = [("host:lab", el("host", "lab", Band::Green))];
+        for _ in 0..b.th.fail_after {
+            b.next(&red);
+        }
+        // A green pass short of the threshold, then red again: still the same open alert.
+        assert!(b.next(&green).is_empty());
+        assert!(b.next(&red).is_empty());
+        for _ in 1..b.th.recover_after {
+            assert!(b.next(&green).is_empty());
+        }
+        let alerts = b.full(&green);
+        assert_eq!(alerts.len(), 1);
+        let a = &alerts[0];
+        assert_eq!(a.event, AlertEvent::Recovered);
+        assert_eq!(a.reason, None);
+        assert_eq!(a.headline(), "✔ ok · host lab recovered");
+        // Green after a red that never fired: no recovery.
+        let mut b = Bench::new();
+        b.next(&red);
+        for _ in 0..5 {
+            assert!(b.next(&green).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_reminder_falls_due_at_exactly_the_interval_while_red() {
+        let mut b = Bench::new();
+        let red = [("agent:min", el("agent", "min", Band::Red))];
+        for _ in 1..b.th.fail_after {
+            b.next(&red);
+        }
+        let fired_at = b.now + Duration::minutes(1);
+        assert_eq!(b.at(fired_at, &red), fired("agent:min", AlertEvent::Firing));
+        let every = b.th.remind_every;
+        assert!(
+            b.at(fired_at + every - Duration::seconds(1), &red)
+                .is_empty()
+        );
+        let alerts = {
+            b.now = fired_at + every;
+            b.full(&red)
+        };
+        assert_eq!(alerts.len(), 1);
+        assert_eq!(alerts[0].event, AlertEvent::Reminder);
+        assert!(
+            alerts[0].headline().ends_with("(still)"),
+            "{}",
+            alerts[0].headline()
+        );
+        assert!(alerts[0].id.ends_with(":1"), "{}", alerts[0].id);
+        // The next one counts from this reminder.
+        assert!(
+            b.at(fired_at + every * 2 - Duration::seconds(1), &red)
+                .is_empty()
+        );
+        assert_eq!(
+            b.at(fired_at + every * 2, &red),
+            fired("agent:min", AlertEvent::Reminder)
+        );
+    }
+
+    #[test]
+    fn the_alert_carries_its_dedupe_key_since_reason_and_link() {
+        let mut b = Bench::new();
+        let red = [("agent:min", el("agent", "min", Band::Red))];
+        let first = b.now + Duration::minutes(1);
+        let mut alerts = Vec::new();
+        for _ in 0..b.th.fail_after {
+            b.now += Duration::minutes(1);
+            alerts = b.full(&red);
+        }
+        let a = &alerts[0];
+        assert_eq!(a.id, format!("agent:min:firing:{}", first.timestamp()));
+        assert_eq!(a.since, first);
+        assert_eq!(a.at, b.now);
+        assert_eq!(a.reason.as_deref(), Some("error: connection refused"));
+        assert_eq!(a.link.as_deref(), Some("https://dash.example/"));
+        assert_eq!(a.status, Asc::RETRYABLE_ERROR);
+    }
+
+    #[test]
+    fn a_restart_mid_red_sends_no_second_firing_and_keeps_the_open_alert() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = StateFile::new(dir.path(), RedactionGate::default());
+        let red = [("agent:min", el("agent", "min", Band::Red))];
+        let green = [("agent:min", el("agent", "min", Band::Green))];
+        let mut b = Bench::new();
+        for _ in 0..b.th.fail_after {
+            b.next(&red);
+        }
+        file.save(&b.state).unwrap();
+        let mut after = Bench::new();
+        after.now = b.now;
+        after.state = file.load();
+        assert_eq!(after.state, b.state);
+        for _ in 0..3 {
+            assert!(after.next(&red).is_empty());
+        }
+        for _ in 1..after.th.recover_after {
+            after.next(&green);
+        }
+        assert_eq!(
+            after.next(&green),
+            fired("agent:min", AlertEvent::Recovered)
+        );
+    }
+
+    #[test]
+    fn a_corrupt_state_file_is_a_fresh_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = StateFile::new(dir.path(), RedactionGate::default());
+        assert_eq!(file.load(), State::default());
+        std::fs::write(file.path(), "{not json").unwrap();
+        assert_eq!(file.load(), State::default());
+        std::fs::write(file.path(), r#"{"version":99,"tracks":{}}"#).unwrap();
+        assert_eq!(file.load(), State::default());
+    }
+
+    #[test]
+    fn an_element_unseen_for_a_while_keeps_its_open_alert_and_is_forgotten_after_a_week() {
+        let mut b = Bench::new();
+        let red = [("agent:min", el("agent", "min", Band::Red))];
+        for _ in 0..b.th.fail_after {
+            b.next(&red);
+        }
+        // The agents section failed for a day: the agent is absent, then red again.
+        let later = b.now + Duration::days(1);
+        assert!(b.at(later, &[]).is_empty());
+        assert_eq!(
+            b.at(later + Duration::minutes(1), &red),
+            fired("agent:min", AlertEvent::Reminder)
+        );
+        b.at(later + Duration::seconds(FORGET_UNSEEN_S + 120), &[]);
+        assert!(b.state.tracks.is_empty());
+    }
+
+    /// host lab -> tunnel lab-heart (on lab) -> 5 agents behind it.
+    fn chain(host: Band, tunnel: Band, agents: Band) -> Vec<(String, Element)> {
+        let mut out = vec![
+            ("host:lab".to_string(), el("host", "lab", host)),
+            (
+                "host:lab/tunnel:lab-heart".to_string(),
+                el("tunnel", "lab-heart on lab", tunnel),
+            ),
+        ];
+        for i in 1..=5 {
+            out.push((format!("agent:a{i}"), el("agent", &format!("a{i}"), agents)));
+        }
+        out
+    }
+
+    fn chain_bench() -> Bench {
+        let mut b = Bench::new();
+        for i in 1..=5 {
+            b.deps
+                .add(&format!("agent:a{i}"), "host:lab/tunnel:lab-heart");
+        }
+        b
+    }
+
+    fn run(b: &mut Bench, els: &[(String, Element)]) -> Vec<Alert> {
+        b.now += Duration::minutes(1);
+        let refs: Vec<(&str, Element)> = els.iter().map(|(k, e)| (k.as_str(), e.clone())).collect();
+        b.full(&refs)
+    }
+
+    #[test]
+    fn a_host_down_suppresses_its_tunnel_and_the_agents_behind_it_and_names_them() {
+        let mut b = chain_bench();
+        let down = chain(Band::Red, Band::Red, Band::Red);
+        let mut all = Vec::new();
+        for _ in 0..b.th.fail_after + 3 {
+            all.extend(run(&mut b, &down));
+        }
+        assert_eq!(all.len(), 1, "{all:#?}");
+        let root = &all[0];
+        assert_eq!(
+            (root.key.as_str(), root.event),
+            ("host:lab", AlertEvent::Firing)
+        );
+        assert_eq!(root.takes_down.len(), 6, "{:?}", root.takes_down);
+        assert!(
+            root.takes_down
+                .contains(&"tunnel lab-heart on lab".to_string())
+        );
+        assert!(root.takes_down.contains(&"agent a3".to_string()));
+        assert!(
+            root.headline().contains("(6 unreachable)"),
+            "{}",
+            root.headline()
+        );
+        // Everything back: the root's recovery goes out, naming them; the dependents that never
+        // fired send none.
+        let up = chain(Band::Green, Band::Green, Band::Green);
+        let mut back = Vec::new();
+        for _ in 0..b.th.recover_after + 2 {
+            back.extend(run(&mut b, &up));
+        }
+        assert_eq!(back.len(), 1, "{back:#?}");
+        assert_eq!(
+            (back[0].key.as_str(), back[0].event),
+            ("host:lab", AlertEvent::Recovered)
+        );
+        assert_eq!(back[0].takes_down.len(), 6);
+    }
+
+    #[test]
+    fn the_tunnel_down_alone_names_its_five_agents() {
+        let mut b = chain_bench();
+        let down = chain(Band::Green, Band::Red, Band::Red);
+        let mut all = Vec::new();
+        for _ in 0..b.th.fail_after {
+            all.extend(run(&mut b, &down));
+        }
+        assert_eq!(all.len(), 1, "{all:#?}");
+        assert_eq!(all[0].key, "host:lab/tunnel:lab-heart");
+        assert_eq!(
+            all[0].headline(),
+            "✖ fail · tunnel lab-heart on lab: error: connection refused (5 unreachable)"
+        );
+    }
+
+    #[test]
+    fn a_dependent_red_while_its_root_is_green_fires_normally() {
+        let mut b = chain_bench();
+        let one = chain(Band::Green, Band::Green, Band::Green)
+            .into_iter()
+            .map(|(k, e)| {
+                if k == "agent:a2" {
+                    (k, el("agent", "a2", Band::Red))
+                } else {
+                    (k, e)
+                }
+            })
+            .collect::<Vec<_>>();
+        let mut all = Vec::new();
+        for _ in 0..b.th.fail_after {
+            all.extend(run(&mut b, &one));
+        }
+        assert_eq!(all.len(), 1);
+        assert_eq!(
+            (all[0].key.as_str(), all[0].event),
+            ("agent:a2", AlertEvent::Firing)
+        );
+        assert!(all[0].takes_down.is_empty());
+    }
+
+    #[test]
+    fn a_recovery_is_never_suppressed_and_a_dependent_still_red_after_its_root_fires() {
+        let mut b = chain_bench();
+        // a1 fails on its own first and fires.
+        let mut a1_red = chain(Band::Green, Band::Green, Band::Green);
+        a1_red[2].1 = el("agent", "a1", Band::Red);
+        for _ in 0..b.th.fail_after {
+            run(&mut b, &a1_red);
+        }
+        // Then the tunnel goes down; a1 comes back while the tunnel is still down: its
+        // recovery goes out.
+        let mut tunnel_down = chain(Band::Green, Band::Red, Band::Red);
+        tunnel_down[2].1 = el("agent", "a1", Band::Green);
+        let mut all = Vec::new();
+        for _ in 0..b.th.fail_after.max(b.th.recover_after) {
+            all.extend(run(&mut b, &tunnel_down));
+        }
+        let events: Vec<(&str, AlertEvent)> =
+            all.iter().map(|a| (a.key.as_str(), a.event)).collect();
+        assert!(
+            events.contains(&("agent:a1", AlertEvent::Recovered)),
+            "{events:?}"
+        );
+        assert!(
+            events.contains(&("host:lab/tunnel:lab-heart", AlertEvent::Firing)),
+            "{events:?}"
+        );
+        assert_eq!(events.len(), 2, "{events:?}");
+        // The tunnel recovers, agent a4 stays red: the tunnel's Recovered, then a4 fires as
+        // its own fault.
+        let mut a4_red = chain(Band::Green, Band::Green, Band::Green);
+        a4_red[5].1 = el("agent", "a4", Band::Red);
+        let mut all = Vec::new();
+        for _ in 0..b.th.recover_after + 1 {
+            all.extend(run(&mut b, &a4_red));
+        }
+        let events: Vec<(&str, AlertEvent)> =
+            all.iter().map(|a| (a.key.as_str(), a.event)).collect();
+        assert_eq!(
+            events,
+            vec![
+                ("host:lab/tunnel:lab-heart", AlertEvent::Recovered),
+                ("agent:a4", AlertEvent::Firing)
+            ]
+        );
+    }
+
+    #[test]
+    fn silenced_raises_nothing_then_fires_when_the_silence_ends_and_recovers_during_one() {
+        let mut b = Bench::new();
+        let red = [("host:lab", el("host", "lab", Band::Red))];
+        let green = [("host:lab", el("host", "lab", Band::Green))];
+        b.silenced = vec!["host:lab".into()];
+        for _ in 0..b.th.fail_after + 3 {
+            assert!(b.next(&red).is_empty());
+        }
+        b.silenced.clear();
+        assert_eq!(b.next(&red), fired("host:lab", AlertEvent::Firing));
+        // Silenced again: no reminder, but its recovery goes out.
+        b.silenced = vec!["host:lab".into()];
+        let late = b.now + b.th.remind_every * 2;
+        assert!(b.at(late, &red).is_empty());
+        for _ in 1..b.th.recover_after {
+            assert!(b.next(&green).is_empty());
+        }
+        assert_eq!(b.next(&green), fired("host:lab", AlertEvent::Recovered));
+    }
+}
