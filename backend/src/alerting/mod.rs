@@ -17,6 +17,7 @@
 pub mod deps;
 pub mod engine;
 pub mod provider;
+pub mod silences;
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, Band};

@@ -1,0 +1,410 @@
+//! Silences and maintenance windows (issue 12): what holds an element's alerts back for a while,
+//! never its monitoring (the page still shows it red, marked "silenced until 16:00 (disk swap)")
+//! and never a recovery of what fired.
+//!
+//! - A silence is made by the operator (`fleetdash silence add host=lab --for 2h --reason
+//!   "disk swap"`) and kept in `<state_dir>/silences.json`, replaced atomically through the
+//!   redaction gate; ended ones are dropped when the file is next written.
+//! - A maintenance window is declared in the config (`[[alerts.maintenance]]`): weekdays and a
+//!   time of day (UTC), recurring every week.
+//!
+//! A matcher names elements the way the transitions log keys them: `host=lab` is the key prefix
+//! `host:lab` (the host and its checks), `key=host:lab/tunnel:t` any key prefix, `kind=cron`
+//! and `name=min` an element's kind or name. All of a silence's matchers must match;
+//! comparisons ignore case (the operator types `host=LAB`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+use chrono::{DateTime, Datelike, Duration, NaiveTime, Utc, Weekday};
+use serde::{Deserialize, Serialize};
+
+use crate::redact::RedactionGate;
+use crate::write::atomic;
+use crate::write::transitions::Element;
+
+pub const FILE_NAME: &str = "silences.json";
+/// Bumped when the file's layout changes.
+const VERSION: u32 = 1;
+/// A reason longer than this is cut: it is shown on a phone-sized page.
+const REASON_MAX_CHARS: usize = 120;
+
+/// One condition on an element.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "on", content = "value", rename_all = "snake_case")]
+pub enum Matcher {
+    /// The key is this or under it (`host:lab` matches `host:lab/service:nginx`, not
+    /// `host:lab2`).
+    KeyPrefix(String),
+    Kind(String),
+    Name(String),
+}
+
+impl Matcher {
+    /// Reads `field=value`: `key=`, `kind=`, `name=`, or `<kind>=<name>` for the key prefix
+    /// `<kind>:<name>` (`host=lab`, `agent=min`).
+    pub fn parse(text: &str) -> Result<Matcher, String> {
+        let Some((field, value)) = text.split_once('=') else {
+            return Err(format!(
+                "{text:?}: expected field=value, e.g. host=lab, agent=min, kind=cron, key=host:lab/tunnel:t"
+            ));
+        };
+        let (field, value) = (field.trim(), value.trim());
+        if field.is_empty() || value.is_empty() {
+            return Err(format!("{text:?}: both the field and the value are needed"));
+        }
+        Ok(match field {
+            "key" => Matcher::KeyPrefix(value.to_string()),
+            "kind" => Matcher::Kind(value.to_string()),
+            "name" => Matcher::Name(value.to_string()),
+            kind => Matcher::KeyPrefix(format!("{kind}:{value}")),
+        })
+    }
+
+    pub fn matches(&self, key: &str, element: &Element) -> bool {
+        match self {
+            Matcher::KeyPrefix(p) => {
+                let (k, p) = (key.to_lowercase(), p.to_lowercase());
+                k == p || k.starts_with(&format!("{p}/"))
+            }
+            Matcher::Kind(kind) => element.kind.eq_ignore_ascii_case(kind),
+            Matcher::Name(name) => element.name.eq_ignore_ascii_case(name),
+        }
+    }
+}
+
+impl std::fmt::Display for Matcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Matcher::KeyPrefix(p) => match p.split_once(':') {
+                Some((kind, name)) if !name.contains(['/', ':']) => write!(f, "{kind}={name}"),
+                _ => write!(f, "key={p}"),
+            },
+            Matcher::Kind(k) => write!(f, "kind={k}"),
+            Matcher::Name(n) => write!(f, "name={n}"),
+        }
+    }
+}
+
+fn all_match(matchers: &[Matcher], key: &str, element: &Element) -> bool {
+    !matchers.is_empty() && matchers.iter().all(|m| m.matches(key, element))
+}
+
+/// One operator's silence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Silence {
+    pub id: String,
+    pub matchers: Vec<Matcher>,
+    pub start: DateTime<Utc>,
+    pub end: DateTime<Utc>,
+    pub reason: String,
+}
+
+impl Silence {
+    pub fn active_at(&self, now: DateTime<Utc>) -> bool {
+        self.start <= now && now < self.end
+    }
+}
+
+/// A recurring window from the config: on these weekdays, from `from` for `length` (UTC).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaintenanceWindow {
+    pub days: Vec<Weekday>,
+    pub from: NaiveTime,
+    /// May cross midnight (a window from 23:00 for 2 h ends at 01:00 the next day).
+    pub length: Duration,
+    pub matchers: Vec<Matcher>,
+    pub reason: String,
+}
+
+impl MaintenanceWindow {
+    /// The end of the occurrence `now` falls in, if any.
+    pub fn until(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        // An occurrence that began yesterday may still run (a window across midnight).
+        [now.date_naive(), now.date_naive() - Duration::days(1)]
+            .into_iter()
+            .filter(|day| self.days.contains(&day.weekday()))
+            .map(|day| day.and_time(self.from).and_utc())
+            .find(|start| *start <= now && now < *start + self.length)
+            .map(|start| start + self.length)
+    }
+}
+
+/// What holds an element's alerts back at a moment, for the engine and the page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Active {
+    pub until: DateTime<Utc>,
+    pub reason: String,
+}
+
+impl Active {
+    /// The page's words: "silenced until 16:00 (disk swap)".
+    pub fn describe(&self) -> String {
+        if self.reason.is_empty() {
+            format!("silenced until {}", self.until.format("%H:%M"))
+        } else {
+            format!(
+                "silenced until {} ({})",
+                self.until.format("%H:%M"),
+                self.reason
+            )
+        }
+    }
+}
+
+/// The element's active silence or window at `now`: the one lasting longest when several do.
+pub fn active(
+    silences: &[Silence],
+    windows: &[MaintenanceWindow],
+    key: &str,
+    element: &Element,
+    now: DateTime<Utc>,
+) -> Option<Active> {
+    let from_silences = silences
+        .iter()
+        .filter(|s| s.active_at(now) && all_match(&s.matchers, key, element))
+        .map(|s| Active {
+            until: s.end,
+            reason: s.reason.clone(),
+        });
+    let from_windows = windows
+        .iter()
+        .filter(|w| all_match(&w.matchers, key, element))
+        .filter_map(|w| {
+            w.until(now).map(|until| Active {
+                until,
+                reason: w.reason.clone(),
+            })
+        });
+    from_silences.chain(from_windows).max_by_key(|a| a.until)
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct SilencesFile {
+    version: u32,
+    silences: Vec<Silence>,
+}
+
+/// `<state_dir>/silences.json`.
+pub struct SilenceStore {
+    path: PathBuf,
+    gate: RedactionGate,
+}
+
+impl SilenceStore {
+    pub fn new(state_dir: &Path, gate: RedactionGate) -> Self {
+        SilenceStore {
+            path: state_dir.join(FILE_NAME),
+            gate,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every silence kept; none when there is no file. A corrupt file is an error naming it
+    /// (the CLI says so; the engine logs it and silences nothing rather than guess).
+    pub fn load(&self) -> Result<Vec<Silence>> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read {}", self.path.display()));
+            }
+        };
+        let file: SilencesFile = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a silences file", self.path.display()))?;
+        if file.version != VERSION {
+            bail!(
+                "{}: silences file of version {} (expected {VERSION})",
+                self.path.display(),
+                file.version
+            );
+        }
+        Ok(file.silences)
+    }
+
+    fn save(&self, mut silences: Vec<Silence>, now: DateTime<Utc>) -> Result<()> {
+        silences.retain(|s| s.end > now);
+        let file = SilencesFile {
+            version: VERSION,
+            silences,
+        };
+        let json = self.gate.to_json(&file)?;
+        atomic::write(&self.path, &serde_json::to_vec_pretty(&json)?)
+            .with_context(|| format!("cannot save {}", self.path.display()))
+    }
+
+    /// Adds a silence from `now` for `length`.
+    pub fn add(
+        &self,
+        matchers: Vec<Matcher>,
+        length: Duration,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Silence> {
+        if matchers.is_empty() {
+            bail!("a silence needs at least one matcher, e.g. host=lab");
+        }
+        if length <= Duration::zero() {
+            bail!("a silence needs a length greater than zero, e.g. --for 2h");
+        }
+        let mut silences = self.load()?;
+        let reason = crate::text::clean(&self.gate.redact_str(reason), REASON_MAX_CHARS);
+        let silence = Silence {
+            id: uuid::Uuid::new_v4().simple().to_string()[..8].to_string(),
+            matchers,
+            start: now,
+            end: now + length,
+            reason,
+        };
+        silences.push(silence.clone());
+        self.save(silences, now)?;
+        Ok(silence)
+    }
+
+    /// Ends the silence `id` now; an unknown id is an error naming it.
+    pub fn end(&self, id: &str, now: DateTime<Utc>) -> Result<Silence> {
+        let mut silences = self.load()?;
+        let Some(i) = silences.iter().position(|s| s.id == id && s.end > now) else {
+            bail!("no active silence {id:?} in {}", self.path.display());
+        };
+        let mut ended = silences.remove(i);
+        ended.end = now;
+        self.save(silences, now)?;
+        Ok(ended)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleetdash_model::Band;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn el(kind: &'static str, name: &str) -> Element {
+        Element {
+            kind,
+            name: name.into(),
+            band: Band::Red,
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn matchers_read_the_way_the_operator_types_them() {
+        let host = Matcher::parse("host=LAB").unwrap();
+        assert_eq!(host, Matcher::KeyPrefix("host:LAB".into()));
+        assert!(host.matches("host:lab", &el("host", "lab")));
+        assert!(host.matches("host:lab/service:nginx", &el("service", "nginx on lab")));
+        assert!(!host.matches("host:lab2", &el("host", "lab2")));
+        assert!(
+            Matcher::parse("kind=cron")
+                .unwrap()
+                .matches("host:x/cron:b", &el("cron", "b on x"))
+        );
+        assert!(
+            Matcher::parse("name=min")
+                .unwrap()
+                .matches("agent:min", &el("agent", "min"))
+        );
+        assert_eq!(host.to_string(), "host=LAB");
+        assert_eq!(
+            Matcher::parse("key=host:lab/tunnel:t").unwrap().to_string(),
+            "key=host:lab/tunnel:t"
+        );
+        assert!(
+            Matcher::parse("lab")
+                .unwrap_err()
+                .contains("expected field=value")
+        );
+        assert!(Matcher::parse("host=").is_err());
+    }
+
+    #[test]
+    fn a_silence_holds_from_its_start_until_its_end_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SilenceStore::new(dir.path(), RedactionGate::default());
+        let now = at("2026-11-30T14:00:00Z");
+        let s = store
+            .add(
+                vec![Matcher::parse("host=lab").unwrap()],
+                Duration::hours(2),
+                "disk swap",
+                now,
+            )
+            .unwrap();
+        let kept = store.load().unwrap();
+        assert_eq!(kept, vec![s.clone()]);
+        let lab = el("host", "lab");
+        let held = active(&kept, &[], "host:lab", &lab, now).unwrap();
+        assert_eq!(held.describe(), "silenced until 16:00 (disk swap)");
+        assert!(active(&kept, &[], "host:lab", &lab, at("2026-11-30T15:59:59Z")).is_some());
+        assert!(active(&kept, &[], "host:lab", &lab, at("2026-11-30T16:00:00Z")).is_none());
+        assert!(active(&kept, &[], "host:edge", &el("host", "edge"), now).is_none());
+        // Ended early: gone from the file.
+        let ended = store.end(&s.id, now + Duration::minutes(5)).unwrap();
+        assert_eq!(ended.end, now + Duration::minutes(5));
+        assert!(store.load().unwrap().is_empty());
+        let err = store.end(&s.id, now).unwrap_err().to_string();
+        assert!(err.contains("no active silence"), "{err}");
+    }
+
+    #[test]
+    fn a_corrupt_silences_file_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SilenceStore::new(dir.path(), RedactionGate::default());
+        std::fs::write(store.path(), "[").unwrap();
+        let err = format!("{:#}", store.load().unwrap_err());
+        assert!(err.contains("silences.json: not a silences file"), "{err}");
+    }
+
+    #[test]
+    fn a_maintenance_window_recurs_on_its_weekdays_even_across_midnight() {
+        let w = MaintenanceWindow {
+            // 2026-11-29 is a Sunday.
+            days: vec![Weekday::Sun],
+            from: NaiveTime::from_hms_opt(23, 0, 0).unwrap(),
+            length: Duration::hours(2),
+            matchers: vec![Matcher::parse("kind=cron").unwrap()],
+            reason: "weekly backup".into(),
+        };
+        assert_eq!(w.until(at("2026-11-29T22:59:59Z")), None);
+        assert_eq!(
+            w.until(at("2026-11-29T23:00:00Z")),
+            Some(at("2026-11-30T01:00:00Z"))
+        );
+        assert!(w.until(at("2026-11-30T00:59:59Z")).is_some());
+        assert_eq!(w.until(at("2026-11-30T01:00:00Z")), None);
+        // A week later again; not on the Monday evening.
+        assert!(w.until(at("2026-12-06T23:30:00Z")).is_some());
+        assert!(w.until(at("2026-11-30T23:30:00Z")).is_none());
+        let windows = [w];
+        let cron = el("cron", "backup on lab");
+        let held = active(
+            &[],
+            &windows,
+            "host:lab/cron:backup",
+            &cron,
+            at("2026-11-29T23:30:00Z"),
+        );
+        assert_eq!(
+            held.unwrap().describe(),
+            "silenced until 01:00 (weekly backup)"
+        );
+        assert!(
+            active(
+                &[],
+                &windows,
+                "host:lab",
+                &el("host", "lab"),
+                at("2026-11-29T23:30:00Z")
+            )
+            .is_none()
+        );
+    }
+}
