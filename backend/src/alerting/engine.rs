@@ -26,8 +26,9 @@ use fleetdash_model::{Asc, Band};
 use serde::{Deserialize, Serialize};
 
 use super::deps::Deps;
+use super::silences::{Active, MaintenanceWindow, Silence, SilenceStore};
 use super::{Alert, AlertEvent};
-use crate::config::AlertRules;
+use crate::config::{AlertRules, Config, Rules};
 use crate::redact::RedactionGate;
 use crate::write::atomic;
 use crate::write::transitions::{Element, Elements};
@@ -287,6 +288,75 @@ impl StateFile {
         let bytes = serde_json::to_vec(&json).context("cannot serialise the alert engine state")?;
         atomic::write(&self.path, &bytes)
             .with_context(|| format!("cannot save {}", self.path.display()))
+    }
+}
+
+/// The engine as the write side runs it: built once from the config, then
+/// [`Alerting::after_write`] after every snapshot write.
+pub struct Alerting {
+    thresholds: Thresholds,
+    deps: Deps,
+    link: Option<String>,
+    windows: Vec<MaintenanceWindow>,
+    state: StateFile,
+    silences: SilenceStore,
+}
+
+impl Alerting {
+    pub fn new(config: &Config, rules: &Rules, gate: RedactionGate) -> Self {
+        Alerting {
+            thresholds: Thresholds::from(&rules.alerts),
+            deps: Deps::from_config(config),
+            link: config.alerts.dashboard_url.as_ref().map(|u| u.to_string()),
+            windows: config.alerts.maintenance.clone(),
+            state: StateFile::new(&config.state_dir, gate.clone()),
+            silences: SilenceStore::new(&config.state_dir, gate),
+        }
+    }
+
+    /// The operator's silences; an unreadable or corrupt file is logged with its path and
+    /// silences nothing (an alert too many beats a page lost).
+    fn silences(&self) -> Vec<Silence> {
+        self.silences.load().unwrap_or_else(|e| {
+            tracing::warn!(file = %self.silences.path().display(), "silences not read, none applied: {e:#}");
+            Vec::new()
+        })
+    }
+
+    /// One pass over the new snapshot's elements at the write's clock: the alerts it makes,
+    /// the state saved (a failed save is logged, never a failed write). Blocking (reads,
+    /// fsync): call from a blocking thread.
+    pub fn after_write(&self, elements: &Elements, now: DateTime<Utc>) -> Vec<Alert> {
+        let mut state = self.state.load();
+        let silences = self.silences();
+        let silenced = |key: &str, el: &Element| {
+            super::silences::active(&silences, &self.windows, key, el, now).is_some()
+        };
+        let cx = PassContext {
+            now,
+            thresholds: self.thresholds,
+            deps: &self.deps,
+            silenced: &silenced,
+            link: self.link.as_deref(),
+        };
+        let alerts = pass(&mut state, elements, &cx);
+        if let Err(e) = self.state.save(&state) {
+            tracing::warn!(file = %self.state.path().display(), "alert engine state not saved: {e:#}");
+        }
+        alerts
+    }
+
+    /// What holds each element's alerts back at `now`, by key, for the snapshot to carry
+    /// ("silenced until 16:00 (disk swap)"). Blocking (reads the silences file).
+    pub fn holds(&self, elements: &Elements, now: DateTime<Utc>) -> BTreeMap<String, Active> {
+        let silences = self.silences();
+        elements
+            .iter()
+            .filter_map(|(key, el)| {
+                super::silences::active(&silences, &self.windows, key, el, now)
+                    .map(|a| (key.clone(), a))
+            })
+            .collect()
     }
 }
 
@@ -718,5 +788,46 @@ mod tests {
             assert!(b.next(&green).is_empty());
         }
         assert_eq!(b.next(&green), fired("host:lab", AlertEvent::Recovered));
+    }
+
+    #[test]
+    fn after_write_keeps_state_and_reads_silences_from_state_dir_across_restarts() {
+        let (dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\
+             [alerts]\ndashboard_url = \"https://fleet.example/\"\n",
+        );
+        std::fs::create_dir_all(dir.path().join("s")).unwrap();
+        let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let gate = RedactionGate::default();
+        let red: Elements = [("host:lab".to_string(), el("host", "lab", Band::Red))].into();
+        let store = SilenceStore::new(&config.state_dir, gate.clone());
+        let mut now = t0();
+        let silence = store
+            .add(
+                vec![super::super::silences::Matcher::parse("host=lab").unwrap()],
+                Duration::minutes(10),
+                "disk swap",
+                now,
+            )
+            .unwrap();
+        let engine = Alerting::new(&config, &rules, gate.clone());
+        for _ in 0..rules.alerts.fail_after.count + 1 {
+            now += Duration::minutes(1);
+            assert!(engine.after_write(&red, now).is_empty());
+        }
+        assert_eq!(
+            engine.holds(&red, now)["host:lab"].describe(),
+            "silenced until 12:10 (disk swap)"
+        );
+        store.end(&silence.id, now).unwrap();
+        now += Duration::minutes(1);
+        let fired = engine.after_write(&red, now);
+        assert_eq!(fired.len(), 1);
+        assert_eq!(fired[0].link.as_deref(), Some("https://fleet.example/"));
+        // A restart: a new engine over the same state_dir sends no second Firing.
+        let engine = Alerting::new(&config, &rules, gate);
+        now += Duration::minutes(1);
+        assert!(engine.after_write(&red, now).is_empty());
+        assert!(engine.holds(&red, now).is_empty());
     }
 }

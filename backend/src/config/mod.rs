@@ -31,6 +31,7 @@ mod validator;
 mod work_queue;
 
 pub use agents::{AgentConfig, Dialect, TokenSource};
+pub use alerts::AlertsConfig;
 pub use backups::{BackupSource, BackupsConfig};
 pub use boards::BoardConfig;
 pub use cadence::Cadences;
@@ -83,6 +84,8 @@ pub struct Config {
     pub work_queue: Option<WorkQueueConfig>,
     /// `depends_on` of agents and hosts, by element key (`agent:min` -> `["host:lab"]`).
     pub depends_on: BTreeMap<String, Vec<String>>,
+    /// `[alerts]`: the dashboard's URL and the maintenance windows.
+    pub alerts: AlertsConfig,
 }
 
 impl Config {
@@ -226,6 +229,7 @@ fn read(path: &Path, text: &str) -> Read {
     let serve = top.table(&mut v, "serve");
     let intake = top.table(&mut v, "intake");
     let work_queue = top.table(&mut v, "work_queue");
+    let alerts = top.table(&mut v, "alerts");
     top.finish(&mut v);
 
     // Judged by what is declared, valid or not: a wrong entry must not hide a cadence mistake.
@@ -255,6 +259,7 @@ fn read(path: &Path, text: &str) -> Read {
     let serve = serve::read(&mut v, serve);
     let intake = intake::read(&mut v, intake, work_queue.is_present());
     let work_queue = work_queue::read(&mut v, work_queue);
+    let alerts = alerts::read(&mut v, alerts);
     Read {
         rules_given: rules_path.is_some(),
         config: Config {
@@ -274,6 +279,7 @@ fn read(path: &Path, text: &str) -> Read {
             intake,
             work_queue,
             depends_on,
+            alerts,
         },
         cadence_lines,
         in_use,
