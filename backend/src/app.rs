@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
+use crate::alerting::silences::{Matcher, Silence, SilenceStore};
 use crate::collect::{self, Collection, SectionName, SectionUpdate};
 use crate::config::{self, Config, ConfigError, ConfigErrors, Rules};
 use crate::queue::{
@@ -327,6 +328,98 @@ pub async fn task_assign(
         }
         Err(refusal) => Err(anyhow::anyhow!("task assign: {refusal:?}").into()),
     }
+}
+
+/// The silences file of this config's state_dir, read and written on a blocking thread (fsync).
+async fn with_silences<T: Send + 'static>(
+    path: &Path,
+    work: impl FnOnce(&SilenceStore, chrono::DateTime<chrono::Utc>) -> anyhow::Result<T>
+    + Send
+    + 'static,
+) -> Result<T, Failure> {
+    let (config, _rules) = load(path)?;
+    let gate = gate_for(&config);
+    let state_dir = config.state_dir.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        std::fs::create_dir_all(&state_dir)
+            .with_context(|| format!("cannot create {}", state_dir.display()))?;
+        work(&SilenceStore::new(&state_dir, gate), chrono::Utc::now())
+    })
+    .await
+    .context("the silences task panicked")??;
+    Ok(done)
+}
+
+fn silence_line(s: &Silence) -> String {
+    let matchers: Vec<String> = s.matchers.iter().map(ToString::to_string).collect();
+    format!(
+        "{}  until {}  {}  {}",
+        s.id,
+        s.end.format("%Y-%m-%d %H:%M UTC"),
+        matchers.join(" "),
+        s.reason
+    )
+}
+
+/// `fleetdash silence add MATCHER... --for 2h --reason "..."`.
+pub async fn silence_add(
+    path: &Path,
+    matchers: &[String],
+    length: std::time::Duration,
+    reason: &str,
+) -> Outcome {
+    let mut parsed = Vec::new();
+    for m in matchers {
+        match Matcher::parse(m) {
+            Ok(matcher) => parsed.push(matcher),
+            Err(why) => {
+                eprintln!("fleetdash: silence add: {why}");
+                return Err(Failure::Exit(2));
+            }
+        }
+    }
+    let Some(length) = chrono::Duration::from_std(length)
+        .ok()
+        .filter(|l| *l > chrono::Duration::zero())
+    else {
+        eprintln!("fleetdash: silence add: --for must be longer than zero, e.g. 2h");
+        return Err(Failure::Exit(2));
+    };
+    let reason = reason.to_string();
+    let silence = with_silences(path, move |store, now| {
+        store.add(parsed, length, &reason, now)
+    })
+    .await?;
+    println!("{}", silence_line(&silence));
+    Ok(())
+}
+
+/// `fleetdash silence list`: the active silences, soonest end first.
+pub async fn silence_list(path: &Path) -> Outcome {
+    let mut active = with_silences(path, |store, now| {
+        Ok(store
+            .load()?
+            .into_iter()
+            .filter(|s| s.active_at(now))
+            .collect::<Vec<_>>())
+    })
+    .await?;
+    active.sort_by_key(|s| s.end);
+    if active.is_empty() {
+        println!("no active silences");
+    }
+    for s in &active {
+        println!("{}", silence_line(s));
+    }
+    Ok(())
+}
+
+/// `fleetdash silence end ID`.
+pub async fn silence_end(path: &Path, id: &str) -> Outcome {
+    let id = id.to_string();
+    let ended = with_silences(path, move |store, now| store.end(&id, now)).await?;
+    println!("ended {}", silence_line(&ended));
+    Ok(())
 }
 
 /// `fleetdash tasks`: the queue in a terminal, red rows first, newest first within a band.

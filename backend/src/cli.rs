@@ -72,6 +72,12 @@ enum Command {
         #[command(subcommand)]
         command: TaskCommand,
     },
+    /// Silences: hold back an element's alerts for a while (`silence add host=lab --for 2h
+    /// --reason "disk swap"`), list the active ones, end one early. Monitoring goes on.
+    Silence {
+        #[command(subcommand)]
+        command: SilenceCommand,
+    },
     /// List the work queue: id, owner, ACK, state, band and reason, one line each, red first.
     Tasks {
         #[arg(long, value_name = "FILE")]
@@ -112,6 +118,35 @@ enum TaskCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum SilenceCommand {
+    /// Silence what every matcher matches: host=lab (the host and its checks), agent=min,
+    /// kind=cron, name=..., key=host:lab/tunnel:t.
+    Add {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// How long, e.g. "2h" or "45m".
+        #[arg(long = "for", value_name = "DURATION", value_parser = humantime::parse_duration)]
+        length: Duration,
+        /// Why, shown on the page beside the element ("silenced until 16:00 (disk swap)").
+        #[arg(long)]
+        reason: String,
+        #[arg(required = true, value_name = "MATCHER")]
+        matchers: Vec<String>,
+    },
+    /// The active silences, one line each: id, until, matchers, reason.
+    List {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+    },
+    /// End a silence now.
+    End {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        id: String,
+    },
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     crate::logging::init();
@@ -148,6 +183,16 @@ pub fn main() -> ExitCode {
                     },
             } => app::task_assign(&config, to, tags, deadline, &title).await,
             Command::Tasks { config } => app::tasks(&config).await,
+            Command::Silence { command } => match command {
+                SilenceCommand::Add {
+                    config,
+                    length,
+                    reason,
+                    matchers,
+                } => app::silence_add(&config, &matchers, length, &reason).await,
+                SilenceCommand::List { config } => app::silence_list(&config).await,
+                SilenceCommand::End { config, id } => app::silence_end(&config, &id).await,
+            },
             Command::CronRun(args) => app::cron_run(&args).await,
             Command::SimFleet {
                 agents,
