@@ -38,17 +38,24 @@ fn a_silence_is_added_listed_kept_in_state_dir_and_ended() {
 
     let out = silence(
         &config,
-        &["add", "host=LAB", "kind=service", "--for", "2h", "--reason", "disk swap"],
+        &[
+            "add",
+            "host=LAB",
+            "kind=service",
+            "--for",
+            "2h",
+            "--reason",
+            "disk swap",
+        ],
     );
     support::assert_success(&out);
     let line = stdout_of(&out);
     let id = line.split_whitespace().next().unwrap().to_string();
     assert!(line.contains("host=LAB kind=service  disk swap"), "{line}");
 
-    let kept: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(scratch.path().join("state/silences.json")).unwrap(),
-    )
-    .unwrap();
+    let kept: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(scratch.path().join("state/silences.json")).unwrap())
+            .unwrap();
     assert_eq!(kept["silences"][0]["id"], id.as_str());
     assert_eq!(kept["silences"][0]["reason"], "disk swap");
 
@@ -64,7 +71,11 @@ fn a_silence_is_added_listed_kept_in_state_dir_and_ended() {
 
     let out = silence(&config, &["end", &id]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr_of(&out).contains("no active silence"), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("no active silence"),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 #[test]
@@ -78,7 +89,10 @@ fn a_bad_matcher_or_length_is_refused_with_exit_2_and_nothing_written() {
         "{}",
         stderr_of(&out)
     );
-    let out = silence(&config, &["add", "host=lab", "--for", "soon", "--reason", "x"]);
+    let out = silence(
+        &config,
+        &["add", "host=lab", "--for", "soon", "--reason", "x"],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(!scratch.path().join("state/silences.json").exists());
 }
@@ -90,7 +104,14 @@ fn a_secret_in_the_reason_never_reaches_the_file() {
     let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
     let out = silence(
         &config,
-        &["add", "agent=min", "--for", "1h", "--reason", &format!("rotating {jwt}")],
+        &[
+            "add",
+            "agent=min",
+            "--for",
+            "1h",
+            "--reason",
+            &format!("rotating {jwt}"),
+        ],
     );
     support::assert_success(&out);
     let text = std::fs::read_to_string(scratch.path().join("state/silences.json")).unwrap();

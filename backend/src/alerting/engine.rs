@@ -40,6 +40,10 @@ pub const FILE_NAME: &str = "alerts-engine.json";
 /// forgotten, and fire them again.
 pub const FORGET_UNSEEN_S: i64 = 7 * 24 * 3600;
 
+/// An element with no open alert is forgotten sooner: the file stays the size of the fleet,
+/// however many short-lived tasks pass through. Coming back red, it counts its passes again.
+pub const FORGET_QUIET_S: i64 = 3600;
+
 /// Bumped when the file's layout changes; another version is started afresh, like a corrupt file.
 const VERSION: u32 = 1;
 
@@ -139,9 +143,14 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
             t.green_since = None;
         }
     }
-    state
-        .tracks
-        .retain(|_, t| (now - t.seen).num_seconds() < FORGET_UNSEEN_S);
+    state.tracks.retain(|_, t| {
+        let keep = if t.open.is_some() {
+            FORGET_UNSEEN_S
+        } else {
+            FORGET_QUIET_S
+        };
+        (now - t.seen).num_seconds() < keep
+    });
 
     // A root is down while red now or while its own alert is open (a root that is recovering
     // still holds back dependents a pass behind it).
@@ -608,6 +617,26 @@ mod tests {
             fired("agent:min", AlertEvent::Reminder)
         );
         b.at(later + Duration::seconds(FORGET_UNSEEN_S + 120), &[]);
+        assert!(b.state.tracks.is_empty());
+    }
+
+    #[test]
+    fn an_element_that_never_fired_is_forgotten_after_an_hour_unseen() {
+        let mut b = Bench::new();
+        let tasks: Vec<(String, Element)> = (0..50)
+            .map(|i| {
+                (
+                    format!("task:min/t{i}"),
+                    el("task", &format!("t{i}"), Band::Green),
+                )
+            })
+            .collect();
+        run(&mut b, &tasks);
+        assert_eq!(b.state.tracks.len(), 50);
+        let seen = b.now;
+        b.at(seen + Duration::seconds(FORGET_QUIET_S - 1), &[]);
+        assert_eq!(b.state.tracks.len(), 50);
+        b.at(seen + Duration::seconds(FORGET_QUIET_S), &[]);
         assert!(b.state.tracks.is_empty());
     }
 
