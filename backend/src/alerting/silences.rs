@@ -24,6 +24,9 @@ use crate::write::atomic;
 use crate::write::transitions::Element;
 
 pub const FILE_NAME: &str = "silences.json";
+/// Held while a command reads, changes and replaces the file, so two `silence add`s at once
+/// both land (the engine only reads: the atomic replace is enough for it).
+const LOCK_NAME: &str = "silences.lock";
 /// Bumped when the file's layout changes.
 const VERSION: u32 = 1;
 /// A reason longer than this is cut: it is shown on a phone-sized page.
@@ -203,6 +206,16 @@ impl SilenceStore {
         &self.path
     }
 
+    /// Runs `change` under the file's lock. Blocking.
+    fn locked<T>(&self, change: impl FnOnce() -> Result<T>) -> Result<T> {
+        let lock_path = self.path.with_file_name(LOCK_NAME);
+        let lock = std::fs::File::create(&lock_path)
+            .with_context(|| format!("cannot open lock file {}", lock_path.display()))?;
+        lock.lock()
+            .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+        change()
+    }
+
     /// Every silence kept; none when there is no file. A corrupt file is an error naming it
     /// (the CLI says so; the engine logs it and silences nothing rather than guess).
     pub fn load(&self) -> Result<Vec<Silence>> {
@@ -250,7 +263,6 @@ impl SilenceStore {
         if length <= Duration::zero() {
             bail!("a silence needs a length greater than zero, e.g. --for 2h");
         }
-        let mut silences = self.load()?;
         let reason = crate::text::clean(&self.gate.redact_str(reason), REASON_MAX_CHARS);
         let silence = Silence {
             id: uuid::Uuid::new_v4().simple().to_string()[..8].to_string(),
@@ -259,21 +271,26 @@ impl SilenceStore {
             end: now + length,
             reason,
         };
-        silences.push(silence.clone());
-        self.save(silences, now)?;
+        self.locked(|| {
+            let mut silences = self.load()?;
+            silences.push(silence.clone());
+            self.save(silences, now)
+        })?;
         Ok(silence)
     }
 
     /// Ends the silence `id` now; an unknown id is an error naming it.
     pub fn end(&self, id: &str, now: DateTime<Utc>) -> Result<Silence> {
-        let mut silences = self.load()?;
-        let Some(i) = silences.iter().position(|s| s.id == id && s.end > now) else {
-            bail!("no active silence {id:?} in {}", self.path.display());
-        };
-        let mut ended = silences.remove(i);
-        ended.end = now;
-        self.save(silences, now)?;
-        Ok(ended)
+        self.locked(|| {
+            let mut silences = self.load()?;
+            let Some(i) = silences.iter().position(|s| s.id == id && s.end > now) else {
+                bail!("no active silence {id:?} in {}", self.path.display());
+            };
+            let mut ended = silences.remove(i);
+            ended.end = now;
+            self.save(silences, now)?;
+            Ok(ended)
+        })
     }
 }
 
@@ -406,5 +423,31 @@ mod tests {
             )
             .is_none()
         );
+    }
+
+    #[test]
+    fn adds_at_the_same_time_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = at("2026-11-30T14:00:00Z");
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let path = dir.path().to_path_buf();
+                std::thread::spawn(move || {
+                    SilenceStore::new(&path, RedactionGate::default())
+                        .add(
+                            vec![Matcher::parse(&format!("agent=a{i}")).unwrap()],
+                            Duration::hours(1),
+                            "",
+                            now,
+                        )
+                        .unwrap()
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let store = SilenceStore::new(dir.path(), RedactionGate::default());
+        assert_eq!(store.load().unwrap().len(), 8);
     }
 }
