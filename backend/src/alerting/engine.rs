@@ -300,6 +300,13 @@ impl StateFile {
     }
 }
 
+/// What one pass decided: its alerts, and the state to save once they are safe.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub alerts: Vec<Alert>,
+    state: State,
+}
+
 /// The engine as the write side runs it: built once from the config, then
 /// [`Alerting::after_write`] after every snapshot write.
 pub struct Alerting {
@@ -332,10 +339,20 @@ impl Alerting {
         })
     }
 
-    /// One pass over the new snapshot's elements at the write's clock: the alerts it makes,
-    /// the state saved (a failed save is logged, never a failed write). Blocking (reads,
-    /// fsync): call from a blocking thread.
+    /// One pass over the new snapshot's elements at the write's clock, then its state saved:
+    /// [`Alerting::decide`] and [`Alerting::commit`] in one. Blocking (reads, fsync): call from
+    /// a blocking thread.
     pub fn after_write(&self, elements: &Elements, now: DateTime<Utc>) -> Vec<Alert> {
+        let decision = self.decide(elements, now);
+        self.commit(&decision);
+        decision.alerts
+    }
+
+    /// One pass, not yet saved. For at-least-once delivery the write side puts
+    /// [`Decision::alerts`] in the outbox first and [`Alerting::commit`]s after: a crash in
+    /// between replays the same pass next time, making the same alert ids, which the outbox's
+    /// dedupe key drops. Blocking (reads).
+    pub fn decide(&self, elements: &Elements, now: DateTime<Utc>) -> Decision {
         let mut state = self.state.load();
         let silences = self.silences();
         let silenced = |key: &str, el: &Element| {
@@ -349,10 +366,15 @@ impl Alerting {
             link: self.link.as_deref(),
         };
         let alerts = pass(&mut state, elements, &cx);
-        if let Err(e) = self.state.save(&state) {
+        Decision { alerts, state }
+    }
+
+    /// Saves the pass's state; a failed save is logged with its path, never a failed write.
+    /// Blocking (fsync).
+    pub fn commit(&self, decision: &Decision) {
+        if let Err(e) = self.state.save(&decision.state) {
             tracing::warn!(file = %self.state.path().display(), "alert engine state not saved: {e:#}");
         }
-        alerts
     }
 
     /// What holds each element's alerts back at `now`, by key, for the snapshot to carry
@@ -858,5 +880,35 @@ mod tests {
         now += Duration::minutes(1);
         assert!(engine.after_write(&red, now).is_empty());
         assert!(engine.holds(&red, now).is_empty());
+    }
+
+    #[test]
+    fn a_pass_not_committed_is_replayed_with_the_same_alert_ids() {
+        let (dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n",
+        );
+        std::fs::create_dir_all(dir.path().join("s")).unwrap();
+        let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let engine = Alerting::new(&config, &rules, RedactionGate::default());
+        let red: Elements = [("host:lab".to_string(), el("host", "lab", Band::Red))].into();
+        let mut now = t0();
+        for _ in 1..rules.alerts.fail_after.count {
+            now += Duration::minutes(1);
+            engine.after_write(&red, now);
+        }
+        now += Duration::minutes(1);
+        let first = engine.decide(&red, now);
+        assert_eq!(first.alerts.len(), 1);
+        // A crash before commit: the next pass makes the same Firing (the outbox drops it).
+        let again = engine.decide(&red, now + Duration::minutes(1));
+        assert_eq!(again.alerts.len(), 1);
+        assert_eq!(again.alerts[0].id, first.alerts[0].id);
+        engine.commit(&again);
+        assert!(
+            engine
+                .decide(&red, now + Duration::minutes(2))
+                .alerts
+                .is_empty()
+        );
     }
 }
