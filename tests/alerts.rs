@@ -98,6 +98,22 @@ fn a_bad_matcher_or_length_is_refused_with_exit_2_and_nothing_written() {
 }
 
 #[test]
+fn list_shows_a_maintenance_window_open_now() {
+    let scratch = Scratch::new();
+    // Every day from midnight UTC for a whole day: open whenever the test runs.
+    let config = scratch.config(
+        "[alerts]\n[[alerts.maintenance]]\n\
+         days = [\"mon\", \"tue\", \"wed\", \"thu\", \"fri\", \"sat\", \"sun\"]\n\
+         from = \"00:00\"\nfor = \"24h\"\nmatch = [\"kind=cron\"]\nreason = \"always\"\n",
+    );
+    let out = silence(&config, &["list"]);
+    support::assert_success(&out);
+    let text = stdout_of(&out);
+    assert!(text.starts_with("window  until "), "{text}");
+    assert!(text.ends_with("  kind=cron  always\n"), "{text}");
+}
+
+#[test]
 fn a_secret_in_the_reason_never_reaches_the_file() {
     let scratch = Scratch::new();
     let config = scratch.config("");

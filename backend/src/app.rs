@@ -394,7 +394,8 @@ pub async fn silence_add(
     Ok(())
 }
 
-/// `fleetdash silence list`: the active silences, soonest end first.
+/// `fleetdash silence list`: the active silences, soonest end first, then the config's
+/// maintenance windows open now.
 pub async fn silence_list(path: &Path) -> Outcome {
     let mut active = with_silences(path, |store, now| {
         Ok(store
@@ -405,11 +406,31 @@ pub async fn silence_list(path: &Path) -> Outcome {
     })
     .await?;
     active.sort_by_key(|s| s.end);
-    if active.is_empty() {
+    let (config, _rules) = load(path)?;
+    let now = chrono::Utc::now();
+    let windows: Vec<String> = config
+        .alerts
+        .maintenance
+        .iter()
+        .filter_map(|w| {
+            let until = w.until(now)?;
+            let matchers: Vec<String> = w.matchers.iter().map(ToString::to_string).collect();
+            Some(format!(
+                "window  until {}  {}  {}",
+                until.format("%Y-%m-%d %H:%M UTC"),
+                matchers.join(" "),
+                w.reason
+            ))
+        })
+        .collect();
+    if active.is_empty() && windows.is_empty() {
         println!("no active silences");
     }
     for s in &active {
         println!("{}", silence_line(s));
+    }
+    for w in &windows {
+        println!("{w}");
     }
     Ok(())
 }
