@@ -619,7 +619,13 @@ mod tests {
         let file = StateFile::new(dir.path(), RedactionGate::default());
         assert_eq!(file.load(), State::default());
         std::fs::write(file.path(), "{not json").unwrap();
-        assert_eq!(file.load(), State::default());
+        let (loaded, logs) = crate::logging::logs_of(|| file.load());
+        assert_eq!(loaded, State::default());
+        assert!(
+            logs.contains("alert engine state corrupt, starting afresh"),
+            "{logs}"
+        );
+        assert!(logs.contains(&file.path().display().to_string()), "{logs}");
         std::fs::write(file.path(), r#"{"version":99,"tracks":{}}"#).unwrap();
         assert_eq!(file.load(), State::default());
     }
