@@ -14,6 +14,7 @@
 //! are only looked at by `check`, for warnings ([`files`]).
 
 mod agents;
+mod alerts;
 mod backups;
 mod boards;
 mod cadence;
@@ -30,6 +31,7 @@ mod validator;
 mod work_queue;
 
 pub use agents::{AgentConfig, Dialect, TokenSource};
+pub use alerts::{AlertsConfig, ChannelConfig, ChannelTarget};
 pub use backups::{BackupSource, BackupsConfig};
 pub use boards::BoardConfig;
 pub use cadence::Cadences;
@@ -79,6 +81,8 @@ pub struct Config {
     pub intake: IntakeConfig,
     /// `[work_queue]`: the work queue's SQLite file (spec 003 §3.2), when there is one.
     pub work_queue: Option<WorkQueueConfig>,
+    /// `[alerts]`: the alert channels and the dead man's switch.
+    pub alerts: AlertsConfig,
 }
 
 impl Config {
@@ -222,6 +226,7 @@ fn read(path: &Path, text: &str) -> Read {
     let serve = top.table(&mut v, "serve");
     let intake = top.table(&mut v, "intake");
     let work_queue = top.table(&mut v, "work_queue");
+    let alerts = top.table(&mut v, "alerts");
     top.finish(&mut v);
 
     // Judged by what is declared, valid or not: a wrong entry must not hide a cadence mistake.
@@ -249,6 +254,8 @@ fn read(path: &Path, text: &str) -> Read {
     let serve = serve::read(&mut v, serve);
     let intake = intake::read(&mut v, intake, work_queue.is_present());
     let work_queue = work_queue::read(&mut v, work_queue);
+    let agent_names: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
+    let alerts = alerts::read(&mut v, alerts, &agent_names);
     Read {
         rules_given: rules_path.is_some(),
         config: Config {
@@ -267,6 +274,7 @@ fn read(path: &Path, text: &str) -> Read {
             serve,
             intake,
             work_queue,
+            alerts,
         },
         cadence_lines,
         in_use,
