@@ -405,3 +405,113 @@ async fn the_delivery_loop_sends_what_is_enqueued() {
     assert_eq!(rx.got().len(), 1);
     assert_eq!(d.outbox().pending(None).unwrap(), 0);
 }
+
+/// The messages a `--record` peer was sent.
+fn recorded(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_hub_agent_gets_the_alert_in_its_dialect_with_its_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("hub-received.jsonl");
+    let token = "hub-token-abcdef123456";
+    let peer = support::PyPeer::start(
+        support::Sdk::V1,
+        &[
+            "--record",
+            record.to_str().unwrap(),
+            "--require-token",
+            token,
+        ],
+    );
+    std::fs::write(dir.path().join("hub.token"), token).unwrap();
+    // The same peer twice: once in v1.0, once in v0.3 (a2a-sdk 1.3.0 answers both).
+    let toml = format!(
+        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n\
+         [[agents]]\nname = \"hub\"\nendpoint = \"{e}\"\ndialect = \"v1\"\ntoken_file = \"hub.token\"\n\
+         [[agents]]\nname = \"hub-old\"\nendpoint = \"{e}\"\ndialect = \"v0.3\"\ntoken_file = \"hub.token\"\n\
+         [[alerts.channels]]\ntype = \"a2a\"\nname = \"hub\"\nagent = \"hub\"\n\
+         [[alerts.channels]]\ntype = \"a2a\"\nname = \"hub-old\"\nagent = \"hub-old\"\n",
+        e = peer.endpoint()
+    );
+    let config_path = dir.path().join("fleetdash.toml");
+    let config = fleetdash::config::Config::parse(&config_path, &toml).unwrap();
+    let providers = fleetdash::alerting::provider::common::build(&config);
+    assert_eq!(providers.len(), 2);
+    let d = delivery(&dir.path().join("state"), providers);
+    let a = alert("host:lab/tunnel:lab-heart", AlertEvent::Firing);
+    d.enqueue(a.clone(), t(60)).await.unwrap();
+    let pass = d.pass(t(60)).await.unwrap();
+    assert_eq!(
+        (pass.delivered, pass.failed),
+        (2, 0),
+        "{:?}",
+        d.outbox().health().unwrap()
+    );
+    let got = recorded(&record);
+    assert_eq!(got.len(), 2, "{got:?}");
+    for m in &got {
+        let text = m["text"].as_str().unwrap();
+        assert!(text.starts_with(&a.headline()), "{text}");
+        assert!(text.ends_with("https://fleet.example/#tunnels"), "{text}");
+        assert_eq!(m["message_id"], format!("fleetdash-alert:{}", a.id));
+        assert_eq!(m["context_id"], "fleetdash-alerts");
+    }
+}
+
+#[tokio::test]
+async fn a_hub_refusing_the_token_keeps_the_alert_and_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("hub-received.jsonl");
+    let peer = support::PyPeer::start(
+        support::Sdk::V1,
+        &[
+            "--record",
+            record.to_str().unwrap(),
+            "--require-token",
+            "the-right-token-123",
+        ],
+    );
+    std::fs::write(dir.path().join("hub.token"), "a-wrong-token-456789").unwrap();
+    let toml = format!(
+        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n\
+         [[agents]]\nname = \"hub\"\nendpoint = \"{}\"\ntoken_file = \"hub.token\"\n\
+         [[alerts.channels]]\ntype = \"a2a\"\nagent = \"hub\"\n",
+        peer.endpoint()
+    );
+    let config =
+        fleetdash::config::Config::parse(&dir.path().join("fleetdash.toml"), &toml).unwrap();
+    let d = delivery(
+        &dir.path().join("state"),
+        fleetdash::alerting::provider::common::build(&config),
+    );
+    d.enqueue(alert("agent:min", AlertEvent::Firing), t(0))
+        .await
+        .unwrap();
+    let pass = d.pass(t(0)).await.unwrap();
+    assert_eq!(pass.failed, 1);
+    let h = d.outbox().health().unwrap();
+    assert_eq!(h[0].channel, "a2a");
+    assert!(
+        h[0].last_reason.as_deref().unwrap().contains("401"),
+        "{h:?}"
+    );
+    assert_eq!(
+        h[0].pending, 1,
+        "the alert is kept for when the token is fixed"
+    );
+    assert!(recorded(&record).is_empty());
+    // Fixed: delivered at the next try.
+    std::fs::write(dir.path().join("hub.token"), "the-right-token-123").unwrap();
+    let pass = d
+        .pass(t(0) + chrono::Duration::from_std(BACKOFF_FIRST).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(pass.delivered, 1);
+    assert_eq!(recorded(&record).len(), 1);
+}
