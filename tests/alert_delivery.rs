@@ -515,3 +515,39 @@ async fn a_hub_refusing_the_token_keeps_the_alert_and_is_reported() {
     assert_eq!(pass.delivered, 1);
     assert_eq!(recorded(&record).len(), 1);
 }
+
+#[tokio::test]
+async fn the_dead_mans_switch_pings_and_reports_a_failing_check() {
+    use fleetdash::alerting::deadman::Deadman;
+    let rx = Receiver::start(Mode::Ok).await;
+    let sw = Deadman::new(rx.url("/ping/check-uuid"));
+    assert!(sw.ping(t(0)).await);
+    let got = rx.got();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].path, "/ping/check-uuid");
+    assert_eq!(sw.health().failing_since, None);
+
+    rx.set(Mode::Fail500);
+    assert!(!sw.ping(t(60)).await);
+    assert!(!sw.ping(t(120)).await);
+    let h = sw.health();
+    assert_eq!(h.failing_since, Some(t(60)), "since the first failure");
+    assert_eq!(h.last_reason.as_deref(), Some("HTTP 500"));
+    assert_eq!(h.failures, 2);
+
+    rx.set(Mode::Hang);
+    let hung = Deadman::with_timeout(rx.url("/ping/x"), Duration::from_millis(300));
+    assert!(
+        !hung.ping(t(0)).await,
+        "a hung check service fails the ping, not the pass"
+    );
+
+    let refused = Deadman::new(support::refused_endpoint().parse().unwrap());
+    assert!(!refused.ping(t(0)).await);
+    assert!(refused.health().last_reason.unwrap().contains("refused"));
+
+    rx.set(Mode::Ok);
+    assert!(sw.ping(t(180)).await);
+    assert_eq!(sw.health().failing_since, None);
+    assert_eq!(rx.got().len(), 2);
+}

@@ -14,6 +14,7 @@
 //!
 //! INTERFACE on branch h/abase; the bodies are written on h/alert-engine and h/alert-delivery.
 
+pub mod deadman;
 pub mod outbox;
 pub mod provider;
 
