@@ -37,15 +37,17 @@ pub const BACKOFF_MAX: Duration = Duration::from_secs(10 * 60);
 /// Pending items per channel; past it the oldest reminders are dropped first. A day of a
 /// channel down, with an alert and its reminders every few minutes, stays under it.
 pub const MAX_PENDING_PER_CHANNEL: usize = 500;
-/// How long a delivered (alert, channel) pair is remembered, so a re-raised alert is not sent
-/// again: longer than any restart or reminder interval.
-pub const DELIVERED_KEPT: Duration = Duration::from_secs(8 * 24 * 3600);
+/// How long a delivered (alert, channel) pair is remembered (its key only: the alert's body
+/// goes once it is done), so a re-raised alert is not sent again: far longer than a restart.
+pub const DELIVERED_KEPT: Duration = Duration::from_secs(2 * 24 * 3600);
 /// Items taken per channel per delivery pass: one pass stays bounded in time.
 pub const BATCH_PER_CHANNEL: usize = 20;
 /// One send's deadline on top of the channel's own HTTP timeout: nothing holds the loop.
 pub const SEND_DEADLINE: Duration = Duration::from_secs(30);
 /// How often the delivery loop looks for due items.
 pub const DELIVERY_TICK: Duration = Duration::from_secs(5);
+/// How often the delivery loop forgets old delivered pairs and folds the WAL back.
+pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// The alert as the outbox stores it (the model's serde shapes; the event by its name).
 #[derive(Serialize, Deserialize)]
@@ -176,6 +178,8 @@ impl Outbox {
         let path = state_dir.join(OUTBOX_FILE);
         let conn = Connection::open(&path)
             .with_context(|| format!("cannot open the alert outbox {}", path.display()))?;
+        // Before the first table: lets prune hand freed pages back (a new file only).
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(Duration::from_secs(5))?;
@@ -297,7 +301,7 @@ impl Outbox {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         tx.execute(
-            "UPDATE outbox SET done_at = ?3, outcome = 'delivered', attempts = attempts + 1
+            "UPDATE outbox SET alert = '', done_at = ?3, outcome = 'delivered', attempts = attempts + 1
              WHERE alert_id = ?1 AND channel = ?2",
             params![alert_id, channel, secs(now)],
         )?;
@@ -346,7 +350,7 @@ impl Outbox {
             )?;
         } else {
             tx.execute(
-                "UPDATE outbox SET attempts = attempts + 1, done_at = ?3, outcome = 'refused'
+                "UPDATE outbox SET attempts = attempts + 1, alert = '', done_at = ?3, outcome = 'refused'
                  WHERE alert_id = ?1 AND channel = ?2",
                 params![alert_id, channel, secs(now)],
             )?;
@@ -401,13 +405,18 @@ impl Outbox {
         Ok(n as usize)
     }
 
-    /// Forgets delivered pairs older than [`DELIVERED_KEPT`].
+    /// Forgets delivered pairs older than [`DELIVERED_KEPT`], and folds the WAL back into the
+    /// file (it would otherwise stay at its high-water mark).
     pub fn prune(&self, now: DateTime<Utc>) -> Result<usize> {
         let cutoff = now - chrono::Duration::from_std(DELIVERED_KEPT)?;
-        Ok(self.conn().execute(
+        let conn = self.conn();
+        let n = conn.execute(
             "DELETE FROM outbox WHERE done_at IS NOT NULL AND done_at < ?1",
             params![secs(cutoff)],
-        )?)
+        )?;
+        conn.execute_batch("PRAGMA incremental_vacuum;")?;
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(n)
     }
 
     /// Each channel the outbox has heard of, with its health and pending count.
@@ -460,7 +469,7 @@ fn bound(tx: &rusqlite::Transaction<'_>, channel: &str, now: DateTime<Utc>) -> R
         };
         for (id, event) in victims {
             tx.execute(
-                "UPDATE outbox SET done_at = ?3, outcome = 'dropped' WHERE alert_id = ?1 AND channel = ?2",
+                "UPDATE outbox SET alert = '', done_at = ?3, outcome = 'dropped' WHERE alert_id = ?1 AND channel = ?2",
                 params![id, channel, secs(now)],
             )?;
             if event == "reminder" {
@@ -564,6 +573,7 @@ impl Delivery {
     ) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             let mut interval = tokio::time::interval(tick);
+            let mut pruned_at: Option<tokio::time::Instant> = None;
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
@@ -574,6 +584,10 @@ impl Delivery {
                 if let Err(e) = self.pass(now).await {
                     tracing::error!("alert delivery pass failed: {e:#}");
                 }
+                if pruned_at.is_some_and(|at| at.elapsed() < PRUNE_EVERY) {
+                    continue;
+                }
+                pruned_at = Some(tokio::time::Instant::now());
                 let outbox = self.outbox.clone();
                 if let Ok(Err(e)) = tokio::task::spawn_blocking(move || outbox.prune(now)).await {
                     tracing::warn!("alert outbox prune failed: {e:#}");
