@@ -551,3 +551,37 @@ async fn the_dead_mans_switch_pings_and_reports_a_failing_check() {
     assert_eq!(sw.health().failing_since, None);
     assert_eq!(rx.got().len(), 2);
 }
+
+#[tokio::test]
+async fn a_hanging_channel_holds_up_no_other() {
+    let hanging = Receiver::start(Mode::Hang).await;
+    let ok = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    let d = Arc::new(delivery(
+        dir.path(),
+        vec![
+            // Its deadline is the hang budget: the pass cannot end before the test gives up.
+            Arc::new(webhook("hangs", hanging.url("/h")).with_timeout(support::HANG_BUDGET)),
+            Arc::new(ntfy("ok", ok.url("/n"))),
+        ],
+    ));
+    d.enqueue(alert("agent:min", AlertEvent::Firing), t(0))
+        .await
+        .unwrap();
+    let pass = tokio::spawn({
+        let d = d.clone();
+        async move { d.pass(t(0)).await }
+    });
+    tokio::time::timeout(support::HANG_BUDGET, async {
+        while ok.got().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the healthy channel got its alert");
+    assert!(
+        !pass.is_finished(),
+        "delivered while the hanging channel's send was still open"
+    );
+    pass.abort();
+}

@@ -523,21 +523,48 @@ impl Delivery {
         .await?
     }
 
-    /// Sends every due item, in order per channel; a channel's first failure ends its turn in
-    /// this pass (it backs off). Each send is bounded by [`SEND_DEADLINE`].
+    /// Sends every due item, in order per channel, the channels side by side (a hanging one
+    /// holds up no other); a channel's first failure ends its turn in this pass (it backs
+    /// off). Each send is bounded by [`SEND_DEADLINE`].
     pub async fn pass(&self, now: DateTime<Utc>) -> Result<Pass> {
         let outbox = self.outbox.clone();
         let items = tokio::task::spawn_blocking(move || outbox.due(now)).await??;
-        let mut pass = Pass::default();
-        let mut stopped: Vec<String> = Vec::new();
+        let mut per_channel: Vec<(Arc<dyn Provider>, Vec<Item>)> = Vec::new();
         for item in items {
-            if stopped.contains(&item.channel) {
-                continue;
+            match per_channel
+                .iter_mut()
+                .find(|(p, _)| p.name() == item.channel)
+            {
+                Some((_, list)) => list.push(item),
+                None => {
+                    // A channel taken out of the config keeps its items until it comes back.
+                    if let Some(p) = self.providers.iter().find(|p| p.name() == item.channel) {
+                        per_channel.push((p.clone(), vec![item]));
+                    }
+                }
             }
-            let Some(provider) = self.providers.iter().find(|p| p.name() == item.channel) else {
-                // A channel taken out of the config keeps its items until it comes back.
-                continue;
-            };
+        }
+        let turns = per_channel
+            .into_iter()
+            .map(|(provider, items)| self.channel_turn(provider, items, now));
+        let mut pass = Pass::default();
+        for turn in futures::future::join_all(turns).await {
+            let turn = turn?;
+            pass.delivered += turn.delivered;
+            pass.failed += turn.failed;
+        }
+        Ok(pass)
+    }
+
+    /// One channel's due items, in order, until the first failure.
+    async fn channel_turn(
+        &self,
+        provider: Arc<dyn Provider>,
+        items: Vec<Item>,
+        now: DateTime<Utc>,
+    ) -> Result<Pass> {
+        let mut pass = Pass::default();
+        for item in items {
             let result = match tokio::time::timeout(SEND_DEADLINE, provider.send(&item.alert)).await
             {
                 Ok(r) => r,
@@ -547,7 +574,7 @@ impl Delivery {
                 }),
             };
             let outbox = self.outbox.clone();
-            let (id, channel) = (item.alert.id.clone(), item.channel.clone());
+            let (id, channel) = (item.alert.id, item.channel);
             match result {
                 Ok(()) => {
                     pass.delivered += 1;
@@ -556,9 +583,9 @@ impl Delivery {
                 }
                 Err(e) => {
                     pass.failed += 1;
-                    stopped.push(item.channel.clone());
                     tokio::task::spawn_blocking(move || outbox.failed(&id, &channel, &e, now))
                         .await??;
+                    break;
                 }
             }
         }
@@ -699,6 +726,31 @@ mod tests {
         // The older firing is kept; the oldest reminders went.
         assert_eq!(due[0].alert.id, "firing");
         assert_eq!(due[1].alert.id, "r6");
+    }
+
+    #[test]
+    fn a_firing_goes_only_when_no_reminder_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+        let t0 = time(1_700_000_000);
+        o.enqueue(&alert("reminder", AlertEvent::Reminder), &["c"], t0)
+            .unwrap();
+        for i in 0..MAX_PENDING_PER_CHANNEL {
+            let t = t0 + chrono::Duration::seconds(i as i64 + 1);
+            o.enqueue(&alert(&format!("f{i}"), AlertEvent::Firing), &["c"], t)
+                .unwrap();
+        }
+        // Full: the reminder went first.
+        let ids: Vec<String> = o.due(t0).unwrap().into_iter().map(|i| i.alert.id).collect();
+        assert_eq!(ids[0], "f0");
+        let t = t0 + chrono::Duration::hours(1);
+        let e = o
+            .enqueue(&alert("recovered", AlertEvent::Recovered), &["c"], t)
+            .unwrap();
+        assert_eq!(e.dropped, 1);
+        // No reminder left: the oldest firing went (and said so in the log).
+        assert_eq!(o.due(t0).unwrap()[0].alert.id, "f1");
+        assert_eq!(o.pending(Some("c")).unwrap(), MAX_PENDING_PER_CHANNEL);
     }
 
     #[test]
