@@ -53,6 +53,26 @@ pub struct AlertsConfig {
     pub deadman_url: Option<url::Url>,
 }
 
+impl AlertsConfig {
+    /// Where the channels' own tokens live (an a2a channel uses its agent's), for the gate.
+    pub fn token_sources(&self) -> impl Iterator<Item = &TokenSource> {
+        self.channels.iter().filter_map(|c| c.token.as_ref())
+    }
+
+    /// Passwords written into the channels' and the dead man's URLs, for the gate.
+    pub fn url_passwords(&self) -> impl Iterator<Item = String> + '_ {
+        self.channels
+            .iter()
+            .filter_map(|c| match &c.target {
+                ChannelTarget::Ntfy(u) | ChannelTarget::Webhook(u) => Some(u),
+                ChannelTarget::A2a(_) => None,
+            })
+            .chain(self.deadman_url.as_ref())
+            .filter_map(|u| u.password())
+            .map(str::to_string)
+    }
+}
+
 const TYPES: &str = "\"ntfy\", \"webhook\" or \"a2a\"";
 
 fn parse_url(v: &mut Validator, raw: &Spanned<String>, field: String) -> Option<url::Url> {
@@ -236,6 +256,24 @@ mod tests {
         );
         assert_eq!(a.channels[1].target, ChannelTarget::A2a("hub".into()));
         assert_eq!(a.channels[1].sections, vec!["agents".to_string()]);
+    }
+
+    #[test]
+    fn the_gate_knows_the_channels_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hook.token"), "hook-secret-987654\n").unwrap();
+        let text = format!(
+            "{BASE}[alerts]\ndeadman_url = \"https://u:deadman-pass-123@hc.example/ping\"\n\
+             [[alerts.channels]]\ntype = \"webhook\"\nurl = \"https://ops.example/h\"\n\
+             token_file = \"hook.token\"\n"
+        );
+        let c = Config::parse(&dir.path().join("f.toml"), &text).unwrap();
+        let gate = crate::app::gate_for(&c);
+        assert_eq!(
+            gate.redact_str("said hook-secret-987654"),
+            format!("said {}", crate::redact::REDACTED)
+        );
+        assert!(!gate.is_clean("deadman-pass-123"));
     }
 
     #[test]
