@@ -585,3 +585,30 @@ async fn a_hanging_channel_holds_up_no_other() {
     );
     pass.abort();
 }
+
+#[tokio::test]
+async fn a_v03_only_hub_gets_the_alert_under_auto() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("hub-received.jsonl");
+    let peer = support::PyPeer::start(support::Sdk::V03, &["--record", record.to_str().unwrap()]);
+    // `auto` tries v1.0 first; the 0.3 SDK refuses it and the v0.3 attempt is delivered.
+    let toml = format!(
+        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n\
+         [[agents]]\nname = \"hub\"\nendpoint = \"{}\"\n\
+         [[alerts.channels]]\ntype = \"a2a\"\nagent = \"hub\"\n",
+        peer.endpoint()
+    );
+    let config =
+        fleetdash::config::Config::parse(&dir.path().join("fleetdash.toml"), &toml).unwrap();
+    let d = delivery(
+        &dir.path().join("state"),
+        fleetdash::alerting::provider::common::build(&config),
+    );
+    let a = alert("agent:min", AlertEvent::Recovered);
+    d.enqueue(a.clone(), t(0)).await.unwrap();
+    let pass = d.pass(t(0)).await.unwrap();
+    assert_eq!(pass.delivered, 1, "{:?}", d.outbox().health().unwrap());
+    let got = recorded(&record);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0]["text"].as_str().unwrap().starts_with(&a.headline()));
+}
