@@ -612,3 +612,35 @@ async fn a_v03_only_hub_gets_the_alert_under_auto() {
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(got[0]["text"].as_str().unwrap().starts_with(&a.headline()));
 }
+
+#[tokio::test]
+async fn the_configured_channels_deliver_from_the_configured_state_dir() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "output_dir = \"o\"\nstate_dir = \"state\"\nrules = \"r.yaml\"\n\
+         [[alerts.channels]]\ntype = \"ntfy\"\nurl = \"{}\"\nsections = [\"hosts\"]\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nurl = \"{}\"\nbands = [\"red\", \"amber\"]\n",
+        rx.url("/topic"),
+        rx.url("/hook")
+    );
+    let config =
+        fleetdash::config::Config::parse(&dir.path().join("fleetdash.toml"), &toml).unwrap();
+    let d = Delivery::from_config(&config, RedactionGate::default())
+        .await
+        .unwrap();
+    assert!(
+        dir.path()
+            .join("state")
+            .join(fleetdash::alerting::outbox::OUTBOX_FILE)
+            .exists()
+    );
+    let mut amber = alert("agent:min", AlertEvent::Firing);
+    amber.kind = "agent".into();
+    amber.band = Band::Amber;
+    // ntfy wants hosts only (and red by default): only the webhook wants this one.
+    assert_eq!(d.enqueue(amber, t(0)).await.unwrap().added, 1);
+    assert_eq!(d.pass(t(0)).await.unwrap().delivered, 1);
+    let paths: Vec<String> = rx.got().into_iter().map(|g| g.path).collect();
+    assert_eq!(paths, ["/hook"]);
+}

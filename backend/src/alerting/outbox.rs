@@ -503,6 +503,20 @@ impl Delivery {
         Delivery { outbox, providers }
     }
 
+    /// The configured channels over the outbox in the config's `state_dir` (opened off the
+    /// runtime), ready for [`Delivery::spawn`]; for the wiring in `fleetdash run`.
+    pub async fn from_config(
+        config: &crate::config::Config,
+        gate: RedactionGate,
+    ) -> Result<Delivery> {
+        let dir = config.state_dir.clone();
+        let outbox = tokio::task::spawn_blocking(move || Outbox::open(&dir, gate)).await??;
+        Ok(Delivery::new(
+            Arc::new(outbox),
+            super::provider::common::build(config),
+        ))
+    }
+
     pub fn outbox(&self) -> &Arc<Outbox> {
         &self.outbox
     }
