@@ -54,8 +54,10 @@ pub fn gate_for(config: &Config) -> RedactionGate {
         .iter()
         // The tokens fleetdash calls agents with, and those agents report to the intake with.
         .flat_map(|a| [a.token.as_ref(), a.report_token.as_ref()])
+        // The alert channels' own tokens.
+        .chain(config.alerts.token_sources().map(Some))
         .filter_map(|t| crate::collect::agents::read_token(t).ok().flatten());
-    RedactionGate::new(tokens)
+    RedactionGate::new(tokens.chain(config.alerts.url_passwords()))
 }
 
 pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Outcome {

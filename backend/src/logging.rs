@@ -38,6 +38,7 @@ pub fn guard_config_secrets(config: &Config) {
         .iter()
         // The tokens fleetdash calls agents with, and those agents report to the intake with.
         .flat_map(|a| [a.token.as_ref(), a.report_token.as_ref()])
+        .chain(config.alerts.token_sources().map(Some))
         .filter_map(|t| crate::collect::agents::read_token(t).ok().flatten());
     let host_urls = config.hosts.iter().filter_map(|h| match &h.source {
         HostSource::NodeExporter { url } => Some(url),
@@ -49,7 +50,8 @@ pub fn guard_config_secrets(config: &Config) {
         .map(|a| &a.endpoint)
         .chain(host_urls)
         .filter_map(|u| u.password())
-        .map(str::to_string);
+        .map(str::to_string)
+        .chain(config.alerts.url_passwords());
     let gate = RedactionGate::new(tokens.chain(passwords));
     *GATE
         .write()

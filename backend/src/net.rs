@@ -206,6 +206,23 @@ impl ProbeClient {
         self.send(req).await
     }
 
+    /// A POST of `body` with `headers` built at run time (an alert's title and tags), else as
+    /// [`Self::post_json`].
+    pub async fn post(
+        &self,
+        url: url::Url,
+        mut headers: HeaderMap,
+        body: Vec<u8>,
+        bearer: Option<&str>,
+    ) -> Result<HttpReply, ProbeFailure> {
+        let (url, authorization) = authorize(url, bearer)?;
+        if let Some(value) = authorization {
+            headers.insert(AUTHORIZATION, value);
+        }
+        self.send(self.client.post(url).headers(headers).body(body))
+            .await
+    }
+
     async fn send(&self, req: reqwest::RequestBuilder) -> Result<HttpReply, ProbeFailure> {
         let started = Instant::now();
         let answered = AtomicBool::new(false);

@@ -37,6 +37,8 @@ def parse_args(default_name: str) -> argparse.Namespace:
     p.add_argument('--require-token', metavar='TOKEN')
     p.add_argument('--never-complete', action='store_true')
     p.add_argument('--delay-ms', type=int, default=0)
+    p.add_argument('--record', metavar='PATH',
+                   help='append each message received as a JSON line (a hub agent)')
     return p.parse_args()
 
 
@@ -64,6 +66,14 @@ def status_metadata(a: argparse.Namespace) -> dict:
         # Unrelated key: fleetdash must not surface arbitrary metadata.
         md['note'] = a.plant_secret
     return md
+
+
+def record(a: argparse.Namespace, message_id: str, context_id: str, text: str) -> None:
+    """With --record: what the peer was sent, one JSON line per message."""
+    if a.record:
+        with open(a.record, 'a', encoding='utf-8') as f:
+            f.write(json.dumps({'message_id': message_id, 'context_id': context_id,
+                                'text': text}) + '\n')
 
 
 def reply_text(a: argparse.Namespace) -> str:

@@ -51,6 +51,9 @@ class HeartbeatExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         if self.args.delay_ms:
             await asyncio.sleep(self.args.delay_ms / 1000)
+        if context.message is not None:
+            pc.record(self.args, context.message.message_id, context.context_id or '',
+                      context.get_user_input())
         text = pc.reply_text(self.args)
         if self.args.never_complete:
             # Enqueue a WORKING task and return without a terminal event: the

@@ -14,8 +14,10 @@
 //!
 //! INTERFACE on branch h/abase; the bodies are written on h/alert-engine and h/alert-delivery.
 
+pub mod deadman;
 pub mod deps;
 pub mod engine;
+pub mod outbox;
 pub mod provider;
 pub mod silences;
 

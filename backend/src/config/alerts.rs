@@ -1,12 +1,18 @@
-//! The config's alerting parts (issue 12): `[alerts]` (the dashboard's URL, the alerts' click
-//! target, and recurring `[[alerts.maintenance]]` windows), and `depends_on` on an agent or a
-//! host, naming the elements it depends on by their transitions-log keys (`host:lab`,
+//! The config's alerting parts (issue 12), all under `[alerts]`: where alerts go
+//! (`[[alerts.channels]]`: ntfy, a webhook, A2A to the hub agent; tokens by env var or file
+//! only), the collector's dead man's switch (`deadman_url`), the dashboard's URL (the alerts'
+//! click target) and recurring `[[alerts.maintenance]]` windows; and `depends_on` on an agent or
+//! a host, naming the elements it depends on by their transitions-log keys (`host:lab`,
 //! `host:lab/tunnel:lab-heart`, `agent:hub`), so an alert about it is held back while its root
 //! cause is down.
 //!
 //! ```toml
 //! [alerts]
 //! dashboard_url = "https://fleet.example/"
+//! deadman_url = "https://hc.example/ping/fleetdash"
+//! [[alerts.channels]]
+//! type = "ntfy"
+//! url = "https://ntfy.sh/fleet-alerts"
 //! [[alerts.maintenance]]
 //! days = ["sun"]
 //! from = "23:00"        # UTC
@@ -20,40 +26,238 @@ use std::time::Duration;
 
 use chrono::{NaiveTime, Weekday};
 
-use super::table::Table;
-use super::validator::Validator;
 use crate::alerting::silences::{MaintenanceWindow, Matcher};
+use std::collections::HashSet;
 
-/// `[alerts]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+use fleetdash_model::Band;
+use toml::Spanned;
+
+use super::TokenSource;
+use super::files::Expect;
+use super::table::Table;
+use super::validator::{Validator, is_plain_name};
+
+/// Where one channel delivers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChannelTarget {
+    /// An ntfy topic URL (`https://ntfy.sh/fleet-alerts`).
+    Ntfy(url::Url),
+    /// A URL that takes a JSON POST.
+    Webhook(url::Url),
+    /// An `[[agents]]` entry by name: its endpoint, dialect and token are used.
+    A2a(String),
+}
+
+impl ChannelTarget {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ChannelTarget::Ntfy(_) => "ntfy",
+            ChannelTarget::Webhook(_) => "webhook",
+            ChannelTarget::A2a(_) => "a2a",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelConfig {
+    /// The channel's name in the outbox, the log and on the page (default: its type).
+    pub name: String,
+    pub target: ChannelTarget,
+    /// The bands it wants; empty: red only (an alert is a transition to red and its recovery).
+    pub bands: Vec<Band>,
+    /// The snapshot sections (element kinds: `agents`, `hosts`, ...) it wants; empty: all.
+    pub sections: Vec<String>,
+    /// ntfy and webhook only: a bearer token (an a2a channel uses its agent's).
+    pub token: Option<TokenSource>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AlertsConfig {
+    pub channels: Vec<ChannelConfig>,
+    /// Pinged after each good collector pass (a Healthchecks-style check URL).
+    pub deadman_url: Option<url::Url>,
     /// The page's URL, each alert's click target.
     pub dashboard_url: Option<url::Url>,
     pub maintenance: Vec<MaintenanceWindow>,
 }
 
-pub(super) fn read(v: &mut Validator, mut t: Table) -> AlertsConfig {
-    let url = t.string(v, "dashboard_url");
-    let windows = t.tables(v, "maintenance");
-    t.finish(v);
-    let dashboard_url = url.and_then(|u| match url::Url::parse(u.get_ref()) {
-        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => Some(parsed),
+impl AlertsConfig {
+    /// Where the channels' own tokens live (an a2a channel uses its agent's), for the gate.
+    pub fn token_sources(&self) -> impl Iterator<Item = &TokenSource> {
+        self.channels.iter().filter_map(|c| c.token.as_ref())
+    }
+
+    /// Passwords written into the channels' and the dead man's URLs, for the gate.
+    pub fn url_passwords(&self) -> impl Iterator<Item = String> + '_ {
+        self.channels
+            .iter()
+            .filter_map(|c| match &c.target {
+                ChannelTarget::Ntfy(u) | ChannelTarget::Webhook(u) => Some(u),
+                ChannelTarget::A2a(_) => None,
+            })
+            .chain(self.deadman_url.as_ref())
+            .filter_map(|u| u.password())
+            .map(str::to_string)
+    }
+}
+
+const TYPES: &str = "\"ntfy\", \"webhook\" or \"a2a\"";
+
+fn parse_url(v: &mut Validator, raw: &Spanned<String>, field: String) -> Option<url::Url> {
+    match url::Url::parse(raw.get_ref()) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => Some(u),
         _ => {
-            v.error(
-                &u,
-                t.field("dashboard_url"),
-                "expected an http:// or https:// URL, e.g. \"https://fleet.example/\"",
-            );
+            v.error(raw, field, "expected an http:// or https:// URL");
             None
         }
-    });
+    }
+}
+
+/// Reads `[alerts]`; `agents` are the configured agents' names (an a2a channel names one).
+pub(super) fn read(v: &mut Validator, mut t: Table, agents: &[String]) -> AlertsConfig {
+    let deadman = t.string(v, "deadman_url");
+    let entries = t.tables(v, "channels");
+    let dashboard = t.string(v, "dashboard_url");
+    let windows = t.tables(v, "maintenance");
+    t.finish(v);
+    let deadman_url = deadman.and_then(|d| parse_url(v, &d, t.field("deadman_url")));
+    let dashboard_url = dashboard.and_then(|d| parse_url(v, &d, t.field("dashboard_url")));
     let maintenance = windows
         .into_iter()
         .filter_map(|w| read_window(v, w))
         .collect();
+    let mut names = HashSet::new();
+    let mut channels = Vec::new();
+    for mut c in entries {
+        let kind = c.required_string(v, "type", TYPES);
+        let name = c.string(v, "name");
+        let url = c.string(v, "url");
+        let agent = c.string(v, "agent");
+        let bands = c.strings(v, "bands");
+        let sections = c.strings(v, "sections");
+        let token_env = c.string(v, "token_env");
+        let token_file = c.string(v, "token_file");
+        c.finish(v);
+        let mut ok = true;
+        let target = kind.as_ref().and_then(|k| {
+            let url_of = |v: &mut Validator, c: &Table| match &url {
+                Some(u) => parse_url(v, u, c.field("url")),
+                None => {
+                    v.error(
+                        k,
+                        c.field("url"),
+                        format!("a {} channel needs url", k.get_ref()),
+                    );
+                    None
+                }
+            };
+            match k.get_ref().as_str() {
+                "ntfy" => url_of(v, &c).map(ChannelTarget::Ntfy),
+                "webhook" => url_of(v, &c).map(ChannelTarget::Webhook),
+                "a2a" => match &agent {
+                    Some(a) if agents.contains(a.get_ref()) => {
+                        Some(ChannelTarget::A2a(a.get_ref().clone()))
+                    }
+                    Some(a) => {
+                        v.error(a, c.field("agent"), "no [[agents]] entry has this name");
+                        None
+                    }
+                    None => {
+                        v.error(k, c.field("agent"), "an a2a channel names its hub agent");
+                        None
+                    }
+                },
+                _ => {
+                    v.error(k, c.field("type"), format!("expected {TYPES}"));
+                    None
+                }
+            }
+        });
+        let mut band_list = Vec::new();
+        for (j, b) in bands.map(Spanned::into_inner).unwrap_or_default() {
+            match b.get_ref().as_str() {
+                "red" => band_list.push(Band::Red),
+                "amber" => band_list.push(Band::Amber),
+                "green" => band_list.push(Band::Green),
+                _ => {
+                    ok = false;
+                    v.error(
+                        &b,
+                        c.field(&format!("bands[{j}]")),
+                        "expected \"red\", \"amber\" or \"green\"",
+                    );
+                }
+            }
+        }
+        let token = match (&token_env, &token_file) {
+            (Some(e), Some(_)) => {
+                ok = false;
+                v.error(
+                    e,
+                    c.field("token_env"),
+                    "give token_env or token_file, not both",
+                );
+                None
+            }
+            (Some(e), None) => Some(TokenSource::Env(e.get_ref().clone())),
+            (None, Some(f)) => Some(TokenSource::File(v.read_path(
+                f,
+                c.field("token_file"),
+                Expect::File,
+            ))),
+            (None, None) => None,
+        };
+        if let (Some(ChannelTarget::A2a(_)), Some(e)) =
+            (&target, token_env.as_ref().or(token_file.as_ref()))
+        {
+            ok = false;
+            v.error(
+                e,
+                c.field("token_env"),
+                "an a2a channel uses its agent's token",
+            );
+        }
+        let Some(target) = target else { continue };
+        let name = match &name {
+            Some(n) if !is_plain_name(n.get_ref()) => {
+                v.error(
+                    n,
+                    c.field("name"),
+                    "expected a plain name (letters, digits, - _ .)",
+                );
+                continue;
+            }
+            Some(n) => n.get_ref().clone(),
+            None => target.type_name().to_string(),
+        };
+        if !names.insert(name.clone()) {
+            v.error_at(
+                c.start(),
+                c.field("name"),
+                format!("another channel is named {name:?}: give each a name"),
+            );
+            continue;
+        }
+        if ok {
+            channels.push(ChannelConfig {
+                name,
+                target,
+                bands: band_list,
+                sections: sections
+                    .map(Spanned::into_inner)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(_, s)| s.into_inner())
+                    .collect(),
+                token,
+            });
+        }
+    }
     AlertsConfig {
         dashboard_url,
         maintenance,
+        channels,
+        deadman_url,
     }
 }
 
@@ -192,6 +396,75 @@ pub(super) fn depends_on(
 
 #[cfg(test)]
 mod tests {
+    use crate::config::{ChannelTarget, Config, TokenSource};
+    use fleetdash_model::Band;
+    use std::path::Path;
+
+    const BASE: &str = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n\
+        [[agents]]\nname = \"hub\"\nendpoint = \"http://127.0.0.1:1\"\n";
+
+    #[test]
+    fn channels_and_deadman_are_read() {
+        let text = format!(
+            "{BASE}[alerts]\ndeadman_url = \"https://hc-ping.com/abc\"\n\
+             [[alerts.channels]]\ntype = \"ntfy\"\nurl = \"https://ntfy.sh/fleet\"\nbands = [\"red\"]\n\
+             token_env = \"NTFY_TOKEN\"\n\
+             [[alerts.channels]]\ntype = \"a2a\"\nagent = \"hub\"\nsections = [\"agents\"]\n"
+        );
+        let c = Config::parse(Path::new("f.toml"), &text).unwrap();
+        let a = &c.alerts;
+        assert_eq!(
+            a.deadman_url.as_ref().unwrap().as_str(),
+            "https://hc-ping.com/abc"
+        );
+        assert_eq!(a.channels.len(), 2);
+        assert_eq!(a.channels[0].name, "ntfy");
+        assert_eq!(a.channels[0].bands, vec![Band::Red]);
+        assert_eq!(
+            a.channels[0].token,
+            Some(TokenSource::Env("NTFY_TOKEN".into()))
+        );
+        assert_eq!(a.channels[1].target, ChannelTarget::A2a("hub".into()));
+        assert_eq!(a.channels[1].sections, vec!["agents".to_string()]);
+    }
+
+    #[test]
+    fn the_gate_knows_the_channels_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hook.token"), "hook-secret-987654\n").unwrap();
+        let text = format!(
+            "{BASE}[alerts]\ndeadman_url = \"https://u:deadman-pass-123@hc.example/ping\"\n\
+             [[alerts.channels]]\ntype = \"webhook\"\nurl = \"https://ops.example/h\"\n\
+             token_file = \"hook.token\"\n"
+        );
+        let c = Config::parse(&dir.path().join("f.toml"), &text).unwrap();
+        let gate = crate::app::gate_for(&c);
+        assert_eq!(
+            gate.redact_str("said hook-secret-987654"),
+            format!("said {}", crate::redact::REDACTED)
+        );
+        assert!(!gate.is_clean("deadman-pass-123"));
+    }
+
+    #[test]
+    fn mistakes_name_their_field() {
+        let text = format!(
+            "{BASE}[[alerts.channels]]\ntype = \"sms\"\n\
+             [[alerts.channels]]\ntype = \"a2a\"\nagent = \"nobody\"\n\
+             [[alerts.channels]]\ntype = \"ntfy\"\nbands = [\"blue\"]\nurl = \"ftp://x\"\n"
+        );
+        let e = Config::parse(Path::new("f.toml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("alerts.channels[0].type"), "{e}");
+        assert!(e.contains("alerts.channels[1].agent"), "{e}");
+        assert!(e.contains("alerts.channels[2].bands[0]"), "{e}");
+        assert!(e.contains("alerts.channels[2].url"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
     use crate::config::{Config, config_beside_fleet_rules};
     use chrono::{DateTime, Utc};
 

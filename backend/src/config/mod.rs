@@ -31,7 +31,7 @@ mod validator;
 mod work_queue;
 
 pub use agents::{AgentConfig, Dialect, TokenSource};
-pub use alerts::AlertsConfig;
+pub use alerts::{AlertsConfig, ChannelConfig, ChannelTarget};
 pub use backups::{BackupSource, BackupsConfig};
 pub use boards::BoardConfig;
 pub use cadence::Cadences;
@@ -84,7 +84,7 @@ pub struct Config {
     pub work_queue: Option<WorkQueueConfig>,
     /// `depends_on` of agents and hosts, by element key (`agent:min` -> `["host:lab"]`).
     pub depends_on: BTreeMap<String, Vec<String>>,
-    /// `[alerts]`: the dashboard's URL and the maintenance windows.
+    /// `[alerts]`: the channels, the dead man's switch, the dashboard's URL, maintenance windows.
     pub alerts: AlertsConfig,
 }
 
@@ -259,7 +259,8 @@ fn read(path: &Path, text: &str) -> Read {
     let serve = serve::read(&mut v, serve);
     let intake = intake::read(&mut v, intake, work_queue.is_present());
     let work_queue = work_queue::read(&mut v, work_queue);
-    let alerts = alerts::read(&mut v, alerts);
+    let agent_names: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
+    let alerts = alerts::read(&mut v, alerts, &agent_names);
     Read {
         rules_given: rules_path.is_some(),
         config: Config {

@@ -5,6 +5,11 @@
 //!
 //! INTERFACE on branch h/abase; the channels are written on h/alert-delivery.
 
+pub mod a2a;
+pub mod common;
+pub mod ntfy;
+pub mod webhook;
+
 use async_trait::async_trait;
 
 use super::Alert;

@@ -1,0 +1,159 @@
+//! What the channels share: which alerts a channel wants (its bands and sections), its token
+//! read at send time (a rotated token needs no restart), and an HTTP answer judged as a
+//! delivery (2xx yes; 408, 429 and 5xx retry; any other status is the request being wrong).
+
+use std::sync::Arc;
+
+use fleetdash_model::Band;
+
+use crate::alerting::{Alert, AlertEvent};
+use crate::config::{ChannelConfig, ChannelTarget, Config, TokenSource};
+use crate::net::{HttpReply, ProbeFailure};
+
+use super::a2a::Hub;
+use super::ntfy::Ntfy;
+use super::webhook::Webhook;
+use super::{Provider, SendError};
+
+/// An HTTP channel's request deadline (the outbox adds its own on top).
+pub const HTTP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// The most of a channel's reply read (an ntfy or webhook answer is a small JSON).
+pub const REPLY_MAX_BYTES: usize = 64 * 1024;
+
+/// A channel's filter: the bands and sections it wants.
+#[derive(Debug, Clone, Default)]
+pub struct Wants {
+    /// Empty: red only.
+    pub bands: Vec<Band>,
+    /// Empty: every section.
+    pub sections: Vec<String>,
+}
+
+impl Wants {
+    pub fn of(config: &ChannelConfig) -> Wants {
+        Wants {
+            bands: config.bands.clone(),
+            sections: config.sections.clone(),
+        }
+    }
+
+    /// A section matches an alert's kind (`agent` or `agents`) or, for a stale section, its
+    /// name. A recovery passes whatever its band (it is green): the channel was told of the
+    /// red it ends, when the red passed the band filter.
+    pub fn wants(&self, alert: &Alert) -> bool {
+        let section_ok = self.sections.is_empty()
+            || self.sections.iter().any(|s| {
+                *s == alert.kind
+                    || s.strip_suffix('s') == Some(alert.kind.as_str())
+                    || (alert.kind == "section" && *s == alert.name)
+            });
+        let band_ok = alert.event == AlertEvent::Recovered
+            || if self.bands.is_empty() {
+                alert.band == Band::Red
+            } else {
+                self.bands.contains(&alert.band)
+            };
+        section_ok && band_ok
+    }
+}
+
+/// The channel's token, read now from where the config says.
+pub fn token(source: Option<&TokenSource>) -> Result<Option<String>, SendError> {
+    crate::collect::agents::read_token(source).map_err(|f| SendError {
+        // The operator can set it without anything else changing: keep the alert.
+        retryable: true,
+        reason: f.reason,
+    })
+}
+
+/// A transport failure (refused, timed out, oversized): worth another try. Its reason never
+/// holds the URL (`crate::net`).
+pub fn transport(f: ProbeFailure) -> SendError {
+    SendError {
+        retryable: true,
+        reason: f.reason,
+    }
+}
+
+/// The channel's answer as a delivery.
+pub fn judge(reply: &HttpReply) -> Result<(), SendError> {
+    match reply.status {
+        200..=299 => Ok(()),
+        408 | 429 | 500..=599 => Err(SendError {
+            retryable: true,
+            reason: format!("HTTP {}", reply.status),
+        }),
+        s => Err(SendError {
+            retryable: false,
+            reason: format!("HTTP {s} (the channel refuses the request: check its config)"),
+        }),
+    }
+}
+
+/// The configured channels, each behind [`Provider`]. An a2a channel's agent is known (the
+/// config checked it).
+pub fn build(config: &Config) -> Vec<Arc<dyn Provider>> {
+    config
+        .alerts
+        .channels
+        .iter()
+        .filter_map(|c| -> Option<Arc<dyn Provider>> {
+            let wants = Wants::of(c);
+            Some(match &c.target {
+                ChannelTarget::Ntfy(url) => {
+                    Arc::new(Ntfy::new(&c.name, url.clone(), c.token.clone(), wants))
+                }
+                ChannelTarget::Webhook(url) => {
+                    Arc::new(Webhook::new(&c.name, url.clone(), c.token.clone(), wants))
+                }
+                ChannelTarget::A2a(agent) => {
+                    let agent = config.agents.iter().find(|a| &a.name == agent)?;
+                    Arc::new(Hub::new(&c.name, agent.clone(), wants))
+                }
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+    use fleetdash_model::Asc;
+
+    fn alert(kind: &str, band: Band, event: AlertEvent) -> Alert {
+        Alert {
+            id: "x".into(),
+            key: format!("{kind}:a"),
+            kind: kind.into(),
+            name: "agents".into(),
+            event,
+            band,
+            reason: None,
+            status: Asc::DEPENDENCY_UNAVAILABLE,
+            since: Utc::now(),
+            at: Utc::now(),
+            takes_down: vec![],
+            link: None,
+        }
+    }
+
+    #[test]
+    fn bands_and_sections_filter_and_recoveries_pass() {
+        let w = Wants {
+            bands: vec![],
+            sections: vec!["agents".into()],
+        };
+        assert!(w.wants(&alert("agent", Band::Red, AlertEvent::Firing)));
+        assert!(!w.wants(&alert("agent", Band::Amber, AlertEvent::Firing)));
+        assert!(!w.wants(&alert("host", Band::Red, AlertEvent::Firing)));
+        assert!(w.wants(&alert("section", Band::Red, AlertEvent::Firing)));
+        assert!(w.wants(&alert("agent", Band::Green, AlertEvent::Recovered)));
+        let amber = Wants {
+            bands: vec![Band::Amber],
+            sections: vec![],
+        };
+        assert!(amber.wants(&alert("host", Band::Amber, AlertEvent::Reminder)));
+        assert!(!amber.wants(&alert("host", Band::Red, AlertEvent::Firing)));
+    }
+}

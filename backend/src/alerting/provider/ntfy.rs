@@ -1,0 +1,129 @@
+//! ntfy (https://docs.ntfy.sh/publish/): a POST to the topic URL whose body is the message,
+//! with the `Title`, `Priority`, `Tags` and `Click` headers; an optional bearer token.
+
+use async_trait::async_trait;
+use base64::Engine;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
+use super::common::{self, Wants};
+use super::{Provider, SendError};
+use crate::alerting::{Alert, AlertEvent};
+use crate::config::TokenSource;
+use crate::net::ProbeClient;
+use fleetdash_model::Band;
+
+pub struct Ntfy {
+    name: String,
+    url: url::Url,
+    token: Option<TokenSource>,
+    wants: Wants,
+    client: ProbeClient,
+}
+
+impl Ntfy {
+    pub fn new(name: &str, url: url::Url, token: Option<TokenSource>, wants: Wants) -> Ntfy {
+        Ntfy {
+            name: name.to_string(),
+            url,
+            token,
+            wants,
+            client: ProbeClient::new(common::HTTP_TIMEOUT, common::REPLY_MAX_BYTES),
+        }
+    }
+
+    /// The same channel with another request deadline (a test of a hanging receiver).
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Ntfy {
+        self.client = ProbeClient::new(timeout, common::REPLY_MAX_BYTES);
+        self
+    }
+}
+
+/// ntfy's priority names (1 min .. 5 max): a new red wakes the phone, a reminder does not
+/// repeat that, a recovery is quiet.
+pub fn priority(alert: &Alert) -> &'static str {
+    match (alert.event, alert.band) {
+        (AlertEvent::Firing, Band::Red) => "high",
+        (AlertEvent::Recovered, _) => "low",
+        _ => "default",
+    }
+}
+
+/// ntfy's tags: the first one that is an emoji shortcode is shown as the icon.
+pub fn tags(alert: &Alert) -> String {
+    let icon = match alert.event {
+        AlertEvent::Firing => "rotating_light",
+        AlertEvent::Reminder => "hourglass",
+        AlertEvent::Recovered => "white_check_mark",
+    };
+    format!("{icon},{},{}", alert.band.word(), alert.kind)
+}
+
+/// A header value ntfy decodes: plain ASCII as is, else RFC 2047 (`=?UTF-8?B?...?=`), which
+/// ntfy accepts for every header.
+fn header_text(text: &str) -> HeaderValue {
+    let flat: String = text.chars().filter(|c| !c.is_control()).collect();
+    if flat.is_ascii()
+        && let Ok(v) = HeaderValue::from_str(&flat)
+    {
+        return v;
+    }
+    let encoded = base64::engine::general_purpose::STANDARD.encode(flat.as_bytes());
+    HeaderValue::from_str(&format!("=?UTF-8?B?{encoded}?=")).expect("base64 is a header value")
+}
+
+/// The message body: the headline, then what it takes down.
+pub fn body(alert: &Alert) -> String {
+    let mut text = alert.headline();
+    if !alert.takes_down.is_empty() {
+        text.push_str(&format!("\ntakes down: {}", alert.takes_down.join(", ")));
+    }
+    text
+}
+
+#[async_trait]
+impl Provider for Ntfy {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn wants(&self, alert: &Alert) -> bool {
+        self.wants.wants(alert)
+    }
+
+    async fn send(&self, alert: &Alert) -> Result<(), SendError> {
+        let token = common::token(self.token.as_ref())?;
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            HeaderName::from_static("title"),
+            header_text(&format!(
+                "{} {}: {}",
+                alert.kind,
+                alert.name,
+                alert.event.as_str()
+            )),
+        );
+        headers.insert(
+            HeaderName::from_static("priority"),
+            HeaderValue::from_static(priority(alert)),
+        );
+        headers.insert(HeaderName::from_static("tags"), header_text(&tags(alert)));
+        if let Some(link) = &alert.link {
+            headers.insert(HeaderName::from_static("click"), header_text(link));
+        }
+        headers.insert(
+            reqwest::header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        let reply = self
+            .client
+            .post(
+                self.url.clone(),
+                headers,
+                body(alert).into_bytes(),
+                token.as_deref(),
+            )
+            .await
+            .map_err(common::transport)?;
+        common::judge(&reply)
+    }
+}

@@ -1,0 +1,83 @@
+//! A generic webhook: a JSON POST carrying the element (key, kind, name), the event, band,
+//! reason, since / at, what it takes down, the page's link, and the element's Agent Status
+//! Code in the ASC `agent_status` envelope (spec 000, as the intake's problem bodies carry it).
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::common::{self, Wants};
+use super::{Provider, SendError};
+use crate::alerting::Alert;
+use crate::config::TokenSource;
+use crate::net::ProbeClient;
+
+pub struct Webhook {
+    name: String,
+    url: url::Url,
+    token: Option<TokenSource>,
+    wants: Wants,
+    client: ProbeClient,
+}
+
+impl Webhook {
+    pub fn new(name: &str, url: url::Url, token: Option<TokenSource>, wants: Wants) -> Webhook {
+        Webhook {
+            name: name.to_string(),
+            url,
+            token,
+            wants,
+            client: ProbeClient::new(common::HTTP_TIMEOUT, common::REPLY_MAX_BYTES),
+        }
+    }
+
+    /// The same channel with another request deadline (a test of a hanging receiver).
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Webhook {
+        self.client = ProbeClient::new(timeout, common::REPLY_MAX_BYTES);
+        self
+    }
+}
+
+/// The JSON body. `id` is the dedupe key: a receiver that saw it already may drop the repeat
+/// (delivery is at least once).
+pub fn body(alert: &Alert) -> Value {
+    json!({
+        "id": alert.id,
+        "element": {"key": alert.key, "kind": alert.kind, "name": alert.name},
+        "event": alert.event.as_str(),
+        "band": alert.band,
+        "reason": alert.reason,
+        "since": alert.since.to_rfc3339(),
+        "at": alert.at.to_rfc3339(),
+        "takes_down": alert.takes_down,
+        "headline": alert.headline(),
+        "link": alert.link,
+        "agent_status": {
+            "code": alert.status.code,
+            "name": alert.status.name,
+            "scope": "element",
+            // An element can always recover.
+            "terminal": false,
+        },
+    })
+}
+
+#[async_trait]
+impl Provider for Webhook {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn wants(&self, alert: &Alert) -> bool {
+        self.wants.wants(alert)
+    }
+
+    async fn send(&self, alert: &Alert) -> Result<(), SendError> {
+        let token = common::token(self.token.as_ref())?;
+        let reply = self
+            .client
+            .post_json(self.url.clone(), &[], &body(alert), token.as_deref())
+            .await
+            .map_err(common::transport)?;
+        common::judge(&reply)
+    }
+}

@@ -1,0 +1,646 @@
+//! Alert delivery end to end on loopback: the outbox in a real SQLite file, the ntfy and webhook
+//! channels posting to a local HTTP receiver that records what the real services would receive
+//! (headers and body), channels that answer 500, hang or refuse, and a restart mid-outbox.
+//!
+//! The outbox is clocked from outside (`Delivery::pass(now)`), so backoff is checked at its
+//! exact boundary without waiting; only the receivers and sockets are real time.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use chrono::{DateTime, TimeZone, Utc};
+use fleetdash::alerting::outbox::{BACKOFF_FIRST, Delivery, Outbox};
+use fleetdash::alerting::provider::Provider;
+use fleetdash::alerting::provider::common::Wants;
+use fleetdash::alerting::provider::ntfy::Ntfy;
+use fleetdash::alerting::provider::webhook::Webhook;
+use fleetdash::alerting::{Alert, AlertEvent};
+use fleetdash::config::TokenSource;
+use fleetdash::redact::RedactionGate;
+use fleetdash_model::{Asc, Band};
+use serde_json::Value;
+
+/// How the receiver answers.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Mode {
+    Ok,
+    Fail500,
+    Hang,
+}
+
+/// One POST as the receiver got it.
+#[derive(Clone, Debug)]
+struct Got {
+    path: String,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+#[derive(Clone)]
+struct Receiver {
+    mode: Arc<Mutex<Mode>>,
+    got: Arc<Mutex<Vec<Got>>>,
+    addr: SocketAddr,
+}
+
+impl Receiver {
+    async fn start(mode: Mode) -> Receiver {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Receiver::serve(listener, mode)
+    }
+
+    fn serve(listener: tokio::net::TcpListener, mode: Mode) -> Receiver {
+        let r = Receiver {
+            mode: Arc::new(Mutex::new(mode)),
+            got: Arc::default(),
+            addr: listener.local_addr().unwrap(),
+        };
+        let app = Router::new().fallback(record).with_state(r.clone());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        r
+    }
+
+    fn url(&self, path: &str) -> url::Url {
+        format!("http://{}{path}", self.addr).parse().unwrap()
+    }
+
+    fn set(&self, mode: Mode) {
+        *self.mode.lock().unwrap() = mode;
+    }
+
+    fn got(&self) -> Vec<Got> {
+        self.got.lock().unwrap().clone()
+    }
+}
+
+async fn record(
+    State(r): State<Receiver>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> impl IntoResponse {
+    let mode = *r.mode.lock().unwrap();
+    match mode {
+        Mode::Hang => {
+            tokio::time::sleep(support::HANG_BUDGET).await;
+            StatusCode::OK
+        }
+        Mode::Fail500 => StatusCode::INTERNAL_SERVER_ERROR,
+        Mode::Ok => {
+            r.got.lock().unwrap().push(Got {
+                path: uri.path().to_string(),
+                headers,
+                body: body.to_vec(),
+            });
+            StatusCode::OK
+        }
+    }
+}
+
+fn t(s: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_800_000_000 + s, 0).unwrap()
+}
+
+fn alert(key: &str, event: AlertEvent) -> Alert {
+    let since = t(0);
+    Alert {
+        id: format!("{key}:{}:{}", event.as_str(), since.timestamp()),
+        key: key.to_string(),
+        kind: "tunnel".into(),
+        name: "lab-heart on lab".into(),
+        event,
+        band: if event == AlertEvent::Recovered {
+            Band::Green
+        } else {
+            Band::Red
+        },
+        reason: (event != AlertEvent::Recovered).then(|| "down".to_string()),
+        status: Asc::DEPENDENCY_UNAVAILABLE,
+        since,
+        at: t(60),
+        takes_down: vec!["min".into(), "max".into()],
+        link: Some("https://fleet.example/#tunnels".into()),
+    }
+}
+
+fn ntfy(name: &str, url: url::Url) -> Ntfy {
+    Ntfy::new(name, url, None, Wants::default())
+}
+
+fn webhook(name: &str, url: url::Url) -> Webhook {
+    Webhook::new(name, url, None, Wants::default())
+}
+
+fn delivery(dir: &std::path::Path, providers: Vec<Arc<dyn Provider>>) -> Delivery {
+    let outbox = Outbox::open(dir, RedactionGate::default()).unwrap();
+    Delivery::new(Arc::new(outbox), providers)
+}
+
+#[tokio::test]
+async fn ntfy_and_webhook_receive_what_the_real_services_would() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    // Set for this test alone; its name is unique to it.
+    let var = "FLEETDASH_TEST_NTFY_TOKEN_DELIVERY";
+    // SAFETY: no other thread of this test binary reads or writes this variable.
+    unsafe { std::env::set_var(var, "tk_ntfy_abcdef123456") };
+    let n = Ntfy::new(
+        "ntfy",
+        rx.url("/fleet-alerts"),
+        Some(TokenSource::Env(var.into())),
+        Wants::default(),
+    );
+    let d = delivery(
+        dir.path(),
+        vec![Arc::new(n), Arc::new(webhook("hook", rx.url("/hook")))],
+    );
+    let a = alert("host:lab/tunnel:lab-heart", AlertEvent::Firing);
+    let e = d.enqueue(a.clone(), t(60)).await.unwrap();
+    assert_eq!(e.added, 2);
+    let pass = d.pass(t(60)).await.unwrap();
+    assert_eq!((pass.delivered, pass.failed), (2, 0));
+
+    let got = rx.got();
+    assert_eq!(got.len(), 2);
+    let n = got.iter().find(|g| g.path == "/fleet-alerts").unwrap();
+    let h = |k: &str| n.headers.get(k).map(|v| v.to_str().unwrap().to_string());
+    assert_eq!(h("priority").as_deref(), Some("high"));
+    assert_eq!(
+        h("click").as_deref(),
+        Some("https://fleet.example/#tunnels")
+    );
+    assert_eq!(h("tags").as_deref(), Some("rotating_light,fail,tunnel"));
+    assert_eq!(
+        h("title").as_deref(),
+        Some("tunnel lab-heart on lab: firing")
+    );
+    assert_eq!(
+        h("authorization").as_deref(),
+        Some("Bearer tk_ntfy_abcdef123456")
+    );
+    let text = String::from_utf8(n.body.clone()).unwrap();
+    assert!(text.starts_with(&a.headline()), "{text}");
+    assert!(text.contains("takes down: min, max"), "{text}");
+
+    let w = got.iter().find(|g| g.path == "/hook").unwrap();
+    assert_eq!(w.headers["content-type"], "application/json");
+    let body: Value = serde_json::from_slice(&w.body).unwrap();
+    assert_eq!(body["id"], a.id);
+    assert_eq!(body["element"]["key"], "host:lab/tunnel:lab-heart");
+    assert_eq!(body["element"]["kind"], "tunnel");
+    assert_eq!(body["event"], "firing");
+    assert_eq!(body["band"], "red");
+    assert_eq!(body["reason"], "down");
+    assert_eq!(body["since"], t(0).to_rfc3339());
+    assert_eq!(body["takes_down"], serde_json::json!(["min", "max"]));
+    assert_eq!(
+        body["agent_status"]["code"],
+        Asc::DEPENDENCY_UNAVAILABLE.code
+    );
+    assert_eq!(body["agent_status"]["name"], "DEPENDENCY_UNAVAILABLE");
+    assert!(w.headers.get("authorization").is_none());
+
+    // Nothing left: a second pass sends nothing.
+    assert_eq!(d.pass(t(61)).await.unwrap().delivered, 0);
+    assert_eq!(rx.got().len(), 2);
+}
+
+#[tokio::test]
+async fn a_channel_answering_500_hanging_or_refusing_is_retried_reported_then_delivered_once() {
+    let failing = Receiver::start(Mode::Fail500).await;
+    let hanging = Receiver::start(Mode::Hang).await;
+    // A port with nothing listening; the receiver starts on it later.
+    let refused = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let refused_addr = refused.local_addr().unwrap();
+    drop(refused);
+    let refused_url: url::Url = format!("http://{refused_addr}/t").parse().unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = delivery(
+        dir.path(),
+        vec![
+            Arc::new(ntfy("five-hundred", failing.url("/t"))),
+            // A short deadline so that the hang costs little; the test asserts only what happened.
+            Arc::new(webhook("hangs", hanging.url("/h")).with_timeout(Duration::from_millis(300))),
+            Arc::new(ntfy("refuses", refused_url)),
+        ],
+    );
+    let a = alert("agent:min", AlertEvent::Firing);
+    d.enqueue(a.clone(), t(0)).await.unwrap();
+    let pass = d.pass(t(0)).await.unwrap();
+    assert_eq!((pass.delivered, pass.failed), (0, 3));
+    let health = d.outbox().health().unwrap();
+    let reason = |name: &str| {
+        let h = health.iter().find(|h| h.channel == name).unwrap();
+        assert_eq!(h.failing_since, Some(t(0)), "{name}");
+        assert_eq!(h.pending, 1, "{name}");
+        h.last_reason.clone().unwrap()
+    };
+    assert_eq!(reason("five-hundred"), "HTTP 500");
+    assert!(
+        reason("hangs").contains("timed out") || reason("hangs").contains("no answer"),
+        "{}",
+        reason("hangs")
+    );
+    assert!(
+        reason("refuses").contains("refused"),
+        "{}",
+        reason("refuses")
+    );
+
+    // Within the backoff nothing is tried again.
+    let first = chrono::Duration::from_std(BACKOFF_FIRST).unwrap();
+    let pass = d
+        .pass(t(0) + first - chrono::Duration::seconds(1))
+        .await
+        .unwrap();
+    assert_eq!((pass.delivered, pass.failed), (0, 0));
+
+    // Still failing at the boundary: tried, failed again, reported since the first failure.
+    let pass = d.pass(t(0) + first).await.unwrap();
+    assert_eq!((pass.delivered, pass.failed), (0, 3));
+    assert!(
+        d.outbox()
+            .health()
+            .unwrap()
+            .iter()
+            .all(|h| h.failing_since == Some(t(0)) && h.failures == 2)
+    );
+
+    // Every channel recovers.
+    failing.set(Mode::Ok);
+    hanging.set(Mode::Ok);
+    let back = Receiver::serve(
+        tokio::net::TcpListener::bind(refused_addr).await.unwrap(),
+        Mode::Ok,
+    );
+    let later = t(0) + first * 3;
+    let pass = d.pass(later).await.unwrap();
+    assert_eq!((pass.delivered, pass.failed), (3, 0));
+    for name in ["five-hundred", "hangs", "refuses"] {
+        let h = d.outbox().health().unwrap();
+        let h = h.iter().find(|h| h.channel == name).unwrap();
+        assert_eq!((h.failing_since, h.pending), (None, 0), "{name}");
+    }
+    let pass = d.pass(later + first * 10).await.unwrap();
+    assert_eq!(pass.delivered, 0);
+    assert_eq!(failing.got().len(), 1);
+    assert_eq!(hanging.got().len(), 1);
+    assert_eq!(back.got().len(), 1);
+}
+
+#[tokio::test]
+async fn a_restart_mid_outbox_delivers_each_alert_exactly_once() {
+    let rx = Receiver::start(Mode::Fail500).await;
+    let dir = tempfile::tempdir().unwrap();
+    let alerts = [
+        alert("agent:min", AlertEvent::Firing),
+        alert("agent:max", AlertEvent::Firing),
+        alert("agent:min", AlertEvent::Recovered),
+    ];
+    let channels = || -> Vec<Arc<dyn Provider>> {
+        vec![
+            Arc::new(ntfy("ntfy", rx.url("/n"))),
+            Arc::new(webhook("hook", rx.url("/w"))),
+        ]
+    };
+    {
+        let d = delivery(dir.path(), channels());
+        for a in &alerts {
+            assert_eq!(d.enqueue(a.clone(), t(0)).await.unwrap().added, 2);
+        }
+        // The receiver is down: everything stays pending.
+        let pass = d.pass(t(0)).await.unwrap();
+        assert_eq!(pass.delivered, 0);
+        assert_eq!(d.outbox().pending(None).unwrap(), 6);
+        // Dropped with items pending (the process stops).
+    }
+    rx.set(Mode::Ok);
+    {
+        let d = delivery(dir.path(), channels());
+        assert_eq!(
+            d.outbox().pending(None).unwrap(),
+            6,
+            "nothing pending was lost"
+        );
+        // The engine raises the same alerts again after its own restart: the dedupe key holds.
+        for a in &alerts {
+            let e = d.enqueue(a.clone(), t(5)).await.unwrap();
+            assert_eq!((e.added, e.known), (0, 2));
+        }
+        let pass = d.pass(t(600)).await.unwrap();
+        assert_eq!((pass.delivered, pass.failed), (6, 0));
+    }
+    {
+        // Another restart after delivery: nothing is sent again, even when re-raised.
+        let d = delivery(dir.path(), channels());
+        for a in &alerts {
+            assert_eq!(d.enqueue(a.clone(), t(700)).await.unwrap().added, 0);
+        }
+        assert_eq!(d.pass(t(1200)).await.unwrap().delivered, 0);
+    }
+    let got = rx.got();
+    let mut ids: Vec<String> = got
+        .iter()
+        .filter(|g| g.path == "/w")
+        .map(|g| {
+            serde_json::from_slice::<Value>(&g.body).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    ids.sort();
+    let mut want: Vec<String> = alerts.iter().map(|a| a.id.clone()).collect();
+    want.sort();
+    assert_eq!(ids, want, "each alert once, by the webhook's dedupe id");
+    // In order per channel: min fired before it recovered.
+    let ntfy_bodies: Vec<String> = got
+        .iter()
+        .filter(|g| g.path == "/n")
+        .map(|g| String::from_utf8(g.body.clone()).unwrap())
+        .collect();
+    assert_eq!(ntfy_bodies.len(), 3);
+    let fired = ntfy_bodies
+        .iter()
+        .position(|b| b.contains("lab-heart on lab: down"))
+        .unwrap();
+    let recovered = ntfy_bodies
+        .iter()
+        .position(|b| b.contains("recovered"))
+        .unwrap();
+    assert!(fired < recovered, "{ntfy_bodies:?}");
+}
+
+#[tokio::test]
+async fn the_delivery_loop_sends_what_is_enqueued() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    let d = Arc::new(delivery(
+        dir.path(),
+        vec![Arc::new(ntfy("ntfy", rx.url("/n")))],
+    ));
+    d.enqueue(alert("agent:min", AlertEvent::Firing), Utc::now())
+        .await
+        .unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let task = d.clone().spawn(Duration::from_millis(50), stop.clone());
+    tokio::time::timeout(support::HANG_BUDGET, async {
+        while rx.got().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the loop delivered within the hang budget");
+    stop.cancel();
+    task.await.unwrap();
+    assert_eq!(rx.got().len(), 1);
+    assert_eq!(d.outbox().pending(None).unwrap(), 0);
+}
+
+/// The messages a `--record` peer was sent.
+fn recorded(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_hub_agent_gets_the_alert_in_its_dialect_with_its_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("hub-received.jsonl");
+    let token = "hub-token-abcdef123456";
+    let peer = support::PyPeer::start(
+        support::Sdk::V1,
+        &[
+            "--record",
+            record.to_str().unwrap(),
+            "--require-token",
+            token,
+        ],
+    );
+    std::fs::write(dir.path().join("hub.token"), token).unwrap();
+    // The same peer twice: once in v1.0, once in v0.3 (a2a-sdk 1.3.0 answers both).
+    let toml = format!(
+        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n\
+         [[agents]]\nname = \"hub\"\nendpoint = \"{e}\"\ndialect = \"v1\"\ntoken_file = \"hub.token\"\n\
+         [[agents]]\nname = \"hub-old\"\nendpoint = \"{e}\"\ndialect = \"v0.3\"\ntoken_file = \"hub.token\"\n\
+         [[alerts.channels]]\ntype = \"a2a\"\nname = \"hub\"\nagent = \"hub\"\n\
+         [[alerts.channels]]\ntype = \"a2a\"\nname = \"hub-old\"\nagent = \"hub-old\"\n",
+        e = peer.endpoint()
+    );
+    let config_path = dir.path().join("fleetdash.toml");
+    let config = fleetdash::config::Config::parse(&config_path, &toml).unwrap();
+    let providers = fleetdash::alerting::provider::common::build(&config);
+    assert_eq!(providers.len(), 2);
+    let d = delivery(&dir.path().join("state"), providers);
+    let a = alert("host:lab/tunnel:lab-heart", AlertEvent::Firing);
+    d.enqueue(a.clone(), t(60)).await.unwrap();
+    let pass = d.pass(t(60)).await.unwrap();
+    assert_eq!(
+        (pass.delivered, pass.failed),
+        (2, 0),
+        "{:?}",
+        d.outbox().health().unwrap()
+    );
+    let got = recorded(&record);
+    assert_eq!(got.len(), 2, "{got:?}");
+    for m in &got {
+        let text = m["text"].as_str().unwrap();
+        assert!(text.starts_with(&a.headline()), "{text}");
+        assert!(text.ends_with("https://fleet.example/#tunnels"), "{text}");
+        assert_eq!(m["message_id"], format!("fleetdash-alert:{}", a.id));
+        assert_eq!(m["context_id"], "fleetdash-alerts");
+    }
+}
+
+#[tokio::test]
+async fn a_hub_refusing_the_token_keeps_the_alert_and_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("hub-received.jsonl");
+    let peer = support::PyPeer::start(
+        support::Sdk::V1,
+        &[
+            "--record",
+            record.to_str().unwrap(),
+            "--require-token",
+            "the-right-token-123",
+        ],
+    );
+    std::fs::write(dir.path().join("hub.token"), "a-wrong-token-456789").unwrap();
+    let toml = format!(
+        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n\
+         [[agents]]\nname = \"hub\"\nendpoint = \"{}\"\ntoken_file = \"hub.token\"\n\
+         [[alerts.channels]]\ntype = \"a2a\"\nagent = \"hub\"\n",
+        peer.endpoint()
+    );
+    let config =
+        fleetdash::config::Config::parse(&dir.path().join("fleetdash.toml"), &toml).unwrap();
+    let d = delivery(
+        &dir.path().join("state"),
+        fleetdash::alerting::provider::common::build(&config),
+    );
+    d.enqueue(alert("agent:min", AlertEvent::Firing), t(0))
+        .await
+        .unwrap();
+    let pass = d.pass(t(0)).await.unwrap();
+    assert_eq!(pass.failed, 1);
+    let h = d.outbox().health().unwrap();
+    assert_eq!(h[0].channel, "a2a");
+    assert!(
+        h[0].last_reason.as_deref().unwrap().contains("401"),
+        "{h:?}"
+    );
+    assert_eq!(
+        h[0].pending, 1,
+        "the alert is kept for when the token is fixed"
+    );
+    assert!(recorded(&record).is_empty());
+    // Fixed: delivered at the next try.
+    std::fs::write(dir.path().join("hub.token"), "the-right-token-123").unwrap();
+    let pass = d
+        .pass(t(0) + chrono::Duration::from_std(BACKOFF_FIRST).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(pass.delivered, 1);
+    assert_eq!(recorded(&record).len(), 1);
+}
+
+#[tokio::test]
+async fn the_dead_mans_switch_pings_and_reports_a_failing_check() {
+    use fleetdash::alerting::deadman::Deadman;
+    let rx = Receiver::start(Mode::Ok).await;
+    let sw = Deadman::new(rx.url("/ping/check-uuid"));
+    assert!(sw.ping(t(0)).await);
+    let got = rx.got();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].path, "/ping/check-uuid");
+    assert_eq!(sw.health().failing_since, None);
+
+    rx.set(Mode::Fail500);
+    assert!(!sw.ping(t(60)).await);
+    assert!(!sw.ping(t(120)).await);
+    let h = sw.health();
+    assert_eq!(h.failing_since, Some(t(60)), "since the first failure");
+    assert_eq!(h.last_reason.as_deref(), Some("HTTP 500"));
+    assert_eq!(h.failures, 2);
+
+    rx.set(Mode::Hang);
+    let hung = Deadman::with_timeout(rx.url("/ping/x"), Duration::from_millis(300));
+    assert!(
+        !hung.ping(t(0)).await,
+        "a hung check service fails the ping, not the pass"
+    );
+
+    let refused = Deadman::new(support::refused_endpoint().parse().unwrap());
+    assert!(!refused.ping(t(0)).await);
+    assert!(refused.health().last_reason.unwrap().contains("refused"));
+
+    rx.set(Mode::Ok);
+    assert!(sw.ping(t(180)).await);
+    assert_eq!(sw.health().failing_since, None);
+    assert_eq!(rx.got().len(), 2);
+}
+
+#[tokio::test]
+async fn a_hanging_channel_holds_up_no_other() {
+    let hanging = Receiver::start(Mode::Hang).await;
+    let ok = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    let d = Arc::new(delivery(
+        dir.path(),
+        vec![
+            // Its deadline is the hang budget: the pass cannot end before the test gives up.
+            Arc::new(webhook("hangs", hanging.url("/h")).with_timeout(support::HANG_BUDGET)),
+            Arc::new(ntfy("ok", ok.url("/n"))),
+        ],
+    ));
+    d.enqueue(alert("agent:min", AlertEvent::Firing), t(0))
+        .await
+        .unwrap();
+    let pass = tokio::spawn({
+        let d = d.clone();
+        async move { d.pass(t(0)).await }
+    });
+    tokio::time::timeout(support::HANG_BUDGET, async {
+        while ok.got().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the healthy channel got its alert");
+    assert!(
+        !pass.is_finished(),
+        "delivered while the hanging channel's send was still open"
+    );
+    pass.abort();
+}
+
+#[tokio::test]
+async fn a_v03_only_hub_gets_the_alert_under_auto() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("hub-received.jsonl");
+    let peer = support::PyPeer::start(support::Sdk::V03, &["--record", record.to_str().unwrap()]);
+    // `auto` tries v1.0 first; the 0.3 SDK refuses it and the v0.3 attempt is delivered.
+    let toml = format!(
+        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n\
+         [[agents]]\nname = \"hub\"\nendpoint = \"{}\"\n\
+         [[alerts.channels]]\ntype = \"a2a\"\nagent = \"hub\"\n",
+        peer.endpoint()
+    );
+    let config =
+        fleetdash::config::Config::parse(&dir.path().join("fleetdash.toml"), &toml).unwrap();
+    let d = delivery(
+        &dir.path().join("state"),
+        fleetdash::alerting::provider::common::build(&config),
+    );
+    let a = alert("agent:min", AlertEvent::Recovered);
+    d.enqueue(a.clone(), t(0)).await.unwrap();
+    let pass = d.pass(t(0)).await.unwrap();
+    assert_eq!(pass.delivered, 1, "{:?}", d.outbox().health().unwrap());
+    let got = recorded(&record);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0]["text"].as_str().unwrap().starts_with(&a.headline()));
+}
+
+#[tokio::test]
+async fn the_configured_channels_deliver_from_the_configured_state_dir() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "output_dir = \"o\"\nstate_dir = \"state\"\nrules = \"r.yaml\"\n\
+         [[alerts.channels]]\ntype = \"ntfy\"\nurl = \"{}\"\nsections = [\"hosts\"]\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nurl = \"{}\"\nbands = [\"red\", \"amber\"]\n",
+        rx.url("/topic"),
+        rx.url("/hook")
+    );
+    let config =
+        fleetdash::config::Config::parse(&dir.path().join("fleetdash.toml"), &toml).unwrap();
+    let d = Delivery::from_config(&config, RedactionGate::default())
+        .await
+        .unwrap();
+    assert!(
+        dir.path()
+            .join("state")
+            .join(fleetdash::alerting::outbox::OUTBOX_FILE)
+            .exists()
+    );
+    let mut amber = alert("agent:min", AlertEvent::Firing);
+    amber.kind = "agent".into();
+    amber.band = Band::Amber;
+    // ntfy wants hosts only (and red by default): only the webhook wants this one.
+    assert_eq!(d.enqueue(amber, t(0)).await.unwrap().added, 1);
+    assert_eq!(d.pass(t(0)).await.unwrap().delivered, 1);
+    let paths: Vec<String> = rx.got().into_iter().map(|g| g.path).collect();
+    assert_eq!(paths, ["/hook"]);
+}
