@@ -644,3 +644,70 @@ async fn the_configured_channels_deliver_from_the_configured_state_dir() {
     let paths: Vec<String> = rx.got().into_iter().map(|g| g.path).collect();
     assert_eq!(paths, ["/hook"]);
 }
+
+/// End to end through `fleetdash run`: an agent that refuses connections is red from the first
+/// pass; after the rules' `alerts.fail_after_passes` red passes its Firing reaches the webhook,
+/// once, with the element, the band and the reason, and the dead man's switch is pinged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleetdash_run_fires_a_red_agent_to_the_webhook_once() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    let config = scratch.config(&format!(
+        "[cadence]\nagents = \"1s\"\n\n\
+         [alerts]\ndeadman_url = \"{}\"\n\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nurl = \"{}\"\n\n\
+         [[agents]]\nname = \"lyra\"\nendpoint = \"{}\"\ndialect = \"v1\"\n",
+        rx.url("/ping"),
+        rx.url("/hook"),
+        support::refused_endpoint()
+    ));
+    let started = std::time::Instant::now();
+    let mut child = support::fleetdash()
+        .args(["run", "--config"])
+        .arg(&config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    let firing = loop {
+        let hooks: Vec<Value> = rx
+            .got()
+            .iter()
+            .filter(|g| g.path == "/hook")
+            .map(|g| serde_json::from_slice(&g.body).unwrap())
+            .collect();
+        if let Some(f) = hooks.iter().find(|h| h["event"] == "firing") {
+            break f.clone();
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("no Firing reached the webhook: {hooks:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    eprintln!(
+        "the Firing reached the webhook {:?} after fleetdash run started (2 red passes 1 s apart, then a delivery tick)",
+        started.elapsed()
+    );
+    // A few more passes: still red, no second Firing.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let got = rx.got();
+    let firings = got
+        .iter()
+        .filter(|g| g.path == "/hook")
+        .filter(|g| serde_json::from_slice::<Value>(&g.body).unwrap()["event"] == "firing")
+        .count();
+    assert_eq!(firings, 1, "one Firing, however many red passes");
+    let text = firing.to_string();
+    assert!(
+        text.contains("agent:lyra") && text.contains("red") && text.contains("connection refused"),
+        "{firing:#}"
+    );
+    assert!(
+        got.iter().any(|g| g.path == "/ping"),
+        "the dead man's switch was pinged"
+    );
+}

@@ -142,8 +142,23 @@ pub async fn run_until(
             shutdown.clone(),
         ))
     });
+    let alerts = crate::alerting::run::Alerts::from_config(config, rules, gate_for(config))
+        .await?
+        .map(Arc::new);
+    let delivery = alerts.as_ref().map(|a| a.spawn_delivery(shutdown.clone()));
     tracing::info!(file = %writer.path().display(), "collecting");
-    watchdog::run(collectors, writer, configured, rules.view(), shutdown).await;
+    watchdog::run(
+        collectors,
+        writer,
+        configured,
+        rules.view(),
+        alerts,
+        shutdown,
+    )
+    .await;
+    if let Some(delivery) = delivery {
+        delivery.await.context("the alert delivery loop stopped")?;
+    }
     if let Some(intake) = intake {
         intake.task.await.context("the intake stopped")??;
     }

@@ -2,7 +2,7 @@
 //!
 //! Each collector loops in its own task (a slow section never delays another) and sends what it
 //! found to a single writer task, which settles (registry, escalations, projections) and merges
-//! one collection at a time, off the async runtime.
+//! one collection at a time, off the async runtime; after each write, alerting takes its pass.
 //! On shutdown the loops stop at once (an unfinished pass is simply dropped: nothing was
 //! written for it) and the writer finishes the updates already handed to it.
 
@@ -12,6 +12,7 @@ use fleetdash_model::RulesView;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::alerting::run::Alerts;
 use crate::collect::{self, Collector, SectionName};
 use crate::write::Writer;
 
@@ -20,6 +21,7 @@ pub async fn run(
     writer: Arc<Writer>,
     configured: Vec<SectionName>,
     rules: RulesView,
+    alerts: Option<Arc<Alerts>>,
     shutdown: CancellationToken,
 ) {
     let (tx, mut rx) = mpsc::channel(collectors.len().max(1) * 2);
@@ -54,7 +56,12 @@ pub async fn run(
             tokio::task::spawn_blocking(move || writer.write(vec![collection], &configured, rules))
                 .await;
         match written {
-            Ok(Ok(_)) => tracing::debug!(%section, "snapshot written"),
+            Ok(Ok(snapshot)) => {
+                tracing::debug!(%section, "snapshot written");
+                if let Some(alerts) = &alerts {
+                    alerts.after_write(&snapshot).await;
+                }
+            }
             // The previous snapshot stays whole; the staleness banner will say so in time.
             Ok(Err(e)) => tracing::error!(%section, "cannot write the snapshot: {e:#}"),
             Err(e) => tracing::error!(%section, "snapshot writer failed: {e}"),

@@ -19,6 +19,7 @@ pub mod deps;
 pub mod engine;
 pub mod outbox;
 pub mod provider;
+pub mod run;
 pub mod silences;
 
 use chrono::{DateTime, Utc};

@@ -1,0 +1,96 @@
+//! Alerting in `fleetdash run`: after each snapshot write, the engine's pass over the new
+//! snapshot's elements, its alerts put in the outbox, then its state saved (a crash in between
+//! replays the pass with the same alert ids, which the outbox drops); the delivery loop; and the
+//! dead man's switch, pinged after a good write at most every [`DEADMAN_EVERY`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use chrono::Utc;
+use fleetdash_model::Snapshot;
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::deadman::Deadman;
+use super::engine::Alerting;
+use super::outbox::Delivery;
+use crate::config::{Config, Rules};
+use crate::redact::RedactionGate;
+use crate::write::transitions;
+
+/// The dead man's switch is pinged at most this often (writes come every few seconds; a check
+/// service wants to hear once in its period, not at every write).
+pub const DEADMAN_EVERY: Duration = Duration::from_secs(60);
+/// How often the delivery loop looks for due items (a retry's backoff starts at 10 s).
+pub const DELIVERY_TICK: Duration = Duration::from_secs(2);
+
+/// The alerting of one `fleetdash run`.
+pub struct Alerts {
+    alerting: Arc<Alerting>,
+    delivery: Arc<Delivery>,
+    deadman: Option<Deadman>,
+    pinged_at: Mutex<Option<tokio::time::Instant>>,
+}
+
+impl Alerts {
+    /// Alerting as the config asks: `None` when it names no channel and no dead man's switch
+    /// (nothing to deliver to; the page still shows every band).
+    pub async fn from_config(
+        config: &Config,
+        rules: &Rules,
+        gate: RedactionGate,
+    ) -> Result<Option<Alerts>> {
+        if config.alerts.channels.is_empty() && config.alerts.deadman_url.is_none() {
+            return Ok(None);
+        }
+        let delivery = Delivery::from_config(config, gate.clone()).await?;
+        Ok(Some(Alerts {
+            alerting: Arc::new(Alerting::new(config, rules, gate)),
+            delivery: Arc::new(delivery),
+            deadman: Deadman::from_config(config),
+            pinged_at: Mutex::new(None),
+        }))
+    }
+
+    /// After a snapshot was written: the engine's pass, its alerts into the outbox, its state
+    /// saved; then the dead man's switch when due. Never fails the write: what goes wrong is
+    /// logged.
+    pub async fn after_write(&self, snapshot: &Snapshot) {
+        let now = snapshot.generated_at;
+        let elements = transitions::elements(snapshot);
+        let alerting = self.alerting.clone();
+        let decision =
+            match tokio::task::spawn_blocking(move || alerting.decide(&elements, now)).await {
+                Ok(decision) => decision,
+                Err(e) => {
+                    tracing::error!("alert engine pass failed: {e}");
+                    return;
+                }
+            };
+        let mut kept = true;
+        for alert in decision.alerts.clone() {
+            if let Err(e) = self.delivery.enqueue(alert, now).await {
+                tracing::error!("alert not put in the outbox (the pass is replayed): {e:#}");
+                kept = false;
+            }
+        }
+        // Saved only once every alert is safe in the outbox: otherwise the next pass replays it.
+        if kept {
+            let alerting = self.alerting.clone();
+            let _ = tokio::task::spawn_blocking(move || alerting.commit(&decision)).await;
+        }
+        if let Some(deadman) = &self.deadman {
+            let mut pinged_at = self.pinged_at.lock().await;
+            if pinged_at.is_none_or(|at| at.elapsed() >= DEADMAN_EVERY) {
+                *pinged_at = Some(tokio::time::Instant::now());
+                deadman.ping(Utc::now()).await;
+            }
+        }
+    }
+
+    /// The delivery loop, until `stop`.
+    pub fn spawn_delivery(&self, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
+        self.delivery.clone().spawn(DELIVERY_TICK, stop)
+    }
+}
