@@ -25,10 +25,11 @@ pub async fn run(
     shutdown: CancellationToken,
 ) {
     let (tx, mut rx) = mpsc::channel(collectors.len().max(1) * 2);
+    let mut loops = Vec::with_capacity(collectors.len());
     for collector in collectors {
         let tx = tx.clone();
         let shutdown = shutdown.clone();
-        tokio::spawn(async move {
+        loops.push(tokio::spawn(async move {
             let cadence = collector.cadence();
             loop {
                 let collection = tokio::select! {
@@ -44,7 +45,7 @@ pub async fn run(
                     _ = tokio::time::sleep(cadence) => {}
                 }
             }
-        });
+        }));
     }
     drop(tx);
     while let Some(collection) = rx.recv().await {
@@ -66,6 +67,11 @@ pub async fn run(
             Ok(Err(e)) => tracing::error!(%section, "cannot write the snapshot: {e:#}"),
             Err(e) => tracing::error!(%section, "snapshot writer failed: {e}"),
         }
+    }
+    // Every loop has ended (its sender is gone); wait until each has dropped its collector too,
+    // so what they hold (the work queue's handle) is free when `run` closes it.
+    for handle in loops {
+        let _ = handle.await;
     }
 }
 

@@ -141,6 +141,9 @@ pub struct AgentReports {
 }
 
 /// The work queue in one SQLite file.
+/// How long [`WorkQueue::close`] waits for a read still in flight to let go of the reader.
+const CLOSE_READ_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 pub struct WorkQueue {
     path: PathBuf,
     jobs: mpsc::Sender<writer::Job>,
@@ -259,7 +262,24 @@ impl WorkQueue {
             checkpointer,
         } = self;
         drop(jobs);
-        drop(reader);
+        // A read still running on a blocking thread (its caller gone at shutdown) holds the
+        // reader: wait for it, so the last connection closes and SQLite removes the -wal and
+        // -shm files. Reads are short; past CLOSE_READ_WAIT the files stay (harmless).
+        let waited = tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let mut reader = reader;
+            loop {
+                match Arc::try_unwrap(reader) {
+                    Ok(conn) => return drop(conn),
+                    Err(shared) if started.elapsed() < CLOSE_READ_WAIT => {
+                        reader = shared;
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                    Err(_) => return,
+                }
+            }
+        });
+        let _ = waited.await;
         // The writer first: when it is gone, the checkpointer stops.
         for (what, thread) in [("writer", writer), ("checkpointer", checkpointer)] {
             let handle = thread.lock().unwrap_or_else(|p| p.into_inner()).take();
