@@ -141,6 +141,9 @@ pub struct AgentReports {
 }
 
 /// The work queue in one SQLite file.
+/// How long [`WorkQueue::close`] waits for a read still in flight to let go of the reader.
+const CLOSE_READ_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 pub struct WorkQueue {
     path: PathBuf,
     jobs: mpsc::Sender<writer::Job>,
@@ -259,7 +262,23 @@ impl WorkQueue {
             checkpointer,
         } = self;
         drop(jobs);
-        drop(reader);
+        // A read still running on a blocking thread (its caller gone at shutdown) holds the
+        // reader: wait for it (reads are short; at most CLOSE_READ_WAIT).
+        let _ = tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let mut reader = reader;
+            loop {
+                match Arc::try_unwrap(reader) {
+                    Ok(conn) => return drop(conn),
+                    Err(shared) if started.elapsed() < CLOSE_READ_WAIT => {
+                        reader = shared;
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                    Err(_) => return,
+                }
+            }
+        })
+        .await;
         // The writer first: when it is gone, the checkpointer stops.
         for (what, thread) in [("writer", writer), ("checkpointer", checkpointer)] {
             let handle = thread.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -270,6 +289,15 @@ impl WorkQueue {
                     .map_err(|_| anyhow::anyhow!("{}: the {what} panicked", path.display()))?;
             }
         }
+        // The last connection to close removes the -wal and -shm files only if it has the WAL
+        // open; which of ours closed last (the checkpointer may never have read) is a race, so
+        // one more connection reads, checkpoints and closes last: a clean close leaves the file
+        // alone beside nothing.
+        let tidy_path = path.clone();
+        tokio::task::spawn_blocking(move || schema::tidy_after_close(&tidy_path))
+            .await
+            .context("the final checkpoint's join failed")?
+            .map_err(anyhow::Error::msg)?;
         Ok(())
     }
 }
