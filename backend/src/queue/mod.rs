@@ -263,9 +263,8 @@ impl WorkQueue {
         } = self;
         drop(jobs);
         // A read still running on a blocking thread (its caller gone at shutdown) holds the
-        // reader: wait for it, so the last connection closes and SQLite removes the -wal and
-        // -shm files. Reads are short; past CLOSE_READ_WAIT the files stay (harmless).
-        let waited = tokio::task::spawn_blocking(move || {
+        // reader: wait for it (reads are short; at most CLOSE_READ_WAIT).
+        let _ = tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
             let mut reader = reader;
             loop {
@@ -278,8 +277,8 @@ impl WorkQueue {
                     Err(_) => return,
                 }
             }
-        });
-        let _ = waited.await;
+        })
+        .await;
         // The writer first: when it is gone, the checkpointer stops.
         for (what, thread) in [("writer", writer), ("checkpointer", checkpointer)] {
             let handle = thread.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -290,6 +289,15 @@ impl WorkQueue {
                     .map_err(|_| anyhow::anyhow!("{}: the {what} panicked", path.display()))?;
             }
         }
+        // The last connection to close removes the -wal and -shm files only if it has the WAL
+        // open; which of ours closed last (the checkpointer may never have read) is a race, so
+        // one more connection reads, checkpoints and closes last: a clean close leaves the file
+        // alone beside nothing.
+        let tidy_path = path.clone();
+        tokio::task::spawn_blocking(move || schema::tidy_after_close(&tidy_path))
+            .await
+            .context("the final checkpoint's join failed")?
+            .map_err(anyhow::Error::msg)?;
         Ok(())
     }
 }

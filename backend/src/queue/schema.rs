@@ -136,6 +136,20 @@ pub fn open_reader(path: &Path) -> Result<Connection, String> {
 }
 
 /// The checkpointer's connection: read-write, used only to copy the WAL into the database.
+/// After every connection of ours is closed: one that reads (so it opens the WAL), checkpoints
+/// everything into the file and closes last, so SQLite removes the -wal and -shm files.
+pub fn tidy_after_close(path: &Path) -> Result<(), String> {
+    let conn = open_checkpointer(path)?;
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map_err(|e| format!("{}: cannot read the work queue: {e}", path.display()))?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .map_err(|e| format!("{}: the final checkpoint failed: {e}", path.display()))?;
+    drop(conn);
+    Ok(())
+}
+
 pub fn open_checkpointer(path: &Path) -> Result<Connection, String> {
     let conn = Connection::open_with_flags(
         path,
