@@ -17,9 +17,9 @@
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use fleetdash_model::{
-    Agent, Asc, Backups, Band, Board, BoardSource, Card, CronCheck, CronState, Heartbeat, History,
-    LiveTask, NamedCheck, Probe, QueueAck, QueueTask, RulesView, SectionMeta, Sections, Snapshot,
-    System, Tasks, Transition, Window,
+    Agent, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState, CronCheck,
+    CronState, Heartbeat, Held, History, LiveTask, NamedCheck, Probe, QueueAck, QueueTask,
+    RulesView, SectionMeta, Sections, Snapshot, System, Tasks, Transition, Window,
 };
 
 /// A JSON value as `JSON.parse` hands it over (every number is an f64, as in JavaScript).
@@ -376,6 +376,37 @@ fn read_snapshot(r: &mut Reader, v: &Json) -> Snapshot {
             |r, v| r.list(v, transition),
             Some(Vec::new()),
         ),
+        alerts: r.field(&o, "alerts", alerts, Some(AlertsView::default())),
+    }
+}
+
+fn alerts(r: &mut Reader, v: &Json) -> AlertsView {
+    let o = r.object(v);
+    AlertsView {
+        configured: r.req(&o, "configured", boolean),
+        held: r.field(&o, "held", |r, v| r.list(v, held), Some(Vec::new())),
+        channels: r.field(&o, "channels", |r, v| r.list(v, channel), Some(Vec::new())),
+    }
+}
+
+fn held(r: &mut Reader, v: &Json) -> Held {
+    let o = r.object(v);
+    Held {
+        key: r.req(&o, "key", string),
+        until: r.req(&o, "until", time),
+        reason: r.field(&o, "reason", string, Some(String::new())),
+        checked_at: r.req(&o, "checked_at", time),
+    }
+}
+
+fn channel(r: &mut Reader, v: &Json) -> ChannelState {
+    let o = r.object(v);
+    ChannelState {
+        name: r.req(&o, "name", string),
+        failing_since: r.opt(&o, "failing_since", time),
+        reason: r.opt(&o, "reason", string),
+        pending: r.field(&o, "pending", uint, Some(0)),
+        checked_at: r.req(&o, "checked_at", time),
     }
 }
 
@@ -953,6 +984,22 @@ mod tests {
                 reason: None,
             },
         ];
+        s.alerts = AlertsView {
+            configured: true,
+            held: vec![Held {
+                key: "host:lab".into(),
+                until: at,
+                reason: "disk swap".into(),
+                checked_at: at,
+            }],
+            channels: vec![ChannelState {
+                name: "ntfy".into(),
+                failing_since: Some(at),
+                reason: Some("503".into()),
+                pending: 3,
+                checked_at: at,
+            }],
+        };
         s
     }
 

@@ -11,12 +11,14 @@
 //! - Every array element carries its own `checked_at` and `stale`, and an Agent Status Code
 //!   ([`Asc`]) that classifies its condition for machines.
 
+pub mod alerts;
 mod asc;
 pub mod glance;
 mod probe;
 pub mod queue;
 mod summary;
 
+pub use alerts::{AlertsView, ChannelState, Held};
 pub use asc::Asc;
 pub use glance::Glance;
 pub use probe::Probe;
@@ -55,6 +57,9 @@ pub struct Snapshot {
     /// log, `<state_dir>/transitions.json`, keeps more).
     #[serde(default)]
     pub transitions: Vec<Transition>,
+    /// Held alerts and the alert channels' health; empty when alerting is not configured.
+    #[serde(default)]
+    pub alerts: AlertsView,
 }
 
 impl Snapshot {
@@ -76,6 +81,7 @@ impl Snapshot {
             systems: Probe::not_collected(),
             backups: Probe::not_collected(),
             transitions: Vec::new(),
+            alerts: AlertsView::default(),
         }
     }
 }

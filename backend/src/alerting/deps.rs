@@ -13,6 +13,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use fleetdash_model::alerts::key;
+
 use crate::config::Config;
 
 /// The dependency edges: element key -> the keys it depends on (besides its host, implied by
@@ -31,12 +33,12 @@ impl Deps {
             for t in &h.tunnels {
                 tunnels.insert(
                     normal_address(&t.address),
-                    format!("host:{}/tunnel:{}", h.name, t.name),
+                    key::host_check(&h.name, "tunnel", &t.name),
                 );
             }
         }
         for a in &config.agents {
-            let key = format!("agent:{}", a.name);
+            let key = key::agent(&a.name);
             if let (Some(host), Some(port)) =
                 (a.endpoint.host_str(), a.endpoint.port_or_known_default())
                 && let Some(tunnel) = tunnels.get(&normal_address(&format!("{host}:{port}")))

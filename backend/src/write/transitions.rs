@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Duration, Utc};
+use fleetdash_model::alerts::key;
 use fleetdash_model::{Band, NOT_COLLECTED, Probe, SectionMeta, Snapshot, Transition};
 use serde::{Deserialize, Serialize};
 
@@ -106,7 +107,7 @@ pub fn elements(snap: &Snapshot) -> Elements {
     let mut out = Elements::new();
     if let Probe::Value(rows) = &snap.agents {
         for a in rows {
-            let key = format!("agent:{}", a.name);
+            let key = key::agent(&a.name);
             put(
                 &mut out,
                 key,
@@ -119,14 +120,14 @@ pub fn elements(snap: &Snapshot) -> Elements {
     }
     if let Probe::Value(tasks) = &snap.tasks.live {
         for t in tasks {
-            let key = format!("task:{}/{}", t.agent, t.id);
+            let key = key::live_task(&t.agent, &t.id);
             let name = format!("{} on {}", t.id, t.agent);
             put(&mut out, key, "task", name, t.band(), t.reason.clone());
         }
     }
     if let Probe::Value(tasks) = &snap.tasks.queue {
         for t in tasks {
-            let key = format!("queue:{}", t.id);
+            let key = key::queue_task(&t.id);
             put(
                 &mut out,
                 key,
@@ -154,11 +155,11 @@ pub fn elements(snap: &Snapshot) -> Elements {
                         .error_reason()
                         .map(|e| format!("projection: {e}"))
                 });
-            let key = format!("board:{}", s.name);
+            let key = key::board(&s.name);
             put(&mut out, key, "board", s.name.clone(), s.band(), why);
         }
         for c in &board.cards {
-            let key = format!("board:{}/card:{}", c.board, c.id);
+            let key = key::card(&c.board, &c.id);
             let why = (!c.conditions.is_empty()).then(|| c.conditions.join("; "));
             put(&mut out, key, "card", c.title.clone(), c.band, why);
         }
@@ -176,7 +177,7 @@ pub fn elements(snap: &Snapshot) -> Elements {
         };
         put(
             &mut out,
-            "backups".into(),
+            key::BACKUPS.into(),
             "backups",
             name,
             b.band(),
@@ -190,7 +191,7 @@ pub fn elements(snap: &Snapshot) -> Elements {
 }
 
 fn host(out: &mut Elements, h: &fleetdash_model::System) {
-    let key = format!("host:{}", h.host);
+    let key = key::host(&h.host);
     // Tunnels merged before the host's first probe make a placeholder row: it says nothing
     // about the host yet (as in the history), only about its tunnels.
     let placeholder = h.ram_total_gb.error_reason() == Some(NOT_COLLECTED);
@@ -215,7 +216,7 @@ fn host(out: &mut Elements, h: &fleetdash_model::System) {
             let name = format!("{} on {}", c.name, h.host);
             put(
                 out,
-                format!("{key}/{kind}:{}", c.name),
+                key::host_check(&h.host, kind, &c.name),
                 kind,
                 name,
                 band,
@@ -228,7 +229,7 @@ fn host(out: &mut Elements, h: &fleetdash_model::System) {
         let name = format!("{} on {}", c.name, h.host);
         put(
             out,
-            format!("{key}/cron:{}", c.name),
+            key::host_check(&h.host, "cron", &c.name),
             "cron",
             name,
             band,
@@ -250,7 +251,7 @@ fn host(out: &mut Elements, h: &fleetdash_model::System) {
     };
     if let Some((band, why)) = vault {
         let name = format!("vault on {}", h.host);
-        put(out, format!("{key}/vault"), "vault", name, band, why);
+        put(out, key::vault(&h.host), "vault", name, band, why);
     }
 }
 
@@ -291,7 +292,7 @@ fn section(out: &mut Elements, snap: &Snapshot, part: SectionName) {
     let why = (!why.is_empty()).then(|| why.join("; "));
     put(
         out,
-        format!("section:{name}"),
+        key::section(name),
         "section",
         name.to_string(),
         band,

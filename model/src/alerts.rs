@@ -1,0 +1,179 @@
+//! What alerting adds to the snapshot (issue 12), and the element keys it speaks in.
+//!
+//! Alerts leave fleetdash through channels the page cannot see, so the page is told two things:
+//! which elements are held back from paging (a silence or a maintenance window: "silenced until
+//! 16:00 (disk swap)"), and which channels are failing ("alerts: ntfy failing since 14:02: 503").
+//! Holding an alert back never hides the element: it is shown in its band, marked.
+//!
+//! [`key`] is the one place an element's key is spelt (`agent:min`, `host:lab/tunnel:heart`):
+//! the collector's transitions log, history, alert engine and silences key by it, and the page
+//! finds an element's hold by it.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Alerting as of the write that carries it. `Default` (nothing configured) is what a snapshot
+/// written without alerting holds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AlertsView {
+    /// Whether alerting runs at all (a channel or a dead man's switch is configured).
+    pub configured: bool,
+    /// Elements whose alerts are held back now, by key; only elements that are not green (a
+    /// green element has nothing to hold back, and a broad silence would otherwise list the
+    /// whole fleet).
+    #[serde(default)]
+    pub held: Vec<Held>,
+    /// Every configured channel (and the dead man's switch), failing or not.
+    #[serde(default)]
+    pub channels: Vec<ChannelState>,
+}
+
+/// One element held back from paging.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    /// The element's [`key`].
+    pub key: String,
+    /// When the silence or the window ends.
+    pub until: DateTime<Utc>,
+    /// The reason given when it was silenced ("disk swap"); may be empty.
+    #[serde(default)]
+    pub reason: String,
+    pub checked_at: DateTime<Utc>,
+}
+
+impl Held {
+    /// The page's words, the time said at `offset` from UTC: "silenced until 16:00 (disk swap)".
+    pub fn describe(&self, offset: chrono::FixedOffset) -> String {
+        let until = self.until.with_timezone(&offset).format("%H:%M");
+        if self.reason.trim().is_empty() {
+            format!("silenced until {until}")
+        } else {
+            format!("silenced until {until} ({})", self.reason.trim())
+        }
+    }
+}
+
+/// One alert channel's delivery health.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelState {
+    /// The channel's configured name ("ntfy", "hub"), or "deadman" for the dead man's switch.
+    pub name: String,
+    /// Since when it has failed without a success in between; `None` while it delivers.
+    #[serde(default)]
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Why its last attempt failed ("503", "connection refused"), while failing.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Alerts waiting for it.
+    #[serde(default)]
+    pub pending: u64,
+    pub checked_at: DateTime<Utc>,
+}
+
+impl ChannelState {
+    /// The page's words for a failing channel, times at `offset`:
+    /// "alerts: ntfy failing since 14:02: 503 (3 waiting)"; `None` while it delivers.
+    pub fn describe(&self, offset: chrono::FixedOffset) -> Option<String> {
+        let since = self.failing_since?;
+        let mut out = format!(
+            "alerts: {} failing since {}",
+            self.name,
+            since.with_timezone(&offset).format("%H:%M")
+        );
+        if let Some(reason) = self.reason.as_deref().filter(|r| !r.trim().is_empty()) {
+            out.push_str(": ");
+            out.push_str(reason.trim());
+        }
+        if self.pending > 0 {
+            out.push_str(&format!(" ({} waiting)", self.pending));
+        }
+        Some(out)
+    }
+}
+
+/// Element keys, spelt in one place. A key names the same thing across runs and files.
+pub mod key {
+    pub fn agent(name: &str) -> String {
+        format!("agent:{name}")
+    }
+    /// A live task, by the agent that runs it.
+    pub fn live_task(agent: &str, id: &str) -> String {
+        format!("task:{agent}/{id}")
+    }
+    /// A work-queue task.
+    pub fn queue_task(id: &str) -> String {
+        format!("queue:{id}")
+    }
+    pub fn board(name: &str) -> String {
+        format!("board:{name}")
+    }
+    pub fn card(board: &str, id: &str) -> String {
+        format!("board:{board}/card:{id}")
+    }
+    pub fn host(name: &str) -> String {
+        format!("host:{name}")
+    }
+    /// A host's check: `kind` is "service", "tunnel" or "cron".
+    pub fn host_check(host: &str, kind: &str, name: &str) -> String {
+        format!("host:{host}/{kind}:{name}")
+    }
+    pub fn vault(host: &str) -> String {
+        format!("host:{host}/vault")
+    }
+    pub const BACKUPS: &str = "backups";
+    /// A section of the snapshot ("agents", "tasks.queue").
+    pub fn section(name: &str) -> String {
+        format!("section:{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{FixedOffset, TimeZone};
+
+    #[test]
+    fn a_hold_and_a_failing_channel_in_the_operators_words() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 30, 14, 2, 0).unwrap();
+        let utc = FixedOffset::east_opt(0).unwrap();
+        let held = Held {
+            key: key::host("LAB"),
+            until: at + chrono::Duration::minutes(118),
+            reason: "disk swap".into(),
+            checked_at: at,
+        };
+        assert_eq!(held.describe(utc), "silenced until 16:00 (disk swap)");
+        let plus_one = FixedOffset::east_opt(3600).unwrap();
+        assert_eq!(
+            Held {
+                reason: " ".into(),
+                ..held
+            }
+            .describe(plus_one),
+            "silenced until 17:00"
+        );
+        let mut ch = ChannelState {
+            name: "ntfy".into(),
+            failing_since: None,
+            reason: Some("503".into()),
+            pending: 3,
+            checked_at: at,
+        };
+        assert_eq!(ch.describe(utc), None);
+        ch.failing_since = Some(at);
+        assert_eq!(
+            ch.describe(utc).as_deref(),
+            Some("alerts: ntfy failing since 14:02: 503 (3 waiting)")
+        );
+    }
+
+    #[test]
+    fn keys_are_spelt_as_the_logs_keep_them() {
+        assert_eq!(
+            key::host_check("lab", "tunnel", "heart"),
+            "host:lab/tunnel:heart"
+        );
+        assert_eq!(key::card("ops", "c1"), "board:ops/card:c1");
+        assert_eq!(key::section("tasks.queue"), "section:tasks.queue");
+    }
+}
