@@ -38,8 +38,8 @@ impl Wants {
     }
 
     /// A section matches an alert's kind (`agent` or `agents`) or, for a stale section, its
-    /// name. A recovery passes whatever its band (it is green): the channel was told of the
-    /// red it ends, when the red passed the band filter.
+    /// name. A recovery is judged by the band it ends: only red fires, so a channel hears a
+    /// recovery exactly when it heard (or would have heard) the red.
     pub fn wants(&self, alert: &Alert) -> bool {
         let section_ok = self.sections.is_empty()
             || self.sections.iter().any(|s| {
@@ -47,12 +47,15 @@ impl Wants {
                     || s.strip_suffix('s') == Some(alert.kind.as_str())
                     || (alert.kind == "section" && *s == alert.name)
             });
-        let band_ok = alert.event == AlertEvent::Recovered
-            || if self.bands.is_empty() {
-                alert.band == Band::Red
-            } else {
-                self.bands.contains(&alert.band)
-            };
+        let band = match alert.event {
+            AlertEvent::Recovered => Band::Red,
+            _ => alert.band,
+        };
+        let band_ok = if self.bands.is_empty() {
+            band == Band::Red
+        } else {
+            self.bands.contains(&band)
+        };
         section_ok && band_ok
     }
 }
@@ -155,5 +158,12 @@ mod tests {
         };
         assert!(amber.wants(&alert("host", Band::Amber, AlertEvent::Reminder)));
         assert!(!amber.wants(&alert("host", Band::Red, AlertEvent::Firing)));
+        // It never heard the red, so it does not hear it end.
+        assert!(!amber.wants(&alert("host", Band::Green, AlertEvent::Recovered)));
+        let red_and_amber = Wants {
+            bands: vec![Band::Amber, Band::Red],
+            sections: vec![],
+        };
+        assert!(red_and_amber.wants(&alert("host", Band::Green, AlertEvent::Recovered)));
     }
 }
