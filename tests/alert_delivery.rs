@@ -711,3 +711,119 @@ async fn fleetdash_run_fires_a_red_agent_to_the_webhook_once() {
         "the dead man's switch was pinged"
     );
 }
+
+/// `status.json` as `fleetdash run` last wrote it, once it parses.
+fn status_of(scratch: &support::Scratch) -> Option<Value> {
+    let bytes = std::fs::read(scratch.status_path()).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Waits until `status.json` satisfies `ok`, or fails naming `what` with the last one seen.
+async fn wait_status(
+    scratch: &support::Scratch,
+    child: &mut std::process::Child,
+    what: &str,
+    ok: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    loop {
+        let status = status_of(scratch);
+        if let Some(s) = status.as_ref().filter(|s| ok(s)) {
+            return s.clone();
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "{what}: status.json's alerts never did: {:#}",
+                status.unwrap_or_default()["alerts"]
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Through `fleetdash run`: an agent silenced by the operator is still red in status.json, held
+/// with the silence's end and reason, and pages nobody; another red agent is not held and fires.
+/// A channel that answers 500 is shown failing with its reason and what waits for it, then
+/// delivering again once the receiver is back (status.json's `alerts`, which the page reads).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_json_shows_a_silenced_agent_and_a_failing_channel() {
+    let rx = Receiver::start(Mode::Fail500).await;
+    let scratch = support::Scratch::new();
+    let config = scratch.config(&format!(
+        "[cadence]\nagents = \"1s\"\n\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nname = \"ops\"\nurl = \"{}\"\n\n\
+         [[agents]]\nname = \"lyra\"\nendpoint = \"{}\"\ndialect = \"v1\"\n\n\
+         [[agents]]\nname = \"vega\"\nendpoint = \"{}\"\ndialect = \"v1\"\n",
+        rx.url("/hook"),
+        support::refused_endpoint(),
+        support::refused_endpoint()
+    ));
+    let out = support::fleetdash()
+        .args(["silence", "add", "--config"])
+        .arg(&config)
+        .args(["agent=lyra", "--for", "2h", "--reason", "disk swap"])
+        .output()
+        .unwrap();
+    support::assert_success(&out);
+    let mut child = support::fleetdash()
+        .args(["run", "--config"])
+        .arg(&config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let failing = wait_status(&scratch, &mut child, "the channel shown failing", |s| {
+        s["alerts"]["channels"][0]["failing_since"].is_string()
+    })
+    .await;
+    let alerts = &failing["alerts"];
+    assert_eq!(alerts["configured"], true);
+    let ops = &alerts["channels"][0];
+    assert_eq!(ops["name"], "ops", "{alerts:#}");
+    assert!(
+        ops["reason"].as_str().unwrap_or("").contains("500"),
+        "{alerts:#}"
+    );
+    assert!(
+        ops["pending"].as_u64().unwrap_or(0) >= 1,
+        "vega's Firing waits: {alerts:#}"
+    );
+    assert!(ops["checked_at"].is_string(), "{alerts:#}");
+    let held = alerts["held"].as_array().unwrap();
+    assert_eq!(held.len(), 1, "only the silenced agent is held: {alerts:#}");
+    assert_eq!(held[0]["key"], "agent:lyra");
+    assert_eq!(held[0]["reason"], "disk swap");
+    assert!(held[0]["until"].is_string() && held[0]["checked_at"].is_string());
+    // Held back from paging, never from monitoring: lyra is still red on the page.
+    let lyra = failing["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "lyra")
+        .unwrap();
+    assert_eq!(lyra["band"], "red");
+
+    rx.set(Mode::Ok);
+    let delivering = wait_status(
+        &scratch,
+        &mut child,
+        "the channel shown delivering again",
+        |s| {
+            s["alerts"]["channels"][0]["failing_since"].is_null()
+                && s["alerts"]["channels"][0]["pending"] == 0
+        },
+    )
+    .await;
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(delivering["alerts"]["channels"][0]["reason"].is_null());
+    let keys: Vec<String> = rx
+        .got()
+        .iter()
+        .map(|g| serde_json::from_slice::<Value>(&g.body).unwrap())
+        .filter(|h| h["event"] == "firing")
+        .map(|h| h["element"]["key"].as_str().unwrap_or("?").to_string())
+        .collect();
+    assert_eq!(keys, ["agent:vega"], "the silenced agent paged nobody");
+}

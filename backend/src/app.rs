@@ -120,7 +120,14 @@ pub async fn run_until(
     rules: &Rules,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let writer = Arc::new(Writer::new(config, rules, gate_for(config))?);
+    let alerts = crate::alerting::run::Alerts::from_config(config, rules, gate_for(config))
+        .await?
+        .map(Arc::new);
+    let mut writer = Writer::new(config, rules, gate_for(config))?;
+    if let Some(alerts) = &alerts {
+        writer = writer.with_alerts(alerts.look());
+    }
+    let writer = Arc::new(writer);
     let queue = open_shared_queue(config, rules).await?;
     let collectors = collect::from_config_sharing(config, rules, None, queue.clone());
     if collectors.is_empty() {
@@ -142,9 +149,6 @@ pub async fn run_until(
             shutdown.clone(),
         ))
     });
-    let alerts = crate::alerting::run::Alerts::from_config(config, rules, gate_for(config))
-        .await?
-        .map(Arc::new);
     let delivery = alerts.as_ref().map(|a| a.spawn_delivery(shutdown.clone()));
     tracing::info!(file = %writer.path().display(), "collecting");
     watchdog::run(

@@ -17,6 +17,7 @@
 pub mod deadman;
 pub mod deps;
 pub mod engine;
+pub mod look;
 pub mod outbox;
 pub mod provider;
 pub mod run;

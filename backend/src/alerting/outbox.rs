@@ -521,6 +521,14 @@ impl Delivery {
         &self.outbox
     }
 
+    /// The configured channels' names, in the config's order.
+    pub fn channel_names(&self) -> Vec<String> {
+        self.providers
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect()
+    }
+
     /// Keeps `alert` for every channel that wants it (off the runtime).
     pub async fn enqueue(&self, alert: Alert, now: DateTime<Utc>) -> Result<Enqueued> {
         let channels: Vec<String> = self

@@ -14,9 +14,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::deadman::Deadman;
 use super::engine::Alerting;
+use super::look::Look;
 use super::outbox::Delivery;
 use crate::config::{Config, Rules};
 use crate::redact::RedactionGate;
+use crate::write::status_json::AlertsLook;
 use crate::write::transitions;
 
 /// The dead man's switch is pinged at most this often (writes come every few seconds; a check
@@ -29,7 +31,7 @@ pub const DELIVERY_TICK: Duration = Duration::from_secs(2);
 pub struct Alerts {
     alerting: Arc<Alerting>,
     delivery: Arc<Delivery>,
-    deadman: Option<Deadman>,
+    deadman: Option<Arc<Deadman>>,
     pinged_at: Mutex<Option<tokio::time::Instant>>,
 }
 
@@ -48,7 +50,7 @@ impl Alerts {
         Ok(Some(Alerts {
             alerting: Arc::new(Alerting::new(config, rules, gate)),
             delivery: Arc::new(delivery),
-            deadman: Deadman::from_config(config),
+            deadman: Deadman::from_config(config).map(Arc::new),
             pinged_at: Mutex::new(None),
         }))
     }
@@ -87,6 +89,16 @@ impl Alerts {
                 deadman.ping(Utc::now()).await;
             }
         }
+    }
+
+    /// What each snapshot write asks alerting (held elements, channels' health).
+    pub fn look(&self) -> Arc<dyn AlertsLook> {
+        Arc::new(Look {
+            alerting: self.alerting.clone(),
+            outbox: self.delivery.outbox().clone(),
+            channels: self.delivery.channel_names(),
+            deadman: self.deadman.clone(),
+        })
     }
 
     /// The delivery loop, until `stop`.

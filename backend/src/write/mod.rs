@@ -19,6 +19,7 @@ pub mod status_json;
 pub mod transitions;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Result;
 use fleetdash_model::{Probe, RulesView, Snapshot};
@@ -50,6 +51,12 @@ impl Writer {
             live_tasks: LiveTaskStore::new(&config.state_dir, StuckRules::of(rules), gate.clone()),
             gate,
         })
+    }
+
+    /// Each snapshot write carries what `alerts` holds back and how its channels fare.
+    pub fn with_alerts(mut self, alerts: Arc<dyn status_json::AlertsLook>) -> Self {
+        self.status = self.status.with_alerts(alerts);
+        self
     }
 
     /// Where `status.json` goes.

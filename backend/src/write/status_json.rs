@@ -17,8 +17,10 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
-use fleetdash_model::{RulesView, Snapshot};
+use fleetdash_model::{AlertsView, RulesView, Snapshot};
 use serde::Deserialize;
 
 use super::transitions::{self, TransitionLog};
@@ -31,6 +33,13 @@ use crate::snapshot;
 pub const FILE_NAME: &str = "status.json";
 const LOCK_NAME: &str = "status.json.lock";
 
+/// What alerting tells a write: the elements held back from paging and each channel's health
+/// (`Snapshot.alerts`). The write side asks; alerting answers from its own files (silences,
+/// outbox), read-only. Blocking: it is called under the status lock, off the runtime.
+pub trait AlertsLook: Send + Sync {
+    fn look(&self, elements: &transitions::Elements, now: DateTime<Utc>) -> AlertsView;
+}
+
 pub struct StatusWriter {
     path: PathBuf,
     html_path: PathBuf,
@@ -38,6 +47,7 @@ pub struct StatusWriter {
     state_dir: PathBuf,
     transitions: TransitionLog,
     gate: RedactionGate,
+    alerts: Option<Arc<dyn AlertsLook>>,
 }
 
 impl StatusWriter {
@@ -54,7 +64,15 @@ impl StatusWriter {
             state_dir: state_dir.to_path_buf(),
             transitions: TransitionLog::new(state_dir, gate.clone()),
             gate,
+            alerts: None,
         })
+    }
+
+    /// Each write asks `alerts` what it holds back and how its channels fare. Without it, a
+    /// write says alerting is not configured (what it does not know, it does not repeat).
+    pub fn with_alerts(mut self, alerts: Arc<dyn AlertsLook>) -> Self {
+        self.alerts = Some(alerts);
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -95,6 +113,10 @@ impl StatusWriter {
             snapshot::apply(&mut snap, update);
         }
         snapshot::finalize(&mut snap, configured, rules, now);
+        snap.alerts = match &self.alerts {
+            Some(alerts) => alerts.look(&transitions::elements(&snap), now),
+            None => AlertsView::default(),
+        };
         let mut history = HistoryStore::load(&self.state_dir, now);
         let samples = Samples::of(&collected, &snap);
         let sampled = !samples.is_empty();

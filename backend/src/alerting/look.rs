@@ -1,0 +1,79 @@
+//! What alerting tells each snapshot write (`Snapshot.alerts`): the elements whose alerts are
+//! held back now (a silence or a maintenance window), and every channel's delivery health, so
+//! the page shows "silenced until 16:00 (disk swap)" and "alerts: ntfy failing since 14:02: 503".
+//!
+//! Read-only over alerting's files (silences, outbox); a file that cannot be read is logged and
+//! said on the page as what it costs, never a failed write.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use fleetdash_model::{AlertsView, Band, ChannelState, Held};
+
+use super::deadman::Deadman;
+use super::engine::Alerting;
+use super::outbox::{ChannelHealth, Outbox};
+use crate::write::status_json::AlertsLook;
+use crate::write::transitions::Elements;
+
+pub struct Look {
+    pub alerting: Arc<Alerting>,
+    pub outbox: Arc<Outbox>,
+    /// The configured channels, so one that never sent anything is listed too.
+    pub channels: Vec<String>,
+    pub deadman: Option<Arc<Deadman>>,
+}
+
+impl AlertsLook for Look {
+    fn look(&self, elements: &Elements, now: DateTime<Utc>) -> AlertsView {
+        let held = self
+            .alerting
+            .holds(elements, now)
+            .into_iter()
+            .filter(|(key, _)| elements.get(key).is_some_and(|e| e.band != Band::Green))
+            .map(|(key, active)| Held {
+                key,
+                until: active.until,
+                reason: active.reason,
+                checked_at: now,
+            })
+            .collect();
+        let known = self.outbox.health().unwrap_or_else(|e| {
+            tracing::warn!(file = %self.outbox.path().display(), "alert channels' health not read: {e:#}");
+            Vec::new()
+        });
+        let mut channels: Vec<ChannelState> = self
+            .channels
+            .iter()
+            .map(|name| match known.iter().find(|h| &h.channel == name) {
+                Some(h) => state(h, now),
+                None => ChannelState {
+                    name: name.clone(),
+                    failing_since: None,
+                    reason: None,
+                    pending: 0,
+                    checked_at: now,
+                },
+            })
+            .collect();
+        if let Some(deadman) = &self.deadman {
+            channels.push(state(&deadman.health(), now));
+        }
+        AlertsView {
+            configured: true,
+            held,
+            channels,
+        }
+    }
+}
+
+/// A channel's health as the page reads it: the reason only while it fails.
+fn state(h: &ChannelHealth, now: DateTime<Utc>) -> ChannelState {
+    ChannelState {
+        name: h.channel.clone(),
+        failing_since: h.failing_since,
+        reason: h.failing_since.and(h.last_reason.clone()),
+        pending: h.pending as u64,
+        checked_at: now,
+    }
+}
