@@ -42,6 +42,8 @@ struct Got {
     path: String,
     headers: HeaderMap,
     body: Vec<u8>,
+    /// When it arrived (for the latency figure: transition to POST).
+    at: DateTime<Utc>,
 }
 
 #[derive(Clone)]
@@ -99,6 +101,7 @@ async fn record(
                 path: uri.path().to_string(),
                 headers,
                 body: body.to_vec(),
+                at: Utc::now(),
             });
             StatusCode::OK
         }
@@ -404,6 +407,36 @@ async fn the_delivery_loop_sends_what_is_enqueued() {
     task.await.unwrap();
     assert_eq!(rx.got().len(), 1);
     assert_eq!(d.outbox().pending(None).unwrap(), 0);
+}
+
+/// An alert put in the outbox goes out at once, not at the loop's next tick: with an hour
+/// between ticks, the second alert (enqueued after the first was delivered, so after the loop's
+/// first tick) still arrives. Before the enqueue woke the loop, it waited for the tick.
+#[tokio::test]
+async fn an_enqueued_alert_wakes_the_delivery_loop() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    let d = Arc::new(delivery(
+        dir.path(),
+        vec![Arc::new(ntfy("ntfy", rx.url("/n")))],
+    ));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let task = d.clone().spawn(Duration::from_secs(3600), stop.clone());
+    for (n, key) in [(1, "agent:min"), (2, "agent:max")] {
+        d.enqueue(alert(key, AlertEvent::Firing), Utc::now())
+            .await
+            .unwrap();
+        tokio::time::timeout(support::HANG_BUDGET, async {
+            while rx.got().len() < n {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("alert {n} waited for the loop's hourly tick"));
+    }
+    stop.cancel();
+    task.await.unwrap();
+    assert_eq!(rx.got().len(), 2);
 }
 
 /// The messages a `--record` peer was sent.
@@ -826,4 +859,77 @@ async fn status_json_shows_a_silenced_agent_and_a_failing_channel() {
         .map(|h| h["element"]["key"].as_str().unwrap_or("?").to_string())
         .collect();
     assert_eq!(keys, ["agent:vega"], "the silenced agent paged nobody");
+}
+
+/// Through `fleetdash run`: a work-queue task nobody ACKs within the rules' `ack.within_seconds`
+/// turns red, and its Firing reaches the webhook with the queue's reason. Prints the latency
+/// from the transition (its time in status.json's transitions) to the receiver's POST.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unacked_work_queue_task_fires_through_fleetdash_run() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    let rules = support::DEFAULT_RULES.replace("within_seconds: 600", "within_seconds: 2");
+    assert_ne!(rules, support::DEFAULT_RULES);
+    std::fs::write(scratch.path().join("rules.yaml"), rules).unwrap();
+    let config = scratch.config(&format!(
+        "[cadence]\nqueue = \"1s\"\n\n\
+         [work_queue]\ndb = \"queue/tasks.db\"\n\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nurl = \"{}\"\n",
+        rx.url("/hook"),
+    ));
+    let out = support::fleetdash()
+        .args(["task", "assign", "--to", "sol", "--config"])
+        .arg(&config)
+        .arg("renew the prod certificate")
+        .output()
+        .unwrap();
+    support::assert_success(&out);
+    let id = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let key = format!("queue:{id}");
+    let mut child = support::fleetdash()
+        .args(["run", "--config"])
+        .arg(&config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    let (hook, posted) = loop {
+        let got = rx.got();
+        let firing = got.iter().find_map(|g| {
+            let h: Value = serde_json::from_slice(&g.body).ok()?;
+            (h["event"] == "firing" && h["element"]["key"] == key.as_str()).then_some((h, g.at))
+        });
+        if let Some(f) = firing {
+            break f;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("no Firing for {key} reached the webhook");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let status = status_of(&scratch).expect("status.json");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(hook["band"], "red", "{hook:#}");
+    let text = hook.to_string();
+    assert!(text.contains("no ACK for "), "{hook:#}");
+    assert!(text.contains("renew the prod certificate"), "{hook:#}");
+    let turned = status["transitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["key"] == key.as_str() && t["to"] == "red")
+        .unwrap_or_else(|| panic!("no {key} transition: {:#}", status["transitions"]));
+    let turned_at: DateTime<Utc> = turned["at"].as_str().unwrap().parse().unwrap();
+    assert!(turned_at <= posted, "the POST came after the transition");
+    eprintln!(
+        "alert latency, transition to the receiver's POST: {} ms (queue cadence 1 s, fail after 2 passes; the enqueue wakes the delivery)",
+        (posted - turned_at).num_milliseconds()
+    );
 }

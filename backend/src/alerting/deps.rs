@@ -3,7 +3,11 @@
 //!
 //! The edges come from what the config already says, so nobody keeps a second map in step:
 //! - a host's checks (`host:lab/service:nginx`, `host:lab/tunnel:lab-heart`, crons, vault
-//!   parity) depend on the host: read from the key itself, as the transitions log keys them;
+//!   parity) depend on the host, a card on its board: read from the key itself, as the
+//!   transitions log keys them;
+//! - a live task depends on the agent that runs it (`task:min/t_01` on `agent:min`);
+//! - every top-level element and live task depends on the snapshot section it is collected in
+//!   (`agent:min` on `section:agents`): a stale section's alert speaks for its elements;
 //! - an agent whose endpoint's `host:port` is a tunnel's local address depends on that tunnel
 //!   (the agent is reached through it);
 //! - plus an optional `depends_on = ["host:lab", ...]` per agent or host in the registry.
@@ -15,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use fleetdash_model::alerts::key;
 
+use crate::collect::SectionName;
 use crate::config::Config;
 
 /// The dependency edges: element key -> the keys it depends on (besides its host, implied by
@@ -64,18 +69,29 @@ impl Deps {
         }
     }
 
-    /// What `key` depends on directly: its host (from the key) and its declared edges.
+    /// What `key` depends on directly: its declared edges, what its key is under (a host's
+    /// check its host, a card its board), and the snapshot section it is collected in.
     pub fn parents(&self, key: &str) -> Vec<String> {
         let mut out: Vec<String> = self
             .parents
             .get(key)
             .map(|p| p.iter().cloned().collect())
             .unwrap_or_default();
-        if let Some((host, _check)) = key.split_once('/')
-            && host.starts_with("host:")
-            && !out.iter().any(|p| p == host)
-        {
-            out.push(host.to_string());
+        let mut implied = Vec::new();
+        match key.split_once('/') {
+            // A live task (`task:<agent>/<id>`) is run by its agent, and collected in its section.
+            Some((agent, _)) if key.starts_with("task:") => {
+                implied.push(key::agent(&agent["task:".len()..]));
+                implied.extend(section_of(key).map(|s| key::section(s.as_str())));
+            }
+            // A host's check, a board's card: under what their key is under.
+            Some((under, _)) => implied.push(under.to_string()),
+            None => implied.extend(section_of(key).map(|s| key::section(s.as_str()))),
+        }
+        for parent in implied {
+            if !out.contains(&parent) {
+                out.push(parent);
+            }
         }
         out
     }
@@ -91,6 +107,21 @@ impl Deps {
         }
         seen
     }
+}
+
+/// The section a top-level element is collected in: while that section is stale or failed,
+/// what it last said of its elements is not news, and the section's own alert speaks for them.
+fn section_of(key: &str) -> Option<SectionName> {
+    let kind = key.split_once(':').map_or(key, |(kind, _)| kind);
+    Some(match kind {
+        "agent" => SectionName::Agents,
+        "task" => SectionName::LiveTasks,
+        "queue" => SectionName::Queue,
+        "board" => SectionName::Board,
+        "host" => SectionName::Systems,
+        "backups" => SectionName::Backups,
+        _ => return None,
+    })
 }
 
 /// `localhost` and `127.0.0.1` name the same loopback forward.
@@ -112,8 +143,24 @@ mod tests {
         d.add("agent:min", "host:lab/tunnel:lab-heart");
         assert_eq!(d.parents("host:lab/service:nginx"), vec!["host:lab"]);
         let all: Vec<String> = d.ancestors("agent:min").into_iter().collect();
-        assert_eq!(all, vec!["host:lab", "host:lab/tunnel:lab-heart"]);
-        assert!(d.ancestors("host:lab").is_empty());
+        assert_eq!(
+            all,
+            vec![
+                "host:lab",
+                "host:lab/tunnel:lab-heart",
+                "section:agents",
+                "section:systems"
+            ]
+        );
+        assert_eq!(d.parents("board:ops/card:c1"), vec!["board:ops"]);
+        assert_eq!(d.parents("board:ops"), vec!["section:tasks.board"]);
+        assert_eq!(d.parents("queue:t_01"), vec!["section:tasks.queue"]);
+        assert_eq!(
+            d.parents("task:min/t_01"),
+            vec!["agent:min", "section:tasks.live"]
+        );
+        assert_eq!(d.parents("backups"), vec!["section:backups"]);
+        assert!(d.parents("section:agents").is_empty());
     }
 
     #[test]
@@ -122,7 +169,7 @@ mod tests {
         d.add("agent:a", "agent:b");
         d.add("agent:b", "agent:a");
         let all: Vec<String> = d.ancestors("agent:a").into_iter().collect();
-        assert_eq!(all, vec!["agent:b"]);
+        assert_eq!(all, vec!["agent:b", "section:agents"]);
     }
 
     #[test]
@@ -139,13 +186,21 @@ mod tests {
         );
         let (config, _rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let d = Deps::from_config(&config);
-        assert_eq!(d.parents("agent:min"), vec!["host:lab/tunnel:lab-heart"]);
-        assert_eq!(d.parents("agent:hub"), vec!["host:lab"]);
-        assert!(d.parents("agent:far").is_empty());
+        assert_eq!(
+            d.parents("agent:min"),
+            vec!["host:lab/tunnel:lab-heart", "section:agents"]
+        );
+        assert_eq!(d.parents("agent:hub"), vec!["host:lab", "section:agents"]);
+        assert_eq!(d.parents("agent:far"), vec!["section:agents"]);
         let edge: Vec<String> = d.ancestors("host:edge/service:nginx").into_iter().collect();
         assert_eq!(
             edge,
-            vec!["host:edge", "host:lab", "host:lab/tunnel:lab-heart"]
+            vec![
+                "host:edge",
+                "host:lab",
+                "host:lab/tunnel:lab-heart",
+                "section:systems"
+            ]
         );
     }
 

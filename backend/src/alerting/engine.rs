@@ -395,6 +395,8 @@ impl Alerting {
 mod tests {
     use super::*;
     use crate::config::fleet_alert_rules;
+    use crate::write::transitions;
+    use fleetdash_model::Snapshot;
 
     fn t0() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
@@ -453,6 +455,10 @@ mod tests {
                 .iter()
                 .map(|(k, e)| (k.to_string(), e.clone()))
                 .collect();
+            self.full_elements(elements)
+        }
+
+        fn full_elements(&mut self, elements: Elements) -> Vec<Alert> {
             let silenced = self.silenced.clone();
             let is_silenced = move |k: &str, _: &Element| silenced.iter().any(|s| s == k);
             let cx = PassContext {
@@ -823,6 +829,134 @@ mod tests {
                 ("host:lab/tunnel:lab-heart", AlertEvent::Recovered),
                 ("agent:a4", AlertEvent::Firing)
             ]
+        );
+    }
+
+    /// A work-queue task as the queue judges it at `now` (the model's one judge): unACKed past
+    /// the rules' limit, orphaned by the watchdog, or past its deadline.
+    fn queue_task(id: &str, state: &str, now: DateTime<Utc>) -> fleetdash_model::QueueTask {
+        let mut t = fleetdash_model::QueueTask {
+            id: id.into(),
+            title: format!("task {id}"),
+            owner: None,
+            tagged: vec!["sol".into()],
+            created_by: "hub".into(),
+            created_at: now - Duration::hours(2),
+            deadline: None,
+            state: state.into(),
+            ack: None,
+            blocked_on: None,
+            last_report_at: None,
+            status_message: None,
+            worker_died: false,
+            band: Band::Green,
+            status: Asc::SUCCESS,
+            reason: None,
+            checked_at: now,
+            stale: false,
+        };
+        if id == "orphaned" {
+            t.status_message = Some(fleetdash_model::queue::ORPHANED_MESSAGE.into());
+        }
+        if id == "late" {
+            t.owner = Some("sol".into());
+            t.ack = Some(fleetdash_model::QueueAck {
+                kind: "owning".into(),
+                by: "sol".into(),
+                at: now - Duration::hours(2),
+                eta: None,
+                to: None,
+            });
+            t.deadline = Some(now - Duration::minutes(5));
+        }
+        (t.band, t.status, t.reason) = t.judge(600, now);
+        t
+    }
+
+    /// What `fleetdash run` hands the engine: a snapshot's elements. Each of a work-queue
+    /// task's reds fires with the queue's own reason.
+    #[test]
+    fn work_queue_tasks_unacked_orphaned_or_late_fire_with_their_reason() {
+        let mut b = Bench::new();
+        let mut fired = Vec::new();
+        for _ in 0..b.th.fail_after {
+            b.now += Duration::minutes(1);
+            let mut snap = Snapshot::empty(b.now, crate::config::fleet_rules());
+            snap.tasks.queue = fleetdash_model::Probe::Value(vec![
+                queue_task("unacked", "TASK_STATE_SUBMITTED", b.now),
+                queue_task("orphaned", "TASK_STATE_FAILED", b.now),
+                queue_task("late", "TASK_STATE_WORKING", b.now),
+            ]);
+            fired.extend(b.full_elements(transitions::elements(&snap)));
+        }
+        let got: Vec<(&str, AlertEvent, &str)> = fired
+            .iter()
+            .map(|a| (a.key.as_str(), a.event, a.reason.as_deref().unwrap_or("")))
+            .collect();
+        assert_eq!(got.len(), 3, "{got:#?}");
+        assert!(got.iter().all(|g| g.1 == AlertEvent::Firing), "{got:#?}");
+        let reason = |key: &str| got.iter().find(|g| g.0 == key).map(|g| g.2).unwrap();
+        assert!(
+            reason("queue:unacked").starts_with("no ACK for "),
+            "{got:#?}"
+        );
+        assert_eq!(reason("queue:orphaned"), "orphaned: no reply produced");
+        assert!(
+            reason("queue:late").starts_with("deadline passed"),
+            "{got:#?}"
+        );
+    }
+
+    /// A section gone stale fires as its own element and speaks for what it collects: an agent
+    /// red in it raises nothing while the section is down, and is named by the section's alert.
+    /// Once the section is fresh again and the agent still red, the agent fires.
+    #[test]
+    fn a_stale_section_is_a_root_for_its_elements() {
+        let mut b = Bench::new();
+        let snap_at = |now: DateTime<Utc>, stale: bool| {
+            let mut snap = Snapshot::empty(now, crate::config::fleet_rules());
+            snap.agents = fleetdash_model::Probe::Value(vec![
+                crate::history::tests::agent("a1", false, now),
+                crate::history::tests::agent("a2", true, now),
+            ]);
+            snap.sections.agents = fleetdash_model::SectionMeta {
+                configured: true,
+                checked_at: Some(now - Duration::minutes(if stale { 30 } else { 0 })),
+                duration_ms: Some(5),
+                stale,
+            };
+            if stale {
+                snap.stale_reasons = vec!["agents: 30 min old".into()];
+            }
+            snap
+        };
+        let mut all = Vec::new();
+        for _ in 0..b.th.fail_after + 2 {
+            b.now += Duration::minutes(1);
+            all.extend(b.full_elements(transitions::elements(&snap_at(b.now, true))));
+        }
+        assert_eq!(all.len(), 1, "{all:#?}");
+        assert_eq!(
+            (all[0].key.as_str(), all[0].event),
+            ("section:agents", AlertEvent::Firing)
+        );
+        assert_eq!(all[0].reason.as_deref(), Some("30 min old"));
+        assert_eq!(all[0].takes_down, vec!["agent a1".to_string()]);
+        // The section's recovery, then (the pass after: the root's alert is closed) the agent.
+        let mut back = Vec::new();
+        for _ in 0..b.th.recover_after + 1 {
+            b.now += Duration::minutes(1);
+            back.extend(b.full_elements(transitions::elements(&snap_at(b.now, false))));
+        }
+        let events: Vec<(&str, AlertEvent)> =
+            back.iter().map(|a| (a.key.as_str(), a.event)).collect();
+        assert_eq!(
+            events,
+            vec![
+                ("section:agents", AlertEvent::Recovered),
+                ("agent:a1", AlertEvent::Firing)
+            ],
+            "{back:#?}"
         );
     }
 

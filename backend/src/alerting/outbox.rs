@@ -496,11 +496,17 @@ pub struct Pass {
 pub struct Delivery {
     outbox: Arc<Outbox>,
     providers: Vec<Arc<dyn Provider>>,
+    /// Rung by an enqueue: a new alert goes out now, not at the loop's next tick.
+    wake: tokio::sync::Notify,
 }
 
 impl Delivery {
     pub fn new(outbox: Arc<Outbox>, providers: Vec<Arc<dyn Provider>>) -> Delivery {
-        Delivery { outbox, providers }
+        Delivery {
+            outbox,
+            providers,
+            wake: tokio::sync::Notify::new(),
+        }
     }
 
     /// The configured channels over the outbox in the config's `state_dir` (opened off the
@@ -538,11 +544,13 @@ impl Delivery {
             .map(|p| p.name().to_string())
             .collect();
         let outbox = self.outbox.clone();
-        tokio::task::spawn_blocking(move || {
+        let enqueued = tokio::task::spawn_blocking(move || {
             let names: Vec<&str> = channels.iter().map(String::as_str).collect();
             outbox.enqueue(&alert, &names, now)
         })
-        .await?
+        .await??;
+        self.wake.notify_one();
+        Ok(enqueued)
     }
 
     /// Sends every due item, in order per channel, the channels side by side (a hanging one
@@ -614,7 +622,8 @@ impl Delivery {
         Ok(pass)
     }
 
-    /// The delivery loop: a pass every `tick` until `stop` is cancelled.
+    /// The delivery loop: a pass every `tick` (retries fall due) and at once after an enqueue,
+    /// until `stop` is cancelled.
     pub fn spawn(
         self: Arc<Self>,
         tick: Duration,
@@ -628,6 +637,7 @@ impl Delivery {
                 tokio::select! {
                     _ = stop.cancelled() => break,
                     _ = interval.tick() => {}
+                    _ = self.wake.notified() => {}
                 }
                 let now = Utc::now();
                 if let Err(e) = self.pass(now).await {
