@@ -97,6 +97,17 @@ impl ChannelState {
     }
 }
 
+impl ChannelState {
+    /// Amber while it fails: nothing in the fleet is down for it, but nobody will be paged.
+    pub fn band(&self) -> crate::Band {
+        if self.failing_since.is_some() {
+            crate::Band::Amber
+        } else {
+            crate::Band::Green
+        }
+    }
+}
+
 /// Element keys, spelt in one place. A key names the same thing across runs and files.
 pub mod key {
     pub fn agent(name: &str) -> String {
