@@ -53,8 +53,10 @@ pub struct Glance {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Need {
     pub band: Band,
-    /// "agent lyra", "task t_01 (min)", "card Prune old snapshots", "host prod".
+    /// "agent lyra", "task t_01 (min)", "card Prune old snapshots", "host prod"; or the whole
+    /// line when it is one sentence ("alerts: ntfy failing since 14:02: 503 (3 waiting)").
     pub what: String,
+    /// Empty when `what` is the whole line: such a line is shown whole, never cut.
     pub reason: String,
     /// "since 19:12", when known.
     pub since: Option<String>,
