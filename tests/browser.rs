@@ -1255,6 +1255,229 @@ impl HangingProxy {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 6. Alerting on the page: a silenced red host, a failing alert channel
+// ---------------------------------------------------------------------------------------------
+
+/// A red host held back from paging by a silence ("disk swap") stays red, in needs-you and in
+/// its row, marked "silenced until HH:MM (disk swap)"; a tunnel of it silenced for another
+/// reason says its own; a failing ntfy channel is an amber needs-you line ("alerts: ntfy failing
+/// since HH:MM: 503") leading to its row in the Systems panel's "alerts" group. Both lines are
+/// on the first screen, whole, and nothing scrolls sideways.
+#[test]
+fn a_silenced_host_and_a_failing_alert_channel_are_shown_as_such() {
+    let started = Instant::now();
+    let scratch = Scratch::new();
+    let config = scratch.config(&serve_section(&scratch));
+    let server = Serve::start(&config);
+    let now = Utc::now();
+    let snapshot = alerting_snapshot(now);
+    write_snapshot(&scratch, &snapshot);
+    runtime().block_on(async {
+        let chrome = Chrome::start("6-alerting").await;
+        chrome.log_in().await;
+        chrome.open(&server.url()).await;
+        chrome
+            .wait_for(
+                "the hosts",
+                "return document.querySelectorAll('#systems li.row').length >= 2",
+            )
+            .await;
+        chrome.assert_phone_width().await;
+        // The words are the model's, said in the browser's zone.
+        let behind_min: i32 = chrome.js("return new Date().getTimezoneOffset()").await;
+        let zone = FixedOffset::west_opt(behind_min * 60).unwrap();
+        let host_hold = snapshot.alerts.held[0].describe(zone);
+        let tunnel_hold = snapshot.alerts.held[1].describe(zone);
+        let failing = snapshot.alerts.channels[0].describe(zone).unwrap();
+        assert!(host_hold.starts_with("silenced until ") && host_hold.ends_with(" (disk swap)"));
+        assert!(failing.starts_with("alerts: ntfy failing since ") && failing.contains(": 503"));
+
+        // Needs-you: the held host's red line carries its mark; the channel's amber line says
+        // it is failing. Each whole (not cut by an ellipsis) and on the first screen.
+        let lines: Vec<Value> = chrome
+            .js("window.scrollTo(0, 0);
+                 return [...document.querySelectorAll('#needs li')].map(li => ({
+                     band: li.className, text: li.innerText, href: li.querySelector('a').hash,
+                     bottom: Math.ceil(li.getBoundingClientRect().bottom),
+                     cut: li.scrollWidth > li.clientWidth + 0.5,
+                 }))")
+            .await;
+        let line = |href: &str| lines.iter().find(|l| l["href"] == href);
+        let banded = |l: &Value, band: &str| {
+            l["band"]
+                .as_str()
+                .is_some_and(|c| c.split_whitespace().any(|c| c == band))
+        };
+        let host_line = line("#host-LAB");
+        chrome
+            .check(
+                host_line.is_some_and(|l| {
+                    l["band"] == "red" && l["text"].as_str().is_some_and(|t| t.contains(&host_hold))
+                }),
+                || format!("LAB's red needs-you line says {host_hold:?}: {lines:#?}"),
+            )
+            .await;
+        let channel_line = line("#alert-ntfy");
+        chrome
+            .check(
+                channel_line.is_some_and(|l| {
+                    banded(l, "amber") && l["text"].as_str().is_some_and(|t| t.contains(&failing))
+                }),
+                || format!("an amber needs-you line says {failing:?}: {lines:#?}"),
+            )
+            .await;
+        for l in [host_line, channel_line].into_iter().flatten() {
+            chrome
+                .check(
+                    l["bottom"].as_u64() <= Some(u64::from(PHONE.1)) && l["cut"] == false,
+                    || format!("a needs-you line below the first screen or cut short: {l:#}"),
+                )
+                .await;
+        }
+        // The verdict counts the channel: red for the host, and the channel said in words.
+        let verdict = chrome.text("#verdict").await;
+        chrome
+            .check(verdict.contains("1 alert channel failing"), || {
+                format!("the verdict names the failing channel: {verdict:?}")
+            })
+            .await;
+
+        // The host's row: still red, marked (visible while closed); its silenced tunnel says
+        // its own hold behind the tap.
+        let host = chrome.row("#systems", "LAB").await;
+        chrome
+            .check(
+                host.band() == "red" && host.text.contains(&host_hold),
+                || format!("LAB's row is red and says {host_hold:?}: {host:#?}"),
+            )
+            .await;
+        chrome.open_row("host-LAB").await;
+        let host = chrome.text("#host-LAB").await;
+        chrome
+            .check(host.contains(&tunnel_hold), || {
+                format!("LAB's tunnel heart says {tunnel_hold:?}: {host:?}")
+            })
+            .await;
+        // The alerts group: the failing channel amber with its reason, the dead man's switch
+        // green and delivering.
+        let ntfy = chrome.row("#systems", "ntfy").await;
+        let deadman = chrome.row("#systems", "deadman").await;
+        chrome
+            .check(
+                ntfy.id == "alert-ntfy" && ntfy.band() == "amber" && ntfy.text.contains("503"),
+                || format!("the ntfy row: {ntfy:#?}"),
+            )
+            .await;
+        chrome
+            .check(
+                deadman.band() == "green" && deadman.text.contains("delivering"),
+                || format!("the dead man's switch row: {deadman:#?}"),
+            )
+            .await;
+        chrome.open_row("alert-ntfy").await;
+        let ntfy = chrome.text("#alert-ntfy").await;
+        chrome
+            .check(ntfy.contains("waiting") && ntfy.contains('3'), || {
+                format!("the ntfy row says how many alerts wait: {ntfy:?}")
+            })
+            .await;
+        chrome.assert_no_horizontal_scroll().await;
+        chrome.screenshot("6-alerting").await;
+        chrome.quit().await;
+    });
+    eprintln!("scenario 6 took {:?}", started.elapsed());
+}
+
+/// A fresh snapshot with alerting configured: hosts LAB (red: a failed service and a dead
+/// tunnel; the host silenced for a disk swap, the tunnel for a rebuild) and hub (green); three
+/// agents, one of them down and not silenced; ntfy failing for 12 min with 503 and 3 alerts
+/// waiting, the dead man's switch delivering.
+fn alerting_snapshot(now: DateTime<Utc>) -> Snapshot {
+    use fleetdash_model::alerts::{ChannelState, Held, key};
+    let mut s = Snapshot::empty(now, support::fleet_rules());
+    s.stale = false;
+    s.sections.agents.configured = true;
+    s.sections.agents.checked_at = Some(now);
+    s.sections.systems.configured = true;
+    s.sections.systems.checked_at = Some(now);
+    let mut down = green_agent("lyra", now);
+    down.up = false;
+    down.band = Band::Red;
+    down.status = Asc::DEPENDENCY_UNAVAILABLE;
+    down.reason = Some("down: connection refused".into());
+    down.stale = true;
+    s.agents = Probe::Value(vec![green_agent("min", now), green_agent("sol", now), down]);
+    let check = |name: &str, ok: bool, reason: Option<&str>| NamedCheck {
+        name: name.into(),
+        ok: Probe::Value(ok),
+        reason: reason.map(Into::into),
+        uptime_24h_pct: Some(if ok { 100.0 } else { 80.0 }),
+        checked_at: now,
+        stale: false,
+    };
+    let host = |name: &str, band: Band| System {
+        host: name.into(),
+        source: "node_exporter".into(),
+        ram_used_gb: Probe::Value(3.2),
+        ram_total_gb: Probe::Value(16.0),
+        disk_free_gb: Probe::Value(40.0),
+        services: vec![check("hermes-gateway", band == Band::Green, Some("failed"))],
+        tunnels: vec![check(
+            "heart",
+            band == Band::Green,
+            Some("connection refused"),
+        )],
+        crons: Vec::new(),
+        vault_parity: Probe::Unknown,
+        vault_reason: None,
+        band,
+        status: if band == Band::Green {
+            Asc::SUCCESS
+        } else {
+            Asc::DEPENDENCY_UNAVAILABLE
+        },
+        reason: (band != Band::Green).then(|| "service hermes-gateway: failed".into()),
+        history: None,
+        checked_at: now,
+        stale: false,
+    };
+    s.systems = Probe::Value(vec![host("LAB", Band::Red), host("hub", Band::Green)]);
+    let minutes = chrono::Duration::minutes;
+    s.alerts.configured = true;
+    s.alerts.held = vec![
+        Held {
+            key: key::host("LAB"),
+            until: now + minutes(118),
+            reason: "disk swap".into(),
+            checked_at: now,
+        },
+        Held {
+            key: key::host_check("LAB", "tunnel", "heart"),
+            until: now + minutes(58),
+            reason: "tunnel rebuild".into(),
+            checked_at: now,
+        },
+    ];
+    s.alerts.channels = vec![
+        ChannelState {
+            name: "ntfy".into(),
+            failing_since: Some(now - minutes(12)),
+            reason: Some("503".into()),
+            pending: 3,
+            checked_at: now,
+        },
+        ChannelState {
+            name: "deadman".into(),
+            failing_since: None,
+            reason: None,
+            pending: 0,
+            checked_at: now,
+        },
+    ];
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
 // Harness: the page's build, `fleetdash serve`, chromedriver and Chromium
 // ---------------------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ use wasm_bindgen::closure::Closure;
 
 use crate::clock::{self, provide_ticking_clock};
 use crate::feed::{self, Feed, Timing};
-use crate::view::{Opened, sections};
+use crate::view::{Opened, held, sections};
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -153,7 +153,8 @@ fn verdict(g: &Glance, trusted: bool) -> impl IntoView + use<> {
     }
 }
 
-/// One line per red item, then amber, each leading to its row (and opening it).
+/// One line per red item, then amber, each leading to its row (and opening it); a line that is
+/// one sentence (a failing alert channel's) has no separate reason.
 fn needs(g: &Glance, opened: Opened) -> impl IntoView + use<> {
     (!g.needs.is_empty()).then(|| {
         let lines = g
@@ -162,11 +163,13 @@ fn needs(g: &Glance, opened: Opened) -> impl IntoView + use<> {
             .map(|n| {
                 let anchor = n.anchor.clone();
                 view! {
-                    <li class=n.band.class()>
+                    <li class=n.band.class() class:whole=n.reason.is_empty()>
                         <a href=format!("#{}", n.anchor) on:click=move |_| opened.set(&anchor, true)>
                             <span aria-hidden="true">{n.band.icon()}" "</span>
-                            <b>{n.what.clone()}</b>" · "{n.reason.clone()}
+                            <b>{n.what.clone()}</b>
+                            {(!n.reason.is_empty()).then(|| view! { " · "{n.reason.clone()} })}
                             {n.since.clone().map(|s| view! { " " <small>{s}</small> })}
+                            {n.held.clone().map(held)}
                         </a>
                     </li>
                 }

@@ -1,12 +1,14 @@
 //! Lays out the glance's sections: every row one line (badge, name, summary, a small strip),
 //! the reason under it when it is not green, the details behind a tap (`<details>`, as on
 //! snapshot.html). No words are made here: they all come from [`fleetdash_model::Glance`].
+//! An element whose alerts are held back says so in muted words under its line (a struck bell,
+//! "silenced until 16:00 (disk swap)"), visible while the row is closed.
 //!
 //! The details of a row are only built while it is open (the page redraws every second while
 //! fresh, and a closed row's details are never seen); which rows are open is kept by anchor, so
 //! a redraw never closes what the operator opened.
 
-use fleetdash_model::glance::{Checks, Group, Row, Section, Strip};
+use fleetdash_model::glance::{Checks, Group, HELD_ICON, Row, Section, Strip};
 use fleetdash_model::{Band, Glance};
 use leptos::prelude::*;
 
@@ -47,6 +49,7 @@ fn section(s: &Section, opened: Opened) -> impl IntoView + use<> {
         Some(band) => view! {
             <p class=format!("section-error {}", band.class()) role="status">
                 <span aria-hidden="true">{band.icon()}" "</span>{p.text.clone()}
+                {p.held.clone().map(held)}
             </p>
         }
         .into_any(),
@@ -107,6 +110,7 @@ fn row(r: &Row, opened: Opened) -> impl IntoView + use<> {
                         {r.strip.as_ref().map(|s| cells(s, None))}
                     </span>
                     {r.reason.clone().map(|why| view! { <span class="reason">{why}</span> })}
+                    {r.held.clone().map(held)}
                 </summary>
                 {open.then(|| details(r))}
             </details>
@@ -121,7 +125,7 @@ fn details(r: &Row) -> impl IntoView + use<> {
         .iter()
         .map(|f| {
             let class = f.band.map(Band::class).unwrap_or_default();
-            view! { <div><dt>{f.label}</dt><dd class=class>{f.text.clone()}</dd></div> }
+            view! { <div><dt>{f.label}</dt><dd class=class>{f.text.clone()}{f.held.clone().map(held)}</dd></div> }
         })
         .collect_view();
     view! {
@@ -153,6 +157,7 @@ fn checks(c: &Checks) -> impl IntoView + use<> {
                     <li class=format!("check {}", i.band.class())>
                         <span aria-hidden="true">{i.band.icon()}" "</span>{i.text.clone()}
                         {i.why.clone().map(|w| view! { <small class="why">{w}</small> })}
+                        {i.held.clone().map(held)}
                     </li>
                 }
             })
@@ -160,6 +165,12 @@ fn checks(c: &Checks) -> impl IntoView + use<> {
             .into_any()
     };
     view! { <div class="checks"><h4>{c.title}</h4><ul>{items}</ul></div> }
+}
+
+/// An element's alerts held back, in muted words under what it qualifies: it is still shown in
+/// its band, only nobody is paged about it.
+pub fn held(words: String) -> impl IntoView + use<> {
+    view! { <small class="held"><span aria-hidden="true">{HELD_ICON}" "</span>{words}</small> }
 }
 
 /// The 24 h strip as runs of one kind; labelled for screen readers when `label` is given (the

@@ -9,8 +9,14 @@
 //! the collector's transitions log, history, alert engine and silences key by it, and the page
 //! finds an element's hold by it.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Timelike, Utc};
 use serde::{Deserialize, Serialize};
+
+/// "16:00" at `offset`. By hand: chrono's strftime machinery costs the page tens of kilobytes.
+fn hh_mm(t: DateTime<Utc>, offset: chrono::FixedOffset) -> String {
+    let local = t.with_timezone(&offset);
+    format!("{:02}:{:02}", local.hour(), local.minute())
+}
 
 /// Alerting as of the write that carries it. `Default` (nothing configured) is what a snapshot
 /// written without alerting holds.
@@ -44,7 +50,7 @@ pub struct Held {
 impl Held {
     /// The page's words, the time said at `offset` from UTC: "silenced until 16:00 (disk swap)".
     pub fn describe(&self, offset: chrono::FixedOffset) -> String {
-        let until = self.until.with_timezone(&offset).format("%H:%M");
+        let until = hh_mm(self.until, offset);
         if self.reason.trim().is_empty() {
             format!("silenced until {until}")
         } else {
@@ -78,7 +84,7 @@ impl ChannelState {
         let mut out = format!(
             "alerts: {} failing since {}",
             self.name,
-            since.with_timezone(&offset).format("%H:%M")
+            hh_mm(since, offset)
         );
         if let Some(reason) = self.reason.as_deref().filter(|r| !r.trim().is_empty()) {
             out.push_str(": ");
@@ -88,6 +94,17 @@ impl ChannelState {
             out.push_str(&format!(" ({} waiting)", self.pending));
         }
         Some(out)
+    }
+}
+
+impl ChannelState {
+    /// Amber while it fails: nothing in the fleet is down for it, but nobody will be paged.
+    pub fn band(&self) -> crate::Band {
+        if self.failing_since.is_some() {
+            crate::Band::Amber
+        } else {
+            crate::Band::Green
+        }
     }
 }
 

@@ -107,6 +107,10 @@ impl Snapshot {
             Probe::Value(b) => v.add(b.band()),
             other => section_failed(self.sections.backups.configured, other.is_error(), &mut v),
         }
+        // An alert channel is an element of the Systems panel while alerting is configured.
+        if self.alerts.configured {
+            self.alerts.channels.iter().for_each(|c| v.add(c.band()));
+        }
         v
     }
 

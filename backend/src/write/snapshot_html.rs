@@ -4,7 +4,9 @@
 //!
 //! Every word, band and count comes from [`fleetdash_model::Glance`], the one wording the page
 //! uses too; this module only lays it out: the verdict, the needs-you lines, then each section
-//! with its rows, green ones quiet, details behind `<details>` (no JavaScript needed).
+//! with its rows, green ones quiet, details behind `<details>` (no JavaScript needed). An
+//! element whose alerts are held back carries the glance's mark ("🔕 silenced until 16:00
+//! (disk swap)"), and with alerting configured the Systems section lists the alert channels.
 //!
 //! It is rendered from the snapshot *after* the redaction gate (and passes the gate again as a
 //! whole), as of the snapshot's own `generated_at`, times of day in the hub's zone.
@@ -12,7 +14,7 @@
 use askama::Template;
 use chrono::{FixedOffset, Offset};
 use fleetdash_model::glance::changes::{self, Change};
-use fleetdash_model::glance::favicon;
+use fleetdash_model::glance::{HELD_ICON, favicon};
 use fleetdash_model::{Glance, Snapshot};
 
 pub const FILE_NAME: &str = "snapshot.html";
@@ -34,6 +36,8 @@ struct Page {
     generated: String,
     zone: String,
     glance: Glance,
+    /// The mark beside an element's held alerts, the page's own.
+    held_icon: &'static str,
     /// The last day's band changes, newest first.
     changes: Vec<Change>,
     /// Set when the snapshot carries as many changes as it may: older ones are only in the log.
@@ -66,6 +70,7 @@ pub fn render_in(snapshot: &Snapshot, offset: FixedOffset) -> String {
             format!("UTC{offset}")
         },
         glance,
+        held_icon: HELD_ICON,
         changes: changes::recent(snapshot, snapshot.generated_at, offset),
         capped: (snapshot.transitions.len() >= super::transitions::RECENT_MAX).then(|| {
             format!(
@@ -616,6 +621,125 @@ mod tests {
         let page = html(&s);
         assert!(page.contains("no samples yet"), "{page}");
         assert!(page.contains("24 h uptime 0.0 %"), "{page}");
+    }
+
+    /// `with_host_and_backup()` with alerting: db1 silenced until 16:00 for a disk swap, its
+    /// tunnel until 15:00 for a rebuild; ntfy failing since 14:02 with 503 and 3 alerts waiting,
+    /// the dead man's switch delivering.
+    fn with_alerting() -> Snapshot {
+        use fleetdash_model::alerts::{ChannelState, Held, key};
+        let mut s = with_host_and_backup();
+        let now = s.generated_at;
+        let at = |hm: &str| {
+            DateTime::parse_from_rfc3339(&format!("2026-11-30T{hm}:00Z"))
+                .unwrap()
+                .with_timezone(&Utc)
+        };
+        s.alerts.configured = true;
+        s.alerts.held = vec![
+            Held {
+                key: key::host("db1"),
+                until: at("16:00"),
+                reason: "disk swap".into(),
+                checked_at: now,
+            },
+            Held {
+                key: key::host_check("db1", "tunnel", "pg-tunnel"),
+                until: at("15:00"),
+                reason: "tunnel rebuild".into(),
+                checked_at: now,
+            },
+        ];
+        s.alerts.channels = vec![
+            ChannelState {
+                name: "deadman".into(),
+                failing_since: None,
+                reason: None,
+                pending: 0,
+                checked_at: now,
+            },
+            ChannelState {
+                name: "ntfy".into(),
+                failing_since: Some(at("14:02")),
+                reason: Some("503".into()),
+                pending: 3,
+                checked_at: now,
+            },
+        ];
+        s
+    }
+
+    /// The part of `page` from the `<li` holding ` id="{id}"` to its `</li>`.
+    fn row_of<'a>(page: &'a str, id: &str) -> &'a str {
+        let at = page
+            .find(&format!(" id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no row {id}:\n{page}"));
+        let start = page[..at].rfind("<li").unwrap();
+        &page[start..at + page[at..].find("</li>").unwrap()]
+    }
+
+    #[test]
+    fn a_held_host_and_a_failing_alert_channel_say_so_as_on_the_page() {
+        let s = with_alerting();
+        let page = html(&s);
+        let mark = |words: &str| {
+            format!("<span class=\"held\"><span aria-hidden=\"true\">🔕 </span>{words}</span>")
+        };
+        let host = mark("silenced until 16:00 (disk swap)");
+        // Needs-you: the host's red line, marked; the channel's amber line, one sentence.
+        let line = page
+            .split('\n')
+            .find(|l| l.starts_with("<li class=\"red\"><a href=\"#host-db1\">"))
+            .unwrap_or_else(|| panic!("no red needs-you line for db1:\n{page}"));
+        assert!(line.ends_with(&format!("{host}</a></li>")), "{line}");
+        assert!(
+            page.contains(
+                "<li class=\"amber\"><a href=\"#alert-ntfy\"><span aria-hidden=\"true\">▲ </span><span class=\"what\">alerts: ntfy failing since 14:02: 503 (3 waiting)</span></a></li>"
+            ),
+            "{page}"
+        );
+        // The host's row: still red, marked in its summary (seen closed); its tunnel says its
+        // own hold behind the tap.
+        let row = row_of(&page, "host-db1");
+        assert!(row.starts_with("<li class=\"row row-red\""), "{row}");
+        let summary_end = row.find("</summary>").unwrap();
+        assert!(row[..summary_end].contains(&host), "{row}");
+        assert!(
+            row.contains(&format!(
+                "pg-tunnel no answer<span class=\"why\">no answer within 2 s</span>{}</span>",
+                mark("silenced until 15:00 (tunnel rebuild)")
+            )),
+            "{row}"
+        );
+        assert_eq!(row.matches("🔕").count(), 2, "{row}");
+        // The verdict says the channel; the alerts group lists both, failing first.
+        assert!(page.contains("· 1 alert channel failing</p>"), "{page}");
+        assert!(page.contains("7 red · 2 amber · 4 green"), "{page}");
+        let alerts = page.find("<h3>alerts</h3>").expect("the alerts group");
+        let ntfy = row_of(&page, "alert-ntfy");
+        assert!(page.find(ntfy).unwrap() > alerts);
+        assert!(ntfy.starts_with("<li class=\"row row-amber\""), "{ntfy}");
+        assert!(ntfy.contains("<span class=\"reason\">503</span>"), "{ntfy}");
+        assert!(ntfy.contains("<dt>waiting</dt><dd>3 alerts</dd>"), "{ntfy}");
+        let deadman = row_of(&page, "alert-deadman");
+        assert!(
+            deadman.starts_with("<li class=\"row row-green\"")
+                && deadman.contains("<span class=\"sum\">delivering</span>"),
+            "{deadman}"
+        );
+        assert!(page.find(deadman).unwrap() > page.find(ntfy).unwrap());
+        // What the glance says, no more: the same needs, the same counts.
+        let glance = Glance::new(&s, s.generated_at, utc());
+        assert!(page.contains(&format!(
+            "<p class=\"counts\">{}</p>",
+            glance.counts.sentence()
+        )));
+
+        // Without alerting, nothing of it.
+        let page = html(&with_host_and_backup());
+        for absent in ["🔕", "class=\"held\"", "<h3>alerts</h3>", "alert channel"] {
+            assert!(!page.contains(absent), "{absent} in\n{page}");
+        }
     }
 
     #[test]

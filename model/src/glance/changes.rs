@@ -57,7 +57,11 @@ impl SinceLooked {
 
 /// The changes of the last [`RECENT_H`] hours before `now`, newest first.
 pub fn recent(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset) -> Vec<Change> {
-    let w = Words { now, offset };
+    let w = Words {
+        now,
+        offset,
+        held: &[],
+    };
     let from = now - Duration::hours(RECENT_H);
     s.transitions
         .iter()
@@ -74,7 +78,11 @@ pub fn since_looked(
     now: DateTime<Utc>,
     offset: FixedOffset,
 ) -> SinceLooked {
-    let w = Words { now, offset };
+    let w = Words {
+        now,
+        offset,
+        held: &[],
+    };
     let mut out = SinceLooked {
         looked: w.time(looked_at),
         ..SinceLooked::default()

@@ -12,16 +12,25 @@
 //! while it is not (nothing is invented from a ticking clock). `snapshot.html` calls it at the
 //! snapshot's own `generated_at`. Kept light for WebAssembly: plain structs, strings built once,
 //! times and numbers formatted by hand (chrono's and Rust's float formatting cost kilobytes).
+//!
+//! Alerting adds words, never bands: an element whose alerts are held back (a silence, a
+//! maintenance window) keeps its band, its place and its needs-you line, and carries `held`
+//! ("silenced until 16:00 (disk swap)"); a failing alert channel is an amber needs-you line and
+//! a row of the Systems panel's "alerts" group, since the operator will not be paged.
 
 pub mod changes;
 
 use chrono::{DateTime, Datelike, FixedOffset, Timelike, Utc};
 
+use crate::alerts::{ChannelState, Held, key};
 use crate::one_decimal;
 use crate::{
     Agent, Asc, Backups, Band, Board, BoardSource, Card, CronCheck, CronState, History, LiveTask,
     NamedCheck, Probe, QueueTask, SectionMeta, Snapshot, System, Verdict, human_age, seconds_since,
 };
+
+/// The mark beside a `held` text (a bell struck through): both renderers show it.
+pub const HELD_ICON: &str = "🔕";
 
 /// What the operator reads, as of one moment.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,13 +53,17 @@ pub struct Glance {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Need {
     pub band: Band,
-    /// "agent lyra", "task t_01 (min)", "card Prune old snapshots", "host prod".
+    /// "agent lyra", "task t_01 (min)", "card Prune old snapshots", "host prod"; or the whole
+    /// line when it is one sentence ("alerts: ntfy failing since 14:02: 503 (3 waiting)").
     pub what: String,
+    /// Empty when `what` is the whole line: such a line is shown whole, never cut.
     pub reason: String,
     /// "since 19:12", when known.
     pub since: Option<String>,
     /// The id of its row (or of its section, for a section that failed as a whole).
     pub anchor: String,
+    /// "silenced until 16:00 (disk swap)": its alerts are held back; it still needs you.
+    pub held: Option<String>,
     kind: Kind,
 }
 
@@ -65,6 +78,8 @@ enum Kind {
     Host,
     Backup,
     Section,
+    /// An alert channel that fails to deliver: said in the verdict whatever else is red.
+    Channel,
 }
 
 impl Kind {
@@ -80,6 +95,7 @@ impl Kind {
             Kind::Host => ("host", "hosts", ""),
             Kind::Backup => ("backup", "backups", ""),
             Kind::Section => ("section", "sections", "failed"),
+            Kind::Channel => ("alert channel", "alert channels", "failing"),
         }
     }
 
@@ -115,6 +131,8 @@ pub struct Problem {
     /// Red when a configured section failed; `None` when the section is not configured.
     pub band: Option<Band>,
     pub text: String,
+    /// The section's alerts held back, in words, while it is red.
+    pub held: Option<String>,
 }
 
 /// Rows under one optional heading (a board column); `folded` counts rows not listed one by
@@ -141,6 +159,8 @@ pub struct Row {
     pub summary: String,
     /// Why it is not green, said once; `None` when it is green.
     pub reason: Option<String>,
+    /// "silenced until 16:00 (disk swap)" while its alerts are held back and it is not green.
+    pub held: Option<String>,
     /// Behind the tap: the Agent Status Code ("ASC-5003 DEPENDENCY_UNAVAILABLE") when not success.
     pub code: Option<String>,
     pub facts: Vec<Fact>,
@@ -161,6 +181,8 @@ pub struct Fact {
     pub label: &'static str,
     pub text: String,
     pub band: Option<Band>,
+    /// Its alerts held back, in words (a host's vault parity is an element of its own).
+    pub held: Option<String>,
 }
 
 /// A host's services, tunnels or crons.
@@ -176,6 +198,8 @@ pub struct Check {
     pub text: String,
     /// Why it is not ok, when that says more than its state.
     pub why: Option<String>,
+    /// Its alerts held back, in words, unless its host's row says the same.
+    pub held: Option<String>,
 }
 
 /// The last 24 hours: the uptime in words, one character per slot (oldest first: `u` up, `d`
@@ -237,7 +261,11 @@ const TERMINAL_STATES: [&str; 4] = [
 impl Glance {
     /// The glance at `now`, times of day said at `offset` from UTC (the reader's zone).
     pub fn new(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset) -> Glance {
-        let w = Words { now, offset };
+        let w = Words {
+            now,
+            offset,
+            held: &s.alerts.held,
+        };
         let sections = vec![
             agents(s, &w),
             queue(s, &w),
@@ -252,6 +280,7 @@ impl Glance {
             if let Some(Problem {
                 band: Some(band),
                 text,
+                held,
             }) = &section.problem
             {
                 counts.add(*band);
@@ -261,6 +290,7 @@ impl Glance {
                     reason: few_words(text),
                     since: None,
                     anchor: section.id.to_string(),
+                    held: held.clone(),
                     kind: Kind::Section,
                 });
             }
@@ -269,21 +299,37 @@ impl Glance {
                     continue;
                 };
                 counts.add(row.band);
-                if row.band != Band::Green {
-                    let mut reason = row.reason.clone().unwrap_or_else(|| row.badge.into());
-                    if let Some(t) = row.since {
-                        // "since 19:12" says it: not "... at 19:12" as well.
-                        reason = reason.replace(&format!(" at {}", w.time(t)), "");
-                    }
+                if row.band == Band::Green {
+                    continue;
+                }
+                if kind == Kind::Channel {
+                    // A channel's line is its own sentence, since when included:
+                    // "alerts: ntfy failing since 14:02: 503 (3 waiting)".
                     needs.push(Need {
                         band: row.band,
                         what: row.what.clone(),
-                        reason: few_words(&reason),
-                        since: row.since.map(|t| w.since(t)),
+                        reason: String::new(),
+                        since: None,
                         anchor: row.anchor.clone(),
+                        held: None,
                         kind,
                     });
+                    continue;
                 }
+                let mut reason = row.reason.clone().unwrap_or_else(|| row.badge.into());
+                if let Some(t) = row.since {
+                    // "since 19:12" says it: not "... at 19:12" as well.
+                    reason = reason.replace(&format!(" at {}", w.time(t)), "");
+                }
+                needs.push(Need {
+                    band: row.band,
+                    what: row.what.clone(),
+                    reason: few_words(&reason),
+                    since: row.since.map(|t| w.since(t)),
+                    anchor: row.anchor.clone(),
+                    held: row.held.clone(),
+                    kind,
+                });
             }
             // Folded rows are green cards: counted, not listed.
             for g in &section.groups {
@@ -330,13 +376,27 @@ impl Glance {
     }
 }
 
-/// Formats ages and times as of one moment, in one zone.
-struct Words {
+/// Formats ages and times as of one moment, in one zone, and says which elements are held.
+struct Words<'a> {
     now: DateTime<Utc>,
     offset: FixedOffset,
+    /// The snapshot's held elements (`alerts.held`).
+    held: &'a [Held],
 }
 
-impl Words {
+impl Words<'_> {
+    /// The hold on the element `key` in words, while it is not green: a green element has
+    /// nothing to hold back, so a hold listed for one is not said.
+    fn held(&self, key: &str, band: Band) -> Option<String> {
+        if band == Band::Green {
+            return None;
+        }
+        self.held
+            .iter()
+            .find(|h| h.key == key)
+            .map(|h| h.describe(self.offset))
+    }
+
     /// Seconds of `base_s` at `at`, plus the time since.
     fn age(&self, at: DateTime<Utc>, base_s: u64) -> u64 {
         base_s + seconds_since(at, self.now)
@@ -381,7 +441,10 @@ fn headline(needs: &[Need], counts: &Verdict) -> String {
     } else {
         Band::Amber
     };
-    let of_band: Vec<&Need> = needs.iter().filter(|n| n.band == band).collect();
+    let of_band: Vec<&Need> = needs
+        .iter()
+        .filter(|n| n.band == band && n.kind != Kind::Channel)
+        .collect();
     let mut parts = Vec::new();
     let mut seen: Vec<Kind> = Vec::new();
     for n in &of_band {
@@ -408,8 +471,18 @@ fn headline(needs: &[Need], counts: &Verdict) -> String {
         });
     }
     let mut words = parts.join(" · ");
-    if band == Band::Amber {
+    if band == Band::Amber && !words.is_empty() {
         words.push_str(" to watch");
+    }
+    // Failing alert channels are said whatever else is red: nobody is paged about it.
+    let channels = needs.iter().filter(|n| n.kind == Kind::Channel).count();
+    if channels > 0 {
+        let (one, many, failing) = Kind::Channel.words();
+        let noun = if channels == 1 { one } else { many };
+        if !words.is_empty() {
+            words.push_str(" · ");
+        }
+        words.push_str(&format!("{channels} {noun} {failing}"));
     }
     words
 }
@@ -510,6 +583,7 @@ fn fact(label: &'static str, (text, band): (String, Option<Band>), reason: Optio
             text
         },
         band,
+        held: None,
     }
 }
 
@@ -518,18 +592,21 @@ fn checked(meta: &SectionMeta, w: &Words) -> Option<String> {
         .map(|at| format!("checked {} ago", human_age(seconds_since(at, w.now))))
 }
 
-/// The section's own failure, when it has no elements to show.
-fn problem<T>(probe: &Probe<T>, meta: &SectionMeta) -> Option<Problem> {
+/// The section's own failure, when it has no elements to show; `part` is its name in the
+/// snapshot ("tasks.queue"), its element key's.
+fn problem<T>(probe: &Probe<T>, meta: &SectionMeta, part: &str, w: &Words) -> Option<Problem> {
     let reason = probe.error_reason()?;
     Some(if meta.configured {
         Problem {
             band: Some(Band::Red),
             text: format!("error: {reason}"),
+            held: w.held(&key::section(part), Band::Red),
         }
     } else {
         Problem {
             band: None,
             text: "Not configured: no collector for this section.".into(),
+            held: None,
         }
     })
 }
@@ -638,7 +715,7 @@ fn join(parts: &[&str]) -> String {
 fn agents(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.agents;
     let mut view = section("agents", "Agents", meta, w);
-    view.problem = problem(&s.agents, meta);
+    view.problem = problem(&s.agents, meta, "agents", w);
     if let Probe::Value(rows) = &s.agents {
         let sorted = sorted(rows.iter().collect(), |a: &&Agent| (0, a.name.clone()));
         let mut g = group(red_first(
@@ -735,6 +812,7 @@ fn agent_row(a: &Agent, rules: &crate::RulesView, w: &Words) -> Row {
         summary: place,
         code: code(&a.status).filter(|_| reason.is_some()),
         reason,
+        held: w.held(&key::agent(&a.name), a.band),
         facts,
         checks: Vec::new(),
         strip: strip(a.history.as_ref(), w),
@@ -786,7 +864,7 @@ fn queue(s: &Snapshot, w: &Words) -> Section {
     if s.rules.ack_within_s > 0 {
         view.note = Some(format!("ACK within {}", human_age(s.rules.ack_within_s)));
     }
-    view.problem = problem(&s.tasks.queue, meta);
+    view.problem = problem(&s.tasks.queue, meta, "tasks.queue", w);
     if let Probe::Value(tasks) = &s.tasks.queue {
         let newest_first = sorted(tasks.iter().collect(), |t: &&QueueTask| {
             (
@@ -881,6 +959,7 @@ fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
         code: code(&status).filter(|_| reason.is_some()),
         facts,
         reason,
+        held: w.held(&key::queue_task(&t.id), band),
         checks: Vec::new(),
         strip: None,
     }
@@ -891,7 +970,7 @@ fn live_tasks(s: &Snapshot, w: &Words) -> Section {
     let mut view = section("live", "Live tasks", meta, w);
     let rule = s.rules.no_reply_s;
     view.note = Some(format!("stuck: no reply for {}", human_age(rule)));
-    view.problem = problem(&s.tasks.live, meta);
+    view.problem = problem(&s.tasks.live, meta, "tasks.live", w);
     if let Probe::Value(tasks) = &s.tasks.live {
         // Unfinished tasks oldest first, so one about to cross the rule is at the top of the
         // green ones; finished ones last.
@@ -964,6 +1043,7 @@ fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
             facts
         },
         reason,
+        held: w.held(&key::live_task(&t.agent, &t.id), band),
         checks: Vec::new(),
         strip: None,
     }
@@ -983,7 +1063,7 @@ impl Card {
 fn board(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.board;
     let mut view = section("board", "Board", meta, w);
-    view.problem = problem(&s.tasks.board, meta);
+    view.problem = problem(&s.tasks.board, meta, "tasks.board", w);
     if let Probe::Value(b) = &s.tasks.board {
         view.groups = board_groups(b, w);
     }
@@ -992,7 +1072,9 @@ fn board(s: &Snapshot, w: &Words) -> Section {
 
 fn board_groups(b: &Board, w: &Words) -> Vec<Group> {
     let mut groups = Vec::new();
-    let mut sources = group(red_first(b.sources.iter().map(source_row).collect()));
+    let mut sources = group(red_first(
+        b.sources.iter().map(|src| source_row(src, w)).collect(),
+    ));
     sources.title = Some("boards".into());
     groups.push(sources);
     let mut columns: Vec<&String> = b.columns.iter().collect();
@@ -1027,7 +1109,7 @@ fn board_groups(b: &Board, w: &Words) -> Vec<Group> {
     groups
 }
 
-fn source_row(src: &BoardSource) -> Row {
+fn source_row(src: &BoardSource, w: &Words) -> Row {
     let band = src.band();
     let cards = shown(&src.cards, |n| format!("{n} cards"));
     let projection = shown(&src.projection, Clone::clone);
@@ -1084,6 +1166,7 @@ fn source_row(src: &BoardSource) -> Row {
         ]),
         code: code(&src.status).filter(|_| reason.is_some()),
         reason,
+        held: w.held(&key::board(&src.name), band),
         facts,
         checks: Vec::new(),
         strip: None,
@@ -1180,6 +1263,7 @@ fn card_row(c: &Card, w: &Words) -> Row {
         title: c.title.clone(),
         summary: join(&[&c.board, owner, &format!("{age} old")]),
         reason,
+        held: w.held(&key::card(&c.board, &c.id), band),
         code: None,
         facts,
         checks: Vec::new(),
@@ -1194,7 +1278,7 @@ fn card_row(c: &Card, w: &Words) -> Row {
 fn systems(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.systems;
     let mut view = section("systems", "Systems", meta, w);
-    view.problem = problem(&s.systems, meta);
+    view.problem = problem(&s.systems, meta, "systems", w);
     if let Probe::Value(hosts) = &s.systems {
         let sorted = sorted(hosts.iter().collect(), |h: &&System| (0, h.host.clone()));
         let mut g = group(red_first(
@@ -1205,7 +1289,72 @@ fn systems(s: &Snapshot, w: &Words) -> Section {
         }
         view.groups.push(g);
     }
+    // Whether alerts reach anyone is a system of its own; without alerting, nothing is said.
+    if s.alerts.configured {
+        let mut g = group(red_first(
+            s.alerts
+                .channels
+                .iter()
+                .map(|c| channel_row(c, w))
+                .collect(),
+        ));
+        g.title = Some("alerts".into());
+        if g.rows.is_empty() {
+            g.empty = Some("no alert channels");
+        }
+        view.groups.push(g);
+    }
     view
+}
+
+/// An alert channel (or the dead man's switch): green while it delivers, amber while it fails.
+fn channel_row(c: &ChannelState, w: &Words) -> Row {
+    let band = c.band();
+    let reason = c.failing_since.map(|_| {
+        c.reason
+            .as_deref()
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .unwrap_or("failing")
+            .to_string()
+    });
+    let waiting = match c.pending {
+        0 => "none".to_string(),
+        1 => "1 alert".to_string(),
+        n => format!("{n} alerts"),
+    };
+    let r = reason.as_deref();
+    Row {
+        kind: Some(Kind::Channel),
+        what: c
+            .describe(w.offset)
+            .unwrap_or_else(|| format!("alerts: {}", c.name)),
+        since: c.failing_since,
+        anchor: anchor("alert", &c.name),
+        band,
+        badge: band.word(),
+        title: c.name.clone(),
+        summary: match c.failing_since {
+            Some(t) => format!("failing {}", w.since(t)),
+            None => "delivering".into(),
+        },
+        code: None,
+        facts: vec![
+            fact("waiting", (waiting, None), r),
+            fact(
+                "checked",
+                (
+                    format!("{} ago", human_age(seconds_since(c.checked_at, w.now))),
+                    None,
+                ),
+                r,
+            ),
+        ],
+        reason,
+        held: None,
+        checks: Vec::new(),
+        strip: None,
+    }
 }
 
 fn gb(v: &f64) -> String {
@@ -1218,9 +1367,28 @@ fn host_row(h: &System, w: &Words) -> Row {
     // since when, as the host's strip does.
     let span = h.history.as_ref().and_then(|x| x.since).map(|t| w.time(t));
     let span = span.as_deref();
-    let services = named(&h.services, "service", "active", "inactive", span);
-    let tunnels = named(&h.tunnels, "tunnel", "up", "down", span);
-    let crons: Vec<(Check, Option<String>)> = h.crons.iter().map(|c| cron_check(c, span)).collect();
+    let mut services = named(&h.services, "service", "active", "inactive", span);
+    let mut tunnels = named(&h.tunnels, "tunnel", "up", "down", span);
+    let mut crons: Vec<(Check, Option<String>)> =
+        h.crons.iter().map(|c| cron_check(c, span)).collect();
+    // Each check is an element of its own: its hold is said on it, unless the host's row
+    // already says the same words.
+    let held = w.held(&key::host(&h.host), band);
+    let hold = |kind: &str, name: &str, b: Band| {
+        w.held(&key::host_check(&h.host, kind, name), b)
+            .filter(|m| Some(m) != held.as_ref())
+    };
+    for (kind, checks, list) in [
+        ("service", &mut services, &h.services),
+        ("tunnel", &mut tunnels, &h.tunnels),
+    ] {
+        for ((check, _), c) in checks.iter_mut().zip(list) {
+            check.held = hold(kind, &c.name, check.band);
+        }
+    }
+    for ((check, _), c) in crons.iter_mut().zip(&h.crons) {
+        check.held = hold("cron", &c.name, check.band);
+    }
     // The host's reason in a few words, from its checks (each check keeps its own why behind
     // the tap): said once.
     let mut problems: Vec<(Band, String)> = Vec::new();
@@ -1298,9 +1466,15 @@ fn host_row(h: &System, w: &Words) -> Row {
         facts: vec![
             fact("RAM", ram, r),
             fact("disk free", disk, r),
-            fact("vault parity", vault, r),
+            Fact {
+                held: w
+                    .held(&key::vault(&h.host), vault.1.unwrap_or(Band::Green))
+                    .filter(|m| Some(m) != held.as_ref()),
+                ..fact("vault parity", vault, r)
+            },
         ],
         reason,
+        held,
         checks: vec![
             Checks {
                 title: "services",
@@ -1366,6 +1540,7 @@ fn named(
                     uptime_suffix(c.uptime_24h_pct, span)
                 ),
                 why: why.filter(|_| !ok),
+                held: None,
             };
             let short = (!ok).then(|| format!("{kind} {} {state}", c.name));
             (check, short)
@@ -1399,6 +1574,7 @@ fn cron_check(c: &CronCheck, span: Option<&str>) -> (Check, Option<String>) {
             uptime_suffix(c.uptime_24h_pct, span)
         ),
         why: c.reason.clone().filter(|_| band != Band::Green),
+        held: None,
     };
     let short = (band != Band::Green).then(|| format!("cron {} {word}", c.name));
     (check, short)
@@ -1407,7 +1583,7 @@ fn cron_check(c: &CronCheck, span: Option<&str>) -> (Check, Option<String>) {
 fn backups(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.backups;
     let mut view = section("backups", "Backups", meta, w);
-    view.problem = problem(&s.backups, meta);
+    view.problem = problem(&s.backups, meta, "backups", w);
     if let Probe::Value(b) = &s.backups {
         view.groups.push(group(vec![backup_row(b, s, w)]));
     }
@@ -1468,6 +1644,7 @@ fn backup_row(b: &Backups, s: &Snapshot, w: &Words) -> Row {
         summary: age,
         code: code(&b.status).filter(|_| reason.is_some()),
         reason,
+        held: w.held(key::BACKUPS, band),
         facts,
         checks: Vec::new(),
         strip: None,
@@ -1730,6 +1907,55 @@ mod tests {
             stale: false,
         });
         s
+    }
+
+    /// A work-queue task tagged on three agents, nobody owning it yet.
+    fn queue_task(id: &str, minutes_ago: i64) -> QueueTask {
+        QueueTask {
+            id: id.into(),
+            title: format!("Task {id}"),
+            owner: None,
+            tagged: vec!["mira".into(), "nova".into(), "sol".into()],
+            created_by: "operator".into(),
+            created_at: t0() - chrono::Duration::minutes(minutes_ago),
+            deadline: None,
+            state: "TASK_STATE_SUBMITTED".into(),
+            ack: None,
+            blocked_on: None,
+            last_report_at: None,
+            status_message: None,
+            worker_died: false,
+            band: Band::Green,
+            status: Asc::SUCCESS,
+            reason: None,
+            checked_at: t0(),
+            stale: false,
+        }
+    }
+
+    /// `key` held until `minutes` after t0 (19:20 UTC) for `reason`.
+    fn hold(key: String, minutes: i64, reason: &str) -> Held {
+        Held {
+            key,
+            until: t0() + chrono::Duration::minutes(minutes),
+            reason: reason.into(),
+            checked_at: t0(),
+        }
+    }
+
+    fn channel(
+        name: &str,
+        failing_min_ago: Option<i64>,
+        reason: &str,
+        pending: u64,
+    ) -> ChannelState {
+        ChannelState {
+            name: name.into(),
+            failing_since: failing_min_ago.map(|m| t0() - chrono::Duration::minutes(m)),
+            reason: (!reason.is_empty()).then(|| reason.into()),
+            pending,
+            checked_at: t0(),
+        }
     }
 
     fn row<'a>(g: &'a Glance, anchor: &str) -> &'a Row {
@@ -2204,7 +2430,8 @@ mod tests {
             systems.problem,
             Some(Problem {
                 band: Some(Band::Red),
-                text: "error: not collected".into()
+                text: "error: not collected".into(),
+                held: None,
             })
         );
         assert!(
@@ -2228,26 +2455,7 @@ mod tests {
             duration_ms: Some(1),
             stale: false,
         };
-        let task = |id: &str, minutes_ago: i64| QueueTask {
-            id: id.into(),
-            title: format!("Task {id}"),
-            owner: None,
-            tagged: vec!["mira".into(), "nova".into(), "sol".into()],
-            created_by: "operator".into(),
-            created_at: t0() - chrono::Duration::minutes(minutes_ago),
-            deadline: None,
-            state: "TASK_STATE_SUBMITTED".into(),
-            ack: None,
-            blocked_on: None,
-            last_report_at: None,
-            status_message: None,
-            worker_died: false,
-            band: Band::Green,
-            status: Asc::SUCCESS,
-            reason: None,
-            checked_at: t0(),
-            stale: false,
-        };
+        let task = queue_task;
         let owned = |mut t: QueueTask| {
             t.owner = Some("sol".into());
             t.state = "TASK_STATE_WORKING".into();
@@ -2315,6 +2523,306 @@ mod tests {
             s.verdict_at(t0() + chrono::Duration::seconds(60))
         );
         assert_eq!(at(&s, 0).counts, s.verdict_at(t0()));
+    }
+
+    #[test]
+    fn a_held_host_and_a_held_tunnel_are_marked_and_keep_their_band_their_line_and_the_verdict() {
+        let mut s = fleet();
+        if let Probe::Value(hosts) = &mut s.systems {
+            hosts[0].tunnels = vec![check("heart", false, Some("connection refused"))];
+            hosts[0].vault_parity = Probe::Value(false);
+            hosts[0].vault_reason = Some("2 uncommitted changes".into());
+        }
+        let plain = at(&s, 0);
+        s.alerts.configured = true;
+        s.alerts.held = vec![
+            hold(key::host("prod"), 40, "disk swap"),
+            hold(
+                key::host_check("prod", "tunnel", "heart"),
+                100,
+                "tunnel rebuild",
+            ),
+            // The same silence as the host's: said once, on the host.
+            hold(key::host_check("prod", "cron", "db-dump"), 40, "disk swap"),
+            hold(key::vault("prod"), 70, ""),
+        ];
+        let g = at(&s, 0);
+        let prod = row(&g, "host-prod");
+        assert_eq!(
+            prod.held.as_deref(),
+            Some("silenced until 20:00 (disk swap)")
+        );
+        assert_eq!((prod.band, prod.badge), (Band::Red, "fail"));
+        assert_eq!(prod.reason, row(&plain, "host-prod").reason);
+        let held: Vec<(&str, Option<&str>)> = prod
+            .checks
+            .iter()
+            .flat_map(|c| &c.items)
+            .map(|i| (i.text.as_str(), i.held.as_deref()))
+            .collect();
+        assert_eq!(
+            held,
+            [
+                ("nginx active · 24 h 100.0 %", None),
+                ("hermes-gateway failed · 24 h 0.0 %", None),
+                (
+                    "heart down · 24 h 0.0 %",
+                    Some("silenced until 21:00 (tunnel rebuild)")
+                ),
+                (
+                    "db-dump down · last ok 1 h ago · every 1 d, grace 2 h · 24 h 100.0 %",
+                    None
+                ),
+            ]
+        );
+        let vault = prod
+            .facts
+            .iter()
+            .find(|f| f.label == "vault parity")
+            .unwrap();
+        assert_eq!(vault.held.as_deref(), Some("silenced until 20:30"));
+        // Needs-you: the same line in the same place, the mark added.
+        let need = g.needs.iter().find(|n| n.anchor == "host-prod").unwrap();
+        assert_eq!(
+            need.held.as_deref(),
+            Some("silenced until 20:00 (disk swap)")
+        );
+        let without: Vec<Need> = g
+            .needs
+            .iter()
+            .cloned()
+            .map(|n| Need { held: None, ..n })
+            .collect();
+        assert_eq!(without, plain.needs);
+        assert_eq!(
+            (g.headline.as_str(), g.counts),
+            (plain.headline.as_str(), plain.counts)
+        );
+        assert_eq!(g.counts, s.verdict());
+        // In the reader's zone.
+        let plus_one = Glance::new(&s, t0(), FixedOffset::east_opt(3600).unwrap());
+        assert_eq!(
+            row(&plus_one, "host-prod").held.as_deref(),
+            Some("silenced until 21:00 (disk swap)")
+        );
+    }
+
+    #[test]
+    fn every_kind_of_element_carries_its_hold_in_its_row_and_its_needs_you_line() {
+        let mut s = fleet();
+        s.sections.queue = SectionMeta {
+            configured: true,
+            checked_at: Some(t0()),
+            duration_ms: Some(1),
+            stale: false,
+        };
+        // Nobody ACKed it in 30 min: red.
+        s.tasks.queue = Probe::Value(vec![queue_task("q_late", 30)]);
+        if let Probe::Value(b) = &mut s.backups {
+            b.band = Band::Amber;
+            b.reason = Some("latest backup 30 h old".into());
+        }
+        s.alerts.configured = true;
+        s.alerts.held = vec![
+            hold(key::agent("lyra"), 10, "rebuild"),
+            hold(key::queue_task("q_late"), 20, "holiday"),
+            hold(key::live_task("min", "t_stuck"), 30, ""),
+            hold(key::board("daily-operation"), 40, "vault move"),
+            hold(key::card("ops", "t_crash"), 50, "known"),
+            hold(key::BACKUPS.into(), 60, "drive swap"),
+        ];
+        let g = at(&s, 0);
+        for (anchor, words) in [
+            ("agent-lyra", "silenced until 19:30 (rebuild)"),
+            ("queue-q_late", "silenced until 19:40 (holiday)"),
+            ("task-min-t_stuck", "silenced until 19:50"),
+            ("board-daily-operation", "silenced until 20:00 (vault move)"),
+            ("card-ops-t_crash", "silenced until 20:10 (known)"),
+            ("backup-gdrive", "silenced until 20:20 (drive swap)"),
+        ] {
+            let r = row(&g, anchor);
+            assert_ne!(r.band, Band::Green, "{anchor}");
+            assert_eq!(r.held.as_deref(), Some(words), "{anchor}");
+            let need = g.needs.iter().find(|n| n.anchor == anchor).unwrap();
+            assert_eq!((need.band, need.held.as_deref()), (r.band, Some(words)));
+        }
+        // Nothing else is marked.
+        let marked = g
+            .sections
+            .iter()
+            .flat_map(|x| &x.groups)
+            .flat_map(|x| &x.rows)
+            .filter(|r| r.held.is_some())
+            .count();
+        assert_eq!(marked, 6);
+        assert_eq!(g.counts, s.verdict());
+
+        // A section that failed as a whole, held by its key.
+        s.systems = Probe::error("not collected");
+        s.alerts.held = vec![hold(key::section("systems"), 40, "")];
+        let g = at(&s, 0);
+        let systems = g.sections.iter().find(|x| x.id == "systems").unwrap();
+        assert_eq!(
+            systems.problem.as_ref().unwrap().held.as_deref(),
+            Some("silenced until 20:00")
+        );
+        let need = g.needs.iter().find(|n| n.anchor == "systems").unwrap();
+        assert_eq!(need.held.as_deref(), Some("silenced until 20:00"));
+    }
+
+    #[test]
+    fn a_hold_on_a_green_element_is_not_said() {
+        let mut s = fleet();
+        s.alerts.configured = true;
+        s.alerts.held = vec![
+            hold(key::agent("min"), 40, "quiet"),
+            hold(key::host("LAB"), 40, "disk swap"),
+            hold(key::host_check("LAB", "service", "hermes-gateway"), 40, ""),
+            hold(key::host_check("prod", "service", "nginx"), 40, ""),
+            hold(key::card("ops", "t_todo"), 40, ""),
+            hold(key::agent("nobody"), 40, "no such element"),
+        ];
+        let g = at(&s, 0);
+        assert_eq!(row(&g, "agent-min").held, None);
+        let lab = row(&g, "host-LAB");
+        assert_eq!(lab.held, None);
+        assert!(
+            lab.checks
+                .iter()
+                .flat_map(|c| &c.items)
+                .all(|i| i.held.is_none())
+        );
+        let nginx = &row(&g, "host-prod").checks[0].items[0];
+        assert_eq!((nginx.band, nginx.held.as_ref()), (Band::Green, None));
+        assert_eq!(row(&g, "card-ops-t_todo").held, None);
+        assert!(g.needs.iter().all(|n| n.held.is_none()));
+        assert_eq!(
+            g,
+            at(
+                &{
+                    let mut p = s.clone();
+                    p.alerts.held.clear();
+                    p
+                },
+                0
+            )
+        );
+    }
+
+    #[test]
+    fn a_failing_alert_channel_is_an_amber_line_said_in_the_verdict_and_a_row_of_systems() {
+        let mut s = fleet();
+        s.alerts.configured = true;
+        s.alerts.channels = vec![
+            channel("deadman", None, "", 0),
+            channel("ntfy", Some(78), "503", 3),
+        ];
+        let g = at(&s, 0);
+        // Amber, after every red line, in the channel's own words.
+        let last = g.needs.last().unwrap();
+        assert_eq!(
+            (
+                last.band,
+                last.what.as_str(),
+                last.reason.as_str(),
+                last.since.as_ref()
+            ),
+            (
+                Band::Amber,
+                "alerts: ntfy failing since 18:02: 503 (3 waiting)",
+                "",
+                None
+            )
+        );
+        assert_eq!(last.anchor, "alert-ntfy");
+        // Said in the verdict whatever else is red; counted amber, the healthy one green.
+        assert_eq!(
+            g.headline,
+            "2 agents · 1 task stuck · 1 board · 2 cards · 1 host · 1 alert channel failing"
+        );
+        assert_eq!(g.counts.sentence(), "7 red · 3 amber · 9 green");
+        assert_eq!(g.counts, s.verdict());
+        // The Systems panel's "alerts" group: failing first, amber with its reason; the
+        // dead man's switch green, delivering; what waits behind the tap.
+        let systems = g.sections.iter().find(|x| x.id == "systems").unwrap();
+        let alerts = systems.groups.last().unwrap();
+        assert_eq!(alerts.title.as_deref(), Some("alerts"));
+        let rows: Vec<(&str, Band, &str, &str, Option<&str>)> = alerts
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r.title.as_str(),
+                    r.band,
+                    r.badge,
+                    r.summary.as_str(),
+                    r.reason.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (
+                    "ntfy",
+                    Band::Amber,
+                    "warn",
+                    "failing since 18:02",
+                    Some("503")
+                ),
+                ("deadman", Band::Green, "ok", "delivering", None),
+            ]
+        );
+        let waiting = |r: &Row| {
+            r.facts
+                .iter()
+                .find(|f| f.label == "waiting")
+                .unwrap()
+                .text
+                .clone()
+        };
+        assert_eq!(waiting(&alerts.rows[0]), "3 alerts");
+        assert_eq!(waiting(&alerts.rows[1]), "none");
+
+        // Nothing else amiss: the channel alone makes the verdict amber.
+        let mut calm = Snapshot::empty(t0(), rules());
+        calm.stale = false;
+        calm.agents = Probe::Value(vec![agent("min", Band::Green, true, None)]);
+        calm.alerts = s.alerts.clone();
+        let g = at(&calm, 0);
+        assert_eq!(
+            (g.band, g.headline.as_str()),
+            (Band::Amber, "1 alert channel failing")
+        );
+        assert_eq!(g.title(true), "▲ 1 · fleet");
+        calm.alerts
+            .channels
+            .push(channel("hub", Some(5), "connection refused", 0));
+        if let Probe::Value(a) = &mut calm.agents {
+            a.push(agent("juno", Band::Amber, true, Some("quiet")));
+        }
+        assert_eq!(
+            at(&calm, 0).headline,
+            "1 agent to watch · 2 alert channels failing"
+        );
+        // Delivering again: green, nothing said.
+        calm.alerts.channels = vec![channel("ntfy", None, "", 0)];
+        calm.agents = Probe::Value(vec![agent("min", Band::Green, true, None)]);
+        let g = at(&calm, 0);
+        assert_eq!((g.band, g.headline.as_str()), (Band::Green, "all 2 green"));
+    }
+
+    #[test]
+    fn without_alerting_nothing_is_added() {
+        let mut s = fleet();
+        let plain = at(&s, 0);
+        // Channels listed by a snapshot that says alerting is off are not shown.
+        s.alerts.channels = vec![channel("ntfy", Some(5), "503", 1)];
+        let g = at(&s, 0);
+        assert_eq!(g, plain);
+        let systems = g.sections.iter().find(|x| x.id == "systems").unwrap();
+        assert_eq!(systems.groups.len(), 1);
+        assert_eq!(g.counts, s.verdict());
     }
 
     #[test]
