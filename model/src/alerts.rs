@@ -9,14 +9,8 @@
 //! the collector's transitions log, history, alert engine and silences key by it, and the page
 //! finds an element's hold by it.
 
-use chrono::{DateTime, Timelike, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-
-/// "16:00" at `offset`. By hand: chrono's strftime machinery costs the page tens of kilobytes.
-fn hh_mm(t: DateTime<Utc>, offset: chrono::FixedOffset) -> String {
-    let local = t.with_timezone(&offset);
-    format!("{:02}:{:02}", local.hour(), local.minute())
-}
 
 /// Alerting as of the write that carries it. `Default` (nothing configured) is what a snapshot
 /// written without alerting holds.
@@ -48,9 +42,10 @@ pub struct Held {
 }
 
 impl Held {
-    /// The page's words, the time said at `offset` from UTC: "silenced until 16:00 (disk swap)".
-    pub fn describe(&self, offset: chrono::FixedOffset) -> String {
-        let until = hh_mm(self.until, offset);
+    /// The page's words at `now`, the time said at `offset` from UTC: "silenced until 16:00
+    /// (disk swap)", with its date when it is not within the day ("until 2 Dec 16:00").
+    pub fn describe(&self, now: DateTime<Utc>, offset: chrono::FixedOffset) -> String {
+        let until = crate::glance::moment(self.until, now, offset);
         if self.reason.trim().is_empty() {
             format!("silenced until {until}")
         } else {
@@ -79,12 +74,12 @@ pub struct ChannelState {
 impl ChannelState {
     /// The page's words for a failing channel, times at `offset`:
     /// "alerts: ntfy failing since 14:02: 503 (3 waiting)"; `None` while it delivers.
-    pub fn describe(&self, offset: chrono::FixedOffset) -> Option<String> {
+    pub fn describe(&self, now: DateTime<Utc>, offset: chrono::FixedOffset) -> Option<String> {
         let since = self.failing_since?;
         let mut out = format!(
             "alerts: {} failing since {}",
             self.name,
-            hh_mm(since, offset)
+            crate::glance::moment(since, now, offset)
         );
         if let Some(reason) = self.reason.as_deref().filter(|r| !r.trim().is_empty()) {
             out.push_str(": ");
@@ -159,14 +154,23 @@ mod tests {
             reason: "disk swap".into(),
             checked_at: at,
         };
-        assert_eq!(held.describe(utc), "silenced until 16:00 (disk swap)");
+        assert_eq!(held.describe(at, utc), "silenced until 16:00 (disk swap)");
+        // Three days on, a time of day alone would name the wrong day.
+        let long = Held {
+            until: at + chrono::Duration::days(3),
+            ..held.clone()
+        };
+        assert_eq!(
+            long.describe(at, utc),
+            "silenced until 3 Dec 14:02 (disk swap)"
+        );
         let plus_one = FixedOffset::east_opt(3600).unwrap();
         assert_eq!(
             Held {
                 reason: " ".into(),
                 ..held
             }
-            .describe(plus_one),
+            .describe(at, plus_one),
             "silenced until 17:00"
         );
         let mut ch = ChannelState {
@@ -176,11 +180,15 @@ mod tests {
             pending: 3,
             checked_at: at,
         };
-        assert_eq!(ch.describe(utc), None);
+        assert_eq!(ch.describe(at, utc), None);
         ch.failing_since = Some(at);
         assert_eq!(
-            ch.describe(utc).as_deref(),
+            ch.describe(at, utc).as_deref(),
             Some("alerts: ntfy failing since 14:02: 503 (3 waiting)")
+        );
+        assert_eq!(
+            ch.describe(at + chrono::Duration::days(2), utc).as_deref(),
+            Some("alerts: ntfy failing since 30 Nov 14:02: 503 (3 waiting)")
         );
     }
 

@@ -394,7 +394,7 @@ impl Words<'_> {
         self.held
             .iter()
             .find(|h| h.key == key)
-            .map(|h| h.describe(self.offset))
+            .map(|h| h.describe(self.now, self.offset))
     }
 
     /// Seconds of `base_s` at `at`, plus the time since.
@@ -404,17 +404,23 @@ impl Words<'_> {
 
     /// "19:12", or "29 Nov 19:12" when it is not recent.
     fn time(&self, t: DateTime<Utc>) -> String {
-        let local = t.with_timezone(&self.offset);
-        let hm = format!("{:02}:{:02}", local.hour(), local.minute());
-        if (self.now - t).num_hours() < SAME_DAY_H {
-            hm
-        } else {
-            format!("{} {} {hm}", local.day(), month(local.month()))
-        }
+        moment(t, self.now, self.offset)
     }
 
     fn since(&self, t: DateTime<Utc>) -> String {
         format!("since {}", self.time(t))
+    }
+}
+
+/// "19:12" when `t` is within [`SAME_DAY_H`] of `now` (either way), else "29 Nov 19:12": a
+/// time of day alone would name the wrong day.
+pub(crate) fn moment(t: DateTime<Utc>, now: DateTime<Utc>, offset: FixedOffset) -> String {
+    let local = t.with_timezone(&offset);
+    let hm = format!("{:02}:{:02}", local.hour(), local.minute());
+    if (now - t).num_hours().abs() < SAME_DAY_H {
+        hm
+    } else {
+        format!("{} {} {hm}", local.day(), month(local.month()))
     }
 }
 
@@ -1327,7 +1333,7 @@ fn channel_row(c: &ChannelState, w: &Words) -> Row {
     Row {
         kind: Some(Kind::Channel),
         what: c
-            .describe(w.offset)
+            .describe(w.now, w.offset)
             .unwrap_or_else(|| format!("alerts: {}", c.name)),
         since: c.failing_since,
         anchor: anchor("alert", &c.name),
