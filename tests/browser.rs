@@ -1286,9 +1286,9 @@ fn a_silenced_host_and_a_failing_alert_channel_are_shown_as_such() {
         // The words are the model's, said in the browser's zone.
         let behind_min: i32 = chrome.js("return new Date().getTimezoneOffset()").await;
         let zone = FixedOffset::west_opt(behind_min * 60).unwrap();
-        let host_hold = snapshot.alerts.held[0].describe(zone);
-        let tunnel_hold = snapshot.alerts.held[1].describe(zone);
-        let failing = snapshot.alerts.channels[0].describe(zone).unwrap();
+        let host_hold = snapshot.alerts.held[0].describe(now, zone);
+        let tunnel_hold = snapshot.alerts.held[1].describe(now, zone);
+        let failing = snapshot.alerts.channels[0].describe(now, zone).unwrap();
         assert!(host_hold.starts_with("silenced until ") && host_hold.ends_with(" (disk swap)"));
         assert!(failing.starts_with("alerts: ntfy failing since ") && failing.contains(": 503"));
 
