@@ -439,6 +439,13 @@ async fn an_enqueued_alert_wakes_the_delivery_loop() {
     assert_eq!(rx.got().len(), 2);
 }
 
+/// The config `body` (after the folders and rules every test here shares), as if read from
+/// `dir/fleetdash.toml`.
+fn config_in(dir: &std::path::Path, body: &str) -> fleetdash::config::Config {
+    let toml = format!("output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n{body}");
+    fleetdash::config::Config::parse(&dir.join("fleetdash.toml"), &toml).unwrap()
+}
+
 /// The messages a `--record` peer was sent.
 fn recorded(path: &std::path::Path) -> Vec<Value> {
     std::fs::read_to_string(path)
@@ -464,16 +471,16 @@ async fn the_hub_agent_gets_the_alert_in_its_dialect_with_its_token() {
     );
     std::fs::write(dir.path().join("hub.token"), token).unwrap();
     // The same peer twice: once in v1.0, once in v0.3 (a2a-sdk 1.3.0 answers both).
-    let toml = format!(
-        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n\
-         [[agents]]\nname = \"hub\"\nendpoint = \"{e}\"\ndialect = \"v1\"\ntoken_file = \"hub.token\"\n\
-         [[agents]]\nname = \"hub-old\"\nendpoint = \"{e}\"\ndialect = \"v0.3\"\ntoken_file = \"hub.token\"\n\
-         [[alerts.channels]]\ntype = \"a2a\"\nname = \"hub\"\nagent = \"hub\"\n\
-         [[alerts.channels]]\ntype = \"a2a\"\nname = \"hub-old\"\nagent = \"hub-old\"\n",
-        e = peer.endpoint()
+    let config = config_in(
+        dir.path(),
+        &format!(
+            "[[agents]]\nname = \"hub\"\nendpoint = \"{e}\"\ndialect = \"v1\"\ntoken_file = \"hub.token\"\n\
+             [[agents]]\nname = \"hub-old\"\nendpoint = \"{e}\"\ndialect = \"v0.3\"\ntoken_file = \"hub.token\"\n\
+             [[alerts.channels]]\ntype = \"a2a\"\nname = \"hub\"\nagent = \"hub\"\n\
+             [[alerts.channels]]\ntype = \"a2a\"\nname = \"hub-old\"\nagent = \"hub-old\"\n",
+            e = peer.endpoint()
+        ),
     );
-    let config_path = dir.path().join("fleetdash.toml");
-    let config = fleetdash::config::Config::parse(&config_path, &toml).unwrap();
     let providers = fleetdash::alerting::provider::common::build(&config);
     assert_eq!(providers.len(), 2);
     let d = delivery(&dir.path().join("state"), providers);
@@ -511,14 +518,14 @@ async fn a_hub_refusing_the_token_keeps_the_alert_and_is_reported() {
         ],
     );
     std::fs::write(dir.path().join("hub.token"), "a-wrong-token-456789").unwrap();
-    let toml = format!(
-        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n\
-         [[agents]]\nname = \"hub\"\nendpoint = \"{}\"\ntoken_file = \"hub.token\"\n\
-         [[alerts.channels]]\ntype = \"a2a\"\nagent = \"hub\"\n",
-        peer.endpoint()
+    let config = config_in(
+        dir.path(),
+        &format!(
+            "[[agents]]\nname = \"hub\"\nendpoint = \"{}\"\ntoken_file = \"hub.token\"\n\
+             [[alerts.channels]]\ntype = \"a2a\"\nagent = \"hub\"\n",
+            peer.endpoint()
+        ),
     );
-    let config =
-        fleetdash::config::Config::parse(&dir.path().join("fleetdash.toml"), &toml).unwrap();
     let d = delivery(
         &dir.path().join("state"),
         fleetdash::alerting::provider::common::build(&config),
@@ -625,14 +632,14 @@ async fn a_v03_only_hub_gets_the_alert_under_auto() {
     let record = dir.path().join("hub-received.jsonl");
     let peer = support::PyPeer::start(support::Sdk::V03, &["--record", record.to_str().unwrap()]);
     // `auto` tries v1.0 first; the 0.3 SDK refuses it and the v0.3 attempt is delivered.
-    let toml = format!(
-        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n\
-         [[agents]]\nname = \"hub\"\nendpoint = \"{}\"\n\
-         [[alerts.channels]]\ntype = \"a2a\"\nagent = \"hub\"\n",
-        peer.endpoint()
+    let config = config_in(
+        dir.path(),
+        &format!(
+            "[[agents]]\nname = \"hub\"\nendpoint = \"{}\"\n\
+             [[alerts.channels]]\ntype = \"a2a\"\nagent = \"hub\"\n",
+            peer.endpoint()
+        ),
     );
-    let config =
-        fleetdash::config::Config::parse(&dir.path().join("fleetdash.toml"), &toml).unwrap();
     let d = delivery(
         &dir.path().join("state"),
         fleetdash::alerting::provider::common::build(&config),
