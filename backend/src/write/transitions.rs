@@ -12,7 +12,8 @@
 //! What counts: a change of band between two snapshots. An element that first appears amber or
 //! red is recorded with no `from` (an element born red is what an alert wants to hear about);
 //! one born green is not (every restart would announce the whole fleet). An element that
-//! disappears (a card leaving the board, a removed agent) is not a transition. A section's own
+//! disappears (a card leaving the board or the snapshot's capped listing, a removed agent) is not
+//! a transition; a card that recovers is listed once more, so its recovery is one. A section's own
 //! element is red while it is stale or failed as a whole, and exists once it was first
 //! collected ("not collected yet" at start-up is not news).
 //!
@@ -792,6 +793,8 @@ mod tests {
                 projection: Probe::Value("written".into()),
                 status: Asc::SUCCESS,
                 reason: None,
+                columns: Vec::new(),
+                attention_left_out: Default::default(),
                 checked_at: now,
                 stale: false,
             }],
