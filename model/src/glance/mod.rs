@@ -51,7 +51,7 @@ pub struct Glance {
 }
 
 /// One line of "needs you": what, why in a few words, since when, and where its row is.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Need {
     pub band: Band,
     /// "agent lyra", "task t_01 (min)", "card Prune old snapshots", "host prod"; or the whole
@@ -154,8 +154,24 @@ pub struct Group {
     folded_n: usize,
 }
 
+/// A row is hashed by its anchor alone (equal rows have equal anchors): cheap, and enough for
+/// the page, which keys its rows by their whole content.
+impl std::hash::Hash for Row {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.anchor.hash(state);
+    }
+}
+
+/// A needs-you line is hashed by where it leads and what it names, as a [`Row`] is.
+impl std::hash::Hash for Need {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.anchor.hash(state);
+        self.what.hash(state);
+    }
+}
+
 /// One element: one line when green; its details open on a tap.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     pub anchor: String,
     pub band: Band,
@@ -183,7 +199,7 @@ pub struct Row {
 }
 
 /// A labelled value behind the tap; `band` colours it when it is itself a condition.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fact {
     pub label: &'static str,
     pub text: String,
@@ -193,13 +209,13 @@ pub struct Fact {
 }
 
 /// A host's services, tunnels or crons.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checks {
     pub title: &'static str,
     pub items: Vec<Check>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     pub band: Band,
     pub text: String,
@@ -211,7 +227,7 @@ pub struct Check {
 
 /// The last 24 hours: the uptime in words, one character per slot (oldest first: `u` up, `d`
 /// down, `p` partly, `.` no sample), and the axis under it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Strip {
     pub label: String,
     pub cells: String,
