@@ -15,7 +15,7 @@
 //! opened.
 
 use fleetdash_model::Glance;
-use fleetdash_model::glance::{Checks, HELD_ICON, Row, Section, Strip};
+use fleetdash_model::glance::{Checks, HELD_ICON, Need, Row, Section, Strip};
 use leptos::prelude::*;
 use leptos::tachys::view::any_view::AnyView;
 
@@ -78,6 +78,48 @@ pub fn live(f: Box<dyn Fn() -> AnyView + Send + Sync>) -> impl IntoView {
 /// memo type for all of them, as [`live`] is for views.
 pub fn flag(f: Box<dyn Fn() -> bool + Send + Sync>) -> Memo<bool> {
     Memo::new(move |_| f())
+}
+
+/// What the page lists by key: a section's rows and the needs-you lines. One type for both, so
+/// that the keyed list's code is in the page once (a second item type cost 1.3 KB gzip).
+#[derive(Clone, PartialEq, Eq, Hash)]
+// A few hundred lines at most, each moved once into its view: boxing the row would cost code
+// and an allocation per line for no gain.
+#[allow(clippy::large_enum_variant)]
+pub enum Line {
+    Row(Row),
+    Need(Need),
+}
+
+/// The lines `each` gives, keyed by their whole content: a line that did not change keeps its
+/// DOM node, a changed one is replaced where it stands.
+pub fn keyed(each: Box<dyn Fn() -> Vec<Line> + Send + Sync>, opened: Opened) -> impl IntoView {
+    view! {
+        <For
+            each=move || each()
+            key=|l: &Line| l.clone()
+            children=move |l| match l {
+                Line::Row(r) => row(r, opened).into_any(),
+                Line::Need(n) => need(n, opened).into_any(),
+            }
+        />
+    }
+}
+
+/// A needs-you line, leading to its row and opening it.
+fn need(n: Need, opened: Opened) -> impl IntoView {
+    let anchor = n.anchor.clone();
+    view! {
+        <li class=n.band.class() class:whole=n.reason.is_empty()>
+            <a href=format!("#{}", n.anchor) on:click=move |_| opened.set(&anchor, true)>
+                <span aria-hidden="true">{n.band.icon()}" "</span>
+                <b>{n.what.clone()}</b>
+                {(!n.reason.is_empty()).then(|| view! { " · "{n.reason.clone()} })}
+                {n.since.clone().map(|s| view! { " " <small>{s}</small> })}
+                {n.held.clone().map(held)}
+            </a>
+        </li>
+    }
 }
 
 fn section(id: &'static str, glance: Memo<Option<Glance>>, opened: Opened) -> impl IntoView {
@@ -166,22 +208,26 @@ fn group(
             s.groups.get(i).is_some_and(|g| !g.rows.is_empty())
         }) == Some(true)
     }));
-    let rows = move || {
-        of_section(glance, id, |s| s.groups.get(i).map(|g| g.rows.clone()))
-            .flatten()
-            .unwrap_or_default()
-    };
-    let list =
-        live(Box::new(move || {
-            has_rows
+    let list = live(Box::new(move || {
+        has_rows
             .get()
-            .then(|| view! {
-                <ul class="rows">
-                    <For each=rows key=|r: &Row| r.clone() children=move |r| row(r, opened) />
-                </ul>
+            .then(|| {
+                let rows = keyed(
+                    Box::new(move || {
+                        of_section(glance, id, |s| {
+                            s.groups
+                                .get(i)
+                                .map(|g| g.rows.iter().cloned().map(Line::Row).collect())
+                        })
+                        .flatten()
+                        .unwrap_or_default()
+                    }),
+                    opened,
+                );
+                view! { <ul class="rows">{rows}</ul> }
             })
             .into_any()
-        }));
+    }));
     view! { {head}{list} }
 }
 
