@@ -690,7 +690,8 @@ pub(crate) fn one_decimal(value: f64) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Transition {
     /// Stable across runs and renames of nothing but the element itself: `agent:<name>`,
-    /// `task:<agent>/<id>`, `queue:<id>`, `board:<name>`, `board:<name>/card:<id>`, `host:<name>`,
+    /// `task:<agent>/<id>`, `queue:<id>`, `board:<name>`, `board:<name>/card:<id>`,
+    /// `board:<name>/unlisted` (its cards needing attention beyond the cap), `host:<name>`,
     /// `host:<name>/service:<n>` (also `tunnel:`, `cron:`), `host:<name>/vault`, `backups`,
     /// `section:<name>`.
     pub key: String,

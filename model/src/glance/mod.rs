@@ -1107,7 +1107,7 @@ fn board(s: &Snapshot, w: &Words) -> Section {
     if let Probe::Value(b) = &s.tasks.board {
         view.groups = board_groups(b, w);
         view.note = left_out_note(b);
-        view.unlisted = b.sources.iter().flat_map(unlisted).collect();
+        view.unlisted = b.sources.iter().flat_map(|src| unlisted(src, w)).collect();
     }
     view
 }
@@ -1186,15 +1186,16 @@ fn bands_in_words(red: u64, amber: u64) -> String {
 }
 
 /// One board's unlisted cards as lots for the verdict: its red and amber ones (each a
-/// needs-you line leading to the board's row), and the green rest.
-fn unlisted(src: &BoardSource) -> Vec<Need> {
+/// needs-you line leading to the board's row, held as their element `board:<name>/unlisted`
+/// is), and the green rest.
+fn unlisted(src: &BoardSource, w: &Words) -> Vec<Need> {
     let lot = |band: Band, n: u64, reason: String| Need {
         band,
         what: format!("board {}", src.name),
         reason,
         since: None,
         anchor: anchor("board", &src.name),
-        held: None,
+        held: w.held(&key::unlisted_cards(&src.name), band),
         kind: Kind::Card,
         count: n as usize,
     };
