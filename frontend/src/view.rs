@@ -5,10 +5,12 @@
 //! "silenced until 16:00 (disk swap)"), visible while the row is closed.
 //!
 //! The page updates by key: the glance is computed again every second while fresh (ages count
-//! up), but only what changed is redrawn. Sections are keyed by id, their groups by place and
-//! title, and each row by its whole content ([`Row`] is its own key): a row whose words did not
-//! change keeps its DOM node, a changed one is replaced where it stands, so a board of hundreds
-//! of listed cards costs a few rows per tick, not all of them.
+//! up), but only what changed is redrawn. The sections are drawn once (the glance always has
+//! the same ones); a section's groups again only when their titles change; each row, and each
+//! needs-you line, is keyed by its whole content ([`Line`]): a row whose words did not change
+//! keeps its DOM node, a changed one is replaced where it stands, so a board of hundreds of
+//! listed cards costs a few rows per tick, not all of them. Headings, notes and group titles
+//! (a few elements, the ages among them) are redrawn with the glance.
 //!
 //! The details of a row are only built while it is open (a closed row's details are never
 //! seen); which rows are open is kept by anchor, so a redraw never closes what the operator
