@@ -15,6 +15,9 @@
 
 mod support;
 
+#[path = "support/kanban.rs"]
+mod kanban;
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -1475,6 +1478,231 @@ fn alerting_snapshot(now: DateTime<Utc>) -> Snapshot {
         },
     ];
     s
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. A 10,000-card board, as the collector lists it; the page updates by key
+// ---------------------------------------------------------------------------------------------
+
+/// A board of 10,000 cards (nearly all done; three blocked, one crashed) collected by the real
+/// `fleetdash collect`, so status.json lists them under the rules' cap. On a phone's first
+/// screen: the verdict, counting every card, and the Board note saying what is not listed; no
+/// sideways scroll. The time from navigation to the rendered verdict is printed, not asserted.
+///
+/// Then the page updates by key: over clock ticks and over a new snapshot in which one listed
+/// card's title changed, the other rows keep their DOM nodes (tagged with a JS property before)
+/// and the changed row's node is replaced.
+#[test]
+fn a_10000_card_board_reads_on_a_phone_and_the_page_updates_by_key() {
+    const CARDS: usize = 10_000;
+    let started = Instant::now();
+    let scratch = Scratch::new();
+    let db = scratch.path().join("lab.db");
+    let k = kanban::Kanban::create(&db);
+    kanban::populate_mature(&k, CARDS);
+    let config = scratch.config(&format!(
+        "[[boards]]\nname = \"lab\"\nplane = \"LAB\"\ndb = {:?}\n\n{}",
+        db.display().to_string(),
+        serve_section(&scratch)
+    ));
+    support::assert_success(&scratch.collect(&config));
+    let snapshot = scratch.snapshot();
+    let bytes = std::fs::metadata(scratch.status_path()).unwrap().len();
+    let board = snapshot
+        .tasks
+        .board
+        .value()
+        .expect("the board was read")
+        .clone();
+    assert_eq!(board.sources[0].cards, Probe::Value(CARDS as u32));
+    assert!(
+        board.cards.len() < 100 && board.sources[0].left_out() > 9_000,
+        "status.json lists {} cards",
+        board.cards.len()
+    );
+    let verdict = snapshot.verdict();
+    assert_eq!(verdict.red + verdict.amber + verdict.green, CARDS);
+    assert_eq!((verdict.red, verdict.amber), (1, 3), "{verdict:?}");
+    // The words the page must show, from the model (its zone does not matter here: no time).
+    let glance = Glance::new(&snapshot, Utc::now(), FixedOffset::east_opt(0).unwrap());
+    let note = glance
+        .sections
+        .iter()
+        .find(|s| s.id == "board")
+        .and_then(|s| s.note.clone())
+        .expect("the Board panel says what it does not list");
+    assert!(note.contains("and 9,9"), "{note}");
+    // A listed green todo card far from the turn of an hour of its age (its row's words stay
+    // the same while the test runs), and another one whose title the test will change.
+    let mut quiet = board
+        .cards
+        .iter()
+        .filter(|c| c.status == "todo" && c.band == Band::Green)
+        .filter(|c| (900..2700).contains(&(c.age_s % 3600)));
+    let (kept, renamed) = (quiet.next().unwrap().clone(), quiet.next().unwrap().clone());
+    let anchor =
+        |c: &Card| fleetdash_model::glance::anchor("card", &format!("{}-{}", c.board, c.id));
+    let (kept_id, renamed_id) = (anchor(&kept), anchor(&renamed));
+
+    let server = Serve::start(&config);
+    runtime().block_on(async {
+        let chrome = Chrome::start("7-big-board").await;
+        // Collected again just before the page opens: its Board heading then counts seconds
+        // ("checked 4 s ago"), the clock the test watches tick. Nothing else changes.
+        support::assert_success(&scratch.collect(&config));
+        let ids = |b: &Board| b.cards.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            scratch.snapshot().tasks.board.value().map(ids),
+            Some(ids(&board)),
+            "the same cards listed"
+        );
+        chrome.log_in().await;
+        // When the verdict and the Board note first appear, by the page's own clock.
+        chrome
+            .cdp(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({"source": "new MutationObserver((_, seen) => {
+                    if (!window.__verdictAt && document.getElementById('verdict'))
+                        window.__verdictAt = performance.now();
+                    if (!window.__noteAt && document.querySelector('#board p.note')) {
+                        window.__noteAt = performance.now();
+                        seen.disconnect();
+                    }
+                }).observe(document, {childList: true, subtree: true});"}),
+            )
+            .await;
+        chrome.open(&server.url()).await;
+        chrome
+            .wait_for("the Board note", "return !!document.querySelector('#board p.note')")
+            .await;
+        chrome.assert_phone_width().await;
+        let timing: Value = chrome
+            .js("const nav = performance.getEntriesByType('navigation')[0];
+                 return {verdict: window.__verdictAt, note: window.__noteAt,
+                         loaded: nav && nav.loadEventEnd};")
+            .await;
+        eprintln!(
+            "7-big-board: status.json of {CARDS} cards is {:.1} KB; verdict rendered {:.0} ms \
+             after navigation start, the Board note {:.0} ms (load event {:.0} ms)",
+            bytes as f64 / 1024.0,
+            timing["verdict"].as_f64().unwrap_or(f64::NAN),
+            timing["note"].as_f64().unwrap_or(f64::NAN),
+            timing["loaded"].as_f64().unwrap_or(f64::NAN),
+        );
+
+        // The first screen: the verdict with every card counted, and what is not listed.
+        let seen: Value = chrome
+            .js("window.scrollTo(0, 0);
+                 const at = s => { const e = document.querySelector(s);
+                     return e && {text: e.innerText, bottom: Math.ceil(e.getBoundingClientRect().bottom)}; };
+                 return {verdict: at('#verdict'), counts: at('.counts'), note: at('#board p.note'),
+                         viewport: window.innerHeight};")
+            .await;
+        let on_screen = |what: &str| {
+            seen[what]["bottom"].as_u64().is_some_and(|b| b <= seen["viewport"].as_u64().unwrap())
+        };
+        chrome
+            .check(
+                on_screen("verdict") && on_screen("counts") && on_screen("note"),
+                || format!("the verdict and the note on the first screen: {seen:#}"),
+            )
+            .await;
+        let (counts, shown_note) = (
+            seen["counts"]["text"].as_str().unwrap_or_default(),
+            seen["note"]["text"].as_str().unwrap_or_default(),
+        );
+        chrome
+            .check(counts.contains(&verdict.sentence()), || {
+                format!("the counts {counts:?} are the snapshot's {:?}", verdict.sentence())
+            })
+            .await;
+        chrome
+            .check(shown_note == note, || {
+                format!("the Board note reads {shown_note:?}, the glance says {note:?}")
+            })
+            .await;
+        let verdict_text = seen["verdict"]["text"].as_str().unwrap_or_default();
+        chrome
+            .check(verdict_text.contains(&glance.headline), || {
+                format!("the verdict {verdict_text:?} says {:?}", glance.headline)
+            })
+            .await;
+        chrome.assert_no_horizontal_scroll().await;
+        chrome.screenshot("7-big-board").await;
+
+        // Keyed updates. Tag the nodes, and remember the clock's words in the Board heading.
+        let tag = format!(
+            "for (const [id, tag] of [['{kept_id}', 'kept'], ['{renamed_id}', 'renamed'],
+                                     ['board', 'section']])
+                 document.getElementById(id).__fleetdashTag = tag;
+             document.querySelector('#needs li').__fleetdashTag = 'need';
+             return document.querySelector('#board h2').innerText;"
+        );
+        let mut heading: String = chrome.js(&tag).await;
+        let tags = format!(
+            "return [document.getElementById('{kept_id}'), document.getElementById('{renamed_id}'),
+                     document.getElementById('board'), document.querySelector('#needs li')]
+                 .map(e => e && e.__fleetdashTag || null);"
+        );
+        // Two ticks of the clock: the Board heading's "checked N s ago" counts up (the glance
+        // is computed again each time), and no row is redrawn.
+        for _ in 0..2 {
+            heading = chrome
+                .wait_for(
+                    "the clock to tick",
+                    &format!(
+                        "const h = document.querySelector('#board h2').innerText;
+                         return h !== {heading:?} && h;"
+                    ),
+                )
+                .await
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+        }
+        let after_ticks: Value = chrome.js(&tags).await;
+        chrome
+            .check(
+                after_ticks == json!(["kept", "renamed", "section", "need"]),
+                || format!("rows redrawn by the clock alone: {after_ticks}"),
+            )
+            .await;
+
+        // A new snapshot in which one listed card's title changed.
+        k.conn
+            .execute(
+                "UPDATE tasks SET title = ?1 WHERE id = ?2",
+                rusqlite::params!["Renamed while the page was open", renamed.id],
+            )
+            .unwrap();
+        support::assert_success(&scratch.collect(&config));
+        chrome.focus().await;
+        chrome
+            .wait_for(
+                "the renamed card",
+                &format!(
+                    "const li = document.getElementById('{renamed_id}');
+                     return !!li && li.innerText.includes('Renamed while the page was open');"
+                ),
+            )
+            .await;
+        let after_update: Value = chrome.js(&tags).await;
+        chrome
+            .check(
+                after_update == json!(["kept", null, "section", "need"]),
+                || {
+                    format!(
+                        "after the new snapshot, [unchanged row, changed row, section, needs line] \
+                         carry {after_update}: the unchanged ones must keep their nodes, the \
+                         changed row a new one"
+                    )
+                },
+            )
+            .await;
+        chrome.assert_no_horizontal_scroll().await;
+        chrome.quit().await;
+    });
+    eprintln!("scenario 7 took {:?}", started.elapsed());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -138,7 +138,28 @@ impl TwoUsers {
             ),
         )
         .unwrap();
-        std::fs::write(self.fleetdash.join("rules.yaml"), support::DEFAULT_RULES).unwrap();
+        // This test holds every card fleetdash reads against Hermes' own list: its rules list
+        // every card of the open columns in status.json, beyond the shipped cap; the finished
+        // ones are counted per column, as always.
+        let rules: String = support::DEFAULT_RULES
+            .lines()
+            .map(|line| match line.trim_start().split_once(':') {
+                Some(("cards_max" | "newest_per_column", _)) => {
+                    format!(
+                        "  {}: 1000000",
+                        line.trim_start().split(':').next().unwrap()
+                    )
+                }
+                _ => line.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_ne!(
+            rules.trim(),
+            support::DEFAULT_RULES.trim(),
+            "the cap is raised"
+        );
+        std::fs::write(self.fleetdash.join("rules.yaml"), rules).unwrap();
         let out = as_user(FLEETDASH_UID, Path::new(env!("CARGO_BIN_EXE_fleetdash")))
             .args(["collect", "--only", "tasks", "--config"])
             .arg(&config)
@@ -202,8 +223,11 @@ fn fleetdash_cards(board: &Board) -> BTreeSet<(String, String, String, Option<St
         .collect()
 }
 
+/// Hermes' cards of the open columns: status.json lists those, and counts the finished ones
+/// (done, archived) per column.
 fn hermes_cards(list: &[Value]) -> BTreeSet<(String, String, String, Option<String>)> {
     list.iter()
+        .filter(|t| !FINISHED.contains(&t["status"].as_str().unwrap_or_default()))
         .map(|t| {
             let s = |k: &str| t[k].as_str().map(str::to_string);
             (
@@ -214,6 +238,24 @@ fn hermes_cards(list: &[Value]) -> BTreeSet<(String, String, String, Option<Stri
             )
         })
         .collect()
+}
+
+const FINISHED: [&str; 2] = ["done", "archived"];
+
+/// The board's cards per column as status.json counts them, and as Hermes lists them.
+fn counts(board: &Board, list: &[Value]) -> (BTreeMap<String, u32>, BTreeMap<String, u32>) {
+    let ours = board.sources[0]
+        .columns
+        .iter()
+        .map(|c| (c.column.clone(), c.cards))
+        .collect();
+    let mut hermes = BTreeMap::new();
+    for t in list {
+        *hermes
+            .entry(t["status"].as_str().unwrap_or_default().to_string())
+            .or_insert(0) += 1;
+    }
+    (ours, hermes)
 }
 
 #[test]
@@ -252,7 +294,23 @@ fn a_board_hermes_wrote_reads_as_hermes_says_and_reading_it_harms_nothing() {
     let list = env.hermes_list();
     assert_eq!(fleetdash_cards(b), hermes_cards(&list));
     assert_eq!(b.sources[0].cards, Probe::Value(list.len() as u32));
-    let statuses: BTreeSet<&str> = b.cards.iter().map(|c| c.status.as_str()).collect();
+    let (ours, hermes) = counts(b, &list);
+    assert_eq!(ours, hermes, "every card counted in its column");
+    for c in b.sources[0]
+        .columns
+        .iter()
+        .filter(|c| FINISHED.contains(&c.column.as_str()))
+    {
+        assert_eq!(
+            c.left_out, c.cards,
+            "finished green cards are counted, not listed: {c:?}"
+        );
+    }
+    let statuses: BTreeSet<&str> = b.sources[0]
+        .columns
+        .iter()
+        .map(|c| c.column.as_str())
+        .collect();
     assert_eq!(
         statuses,
         BTreeSet::from([
@@ -267,8 +325,8 @@ fn a_board_hermes_wrote_reads_as_hermes_says_and_reading_it_harms_nothing() {
         ]),
         "every status 0.19.0 writes (nothing in it writes `review`)"
     );
-    for c in &b.cards {
-        assert!(b.columns.contains(&c.status), "{c:?}");
+    for c in &b.sources[0].columns {
+        assert!(b.columns.contains(&c.column), "{c:?}");
     }
 
     // Block kinds, where Hermes routes a block.
@@ -342,13 +400,7 @@ fn a_board_hermes_wrote_reads_as_hermes_says_and_reading_it_harms_nothing() {
         Band::Amber,
         &["blocked: needs_input"],
     );
-    for quiet in [
-        "Done card",
-        "Archived card",
-        "Ready card",
-        "Triage card",
-        "Scheduled card",
-    ] {
+    for quiet in ["Ready card", "Triage card", "Scheduled card"] {
         expect(quiet, Band::Green, &[]);
     }
 
@@ -376,8 +428,8 @@ fn a_board_hermes_wrote_reads_as_hermes_says_and_reading_it_harms_nothing() {
     let connected = env.collect();
     assert!(board(&connected).sources[0].status.is_success());
     assert_eq!(
-        board(&connected).cards.len(),
-        list.len() + 1,
+        board(&connected).sources[0].cards,
+        Probe::Value(list.len() as u32 + 1),
         "the card written through the open connection is read from the WAL"
     );
     assert_eq!(
@@ -432,6 +484,8 @@ fn a_board_hermes_wrote_reads_as_hermes_says_and_reading_it_harms_nothing() {
     }
     let last = env.collect();
     assert_eq!(fleetdash_cards(board(&last)), hermes_cards(&list));
+    let (ours, hermes) = counts(board(&last), &list);
+    assert_eq!(ours, hermes);
     assert!(
         listing(&env.kanban_home)
             .values()

@@ -121,6 +121,59 @@ fn boards_are_projected_hand_edited_files_refused_and_unchanged_boards_not_rewri
     assert_eq!(modified, again, "an unchanged board is not rewritten");
 }
 
+/// status.json lists a big board's cards only under the rules' cap (`board.cards_max`); the
+/// vault's projection is written from the full read and keeps every card.
+#[test]
+fn the_projection_keeps_every_card_that_status_json_does_not_list() {
+    let scratch = Scratch::new();
+    let rules =
+        fleetdash::config::Rules::parse(std::path::Path::new("rules.yaml"), support::DEFAULT_RULES)
+            .unwrap();
+    let cards_max = rules.board.cards_max.count as usize;
+    // Twice the cap and more, every status, archived ones included.
+    let total = 2 * cards_max + 250;
+    let k = Kanban::create(&scratch.path().join("big.db"));
+    kanban::populate(&k, total);
+    drop(k);
+    let vault = scratch.path().join("vault");
+    let config = scratch.config(&format!(
+        "[vault]\npath = \"{}\"\n\n\
+         [[boards]]\nname = \"big\"\ndb = \"big.db\"\ninclude_archived = true\n\
+         projection = \"Docs/Kanban/big.kanban\"\n",
+        vault.display()
+    ));
+    support::assert_success(&scratch.collect(&config));
+    let snap = scratch.snapshot();
+    let board = snap.tasks.board.value().expect("the board was read");
+    let source = &board.sources[0];
+    assert_eq!(source.cards, Probe::Value(total as u32));
+    assert!(
+        board.cards.len() <= cards_max && board.cards.len() < total,
+        "status.json lists {} of {total} cards (cap {cards_max})",
+        board.cards.len()
+    );
+    let counted: u32 = source.columns.iter().map(|c| c.cards).sum();
+    assert_eq!(
+        counted as usize, total,
+        "every card counted: {:?}",
+        source.columns
+    );
+    assert_eq!(
+        board.cards.len() as u64 + source.left_out(),
+        total as u64,
+        "listed + left out = read"
+    );
+    assert_eq!(outcome(&snap, "big"), Probe::Value("written".into()));
+    let projected = std::fs::read_to_string(vault.join("Docs/Kanban/big.kanban")).unwrap();
+    let missing: Vec<usize> = (0..total)
+        .filter(|i| !projected.contains(&format!("Card {i}: ")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "cards missing from the projection: {missing:?}"
+    );
+}
+
 #[test]
 fn a_board_that_cannot_be_read_is_not_projected() {
     let scratch = Scratch::new();

@@ -15,19 +15,29 @@
 //! 4. Projecting the board into its vault `.kanban` file: the first write, then the unchanged
 //!    re-render (the job's steady state), and the file's size.
 //!
+//! 5. The snapshot a whole collect pass writes (`fleetdash collect`'s library call: read every
+//!    card, list them under the shipped rules' `board` cap, write status.json, snapshot.html,
+//!    the transitions and the history) at 1,000, 10,000 and 100,000 cards, for two boards: the
+//!    one above (every status alike, one card in five with a worker event: the cards needing
+//!    attention alone pass the cap) and a mature one (nearly all done, four cards needing
+//!    attention). Per size: status.json raw and gzipped, and the pass's wall time (the first
+//!    pass, then the mean of the next ones, each with the previous snapshot on disk). Issue
+//!    13's goal: under 300 KB raw at 10,000 and 100,000 cards, the pass under 1 s at 10,000.
+//!
 //! `FLEETDASH_BENCH_QUICK=1` reads three times instead of ten.
 
 #[path = "../../tests/support/kanban.rs"]
 mod kanban;
 
 use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use fleetdash::collect::board::BoardCollector;
 use fleetdash::config::Config;
 use fleetdash::redact::RedactionGate;
 use fleetdash::write::projection::{self, ProjectionSource};
-use fleetdash_model::{Board, Probe};
+use fleetdash_model::{Board, Probe, Snapshot};
 
 const CARDS: usize = 10_000;
 
@@ -119,6 +129,82 @@ fn main() {
     println!(
         "read + projection of {CARDS} cards: {:.2?} (mean read + first write)",
         read_mean + first_took
+    );
+
+    let passes = if quick { 2 } else { 4 };
+    for (kind, fill) in [
+        (
+            "every status alike",
+            kanban::populate as fn(&kanban::Kanban, usize),
+        ),
+        ("mature", kanban::populate_mature),
+    ] {
+        for cards in [1_000, 10_000, 100_000] {
+            snapshot_pass(&runtime, kind, fill, cards, passes);
+        }
+    }
+}
+
+/// One board of `cards` cards filled by `fill`, collected `passes` times by the library's own
+/// `collect` under the shipped rules: status.json's size and each pass's wall time.
+fn snapshot_pass(
+    runtime: &tokio::runtime::Runtime,
+    kind: &str,
+    fill: fn(&kanban::Kanban, usize),
+    cards: usize,
+    passes: usize,
+) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let db = dir.path().join("kanban.db");
+    let started = Instant::now();
+    let k = kanban::Kanban::create(&db);
+    fill(&k, cards);
+    drop(k);
+    let built = started.elapsed();
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/rules.yaml");
+    std::fs::copy(&rules, dir.path().join("rules.yaml")).expect("rules.yaml copied");
+    let config = dir.path().join("fleetdash.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "output_dir = \"out\"\nstate_dir = \"state\"\nrules = \"rules.yaml\"\n\n\
+             [[boards]]\nname = \"lab\"\ndb = \"{}\"\ninclude_archived = true\n",
+            db.display()
+        ),
+    )
+    .expect("config written");
+    let mut times = Vec::with_capacity(passes);
+    for _ in 0..passes {
+        let t = Instant::now();
+        let done = runtime.block_on(fleetdash::app::collect(&config, None));
+        match done {
+            Ok(()) => {}
+            Err(fleetdash::app::Failure::Config { errors, .. }) => panic!("config: {errors}"),
+            Err(fleetdash::app::Failure::Other(e)) => panic!("collect failed: {e:#}"),
+            Err(fleetdash::app::Failure::Exit(code)) => panic!("collect exited {code}"),
+        }
+        times.push(t.elapsed());
+    }
+    let json = std::fs::read(dir.path().join("out/status.json")).expect("status.json");
+    let snapshot: Snapshot = serde_json::from_slice(&json).expect("status.json parses");
+    let board = snapshot.tasks.board.value().expect("the board was read");
+    let source = &board.sources[0];
+    assert_eq!(source.cards, Probe::Value(cards as u32), "{source:?}");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&json).unwrap();
+    let gz = gz.finish().unwrap().len();
+    let later = &times[1..];
+    println!(
+        "snapshot, {kind} board of {cards:>6} cards (built in {built:.1?}): status.json {:>6.1} KiB raw, {:>5.1} KiB gzip; \
+         {} cards listed, {} left out (of them {} needing attention); collect pass first {:.2?}, then mean {:.2?} (slowest {:.2?})",
+        json.len() as f64 / 1024.0,
+        gz as f64 / 1024.0,
+        board.cards.len(),
+        source.left_out(),
+        source.attention_left_out.red + source.attention_left_out.amber,
+        times[0],
+        later.iter().sum::<Duration>() / later.len() as u32,
+        later.iter().max().unwrap(),
     );
 }
 

@@ -294,6 +294,8 @@ fn fleet(step: i64, cards: usize, rules: &RulesView, now: DateTime<Utc>) -> Snap
             projection: Probe::Value("unchanged".into()),
             status: Asc::SUCCESS,
             reason: None,
+            columns: Vec::new(),
+            attention_left_out: Default::default(),
             checked_at: now,
             stale: false,
         }],

@@ -187,7 +187,7 @@ impl Collected {
                         c.hosts.entry(h.host.clone()).or_default().1 = true;
                     }
                 }
-                SectionData::Board(_)
+                SectionData::Board { .. }
                 | SectionData::LiveTasks(_)
                 | SectionData::Queue(_)
                 | SectionData::Projections(_)

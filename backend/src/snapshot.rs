@@ -13,9 +13,9 @@ use fleetdash_model::{
     Tasks, human_age, seconds_since,
 };
 
-use crate::collect::systems;
 use crate::collect::tunnels::HostTunnels;
 use crate::collect::{SectionData, SectionName, SectionUpdate};
+use crate::collect::{board, systems};
 
 /// Puts one collected section into the snapshot.
 pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
@@ -25,15 +25,19 @@ pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
         meta.duration_ms = Some(u64::try_from(update.duration.as_millis()).unwrap_or(u64::MAX));
     }
     match update.data {
-        SectionData::Board(board) => {
-            // Projection outcomes come from another job: keep them across board reads.
+        SectionData::Board { read, cap } => {
             let previous = match &snapshot.tasks.board {
-                Probe::Value(b) => b.sources.clone(),
-                _ => Vec::new(),
+                Probe::Value(b) => Some(b),
+                _ => None,
             };
-            snapshot.tasks.board = board.map(|mut b| {
+            snapshot.tasks.board = read.map(|b| {
+                // Listed under the cap, knowing what the snapshot listed so far.
+                let mut b = board::cap::list(b, previous, cap);
+                // Projection outcomes come from another job: keep them across board reads.
                 for source in &mut b.sources {
-                    if let Some(old) = previous.iter().find(|p| p.name == source.name) {
+                    if let Some(old) =
+                        previous.and_then(|p| p.sources.iter().find(|p| p.name == source.name))
+                    {
                         source.projection = old.projection.clone();
                     }
                 }
@@ -107,6 +111,8 @@ fn merge_projections(
                 projection: outcome,
                 status: Asc::SUCCESS,
                 reason: None,
+                columns: Vec::new(),
+                attention_left_out: Default::default(),
                 checked_at: at,
                 stale: true,
             }),
@@ -322,6 +328,8 @@ mod tests {
                 projection: Probe::Unknown,
                 status: Asc::SUCCESS,
                 reason: None,
+                columns: Vec::new(),
+                attention_left_out: Default::default(),
                 checked_at: now,
                 stale: false,
             }],
@@ -329,7 +337,10 @@ mod tests {
         apply(
             &mut snap,
             SectionUpdate::new(
-                SectionData::Board(Probe::Value(read)),
+                SectionData::Board {
+                    read: Probe::Value(read),
+                    cap: board::cap::Cap::NONE,
+                },
                 now,
                 Duration::from_millis(1),
             ),
@@ -349,7 +360,10 @@ mod tests {
         apply(
             &mut snap,
             SectionUpdate::new(
-                SectionData::Board(failed.clone()),
+                SectionData::Board {
+                    read: failed.clone(),
+                    cap: board::cap::Cap::NONE,
+                },
                 now,
                 Duration::from_millis(1),
             ),

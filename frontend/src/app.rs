@@ -17,7 +17,7 @@ use wasm_bindgen::closure::Closure;
 
 use crate::clock::{self, provide_ticking_clock};
 use crate::feed::{self, Feed, Timing};
-use crate::view::{Opened, held, sections};
+use crate::view::{Line, Opened, flag, keyed, live, sections};
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -77,6 +77,7 @@ pub fn App() -> impl IntoView {
         });
     });
     let opened = Opened::new();
+    let loaded = flag(Box::new(move || glance.with(Option::is_some)));
     let looked = Looked::start();
     // A look sees the snapshot shown: it is marked by the server's clock (as the log's times
     // are), and never before that snapshot's own time.
@@ -110,21 +111,31 @@ pub fn App() -> impl IntoView {
     view! {
         <header class="top">
             <h1>"fleet"</h1>
-            {move || glance.with(|g| g.as_ref().map(|g| verdict(g, distrust.with(Vec::is_empty))))}
-            {move || banner(distrust.get(), glance.with(|g| g.as_ref().map(|g| g.as_of.clone())))}
-            {move || glance.with(|g| g.as_ref().map(|g| needs(g, opened)))}
-            {move || since.with(|s| s.as_ref().map(|s| since_looked(s, opened)))}
+            {live(Box::new(move || {
+                glance.with(|g| g.as_ref().map(|g| verdict(g, distrust.with(Vec::is_empty)))).into_any()
+            }))}
+            {live(Box::new(move || {
+                banner(distrust.get(), glance.with(|g| g.as_ref().map(|g| g.as_of.clone()))).into_any()
+            }))}
+            {needs(glance, opened)}
+            {live(Box::new(move || {
+                since.with(|s| s.as_ref().map(|s| since_looked(s, opened))).into_any()
+            }))}
         </header>
         <main>
-            {move || match glance.with(|g| g.is_none()) {
-                true => view! { <p class="waiting">"Waiting for the first snapshot…"</p> }.into_any(),
-                false => glance.with(|g| g.as_ref().map(|g| sections(g, opened))).into_any(),
-            }}
+            // Drawn once the first snapshot is in, then updated by key (view.rs).
+            {live(Box::new(move || match loaded.get() {
+                false => view! { <p class="waiting">"Waiting for the first snapshot…"</p> }.into_any(),
+                true => sections(glance, opened).into_any(),
+            }))}
         </main>
         <footer>
-            {move || feed.with(|f| f.snapshot.as_ref().map(|s| view! {
-                <p>"Snapshot written " {clock::utc_minute(s.generated_at)}
-                   " · schema " {s.schema_version.clone()}</p>
+            {live(Box::new(move || {
+                feed.with(|f| f.snapshot.as_ref().map(|s| view! {
+                    <p>"Snapshot written " {clock::utc_minute(s.generated_at)}
+                       " · schema " {s.schema_version.clone()}</p>
+                }))
+                .into_any()
             }))}
             <p><a href="api/snapshot.html">"Static snapshot (no JavaScript)"</a></p>
         </footer>
@@ -154,34 +165,34 @@ fn verdict(g: &Glance, trusted: bool) -> impl IntoView + use<> {
 }
 
 /// One line per red item, then amber, each leading to its row (and opening it); a line that is
-/// one sentence (a failing alert channel's) has no separate reason.
-fn needs(g: &Glance, opened: Opened) -> impl IntoView + use<> {
-    (!g.needs.is_empty()).then(|| {
-        let lines = g
-            .needs
-            .iter()
-            .map(|n| {
-                let anchor = n.anchor.clone();
+/// one sentence (a failing alert channel's) has no separate reason. Keyed by the line itself:
+/// a line that did not change keeps its node.
+fn needs(glance: Memo<Option<Glance>>, opened: Opened) -> impl IntoView + use<> {
+    let any = flag(Box::new(move || {
+        glance.with(|g| g.as_ref().is_some_and(|g| !g.needs.is_empty()))
+    }));
+    live(Box::new(move || {
+        any.get()
+            .then(|| {
+                let lines = keyed(
+                    Box::new(move || {
+                        glance.with(|g| {
+                            g.as_ref()
+                                .map(|g| g.needs.iter().cloned().map(Line::Need).collect())
+                                .unwrap_or_default()
+                        })
+                    }),
+                    opened,
+                );
                 view! {
-                    <li class=n.band.class() class:whole=n.reason.is_empty()>
-                        <a href=format!("#{}", n.anchor) on:click=move |_| opened.set(&anchor, true)>
-                            <span aria-hidden="true">{n.band.icon()}" "</span>
-                            <b>{n.what.clone()}</b>
-                            {(!n.reason.is_empty()).then(|| view! { " · "{n.reason.clone()} })}
-                            {n.since.clone().map(|s| view! { " " <small>{s}</small> })}
-                            {n.held.clone().map(held)}
-                        </a>
-                    </li>
+                    <section class="needs" id="needs" aria-labelledby="needs-h">
+                        <h2 id="needs-h">"Needs you"</h2>
+                        <ol>{lines}</ol>
+                    </section>
                 }
             })
-            .collect_view();
-        view! {
-            <section class="needs" id="needs" aria-labelledby="needs-h">
-                <h2 id="needs-h">"Needs you"</h2>
-                <ol>{lines}</ol>
-            </section>
-        }
-    })
+            .into_any()
+    }))
 }
 
 /// What changed since the operator last looked: what turned red (or amber), what recovered,

@@ -4,13 +4,22 @@
 //! An element whose alerts are held back says so in muted words under its line (a struck bell,
 //! "silenced until 16:00 (disk swap)"), visible while the row is closed.
 //!
-//! The details of a row are only built while it is open (the page redraws every second while
-//! fresh, and a closed row's details are never seen); which rows are open is kept by anchor, so
-//! a redraw never closes what the operator opened.
+//! The page updates by key: the glance is computed again every second while fresh (ages count
+//! up), but only what changed is redrawn. The sections are drawn once (the glance always has
+//! the same ones); a section's groups again only when their titles change; each row, and each
+//! needs-you line, is keyed by its whole content ([`Line`]): a row whose words did not change
+//! keeps its DOM node, a changed one is replaced where it stands, so a board of hundreds of
+//! listed cards costs a few rows per tick, not all of them. Headings, notes and group titles
+//! (a few elements, the ages among them) are redrawn with the glance.
+//!
+//! The details of a row are only built while it is open (a closed row's details are never
+//! seen); which rows are open is kept by anchor, so a redraw never closes what the operator
+//! opened.
 
-use fleetdash_model::glance::{Checks, Group, HELD_ICON, Row, Section, Strip};
-use fleetdash_model::{Band, Glance};
+use fleetdash_model::Glance;
+use fleetdash_model::glance::{Checks, HELD_ICON, Need, Row, Section, Strip};
 use leptos::prelude::*;
+use leptos::tachys::view::any_view::AnyView;
 
 /// The anchors of the rows the operator opened.
 #[derive(Clone, Copy)]
@@ -38,68 +47,208 @@ impl Opened {
     }
 }
 
-pub fn sections(g: &Glance, opened: Opened) -> impl IntoView + use<> {
-    g.sections.iter().map(|s| section(s, opened)).collect_view()
+/// Every section of the glance, drawn once (the glance always has the same sections), each
+/// part following the glance as it changes, the rows by key.
+pub fn sections(glance: Memo<Option<Glance>>, opened: Opened) -> impl IntoView + use<> {
+    let ids: Vec<&'static str> = glance.with_untracked(|g| {
+        g.as_ref()
+            .map(|g| g.sections.iter().map(|s| s.id).collect())
+            .unwrap_or_default()
+    });
+    ids.into_iter()
+        .map(|id| section(id, glance, opened))
+        .collect_view()
 }
 
-fn section(s: &Section, opened: Opened) -> impl IntoView + use<> {
-    let heading = format!("{}-h", s.id);
-    let labelled_by = heading.clone();
-    let problem = s.problem.as_ref().map(|p| match p.band {
-        Some(band) => view! {
-            <p class=format!("section-error {}", band.class()) role="status">
-                <span aria-hidden="true">{band.icon()}" "</span>{p.text.clone()}
-                {p.held.clone().map(held)}
-            </p>
-        }
-        .into_any(),
-        None => view! { <p class="not-configured">{p.text.clone()}</p> }.into_any(),
-    });
+/// `f` of the section `id` of the glance, tracked.
+fn of_section<T>(
+    glance: Memo<Option<Glance>>,
+    id: &str,
+    f: impl FnOnce(&Section) -> T,
+) -> Option<T> {
+    glance.with(|g| g.as_ref()?.sections.iter().find(|s| s.id == id).map(f))
+}
+
+/// A part of the page that follows the signals it reads. Every part is this one closure type
+/// around its own boxed body: a closure type of its own per part cost about 1.4 KB of wasm each
+/// (the renderer is generic over it).
+pub fn live(f: Box<dyn Fn() -> AnyView + Send + Sync>) -> impl IntoView {
+    move || f()
+}
+
+/// A yes/no that follows the signals it reads and wakes its readers only when it flips; one
+/// memo type for all of them, as [`live`] is for views.
+pub fn flag(f: Box<dyn Fn() -> bool + Send + Sync>) -> Memo<bool> {
+    Memo::new(move |_| f())
+}
+
+/// What the page lists by key: a section's rows and the needs-you lines. One type for both, so
+/// that the keyed list's code is in the page once (a second item type cost 1.3 KB gzip).
+#[derive(Clone, PartialEq, Eq, Hash)]
+// A few hundred lines at most, each moved once into its view: boxing the row would cost code
+// and an allocation per line for no gain.
+#[allow(clippy::large_enum_variant)]
+pub enum Line {
+    Row(Row),
+    Need(Need),
+}
+
+/// The lines `each` gives, keyed by their whole content: a line that did not change keeps its
+/// DOM node, a changed one is replaced where it stands.
+pub fn keyed(each: Box<dyn Fn() -> Vec<Line> + Send + Sync>, opened: Opened) -> impl IntoView {
     view! {
-        <section class="panel" id=s.id aria-labelledby=labelled_by>
-            <h2 id=heading>{s.title}" "
-                {s.checked.clone().map(|c| view! {
-                    <small class=if s.stale { "checked stale" } else { "checked" }>{c}</small>
-                })}
-            </h2>
-            {s.note.clone().map(|n| view! { <p class="note">{n}</p> })}
-            {problem}
-            {s.groups.iter().map(|g| group(g, opened)).collect_view()}
+        <For
+            each=move || each()
+            key=|l: &Line| l.clone()
+            children=move |l| match l {
+                Line::Row(r) => row(r, opened).into_any(),
+                Line::Need(n) => need(n, opened).into_any(),
+            }
+        />
+    }
+}
+
+/// A needs-you line, leading to its row and opening it.
+fn need(n: Need, opened: Opened) -> impl IntoView {
+    let anchor = n.anchor.clone();
+    view! {
+        <li class=n.band.class() class:whole=n.reason.is_empty()>
+            <a href=format!("#{}", n.anchor) on:click=move |_| opened.set(&anchor, true)>
+                <span aria-hidden="true">{n.band.icon()}" "</span>
+                <b>{n.what.clone()}</b>
+                {(!n.reason.is_empty()).then(|| view! { " · "{n.reason.clone()} })}
+                {n.since.clone().map(|s| view! { " " <small>{s}</small> })}
+                {n.held.clone().map(held)}
+            </a>
+        </li>
+    }
+}
+
+fn section(id: &'static str, glance: Memo<Option<Glance>>, opened: Opened) -> impl IntoView {
+    // The groups are drawn again only when their titles change (a column appears); within a
+    // group, the rows follow by key. The heading, note and problem are redrawn with the glance
+    // (a few elements: the age in the heading counts up).
+    let groups = Memo::new(move |_| {
+        of_section(glance, id, |s| {
+            s.groups.iter().map(|g| g.title.clone()).collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+    });
+    let labelled_by = format!("{id}-h");
+    let head = live(Box::new(move || {
+        of_section(glance, id, |s| {
+            let problem = s.problem.clone().map(|p| match p.band {
+                Some(band) => view! {
+                    <p class=format!("section-error {}", band.class()) role="status">
+                        <span aria-hidden="true">{band.icon()}" "</span>{p.text}
+                        {p.held.map(held)}
+                    </p>
+                }
+                .into_any(),
+                None => view! { <p class="not-configured">{p.text}</p> }.into_any(),
+            });
+            view! {
+                <h2 id=format!("{id}-h")>{s.title}" "
+                    {s.checked.clone().map(|c| view! {
+                        <small class=if s.stale { "checked stale" } else { "checked" }>{c}</small>
+                    })}
+                </h2>
+                {s.note.clone().map(|n| view! { <p class="note">{n}</p> })}
+                {problem}
+            }
+        })
+        .into_any()
+    }));
+    let body = live(Box::new(move || {
+        groups
+            .with(|titles| {
+                (0..titles.len())
+                    .map(|i| group(glance, id, i, opened))
+                    .collect_view()
+            })
+            .into_any()
+    }));
+    view! {
+        <section class="panel" id=id aria-labelledby=labelled_by>
+            {head}
+            {body}
         </section>
     }
 }
 
-fn group(g: &Group, opened: Opened) -> impl IntoView + use<> {
+/// The `i`th group of the section `id`: its title line, and its rows by key.
+fn group(
+    glance: Memo<Option<Glance>>,
+    id: &'static str,
+    i: usize,
+    opened: Opened,
+) -> impl IntoView {
     // A titled group (a board column) says its folded cards and its emptiness on its title
     // line; an untitled one on a line of its own.
-    let aside = [g.empty.map(str::to_string), g.folded.clone()]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" · ");
-    let head = match &g.title {
-        Some(t) => Some(view! {
-            <h3>{t.clone()}{(!aside.is_empty()).then(|| view! { <small>" · "{aside.clone()}</small> })}</h3>
-        }
-        .into_any()),
-        None => (!aside.is_empty()).then(|| view! { <p class="empty">{aside.clone()}</p> }.into_any()),
-    };
-    let rows = (!g.rows.is_empty()).then(|| {
-        view! { <ul class="rows">{g.rows.iter().map(|r| row(r, opened)).collect_view()}</ul> }
-    });
-    view! { {head}{rows} }
+    let head = live(Box::new(move || {
+        of_section(glance, id, |s| {
+            s.groups.get(i).map(|g| {
+                let aside = [g.empty.map(str::to_string), g.folded.clone()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(" · ");
+                let aside = (!aside.is_empty()).then_some(aside);
+                match g.title.clone() {
+                    Some(t) => view! {
+                        <h3>{t}{aside.map(|a| view! { <small>" · "{a}</small> })}</h3>
+                    }
+                    .into_any(),
+                    None => aside.map(|a| view! { <p class="empty">{a}</p> }).into_any(),
+                }
+            })
+        })
+        .into_any()
+    }));
+    let has_rows = flag(Box::new(move || {
+        of_section(glance, id, |s| {
+            s.groups.get(i).is_some_and(|g| !g.rows.is_empty())
+        }) == Some(true)
+    }));
+    let list = live(Box::new(move || {
+        has_rows
+            .get()
+            .then(|| {
+                let rows = keyed(
+                    Box::new(move || {
+                        of_section(glance, id, |s| {
+                            s.groups
+                                .get(i)
+                                .map(|g| g.rows.iter().cloned().map(Line::Row).collect())
+                        })
+                        .flatten()
+                        .unwrap_or_default()
+                    }),
+                    opened,
+                );
+                view! { <ul class="rows">{rows}</ul> }
+            })
+            .into_any()
+    }));
+    view! { {head}{list} }
 }
 
-fn row(r: &Row, opened: Opened) -> impl IntoView + use<> {
+/// One row, drawn once for its words: a row whose words change is another row (its key is its
+/// content), so nothing in it but its opening follows a signal.
+fn row(r: Row, opened: Opened) -> impl IntoView {
     let anchor = r.anchor.clone();
-    let open = opened.is_open(&anchor);
+    let is_open = {
+        let anchor = anchor.clone();
+        flag(Box::new(move || opened.is_open(&anchor)))
+    };
     let toggle = move |ev: leptos::ev::Event| {
         let details: web_sys::Element = event_target(&ev);
         opened.set(&anchor, details.has_attribute("open"));
     };
+    let more = r.clone();
     view! {
         <li class=format!("row {}", r.band.class()) id=r.anchor.clone()>
-            <details open=open on:toggle=toggle>
+            <details open=move || is_open.get() on:toggle=toggle>
                 <summary>
                     <span class="line">
                         <span class=format!("badge {}", r.band.class())>
@@ -112,7 +261,7 @@ fn row(r: &Row, opened: Opened) -> impl IntoView + use<> {
                     {r.reason.clone().map(|why| view! { <span class="reason">{why}</span> })}
                     {r.held.clone().map(held)}
                 </summary>
-                {open.then(|| details(r))}
+                {live(Box::new(move || is_open.get().then(|| details(&more)).into_any()))}
             </details>
         </li>
     }
@@ -124,7 +273,7 @@ fn details(r: &Row) -> impl IntoView + use<> {
         .facts
         .iter()
         .map(|f| {
-            let class = f.band.map(Band::class).unwrap_or_default();
+            let class = f.band.map(fleetdash_model::Band::class).unwrap_or_default();
             view! { <div><dt>{f.label}</dt><dd class=class>{f.text.clone()}{f.held.clone().map(held)}</dd></div> }
         })
         .collect_view();

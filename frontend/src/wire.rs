@@ -17,9 +17,9 @@
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use fleetdash_model::{
-    Agent, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState, CronCheck,
-    CronState, Heartbeat, Held, History, LiveTask, NamedCheck, Probe, QueueAck, QueueTask,
-    RulesView, SectionMeta, Sections, Snapshot, System, Tasks, Transition, Window,
+    Agent, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState, ColumnCount,
+    CronCheck, CronState, Heartbeat, Held, History, LeftOut, LiveTask, NamedCheck, Probe, QueueAck,
+    QueueTask, RulesView, SectionMeta, Sections, Snapshot, System, Tasks, Transition, Window,
 };
 
 /// A JSON value as `JSON.parse` hands it over (every number is an f64, as in JavaScript).
@@ -582,8 +582,32 @@ fn board_source(r: &mut Reader, v: &Json) -> BoardSource {
         projection: r.req(&o, "projection", |r, v| r.probe(v, string)),
         status: r.req(&o, "status", asc),
         reason: r.opt(&o, "reason", string),
+        columns: r.field(
+            &o,
+            "columns",
+            |r, v| r.list(v, column_count),
+            Some(Vec::new()),
+        ),
+        attention_left_out: r.field(&o, "attention_left_out", left_out, Some(LeftOut::default())),
         checked_at: r.req(&o, "checked_at", time),
         stale: r.req(&o, "stale", boolean),
+    }
+}
+
+fn column_count(r: &mut Reader, v: &Json) -> ColumnCount {
+    let o = r.object(v);
+    ColumnCount {
+        column: r.req(&o, "column", string),
+        cards: r.req(&o, "cards", u32_),
+        left_out: r.field(&o, "left_out", u32_, Some(0)),
+    }
+}
+
+fn left_out(r: &mut Reader, v: &Json) -> LeftOut {
+    let o = r.object(v);
+    LeftOut {
+        red: r.req(&o, "red", u32_),
+        amber: r.req(&o, "amber", u32_),
     }
 }
 
@@ -922,6 +946,22 @@ mod tests {
                     projection: Probe::error("refused: hand-edited"),
                     status: Asc::INTEGRITY_CHECK_FAILED,
                     reason: Some("projection refused".into()),
+                    columns: vec![
+                        ColumnCount {
+                            column: "todo".into(),
+                            cards: 1,
+                            left_out: 0,
+                        },
+                        ColumnCount {
+                            column: "blocked".into(),
+                            cards: 70_000,
+                            left_out: 69_998,
+                        },
+                    ],
+                    attention_left_out: LeftOut {
+                        red: 7,
+                        amber: 69_991,
+                    },
                     checked_at: at,
                     stale: false,
                 }],

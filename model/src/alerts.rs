@@ -122,6 +122,10 @@ pub mod key {
     pub fn card(board: &str, id: &str) -> String {
         format!("board:{board}/card:{id}")
     }
+    /// A board's cards needing attention that its capped listing leaves out, as one element.
+    pub fn unlisted_cards(board: &str) -> String {
+        format!("board:{board}/unlisted")
+    }
     pub fn host(name: &str) -> String {
         format!("host:{name}")
     }

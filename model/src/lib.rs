@@ -110,6 +110,19 @@ pub fn human_age(secs: u64) -> String {
     }
 }
 
+/// "9,812": a count as the operator reads it, with a comma between thousands.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
 /// Thresholds from the rules file, copied into the snapshot for the page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RulesView {
@@ -321,11 +334,18 @@ pub struct Tasks {
 
 /// The kanban board(s): columns in board order and the cards, each naming its board, plus one
 /// entry per configured board saying whether it could be read and projected.
+///
+/// `cards` lists a board's cards in full only under the rules' cap (`board.cards_max`): the
+/// cards that need attention (amber or red), those the previous snapshot listed as such (so a
+/// recovery is seen), and the newest few of each open column; each source counts every card
+/// per column and says how many `cards` leaves out ([`BoardSource::columns`]). A snapshot
+/// written before the cap lists every card and counts none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Board {
     /// Hermes statuses in board order (triage, todo, scheduled, ready, running, blocked,
     /// review, done; archived only when configured).
     pub columns: Vec<String>,
+    /// The cards listed in full (all of them in snapshots written before the cap).
     pub cards: Vec<Card>,
     #[serde(default)]
     pub sources: Vec<BoardSource>,
@@ -344,8 +364,47 @@ pub struct BoardSource {
     pub status: Asc,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Every card the board holds, per column in board order (columns without cards are not
+    /// named), with how many of each `tasks.board.cards` does not list. Empty when the board
+    /// was not read, and in snapshots written before the cap (they list every card).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<ColumnCount>,
+    /// Cards that need attention and are not listed: they alone passed the cap (the worst,
+    /// then the newest, are listed). Counted here so that no verdict misses them.
+    #[serde(default, skip_serializing_if = "LeftOut::is_none")]
+    pub attention_left_out: LeftOut,
     pub checked_at: DateTime<Utc>,
     pub stale: bool,
+}
+
+impl BoardSource {
+    /// How many of the board's cards `tasks.board.cards` does not list.
+    pub fn left_out(&self) -> u64 {
+        self.columns.iter().map(|c| u64::from(c.left_out)).sum()
+    }
+}
+
+/// One column of one board: how many cards it holds, and how many of them are not listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnCount {
+    /// The Hermes status.
+    pub column: String,
+    pub cards: u32,
+    #[serde(default)]
+    pub left_out: u32,
+}
+
+/// Cards needing attention that a board's listing leaves out, by band.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub red: u32,
+    pub amber: u32,
+}
+
+impl LeftOut {
+    pub fn is_none(&self) -> bool {
+        self.red == 0 && self.amber == 0
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -631,7 +690,8 @@ pub(crate) fn one_decimal(value: f64) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Transition {
     /// Stable across runs and renames of nothing but the element itself: `agent:<name>`,
-    /// `task:<agent>/<id>`, `queue:<id>`, `board:<name>`, `board:<name>/card:<id>`, `host:<name>`,
+    /// `task:<agent>/<id>`, `queue:<id>`, `board:<name>`, `board:<name>/card:<id>`,
+    /// `board:<name>/unlisted` (its cards needing attention beyond the cap), `host:<name>`,
     /// `host:<name>/service:<n>` (also `tunnel:`, `cron:`), `host:<name>/vault`, `backups`,
     /// `section:<name>`.
     pub key: String,
@@ -669,6 +729,16 @@ mod tests {
             window_amber_at_percent: 90,
             ack_within_s: 600,
         }
+    }
+
+    #[test]
+    fn counts_read_with_a_comma_between_thousands() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(9812), "9,812");
+        assert_eq!(thousands(100_000), "100,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
     #[test]

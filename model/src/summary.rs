@@ -15,10 +15,14 @@ pub struct Verdict {
 
 impl Verdict {
     pub(crate) fn add(&mut self, band: Band) {
+        self.add_n(band, 1);
+    }
+
+    pub(crate) fn add_n(&mut self, band: Band, n: usize) {
         match band {
-            Band::Red => self.red += 1,
-            Band::Amber => self.amber += 1,
-            Band::Green => self.green += 1,
+            Band::Red => self.red += n,
+            Band::Amber => self.amber += n,
+            Band::Green => self.green += n,
         }
     }
 
@@ -37,17 +41,18 @@ impl Verdict {
         if self.red == 0 && self.amber == 0 && self.green == 0 {
             return "nothing collected yet".into();
         }
+        let n = |n: usize| crate::thousands(n as u64);
         if self.red == 0 && self.amber == 0 {
-            return format!("all green ({})", self.green);
+            return format!("all green ({})", n(self.green));
         }
         let mut parts = Vec::new();
         if self.red > 0 {
-            parts.push(format!("{} red", self.red));
+            parts.push(format!("{} red", n(self.red)));
         }
         if self.amber > 0 {
-            parts.push(format!("{} amber", self.amber));
+            parts.push(format!("{} amber", n(self.amber)));
         }
-        parts.push(format!("{} green", self.green));
+        parts.push(format!("{} green", n(self.green)));
         parts.join(" · ")
     }
 }
@@ -96,6 +101,17 @@ impl Snapshot {
                     .iter()
                     .filter(|s| s.band() == Band::Red)
                     .for_each(|_| v.add(Band::Red));
+                // The cards the listing leaves out count as well: green, unless they are the
+                // cards needing attention that passed the cap.
+                for s in &board.sources {
+                    let (red, amber) = (s.attention_left_out.red, s.attention_left_out.amber);
+                    v.add_n(Band::Red, red as usize);
+                    v.add_n(Band::Amber, amber as usize);
+                    let green = s
+                        .left_out()
+                        .saturating_sub(u64::from(red) + u64::from(amber));
+                    v.add_n(Band::Green, green as usize);
+                }
             }
             other => section_failed(self.sections.board.configured, other.is_error(), &mut v),
         }

@@ -171,6 +171,70 @@ pub fn populate(k: &Kanban, count: usize) {
     k.conn.execute_batch("COMMIT").unwrap();
 }
 
+/// `count` tasks as a board that has lived a while holds them: nearly all done, a few in each
+/// open column, three blocked (amber) and one whose worker crashed (red); each with a claim
+/// and heartbeats. What the 10,000-card page test and the snapshot bench read.
+pub fn populate_mature(k: &Kanban, count: usize) {
+    // Out of every 200 cards: 4 todo, 2 ready, 2 triage, 2 running, 1 review, 1 scheduled, and
+    // the rest done.
+    const OPEN: [(&str, usize); 6] = [
+        ("todo", 4),
+        ("ready", 2),
+        ("triage", 2),
+        ("running", 2),
+        ("review", 1),
+        ("scheduled", 1),
+    ];
+    let t0 = now() - 30 * 86_400;
+    k.conn.execute_batch("BEGIN").unwrap();
+    for i in 0..count {
+        let id = format!("t_{i:08x}");
+        let mut slot = i % 200;
+        let mut status = "done";
+        for (s, n) in OPEN {
+            if slot < n {
+                status = s;
+                break;
+            }
+            slot -= n;
+        }
+        let flagged = i * 4 / count.max(1);
+        let special = i % (count / 4).max(1) == (count / 8).max(1) && flagged < 4;
+        if special {
+            status = if flagged < 3 { "blocked" } else { "running" };
+        }
+        let mut t = Task::new(
+            &id,
+            &format!("Card {i}: move the arm64 image pull behind the cache"),
+            status,
+            Some(["echo", "min", "mira", "nova", "sol", "tam"][i % 6]),
+        );
+        // Spread over the last 30 days, the newest last.
+        t.created_at = t0 + (i as i64 * 30 * 86_400) / count.max(1) as i64;
+        t.started_at = Some(t.created_at + 60);
+        t.priority = (i % 4) as i64;
+        if status == "done" {
+            t.completed_at = Some(t.created_at + 3600);
+        }
+        if status == "blocked" {
+            t.block_kind = Some("needs_input".into());
+        }
+        k.task(&t);
+        k.event(&id, "created", "{}", t.created_at);
+        k.event(&id, "claimed", r#"{"lock": "lab:4242"}"#, t.created_at + 60);
+        k.event(&id, "heartbeat", "{}", t.created_at + 120);
+        if special && status == "running" {
+            k.event(
+                &id,
+                "crashed",
+                r#"{"pid": 4242, "worker_output": "long text the dashboard never reads"}"#,
+                t.created_at + 600,
+            );
+        }
+    }
+    k.conn.execute_batch("COMMIT").unwrap();
+}
+
 /// The interpreter of the venv holding Hermes' own package (hermes-agent), which
 /// `scripts/setup-test-deps` creates. Without it a test that builds boards with Hermes' code
 /// cannot run: it fails, saying how to get it, and never passes silently.

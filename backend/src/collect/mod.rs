@@ -97,8 +97,12 @@ impl FromStr for SectionName {
 /// projections; each replaces only its part.
 #[derive(Debug, Clone)]
 pub enum SectionData {
-    /// `tasks.board`: every configured board's cards, and one source entry per board.
-    Board(Probe<Board>),
+    /// `tasks.board`: every configured board's cards, and one source entry per board; the
+    /// snapshot lists them under `cap` ([`board::cap`]), knowing what it listed before.
+    Board {
+        read: Probe<Board>,
+        cap: board::cap::Cap,
+    },
     /// `tasks.live`: in-flight A2A tasks judged by the stuck rule.
     LiveTasks(Probe<Vec<LiveTask>>),
     /// `tasks.queue`: the work queue's rows, judged when they were read.
@@ -117,7 +121,7 @@ impl SectionData {
     /// The part of the snapshot this data lands in.
     pub fn section(&self) -> SectionName {
         match self {
-            SectionData::Board(_) | SectionData::Projections(_) => SectionName::Board,
+            SectionData::Board { .. } | SectionData::Projections(_) => SectionName::Board,
             SectionData::LiveTasks(_) => SectionName::LiveTasks,
             SectionData::Queue(_) => SectionName::Queue,
             SectionData::Agents(_) => SectionName::Agents,
@@ -281,7 +285,9 @@ pub fn from_config_sharing(
         )));
     }
     if wanted(SectionName::Tasks) && !config.boards.is_empty() {
-        out.push(Box::new(board::BoardCollector::new(config)));
+        out.push(Box::new(
+            board::BoardCollector::new(config).with_cap(board::cap::Cap::of(rules)),
+        ));
         if let Some(job) = projections::ProjectionJob::new(config) {
             out.push(Box::new(job));
         }

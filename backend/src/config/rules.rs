@@ -51,6 +51,16 @@ pub struct CountRule {
     pub ruled_by: Option<String>,
 }
 
+/// How many of a board's cards `status.json` lists in full (the `board` group): the snapshot
+/// stays small at any board size, and counts what it does not list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardRules {
+    /// At most this many cards of one board are listed.
+    pub cards_max: CountRule,
+    /// Besides the cards needing attention, the newest this many of each open column are.
+    pub newest_per_column: CountRule,
+}
+
 /// The alert engine's thresholds (the `alerts` group): how many consecutive red passes make a
 /// Firing, how many green ones a Recovered, and how often a Reminder while still red.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,12 +79,14 @@ enum Unit {
     Count,
     /// A whole percentage from 1 to 100.
     Percent,
+    /// A whole number of cards, at least 1.
+    Cards,
 }
 
 impl Unit {
     fn accepts(self, value: u64) -> bool {
         match self {
-            Unit::Seconds | Unit::Count => value > 0,
+            Unit::Seconds | Unit::Count | Unit::Cards => value > 0,
             Unit::Percent => (1..=100).contains(&value),
         }
     }
@@ -84,6 +96,7 @@ impl Unit {
             Unit::Seconds => "expected a whole number of seconds greater than zero",
             Unit::Percent => "expected a whole percentage from 1 to 100",
             Unit::Count => "expected a whole number of passes, at least 1",
+            Unit::Cards => "expected a whole number of cards, at least 1",
         }
     }
 }
@@ -122,6 +135,8 @@ pub struct Rules {
     pub report_grace: Rule,
     /// When an element's band change becomes an alert (issue 12).
     pub alerts: AlertRules,
+    /// How many board cards the snapshot lists in full (issue 13).
+    pub board: BoardRules,
 }
 
 /// Each group of the rules file and the values it holds (besides `source` and `ruled_by`).
@@ -149,6 +164,7 @@ const GROUPS: &[(&str, &[&str])] = &[
             "remind_every_seconds",
         ],
     ),
+    ("board", &["cards_max", "newest_per_column"]),
 ];
 
 /// What every group holds besides its values.
@@ -351,6 +367,20 @@ impl Rules {
             source: c.source,
             ruled_by: c.ruled_by,
         });
+        let mut cards = |key: &str| -> Option<CountRule> {
+            cited("board", key, Unit::Cards).map(|c| CountRule {
+                count: c.value,
+                source: c.source,
+                ruled_by: c.ruled_by,
+            })
+        };
+        let board = match (cards("cards_max"), cards("newest_per_column")) {
+            (Some(cards_max), Some(newest_per_column)) => Some(BoardRules {
+                cards_max,
+                newest_per_column,
+            }),
+            _ => None,
+        };
         let alerts = match (fail_after, recover_after, remind_every) {
             (Some(fail_after), Some(recover_after), Some(remind_every)) => Some(AlertRules {
                 fail_after,
@@ -379,8 +409,15 @@ impl Rules {
                 message: format!("must be greater than green_below_seconds ({})", g.seconds),
             });
         }
-        let queue = match (sweep_every, ack_within, worker_died, report_grace, alerts) {
-            (Some(s), Some(a), Some(w), Some(g), Some(al)) => Some((s, a, w, g, al)),
+        let queue = match (
+            sweep_every,
+            ack_within,
+            worker_died,
+            report_grace,
+            alerts,
+            board,
+        ) {
+            (Some(s), Some(a), Some(w), Some(g), Some(al), Some(b)) => Some((s, a, w, g, al, b)),
             _ => None,
         };
         let rules = match (
@@ -405,7 +442,7 @@ impl Rules {
                 Some(backup_amber_after),
                 Some(backup_red_after),
                 Some(window_amber_at),
-                Some((sweep_every, ack_within, worker_died, report_grace, alerts)),
+                Some((sweep_every, ack_within, worker_died, report_grace, alerts, board)),
             ) if errors.is_empty() => Some(Rules {
                 path: path.to_path_buf(),
                 no_reply,
@@ -422,6 +459,7 @@ impl Rules {
                 worker_died,
                 report_grace,
                 alerts,
+                board,
             }),
             _ => None,
         };
@@ -570,6 +608,10 @@ alerts:
   recover_after_passes: 2
   remind_every_seconds: 3600
   source: Gatus failure-threshold / success-threshold
+board:
+  cards_max: 200
+  newest_per_column: 5
+  source: issue 13
 ";
 
     #[test]
@@ -655,6 +697,35 @@ alerts:
             msg.contains("alerts.remind_every_seconds: missing"),
             "{msg}"
         );
+    }
+
+    /// Was not a rule: every card went into status.json, 4.4 MiB at 10,000 cards.
+    #[test]
+    fn the_board_listing_cap_is_a_count_of_cards_with_its_source() {
+        let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+        assert_eq!(r.board.cards_max.count, 200);
+        assert_eq!(r.board.newest_per_column.count, 5);
+        assert_eq!(r.board.cards_max.source, "issue 13");
+        let text = FLEET.replace("cards_max: 200", "cards_max: 0");
+        let msg = Rules::parse(Path::new("r.yaml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains(
+                "r.yaml:39: board.cards_max: expected a whole number of cards, at least 1"
+            ),
+            "{msg}"
+        );
+        let text = FLEET.replace("  source: issue 13\n", "");
+        let msg = Rules::parse(Path::new("r.yaml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("board.source: missing"), "{msg}");
+        let text = FLEET.replace("  newest_per_column: 5\n", "");
+        let msg = Rules::parse(Path::new("r.yaml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("board.newest_per_column: missing"), "{msg}");
     }
 
     #[test]

@@ -180,6 +180,8 @@ mod tests {
             projection,
             status: Asc::SUCCESS,
             reason: None,
+            columns: Vec::new(),
+            attention_left_out: Default::default(),
             checked_at: now,
             stale: false,
         };
@@ -412,6 +414,58 @@ mod tests {
             page.contains("<h3>done <small class=\"folded\">· 2 cards, finished</small></h3>"),
             "{page}"
         );
+    }
+
+    /// A board listed under the cap: the page says what it does not list, per column, right
+    /// under the Board heading and on each column's line, and the verdict counts it all.
+    #[test]
+    fn a_capped_board_says_what_it_does_not_list() {
+        use fleetdash_model::{ColumnCount, LeftOut};
+        let mut s = with_board();
+        let Probe::Value(b) = &mut s.tasks.board else {
+            unreachable!()
+        };
+        let count = |column: &str, cards, left_out| ColumnCount {
+            column: column.into(),
+            cards,
+            left_out,
+        };
+        b.sources[0].cards = Probe::Value(10_000);
+        b.sources[0].columns = vec![
+            count("todo", 400, 399),
+            count("running", 2, 0),
+            count("done", 9_598, 9_596),
+        ];
+        b.sources[0].attention_left_out = LeftOut { red: 12, amber: 0 };
+        let page = html(&s);
+        let (note, folded) = (
+            "5 of 10,000 cards listed (those that need attention or just recovered, then the \
+             newest of each open column); and 9,995 more: done 9,596, todo 399. 12 of those \
+             need attention (12 red): more than the listing holds, so the worst, then the \
+             newest, are listed",
+            "<h3>todo <small class=\"folded\">· and 399 more, not listed</small></h3>",
+        );
+        let board = &page[page.find("<section id=\"board\"").unwrap()..];
+        assert!(
+            board.contains(&format!("<p class=\"sum\">{note}</p>")),
+            "{board}"
+        );
+        assert!(board.contains(folded), "{board}");
+        assert!(
+            board.contains("<h3>done <small class=\"folded\">· 9,598 cards, finished</small></h3>"),
+            "{board}"
+        );
+        assert!(
+            page.contains("board ops</span> · 12 more red cards not listed (over the cap)"),
+            "a needs-you line: {page}"
+        );
+        let (before, verdict) = (with_board().verdict(), s.verdict());
+        assert_eq!(
+            (verdict.red, verdict.green),
+            (before.red + 12, before.green + 9_995 - 12),
+            "every unlisted card counted"
+        );
+        assert!(page.contains(&verdict.sentence()), "{page}");
     }
 
     #[test]

@@ -188,6 +188,7 @@ mod tests {
 
     use crate::collect::SectionData;
     use crate::history;
+    use fleetdash_model::Band;
 
     fn agents(up: bool, at: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
@@ -322,6 +323,144 @@ mod tests {
             section.contains("<strong>agent a</strong> <small>06:04</small>"),
             "{section}"
         );
+    }
+
+    /// One read of board "lab" holding `cards` (id, status, band, age in seconds).
+    fn board_read(cards: &[(&str, &str, Band, u64)], at: DateTime<Utc>) -> SectionUpdate {
+        use crate::collect::board::cap::Cap;
+        use fleetdash_model::{Asc, Board, BoardSource, Card};
+        let cards: Vec<Card> = cards
+            .iter()
+            .map(|&(id, status, band, age_s)| Card {
+                board: "lab".into(),
+                id: id.into(),
+                title: format!("Card {id}"),
+                status: status.into(),
+                assignee: None,
+                priority: None,
+                age_s,
+                block_kind: None,
+                latest_activity_at: None,
+                conditions: (band != Band::Green)
+                    .then(|| "crashed: the worker process died".to_string())
+                    .into_iter()
+                    .collect(),
+                band,
+                checked_at: at,
+                stale: false,
+            })
+            .collect();
+        let board = Board {
+            columns: crate::collect::board::columns(&cards, false),
+            sources: vec![BoardSource {
+                name: "lab".into(),
+                plane: None,
+                cards: Probe::Value(cards.len() as u32),
+                projection: Probe::Unknown,
+                status: Asc::SUCCESS,
+                reason: None,
+                columns: Vec::new(),
+                attention_left_out: Default::default(),
+                checked_at: at,
+                stale: false,
+            }],
+            cards,
+        };
+        SectionUpdate::new(
+            SectionData::Board {
+                read: Probe::Value(board),
+                cap: Cap {
+                    cards_max: 4,
+                    newest_per_column: 1,
+                },
+            },
+            at,
+            std::time::Duration::from_millis(1),
+        )
+    }
+
+    /// Under the cap, a green card moving in and out of the newest few comes and goes without
+    /// a transition, pass after pass, whatever other sections write in between; a red card
+    /// that recovers and leaves the listing is recorded as a recovery (red → green) before it
+    /// goes, never left "still red" by a disappearance.
+    #[test]
+    fn the_board_listing_changes_no_band_and_a_recovery_is_seen_before_the_card_leaves() {
+        use fleetdash_model::Band::{Green, Red};
+        let dir = tempfile::tempdir().unwrap();
+        let (out, state) = (dir.path().join("out"), dir.path().join("state"));
+        let writer = StatusWriter::new(&out, &state, RedactionGate::default()).unwrap();
+        let t0 = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
+        let configured = [SectionName::Board, SectionName::LiveTasks];
+        let passes: [&[(&str, &str, Band, u64)]; 6] = [
+            &[("old", "todo", Green, 100), ("crash", "running", Red, 50)],
+            // A newer todo card takes the old one's place among the newest: it leaves, green.
+            &[
+                ("old", "todo", Green, 100),
+                ("new", "todo", Green, 0),
+                ("crash", "running", Red, 50),
+            ],
+            // The newer one is gone: the old one is back, green.
+            &[("old", "todo", Green, 100), ("crash", "running", Red, 50)],
+            &[("old", "todo", Green, 100), ("crash", "running", Red, 50)],
+            // The crashed card completes: listed once more, green.
+            &[("old", "todo", Green, 100), ("crash", "done", Green, 50)],
+            &[("old", "todo", Green, 100), ("crash", "done", Green, 50)],
+        ];
+        let mut listed = Vec::new();
+        for (i, cards) in passes.into_iter().enumerate() {
+            let at = t0 + Duration::minutes(5 * i as i64);
+            let snap = writer
+                .write_at(vec![board_read(cards, at)], &configured, fleet_rules(), at)
+                .unwrap();
+            // Another section's write between board reads keeps the listing as it is.
+            writer
+                .write_at(vec![board(at)], &configured, fleet_rules(), at)
+                .unwrap();
+            let Probe::Value(b) = &snap.tasks.board else {
+                panic!("{:?}", snap.tasks.board)
+            };
+            let mut ids: Vec<String> = b.cards.iter().map(|c| c.id.clone()).collect();
+            ids.sort_unstable();
+            listed.push(ids.join(" "));
+        }
+        assert_eq!(
+            listed,
+            [
+                "crash old",
+                "crash new",
+                "crash old",
+                "crash old",
+                "crash old",
+                "old"
+            ]
+        );
+        let log = super::transitions::TransitionLog::new(&state, RedactionGate::default());
+        let said: Vec<_> = log
+            .read()
+            .unwrap()
+            .into_iter()
+            .map(|t| (t.key, t.from, t.to, t.at))
+            .collect();
+        let key = "board:lab/card:crash".to_string();
+        assert_eq!(
+            said,
+            [
+                (key.clone(), None, Red, t0),
+                (key, Some(Red), Green, t0 + Duration::minutes(20)),
+            ]
+        );
+        // The last snapshot counts both cards, the one it no longer lists included.
+        let last = writer.read_previous().unwrap();
+        let Probe::Value(b) = &last.tasks.board else {
+            panic!()
+        };
+        let counts: Vec<(&str, u32, u32)> = b.sources[0]
+            .columns
+            .iter()
+            .map(|c| (c.column.as_str(), c.cards, c.left_out))
+            .collect();
+        assert_eq!(counts, [("todo", 1, 0), ("done", 1, 1)]);
+        assert_eq!(last.verdict().green, 2);
     }
 
     /// A transitions log that cannot be parsed costs the log, never the snapshot.

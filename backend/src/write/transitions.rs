@@ -6,13 +6,15 @@
 //! ([`elements`], [`compare`]), under the status lock, after the redaction gate: keys, names and
 //! reasons are the gated snapshot's own text, never raw probe or audit text. Elements are keyed
 //! as the history keys them (`agent:min`, `host:lab`, `host:lab/service:nginx`, ...) plus
-//! `task:<agent>/<id>`, `queue:<id>` (a work-queue task), `board:<name>`, `board:<name>/card:<id>`, `backups` and
-//! `section:<name>`, so a key names the same thing across runs.
+//! `task:<agent>/<id>`, `queue:<id>` (a work-queue task), `board:<name>`, `board:<name>/card:<id>`,
+//! `board:<name>/unlisted` (the cards needing attention a capped listing leaves out), `backups`
+//! and `section:<name>`, so a key names the same thing across runs.
 //!
 //! What counts: a change of band between two snapshots. An element that first appears amber or
 //! red is recorded with no `from` (an element born red is what an alert wants to hear about);
 //! one born green is not (every restart would announce the whole fleet). An element that
-//! disappears (a card leaving the board, a removed agent) is not a transition. A section's own
+//! disappears (a card leaving the board or the snapshot's capped listing, a removed agent) is not
+//! a transition; a card that recovers is listed once more, so its recovery is one. A section's own
 //! element is red while it is stale or failed as a whole, and exists once it was first
 //! collected ("not collected yet" at start-up is not news).
 //!
@@ -162,6 +164,36 @@ pub fn elements(snap: &Snapshot) -> Elements {
             let key = key::card(&c.board, &c.id);
             let why = (!c.conditions.is_empty()).then(|| c.conditions.join("; "));
             put(&mut out, key, "card", c.title.clone(), c.band, why);
+        }
+        // The cards needing attention that a board's listing leaves out (they alone passed
+        // the cap) are one element per board, so they still alert and recover; green while
+        // there are none, so it is born quietly and its recovery is a transition.
+        for s in board.sources.iter().filter(|s| !s.columns.is_empty()) {
+            let lot = s.attention_left_out;
+            let band = if lot.red > 0 {
+                Band::Red
+            } else if lot.amber > 0 {
+                Band::Amber
+            } else {
+                Band::Green
+            };
+            let mut said = Vec::new();
+            if lot.red > 0 {
+                said.push(format!("{} red", lot.red));
+            }
+            if lot.amber > 0 {
+                said.push(format!("{} amber", lot.amber));
+            }
+            let why = format!("{} cards not listed (over the cap)", said.join(" and "));
+            let name = format!("cards of {} not listed", s.name);
+            put(
+                &mut out,
+                key::unlisted_cards(&s.name),
+                "card",
+                name,
+                band,
+                Some(why),
+            );
         }
     }
     if let Probe::Value(hosts) = &snap.systems {
@@ -792,6 +824,8 @@ mod tests {
                 projection: Probe::Value("written".into()),
                 status: Asc::SUCCESS,
                 reason: None,
+                columns: Vec::new(),
+                attention_left_out: Default::default(),
                 checked_at: now,
                 stale: false,
             }],
@@ -939,6 +973,63 @@ mod tests {
                     Some("last collected 12 min ago (>= 10 min)")
                 ),
             ]
+        );
+    }
+
+    /// Was: the cards needing attention that a capped listing left out were no element at all,
+    /// so a board with more red cards than the cap alerted for some of them only.
+    #[test]
+    fn cards_needing_attention_beyond_the_cap_are_one_element_that_alerts_and_recovers() {
+        use fleetdash_model::{ColumnCount, LeftOut};
+        let (t, later) = (t0(), t0() + Duration::minutes(5));
+        let mut before = fleet(t);
+        if let Probe::Value(b) = &mut before.tasks.board {
+            b.sources[0].columns = vec![ColumnCount {
+                column: "running".into(),
+                cards: 1,
+                left_out: 0,
+            }];
+        }
+        let key = "board:research/unlisted";
+        let quiet = elements(&before);
+        assert_eq!(
+            quiet[key].band,
+            Band::Green,
+            "present and green: born quietly"
+        );
+        assert_eq!(quiet[key].reason, None);
+        let mut over = before.clone();
+        if let Probe::Value(b) = &mut over.tasks.board {
+            b.sources[0].attention_left_out = LeftOut { red: 3, amber: 40 };
+        }
+        let got = compare(Some(&quiet), &elements(&over), later);
+        let said: Vec<_> = got
+            .iter()
+            .map(|t| {
+                (
+                    t.key.as_str(),
+                    t.name.as_str(),
+                    t.from,
+                    t.to,
+                    t.reason.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            said,
+            [(
+                key,
+                "cards of research not listed",
+                Some(Band::Green),
+                Band::Red,
+                Some("3 red and 40 amber cards not listed (over the cap)")
+            )]
+        );
+        let back = compare(Some(&elements(&over)), &quiet, later);
+        assert_eq!(
+            back.iter().map(|t| (t.from, t.to)).collect::<Vec<_>>(),
+            [(Some(Band::Red), Band::Green)],
+            "its recovery is a transition"
         );
     }
 

@@ -27,6 +27,7 @@ use crate::one_decimal;
 use crate::{
     Agent, Asc, Backups, Band, Board, BoardSource, Card, CronCheck, CronState, History, LiveTask,
     NamedCheck, Probe, QueueTask, SectionMeta, Snapshot, System, Verdict, human_age, seconds_since,
+    thousands,
 };
 
 /// The mark beside a `held` text (a bell struck through): both renderers show it.
@@ -50,7 +51,7 @@ pub struct Glance {
 }
 
 /// One line of "needs you": what, why in a few words, since when, and where its row is.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Need {
     pub band: Band,
     /// "agent lyra", "task t_01 (min)", "card Prune old snapshots", "host prod"; or the whole
@@ -65,6 +66,9 @@ pub struct Need {
     /// "silenced until 16:00 (disk swap)": its alerts are held back; it still needs you.
     pub held: Option<String>,
     kind: Kind,
+    /// How many elements the line stands for: 1, or a lot not listed one by one (a board's
+    /// cards beyond the cap), which the verdict counts in full.
+    count: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +128,9 @@ pub struct Section {
     /// Why there are no rows: the section failed (red) or has no collector (no band).
     pub problem: Option<Problem>,
     pub groups: Vec<Group>,
+    /// Elements counted but not shown as rows (a board's cards the snapshot does not list),
+    /// one lot per band and board: the verdict counts them, a non-green lot needs you.
+    unlisted: Vec<Need>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -147,8 +154,24 @@ pub struct Group {
     folded_n: usize,
 }
 
+/// A row is hashed by its anchor alone (equal rows have equal anchors): cheap, and enough for
+/// the page, which keys its rows by their whole content.
+impl std::hash::Hash for Row {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.anchor.hash(state);
+    }
+}
+
+/// A needs-you line is hashed by where it leads and what it names, as a [`Row`] is.
+impl std::hash::Hash for Need {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.anchor.hash(state);
+        self.what.hash(state);
+    }
+}
+
 /// One element: one line when green; its details open on a tap.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     pub anchor: String,
     pub band: Band,
@@ -176,7 +199,7 @@ pub struct Row {
 }
 
 /// A labelled value behind the tap; `band` colours it when it is itself a condition.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fact {
     pub label: &'static str,
     pub text: String,
@@ -186,13 +209,13 @@ pub struct Fact {
 }
 
 /// A host's services, tunnels or crons.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checks {
     pub title: &'static str,
     pub items: Vec<Check>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
     pub band: Band,
     pub text: String,
@@ -204,7 +227,7 @@ pub struct Check {
 
 /// The last 24 hours: the uptime in words, one character per slot (oldest first: `u` up, `d`
 /// down, `p` partly, `.` no sample), and the axis under it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Strip {
     pub label: String,
     pub cells: String,
@@ -292,6 +315,7 @@ impl Glance {
                     anchor: section.id.to_string(),
                     held: held.clone(),
                     kind: Kind::Section,
+                    count: 1,
                 });
             }
             for row in section.groups.iter().flat_map(|g| &g.rows) {
@@ -313,6 +337,7 @@ impl Glance {
                         anchor: row.anchor.clone(),
                         held: None,
                         kind,
+                        count: 1,
                     });
                     continue;
                 }
@@ -329,11 +354,18 @@ impl Glance {
                     anchor: row.anchor.clone(),
                     held: row.held.clone(),
                     kind,
+                    count: 1,
                 });
             }
             // Folded rows are green cards: counted, not listed.
             for g in &section.groups {
                 counts.green += g.folded_n;
+            }
+            for lot in &section.unlisted {
+                counts.add_n(lot.band, lot.count);
+                if lot.band != Band::Green {
+                    needs.push(lot.clone());
+                }
             }
         }
         // Red before amber, section order kept within each (a stable sort by hand: the
@@ -439,7 +471,7 @@ fn headline(needs: &[Need], counts: &Verdict) -> String {
         return if counts.green == 0 {
             "nothing collected yet".into()
         } else {
-            format!("all {} green", counts.green)
+            format!("all {} green", thousands(counts.green as u64))
         };
     }
     let band = if counts.red > 0 {
@@ -459,21 +491,22 @@ fn headline(needs: &[Need], counts: &Verdict) -> String {
             continue;
         }
         seen.push(family);
-        let members: Vec<Kind> = of_band
+        let members: Vec<&&Need> = of_band
             .iter()
-            .map(|m| m.kind)
-            .filter(|k| k.family() == family)
+            .filter(|m| m.kind.family() == family)
             .collect();
+        let n: usize = members.iter().map(|m| m.count).sum();
         let (one, many, _) = family.words();
-        let noun = if members.len() == 1 { one } else { many };
+        let noun = if n == 1 { one } else { many };
         // The qualifier ("down", "stuck") only when it is true of every one of them.
         let qualifier = members
             .first()
-            .map(|k| k.words().2)
-            .filter(|q| !q.is_empty() && members.iter().all(|k| k.words().2 == *q));
+            .map(|m| m.kind.words().2)
+            .filter(|q| !q.is_empty() && members.iter().all(|m| m.kind.words().2 == *q));
+        let n = thousands(n as u64);
         parts.push(match qualifier {
-            Some(q) => format!("{} {noun} {q}", members.len()),
-            None => format!("{} {noun}", members.len()),
+            Some(q) => format!("{n} {noun} {q}"),
+            None => format!("{n} {noun}"),
         });
     }
     let mut words = parts.join(" · ");
@@ -626,6 +659,7 @@ fn section(id: &'static str, title: &'static str, meta: &SectionMeta, w: &Words)
         note: None,
         problem: None,
         groups: Vec::new(),
+        unlisted: Vec::new(),
     }
 }
 
@@ -1072,8 +1106,120 @@ fn board(s: &Snapshot, w: &Words) -> Section {
     view.problem = problem(&s.tasks.board, meta, "tasks.board", w);
     if let Probe::Value(b) = &s.tasks.board {
         view.groups = board_groups(b, w);
+        view.note = left_out_note(b);
+        view.unlisted = b.sources.iter().flat_map(|src| unlisted(src, w)).collect();
     }
     view
+}
+
+/// The cards of all boards that the snapshot does not list, per column: in board order, then
+/// any column only a source names.
+fn left_out_by_column(b: &Board) -> Vec<(&str, u64)> {
+    let mut out: Vec<(&str, u64)> = b.columns.iter().map(|c| (c.as_str(), 0)).collect();
+    for c in b.sources.iter().flat_map(|s| &s.columns) {
+        match out.iter_mut().find(|(name, _)| *name == c.column) {
+            Some((_, n)) => *n += u64::from(c.left_out),
+            None => out.push((&c.column, u64::from(c.left_out))),
+        }
+    }
+    out
+}
+
+/// What the listing leaves out, said where the Board panel starts, so a capped list never
+/// reads as a complete one: "188 of 10,000 cards listed (...); and 9,812 more: done 9,100,
+/// todo 412"; and, when the cards needing attention alone passed the cap, how many of them
+/// are not listed. `None` when every card is listed.
+fn left_out_note(b: &Board) -> Option<String> {
+    let total: u64 = b.sources.iter().map(BoardSource::left_out).sum();
+    if total == 0 {
+        return None;
+    }
+    let columns: Vec<(&str, u64)> = left_out_by_column(b)
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    // Most first, board order among equals.
+    let keys: Vec<(u64, String)> = columns
+        .iter()
+        .map(|(_, n)| (u64::MAX - n, String::new()))
+        .collect();
+    let per_column: Vec<String> = order(&keys)
+        .into_iter()
+        .map(|i| format!("{} {}", columns[i].0, thousands(columns[i].1)))
+        .collect();
+    let listed = b.cards.len() as u64;
+    let mut note = format!(
+        "{} of {} cards listed (those that need attention or just recovered, then the \
+         newest of each open column); and {} more: {}",
+        thousands(listed),
+        thousands(listed + total),
+        thousands(total),
+        per_column.join(", ")
+    );
+    let (red, amber) = b.sources.iter().fold((0u64, 0u64), |(r, a), s| {
+        (
+            r + u64::from(s.attention_left_out.red),
+            a + u64::from(s.attention_left_out.amber),
+        )
+    });
+    if red + amber > 0 {
+        note.push_str(&format!(
+            ". {} of those need attention ({}): more than the listing holds, so the worst, \
+             then the newest, are listed",
+            thousands(red + amber),
+            bands_in_words(red, amber)
+        ));
+    }
+    Some(note)
+}
+
+/// "3 red, 12 amber", leaving out a band with none.
+fn bands_in_words(red: u64, amber: u64) -> String {
+    let mut parts = Vec::new();
+    if red > 0 {
+        parts.push(format!("{} red", thousands(red)));
+    }
+    if amber > 0 {
+        parts.push(format!("{} amber", thousands(amber)));
+    }
+    parts.join(", ")
+}
+
+/// One board's unlisted cards as lots for the verdict: its red and amber ones (each a
+/// needs-you line leading to the board's row, held as their element `board:<name>/unlisted`
+/// is), and the green rest.
+fn unlisted(src: &BoardSource, w: &Words) -> Vec<Need> {
+    let lot = |band: Band, n: u64, reason: String| Need {
+        band,
+        what: format!("board {}", src.name),
+        reason,
+        since: None,
+        anchor: anchor("board", &src.name),
+        held: w.held(&key::unlisted_cards(&src.name), band),
+        kind: Kind::Card,
+        count: n as usize,
+    };
+    let (red, amber) = (
+        u64::from(src.attention_left_out.red),
+        u64::from(src.attention_left_out.amber),
+    );
+    let green = src.left_out().saturating_sub(red + amber);
+    let mut out = Vec::new();
+    for (band, n) in [(Band::Red, red), (Band::Amber, amber)] {
+        if n > 0 {
+            let cards = if n == 1 { "card" } else { "cards" };
+            let reason = format!(
+                "{} more {} {cards} not listed (over the cap)",
+                thousands(n),
+                band.class()
+            );
+            out.push(lot(band, n, reason));
+        }
+    }
+    if green > 0 {
+        out.push(lot(Band::Green, green, String::new()));
+    }
+    out
 }
 
 fn board_groups(b: &Board, w: &Words) -> Vec<Group> {
@@ -1083,31 +1229,35 @@ fn board_groups(b: &Board, w: &Words) -> Vec<Group> {
     ));
     sources.title = Some("boards".into());
     groups.push(sources);
-    let mut columns: Vec<&String> = b.columns.iter().collect();
+    let mut columns = left_out_by_column(b);
     // Cards in a column the board does not list are never dropped.
     for c in &b.cards {
-        if !columns.contains(&&c.status) {
-            columns.push(&c.status);
+        if !columns.iter().any(|(name, _)| *name == c.status) {
+            columns.push((&c.status, 0));
         }
     }
-    for column in columns {
-        let in_column: Vec<&Card> = b.cards.iter().filter(|c| &c.status == column).collect();
-        let finished = FINISHED_COLUMNS.contains(&column.as_str());
+    for (column, left_out) in columns {
+        let in_column: Vec<&Card> = b.cards.iter().filter(|c| c.status == column).collect();
+        let finished = FINISHED_COLUMNS.contains(&column);
         let (listed, folded): (Vec<&Card>, Vec<&Card>) = in_column
             .into_iter()
             .partition(|c| !finished || c.judged() != Band::Green);
         let mut g = group(red_first(
             listed.into_iter().map(|c| card_row(c, w)).collect(),
         ));
-        g.title = Some(column.clone());
+        g.title = Some(column.to_string());
+        // The listed ones are counted here; those left out by the board's source.
         g.folded_n = folded.len();
-        if !folded.is_empty() {
-            g.folded = Some(match folded.len() {
-                1 => "1 card, finished".to_string(),
-                n => format!("{n} cards, finished"),
-            });
-        }
-        if g.rows.is_empty() && folded.is_empty() {
+        // A finished column's green cards fold into one count, listed or not; an open
+        // column says what it does not list.
+        let finished_n = folded.len() as u64 + if finished { left_out } else { 0 };
+        g.folded = match (finished_n, left_out) {
+            (0, 0) => None,
+            (1, _) if finished => Some("1 card, finished".to_string()),
+            (n, _) if finished => Some(format!("{} cards, finished", thousands(n))),
+            (_, n) => Some(format!("and {} more, not listed", thousands(n))),
+        };
+        if g.rows.is_empty() && g.folded.is_none() {
             g.empty = Some("no cards");
         }
         groups.push(g);
@@ -1117,7 +1267,9 @@ fn board_groups(b: &Board, w: &Words) -> Vec<Group> {
 
 fn source_row(src: &BoardSource, w: &Words) -> Row {
     let band = src.band();
-    let cards = shown(&src.cards, |n| format!("{n} cards"));
+    let cards = shown(&src.cards, |n| {
+        format!("{} cards", thousands(u64::from(*n)))
+    });
     let projection = shown(&src.projection, Clone::clone);
     let (short_projection, mut paths) = without_paths(&projection.0);
     let mut reason_parts = Vec::new();
@@ -1143,6 +1295,44 @@ fn source_row(src: &BoardSource, w: &Words) -> Row {
     });
     let r = reason.as_deref();
     let mut facts = vec![fact("cards", cards.clone(), r)];
+    if !src.columns.is_empty() {
+        let per_column: Vec<String> = src
+            .columns
+            .iter()
+            .map(|c| format!("{} {}", c.column, thousands(u64::from(c.cards))))
+            .collect();
+        facts.push(fact("columns", (per_column.join(", "), None), r));
+    }
+    let left_out = src.left_out();
+    if left_out > 0 {
+        let per_column: Vec<String> = src
+            .columns
+            .iter()
+            .filter(|c| c.left_out > 0)
+            .map(|c| format!("{} {}", c.column, thousands(u64::from(c.left_out))))
+            .collect();
+        let a = src.attention_left_out;
+        let attention = if a.is_none() {
+            String::new()
+        } else {
+            format!(
+                "; needing attention: {}",
+                bands_in_words(u64::from(a.red), u64::from(a.amber))
+            )
+        };
+        facts.push(fact(
+            "not listed",
+            (
+                format!(
+                    "{}: {}{attention}",
+                    thousands(left_out),
+                    per_column.join(", ")
+                ),
+                None,
+            ),
+            r,
+        ));
+    }
     if !src.projection.is_error() {
         facts.push(fact("projection", projection.clone(), r));
     }
@@ -1747,6 +1937,8 @@ mod tests {
             projection,
             status: Asc::SUCCESS,
             reason: None,
+            columns: Vec::new(),
+            attention_left_out: Default::default(),
             checked_at: t0(),
             stale: false,
         }
@@ -2242,6 +2434,195 @@ mod tests {
         }
         let g = at(&s, 0);
         assert_eq!(row(&g, "card-ops-t_d1").band, Band::Red);
+    }
+
+    /// A board of 10,000 cards as the collector lists it under the cap: five cards listed,
+    /// every card counted per column.
+    fn capped_board() -> Snapshot {
+        let mut s = Snapshot::empty(t0(), rules());
+        s.stale = false;
+        s.sections.board = SectionMeta {
+            configured: true,
+            checked_at: Some(t0()),
+            duration_ms: Some(800),
+            stale: false,
+        };
+        let count = |column: &str, cards: u32, left_out: u32| crate::ColumnCount {
+            column: column.into(),
+            cards,
+            left_out,
+        };
+        let mut ops = source("ops", Probe::Value("unchanged".into()));
+        ops.cards = Probe::Value(10_000);
+        ops.columns = vec![
+            count("todo", 412, 410),
+            count("running", 300, 299),
+            count("blocked", 1, 0),
+            count("done", 9_287, 9_286),
+        ];
+        s.tasks.board = Probe::Value(Board {
+            columns: ["todo", "running", "blocked", "review", "done"]
+                .map(String::from)
+                .to_vec(),
+            cards: vec![
+                card("t_a", "todo", Band::Green, &[]),
+                card("t_b", "todo", Band::Green, &[]),
+                card(
+                    "t_crash",
+                    "running",
+                    Band::Red,
+                    &["crashed: the worker process died"],
+                ),
+                card("t_blk", "blocked", Band::Amber, &["blocked: needs_input"]),
+                card("t_d", "done", Band::Green, &[]),
+            ],
+            sources: vec![ops],
+        });
+        s
+    }
+
+    /// Was: the glance counted and said only the cards listed, so a capped list read as a
+    /// complete one and the verdict missed 9,995 cards.
+    #[test]
+    fn a_capped_board_says_what_it_does_not_list_and_counts_every_card() {
+        let s = capped_board();
+        let g = at(&s, 0);
+        let board = g.sections.iter().find(|s| s.id == "board").unwrap();
+        assert_eq!(
+            board.note.as_deref(),
+            Some(
+                "5 of 10,000 cards listed (those that need attention or just recovered, then \
+                 the newest of each open column); and 9,995 more: done 9,286, todo 410, \
+                 running 299"
+            )
+        );
+        let folded = |title: &str| {
+            let g = board
+                .groups
+                .iter()
+                .find(|g| g.title.as_deref() == Some(title))
+                .unwrap();
+            (g.rows.len(), g.folded.as_deref(), g.empty)
+        };
+        assert_eq!(folded("todo"), (2, Some("and 410 more, not listed"), None));
+        assert_eq!(
+            folded("running"),
+            (1, Some("and 299 more, not listed"), None)
+        );
+        assert_eq!(folded("blocked"), (1, None, None));
+        assert_eq!(folded("review"), (0, None, Some("no cards")));
+        assert_eq!(folded("done"), (0, Some("9,287 cards, finished"), None));
+        // Every card counted: the two flagged ones, and 9,998 green of which 9,995 unlisted.
+        assert_eq!(
+            g.counts,
+            Verdict {
+                red: 1,
+                amber: 1,
+                green: 9_998
+            }
+        );
+        assert_eq!(g.counts, s.verdict());
+        assert_eq!(g.counts.sentence(), "1 red · 1 amber · 9,998 green");
+        assert_eq!(g.headline, "1 card");
+        let src = row(&g, "board-ops");
+        assert_eq!(src.summary, "Docs · 10,000 cards · projection unchanged");
+        let fact = |label: &str| {
+            src.facts
+                .iter()
+                .find(|f| f.label == label)
+                .unwrap()
+                .text
+                .clone()
+        };
+        assert_eq!(
+            fact("columns"),
+            "todo 412, running 300, blocked 1, done 9,287"
+        );
+        assert_eq!(
+            fact("not listed"),
+            "9,995: todo 410, running 299, done 9,286"
+        );
+        // All green, unlisted cards included: "all 10,000 green".
+        let mut calm = s.clone();
+        if let Probe::Value(b) = &mut calm.tasks.board {
+            b.cards.retain(|c| c.band == Band::Green);
+            b.sources[0].columns[1].left_out = 300;
+            b.sources[0].columns[2].left_out = 1;
+        }
+        let g = at(&calm, 0);
+        assert_eq!(g.headline, "all 10,000 green");
+        assert_eq!(g.counts, calm.verdict());
+    }
+
+    /// When the cards needing attention alone pass the cap, those not listed are counted in
+    /// the verdict and need you, one line per band, each leading to the board's row.
+    #[test]
+    fn cards_needing_attention_beyond_the_cap_are_counted_and_need_you() {
+        let mut s = capped_board();
+        if let Probe::Value(b) = &mut s.tasks.board {
+            b.sources[0].attention_left_out = crate::LeftOut { red: 3, amber: 40 };
+        }
+        let g = at(&s, 0);
+        assert_eq!(
+            g.counts,
+            Verdict {
+                red: 4,
+                amber: 41,
+                green: 9_955
+            }
+        );
+        assert_eq!(g.counts, s.verdict());
+        assert_eq!(g.headline, "4 cards");
+        let lines: Vec<(Band, &str, &str, &str)> = g
+            .needs
+            .iter()
+            .map(|n| {
+                (
+                    n.band,
+                    n.what.as_str(),
+                    n.reason.as_str(),
+                    n.anchor.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (
+                    Band::Red,
+                    "card Job t_crash",
+                    "crashed: the worker process died",
+                    "card-ops-t_crash"
+                ),
+                (
+                    Band::Red,
+                    "board ops",
+                    "3 more red cards not listed (over the cap)",
+                    "board-ops"
+                ),
+                (
+                    Band::Amber,
+                    "card Job t_blk",
+                    "blocked: needs_input",
+                    "card-ops-t_blk"
+                ),
+                (
+                    Band::Amber,
+                    "board ops",
+                    "40 more amber cards not listed (over the cap)",
+                    "board-ops"
+                ),
+            ]
+        );
+        let board = g.sections.iter().find(|s| s.id == "board").unwrap();
+        assert!(
+            board.note.as_deref().unwrap().ends_with(
+                ". 43 of those need attention (3 red, 40 amber): more than the listing holds, \
+                 so the worst, then the newest, are listed"
+            ),
+            "{:?}",
+            board.note
+        );
     }
 
     #[test]

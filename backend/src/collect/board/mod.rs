@@ -9,12 +9,15 @@
 //! - [`dispatch`]: the host boundary (spec §3.1), `kanban.dispatch_profiles`, fail closed.
 //! - [`card`]: one card from its row, its events and the boundary.
 //! - [`vfs`]: the SQLite VFS that opens a board's files read-only and only if they exist.
+//! - [`cap`]: which cards the snapshot lists in full under the rules' `board` group (applied
+//!   by the snapshot merge, which knows the previous listing); every card is counted.
 //!
 //! Boards are few; they are read concurrently, each in its own blocking task with its own
 //! result, so a corrupt, missing or locked board is one red source while the others read fine.
 //! The projection half of each source is not this collector's: it stays "unknown" here and the
 //! snapshot keeps the projection job's last outcome across board reads.
 
+pub mod cap;
 pub mod card;
 pub mod dispatch;
 pub mod events;
@@ -31,6 +34,7 @@ use fleetdash_model::{Asc, Board, BoardSource, Card, Probe};
 use super::{Collector, Findings, SectionData};
 use crate::config::{BoardConfig, Config};
 use crate::net::ProbeFailure;
+use cap::Cap;
 use dispatch::HostBoundary;
 use read::{BoardRead, ReadOptions};
 
@@ -51,15 +55,25 @@ pub struct BoardCollector {
     boards: Vec<BoardConfig>,
     cadence: Duration,
     busy_timeout: Duration,
+    cap: Cap,
 }
 
 impl BoardCollector {
+    /// A reader of the config's boards. Its collections list every card ([`Cap::NONE`]) until
+    /// [`BoardCollector::with_cap`] gives it the rules' cap, as `collect::from_config` does.
     pub fn new(config: &Config) -> Self {
         BoardCollector {
             boards: config.boards.clone(),
             cadence: config.cadence.board,
             busy_timeout: read::BUSY_TIMEOUT,
+            cap: Cap::NONE,
         }
+    }
+
+    /// The same collector, its collections listed under `cap` in the snapshot.
+    pub fn with_cap(mut self, cap: Cap) -> Self {
+        self.cap = cap;
+        self
     }
 
     /// The same collector with another busy timeout (tests of a locked board).
@@ -128,6 +142,8 @@ fn assemble(
         projection: Probe::Unknown,
         status: Asc::SUCCESS,
         reason: None,
+        columns: Vec::new(),
+        attention_left_out: Default::default(),
         checked_at: now,
         stale: false,
     };
@@ -201,7 +217,11 @@ impl Collector for BoardCollector {
     }
 
     async fn collect(&self) -> Findings {
-        SectionData::Board(Probe::Value(self.read_all().await)).into()
+        SectionData::Board {
+            read: Probe::Value(self.read_all().await),
+            cap: self.cap,
+        }
+        .into()
     }
 }
 
