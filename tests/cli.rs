@@ -447,9 +447,13 @@ fn serve_requires_basic_auth_on_every_path() {
     assert!(head.contains("cache-control: no-cache"), "{head}");
     let snap: Snapshot = serde_json::from_str(&body).unwrap();
     assert!(matches!(snap.agents, Probe::Value(ref r) if r.len() == 1));
+    // No dist_dir: the page built into the binary.
     let (status, _, page) = http_get(&addr, "/", Some(("young", "correct horse")));
     assert_eq!(status, 200);
-    assert!(page.contains("/api/status.json"));
+    assert_eq!(
+        page,
+        std::fs::read_to_string(support::repo_root().join("page/index.html")).unwrap()
+    );
 
     sigterm(&running.0);
     let mut child = running;
@@ -718,6 +722,14 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
     let (status, _, body) = http_get(&addr, "/api/status.json", Some(("demo", &password)));
     assert_eq!(status, 200);
     assert!(body.contains("\"lyra\""));
+    // Without --dist-dir, the page built into the binary: the committed page/, no tools.
+    assert_eq!(http_get(&addr, "/", None).0, 401);
+    let (status, _, body) = http_get(&addr, "/", Some(("demo", &password)));
+    assert_eq!(status, 200);
+    assert_eq!(
+        body,
+        std::fs::read_to_string(support::repo_root().join("page/index.html")).unwrap()
+    );
 
     sigterm(&demo.child);
     assert!(wait_exit(&mut demo.child, support::HANG_BUDGET).success());

@@ -1,15 +1,16 @@
 //! The production nginx config (nginx/fleetdash.conf) under the real Debian nginx: started from
-//! its own prefix on a free loopback port, serving a realistic trunk build and a real
-//! `fleetdash collect` output, checked with the same assertions as `fleetdash serve`.
+//! its own prefix on a free loopback port, serving the page as a host installs it (`fleetdash
+//! page export`, nginx/README.md) and a real `fleetdash collect` output, checked with the same
+//! assertions as `fleetdash serve`.
 
 mod serving;
 mod support;
 
-use serving::{Fixture, Nginx};
+use serving::{Fixture, Nginx, Page};
 
 #[test]
 fn nginx_serves_the_page_and_the_snapshot_like_production() {
-    let fx = Fixture::new();
+    let fx = Fixture::with_page(Page::Exported);
     let nginx = Nginx::start(&fx);
     serving::assert_serves_like_production(&nginx.addr, &fx);
     // Nothing in the run was worth a warning (a missing MIME type, a duplicate gzip type...).

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use fleetdash::server::{AuthLimits, Authenticator, Htpasswd};
-use serving::{Fixture, FleetdashServe, basic, get_from};
+use serving::{Fixture, FleetdashServe, Page, basic, get_from};
 use support::Scratch;
 use tokio_util::sync::CancellationToken;
 
@@ -24,6 +24,80 @@ fn fleetdash_serve_matches_the_production_nginx_config() {
     let fx = Fixture::new();
     let server = FleetdashServe::start(&fx);
     serving::assert_serves_like_production(&server.addr, &fx);
+}
+
+/// Without a dist_dir, the page built into the binary, answered exactly as a dist folder is
+/// (and nginx answers the exported one): the committed page/ byte for byte, the wasm's own
+/// pre-compressed .gz, the types, the caching headers, 304s, all behind the password.
+#[test]
+fn fleetdash_serve_without_a_dist_dir_serves_the_page_built_in_like_production() {
+    let fx = Fixture::with_page(Page::Embedded);
+    let server = FleetdashServe::start(&fx);
+    serving::assert_serves_like_production(&server.addr, &fx);
+    // HEAD answers the headers alone; other methods are refused, after the password.
+    let head = serving::request(
+        &server.addr,
+        "HEAD",
+        &fx.wasm,
+        Some((serving::USER, serving::PASSWORD)),
+    );
+    assert_eq!(head.status, 200, "{head:?}");
+    assert_eq!(head.header("content-type"), Some("application/wasm"));
+    assert!(head.body.is_empty(), "{head:?}");
+    let post = serving::request(
+        &server.addr,
+        "POST",
+        "/",
+        Some((serving::USER, serving::PASSWORD)),
+    );
+    assert_eq!(post.status, 405, "{post:?}");
+    assert_eq!(
+        serving::request(&server.addr, "POST", "/", None).status,
+        401
+    );
+}
+
+/// A dist_dir without a page is a mistake said at start (exit 2, naming the field and the
+/// folder), never a reason to serve some other page.
+#[test]
+fn serve_with_a_dist_dir_without_index_html_exits_2() {
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.path().join("empty-dist")).unwrap();
+    std::fs::write(
+        scratch.path().join("htpasswd"),
+        format!("{USER}:{}\n", bcrypt::hash(PASSWORD, 4).unwrap()),
+    )
+    .unwrap();
+    let config = scratch.config("[serve]\nhtpasswd = \"htpasswd\"\ndist_dir = \"empty-dist\"\n");
+    let mut child = support::fleetdash()
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A server that starts anyway would never exit: it fails here instead of hanging the run.
+    let deadline = Instant::now() + support::HANG_BUDGET;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve started with a dist_dir without index.html instead of exiting 2");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("serve.dist_dir")
+            && stderr.contains(&scratch.path().join("empty-dist").display().to_string())
+            && stderr.contains("has no index.html"),
+        "{stderr}"
+    );
 }
 
 const USER: &str = "young";

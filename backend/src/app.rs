@@ -234,6 +234,32 @@ pub async fn demo(
     Ok(())
 }
 
+/// `fleetdash page export DIR`: the embedded page written out, one line per file (what was
+/// written, left as it was, removed); a refusal or a failed write names DIR and exits 1.
+pub async fn page_export(dir: &Path) -> Outcome {
+    let target = dir.to_path_buf();
+    let done = tokio::task::spawn_blocking(move || crate::page::export(&target))
+        .await
+        .context("the export thread failed")??;
+    for (what, names) in [
+        ("written", &done.written),
+        ("unchanged", &done.unchanged),
+        ("removed", &done.removed),
+    ] {
+        for name in names {
+            println!("{what:<9} {}", dir.join(name).display());
+        }
+    }
+    println!(
+        "{}: the page ({} files written, {} unchanged, {} earlier removed)",
+        dir.display(),
+        done.written.len(),
+        done.unchanged.len(),
+        done.removed.len()
+    );
+    Ok(())
+}
+
 /// `fleetdash check`: every mistake of the config and its rules at once (exit 2), and a
 /// warning for each file the config names that is missing or unreadable now (these do not
 /// fail it: the collector reports such files as data when it runs).

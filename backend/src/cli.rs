@@ -54,13 +54,19 @@ enum Command {
         /// Where the demo keeps everything it writes (default: a fresh temporary directory).
         #[arg(long, value_name = "DIR")]
         state_dir: Option<PathBuf>,
-        /// The built page to serve (trunk's dist/); without it a minimal built-in page is served.
+        /// A built page to serve (scripts/build-frontend's frontend/dist) instead of the one
+        /// built into fleetdash.
         #[arg(long, value_name = "DIR")]
         dist_dir: Option<PathBuf>,
         /// Make a new password even though the state directory keeps one (the password is
         /// printed at the first start of a state directory and kept for it).
         #[arg(long)]
         new_password: bool,
+    },
+    /// The page built into fleetdash: `page export DIR` writes it out for nginx.
+    Page {
+        #[command(subcommand)]
+        command: PageCommand,
     },
     /// Validate the config and the rules file; report every error with file, line and field.
     Check {
@@ -94,6 +100,18 @@ enum Command {
         /// Percentage of agents that accept requests and never answer.
         #[arg(long, default_value_t = 10)]
         hang_percent: usize,
+    },
+}
+
+#[derive(Subcommand)]
+enum PageCommand {
+    /// Write the page (index.html and its hashed assets, each with its pre-compressed .gz) into
+    /// DIR, nginx's root (nginx/README.md). DIR may be missing, empty, or an earlier export,
+    /// which is replaced (index.html last; the assets it no longer names removed); a DIR holding
+    /// anything else is refused untouched.
+    Export {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
     },
 }
 
@@ -171,6 +189,9 @@ pub fn main() -> ExitCode {
                 dist_dir,
                 new_password,
             } => app::demo(listen, state_dir, dist_dir, new_password).await,
+            Command::Page {
+                command: PageCommand::Export { dir },
+            } => app::page_export(&dir).await,
             Command::Check { config } => app::check(&config),
             Command::Task {
                 command:

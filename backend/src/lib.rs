@@ -11,6 +11,7 @@
 //! - [`history`]: the bounded 24 h up/down history behind the strips and uptimes.
 //! - [`watchdog`]: cadences for `fleetdash run`.
 //! - [`server`]: `fleetdash serve`, basic auth over the page and `/api/status.json`.
+//! - [`page`]: the built page, embedded in the binary (`fleetdash page export` writes it out).
 //! - [`demo`]: a simulated fleet on loopback for `fleetdash demo` and the tests.
 //! - [`intake`]: the A2A server agents report to (both dialects), feeding the work queue.
 //! - [`queue`]: the work queue (spec 003 §3): reports become task rows, rules over them.
@@ -31,6 +32,7 @@ pub mod history;
 pub mod intake;
 pub mod logging;
 pub mod net;
+pub mod page;
 pub mod queue;
 pub mod redact;
 pub mod server;

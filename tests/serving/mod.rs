@@ -21,12 +21,13 @@ pub const PASSWORD: &str = "correct horse battery";
 
 pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
-/// A scratch directory laid out like a production host: `dist/` (a trunk build), `out/` (the
+/// A scratch directory laid out like a production host: the page ([`Page`]), `out/` (the
 /// collector's output_dir, with a real `status.json`), `htpasswd`, and `fleetdash.toml`
 /// pointing `fleetdash serve` at them.
 pub struct Fixture {
     pub scratch: Scratch,
     pub config: PathBuf,
+    /// Where the page's files are (what the server must answer with, byte for byte).
     pub dist: PathBuf,
     pub out: PathBuf,
     pub htpasswd: PathBuf,
@@ -36,12 +37,32 @@ pub struct Fixture {
     pub css: String,
 }
 
+/// Which page the fixture's server serves.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Page {
+    /// A trunk-like build written by the test in `dist/`, named by `[serve] dist_dir`.
+    Fake,
+    /// The page built into fleetdash (the repository's `page/`): no `dist_dir`.
+    Embedded,
+    /// `fleetdash page export dist`, as a host installs it for nginx, named by `dist_dir`.
+    Exported,
+}
+
 impl Fixture {
     pub fn new() -> Fixture {
+        Fixture::with_page(Page::Fake)
+    }
+
+    pub fn with_page(page: Page) -> Fixture {
         let scratch = Scratch::new();
         let audit = scratch.audit_log("vega", 90.0);
-        let body = agent_toml("vega", &refused_endpoint(), "v1", &audit)
-            + "[serve]\nhtpasswd = \"htpasswd\"\ndist_dir = \"dist\"\n";
+        let serve = match page {
+            Page::Embedded => "[serve]\nhtpasswd = \"htpasswd\"\n",
+            Page::Fake | Page::Exported => {
+                "[serve]\nhtpasswd = \"htpasswd\"\ndist_dir = \"dist\"\n"
+            }
+        };
+        let body = agent_toml("vega", &refused_endpoint(), "v1", &audit) + serve;
         let config = scratch.config(&body);
         let root = scratch.path().to_path_buf();
 
@@ -69,31 +90,36 @@ impl Fixture {
         std::fs::write(out.join(".tmp-x"), "half-written snapshot\n").unwrap();
         std::fs::write(out.join("secret.txt"), "not for the web\n").unwrap();
 
-        let dist = root.join("dist");
-        std::fs::create_dir_all(&dist).unwrap();
-        let wasm = hashed_file(
-            &dist,
-            "fleetdash-frontend",
-            "_bg.wasm",
-            &fake_wasm(48 * 1024),
-        );
-        // The build ships a pre-compressed copy (scripts/build-frontend); servers must send it
-        // as is. A file name in the gzip header tells it apart from on-the-fly compression.
-        let wasm_file = dist.join(wasm.trim_start_matches('/'));
-        let mut gz = flate2::GzBuilder::new()
-            .filename("precompressed")
-            .write(Vec::new(), flate2::Compression::best());
-        std::io::Write::write_all(&mut gz, &std::fs::read(&wasm_file).unwrap()).unwrap();
-        std::fs::write(wasm_file.with_extension("wasm.gz"), gz.finish().unwrap()).unwrap();
-        let js = hashed_file(&dist, "fleetdash-frontend", ".js", &fake_js());
-        let css = hashed_file(&dist, "style", ".css", FAKE_CSS.as_bytes());
-        std::fs::write(dist.join("index.html"), index_html(&js, &wasm, &css)).unwrap();
-        std::fs::write(dist.join(".hidden"), "dotfile in dist\n").unwrap();
+        let (dist, wasm, js, css) = match page {
+            Page::Fake => fake_dist(&root.join("dist")),
+            Page::Embedded => {
+                let dist = support::repo_root().join("page");
+                let (wasm, js, css) = assets_of(&dist);
+                (dist, wasm, js, css)
+            }
+            Page::Exported => {
+                let dist = root.join("dist");
+                let exported = support::fleetdash()
+                    .args(["page", "export"])
+                    .arg(&dist)
+                    .output()
+                    .unwrap();
+                support::assert_success(&exported);
+                let (wasm, js, css) = assets_of(&dist);
+                (dist, wasm, js, css)
+            }
+        };
+        if page != Page::Embedded {
+            std::fs::write(dist.join(".hidden"), "dotfile in dist\n").unwrap();
+        }
 
         // Started as root, nginx's workers run as `nobody`: everything they read must be
         // world-readable, as it would be on a host (tempdirs are 0700).
-        for dir in [root.as_path(), &dist, &out] {
+        for dir in [root.as_path(), &out] {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        if page != Page::Embedded {
+            std::fs::set_permissions(&dist, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         std::fs::set_permissions(&htpasswd, std::fs::Permissions::from_mode(0o644)).unwrap();
 
@@ -123,6 +149,49 @@ impl Fixture {
     pub fn dist_file(&self, url_path: &str) -> Vec<u8> {
         std::fs::read(self.dist.join(url_path.trim_start_matches('/'))).unwrap()
     }
+}
+
+/// A trunk-like build in `dist`: hashed wasm (with a pre-compressed copy), JS and CSS, and an
+/// index.html naming them. Returns `dist` and the assets' URL paths.
+fn fake_dist(dist: &Path) -> (PathBuf, String, String, String) {
+    std::fs::create_dir_all(dist).unwrap();
+    let wasm = hashed_file(
+        dist,
+        "fleetdash-frontend",
+        "_bg.wasm",
+        &fake_wasm(48 * 1024),
+    );
+    // The build ships a pre-compressed copy (scripts/build-frontend); servers must send it
+    // as is. A file name in the gzip header tells it apart from on-the-fly compression.
+    let wasm_file = dist.join(wasm.trim_start_matches('/'));
+    let mut gz = flate2::GzBuilder::new()
+        .filename("precompressed")
+        .write(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut gz, &std::fs::read(&wasm_file).unwrap()).unwrap();
+    std::fs::write(wasm_file.with_extension("wasm.gz"), gz.finish().unwrap()).unwrap();
+    let js = hashed_file(dist, "fleetdash-frontend", ".js", &fake_js());
+    let css = hashed_file(dist, "style", ".css", FAKE_CSS.as_bytes());
+    std::fs::write(dist.join("index.html"), index_html(&js, &wasm, &css)).unwrap();
+    (dist.to_path_buf(), wasm, js, css)
+}
+
+/// The URL paths of a real build's wasm, JS and CSS (one of each, by their trunk names).
+pub fn assets_of(dist: &Path) -> (String, String, String) {
+    let names: Vec<String> = std::fs::read_dir(dist)
+        .unwrap_or_else(|e| panic!("{}: {e}", dist.display()))
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let one = |suffix: &str| {
+        let found: Vec<&String> = names.iter().filter(|n| n.ends_with(suffix)).collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "one *{suffix} in {}: {names:?}",
+            dist.display()
+        );
+        format!("/{}", found[0])
+    };
+    (one("_bg.wasm"), one(".js"), one(".css"))
 }
 
 /// Writes `dist/<stem>-<hash><suffix>` the way trunk names it; returns its URL path.
@@ -250,9 +319,24 @@ impl Reply {
 /// A GET over a fresh HTTP/1.1 connection (`Connection: close`), with optional basic auth and
 /// extra headers. Raw on purpose: nothing between the test and the server rewrites anything.
 pub fn get(addr: &str, path: &str, auth: Option<(&str, &str)>, headers: &[(&str, &str)]) -> Reply {
+    send(addr, "GET", path, auth, headers)
+}
+
+/// A `method` request without a body, as [`get`] sends it.
+pub fn request(addr: &str, method: &str, path: &str, auth: Option<(&str, &str)>) -> Reply {
+    send(addr, method, path, auth, &[])
+}
+
+fn send(
+    addr: &str,
+    method: &str,
+    path: &str,
+    auth: Option<(&str, &str)>,
+    headers: &[(&str, &str)],
+) -> Reply {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(support::HANG_BUDGET)).unwrap();
-    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     if let Some((u, p)) = auth {
         let token = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
         req.push_str(&format!("Authorization: Basic {token}\r\n"));

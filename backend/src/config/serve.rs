@@ -12,7 +12,8 @@ pub struct ServeConfig {
     pub listen: Option<std::net::SocketAddr>,
     /// The htpasswd file (bcrypt entries, `htpasswd -B`) that guards every path.
     pub htpasswd: Option<PathBuf>,
-    /// The built page (trunk's `dist/`); without it a minimal built-in page is served.
+    /// A built page (scripts/build-frontend's `frontend/dist`, or `fleetdash page export`'s
+    /// folder) served instead of the one built into the binary.
     pub dist_dir: Option<PathBuf>,
 }
 

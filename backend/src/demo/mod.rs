@@ -255,7 +255,8 @@ pub async fn run(
     let dist_dir = match dist_dir {
         Some(d) if d.join("index.html").is_file() => Some(std::path::absolute(&d)?),
         Some(d) => anyhow::bail!(
-            "{}: no index.html; build the page with scripts/build-frontend",
+            "{}: no index.html; build the page there with scripts/build-frontend, or leave out \
+             --dist-dir to serve the page built into fleetdash",
             d.display()
         ),
         None => None,

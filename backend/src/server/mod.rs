@@ -2,6 +2,8 @@
 //! without nginx (and for the demo). Same layout and the same headers as the production nginx
 //! config (`nginx/fleetdash.conf`): the page at `/`, the collector's output at `/api/`.
 //!
+//! - The page is the one built into the binary ([`crate::page`], answered by [`embedded`]), or
+//!   a built `dist/` folder when `[serve] dist_dir` (or the demo's `--dist-dir`) names one.
 //! - Every path needs the password; refusals (404) only come after it. Checking it never stalls
 //!   the server, and a client that keeps guessing is slowed down ([`auth`]).
 //! - From output_dir only `status.json` and `snapshot.html` are served; the writer's `.fleetdash-tmp-*`
@@ -14,6 +16,7 @@
 //!   of a compressed answer is made weak (`W/"..."`), as nginx does.
 
 pub mod auth;
+mod embedded;
 mod htpasswd;
 
 pub use auth::{AuthLimits, Authenticator, Verdict};
@@ -29,8 +32,8 @@ use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, Version, header};
 use axum::middleware::{self, Next};
-use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
@@ -67,11 +70,14 @@ const GZIP_MIN_LENGTH: u64 = 256;
 
 static HASHED: LazyLock<Regex> = LazyLock::new(|| Regex::new(HASHED_ASSET).expect("valid"));
 
-/// The page served when no built frontend is configured: enough to reach the snapshot.
-const PLACEHOLDER_PAGE: &str = include_str!("../../../static/index.html");
+/// Whether a URL path names one of trunk's content-hashed assets ([`HASHED_ASSET`]).
+pub fn is_hashed_asset(path: &str) -> bool {
+    HASHED.is_match(path)
+}
 
 pub struct ServeOptions {
     pub output_dir: PathBuf,
+    /// A built page to serve instead of the one built into the binary.
     pub dist_dir: Option<PathBuf>,
     /// The htpasswd's users, checked without stalling the server.
     pub auth: Arc<Authenticator>,
@@ -100,6 +106,22 @@ impl ServeOptions {
         let text = std::fs::read_to_string(path)
             .map_err(|e| field_error(format!("cannot read {}: {e}", path.display())))?;
         let htpasswd = Htpasswd::parse(path, &text).map_err(|e| ConfigErrors(vec![e]))?;
+        // A dist_dir without a page is a mistake to say, not a reason to serve another page.
+        if let Some(dist) = &config.serve.dist_dir
+            && !dist.join(crate::page::INDEX).is_file()
+        {
+            return Err(ConfigErrors(vec![ConfigError {
+                file: config.path.clone(),
+                line: None,
+                field: "serve.dist_dir".into(),
+                message: format!(
+                    "{} has no index.html: build the page into it (scripts/build-frontend, \
+                     or `fleetdash page export DIR`), or remove dist_dir to serve the page \
+                     built into fleetdash",
+                    dist.display()
+                ),
+            }]));
+        }
         Ok(ServeOptions {
             output_dir: config.output_dir.clone(),
             dist_dir: config.serve.dist_dir.clone(),
@@ -123,20 +145,26 @@ pub fn router(options: ServeOptions) -> Router {
             "/api/snapshot.html",
             ServeFile::new(out.join(snapshot_html::FILE_NAME)),
         );
+    // No SPA fallback: an unknown path is a 404, like nginx's `try_files $uri =404`.
     let app = match &options.dist_dir {
-        Some(dist) if dist.join("index.html").is_file() => {
-            // No SPA fallback: an unknown path is a 404, like nginx's `try_files $uri =404`.
+        Some(dist) => {
             // The build ships a .gz beside each file (as nginx's gzip_static serves them).
             let files = ServeDir::new(dist)
                 .append_index_html_on_directories(false)
                 .precompressed_gzip();
-            let index = ServeFile::new(dist.join("index.html")).precompressed_gzip();
+            let index = ServeFile::new(dist.join(crate::page::INDEX)).precompressed_gzip();
             app.route_service("/", index)
                 .fallback(move |request: Request| page_file(files.clone(), request))
         }
-        _ => app
-            .route("/", get(|| async { Html(PLACEHOLDER_PAGE) }))
-            .fallback(|| async { not_found() }),
+        None => app
+            .route("/", any(embedded::serve))
+            .fallback(|request: Request| async move {
+                if refused(request.uri().path()) {
+                    not_found()
+                } else {
+                    embedded::serve(request).await
+                }
+            }),
     };
     app.layer(middleware::from_fn(cache_control))
         .layer(middleware::from_fn_with_state(
@@ -151,13 +179,16 @@ fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "404 Not Found\n").into_response()
 }
 
-/// A file of the page, unless it is under /api/ or a dotfile (checked on the decoded path, as
-/// ServeDir decodes it).
+/// Whether a path is no page file's, whatever the page holds: under /api/, or a dotfile
+/// (checked on the decoded path, as ServeDir decodes it).
+fn refused(path: &str) -> bool {
+    path.starts_with("/api/")
+        || percent_decode(path).is_none_or(|p| p.split('/').any(|s| s.starts_with('.')))
+}
+
+/// A file of the dist folder, unless [`refused`].
 async fn page_file(files: ServeDir, request: Request) -> Response {
-    let path = request.uri().path();
-    let refused = path.starts_with("/api/")
-        || percent_decode(path).is_none_or(|p| p.split('/').any(|s| s.starts_with('.')));
-    if refused {
+    if refused(request.uri().path()) {
         return not_found();
     }
     match files.oneshot(request).await {

@@ -1,0 +1,234 @@
+//! The page, built into the binary. `page/` at the repository's root is what
+//! `scripts/build-frontend` builds (trunk's `index.html` and content-hashed assets, each with
+//! its zopfli `.gz`), committed and checked by `scripts/test` to be the build of the source byte
+//! for byte. It is embedded here, in debug builds too (the tests see what ships), so `serve`
+//! and `demo` need no frontend tools and no files beside the binary; `fleetdash page export
+//! DIR` writes it out for nginx.
+//!
+//! The page is the build of the repository's source, never data of the fleet: it does not pass
+//! the redaction gate (which would take its integrity hashes for tokens).
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::LazyLock;
+
+use anyhow::{Context, Result, bail};
+use include_dir::{Dir, include_dir};
+
+use crate::write::atomic;
+
+static PAGE: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../page");
+
+// A checkout without the built page does not build, rather than give a binary without a page.
+const _: &[u8] = include_bytes!("../../page/index.html");
+
+/// The page's entry point, served at `/`.
+pub const INDEX: &str = "index.html";
+
+/// The suffix of a file's pre-compressed copy (gzip format), beside it in the page.
+pub const GZ: &str = ".gz";
+
+/// One file of the embedded page.
+#[derive(Clone, Copy)]
+pub struct PageFile {
+    pub name: &'static str,
+    pub bytes: &'static [u8],
+}
+
+/// The page's file called `name` (flat: the page has no folders), `.gz` copies included.
+pub fn file(name: &str) -> Option<PageFile> {
+    files().find(|f| f.name == name)
+}
+
+/// Every file of the page, by name.
+pub fn files() -> impl Iterator<Item = PageFile> {
+    PAGE.files().filter_map(|f| {
+        Some(PageFile {
+            name: f.path().to_str()?,
+            bytes: f.contents(),
+        })
+    })
+}
+
+/// A strong ETag for each file: its content's SHA-256, cut (the bytes never change under a
+/// running binary; computed once, at the first request).
+pub fn etag(name: &str) -> Option<&'static str> {
+    static TAGS: LazyLock<HashMap<&'static str, String>> = LazyLock::new(|| {
+        files()
+            .map(|f| {
+                let digest = ring::digest::digest(&ring::digest::SHA256, f.bytes);
+                let hex: String = digest.as_ref()[..12]
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                (f.name, format!("\"{hex}\""))
+            })
+            .collect()
+    });
+    TAGS.get(name).map(String::as_str)
+}
+
+/// Whether `name` is the name of a page file: `index.html` or a content-hashed asset, or the
+/// `.gz` of either. An export folder holding anything else is refused.
+pub fn is_page_name(name: &str) -> bool {
+    let plain = name.strip_suffix(GZ).unwrap_or(name);
+    plain == INDEX || crate::server::is_hashed_asset(&format!("/{plain}"))
+}
+
+/// What [`export`] did, by file name.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Exported {
+    /// Written (new, or replaced with other bytes).
+    pub written: Vec<String>,
+    /// Already there with the same bytes: left alone.
+    pub unchanged: Vec<String>,
+    /// An earlier export's files that the page no longer has (old hashed assets).
+    pub removed: Vec<String>,
+}
+
+/// Writes the page into `dir` for nginx's `root` (`nginx/fleetdash.conf`). `dir` may be missing
+/// (it is created), empty, or hold an earlier export, which is replaced: the assets first, then
+/// `index.html` (each file atomically), so a server reading `dir` meanwhile never serves an
+/// `index.html` naming an asset that is not there; then the earlier export's assets that the
+/// page no longer names are removed. A `dir` holding anything else (a file that is not a page
+/// file, a folder, a dotfile) is refused before anything is written, naming them: export never
+/// mixes the page into a folder of other things, nor deletes anything of theirs.
+///
+/// Blocking (fsync): run it off the async workers.
+pub fn export(dir: &Path) -> Result<Exported> {
+    let present = page_files_in(dir)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create it", dir.display()))?;
+    let mut done = Exported::default();
+    // index.html (and its .gz) last: it names the assets, which must be there before it.
+    let mut order: Vec<PageFile> = files().collect();
+    order.sort_by_key(|f| (f.name.starts_with(INDEX), f.name == INDEX, f.name));
+    for f in order {
+        let target = dir.join(f.name);
+        if present.contains(f.name) && std::fs::read(&target).is_ok_and(|b| b == f.bytes) {
+            done.unchanged.push(f.name.to_string());
+            continue;
+        }
+        atomic::write(&target, f.bytes)
+            .with_context(|| format!("{}: cannot write {}", dir.display(), f.name))?;
+        done.written.push(f.name.to_string());
+    }
+    for old in present.iter().filter(|n| file(n).is_none()) {
+        std::fs::remove_file(dir.join(old))
+            .with_context(|| format!("{}: cannot remove the earlier {old}", dir.display()))?;
+        done.removed.push(old.clone());
+    }
+    Ok(done)
+}
+
+/// The page files already in `dir` (none when it does not exist); an error naming `dir` and
+/// what else it holds when it holds anything but page files (and our own temp files, which the
+/// atomic writer sweeps).
+fn page_files_in(dir: &Path) -> Result<BTreeSet<String>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
+        Err(e) if dir.exists() && !dir.is_dir() => {
+            bail!("{}: not a folder ({e})", dir.display())
+        }
+        Err(e) => bail!("{}: cannot read it: {e}", dir.display()),
+    };
+    let mut pages = BTreeSet::new();
+    let mut others = BTreeSet::new();
+    for entry in entries {
+        let entry = entry.with_context(|| format!("{}: cannot read it", dir.display()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        if regular && is_page_name(&name) {
+            pages.insert(name);
+        } else if !(regular && atomic::is_our_temp_name(&name)) {
+            others.insert(name);
+        }
+    }
+    if !others.is_empty() {
+        const SHOWN: usize = 5;
+        let mut list: Vec<&str> = others.iter().take(SHOWN).map(String::as_str).collect();
+        if others.len() > SHOWN {
+            list.push("...");
+        }
+        bail!(
+            "{}: holds {} that {} not part of a page ({}); export writes only into a missing or \
+             empty folder or an earlier export, and changed nothing",
+            dir.display(),
+            plural(others.len(), "entry", "entries"),
+            if others.len() == 1 { "is" } else { "are" },
+            list.join(", ")
+        );
+    }
+    Ok(pages)
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the page's index.html loads: every asset it names is embedded, each with its .gz,
+    /// and nothing else is (an asset no index names would be a leftover of another build).
+    #[test]
+    fn the_embedded_page_is_whole() {
+        let index = std::str::from_utf8(file(INDEX).expect("index.html is embedded").bytes)
+            .expect("index.html is UTF-8");
+        let named: BTreeSet<&str> = files()
+            .map(|f| f.name)
+            .filter(|n| !n.ends_with(GZ) && *n != INDEX)
+            .collect();
+        assert!(
+            named.iter().any(|n| n.ends_with("_bg.wasm")),
+            "no wasm: {named:?}"
+        );
+        for name in &named {
+            assert!(
+                index.contains(&format!("/{name}")),
+                "{name} is embedded but index.html does not load it"
+            );
+        }
+        for f in files() {
+            assert!(is_page_name(f.name), "{} is not a page file name", f.name);
+            if !f.name.ends_with(GZ) {
+                let gz = file(&format!("{}{GZ}", f.name));
+                assert!(gz.is_some(), "{} has no .gz", f.name);
+            }
+        }
+        assert!(PAGE.dirs().next().is_none(), "the page is flat");
+    }
+
+    #[test]
+    fn page_names_are_the_index_and_hashed_assets() {
+        for name in [
+            "index.html",
+            "index.html.gz",
+            "fleetdash-frontend-22d1187daf8be7a2_bg.wasm",
+            "fleetdash-frontend-22d1187daf8be7a2.js.gz",
+            "style-eafc3ad9490b6fe4.css",
+        ] {
+            assert!(is_page_name(name), "{name}");
+        }
+        for name in [
+            "notes.txt",
+            ".git",
+            "index.htm",
+            "style.css",
+            "fleetdash-frontend-22d1187daf8be7a2.js.br",
+            "index.html.gz.gz",
+        ] {
+            assert!(!is_page_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn etags_differ_between_a_file_and_its_gz() {
+        let wasm = files().find(|f| f.name.ends_with("_bg.wasm")).unwrap();
+        let plain = etag(wasm.name).unwrap();
+        let gz = etag(&format!("{}{GZ}", wasm.name)).unwrap();
+        assert_ne!(plain, gz);
+        assert!(plain.starts_with('"') && plain.ends_with('"') && plain.len() == 26);
+    }
+}
