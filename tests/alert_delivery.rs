@@ -702,13 +702,7 @@ async fn fleetdash_run_fires_a_red_agent_to_the_webhook_once() {
         support::refused_endpoint()
     ));
     let started = std::time::Instant::now();
-    let mut child = support::fleetdash()
-        .args(["run", "--config"])
-        .arg(&config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = run(&config);
     let deadline = std::time::Instant::now() + support::HANG_BUDGET;
     let firing = loop {
         let hooks: Vec<Value> = rx
@@ -750,6 +744,17 @@ async fn fleetdash_run_fires_a_red_agent_to_the_webhook_once() {
         got.iter().any(|g| g.path == "/ping"),
         "the dead man's switch was pinged"
     );
+}
+
+/// `fleetdash run --config CONFIG` in the background, quiet.
+fn run(config: &std::path::Path) -> std::process::Child {
+    support::fleetdash()
+        .args(["run", "--config"])
+        .arg(config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 /// `status.json` as `fleetdash run` last wrote it, once it parses.
@@ -806,13 +811,7 @@ async fn status_json_shows_a_silenced_agent_and_a_failing_channel() {
         .output()
         .unwrap();
     support::assert_success(&out);
-    let mut child = support::fleetdash()
-        .args(["run", "--config"])
-        .arg(&config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = run(&config);
     let failing = wait_status(&scratch, &mut child, "the channel shown failing", |s| {
         s["alerts"]["channels"][0]["failing_since"].is_string()
     })
@@ -897,13 +896,7 @@ async fn an_unacked_work_queue_task_fires_through_fleetdash_run() {
         .unwrap()
         .to_string();
     let key = format!("queue:{id}");
-    let mut child = support::fleetdash()
-        .args(["run", "--config"])
-        .arg(&config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = run(&config);
     let deadline = std::time::Instant::now() + support::HANG_BUDGET;
     let (hook, posted) = loop {
         let got = rx.got();

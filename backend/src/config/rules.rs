@@ -570,6 +570,13 @@ fn line_of_key(text: &str, group: &str, key: &str) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// Why the rules file `text` (read as `r.yaml`) is refused.
+    fn refused(text: &str) -> String {
+        Rules::parse(Path::new("r.yaml"), text)
+            .unwrap_err()
+            .to_string()
+    }
+
     const FLEET: &str = "\
 stuck:
   no_reply_seconds: 300
@@ -660,9 +667,7 @@ board:
             "  source: the heartbeat's window status (near limit at 90 %)\n",
             "",
         );
-        let msg = Rules::parse(Path::new("r.yaml"), &text)
-            .unwrap_err()
-            .to_string();
+        let msg = refused(&text);
         assert!(
             msg.contains("r.yaml:21: window.source: missing; every rule cites"),
             "{msg}"
@@ -680,9 +685,7 @@ board:
             "Gatus failure-threshold / success-threshold"
         );
         let text = FLEET.replace("fail_after_passes: 2", "fail_after_passes: 0");
-        let msg = Rules::parse(Path::new("r.yaml"), &text)
-            .unwrap_err()
-            .to_string();
+        let msg = refused(&text);
         assert!(
             msg.contains(
                 "r.yaml:34: alerts.fail_after_passes: expected a whole number of passes, at least 1"
@@ -690,9 +693,7 @@ board:
             "{msg}"
         );
         let text = FLEET.replace("  remind_every_seconds: 3600\n", "");
-        let msg = Rules::parse(Path::new("r.yaml"), &text)
-            .unwrap_err()
-            .to_string();
+        let msg = refused(&text);
         assert!(
             msg.contains("alerts.remind_every_seconds: missing"),
             "{msg}"
@@ -707,9 +708,7 @@ board:
         assert_eq!(r.board.newest_per_column.count, 5);
         assert_eq!(r.board.cards_max.source, "issue 13");
         let text = FLEET.replace("cards_max: 200", "cards_max: 0");
-        let msg = Rules::parse(Path::new("r.yaml"), &text)
-            .unwrap_err()
-            .to_string();
+        let msg = refused(&text);
         assert!(
             msg.contains(
                 "r.yaml:39: board.cards_max: expected a whole number of cards, at least 1"
@@ -717,23 +716,17 @@ board:
             "{msg}"
         );
         let text = FLEET.replace("  source: issue 13\n", "");
-        let msg = Rules::parse(Path::new("r.yaml"), &text)
-            .unwrap_err()
-            .to_string();
+        let msg = refused(&text);
         assert!(msg.contains("board.source: missing"), "{msg}");
         let text = FLEET.replace("  newest_per_column: 5\n", "");
-        let msg = Rules::parse(Path::new("r.yaml"), &text)
-            .unwrap_err()
-            .to_string();
+        let msg = refused(&text);
         assert!(msg.contains("board.newest_per_column: missing"), "{msg}");
     }
 
     #[test]
     fn backup_thresholds_must_rise_from_amber_to_red() {
         let text = FLEET.replace("red_after_seconds: 172800", "red_after_seconds: 3600");
-        let msg = Rules::parse(Path::new("r.yaml"), &text)
-            .unwrap_err()
-            .to_string();
+        let msg = refused(&text);
         assert!(
             msg.contains(
                 "backups.red_after_seconds: must be greater than amber_after_seconds (93600)"
@@ -745,9 +738,7 @@ board:
     #[test]
     fn amber_must_lie_beyond_green() {
         let text = FLEET.replace("21600", "60");
-        let msg = Rules::parse(Path::new("r.yaml"), &text)
-            .unwrap_err()
-            .to_string();
+        let msg = refused(&text);
         assert!(
             msg.contains("must be greater than green_below_seconds (1800)"),
             "{msg}"
