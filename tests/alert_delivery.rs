@@ -7,6 +7,9 @@
 
 mod support;
 
+#[path = "support/kanban.rs"]
+mod kanban;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -931,5 +934,95 @@ async fn an_unacked_work_queue_task_fires_through_fleetdash_run() {
     eprintln!(
         "alert latency, transition to the receiver's POST: {} ms (queue cadence 1 s, fail after 2 passes; the enqueue wakes the delivery)",
         (posted - turned_at).num_milliseconds()
+    );
+}
+
+/// Through `fleetdash run` with a board alone (every pass a board read): a card whose worker
+/// crashed fires; moved to done, it is listed once more (green), then leaves the capped listing,
+/// and its Recovered still reaches the webhook, once, after its Firing, saying it is no longer
+/// listed. Was: one green pass, short of `recover_after`, and the alert stayed open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recovered_card_that_leaves_the_listing_sends_its_recovered_through_fleetdash_run() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    let db = scratch.path().join("lab.db");
+    let board = kanban::Kanban::create(&db);
+    let started_at = kanban::now() - 1800;
+    let mut crashed = kanban::Task::new("t_crash", "rotate the keys", "running", Some("min"));
+    crashed.started_at = Some(started_at);
+    board.task(&crashed);
+    board.event("t_crash", "claimed", r#"{"lock": "lab:4242"}"#, started_at);
+    board.event("t_crash", "crashed", r#"{"pid": 4242}"#, started_at + 60);
+    board.task(&kanban::Task::new(
+        "t_todo",
+        "write the notes",
+        "todo",
+        None,
+    ));
+    let config = scratch.config(&format!(
+        "[cadence]\nboard = \"1s\"\n\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nurl = \"{}\"\n\n\
+         [[boards]]\nname = \"lab\"\nplane = \"LAB\"\ndb = {:?}\n",
+        rx.url("/hook"),
+        db.display().to_string(),
+    ));
+    let key = "board:lab/card:t_crash";
+    let hooks = |rx: &Receiver| -> Vec<Value> {
+        rx.got()
+            .iter()
+            .map(|g| serde_json::from_slice::<Value>(&g.body).unwrap())
+            .filter(|h| h["element"]["key"] == key)
+            .collect()
+    };
+    let mut child = run(&config);
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    while !hooks(&rx).iter().any(|h| h["event"] == "firing") {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "no Firing for {key}: {:#?}",
+                status_of(&scratch).map(|s| s["tasks"]["board"].clone())
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    board
+        .conn
+        .execute(
+            "UPDATE tasks SET status = 'done', completed_at = ?1 WHERE id = 't_crash'",
+            [kanban::now()],
+        )
+        .unwrap();
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    while !hooks(&rx).iter().any(|h| h["event"] == "recovered") {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "no Recovered for {key}; the webhook got {:#?}; the board lists {:#?}",
+                hooks(&rx),
+                status_of(&scratch).map(|s| s["tasks"]["board"]["cards"].clone())
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A few more board reads: nothing more about the card.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let status = status_of(&scratch).expect("status.json");
+    let _ = child.kill();
+    let _ = child.wait();
+    let got = hooks(&rx);
+    let events: Vec<&str> = got
+        .iter()
+        .map(|h| h["event"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(events, ["firing", "recovered"], "{got:#?}");
+    let recovered = &got[1];
+    assert_eq!(recovered["band"], "green", "{recovered:#}");
+    assert_eq!(recovered["reason"], "no longer listed", "{recovered:#}");
+    // It left the listing: gone, not green, is what closed the alert.
+    let listed = status["tasks"]["board"]["cards"].as_array().unwrap();
+    assert!(
+        listed.iter().all(|c| c["id"] != "t_crash"),
+        "the done card is no longer listed: {listed:#?}"
     );
 }

@@ -69,14 +69,25 @@ impl Deps {
         }
     }
 
-    /// What `key` depends on directly: its declared edges, what its key is under (a host's
-    /// check its host, a card its board), and the snapshot section it is collected in.
+    /// What `key` depends on directly: its declared edges, then its [`Deps::implied_parents`].
     pub fn parents(&self, key: &str) -> Vec<String> {
         let mut out: Vec<String> = self
             .parents
             .get(key)
             .map(|p| p.iter().cloned().collect())
             .unwrap_or_default();
+        for parent in Self::implied_parents(key) {
+            if !out.contains(&parent) {
+                out.push(parent);
+            }
+        }
+        out
+    }
+
+    /// What the key itself says `key` depends on: what it is under (a host's check its host, a
+    /// card its board; a live task its agent and its section), or the snapshot section a
+    /// top-level element is collected in. Those are what list it.
+    pub fn implied_parents(key: &str) -> Vec<String> {
         let mut implied = Vec::new();
         match key.split_once('/') {
             // A live task (`task:<agent>/<id>`) is run by its agent, and collected in its section.
@@ -88,12 +99,7 @@ impl Deps {
             Some((under, _)) => implied.push(under.to_string()),
             None => implied.extend(section_of(key).map(|s| key::section(s.as_str()))),
         }
-        for parent in implied {
-            if !out.contains(&parent) {
-                out.push(parent);
-            }
-        }
-        out
+        implied
     }
 
     /// Everything `key` depends on, directly or through others.

@@ -13,6 +13,10 @@
 //! - A silenced element (a silence or a maintenance window) raises no Firing nor Reminder; its
 //!   counting goes on, so the Firing goes out at the first pass after the silence if still red.
 //! - A recovery is never suppressed nor silenced.
+//! - An element with an open alert that a pass no longer shows (a card moved to done and out of
+//!   the capped listing, a finished task, a removed agent) counts a green pass when what lists
+//!   it was read whole ([`gone_reads_green`]); so its alert closes with a Recovered ("no longer
+//!   listed") instead of staying open until forgotten. Otherwise the pass says nothing of it.
 //!
 //! The state ([`State`]) is kept in `<state_dir>/alerts-engine.json` ([`StateFile`]), so a
 //! restart mid-red sends no second Firing and forgets no open alert.
@@ -22,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use chrono::{DateTime, Duration, Utc};
+use fleetdash_model::alerts::key;
 use fleetdash_model::{Asc, Band};
 use serde::{Deserialize, Serialize};
 
@@ -89,6 +94,11 @@ pub struct Track {
     pub open: Option<Open>,
     /// The last pass that showed the element.
     pub seen: DateTime<Utc>,
+    /// Its kind and name when last shown, for a Recovered sent after it is gone.
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
 }
 
 /// A Firing that went out.
@@ -126,8 +136,14 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
             green_since: None,
             open: None,
             seen: now,
+            kind: String::new(),
+            name: String::new(),
         });
         t.seen = now;
+        if t.kind != el.kind || t.name != el.name {
+            t.kind = el.kind.to_string();
+            t.name = el.name.clone();
+        }
         if el.band == Band::Red {
             t.red_since.get_or_insert(now);
             t.red_passes += 1;
@@ -151,6 +167,20 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
         };
         (now - t.seen).num_seconds() < keep
     });
+    let gone: Vec<String> = state
+        .tracks
+        .iter()
+        .filter(|(key, t)| t.open.is_some() && !elements.contains_key(*key))
+        .filter(|(key, _)| gone_reads_green(key, elements, &state.tracks, cx.deps))
+        .map(|(key, _)| key.clone())
+        .collect();
+    for key in &gone {
+        let t = state.tracks.get_mut(key).expect("listed above");
+        t.red_passes = 0;
+        t.red_since = None;
+        t.green_since.get_or_insert(now);
+        t.green_passes += 1;
+    }
 
     // A root is down while red now or while its own alert is open (a root that is recovering
     // still holds back dependents a pass behind it).
@@ -233,7 +263,73 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
             _ => {}
         }
     }
+    for key in gone {
+        let t = state.tracks.get_mut(&key).expect("listed above");
+        if t.green_passes < cx.thresholds.recover_after {
+            continue;
+        }
+        let open = t.open.take().expect("gone lists open alerts only");
+        alerts.push(Alert {
+            id: format!(
+                "{key}:{}:{}",
+                AlertEvent::Recovered.as_str(),
+                open.since.timestamp()
+            ),
+            kind: if t.kind.is_empty() {
+                "element".into()
+            } else {
+                t.kind.clone()
+            },
+            name: if t.name.is_empty() {
+                key.clone()
+            } else {
+                t.name.clone()
+            },
+            key,
+            event: AlertEvent::Recovered,
+            band: Band::Green,
+            reason: Some(NO_LONGER_LISTED.into()),
+            status: status_of(Band::Green),
+            since: t.green_since.unwrap_or(now),
+            at: now,
+            takes_down: open.takes_down,
+            link: cx.link.map(str::to_string),
+        });
+    }
+    alerts.sort_by(|a, b| a.key.cmp(&b.key));
     alerts
+}
+
+/// The reason a Recovered carries when its element is gone rather than green.
+pub const NO_LONGER_LISTED: &str = "no longer listed";
+
+/// Whether an element this pass does not show is known to be no longer failing: what lists it
+/// was read whole and is fine. Each parent its key implies (a card's board, a host's check's
+/// host, a task's agent, a top-level element's section) is shown, and nothing it depends on
+/// (declared edges too, transitively) is down: red now, or its alert still open. A listing that left cards needing attention
+/// out (`board:<name>/unlisted` not green) may be hiding it: unknown, not green.
+pub fn gone_reads_green(
+    key: &str,
+    elements: &Elements,
+    tracks: &BTreeMap<String, Track>,
+    deps: &Deps,
+) -> bool {
+    let implied = Deps::implied_parents(key);
+    if implied.is_empty() || implied.iter().any(|p| !elements.contains_key(p)) {
+        return false;
+    }
+    let down = |k: &str| {
+        elements.get(k).is_some_and(|e| e.band == Band::Red)
+            || tracks.get(k).is_some_and(|t| t.open.is_some())
+    };
+    if deps.ancestors(key).iter().any(|p| down(p)) {
+        return false;
+    }
+    let left_out = key
+        .split_once('/')
+        .and_then(|(under, _)| under.strip_prefix("board:"))
+        .and_then(|board| elements.get(&key::unlisted_cards(board)));
+    left_out.is_none_or(|e| e.band == Band::Green)
 }
 
 /// Elements carry a band, not a status code: the alert's ASC says the family the band means
@@ -652,6 +748,158 @@ mod tests {
         );
         b.at(later + Duration::seconds(FORGET_UNSEEN_S + 120), &[]);
         assert!(b.state.tracks.is_empty());
+    }
+
+    /// A board read whole: its element, its section, and nothing needing attention left out.
+    fn board_read(unlisted: Band) -> Vec<(&'static str, Element)> {
+        vec![
+            (
+                "section:tasks.board",
+                el("section", "tasks.board", Band::Green),
+            ),
+            ("board:lab", el("board", "lab", Band::Green)),
+            (
+                "board:lab/unlisted",
+                el("card", "cards of lab not listed", unlisted),
+            ),
+        ]
+    }
+
+    fn with_card(
+        mut els: Vec<(&'static str, Element)>,
+        band: Band,
+    ) -> Vec<(&'static str, Element)> {
+        els.push(("board:lab/card:c1", el("card", "rotate the keys", band)));
+        els
+    }
+
+    /// Was: a card that recovered was listed once more, then left the capped listing; with no
+    /// other writes between board reads it had one green pass, short of `recover_after`, and
+    /// its alert stayed open (no Recovered) until forgotten a week later.
+    #[test]
+    fn a_card_gone_from_a_board_read_whole_recovers_as_no_longer_listed() {
+        let mut b = Bench::new();
+        assert_eq!(
+            b.th.recover_after, 2,
+            "one green listing, then one pass gone"
+        );
+        let red_from = b.now + Duration::minutes(1);
+        for _ in 1..b.th.fail_after {
+            assert!(
+                b.next(&with_card(board_read(Band::Green), Band::Red))
+                    .is_empty()
+            );
+        }
+        assert_eq!(
+            b.next(&with_card(board_read(Band::Green), Band::Red)),
+            fired("board:lab/card:c1", AlertEvent::Firing)
+        );
+        // Done: listed once more, green.
+        assert!(
+            b.next(&with_card(board_read(Band::Green), Band::Green))
+                .is_empty()
+        );
+        let green_at = b.now;
+        // Then out of the listing.
+        b.now += Duration::minutes(1);
+        let alerts = b.full(&board_read(Band::Green));
+        assert_eq!(alerts.len(), 1, "{alerts:#?}");
+        let r = &alerts[0];
+        assert_eq!(
+            (r.key.as_str(), r.event, r.kind.as_str(), r.name.as_str()),
+            (
+                "board:lab/card:c1",
+                AlertEvent::Recovered,
+                "card",
+                "rotate the keys"
+            )
+        );
+        assert_eq!(r.band, Band::Green);
+        assert_eq!(r.reason.as_deref(), Some(NO_LONGER_LISTED));
+        assert_eq!(r.since, green_at, "green since its last listing");
+        assert_eq!(
+            r.id,
+            format!("board:lab/card:c1:recovered:{}", red_from.timestamp()),
+            "the same dedupe key as a Recovered of a shown element"
+        );
+        assert!(
+            r.headline()
+                .ends_with("card rotate the keys recovered (no longer listed)"),
+            "{}",
+            r.headline()
+        );
+        assert!(b.state.tracks["board:lab/card:c1"].open.is_none());
+        // Closed once: later passes without it say nothing.
+        assert!(b.next(&board_read(Band::Green)).is_empty());
+    }
+
+    /// Gone from a listing that cannot vouch for it, an open alert stays open and its passes
+    /// count nothing: the board failed (red) or is not in the snapshot, its section is stale,
+    /// or the cap left cards needing attention out (it may be one of them). Once the board is
+    /// read whole again, it counts green.
+    #[test]
+    fn a_card_gone_from_a_listing_that_cannot_vouch_for_it_keeps_its_alert_open() {
+        let mut b = Bench::new();
+        for _ in 0..b.th.fail_after {
+            b.next(&with_card(board_read(Band::Green), Band::Red));
+        }
+        assert!(b.state.tracks["board:lab/card:c1"].open.is_some());
+        let mut board_red = board_read(Band::Green);
+        board_red[1].1 = el("board", "lab", Band::Red);
+        let mut section_stale = board_read(Band::Green);
+        section_stale[0].1 = el("section", "tasks.board", Band::Red);
+        let no_board = vec![board_read(Band::Green)[0].clone()];
+        let cannot_vouch = [
+            board_red,
+            section_stale,
+            no_board,
+            board_read(Band::Red),
+            board_read(Band::Amber),
+        ];
+        for els in &cannot_vouch {
+            for _ in 0..3 {
+                let alerts = b.next(els);
+                assert!(
+                    alerts.iter().all(|(key, _)| key != "board:lab/card:c1"),
+                    "{els:?}: {alerts:#?}"
+                );
+            }
+            let t = &b.state.tracks["board:lab/card:c1"];
+            assert!(t.open.is_some() && t.green_passes == 0, "{els:?}: {t:?}");
+        }
+        // The board's own alerts (it was red) must close before it vouches for its cards.
+        let mut closed = Vec::new();
+        for _ in 0..b.th.recover_after * 2 + 1 {
+            closed.extend(b.next(&board_read(Band::Green)));
+        }
+        assert!(
+            closed.contains(&("board:lab/card:c1".to_string(), AlertEvent::Recovered)),
+            "{closed:?}"
+        );
+        assert!(b.state.tracks["board:lab/card:c1"].open.is_none());
+    }
+
+    /// A state file written before tracks kept their element's kind and name still loads; a
+    /// Recovered for an element gone since says its key.
+    #[test]
+    fn a_track_without_kind_and_name_loads_and_recovers_by_its_key() {
+        let mut b = Bench::new();
+        for _ in 0..b.th.fail_after {
+            b.next(&with_card(board_read(Band::Green), Band::Red));
+        }
+        let mut json = serde_json::to_value(&b.state).unwrap();
+        let track = &mut json["tracks"]["board:lab/card:c1"];
+        track.as_object_mut().unwrap().remove("kind");
+        track.as_object_mut().unwrap().remove("name");
+        b.state = serde_json::from_value(json).unwrap();
+        let mut got = Vec::new();
+        for _ in 0..b.th.recover_after {
+            got.extend(b.full(&board_read(Band::Green)));
+            b.now += Duration::minutes(1);
+        }
+        assert_eq!(got.len(), 1, "{got:#?}");
+        assert_eq!(got[0].name, "board:lab/card:c1");
+        assert_eq!(got[0].event, AlertEvent::Recovered);
     }
 
     #[test]

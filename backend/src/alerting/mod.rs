@@ -63,7 +63,8 @@ pub struct Alert {
     pub event: AlertEvent,
     /// The element's band now.
     pub band: Band,
-    /// Why, in a few words; none on recovery.
+    /// Why, in a few words. On a recovery none, unless the element is gone rather than green
+    /// ("no longer listed": a card moved out of the listing, a finished task).
     pub reason: Option<String>,
     /// The element's Agent Status Code (webhook's ASC envelope).
     pub status: Asc,
@@ -84,12 +85,16 @@ impl Alert {
     pub fn headline(&self) -> String {
         let what = format!("{} {}", self.kind, self.name);
         match (self.event, &self.reason) {
-            (AlertEvent::Recovered, _) => {
-                format!(
+            (AlertEvent::Recovered, reason) => {
+                let mut line = format!(
                     "{} {} · {what} recovered",
                     self.band.icon(),
                     self.band.word()
-                )
+                );
+                if let Some(r) = reason {
+                    line.push_str(&format!(" ({r})"));
+                }
+                line
             }
             (_, reason) => {
                 let mut line = format!("{} {} · {what}", self.band.icon(), self.band.word());
