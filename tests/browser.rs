@@ -1557,36 +1557,20 @@ fn a_10000_card_board_reads_on_a_phone_and_the_page_updates_by_key() {
         );
         chrome.log_in().await;
         // When the verdict and the Board note first appear, by the page's own clock.
-        chrome
-            .cdp(
-                "Page.addScriptToEvaluateOnNewDocument",
-                json!({"source": "new MutationObserver((_, seen) => {
-                    if (!window.__verdictAt && document.getElementById('verdict'))
-                        window.__verdictAt = performance.now();
-                    if (!window.__noteAt && document.querySelector('#board p.note')) {
-                        window.__noteAt = performance.now();
-                        seen.disconnect();
-                    }
-                }).observe(document, {childList: true, subtree: true});"}),
-            )
-            .await;
+        chrome.clock_first_render().await;
         chrome.open(&server.url()).await;
         chrome
             .wait_for("the Board note", "return !!document.querySelector('#board p.note')")
             .await;
         chrome.assert_phone_width().await;
-        let timing: Value = chrome
-            .js("const nav = performance.getEntriesByType('navigation')[0];
-                 return {verdict: window.__verdictAt, note: window.__noteAt,
-                         loaded: nav && nav.loadEventEnd};")
-            .await;
+        let timing = chrome.first_render().await;
         eprintln!(
             "7-big-board: status.json of {CARDS} cards is {:.1} KB; verdict rendered {:.0} ms \
              after navigation start, the Board note {:.0} ms (load event {:.0} ms)",
             bytes as f64 / 1024.0,
-            timing["verdict"].as_f64().unwrap_or(f64::NAN),
-            timing["note"].as_f64().unwrap_or(f64::NAN),
-            timing["loaded"].as_f64().unwrap_or(f64::NAN),
+            timing.verdict.unwrap_or(f64::NAN),
+            timing.note.unwrap_or(f64::NAN),
+            timing.loaded.unwrap_or(f64::NAN),
         );
 
         // The first screen: the verdict with every card counted, and what is not listed.

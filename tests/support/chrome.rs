@@ -21,6 +21,7 @@ use axum::http::Method;
 use base64::Engine;
 use fantoccini::wd::{Capabilities, WebDriverCompatibleCommand};
 use fantoccini::{Client, ClientBuilder};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// A phone: the width of an iPhone 12-15 in CSS pixels.
@@ -156,6 +157,16 @@ impl Drop for Driver {
     }
 }
 
+/// When the page first showed the verdict (`#verdict`) and the Board note (`#board p.note`),
+/// and when its load event ended: ms after navigation start by the page's own clock
+/// (`performance.now()`), `None` for what has not happened.
+#[derive(Debug, Deserialize)]
+pub struct FirstRender {
+    pub verdict: Option<f64>,
+    pub note: Option<f64>,
+    pub loaded: Option<f64>,
+}
+
 /// A DevTools command run by chromedriver in the page's target.
 #[derive(Debug)]
 struct Cdp {
@@ -254,6 +265,32 @@ impl Browser {
             .goto(url)
             .await
             .unwrap_or_else(|e| panic!("cannot open {url}: {e}"));
+    }
+
+    /// For every document opened from now on: a MutationObserver, installed before the page's
+    /// own scripts run, that notes when the verdict and the Board note first appear (read back
+    /// by [`Browser::first_render`]).
+    pub async fn clock_first_render(&self) {
+        self.cdp(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({"source": "new MutationObserver((_, seen) => {
+                if (!window.__verdictAt && document.getElementById('verdict'))
+                    window.__verdictAt = performance.now();
+                if (!window.__noteAt && document.querySelector('#board p.note')) {
+                    window.__noteAt = performance.now();
+                    seen.disconnect();
+                }
+            }).observe(document, {childList: true, subtree: true});"}),
+        )
+        .await;
+    }
+
+    /// What the clock of [`Browser::clock_first_render`] noted in the open document.
+    pub async fn first_render(&self) -> FirstRender {
+        self.js("const nav = performance.getEntriesByType('navigation')[0];
+             return {verdict: window.__verdictAt || null, note: window.__noteAt || null,
+                     loaded: nav && nav.loadEventEnd || null};")
+            .await
     }
 
     pub async fn js<T: serde::de::DeserializeOwned>(&self, script: &str) -> T {
