@@ -1524,12 +1524,7 @@ fn a_10000_card_board_reads_on_a_phone_and_the_page_updates_by_key() {
     assert_eq!((verdict.red, verdict.amber), (1, 3), "{verdict:?}");
     // The words the page must show, from the model (its zone does not matter here: no time).
     let glance = Glance::new(&snapshot, Utc::now(), FixedOffset::east_opt(0).unwrap());
-    let note = glance
-        .sections
-        .iter()
-        .find(|s| s.id == "board")
-        .and_then(|s| s.note.clone())
-        .expect("the Board panel says what it does not list");
+    let note = chrome::board_note(&snapshot);
     assert!(note.contains("and 9,9"), "{note}");
     // A listed green todo card far from the turn of an hour of its age (its row's words stay
     // the same while the test runs), and another one whose title the test will change.

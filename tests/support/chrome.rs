@@ -21,6 +21,7 @@ use axum::http::Method;
 use base64::Engine;
 use fantoccini::wd::{Capabilities, WebDriverCompatibleCommand};
 use fantoccini::{Client, ClientBuilder};
+use fleetdash_model::{Glance, Snapshot};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -165,6 +166,22 @@ pub struct FirstRender {
     pub verdict: Option<f64>,
     pub note: Option<f64>,
     pub loaded: Option<f64>,
+}
+
+/// The Board note the page must show for `snapshot` (what the board's list leaves out), in the
+/// model's words. It has no time in it: the zone does not matter.
+pub fn board_note(snapshot: &Snapshot) -> String {
+    let glance = Glance::new(
+        snapshot,
+        chrono::Utc::now(),
+        chrono::FixedOffset::east_opt(0).unwrap(),
+    );
+    glance
+        .sections
+        .into_iter()
+        .find(|s| s.id == "board")
+        .and_then(|s| s.note)
+        .expect("the Board panel says what it does not list")
 }
 
 /// A DevTools command run by chromedriver in the page's target.
