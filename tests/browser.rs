@@ -1486,7 +1486,8 @@ fn alerting_snapshot(now: DateTime<Utc>) -> Snapshot {
 /// A board of 10,000 cards (nearly all done; three blocked, one crashed) collected by the real
 /// `fleetdash collect`, so status.json lists them under the rules' cap. On a phone's first
 /// screen: the verdict, counting every card, and the Board note saying what is not listed; no
-/// sideways scroll. The time from navigation to the rendered verdict is printed, not asserted.
+/// sideways scroll. The time from navigation to the rendered verdict is printed, not asserted
+/// (the page_verdict bench measures it).
 ///
 /// Then the page updates by key: over clock ticks and over a new snapshot in which one listed
 /// card's title changed, the other rows keep their DOM nodes (tagged with a JS property before)
