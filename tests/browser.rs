@@ -8,7 +8,10 @@
 //!
 //! Basic auth: credentials in the page URL break wasm-bindgen's fetch of the .wasm, so the
 //! Authorization header is sent by the browser itself, set through DevTools
-//! (`Network.setExtraHTTPHeaders` over chromedriver's `goog/cdp/execute`).
+//! (`Network.setExtraHTTPHeaders` over chromedriver's `goog/cdp/execute`). That harness
+//! (chromedriver, Chromium at the phone's size, DevTools, the log-in, `fleetdash serve`) is
+//! `support/chrome.rs`, shared with the page_verdict bench; the waits, checks and screenshots
+//! are this file's.
 //!
 //! Needs `chromium` and `chromium-driver` (Debian) and the peers' venvs; `scripts/test` installs
 //! them and builds the page first.
@@ -18,17 +21,15 @@ mod support;
 #[path = "support/kanban.rs"]
 mod kanban;
 
-use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
+#[path = "support/chrome.rs"]
+mod chrome;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use axum::http::Method;
 use base64::Engine;
+use chrome::{PHONE, Serve, runtime};
 use chrono::{DateTime, FixedOffset, Utc};
-use fantoccini::wd::{Capabilities, WebDriverCompatibleCommand};
-use fantoccini::{Client, ClientBuilder};
 use fleetdash::a2a::Wire;
 use fleetdash::demo::sim::SimAgent;
 use fleetdash_model::{
@@ -42,8 +43,6 @@ use support::{PyPeer, Scratch, Sdk, Sim, refused_endpoint, repo_root};
 
 const USER: &str = "young";
 const PASSWORD: &str = "correct horse battery";
-/// A phone: the width of an iPhone 12-15 in CSS pixels.
-const PHONE: (u32, u32) = (390, 844);
 /// How long the test waits for the page to show what it waits for before calling it hung (a
 /// budget for a loaded machine, not a speed bound).
 const PATIENCE: Duration = support::HANG_BUDGET;
@@ -1487,7 +1486,8 @@ fn alerting_snapshot(now: DateTime<Utc>) -> Snapshot {
 /// A board of 10,000 cards (nearly all done; three blocked, one crashed) collected by the real
 /// `fleetdash collect`, so status.json lists them under the rules' cap. On a phone's first
 /// screen: the verdict, counting every card, and the Board note saying what is not listed; no
-/// sideways scroll. The time from navigation to the rendered verdict is printed, not asserted.
+/// sideways scroll. The time from navigation to the rendered verdict is printed, not asserted
+/// (the page_verdict bench measures it).
 ///
 /// Then the page updates by key: over clock ticks and over a new snapshot in which one listed
 /// card's title changed, the other rows keep their DOM nodes (tagged with a JS property before)
@@ -1525,12 +1525,7 @@ fn a_10000_card_board_reads_on_a_phone_and_the_page_updates_by_key() {
     assert_eq!((verdict.red, verdict.amber), (1, 3), "{verdict:?}");
     // The words the page must show, from the model (its zone does not matter here: no time).
     let glance = Glance::new(&snapshot, Utc::now(), FixedOffset::east_opt(0).unwrap());
-    let note = glance
-        .sections
-        .iter()
-        .find(|s| s.id == "board")
-        .and_then(|s| s.note.clone())
-        .expect("the Board panel says what it does not list");
+    let note = chrome::board_note(&snapshot);
     assert!(note.contains("and 9,9"), "{note}");
     // A listed green todo card far from the turn of an hour of its age (its row's words stay
     // the same while the test runs), and another one whose title the test will change.
@@ -1558,36 +1553,20 @@ fn a_10000_card_board_reads_on_a_phone_and_the_page_updates_by_key() {
         );
         chrome.log_in().await;
         // When the verdict and the Board note first appear, by the page's own clock.
-        chrome
-            .cdp(
-                "Page.addScriptToEvaluateOnNewDocument",
-                json!({"source": "new MutationObserver((_, seen) => {
-                    if (!window.__verdictAt && document.getElementById('verdict'))
-                        window.__verdictAt = performance.now();
-                    if (!window.__noteAt && document.querySelector('#board p.note')) {
-                        window.__noteAt = performance.now();
-                        seen.disconnect();
-                    }
-                }).observe(document, {childList: true, subtree: true});"}),
-            )
-            .await;
+        chrome.clock_first_render().await;
         chrome.open(&server.url()).await;
         chrome
             .wait_for("the Board note", "return !!document.querySelector('#board p.note')")
             .await;
         chrome.assert_phone_width().await;
-        let timing: Value = chrome
-            .js("const nav = performance.getEntriesByType('navigation')[0];
-                 return {verdict: window.__verdictAt, note: window.__noteAt,
-                         loaded: nav && nav.loadEventEnd};")
-            .await;
+        let timing = chrome.first_render().await;
         eprintln!(
             "7-big-board: status.json of {CARDS} cards is {:.1} KB; verdict rendered {:.0} ms \
              after navigation start, the Board note {:.0} ms (load event {:.0} ms)",
             bytes as f64 / 1024.0,
-            timing["verdict"].as_f64().unwrap_or(f64::NAN),
-            timing["note"].as_f64().unwrap_or(f64::NAN),
-            timing["loaded"].as_f64().unwrap_or(f64::NAN),
+            timing.verdict.unwrap_or(f64::NAN),
+            timing.note.unwrap_or(f64::NAN),
+            timing.loaded.unwrap_or(f64::NAN),
         );
 
         // The first screen: the verdict with every card counted, and what is not listed.
@@ -1706,15 +1685,9 @@ fn a_10000_card_board_reads_on_a_phone_and_the_page_updates_by_key() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Harness: the page's build, `fleetdash serve`, chromedriver and Chromium
+// Harness: the page's build, the `[serve]` section, the scenarios' Chrome (chromedriver,
+// Chromium and `fleetdash serve` themselves: support/chrome.rs)
 // ---------------------------------------------------------------------------------------------
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// The built page; the test cannot run without it.
 fn dist_dir() -> PathBuf {
@@ -1736,10 +1709,7 @@ fn dist_dir() -> PathBuf {
 
 /// The `[serve]` section: an htpasswd in the scratch dir, the built page.
 fn serve_section(scratch: &Scratch) -> String {
-    let hash = bcrypt::hash_with_result(PASSWORD, 5)
-        .unwrap()
-        .format_for_version(bcrypt::Version::TwoY);
-    std::fs::write(scratch.path().join("htpasswd"), format!("{USER}:{hash}\n")).unwrap();
+    chrome::write_htpasswd(scratch.path(), USER, PASSWORD);
     format!(
         "[serve]\nhtpasswd = \"htpasswd\"\ndist_dir = {:?}\n",
         dist_dir().display().to_string()
@@ -1753,144 +1723,6 @@ fn write_snapshot(scratch: &Scratch, snapshot: &Snapshot) {
     let tmp = path.with_extension("tmp-test");
     std::fs::write(&tmp, serde_json::to_vec_pretty(snapshot).unwrap()).unwrap();
     std::fs::rename(&tmp, &path).unwrap();
-}
-
-/// The real `fleetdash serve --listen 127.0.0.1:0`, stopped on drop.
-struct Serve {
-    addr: String,
-    child: Option<Child>,
-}
-
-impl Serve {
-    fn start(config: &Path) -> Serve {
-        let mut child = support::fleetdash()
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-            .arg(config)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("fleetdash: serving on http://")
-            .and_then(|s| s.strip_suffix('/'))
-            .unwrap_or_else(|| panic!("fleetdash serve did not start: {line:?}"))
-            .to_string();
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        Serve {
-            addr,
-            child: Some(child),
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/", self.addr)
-    }
-
-    /// SIGTERM, then SIGKILL if it has not stopped within 5 s.
-    fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        unsafe {
-            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-/// chromedriver in its own process group, with the Chromium it starts; the whole group is
-/// killed on drop, so a failed test leaves no browser behind.
-struct Driver {
-    child: Child,
-    port: u16,
-}
-
-impl Driver {
-    fn start() -> Driver {
-        for _ in 0..5 {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            let mut child = Command::new("chromedriver")
-                .arg(format!("--port={port}"))
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .process_group(0)
-                .spawn()
-                .unwrap_or_else(|e| {
-                    panic!(
-                        "chromedriver does not start ({e}): \
-                         apt-get install chromium chromium-driver (scripts/test does)"
-                    )
-                });
-            let mut stdout = BufReader::new(child.stdout.take().unwrap());
-            let mut line = String::new();
-            while stdout.read_line(&mut line).unwrap_or(0) > 0 {
-                if line.contains("started successfully") {
-                    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-                    return Driver { child, port };
-                }
-                line.clear();
-            }
-            // The port was taken in between: try another.
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        panic!("chromedriver did not start on any port");
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        unsafe {
-            libc::killpg(self.child.id() as libc::pid_t, libc::SIGKILL);
-        }
-        let _ = self.child.wait();
-    }
-}
-
-/// A DevTools command run by chromedriver in the page's target.
-#[derive(Debug)]
-struct Cdp {
-    cmd: &'static str,
-    params: Value,
-}
-
-impl WebDriverCompatibleCommand for Cdp {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/goog/cdp/execute",
-            session_id.unwrap_or_default()
-        ))
-    }
-
-    fn method_and_body(&self, _: &url::Url) -> (Method, Option<String>) {
-        let body = json!({"cmd": self.cmd, "params": self.params});
-        (Method::POST, Some(body.to_string()))
-    }
 }
 
 /// One `li.row` as a person sees it.
@@ -1927,12 +1759,19 @@ struct FirstScreen {
     height: u64,
 }
 
-/// A headless Chromium the size of a phone, through chromedriver.
+/// The shared phone-sized Chromium ([`chrome::Browser`], which it derefs to), with what a
+/// scenario adds: its name for screenshots, waits and checks that fail with a picture.
 struct Chrome {
-    client: Client,
+    browser: chrome::Browser,
     scenario: &'static str,
-    _profile: tempfile::TempDir,
-    _driver: Driver,
+}
+
+impl std::ops::Deref for Chrome {
+    type Target = chrome::Browser;
+
+    fn deref(&self) -> &chrome::Browser {
+        &self.browser
+    }
 }
 
 fn screenshot_dir() -> PathBuf {
@@ -1950,75 +1789,14 @@ impl Chrome {
         let started = Instant::now();
         // A failure picture from an earlier run would mislead.
         let _ = std::fs::remove_file(screenshot_dir().join(format!("{scenario}-FAILED.png")));
-        let driver = Driver::start();
-        let profile = tempfile::tempdir().unwrap();
-        let (width, height) = PHONE;
-        let args = [
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            &format!("--window-size={width},{height}"),
-            &format!("--user-data-dir={}", profile.path().display()),
-        ];
-        let capabilities: Capabilities = serde_json::from_value(json!({
-            "browserName": "chrome",
-            "goog:chromeOptions": {
-                "args": args,
-                "mobileEmulation": {
-                    "deviceMetrics": {"width": width, "height": height, "pixelRatio": 2.0,
-                                      "mobile": true, "touch": true},
-                },
-            },
-        }))
-        .unwrap();
-        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(capabilities)
-            .connect(&format!("http://127.0.0.1:{}", driver.port))
-            .await
-            .unwrap_or_else(|e| panic!("chromedriver could not start Chromium: {e}"));
+        let browser = chrome::Browser::start().await;
         eprintln!("{scenario}: Chromium up in {:?}", started.elapsed());
-        Chrome {
-            client,
-            scenario,
-            _profile: profile,
-            _driver: driver,
-        }
-    }
-
-    async fn cdp(&self, cmd: &'static str, params: Value) -> Value {
-        self.client
-            .issue_cmd(Cdp { cmd, params })
-            .await
-            .unwrap_or_else(|e| panic!("DevTools {cmd} failed: {e}"))
+        Chrome { browser, scenario }
     }
 
     /// From now on every request of the page carries the basic-auth header.
     async fn log_in(&self) {
         self.log_in_as(USER, PASSWORD).await;
-    }
-
-    async fn log_in_as(&self, user: &str, password: &str) {
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
-        self.cdp("Network.enable", json!({})).await;
-        self.cdp(
-            "Network.setExtraHTTPHeaders",
-            json!({"headers": {"Authorization": format!("Basic {token}")}}),
-        )
-        .await;
-    }
-
-    async fn open(&self, url: &str) {
-        self.client
-            .goto(url)
-            .await
-            .unwrap_or_else(|e| panic!("cannot open {url}: {e}"));
     }
 
     /// Without credentials the server answers 401 and no dashboard appears. (Headless Chromium
@@ -2035,16 +1813,6 @@ impl Chrome {
             || format!("without credentials the page must be refused with a 401: {seen:#}"),
         )
         .await;
-    }
-
-    async fn js<T: serde::de::DeserializeOwned>(&self, script: &str) -> T {
-        let value = self
-            .client
-            .execute(script, Vec::new())
-            .await
-            .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"));
-        serde_json::from_value(value.clone())
-            .unwrap_or_else(|e| panic!("script returned {value}: {e}\n{script}"))
     }
 
     /// Polls `script` until it returns something truthy; fails with a screenshot after
@@ -2274,6 +2042,6 @@ impl Chrome {
     }
 
     async fn quit(self) {
-        let _ = self.client.close().await;
+        self.browser.quit().await;
     }
 }
