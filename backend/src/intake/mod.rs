@@ -159,7 +159,8 @@ pub async fn serve(
         listener.local_addr().context("local address")?
     );
     let app = router(queue, options, &url);
-    axum::serve(listener, app)
+    // Agents' reports are answered at once, not after a delayed ACK (see `no_delay`).
+    axum::serve(crate::server::no_delay(listener), app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
         .context("the intake server failed")
