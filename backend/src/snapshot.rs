@@ -268,6 +268,20 @@ fn clear(snapshot: &mut Snapshot, section: SectionName) {
     }
 }
 
+/// A section's freshness in `snapshot`.
+pub fn meta(snapshot: &Snapshot, section: SectionName) -> &SectionMeta {
+    let s = &snapshot.sections;
+    match section {
+        SectionName::Tasks => &s.tasks,
+        SectionName::Board => &s.board,
+        SectionName::LiveTasks => &s.live_tasks,
+        SectionName::Queue => &s.queue,
+        SectionName::Agents => &s.agents,
+        SectionName::Systems => &s.systems,
+        SectionName::Backups => &s.backups,
+    }
+}
+
 fn meta_mut(snapshot: &mut Snapshot, section: SectionName) -> &mut SectionMeta {
     let s = &mut snapshot.sections;
     match section {

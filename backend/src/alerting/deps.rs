@@ -102,6 +102,12 @@ impl Deps {
         implied
     }
 
+    /// The key of the snapshot section `key` is collected in (`section:agents` for
+    /// `agent:min`, `section:tasks.board` for a card); none for a section itself.
+    pub fn section_of(key: &str) -> Option<String> {
+        section_of(key).map(|s| key::section(s.as_str()))
+    }
+
     /// Everything `key` depends on, directly or through others.
     pub fn ancestors(&self, key: &str) -> BTreeSet<String> {
         let mut seen = BTreeSet::new();

@@ -1,22 +1,29 @@
 //! Deciding what fires: after every snapshot write, the new snapshot's elements are counted per
 //! key in consecutive passes, and [`pass`] says which [`Alert`]s that makes.
 //!
-//! Pure over (state, elements, now, thresholds, deps, silences): the write side owns the clock
-//! and the files; here nothing reads a clock or a disk, so every boundary is testable exactly.
+//! Pure over (state, elements, readings, now, thresholds, deps, silences): the write side owns
+//! the clock and the files; here nothing reads a clock or a disk, so every boundary is testable
+//! exactly.
+//! - A pass counts an element only when its write renewed the element's section (its
+//!   `checked_at` moved, [`readings`]): the snapshot is written after each section's read, and
+//!   an agent left red in it while the queue writes is one probe, not two.
 //! - Only red fires (amber is shown, not paged). `fail_after` consecutive red passes make a
-//!   Firing, so one lost probe pages nobody; `recover_after` consecutive green passes make a
-//!   Recovered, sent only for what fired; a Reminder falls due every `remind_every` while red.
+//!   Firing, so one lost probe pages nobody; `recover_after` consecutive passes no longer red
+//!   (green or amber) make a Recovered, sent only for what fired; a Reminder falls due every
+//!   `remind_every` while red.
 //! - An element whose root cause ([`Deps`]) is down (red now, or its alert still open) raises
 //!   nothing of its own; the root's Firing names what it takes down, and its Recovered repeats
 //!   them (the dependents' recoveries are said by it). When the root is back and the dependent
-//!   is still red, the dependent fires as anything else would.
+//!   is still red, the dependent fires as anything else would. Two elements that depend on
+//!   each other (a cycle in `depends_on`) hold neither back.
 //! - A silenced element (a silence or a maintenance window) raises no Firing nor Reminder; its
 //!   counting goes on, so the Firing goes out at the first pass after the silence if still red.
 //! - A recovery is never suppressed nor silenced.
 //! - An element with an open alert that a pass no longer shows (a card moved to done and out of
-//!   the capped listing, a finished task, a removed agent) counts a green pass when what lists
-//!   it was read whole ([`gone_reads_green`]); so its alert closes with a Recovered ("no longer
-//!   listed") instead of staying open until forgotten. Otherwise the pass says nothing of it.
+//!   the capped listing, a finished task, a removed agent, a removed host's checks) counts a
+//!   pass not red when what lists it was read whole ([`gone_reads_green`]); so its alert closes
+//!   with a Recovered ("no longer listed") instead of staying open until forgotten. Otherwise
+//!   the pass says nothing of it.
 //!
 //! The state ([`State`]) is kept in `<state_dir>/alerts-engine.json` ([`StateFile`]), so a
 //! restart mid-red sends no second Firing and forgets no open alert.
@@ -77,6 +84,25 @@ impl From<&AlertRules> for Thresholds {
 pub struct State {
     pub version: u32,
     pub tracks: BTreeMap<String, Track>,
+    /// Each section's `checked_at` as the last pass saw it: an element is counted only by a
+    /// pass whose write renewed its section ([`Readings`]).
+    #[serde(default)]
+    pub readings: Readings,
+}
+
+/// Each collected section's `checked_at` in a snapshot, by its element key (`section:agents`).
+pub type Readings = BTreeMap<String, DateTime<Utc>>;
+
+/// The sections' readings of `snap`: what tells a pass which sections its write renewed.
+pub fn readings(snap: &fleetdash_model::Snapshot) -> Readings {
+    crate::collect::SectionName::PARTS
+        .into_iter()
+        .filter_map(|part| {
+            crate::snapshot::meta(snap, part)
+                .checked_at
+                .map(|at| (key::section(part.as_str()), at))
+        })
+        .collect()
 }
 
 /// One element's count of passes and its open alert.
@@ -84,12 +110,15 @@ pub struct State {
 pub struct Track {
     /// Consecutive red passes (0 when the last pass was not red).
     pub red_passes: u64,
-    /// Consecutive green passes (0 when the last pass was not green).
-    pub green_passes: u64,
+    /// Consecutive passes not red (0 when the last one was red): green or amber, or gone from
+    /// a listing read whole. Only red fires, so what is no longer red recovers.
+    #[serde(alias = "green_passes")]
+    pub clear_passes: u64,
     /// The first pass of the current red run.
     pub red_since: Option<DateTime<Utc>>,
-    /// The first pass of the current green run.
-    pub green_since: Option<DateTime<Utc>>,
+    /// The first pass of the current run not red.
+    #[serde(alias = "green_since")]
+    pub clear_since: Option<DateTime<Utc>>,
     /// The Firing that was sent and not yet recovered.
     pub open: Option<Open>,
     /// The last pass that showed the element.
@@ -99,6 +128,23 @@ pub struct Track {
     pub kind: String,
     #[serde(default)]
     pub name: String,
+}
+
+impl Track {
+    /// One counted pass: red, or not.
+    fn count(&mut self, red: bool, now: DateTime<Utc>) {
+        if red {
+            self.red_since.get_or_insert(now);
+            self.red_passes += 1;
+            self.clear_passes = 0;
+            self.clear_since = None;
+        } else {
+            self.red_passes = 0;
+            self.red_since = None;
+            self.clear_since.get_or_insert(now);
+            self.clear_passes += 1;
+        }
+    }
 }
 
 /// A Firing that went out.
@@ -122,18 +168,42 @@ pub struct PassContext<'a> {
     pub silenced: &'a dyn Fn(&str, &Element) -> bool,
     /// `[alerts] dashboard_url`, the alerts' click target.
     pub link: Option<&'a str>,
+    /// The snapshot's sections' readings ([`readings`]). A section it does not name counts
+    /// its elements at every pass.
+    pub readings: &'a Readings,
 }
 
 /// One pass: counts `elements` into `state` and returns the alerts it makes, in key order.
+///
+/// A pass counts an element only when the write renewed the section it is collected in: the
+/// snapshot is written after every section's read, and a red agent left in it while the queue
+/// writes is one lost probe, not two.
 pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Alert> {
     let now = cx.now;
     state.version = VERSION;
+    let renewed = |key: &str| match Deps::section_of(key) {
+        None => true,
+        Some(section) => cx
+            .readings
+            .get(&section)
+            .is_none_or(|at| state.readings.get(&section) != Some(at)),
+    };
+    let counted: BTreeMap<&String, bool> = elements.keys().map(|k| (k, renewed(k))).collect();
+    let gone: Vec<String> = state
+        .tracks
+        .iter()
+        .filter(|(key, t)| t.open.is_some() && !elements.contains_key(*key))
+        .filter(|(key, _)| renewed(key))
+        .filter(|(key, _)| gone_reads_green(key, elements, &state.tracks, cx.deps))
+        .map(|(key, _)| key.clone())
+        .collect();
+    state.readings = cx.readings.clone();
     for (key, el) in elements {
         let t = state.tracks.entry(key.clone()).or_insert_with(|| Track {
             red_passes: 0,
-            green_passes: 0,
+            clear_passes: 0,
             red_since: None,
-            green_since: None,
+            clear_since: None,
             open: None,
             seen: now,
             kind: String::new(),
@@ -144,20 +214,13 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
             t.kind = el.kind.to_string();
             t.name = el.name.clone();
         }
-        if el.band == Band::Red {
-            t.red_since.get_or_insert(now);
-            t.red_passes += 1;
-        } else {
-            t.red_passes = 0;
-            t.red_since = None;
+        if counted[key] {
+            t.count(el.band == Band::Red, now);
         }
-        if el.band == Band::Green {
-            t.green_since.get_or_insert(now);
-            t.green_passes += 1;
-        } else {
-            t.green_passes = 0;
-            t.green_since = None;
-        }
+    }
+    for key in &gone {
+        let t = state.tracks.get_mut(key).expect("listed above");
+        t.count(false, now);
     }
     state.tracks.retain(|_, t| {
         let keep = if t.open.is_some() {
@@ -167,30 +230,24 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
         };
         (now - t.seen).num_seconds() < keep
     });
-    let gone: Vec<String> = state
-        .tracks
-        .iter()
-        .filter(|(key, t)| t.open.is_some() && !elements.contains_key(*key))
-        .filter(|(key, _)| gone_reads_green(key, elements, &state.tracks, cx.deps))
-        .map(|(key, _)| key.clone())
-        .collect();
-    for key in &gone {
-        let t = state.tracks.get_mut(key).expect("listed above");
-        t.red_passes = 0;
-        t.red_since = None;
-        t.green_since.get_or_insert(now);
-        t.green_passes += 1;
-    }
 
     // A root is down while red now or while its own alert is open (a root that is recovering
-    // still holds back dependents a pass behind it).
+    // still holds back dependents a pass behind it). Two elements that depend on each other
+    // (a cycle someone wrote in `depends_on`) hold neither back: each fires as itself.
     let down = |key: &str| {
         elements.get(key).is_some_and(|e| e.band == Band::Red)
             || state.tracks.get(key).is_some_and(|t| t.open.is_some())
     };
     let suppressed: BTreeMap<&String, bool> = elements
         .keys()
-        .map(|k| (k, cx.deps.ancestors(k).iter().any(|a| down(a))))
+        .map(|k| {
+            let held = cx
+                .deps
+                .ancestors(k)
+                .iter()
+                .any(|a| down(a) && !cx.deps.ancestors(a).contains(k));
+            (k, held)
+        })
         .collect();
     let takes_down = |root: &str| -> Vec<String> {
         elements
@@ -250,9 +307,11 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
                 let names = takes_down(key);
                 alerts.push(alert(AlertEvent::Reminder, open.since, id, names));
             }
-            (Band::Green, Some(_)) if t.green_passes >= cx.thresholds.recover_after => {
+            (Band::Green | Band::Amber, Some(_))
+                if t.clear_passes >= cx.thresholds.recover_after =>
+            {
                 let open = t.open.take().expect("matched Some");
-                let since = t.green_since.unwrap_or(now);
+                let since = t.clear_since.unwrap_or(now);
                 let id = format!(
                     "{key}:{}:{}",
                     AlertEvent::Recovered.as_str(),
@@ -265,7 +324,7 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
     }
     for key in gone {
         let t = state.tracks.get_mut(&key).expect("listed above");
-        if t.green_passes < cx.thresholds.recover_after {
+        if t.clear_passes < cx.thresholds.recover_after {
             continue;
         }
         let open = t.open.take().expect("gone lists open alerts only");
@@ -290,7 +349,7 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
             band: Band::Green,
             reason: Some(NO_LONGER_LISTED.into()),
             status: status_of(Band::Green),
-            since: t.green_since.unwrap_or(now),
+            since: t.clear_since.unwrap_or(now),
             at: now,
             takes_down: open.takes_down,
             link: cx.link.map(str::to_string),
@@ -314,8 +373,14 @@ pub fn gone_reads_green(
     tracks: &BTreeMap<String, Track>,
     deps: &Deps,
 ) -> bool {
+    // A parent gone too (a host removed from the config, with its checks) vouches for its
+    // children when its own lister does.
     let implied = Deps::implied_parents(key);
-    if implied.is_empty() || implied.iter().any(|p| !elements.contains_key(p)) {
+    if implied.is_empty()
+        || !implied
+            .iter()
+            .all(|p| elements.contains_key(p) || gone_reads_green(p, elements, tracks, deps))
+    {
         return false;
     }
     let down = |k: &str| {
@@ -438,8 +503,13 @@ impl Alerting {
     /// One pass over the new snapshot's elements at the write's clock, then its state saved:
     /// [`Alerting::decide`] and [`Alerting::commit`] in one. Blocking (reads, fsync): call from
     /// a blocking thread.
-    pub fn after_write(&self, elements: &Elements, now: DateTime<Utc>) -> Vec<Alert> {
-        let decision = self.decide(elements, now);
+    pub fn after_write(
+        &self,
+        elements: &Elements,
+        readings: &Readings,
+        now: DateTime<Utc>,
+    ) -> Vec<Alert> {
+        let decision = self.decide(elements, readings, now);
         self.commit(&decision);
         decision.alerts
     }
@@ -448,7 +518,7 @@ impl Alerting {
     /// [`Decision::alerts`] in the outbox first and [`Alerting::commit`]s after: a crash in
     /// between replays the same pass next time, making the same alert ids, which the outbox's
     /// dedupe key drops. Blocking (reads).
-    pub fn decide(&self, elements: &Elements, now: DateTime<Utc>) -> Decision {
+    pub fn decide(&self, elements: &Elements, readings: &Readings, now: DateTime<Utc>) -> Decision {
         let mut state = self.state.load();
         let silences = self.silences();
         let silenced = |key: &str, el: &Element| {
@@ -460,6 +530,7 @@ impl Alerting {
             deps: &self.deps,
             silenced: &silenced,
             link: self.link.as_deref(),
+            readings,
         };
         let alerts = pass(&mut state, elements, &cx);
         Decision { alerts, state }
@@ -516,6 +587,8 @@ mod tests {
         th: Thresholds,
         deps: Deps,
         silenced: Vec<String>,
+        /// The sections' readings the passes see; none: every pass counts every element.
+        readings: Readings,
     }
 
     impl Bench {
@@ -526,6 +599,7 @@ mod tests {
                 th: Thresholds::from(&fleet_alert_rules()),
                 deps: Deps::default(),
                 silenced: Vec::new(),
+                readings: Readings::new(),
             }
         }
 
@@ -563,8 +637,15 @@ mod tests {
                 deps: &self.deps,
                 silenced: &is_silenced,
                 link: Some("https://dash.example/"),
+                readings: &self.readings,
             };
             pass(&mut self.state, &elements, &cx)
+        }
+
+        /// A pass over a snapshot as the write side runs it: its elements and its readings.
+        fn write(&mut self, snap: &Snapshot) -> Vec<Alert> {
+            self.readings = readings(snap);
+            self.full_elements(transitions::elements(snap))
         }
     }
 
@@ -834,9 +915,10 @@ mod tests {
     }
 
     /// Gone from a listing that cannot vouch for it, an open alert stays open and its passes
-    /// count nothing: the board failed (red) or is not in the snapshot, its section is stale,
-    /// or the cap left cards needing attention out (it may be one of them). Once the board is
-    /// read whole again, it counts green.
+    /// count nothing: the board failed (red), its section is stale, or the cap left cards
+    /// needing attention out (it may be one of them). Once the board is read whole again, it
+    /// counts green. (A board gone from a fresh section was removed from the config: its cards
+    /// recover with it, see `a_check_of_a_host_removed_from_the_config_recovers_with_it`.)
     #[test]
     fn a_card_gone_from_a_listing_that_cannot_vouch_for_it_keeps_its_alert_open() {
         let mut b = Bench::new();
@@ -848,11 +930,9 @@ mod tests {
         board_red[1].1 = el("board", "lab", Band::Red);
         let mut section_stale = board_read(Band::Green);
         section_stale[0].1 = el("section", "tasks.board", Band::Red);
-        let no_board = vec![board_read(Band::Green)[0].clone()];
         let cannot_vouch = [
             board_red,
             section_stale,
-            no_board,
             board_read(Band::Red),
             board_read(Band::Amber),
         ];
@@ -865,7 +945,7 @@ mod tests {
                 );
             }
             let t = &b.state.tracks["board:lab/card:c1"];
-            assert!(t.open.is_some() && t.green_passes == 0, "{els:?}: {t:?}");
+            assert!(t.open.is_some() && t.clear_passes == 0, "{els:?}: {t:?}");
         }
         // The board's own alerts (it was red) must close before it vouches for its cards.
         let mut closed = Vec::new();
@@ -1252,7 +1332,7 @@ mod tests {
         let engine = Alerting::new(&config, &rules, gate.clone());
         for _ in 0..rules.alerts.fail_after.count + 1 {
             now += Duration::minutes(1);
-            assert!(engine.after_write(&red, now).is_empty());
+            assert!(engine.after_write(&red, &Readings::new(), now).is_empty());
         }
         assert_eq!(
             engine.holds(&red, now)["host:lab"].describe(),
@@ -1260,13 +1340,13 @@ mod tests {
         );
         store.end(&silence.id, now).unwrap();
         now += Duration::minutes(1);
-        let fired = engine.after_write(&red, now);
+        let fired = engine.after_write(&red, &Readings::new(), now);
         assert_eq!(fired.len(), 1);
         assert_eq!(fired[0].link.as_deref(), Some("https://fleet.example/"));
         // A restart: a new engine over the same state_dir sends no second Firing.
         let engine = Alerting::new(&config, &rules, gate);
         now += Duration::minutes(1);
-        assert!(engine.after_write(&red, now).is_empty());
+        assert!(engine.after_write(&red, &Readings::new(), now).is_empty());
         assert!(engine.holds(&red, now).is_empty());
     }
 
@@ -1282,21 +1362,306 @@ mod tests {
         let mut now = t0();
         for _ in 1..rules.alerts.fail_after.count {
             now += Duration::minutes(1);
-            engine.after_write(&red, now);
+            engine.after_write(&red, &Readings::new(), now);
         }
         now += Duration::minutes(1);
-        let first = engine.decide(&red, now);
+        let first = engine.decide(&red, &Readings::new(), now);
         assert_eq!(first.alerts.len(), 1);
         // A crash before commit: the next pass makes the same Firing (the outbox drops it).
-        let again = engine.decide(&red, now + Duration::minutes(1));
+        let again = engine.decide(&red, &Readings::new(), now + Duration::minutes(1));
         assert_eq!(again.alerts.len(), 1);
         assert_eq!(again.alerts[0].id, first.alerts[0].id);
         engine.commit(&again);
         assert!(
             engine
-                .decide(&red, now + Duration::minutes(2))
+                .decide(&red, &Readings::new(), now + Duration::minutes(2))
                 .alerts
                 .is_empty()
+        );
+    }
+
+    // Found in review: each of these failed before its fix.
+
+    fn named(name: &str, ok: bool, now: DateTime<Utc>) -> fleetdash_model::NamedCheck {
+        fleetdash_model::NamedCheck {
+            name: name.into(),
+            ok: fleetdash_model::Probe::Value(ok),
+            reason: (!ok).then(|| "inactive".into()),
+            uptime_24h_pct: None,
+            checked_at: now,
+            stale: false,
+        }
+    }
+
+    /// A host row as the systems collector judges it (band rolled up by `rejudge`).
+    fn lab(
+        now: DateTime<Utc>,
+        vault_ok: bool,
+        nginx_ok: bool,
+        tunnel_ok: bool,
+    ) -> fleetdash_model::System {
+        let mut h = fleetdash_model::System {
+            host: "lab".into(),
+            source: "node_exporter".into(),
+            ram_used_gb: fleetdash_model::Probe::Value(1.0),
+            ram_total_gb: fleetdash_model::Probe::Value(4.0),
+            disk_free_gb: fleetdash_model::Probe::Value(10.0),
+            services: vec![named("nginx", nginx_ok, now)],
+            tunnels: vec![named("lab-heart", tunnel_ok, now)],
+            crons: Vec::new(),
+            vault_parity: fleetdash_model::Probe::Value(vault_ok),
+            vault_reason: (!vault_ok).then(|| "3 uncommitted changes".into()),
+            band: Band::Green,
+            status: Asc::SUCCESS,
+            reason: None,
+            history: None,
+            checked_at: now,
+            stale: false,
+        };
+        crate::collect::systems::rejudge(&mut h);
+        h
+    }
+
+    /// Was: a pass was any section's write, so one lost agent probe, left red in the snapshot
+    /// while the queue wrote, made two red passes and paged. Now only a write that renewed the
+    /// agents section counts the agent; a second lost probe still fires.
+    #[test]
+    fn one_lost_probe_left_in_the_snapshot_while_another_section_writes_pages_nobody() {
+        use crate::collect::{SectionData, SectionName, SectionUpdate};
+        let mut b = Bench::new();
+        assert_eq!(b.th.fail_after, 2);
+        let configured = [SectionName::Agents, SectionName::Queue];
+        let mut snap = Snapshot::empty(t0(), crate::config::fleet_rules());
+        let mut events = Vec::new();
+        let write = |b: &mut Bench, snap: &mut Snapshot, update: SectionUpdate| {
+            crate::snapshot::apply(snap, update);
+            crate::snapshot::finalize(snap, &configured, crate::config::fleet_rules(), b.now);
+            b.write(snap)
+        };
+        // t0: agents read, min answers; queue read.
+        b.now = t0();
+        let ok = vec![crate::history::tests::agent("min", true, b.now)];
+        let at = b.now;
+        events.extend(write(
+            &mut b,
+            &mut snap,
+            SectionUpdate::new(
+                SectionData::Agents(ok),
+                at,
+                std::time::Duration::from_millis(1),
+            ),
+        ));
+        let at = b.now;
+        events.extend(write(
+            &mut b,
+            &mut snap,
+            SectionUpdate::new(
+                SectionData::Queue(fleetdash_model::Probe::Value(vec![])),
+                at,
+                std::time::Duration::from_millis(1),
+            ),
+        ));
+        // t0+2m: ONE agents probe lost (min red).
+        b.now = t0() + Duration::minutes(2);
+        let lost = vec![crate::history::tests::agent("min", false, b.now)];
+        let at = b.now;
+        events.extend(write(
+            &mut b,
+            &mut snap,
+            SectionUpdate::new(
+                SectionData::Agents(lost),
+                at,
+                std::time::Duration::from_millis(1),
+            ),
+        ));
+        // t0+2m20s: the queue collector writes (nothing about min changed: no new probe).
+        b.now = t0() + Duration::minutes(2) + Duration::seconds(20);
+        let at = b.now;
+        events.extend(write(
+            &mut b,
+            &mut snap,
+            SectionUpdate::new(
+                SectionData::Queue(fleetdash_model::Probe::Value(vec![])),
+                at,
+                std::time::Duration::from_millis(1),
+            ),
+        ));
+        let got: Vec<(&str, AlertEvent)> =
+            events.iter().map(|a| (a.key.as_str(), a.event)).collect();
+        assert!(
+            !got.contains(&("agent:min", AlertEvent::Firing)),
+            "one lost probe paged: {got:?}"
+        );
+        // The next agents read finds min red again: the second red probe fires.
+        b.now = t0() + Duration::minutes(4);
+        let lost = vec![crate::history::tests::agent("min", false, b.now)];
+        let at = b.now;
+        let fired = write(
+            &mut b,
+            &mut snap,
+            SectionUpdate::new(
+                SectionData::Agents(lost),
+                at,
+                std::time::Duration::from_millis(1),
+            ),
+        );
+        let fired: Vec<(&str, AlertEvent)> =
+            fired.iter().map(|a| (a.key.as_str(), a.event)).collect();
+        assert_eq!(fired, [("agent:min", AlertEvent::Firing)]);
+    }
+
+    /// Was: the host's element folded its checks, and a host is an ancestor of its checks and
+    /// (through its tunnels) of agents: a standing red check (vault out of sync) kept host:lab
+    /// open, so a later service or tunnel failure, and the agents behind the tunnel, paged
+    /// nobody. Now the host is only whether it answers; each check fires as itself.
+    #[test]
+    fn a_hosts_standing_red_check_holds_back_no_later_failure_under_it() {
+        let mut b = chain_bench();
+        let snap_at = |now: DateTime<Utc>, nginx_ok: bool, tunnel_ok: bool| {
+            let mut s = Snapshot::empty(now, crate::config::fleet_rules());
+            for meta in [&mut s.sections.agents, &mut s.sections.systems] {
+                meta.configured = true;
+                meta.checked_at = Some(now);
+            }
+            s.agents = fleetdash_model::Probe::Value(
+                (1..=5)
+                    .map(|i| crate::history::tests::agent(&format!("a{i}"), tunnel_ok, now))
+                    .collect(),
+            );
+            s.systems = fleetdash_model::Probe::Value(vec![lab(now, false, nginx_ok, tunnel_ok)]);
+            s
+        };
+        let mut all = Vec::new();
+        for _ in 0..b.th.fail_after {
+            b.now += Duration::minutes(1);
+            all.extend(b.full_elements(transitions::elements(&snap_at(b.now, true, true))));
+        }
+        assert_eq!(all.len(), 1, "{all:#?}");
+        assert_eq!(
+            (all[0].key.as_str(), all[0].event),
+            ("host:lab/vault", AlertEvent::Firing),
+            "the vault fires as itself; the host answers"
+        );
+        // 50 minutes later, nginx and the tunnel go down, the 5 agents behind it too.
+        let mut later = Vec::new();
+        for _ in 0..50 {
+            b.now += Duration::minutes(1);
+            later.extend(b.full_elements(transitions::elements(&snap_at(b.now, false, false))));
+        }
+        let got: Vec<(&str, AlertEvent)> =
+            later.iter().map(|a| (a.key.as_str(), a.event)).collect();
+        // nginx and the tunnel fire as themselves; the 5 agents behind the tunnel are named by
+        // the tunnel's Firing, not paged one by one.
+        let firings: Vec<&str> = got
+            .iter()
+            .filter(|(_, e)| *e == AlertEvent::Firing)
+            .map(|(k, _)| *k)
+            .collect();
+        assert_eq!(
+            firings,
+            ["host:lab/service:nginx", "host:lab/tunnel:lab-heart"],
+            "{later:#?}"
+        );
+        let tunnel = later
+            .iter()
+            .find(|a| a.key == "host:lab/tunnel:lab-heart")
+            .unwrap();
+        assert_eq!(tunnel.takes_down.len(), 5, "{tunnel:#?}");
+    }
+
+    /// Was: only green closed an alert, so a root back to amber kept its alert open and stayed
+    /// down for ever, holding back its dependents. Now what is no longer red recovers (the
+    /// Recovered carries the amber band), and a dependent still red then fires.
+    #[test]
+    fn a_root_back_to_amber_recovers_and_its_dependents_fire() {
+        let mut b = Bench::new();
+        let base = |agent: Band, task: Band| {
+            vec![
+                ("section:agents", el("section", "agents", Band::Green)),
+                (
+                    "section:tasks.live",
+                    el("section", "tasks.live", Band::Green),
+                ),
+                ("agent:min", el("agent", "min", agent)),
+                ("task:min/t1", el("task", "t1 on min", task)),
+            ]
+        };
+        for _ in 0..b.th.fail_after {
+            b.next(&base(Band::Red, Band::Green));
+        }
+        assert!(b.state.tracks["agent:min"].open.is_some());
+        // min answers again, amber (its last exchange is old); its task t1 is STUCK.
+        let mut all = Vec::new();
+        for _ in 0..120 {
+            all.extend(b.next(&base(Band::Amber, Band::Red)));
+        }
+        assert_eq!(
+            all,
+            [
+                ("agent:min".to_string(), AlertEvent::Recovered),
+                ("task:min/t1".to_string(), AlertEvent::Firing),
+                ("task:min/t1".to_string(), AlertEvent::Reminder),
+            ],
+            "the agent recovers to amber, then its stuck task fires (and reminds an hour on)"
+        );
+    }
+
+    /// Was: a cycle in depends_on (the config accepts it) made two red elements hold each other
+    /// back: nobody was paged. Now neither holds the other back.
+    #[test]
+    fn two_red_elements_in_a_depends_on_cycle_both_fire() {
+        let mut b = Bench::new();
+        b.deps.add("host:a", "host:b");
+        b.deps.add("host:b", "host:a");
+        let red = [
+            ("section:systems", el("section", "systems", Band::Green)),
+            ("host:a", el("host", "a", Band::Red)),
+            ("host:b", el("host", "b", Band::Red)),
+        ];
+        let mut all = Vec::new();
+        for _ in 0..10 {
+            all.extend(b.next(&red));
+        }
+        assert_eq!(
+            all,
+            [
+                ("host:a".to_string(), AlertEvent::Firing),
+                ("host:b".to_string(), AlertEvent::Firing)
+            ]
+        );
+    }
+
+    /// Was: an element under a parent that leaves the snapshot (a host, board or agent removed
+    /// from the config) kept its open alert, forgotten silently after FORGET_UNSEEN_S. Now a
+    /// parent gone from a section read whole vouches for its children: they recover.
+    #[test]
+    fn a_check_of_a_host_removed_from_the_config_recovers_with_it() {
+        let mut b = Bench::new();
+        let with_host = [
+            ("section:systems", el("section", "systems", Band::Green)),
+            ("host:lab", el("host", "lab", Band::Green)),
+            (
+                "host:lab/service:nginx",
+                el("service", "nginx on lab", Band::Red),
+            ),
+        ];
+        for _ in 0..b.th.fail_after {
+            b.next(&with_host);
+        }
+        assert!(b.state.tracks["host:lab/service:nginx"].open.is_some());
+        // The operator removes host lab from the config.
+        let without = [("section:systems", el("section", "systems", Band::Green))];
+        let mut all = Vec::new();
+        for _ in 0..10 {
+            all.extend(b.next(&without));
+        }
+        let later = b.now + Duration::seconds(FORGET_UNSEEN_S);
+        all.extend(b.at(later, &without));
+        assert_eq!(
+            all,
+            [("host:lab/service:nginx".to_string(), AlertEvent::Recovered)],
+            "tracks: {:?}",
+            b.state.tracks.keys().collect::<Vec<_>>()
         );
     }
 }

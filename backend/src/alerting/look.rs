@@ -30,7 +30,7 @@ impl AlertsLook for Look {
             .alerting
             .holds(elements, now)
             .into_iter()
-            .filter(|(key, _)| elements.get(key).is_some_and(|e| e.band != Band::Green))
+            .filter(|(key, _)| not_green_on_the_page(key, elements))
             .map(|(key, active)| Held {
                 key,
                 until: active.until,
@@ -68,6 +68,18 @@ impl AlertsLook for Look {
 }
 
 /// A channel's health as the page reads it: the reason only while it fails.
+/// Whether the page shows `key` not green: the element itself, or, for a host, any check under
+/// it (the page's host row folds its checks; the host's own element is only whether it
+/// answers), so a silenced host whose service failed still says so on its row.
+fn not_green_on_the_page(key: &str, elements: &Elements) -> bool {
+    let under = format!("{key}/");
+    elements.get(key).is_some_and(|e| e.band != Band::Green)
+        || elements
+            .range(under.clone()..)
+            .take_while(|(k, _)| k.starts_with(&under))
+            .any(|(_, e)| e.band != Band::Green)
+}
+
 fn state(h: &ChannelHealth, now: DateTime<Utc>) -> ChannelState {
     ChannelState {
         name: h.channel.clone(),
@@ -75,5 +87,41 @@ fn state(h: &ChannelHealth, now: DateTime<Utc>) -> ChannelState {
         reason: h.failing_since.and(h.last_reason.clone()),
         pending: h.pending as u64,
         checked_at: now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::transitions::Element;
+
+    fn el(band: Band) -> Element {
+        Element {
+            kind: "x",
+            name: "x".into(),
+            band,
+            reason: None,
+        }
+    }
+
+    /// A host that answers but whose service failed is red on the page: a silence on it is said
+    /// there. A green host with green checks is not listed; a neighbour's key is not "under".
+    #[test]
+    fn a_host_is_not_green_on_the_page_while_a_check_under_it_is_not() {
+        let mut elements: Elements = [
+            ("host:lab", el(Band::Green)),
+            ("host:lab/service:nginx", el(Band::Red)),
+            ("host:lab2", el(Band::Green)),
+            ("host:lab2/service:nginx", el(Band::Green)),
+        ]
+        .into_iter()
+        .map(|(k, e)| (k.to_string(), e))
+        .collect();
+        assert!(not_green_on_the_page("host:lab", &elements));
+        assert!(!not_green_on_the_page("host:lab2", &elements));
+        elements.insert("host:lab/service:nginx".into(), el(Band::Green));
+        assert!(!not_green_on_the_page("host:lab", &elements));
+        elements.insert("host:lab".into(), el(Band::Red));
+        assert!(not_green_on_the_page("host:lab", &elements));
     }
 }

@@ -61,9 +61,12 @@ impl Alerts {
     pub async fn after_write(&self, snapshot: &Snapshot) {
         let now = snapshot.generated_at;
         let elements = transitions::elements(snapshot);
+        let readings = super::engine::readings(snapshot);
         let alerting = self.alerting.clone();
         let decision =
-            match tokio::task::spawn_blocking(move || alerting.decide(&elements, now)).await {
+            match tokio::task::spawn_blocking(move || alerting.decide(&elements, &readings, now))
+                .await
+            {
                 Ok(decision) => decision,
                 Err(e) => {
                     tracing::error!("alert engine pass failed: {e}");

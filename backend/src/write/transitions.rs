@@ -8,7 +8,9 @@
 //! as the history keys them (`agent:min`, `host:lab`, `host:lab/service:nginx`, ...) plus
 //! `task:<agent>/<id>`, `queue:<id>` (a work-queue task), `board:<name>`, `board:<name>/card:<id>`,
 //! `board:<name>/unlisted` (the cards needing attention a capped listing leaves out), `backups`
-//! and `section:<name>`, so a key names the same thing across runs.
+//! and `section:<name>`, so a key names the same thing across runs. A host's own element is
+//! whether it answers (its RAM and disk facts); its checks are elements of their own, not folded
+//! into it as the page's row folds them.
 //!
 //! What counts: a change of band between two snapshots. An element that first appears amber or
 //! red is recorded with no `from` (an element born red is what an alert wants to hear about);
@@ -228,13 +230,34 @@ fn host(out: &mut Elements, h: &fleetdash_model::System) {
     // about the host yet (as in the history), only about its tunnels.
     let placeholder = h.ram_total_gb.error_reason() == Some(NOT_COLLECTED);
     if !placeholder {
+        // The host itself is whether its source answers (RAM, disk). Its checks are elements
+        // of their own: folded in here (as the page's row folds them), one standing red check
+        // (a vault out of sync) would make the host a down root of every later failure under
+        // it, and hold their alerts back.
+        let mut failures: Vec<String> = Vec::new();
+        for (what, probe) in [("RAM", &h.ram_total_gb), ("disk", &h.disk_free_gb)] {
+            if let Some(e) = probe.error_reason() {
+                failures.push(format!("{what}: {e}"));
+            }
+        }
+        // A source that failed as a whole gives every fact the same error: said once.
+        if let (Some(a), Some(b)) = (h.ram_total_gb.error_reason(), h.disk_free_gb.error_reason())
+            && a == b
+        {
+            failures = vec![a.to_string()];
+        }
+        let band = if failures.is_empty() {
+            Band::Green
+        } else {
+            Band::Red
+        };
         put(
             out,
             key.clone(),
             "host",
             h.host.clone(),
-            h.band(),
-            h.reason.clone(),
+            band,
+            Some(failures.join("; ")),
         );
     }
     for (kind, list) in [("service", &h.services), ("tunnel", &h.tunnels)] {
@@ -879,9 +902,37 @@ mod tests {
         );
     }
 
+    /// A host whose source stops answering is red as itself, its error said once; its checks
+    /// are not touched by it.
+    #[test]
+    fn a_host_that_stops_answering_is_the_hosts_own_transition() {
+        let (t, later) = (t0(), t0() + Duration::minutes(15));
+        let before = fleet(t);
+        let mut after = before.clone();
+        if let Probe::Value(hosts) = &mut after.systems {
+            hosts[0].ram_total_gb = Probe::error("lab:9100: connection refused");
+            hosts[0].disk_free_gb = Probe::error("lab:9100: connection refused");
+        }
+        let got = compare(Some(&elements(&before)), &elements(&after), later);
+        let said: Vec<(&str, Option<Band>, Band, Option<&str>)> = got
+            .iter()
+            .map(|t| (t.key.as_str(), t.from, t.to, t.reason.as_deref()))
+            .collect();
+        assert_eq!(
+            said,
+            [(
+                "host:lab",
+                Some(Band::Green),
+                Band::Red,
+                Some("lab:9100: connection refused")
+            )]
+        );
+    }
+
     /// Each element of a fleet going bad changes band with the snapshot's own reason: an agent
     /// down, a card crashing, a service, a tunnel, a cron, the vault, the backups, a section
-    /// going stale. A card leaving the board is no transition.
+    /// going stale. A card leaving the board is no transition, and neither is the host whose
+    /// checks failed while it answers (its row is red on the page; each check says why here).
     #[test]
     fn a_fleet_going_bad_records_each_element_with_its_reason() {
         let (t, later) = (t0(), t0() + Duration::minutes(15));
@@ -940,12 +991,6 @@ mod tests {
                     None,
                     Red,
                     Some("crashed (pid 12)")
-                ),
-                (
-                    "host:lab",
-                    Some(Green),
-                    Red,
-                    Some("service nginx: inactive")
                 ),
                 (
                     "host:lab/cron:backup",
