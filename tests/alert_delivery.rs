@@ -1026,3 +1026,279 @@ async fn a_recovered_card_that_leaves_the_listing_sends_its_recovered_through_fl
         "the done card is no longer listed: {listed:#?}"
     );
 }
+
+/// The outbox's file in `state` and every file beside it, by name.
+fn state_files(state: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(state)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The one `alerts-outbox.sqlite.corrupt-<UTC stamp>` in `state` (its -wal beside it aside).
+fn moved_aside(state: &std::path::Path) -> std::path::PathBuf {
+    let prefix = format!("{}.corrupt-", fleetdash::alerting::outbox::OUTBOX_FILE);
+    let names: Vec<String> = state_files(state)
+        .into_iter()
+        .filter(|n| n.starts_with(&prefix) && !n.ends_with("-wal") && !n.ends_with("-shm"))
+        .collect();
+    assert_eq!(
+        names.len(),
+        1,
+        "one file moved aside: {:?}",
+        state_files(state)
+    );
+    let stamp = &names[0][prefix.len()..];
+    assert!(
+        chrono::NaiveDateTime::parse_from_str(stamp, "%Y%m%dT%H%M%SZ").is_ok(),
+        "a UTC timestamp: {stamp}"
+    );
+    state.join(&names[0])
+}
+
+/// Three files `Outbox::open` cannot use (junk, a truncated outbox, another program's
+/// database) are each moved aside byte for byte, with their -wal, and a fresh outbox delivers.
+#[tokio::test]
+async fn a_corrupt_outbox_is_moved_aside_and_a_fresh_one_delivers() {
+    // A real outbox with rows on many pages, cut in half: its header is fine, its tree is not.
+    let truncated = {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+        for i in 0..400 {
+            let mut a = alert(&format!("agent:a{i}"), AlertEvent::Firing);
+            a.reason = Some("x".repeat(300));
+            outbox.enqueue(&a, &["hook"], t(i)).unwrap();
+        }
+        outbox.prune(t(500)).unwrap();
+        drop(outbox);
+        let bytes =
+            std::fs::read(dir.path().join(fleetdash::alerting::outbox::OUTBOX_FILE)).unwrap();
+        assert!(bytes.len() > 64 * 1024, "{} bytes", bytes.len());
+        bytes[..bytes.len() / 2].to_vec()
+    };
+    let foreign = {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.db");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('keep me');")
+            .unwrap();
+        drop(conn);
+        std::fs::read(&path).unwrap()
+    };
+    let junk: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 13) as u8).collect();
+    for (what, bytes) in [
+        ("junk", junk),
+        ("truncated", truncated),
+        ("foreign", foreign),
+    ] {
+        let rx = Receiver::start(Mode::Ok).await;
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("s");
+        std::fs::create_dir_all(&state).unwrap();
+        let file = state.join(fleetdash::alerting::outbox::OUTBOX_FILE);
+        std::fs::write(&file, &bytes).unwrap();
+        let wal = b"not a write-ahead log".to_vec();
+        std::fs::write(
+            state.join(format!("{}-wal", fleetdash::alerting::outbox::OUTBOX_FILE)),
+            &wal,
+        )
+        .unwrap();
+        let config = config_in(
+            dir.path(),
+            &format!(
+                "[[alerts.channels]]\ntype = \"webhook\"\nurl = \"{}\"\n",
+                rx.url("/hook")
+            ),
+        );
+        let d = match Delivery::from_config(&config, RedactionGate::default()).await {
+            Ok(d) => d,
+            Err(e) => panic!("{what}: the outbox was not replaced: {e:#}"),
+        };
+        let aside = moved_aside(&state);
+        assert_eq!(
+            std::fs::read(&aside).unwrap(),
+            bytes,
+            "{what}: kept byte for byte"
+        );
+        let aside_wal = std::path::PathBuf::from(format!("{}-wal", aside.display()));
+        assert_eq!(
+            std::fs::read(&aside_wal).unwrap(),
+            wal,
+            "{what}: its -wal beside it"
+        );
+        let a = alert("agent:min", AlertEvent::Firing);
+        assert_eq!(d.enqueue(a.clone(), t(0)).await.unwrap().added, 1, "{what}");
+        assert_eq!(d.pass(t(0)).await.unwrap().delivered, 1, "{what}");
+        let got = rx.got();
+        assert_eq!(got.len(), 1, "{what}");
+        let body: Value = serde_json::from_slice(&got[0].body).unwrap();
+        assert_eq!(body["event"], "firing", "{what}: {body:#}");
+        // The fresh outbox is ours from now on: a second open keeps it (and moves nothing).
+        drop(d);
+        let again = Outbox::open(&state, RedactionGate::default()).unwrap();
+        assert_eq!(again.rows().unwrap(), 1, "{what}");
+        moved_aside(&state);
+    }
+}
+
+/// An outbox written before the file carried fleetdash's mark (tables only) is ours: opened
+/// as it is, its pending alert still due, nothing moved aside.
+#[tokio::test]
+async fn an_outbox_from_before_the_mark_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let outbox = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+        outbox
+            .enqueue(&alert("agent:min", AlertEvent::Firing), &["hook"], t(0))
+            .unwrap();
+    }
+    let file = dir.path().join(fleetdash::alerting::outbox::OUTBOX_FILE);
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    conn.execute_batch("PRAGMA application_id = 0; PRAGMA user_version = 0;")
+        .unwrap();
+    drop(conn);
+    let outbox = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+    assert_eq!(outbox.due(t(0)).unwrap().len(), 1);
+    assert_eq!(
+        state_files(dir.path())
+            .iter()
+            .filter(|n| n.contains(".corrupt-"))
+            .count(),
+        0
+    );
+}
+
+/// An outbox that cannot be opened even afresh (its path is a folder) costs alert delivery
+/// only: `Alerts::from_config` is Ok, and each configured channel is said failing with why.
+#[tokio::test]
+async fn an_unusable_outbox_is_said_failing_for_each_channel() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir
+        .path()
+        .join("s")
+        .join(fleetdash::alerting::outbox::OUTBOX_FILE);
+    std::fs::create_dir_all(&file).unwrap();
+    std::fs::write(file.join("operator.txt"), "mine").unwrap();
+    let config = config_in(
+        dir.path(),
+        &format!(
+            "[[alerts.channels]]\ntype = \"webhook\"\nname = \"ops\"\nurl = \"{}\"\n",
+            rx.url("/hook")
+        ),
+    );
+    let rules = fleetdash::config::Rules::parse(
+        std::path::Path::new("config/rules.yaml"),
+        support::DEFAULT_RULES,
+    )
+    .unwrap();
+    let alerts =
+        fleetdash::alerting::run::Alerts::from_config(&config, &rules, RedactionGate::default())
+            .await
+            .expect("alerting's outbox costs alert delivery, never the run")
+            .expect("a channel is configured");
+    let view = alerts.look().look(&Default::default(), t(0));
+    assert!(view.configured);
+    assert_eq!(view.channels.len(), 1, "{view:?}");
+    let ops = &view.channels[0];
+    assert_eq!(ops.name, "ops");
+    assert!(ops.failing_since.is_some(), "{ops:?}");
+    let reason = ops.reason.clone().unwrap_or_default();
+    assert!(
+        reason.starts_with("outbox unusable: ") && reason.contains(&file.display().to_string()),
+        "{reason}"
+    );
+    // The operator's folder is left as it was.
+    assert_eq!(
+        std::fs::read_to_string(file.join("operator.txt")).unwrap(),
+        "mine"
+    );
+}
+
+/// Through `fleetdash run`: 4 KB of junk in the outbox's place neither stops the run nor the
+/// alerts: status.json is written, the junk is kept aside, and the red agent's Firing arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleetdash_run_with_a_corrupt_outbox_still_writes_and_fires() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    let config = scratch.config(&format!(
+        "[cadence]\nagents = \"1s\"\n\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nurl = \"{}\"\n\n\
+         [[agents]]\nname = \"lyra\"\nendpoint = \"{}\"\ndialect = \"v1\"\n",
+        rx.url("/hook"),
+        support::refused_endpoint()
+    ));
+    let state = scratch.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let junk = vec![0x5a_u8; 4096];
+    std::fs::write(state.join(fleetdash::alerting::outbox::OUTBOX_FILE), &junk).unwrap();
+    let mut child = run(&config);
+    let status = wait_status(&scratch, &mut child, "status.json written", |s| {
+        s["agents"].as_array().is_some_and(|a| !a.is_empty())
+    })
+    .await;
+    assert_eq!(status["alerts"]["configured"], true);
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    loop {
+        let firing = rx
+            .got()
+            .iter()
+            .map(|g| serde_json::from_slice::<Value>(&g.body).unwrap())
+            .any(|h| h["event"] == "firing" && h["element"]["key"] == "agent:lyra");
+        if firing {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("no Firing reached the webhook");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(std::fs::read(moved_aside(&state)).unwrap(), junk);
+}
+
+/// Through `fleetdash run`: an outbox that cannot be opened at all (its path is a folder)
+/// leaves collection and snapshots going; status.json says the channel is not delivering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleetdash_run_with_an_unusable_outbox_says_so_in_status_json() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    let config = scratch.config(&format!(
+        "[cadence]\nagents = \"1s\"\n\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nname = \"ops\"\nurl = \"{}\"\n\n\
+         [[agents]]\nname = \"lyra\"\nendpoint = \"{}\"\ndialect = \"v1\"\n",
+        rx.url("/hook"),
+        support::refused_endpoint()
+    ));
+    std::fs::create_dir_all(
+        scratch
+            .path()
+            .join("state")
+            .join(fleetdash::alerting::outbox::OUTBOX_FILE),
+    )
+    .unwrap();
+    let mut child = run(&config);
+    let status = wait_status(
+        &scratch,
+        &mut child,
+        "the channel said not delivering",
+        |s| {
+            s["alerts"]["channels"][0]["reason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("outbox unusable: "))
+        },
+    )
+    .await;
+    // Still running: nothing made it exit.
+    assert!(child.try_wait().unwrap().is_none(), "fleetdash run exited");
+    let _ = child.kill();
+    let _ = child.wait();
+    let ops = &status["alerts"]["channels"][0];
+    assert_eq!(ops["name"], "ops");
+    assert!(ops["failing_since"].is_string(), "{ops:#}");
+    assert_eq!(status["agents"][0]["band"], "red");
+}

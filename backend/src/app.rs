@@ -149,7 +149,9 @@ pub async fn run_until(
             shutdown.clone(),
         ))
     });
-    let delivery = alerts.as_ref().map(|a| a.spawn_delivery(shutdown.clone()));
+    let delivery = alerts
+        .as_ref()
+        .and_then(|a| a.spawn_delivery(shutdown.clone()));
     tracing::info!(file = %writer.path().display(), "collecting");
     watchdog::run(
         collectors,

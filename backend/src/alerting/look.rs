@@ -3,7 +3,8 @@
 //! the page shows "silenced until 16:00 (disk swap)" and "alerts: ntfy failing since 14:02: 503".
 //!
 //! Read-only over alerting's files (silences, outbox); a file that cannot be read is logged and
-//! said on the page as what it costs, never a failed write.
+//! said on the page as what it costs, never a failed write. An outbox that could not be opened
+//! at all makes every channel failing, with the outbox's path and error as the reason.
 
 use std::sync::Arc;
 
@@ -16,9 +17,18 @@ use super::outbox::{ChannelHealth, Outbox};
 use crate::write::status_json::AlertsLook;
 use crate::write::transitions::Elements;
 
+/// Why this run delivers no alert: the outbox could not be opened, even afresh.
+#[derive(Debug, Clone)]
+pub struct Unusable {
+    /// "outbox unusable: <path>: <error>", as each channel's reason.
+    pub reason: String,
+    /// When opening it failed: every channel has failed since.
+    pub since: DateTime<Utc>,
+}
+
 pub struct Look {
     pub alerting: Arc<Alerting>,
-    pub outbox: Arc<Outbox>,
+    pub outbox: Result<Arc<Outbox>, Unusable>,
     /// The configured channels, so one that never sent anything is listed too.
     pub channels: Vec<String>,
     pub deadman: Option<Arc<Deadman>>,
@@ -38,23 +48,35 @@ impl AlertsLook for Look {
                 checked_at: now,
             })
             .collect();
-        let known = self.outbox.health().unwrap_or_else(|e| {
-            tracing::warn!(file = %self.outbox.path().display(), "alert channels' health not read: {e:#}");
-            Vec::new()
-        });
+        let known = match &self.outbox {
+            Ok(outbox) => outbox.health().unwrap_or_else(|e| {
+                tracing::warn!(file = %outbox.path().display(), "alert channels' health not read: {e:#}");
+                Vec::new()
+            }),
+            Err(_) => Vec::new(),
+        };
         let mut channels: Vec<ChannelState> = self
             .channels
             .iter()
-            .map(|name| match known.iter().find(|h| &h.channel == name) {
-                Some(h) => state(h, now),
-                None => ChannelState {
-                    name: name.clone(),
-                    failing_since: None,
-                    reason: None,
-                    pending: 0,
-                    checked_at: now,
+            .map(
+                |name| match (&self.outbox, known.iter().find(|h| &h.channel == name)) {
+                    (Err(unusable), _) => ChannelState {
+                        name: name.clone(),
+                        failing_since: Some(unusable.since),
+                        reason: Some(unusable.reason.clone()),
+                        pending: 0,
+                        checked_at: now,
+                    },
+                    (Ok(_), Some(h)) => state(h, now),
+                    (Ok(_), None) => ChannelState {
+                        name: name.clone(),
+                        failing_since: None,
+                        reason: None,
+                        pending: 0,
+                        checked_at: now,
+                    },
                 },
-            })
+            )
             .collect();
         if let Some(deadman) = &self.deadman {
             channels.push(state(&deadman.health(), now));
