@@ -623,7 +623,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn check(name: &str, ok: bool, now: DateTime<Utc>) -> NamedCheck {
+    pub(crate) fn check(name: &str, ok: bool, now: DateTime<Utc>) -> NamedCheck {
         NamedCheck {
             name: name.into(),
             ok: Probe::Value(ok),
@@ -634,7 +634,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn host(name: &str, checks: usize, now: DateTime<Utc>) -> System {
+    pub(crate) fn host(name: &str, checks: usize, now: DateTime<Utc>) -> System {
         let third = checks / 3;
         System {
             host: name.into(),
@@ -676,7 +676,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn update(data: SectionData, now: DateTime<Utc>) -> SectionUpdate {
+    pub(crate) fn update(data: SectionData, now: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
             data,
             checked_at: now,

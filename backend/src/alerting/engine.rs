@@ -1382,42 +1382,19 @@ mod tests {
 
     // Found in review: each of these failed before its fix.
 
-    fn named(name: &str, ok: bool, now: DateTime<Utc>) -> fleetdash_model::NamedCheck {
-        fleetdash_model::NamedCheck {
-            name: name.into(),
-            ok: fleetdash_model::Probe::Value(ok),
-            reason: (!ok).then(|| "inactive".into()),
-            uptime_24h_pct: None,
-            checked_at: now,
-            stale: false,
-        }
-    }
-
-    /// A host row as the systems collector judges it (band rolled up by `rejudge`).
+    /// Host lab as the systems collector judges it (its row's band folds its checks).
     fn lab(
         now: DateTime<Utc>,
         vault_ok: bool,
         nginx_ok: bool,
         tunnel_ok: bool,
     ) -> fleetdash_model::System {
-        let mut h = fleetdash_model::System {
-            host: "lab".into(),
-            source: "node_exporter".into(),
-            ram_used_gb: fleetdash_model::Probe::Value(1.0),
-            ram_total_gb: fleetdash_model::Probe::Value(4.0),
-            disk_free_gb: fleetdash_model::Probe::Value(10.0),
-            services: vec![named("nginx", nginx_ok, now)],
-            tunnels: vec![named("lab-heart", tunnel_ok, now)],
-            crons: Vec::new(),
-            vault_parity: fleetdash_model::Probe::Value(vault_ok),
-            vault_reason: (!vault_ok).then(|| "3 uncommitted changes".into()),
-            band: Band::Green,
-            status: Asc::SUCCESS,
-            reason: None,
-            history: None,
-            checked_at: now,
-            stale: false,
-        };
+        use crate::history::tests::{check, host};
+        let mut h = host("lab", 3, now);
+        h.services = vec![check("nginx", nginx_ok, now)];
+        h.tunnels = vec![check("lab-heart", tunnel_ok, now)];
+        h.vault_parity = fleetdash_model::Probe::Value(vault_ok);
+        h.vault_reason = (!vault_ok).then(|| "3 uncommitted changes".into());
         crate::collect::systems::rejudge(&mut h);
         h
     }
@@ -1427,87 +1404,43 @@ mod tests {
     /// agents section counts the agent; a second lost probe still fires.
     #[test]
     fn one_lost_probe_left_in_the_snapshot_while_another_section_writes_pages_nobody() {
-        use crate::collect::{SectionData, SectionName, SectionUpdate};
+        use crate::collect::{SectionData, SectionName};
+        use crate::history::tests::{agent, update};
         let mut b = Bench::new();
         assert_eq!(b.th.fail_after, 2);
         let configured = [SectionName::Agents, SectionName::Queue];
         let mut snap = Snapshot::empty(t0(), crate::config::fleet_rules());
-        let mut events = Vec::new();
-        let write = |b: &mut Bench, snap: &mut Snapshot, update: SectionUpdate| {
-            crate::snapshot::apply(snap, update);
-            crate::snapshot::finalize(snap, &configured, crate::config::fleet_rules(), b.now);
-            b.write(snap)
+        // One section's read at `at`, written as the writer does, and the engine's pass after.
+        let mut read = |at: DateTime<Utc>, data: SectionData| {
+            b.now = at;
+            crate::snapshot::apply(&mut snap, update(data, at));
+            crate::snapshot::finalize(&mut snap, &configured, crate::config::fleet_rules(), at);
+            let alerts = b.write(&snap);
+            alerts
+                .iter()
+                .map(|a| (a.key.clone(), a.event))
+                .collect::<Vec<_>>()
         };
-        // t0: agents read, min answers; queue read.
-        b.now = t0();
-        let ok = vec![crate::history::tests::agent("min", true, b.now)];
-        let at = b.now;
-        events.extend(write(
-            &mut b,
-            &mut snap,
-            SectionUpdate::new(
-                SectionData::Agents(ok),
-                at,
-                std::time::Duration::from_millis(1),
-            ),
-        ));
-        let at = b.now;
-        events.extend(write(
-            &mut b,
-            &mut snap,
-            SectionUpdate::new(
-                SectionData::Queue(fleetdash_model::Probe::Value(vec![])),
-                at,
-                std::time::Duration::from_millis(1),
-            ),
-        ));
-        // t0+2m: ONE agents probe lost (min red).
-        b.now = t0() + Duration::minutes(2);
-        let lost = vec![crate::history::tests::agent("min", false, b.now)];
-        let at = b.now;
-        events.extend(write(
-            &mut b,
-            &mut snap,
-            SectionUpdate::new(
-                SectionData::Agents(lost),
-                at,
-                std::time::Duration::from_millis(1),
-            ),
-        ));
-        // t0+2m20s: the queue collector writes (nothing about min changed: no new probe).
-        b.now = t0() + Duration::minutes(2) + Duration::seconds(20);
-        let at = b.now;
-        events.extend(write(
-            &mut b,
-            &mut snap,
-            SectionUpdate::new(
-                SectionData::Queue(fleetdash_model::Probe::Value(vec![])),
-                at,
-                std::time::Duration::from_millis(1),
-            ),
-        ));
-        let got: Vec<(&str, AlertEvent)> =
-            events.iter().map(|a| (a.key.as_str(), a.event)).collect();
+        let agents = |up: bool, at| SectionData::Agents(vec![agent("min", up, at)]);
+        let queue = || SectionData::Queue(fleetdash_model::Probe::Value(vec![]));
+        let mut events = Vec::new();
+        // t0: min answers; the queue is read.
+        events.extend(read(t0(), agents(true, t0())));
+        events.extend(read(t0(), queue()));
+        // t0+2m: ONE agents probe lost (min red); 20 s later the queue writes (no new probe).
+        let lost_at = t0() + Duration::minutes(2);
+        events.extend(read(lost_at, agents(false, lost_at)));
+        events.extend(read(lost_at + Duration::seconds(20), queue()));
         assert!(
-            !got.contains(&("agent:min", AlertEvent::Firing)),
-            "one lost probe paged: {got:?}"
+            !events.contains(&("agent:min".to_string(), AlertEvent::Firing)),
+            "one lost probe paged: {events:?}"
         );
         // The next agents read finds min red again: the second red probe fires.
-        b.now = t0() + Duration::minutes(4);
-        let lost = vec![crate::history::tests::agent("min", false, b.now)];
-        let at = b.now;
-        let fired = write(
-            &mut b,
-            &mut snap,
-            SectionUpdate::new(
-                SectionData::Agents(lost),
-                at,
-                std::time::Duration::from_millis(1),
-            ),
+        let again = t0() + Duration::minutes(4);
+        assert_eq!(
+            read(again, agents(false, again)),
+            [("agent:min".to_string(), AlertEvent::Firing)]
         );
-        let fired: Vec<(&str, AlertEvent)> =
-            fired.iter().map(|a| (a.key.as_str(), a.event)).collect();
-        assert_eq!(fired, [("agent:min", AlertEvent::Firing)]);
     }
 
     /// Was: the host's element folded its checks, and a host is an ancestor of its checks and

@@ -902,6 +902,13 @@ mod tests {
         );
     }
 
+    /// Each transition as (key, from, to, reason), to compare with what a test expects.
+    fn said(got: &[Transition]) -> Vec<(&str, Option<Band>, Band, Option<&str>)> {
+        got.iter()
+            .map(|t| (t.key.as_str(), t.from, t.to, t.reason.as_deref()))
+            .collect()
+    }
+
     /// A host whose source stops answering is red as itself, its error said once; its checks
     /// are not touched by it.
     #[test]
@@ -914,10 +921,7 @@ mod tests {
             hosts[0].disk_free_gb = Probe::error("lab:9100: connection refused");
         }
         let got = compare(Some(&elements(&before)), &elements(&after), later);
-        let said: Vec<(&str, Option<Band>, Band, Option<&str>)> = got
-            .iter()
-            .map(|t| (t.key.as_str(), t.from, t.to, t.reason.as_deref()))
-            .collect();
+        let said = said(&got);
         assert_eq!(
             said,
             [(
@@ -966,10 +970,7 @@ mod tests {
         after.stale = true;
         after.stale_reasons = vec!["systems: last collected 12 min ago (>= 10 min)".into()];
         let got = compare(Some(&elements(&before)), &elements(&after), later);
-        let said: Vec<(&str, Option<Band>, Band, Option<&str>)> = got
-            .iter()
-            .map(|t| (t.key.as_str(), t.from, t.to, t.reason.as_deref()))
-            .collect();
+        let said = said(&got);
         use Band::*;
         assert_eq!(
             said,
