@@ -206,10 +206,12 @@ fn from_data(data: &Map<String, Value>, cx: &Context<'_>) -> Result<ReportKind, 
                 Shape::Owning => Ack::Owning {
                     eta: when(eta.as_deref(), eta_in.as_deref(), "eta", cx)?,
                 },
+                // Whom it goes to must be able to ACK it: an agent of the registry, as an owner.
                 Shape::Escalating => Ack::Escalating {
-                    to: name(
+                    to: agent(
                         to.as_deref().ok_or("to: required for an ACK escalating")?,
                         "to",
+                        cx,
                     )?,
                 },
                 Shape::Blocked => Ack::Blocked {
@@ -311,6 +313,18 @@ fn task_id(raw: &str) -> Result<String, String> {
     id(raw, "taskId")
 }
 
+/// A word shaped as a task id (`q_1a2b3c`, `t_9`: a short lowercase prefix, `_`, letters and
+/// digits with at least one digit), not a summary's first word.
+fn looks_like_task_id(w: &str) -> bool {
+    w.split_once('_').is_some_and(|(prefix, rest)| {
+        (1..=8).contains(&prefix.len())
+            && prefix.chars().all(|c| c.is_ascii_lowercase())
+            && !rest.is_empty()
+            && rest.chars().all(|c| c.is_ascii_alphanumeric())
+            && rest.chars().any(|c| c.is_ascii_digit())
+    })
+}
+
 fn in_flight_ids<'a>(ids: impl Iterator<Item = &'a str>) -> Result<Vec<String>, String> {
     let ids: Vec<String> = ids.map(|i| id(i, "in_flight")).collect::<Result<_, _>>()?;
     if ids.len() > MAX_IN_FLIGHT {
@@ -407,7 +421,9 @@ fn is(w: &str, words: &[&str]) -> bool {
 }
 
 /// The report's task: the message's `taskId` (a repeat of it in the text is skipped), else the
-/// first word.
+/// first word. Words naming another task than the message's are refused, as the data form
+/// refuses a `task_id` that is not the message's: applied to the message's task, "DONE q_2"
+/// in q_1's thread would complete the wrong one.
 fn text_task<'s>(
     rest: &'s str,
     cx: &Context<'_>,
@@ -415,6 +431,10 @@ fn text_task<'s>(
 ) -> Result<(String, &'s str), String> {
     match (cx.task_id, word(rest)) {
         (Some(t), Some((w, after))) if w == t => Ok((task_id(t)?, after)),
+        (Some(t), Some((w, _))) if looks_like_task_id(w) => Err(format!(
+            "the words name task {w} but the message's taskId is {t}: report on {w} in its own \
+             task, or name {t}"
+        )),
         (Some(t), _) => Ok((task_id(t)?, rest)),
         (None, Some((w, after))) => Ok((
             id(w, "task").map_err(|_| format!("name the task: {example}"))?,
@@ -518,7 +538,7 @@ fn ack_text(rest: &str, cx: &Context<'_>) -> Result<ReportKind, String> {
         };
         let (to, _) = word(rest).ok_or("ACK escalating: to whom? (ACK escalating to sol)")?;
         Ack::Escalating {
-            to: name(to, "escalating to")?,
+            to: agent(to, "escalating to", cx)?,
         }
     } else if is(shape, &["blocked"]) {
         let rest = match word(rest) {
@@ -916,5 +936,53 @@ mod tests {
             gate: &gate,
         };
         assert!(read(&many, &cx).unwrap_err().contains("one report"));
+    }
+
+    /// Was: a text report whose words name another task than the message's taskId was applied
+    /// to the message's taskId, silently (the data form refuses the same mismatch).
+    #[test]
+    fn a_text_report_naming_another_task_than_the_messages_is_refused() {
+        // The data form refuses it:
+        assert!(
+            data_with(
+                Some("q_1"),
+                json!({"report": "completion", "task_id": "q_2", "state": "TASK_STATE_COMPLETED"})
+            )
+            .is_err()
+        );
+        // The text form must not complete q_1 when it says DONE q_2.
+        let got = text_with(Some("q_1"), "DONE q_2");
+        assert!(
+            got.as_ref()
+                .is_err_and(|e| e.contains("q_2") && e.contains("q_1")),
+            "DONE q_2 in q_1's thread: {got:?}"
+        );
+        // A summary is not a task's name: DONE with words after it completes the message's task.
+        assert!(matches!(
+            text_with(Some("q_1"), "DONE released v2_beta to LAB"),
+            Ok(ReportKind::Completion { task_id, .. }) if task_id == "q_1"
+        ));
+        let got = text_with(Some("q_1"), "BLOCKED q_2: LAB disk full");
+        assert!(
+            !matches!(&got, Ok(ReportKind::Blocker { task_id, .. }) if task_id == "q_1"),
+            "BLOCKED q_2 blocked q_1: {got:?}"
+        );
+    }
+
+    /// Was: an ACK escalating to a name that is no agent of the registry was accepted (an owner
+    /// or a tag naming one is refused): the task went to nobody who could ever ACK it.
+    #[test]
+    fn an_escalation_to_an_unknown_agent_is_refused_like_an_unknown_owner() {
+        let got =
+            data(json!({"report": "ack", "task_id": "q_1", "shape": "escalating", "to": "bob"}));
+        assert!(
+            got.is_err(),
+            "escalating to bob (not in the registry) accepted: {got:?}"
+        );
+        let got = text("ACK q_1 escalating to bob");
+        assert!(
+            got.is_err(),
+            "escalating to bob (not in the registry) accepted: {got:?}"
+        );
     }
 }
