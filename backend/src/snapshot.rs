@@ -301,6 +301,11 @@ mod tests {
     use crate::config::fleet_rules;
     use std::time::Duration;
 
+    /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
+    fn fixed_now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-30T12:00:00Z".parse().expect("an RFC 3339 instant")
+    }
+
     fn agents_update(at: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
             data: SectionData::Agents(Vec::new()),
@@ -314,7 +319,7 @@ mod tests {
     /// yet) and survive the board read that follows.
     #[test]
     fn projection_outcomes_before_the_first_board_read_are_kept() {
-        let now = Utc::now();
+        let now = fixed_now();
         let mut snap = Snapshot::empty(now, fleet_rules());
         apply(
             &mut snap,
@@ -368,7 +373,7 @@ mod tests {
     /// when projection outcomes arrive: the error stays what the page shows.
     #[test]
     fn a_board_error_survives_a_projections_update() {
-        let now = Utc::now();
+        let now = fixed_now();
         let mut snap = Snapshot::empty(now, fleet_rules());
         let failed = Probe::error("cannot open research.db: unable to open database file");
         apply(
@@ -398,7 +403,7 @@ mod tests {
 
     #[test]
     fn a_configured_section_never_collected_makes_the_snapshot_stale() {
-        let now = Utc::now();
+        let now = fixed_now();
         let mut snap = Snapshot::empty(now, fleet_rules());
         finalize(&mut snap, &[SectionName::Agents], fleet_rules(), now);
         assert!(snap.stale);
@@ -408,7 +413,7 @@ mod tests {
 
     #[test]
     fn fresh_sections_are_not_stale_and_old_ones_are() {
-        let now = Utc::now();
+        let now = fixed_now();
         let mut snap = Snapshot::empty(now, fleet_rules());
         apply(
             &mut snap,
@@ -433,7 +438,7 @@ mod tests {
 
     #[test]
     fn a_section_no_longer_configured_is_cleared() {
-        let now = Utc::now();
+        let now = fixed_now();
         let mut snap = Snapshot::empty(now, fleet_rules());
         apply(&mut snap, agents_update(now));
         finalize(&mut snap, &[], fleet_rules(), now);
@@ -522,7 +527,7 @@ mod tests {
 
         #[test]
         fn a_whole_source_failure_keeps_its_code_through_merges() {
-            let now = Utc::now();
+            let now = fixed_now();
             let h = host(&["heart"]);
             let mut snap = Snapshot::empty(now, fleet_rules());
             apply(&mut snap, systems(&h, false, now));
@@ -538,7 +543,7 @@ mod tests {
 
         #[test]
         fn tunnel_results_survive_host_probes_but_not_their_removal() {
-            let now = Utc::now();
+            let now = fixed_now();
             let mut snap = Snapshot::empty(now, fleet_rules());
             apply(&mut snap, systems(&host(&["heart", "pulse"]), true, now));
             // Not probed yet: said so, and the host is not green on a guess.
@@ -571,8 +576,8 @@ mod tests {
 
         #[test]
         fn a_tunnel_result_older_than_the_limit_is_stale_and_said() {
-            let then = Utc::now() - chrono::Duration::seconds(700);
-            let now = Utc::now();
+            let then = fixed_now() - chrono::Duration::seconds(700);
+            let now = fixed_now();
             let mut snap = Snapshot::empty(now, fleet_rules());
             apply(&mut snap, systems(&host(&["heart"]), true, then));
             apply(&mut snap, tunnels(&[("heart", true)], then));

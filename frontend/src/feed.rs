@@ -217,9 +217,14 @@ mod tests {
     use super::*;
     use fleetdash_model::RulesView;
 
+    /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
+    fn fixed_now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-30T12:00:00Z".parse().expect("an RFC 3339 instant")
+    }
+
     fn snapshot() -> Snapshot {
         Snapshot::empty(
-            Utc::now(),
+            fixed_now(),
             RulesView {
                 no_reply_s: 300,
                 exchange_green_below_s: 1800,
@@ -243,7 +248,7 @@ mod tests {
 
     #[test]
     fn a_failed_fetch_keeps_the_last_good_snapshot_and_says_why() {
-        let t0 = Utc::now();
+        let t0 = fixed_now();
         let feed = Feed::default().after(fresh("\"a\""), t0);
         let failed = feed.after(
             Err("HTTP 502 from the server".into()),
@@ -272,7 +277,7 @@ mod tests {
 
     #[test]
     fn a_304_proves_the_server_alive_without_replacing_the_snapshot() {
-        let t0 = Utc::now();
+        let t0 = fixed_now();
         let failed = Feed::default()
             .after(fresh("\"a\""), t0)
             .after(Err("network error".into()), t0);

@@ -716,6 +716,11 @@ pub struct Transition {
 mod tests {
     use super::*;
 
+    /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
+    fn fixed_now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-30T12:00:00Z".parse().expect("an RFC 3339 instant")
+    }
+
     /// The model's one test copy of the shipped `config/rules.yaml` thresholds (the model
     /// cannot read the backend's rules parser); its tests and summary's share it.
     pub(crate) fn rules() -> RulesView {
@@ -824,7 +829,7 @@ mod tests {
 
     #[test]
     fn services_say_active_and_tunnels_say_up_as_the_spec_names_them() {
-        let now = Utc::now();
+        let now = fixed_now();
         let check = |name: &str, ok: bool| NamedCheck {
             name: name.into(),
             ok: Probe::Value(ok),
@@ -864,7 +869,7 @@ mod tests {
     /// transition says `"from": null` for an element that was born red.
     #[test]
     fn transitions_default_to_none_and_a_new_element_says_from_null() {
-        let mut json = serde_json::to_value(Snapshot::empty(Utc::now(), rules())).unwrap();
+        let mut json = serde_json::to_value(Snapshot::empty(fixed_now(), rules())).unwrap();
         json.as_object_mut().unwrap().remove("transitions");
         let old: Snapshot = serde_json::from_value(json).unwrap();
         assert!(old.transitions.is_empty());
@@ -874,7 +879,7 @@ mod tests {
             name: "min".into(),
             from: None,
             to: Band::Red,
-            at: Utc::now(),
+            at: fixed_now(),
             reason: Some("down: connection refused".into()),
         };
         let json = serde_json::to_value(&born).unwrap();
@@ -885,7 +890,7 @@ mod tests {
 
     #[test]
     fn an_empty_snapshot_says_every_section_is_not_collected() {
-        let snap = Snapshot::empty(Utc::now(), rules());
+        let snap = Snapshot::empty(fixed_now(), rules());
         let json = serde_json::to_value(&snap).unwrap();
         for path in [
             "/agents",

@@ -202,8 +202,13 @@ mod tests {
     use super::*;
     use crate::{Agent, Asc};
 
+    /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
+    fn fixed_now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-30T12:00:00Z".parse().expect("an RFC 3339 instant")
+    }
+
     fn snapshot(bands: &[Band]) -> Snapshot {
-        let now = Utc::now();
+        let now = fixed_now();
         let mut s = Snapshot::empty(now, crate::tests::rules());
         s.stale = false;
         s.sections.agents.configured = true;

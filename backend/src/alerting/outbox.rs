@@ -190,7 +190,7 @@ impl Outbox {
             Ok(conn) => conn,
             Err(Refused::Failed(e)) => return Err(e),
             Err(Refused::NotOurs(reason)) => {
-                let aside = move_aside(&path)?;
+                let aside = move_aside(&path, Utc::now())?;
                 tracing::error!(
                     file = %path.display(),
                     moved_to = %aside.display(),
@@ -620,11 +620,11 @@ fn inspect(conn: &Connection) -> std::result::Result<i32, Refused> {
     Ok(version)
 }
 
-/// Moves `path` (and its `-wal`, `-shm`) to `<path>.corrupt-<UTC stamp>`, never over an
-/// existing file. The `-wal` goes first: a fresh file must never meet the old file's log,
+/// Moves `path` (and its `-wal`, `-shm`) to `<path>.corrupt-<UTC stamp of now>`, never over
+/// an existing file. The `-wal` goes first: a fresh file must never meet the old file's log,
 /// which SQLite would replay into it. Returns where the file went.
-fn move_aside(path: &Path) -> Result<PathBuf> {
-    let stamp = Utc::now().format("%Y%m%dT%H%M%SZ");
+fn move_aside(path: &Path, now: DateTime<Utc>) -> Result<PathBuf> {
+    let stamp = now.format("%Y%m%dT%H%M%SZ");
     let with = |p: &Path, suffix: &str| {
         let mut s = p.as_os_str().to_owned();
         s.push(suffix);
@@ -1067,25 +1067,23 @@ mod tests {
     fn a_second_corrupt_file_in_the_same_second_does_not_replace_the_first() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(OUTBOX_FILE);
-        let stamp = Utc::now().format("%Y%m%dT%H%M%SZ");
-        // A file already aside under this second's name (and the next second's, in case the
-        // clock turns over meanwhile): it is kept as it is.
-        let mut kept = Vec::new();
-        for s in [
-            stamp.to_string(),
-            (Utc::now() + chrono::Duration::seconds(1))
-                .format("%Y%m%dT%H%M%SZ")
-                .to_string(),
-        ] {
-            let p = dir.path().join(format!("{OUTBOX_FILE}.corrupt-{s}"));
-            std::fs::write(&p, format!("first {s}")).unwrap();
-            kept.push(p);
+        let at: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().unwrap();
+        let first = dir
+            .path()
+            .join(format!("{OUTBOX_FILE}.corrupt-20261130T120000Z"));
+        std::fs::write(&first, "first").unwrap();
+        let mut moved = Vec::new();
+        for junk in ["second", "third"] {
+            std::fs::write(&file, junk).unwrap();
+            moved.push(move_aside(&file, at).unwrap());
         }
-        std::fs::write(&file, b"second junk, not a database at all, long enough to look like one.......................................................").unwrap();
-        Outbox::open(dir.path(), RedactionGate::default()).unwrap();
-        for p in &kept {
-            assert!(std::fs::read_to_string(p).unwrap().starts_with("first "));
-        }
+        assert_eq!(std::fs::read_to_string(&first).unwrap(), "first");
+        let said: Vec<String> = moved
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        assert_eq!(said, ["second", "third"]);
+        assert!(!moved.contains(&first), "{moved:?}");
         assert_eq!(aside(dir.path()).len(), 3);
     }
 

@@ -862,6 +862,11 @@ mod tests {
     use super::*;
     use crate::queue::WorkQueue;
 
+    /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
+    fn fixed_now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-30T12:00:00Z".parse().expect("an RFC 3339 instant")
+    }
+
     fn rules() -> QueueRules {
         crate::config::Rules::parse(
             Path::new("config/rules.yaml"),
@@ -886,7 +891,7 @@ mod tests {
             from: Reporter::Operator,
             message_id: "m1".into(),
             context_id: None,
-            received_at: Utc::now(),
+            received_at: fixed_now(),
             kind: ReportKind::Assign(Assignment {
                 title: "rotate the LAB keys".into(),
                 owner: Some("sol".into()),
@@ -928,7 +933,7 @@ mod tests {
             from: Reporter::Agent("sol".into()),
             message_id: "m2".into(),
             context_id: None,
-            received_at: Utc::now(),
+            received_at: fixed_now(),
             kind: ReportKind::Heartbeat {
                 last_activity_at: None,
                 in_flight: vec![],

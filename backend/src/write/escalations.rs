@@ -90,6 +90,11 @@ mod tests {
     use super::*;
     use fleetdash_model::{Asc, Probe};
 
+    /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
+    fn fixed_now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-30T12:00:00Z".parse().expect("an RFC 3339 instant")
+    }
+
     fn stuck(id: &str) -> LiveTask {
         LiveTask {
             id: id.into(),
@@ -99,7 +104,7 @@ mod tests {
             stuck: true,
             status: Asc::TIMEOUT,
             reason: Some("no reply for 423 s (>= 300 s)".into()),
-            checked_at: Utc::now(),
+            checked_at: fixed_now(),
             stale: false,
         }
     }
@@ -130,7 +135,7 @@ mod tests {
         std::fs::write(&path, &full).unwrap();
 
         let gate = RedactionGate::default();
-        log.append(&stuck("t_new"), &rule(), &gate, Utc::now())
+        log.append(&stuck("t_new"), &rule(), &gate, fixed_now())
             .unwrap();
         let moved = std::fs::read_to_string(&rotated).unwrap();
         assert!(
@@ -143,7 +148,7 @@ mod tests {
         assert!(fresh.contains("\"t_new\""));
 
         // Under the bound, appending just appends.
-        log.append(&stuck("t_next"), &rule(), &gate, Utc::now())
+        log.append(&stuck("t_next"), &rule(), &gate, fixed_now())
             .unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
         assert_eq!(

@@ -12,7 +12,7 @@
 //! whole), as of the snapshot's own `generated_at`, times of day in the hub's zone.
 
 use askama::Template;
-use chrono::{FixedOffset, Offset};
+use chrono::{DateTime, FixedOffset, Local, Offset, TimeZone, Utc};
 use fleetdash_model::glance::changes::{self, Change};
 use fleetdash_model::glance::{HELD_ICON, favicon};
 use fleetdash_model::{Glance, Snapshot};
@@ -44,13 +44,30 @@ struct Page {
     capped: Option<String>,
 }
 
-/// The page for `snapshot`, judged as of its own `generated_at`, times in the hub's zone.
-pub fn render(snapshot: &Snapshot) -> String {
-    render_in(snapshot, chrono::Local::now().offset().fix())
+/// The zone the page says times of day in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Zone {
+    /// The hub's own, as this machine has it (`TZ`, else /etc/localtime), taken at the
+    /// snapshot's instant, so a daylight-saving change is followed without a restart.
+    #[default]
+    Host,
+    /// A fixed offset from UTC: what a test means, whatever machine runs it.
+    Fixed(FixedOffset),
 }
 
-/// [`render`] with times of day at `offset` from UTC.
-pub fn render_in(snapshot: &Snapshot, offset: FixedOffset) -> String {
+impl Zone {
+    /// The offset from UTC at the instant `at`.
+    pub fn offset_at(self, at: DateTime<Utc>) -> FixedOffset {
+        match self {
+            Zone::Host => Local.offset_from_utc_datetime(&at.naive_utc()).fix(),
+            Zone::Fixed(offset) => offset,
+        }
+    }
+}
+
+/// The page for `snapshot`, judged as of its own `generated_at`, times of day at `offset`
+/// from UTC (the reader's: [`Zone::offset_at`] the snapshot's instant).
+pub fn render(snapshot: &Snapshot, offset: FixedOffset) -> String {
     let glance = Glance::new(snapshot, snapshot.generated_at, offset);
     let (band, verdict) = glance.verdict(true);
     let local = snapshot.generated_at.with_timezone(&offset);
@@ -86,7 +103,6 @@ pub fn render_in(snapshot: &Snapshot, offset: FixedOffset) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::{DateTime, Utc};
     use fleetdash_model::{
         Agent, Asc, Backups, Band, Board, BoardSource, Card, CronCheck, CronState, History,
         LiveTask, NamedCheck, Probe, System, human_age,
@@ -97,11 +113,16 @@ mod tests {
     }
 
     fn html(s: &Snapshot) -> String {
-        render_in(s, utc())
+        render(s, utc())
+    }
+
+    /// The moment every fixture is written at: its times of day are on the same day, before it.
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 20, 0, 0).unwrap()
     }
 
     fn snapshot() -> Snapshot {
-        let now = Utc::now();
+        let now = now();
         let mut s = Snapshot::empty(now, crate::config::fleet_rules());
         s.stale = false;
         s.sections.agents.configured = true;
@@ -677,8 +698,8 @@ mod tests {
         assert!(page.contains("24 h uptime 0.0 %"), "{page}");
     }
 
-    /// `with_host_and_backup()` with alerting: db1 silenced until 16:00 for a disk swap, its
-    /// tunnel until 15:00 for a rebuild; ntfy failing since 14:02 with 503 and 3 alerts waiting,
+    /// `with_host_and_backup()` with alerting: db1 silenced until 22:00 for a disk swap, its
+    /// tunnel until 21:00 for a rebuild; ntfy failing since 19:02 with 503 and 3 alerts waiting,
     /// the dead man's switch delivering.
     fn with_alerting() -> Snapshot {
         use fleetdash_model::alerts::{ChannelState, Held, key};
@@ -693,13 +714,13 @@ mod tests {
         s.alerts.held = vec![
             Held {
                 key: key::host("db1"),
-                until: at("16:00"),
+                until: at("22:00"),
                 reason: "disk swap".into(),
                 checked_at: now,
             },
             Held {
                 key: key::host_check("db1", "tunnel", "pg-tunnel"),
-                until: at("15:00"),
+                until: at("21:00"),
                 reason: "tunnel rebuild".into(),
                 checked_at: now,
             },
@@ -714,7 +735,7 @@ mod tests {
             },
             ChannelState {
                 name: "ntfy".into(),
-                failing_since: Some(at("14:02")),
+                failing_since: Some(at("19:02")),
                 reason: Some("503".into()),
                 pending: 3,
                 checked_at: now,
@@ -739,7 +760,7 @@ mod tests {
         let mark = |words: &str| {
             format!("<span class=\"held\"><span aria-hidden=\"true\">🔕 </span>{words}</span>")
         };
-        let host = mark("silenced until 16:00 (disk swap)");
+        let host = mark("silenced until 22:00 (disk swap)");
         // Needs-you: the host's red line, marked; the channel's amber line, one sentence.
         let line = page
             .split('\n')
@@ -748,7 +769,7 @@ mod tests {
         assert!(line.ends_with(&format!("{host}</a></li>")), "{line}");
         assert!(
             page.contains(
-                "<li class=\"amber\"><a href=\"#alert-ntfy\"><span aria-hidden=\"true\">▲ </span><span class=\"what\">alerts: ntfy failing since 14:02: 503 (3 waiting)</span></a></li>"
+                "<li class=\"amber\"><a href=\"#alert-ntfy\"><span aria-hidden=\"true\">▲ </span><span class=\"what\">alerts: ntfy failing since 19:02: 503 (3 waiting)</span></a></li>"
             ),
             "{page}"
         );
@@ -761,7 +782,7 @@ mod tests {
         assert!(
             row.contains(&format!(
                 "pg-tunnel no answer<span class=\"why\">no answer within 2 s</span>{}</span>",
-                mark("silenced until 15:00 (tunnel rebuild)")
+                mark("silenced until 21:00 (tunnel rebuild)")
             )),
             "{row}"
         );
@@ -802,7 +823,7 @@ mod tests {
         s.generated_at = DateTime::parse_from_rfc3339("2026-11-30T19:20:00Z")
             .unwrap()
             .with_timezone(&Utc);
-        let page = render_in(&s, FixedOffset::east_opt(3600).unwrap());
+        let page = render(&s, FixedOffset::east_opt(3600).unwrap());
         assert!(
             page.contains("crashed: the worker process died at 20:12"),
             "{page}"

@@ -23,8 +23,9 @@ use chrono::{DateTime, Utc};
 use fleetdash_model::{AlertsView, RulesView, Snapshot};
 use serde::Deserialize;
 
+use super::atomic;
+use super::snapshot_html::{self, Zone};
 use super::transitions::{self, TransitionLog};
-use super::{atomic, snapshot_html};
 use crate::collect::{SectionName, SectionUpdate};
 use crate::history::{Collected, HistoryStore, Samples};
 use crate::redact::RedactionGate;
@@ -48,6 +49,7 @@ pub struct StatusWriter {
     transitions: TransitionLog,
     gate: RedactionGate,
     alerts: Option<Arc<dyn AlertsLook>>,
+    zone: Zone,
 }
 
 impl StatusWriter {
@@ -65,7 +67,14 @@ impl StatusWriter {
             transitions: TransitionLog::new(state_dir, gate.clone()),
             gate,
             alerts: None,
+            zone: Zone::Host,
         })
+    }
+
+    /// snapshot.html says times of day in `zone` (by default the host's).
+    pub fn with_zone(mut self, zone: Zone) -> Self {
+        self.zone = zone;
+        self
     }
 
     /// Each write asks `alerts` what it holds back and how its channels fare. Without it, a
@@ -148,7 +157,7 @@ impl StatusWriter {
         // with it); a failed save is logged.
         self.transitions.save(log);
         // The static page shows exactly what passed the gate, and passes it once more whole.
-        let html = snapshot_html::render(&gated);
+        let html = snapshot_html::render(&gated, self.zone.offset_at(gated.generated_at));
         atomic::write(&self.html_path, self.gate.redact_str(&html).as_bytes())?;
         // The history is worth a day of strips, not a failed snapshot: a failed save is logged.
         // A write that sampled nothing leaves the file alone (loading prunes it anyway).
@@ -190,6 +199,18 @@ mod tests {
     use crate::history;
     use fleetdash_model::Band;
 
+    /// The moment the tests' writes start at.
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap()
+    }
+
+    /// A writer saying times of day in UTC, whatever this machine's zone.
+    fn writer(out: &Path, state: &Path) -> StatusWriter {
+        StatusWriter::new(out, state, RedactionGate::default())
+            .unwrap()
+            .with_zone(Zone::Fixed(chrono::FixedOffset::east_opt(0).unwrap()))
+    }
+
     fn agents(up: bool, at: DateTime<Utc>) -> SectionUpdate {
         SectionUpdate {
             data: SectionData::Agents(vec![history::tests::agent("a", up, at)]),
@@ -213,8 +234,8 @@ mod tests {
     fn each_agents_write_samples_once_and_other_writes_sample_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let (out, state) = (dir.path().join("out"), dir.path().join("state"));
-        let writer = StatusWriter::new(&out, &state, RedactionGate::default()).unwrap();
-        let t0 = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
+        let writer = writer(&out, &state);
+        let t0 = t0();
         let configured = [SectionName::Agents, SectionName::LiveTasks];
         for (i, up) in [true, true, true, false].into_iter().enumerate() {
             let at = t0 + Duration::minutes(2 * i as i64);
@@ -250,9 +271,9 @@ mod tests {
     fn a_corrupt_history_never_fails_a_write() {
         let dir = tempfile::tempdir().unwrap();
         let (out, state) = (dir.path().join("out"), dir.path().join("state"));
-        let writer = StatusWriter::new(&out, &state, RedactionGate::default()).unwrap();
+        let writer = writer(&out, &state);
         std::fs::write(state.join(history::FILE_NAME), b"{\"version\":1,").unwrap();
-        let now = Utc::now();
+        let now = t0();
         let snap = writer
             .write_at(
                 vec![agents(true, now)],
@@ -277,12 +298,12 @@ mod tests {
         use fleetdash_model::Band;
         let dir = tempfile::tempdir().unwrap();
         let (out, state) = (dir.path().join("out"), dir.path().join("state"));
-        let t0 = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
+        let t0 = t0();
         let configured = [SectionName::Agents];
         let mut snap = None;
         for (i, up) in [true, true, false, false, true].into_iter().enumerate() {
             let at = t0 + Duration::minutes(2 * i as i64);
-            let writer = StatusWriter::new(&out, &state, RedactionGate::default()).unwrap();
+            let writer = writer(&out, &state);
             snap = Some(
                 writer
                     .write_at(vec![agents(up, at)], &configured, fleet_rules(), at)
@@ -388,8 +409,8 @@ mod tests {
         use fleetdash_model::Band::{Green, Red};
         let dir = tempfile::tempdir().unwrap();
         let (out, state) = (dir.path().join("out"), dir.path().join("state"));
-        let writer = StatusWriter::new(&out, &state, RedactionGate::default()).unwrap();
-        let t0 = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
+        let writer = writer(&out, &state);
+        let t0 = t0();
         let configured = [SectionName::Board, SectionName::LiveTasks];
         let passes: [&[(&str, &str, Band, u64)]; 6] = [
             &[("old", "todo", Green, 100), ("crash", "running", Red, 50)],
@@ -468,10 +489,10 @@ mod tests {
     fn a_corrupt_transitions_log_never_fails_a_write() {
         let dir = tempfile::tempdir().unwrap();
         let (out, state) = (dir.path().join("out"), dir.path().join("state"));
-        let writer = StatusWriter::new(&out, &state, RedactionGate::default()).unwrap();
+        let writer = writer(&out, &state);
         let log = state.join(super::transitions::FILE_NAME);
         std::fs::write(&log, b"{\"version\":1,\"entries\":[{").unwrap();
-        let now = Utc::now();
+        let now = t0();
         let snap = writer
             .write_at(
                 vec![agents(false, now)],

@@ -121,8 +121,12 @@ pub fn build(config: &Config) -> Vec<Arc<dyn Provider>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Utc;
     use fleetdash_model::Asc;
+
+    /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
+    fn fixed_now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-30T12:00:00Z".parse().expect("an RFC 3339 instant")
+    }
 
     fn alert(kind: &str, band: Band, event: AlertEvent) -> Alert {
         Alert {
@@ -134,8 +138,8 @@ mod tests {
             band,
             reason: None,
             status: Asc::DEPENDENCY_UNAVAILABLE,
-            since: Utc::now(),
-            at: Utc::now(),
+            since: fixed_now(),
+            at: fixed_now(),
             takes_down: vec![],
             link: None,
         }

@@ -379,6 +379,11 @@ mod tests {
     use crate::config::fleet_rules;
     use std::time::Duration;
 
+    /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
+    fn fixed_now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-30T12:00:00Z".parse().expect("an RFC 3339 instant")
+    }
+
     fn agent() -> AgentConfig {
         AgentConfig {
             name: "min".into(),
@@ -425,7 +430,7 @@ mod tests {
 
     #[test]
     fn a_healthy_agent_is_green_with_success() {
-        let now = Utc::now();
+        let now = fixed_now();
         let row = row(&agent(), healthy(3, 60.0, now), &fleet_rules(), now);
         assert_eq!(row.band, Band::Green);
         assert_eq!(row.status, Asc::SUCCESS);
@@ -440,7 +445,7 @@ mod tests {
 
     #[test]
     fn empty_skills_are_red_with_their_own_reason() {
-        let now = Utc::now();
+        let now = fixed_now();
         let row = row(&agent(), healthy(0, 60.0, now), &fleet_rules(), now);
         assert_eq!(row.band, Band::Red);
         assert_eq!(row.status, Asc::FAILED_PRECONDITION);
@@ -450,7 +455,7 @@ mod tests {
 
     #[test]
     fn the_exchange_age_sets_amber_and_red() {
-        let now = Utc::now();
+        let now = fixed_now();
         let amber = row(&agent(), healthy(1, 3600.0, now), &fleet_rules(), now);
         assert_eq!(
             (amber.band, amber.exchange_band),
@@ -469,7 +474,7 @@ mod tests {
 
     #[test]
     fn a_down_agent_is_red_stale_and_says_why_once() {
-        let now = Utc::now();
+        let now = fixed_now();
         let mut ev = healthy(1, 60.0, now);
         ev.card = CardProbe {
             up: false,
@@ -505,7 +510,7 @@ mod tests {
 
     #[test]
     fn a_model_window_at_the_rules_percentage_is_amber_and_says_so() {
-        let now = Utc::now();
+        let now = fixed_now();
         let rules = fleet_rules();
         let with_window = |percent: f64| {
             let mut ev = healthy(2, 60.0, now);
@@ -599,7 +604,7 @@ mod tests {
 
     #[test]
     fn a_log_of_nothing_but_the_collectors_probes_says_so() {
-        let now = Utc::now();
+        let now = fixed_now();
         let mut ev = healthy(3, 0.0, now);
         ev.audit = Some(Ok(AuditTail {
             collector_lines: 12,
@@ -661,7 +666,7 @@ mod tests {
 
         #[test]
         fn up_late_and_down_at_the_exact_boundaries() {
-            let now = Utc::now();
+            let now = fixed_now();
             let (period, grace) = (300, grace_s());
             let agent = every_5_min();
             for (age, band) in [
@@ -692,7 +697,7 @@ mod tests {
 
         #[test]
         fn report_grace_overrides_the_rules_grace() {
-            let now = Utc::now();
+            let now = fixed_now();
             let agent = AgentConfig {
                 report_grace: Some(Duration::from_secs(60)),
                 ..every_5_min()
@@ -703,7 +708,7 @@ mod tests {
 
         #[test]
         fn without_report_every_only_the_age_is_shown() {
-            let now = Utc::now();
+            let now = fixed_now();
             let row = judged(&agent(), 86_400, now);
             assert_eq!(row.band, Band::Green, "{:?}", row.reason);
             assert_eq!(row.last_report_s, Some(86_400));
@@ -711,7 +716,7 @@ mod tests {
 
         #[test]
         fn no_report_or_an_unreadable_queue_is_loud() {
-            let now = Utc::now();
+            let now = fixed_now();
             let with = |read| Evidence {
                 reports: Reports {
                     read,

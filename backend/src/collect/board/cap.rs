@@ -182,8 +182,12 @@ fn choose(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Utc;
     use fleetdash_model::{Asc, BoardSource};
+
+    /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
+    fn fixed_now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-30T12:00:00Z".parse().expect("an RFC 3339 instant")
+    }
 
     fn card(board: &str, id: &str, status: &str, band: Band, age_s: u64) -> Card {
         Card {
@@ -198,7 +202,7 @@ mod tests {
             latest_activity_at: None,
             conditions: Vec::new(),
             band,
-            checked_at: Utc::now(),
+            checked_at: fixed_now(),
             stale: false,
         }
     }
@@ -213,7 +217,7 @@ mod tests {
             reason: None,
             columns: Vec::new(),
             attention_left_out: LeftOut::default(),
-            checked_at: Utc::now(),
+            checked_at: fixed_now(),
             stale: false,
         }
     }

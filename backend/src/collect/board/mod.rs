@@ -230,6 +230,11 @@ mod tests {
     use super::*;
     use fleetdash_model::Band;
 
+    /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
+    fn fixed_now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-30T12:00:00Z".parse().expect("an RFC 3339 instant")
+    }
+
     fn card(status: &str, band: Band, priority: i64, id: &str) -> Card {
         Card {
             board: "b".into(),
@@ -243,7 +248,7 @@ mod tests {
             latest_activity_at: None,
             conditions: Vec::new(),
             band,
-            checked_at: Utc::now(),
+            checked_at: fixed_now(),
             stale: false,
         }
     }
