@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use fleetdash::config::Config;
 use fleetdash::demo::scenario::{RACERS, TASKS};
-use fleetdash::queue::{Ack, ORPHANED_MESSAGE, TaskRow, WireState, WorkQueue};
+use fleetdash::queue::{Ack, ORPHANED_MESSAGE, QueueRules, TaskRow, WireState, WorkQueue};
 
 /// The demo with its log (at info) in a file of its own; killed when dropped.
 struct LoggedDemo {
@@ -117,7 +117,7 @@ fn the_demo_agents_report_the_scenario_to_the_queue_and_their_tokens_stay_in_the
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let queue = runtime
-        .block_on(WorkQueue::open(&db, rules.queue()))
+        .block_on(WorkQueue::open(&db, QueueRules::of(&rules)))
         .unwrap();
     let by_title = |rows: &[TaskRow], key: &str| -> TaskRow {
         rows.iter()
@@ -239,7 +239,7 @@ fn the_demo_agents_report_the_scenario_to_the_queue_and_their_tokens_stay_in_the
     );
     assert!(applied_acks(&db, &certs.id).is_empty());
     // The demo's ACK limit makes it red at 60 s (the rules' clock, not the test's).
-    let limits = rules.queue();
+    let limits = QueueRules::of(&rules);
     let ack_limit = chrono::Duration::seconds(limits.ack_within_s as i64);
     let at_limit = fleetdash::queue::judge(&certs, &limits, certs.created_at + ack_limit);
     assert_eq!(at_limit.band, fleetdash_model::Band::Red, "{at_limit:?}");

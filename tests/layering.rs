@@ -49,7 +49,6 @@ type ModPath = Vec<String>;
 struct Source {
     file: PathBuf,
     module: ModPath,
-    lines: usize,
     /// Paths as written, each from the module it is written in (an inline module counts).
     uses: Vec<(ModPath, Vec<String>, usize)>,
 }
@@ -232,7 +231,6 @@ fn read_sources(root: &Path) -> Vec<Source> {
             uses.visit_file(&ast);
             Source {
                 file,
-                lines: text.lines().count(),
                 module,
                 uses: uses.found,
             }

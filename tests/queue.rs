@@ -26,7 +26,7 @@ fn rules() -> Rules {
 }
 
 fn queue_rules() -> QueueRules {
-    rules().queue()
+    QueueRules::of(&rules())
 }
 
 fn t0() -> DateTime<Utc> {

@@ -60,10 +60,10 @@ fn queue_rows(snap: &Snapshot) -> &[QueueTask] {
 fn apply(db: &Path, report: Report) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let rules =
-            fleetdash::config::Rules::parse(Path::new("rules.yaml"), support::DEFAULT_RULES)
-                .unwrap()
-                .queue();
+        let rules = fleetdash::queue::QueueRules::of(
+            &fleetdash::config::Rules::parse(Path::new("rules.yaml"), support::DEFAULT_RULES)
+                .unwrap(),
+        );
         let q = WorkQueue::open(db, rules).await.unwrap();
         q.apply(report).await.unwrap();
         q.close().await.unwrap();

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use fleetdash::config::{IntakeConfig, Rules};
 use fleetdash::intake::{IntakeOptions, guard::Tokens};
-use fleetdash::queue::WorkQueue;
+use fleetdash::queue::{QueueRules, WorkQueue};
 use fleetdash::redact::RedactionGate;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -40,12 +40,13 @@ fn main() {
     let per_client = total / CLIENTS;
     println!("== fleetdash intake bench (loopback HTTP, durable commits) ==");
     println!("{CLIENTS} clients x {per_client} reports, v1.0 SendMessage with a bearer token each");
-    let rules = Rules::parse(
-        std::path::Path::new("config/rules.yaml"),
-        include_str!("../../config/rules.yaml"),
-    )
-    .expect("the shipped rules parse")
-    .queue();
+    let rules = QueueRules::of(
+        &Rules::parse(
+            std::path::Path::new("config/rules.yaml"),
+            include_str!("../../config/rules.yaml"),
+        )
+        .expect("the shipped rules parse"),
+    );
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a folder under target/");
     let db = dir.path().join("tasks.db");
     let agents: Vec<String> = (0..CLIENTS).map(|c| format!("agent{c:02}")).collect();

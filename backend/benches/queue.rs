@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use fleetdash::config::Rules;
 use fleetdash::queue::{
-    Ack, Assignment, MAX_BATCH, QUEUE_DEPTH, Report, ReportKind, Reporter, WireState, WorkQueue,
+    Ack, Assignment, MAX_BATCH, QUEUE_DEPTH, QueueRules, Report, ReportKind, Reporter, WireState,
+    WorkQueue,
 };
 
 const CLIENTS: usize = 50;
@@ -40,12 +41,13 @@ fn main() {
         "{CLIENTS} clients x {per_client} reports, durable commits (WAL, synchronous=FULL), \
          group commit of up to {MAX_BATCH} (channel depth {QUEUE_DEPTH})"
     );
-    let rules = Rules::parse(
-        std::path::Path::new("config/rules.yaml"),
-        include_str!("../../config/rules.yaml"),
-    )
-    .expect("the shipped rules parse")
-    .queue();
+    let rules = QueueRules::of(
+        &Rules::parse(
+            std::path::Path::new("config/rules.yaml"),
+            include_str!("../../config/rules.yaml"),
+        )
+        .expect("the shipped rules parse"),
+    );
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a folder under target/");
     let db = dir.path().join("tasks.db");
     let rt = tokio::runtime::Builder::new_multi_thread()

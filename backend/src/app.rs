@@ -11,7 +11,7 @@ use crate::alerting::silences::{Matcher, Silence, SilenceStore};
 use crate::collect::{self, Collection, SectionName, SectionUpdate};
 use crate::config::{self, Config, ConfigError, ConfigErrors, Rules};
 use crate::queue::{
-    Ack, Applied, Assignment, Refusal, Report, ReportKind, Reporter, TaskRow, WorkQueue,
+    Ack, Applied, Assignment, QueueRules, Refusal, Report, ReportKind, Reporter, TaskRow, WorkQueue,
 };
 use crate::redact::RedactionGate;
 use crate::server;
@@ -192,7 +192,7 @@ async fn open_shared_queue(
     let Some(work_queue) = &config.work_queue else {
         return Ok(None);
     };
-    match WorkQueue::open(&work_queue.db, rules.queue()).await {
+    match WorkQueue::open(&work_queue.db, QueueRules::of(&rules)).await {
         Ok(queue) => Ok(Some(Arc::new(queue))),
         Err(e) if config.intake.listen.is_some() => Err(anyhow::Error::msg(e)),
         Err(e) => {
@@ -311,7 +311,7 @@ async fn work_queue(config: &Config, rules: &Rules) -> Result<WorkQueue, Failure
     let Some(wq) = &config.work_queue else {
         return Err(no_work_queue(config));
     };
-    WorkQueue::open(&wq.db, rules.queue())
+    WorkQueue::open(&wq.db, QueueRules::of(&rules))
         .await
         .map_err(|e| Failure::Other(anyhow::anyhow!(e)))
 }
@@ -509,7 +509,12 @@ pub async fn tasks(path: &Path) -> Outcome {
     let mut rows: Vec<_> = view
         .tasks
         .into_iter()
-        .map(|row| (crate::queue::judge(&row, &rules.queue(), now).band, row))
+        .map(|row| {
+            (
+                crate::queue::judge(&row, &QueueRules::of(&rules), now).band,
+                row,
+            )
+        })
         .collect();
     // Stable: newest first within a band, as listed.
     rows.sort_by_key(|(band, _)| std::cmp::Reverse(*band));
@@ -538,7 +543,7 @@ pub async fn tasks(path: &Path) -> Outcome {
 
 /// One task on one line: id, owner, ACK, state, band and reason.
 fn task_line(row: &TaskRow, rules: &Rules, now: chrono::DateTime<chrono::Utc>) -> String {
-    let verdict = crate::queue::judge(row, &rules.queue(), now);
+    let verdict = crate::queue::judge(row, &QueueRules::of(&rules), now);
     let ack = match &row.ack {
         None => "no ACK".to_string(),
         Some(a) => match &a.ack {

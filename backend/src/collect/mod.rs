@@ -280,7 +280,7 @@ pub fn from_config_sharing(
     {
         out.push(Box::new(queue::QueueCollector::new(
             source.clone(),
-            rules.queue(),
+            crate::queue::QueueRules::of(&rules),
             config.cadence.queue,
         )));
     }

@@ -18,7 +18,6 @@ use serde::Deserialize;
 
 use super::error::{ConfigError, ConfigErrors};
 use super::table::suggestion;
-use crate::queue::QueueRules;
 
 /// One declared threshold, with its citation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -467,15 +466,6 @@ impl Rules {
             rules,
             snapshot_stale_after: stale,
             errors,
-        }
-    }
-
-    /// The work queue's thresholds.
-    pub fn queue(&self) -> QueueRules {
-        QueueRules {
-            ack_within_s: self.ack_within.seconds,
-            no_reply_s: self.no_reply.seconds,
-            worker_died_s: self.worker_died.seconds,
         }
     }
 

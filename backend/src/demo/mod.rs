@@ -301,7 +301,7 @@ pub async fn run(
         .as_ref()
         .context("the demo config has a work queue")?
         .db;
-    let ids = scenario::assign(db, rules.queue()).await?;
+    let ids = scenario::assign(db, crate::queue::QueueRules::of(&rules)).await?;
     let intake_url = format!("http://{intake}/");
     let cast = scenario::Cast::new(
         FLEET

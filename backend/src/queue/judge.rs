@@ -115,12 +115,13 @@ mod tests {
 
     /// The shipped rules file's thresholds: the tests judge by them, not by literals.
     fn rules() -> QueueRules {
-        crate::config::Rules::parse(
-            std::path::Path::new("config/rules.yaml"),
-            include_str!("../../../config/rules.yaml"),
+        QueueRules::of(
+            &crate::config::Rules::parse(
+                std::path::Path::new("config/rules.yaml"),
+                include_str!("../../../config/rules.yaml"),
+            )
+            .expect("the shipped rules parse"),
         )
-        .expect("the shipped rules parse")
-        .queue()
     }
 
     fn t0() -> DateTime<Utc> {

@@ -36,6 +36,8 @@ use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::config::Rules;
+
 pub use judge::{ORPHANED_MESSAGE, Verdict, judge};
 pub use report::{Ack, Assignment, Report, ReportKind, Reporter, WireState};
 pub use writer::{MAX_BATCH, QUEUE_DEPTH};
@@ -124,6 +126,17 @@ pub struct QueueRules {
     pub ack_within_s: u64,
     pub no_reply_s: u64,
     pub worker_died_s: u64,
+}
+
+impl QueueRules {
+    /// The work queue's thresholds in `rules`.
+    pub fn of(rules: &Rules) -> QueueRules {
+        QueueRules {
+            ack_within_s: rules.ack_within.seconds,
+            no_reply_s: rules.no_reply.seconds,
+            worker_died_s: rules.worker_died.seconds,
+        }
+    }
 }
 
 /// What the queue knows of one agent's reports (push checks: an agent judged on its last

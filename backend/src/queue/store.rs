@@ -868,12 +868,13 @@ mod tests {
     }
 
     fn rules() -> QueueRules {
-        crate::config::Rules::parse(
-            Path::new("config/rules.yaml"),
-            include_str!("../../../config/rules.yaml"),
+        QueueRules::of(
+            &crate::config::Rules::parse(
+                Path::new("config/rules.yaml"),
+                include_str!("../../../config/rules.yaml"),
+            )
+            .expect("the shipped rules parse"),
         )
-        .expect("the shipped rules parse")
-        .queue()
     }
 
     fn files(dir: &Path) -> Vec<String> {
