@@ -15,9 +15,10 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use fleetdash::config::Rules;
 use fleetdash::queue::{
     Ack, Applied, Assignment, ORPHANED_MESSAGE, QueueRules, Refusal, Report, ReportKind, Reporter,
-    SweepEvent, WireState, WorkQueue, judge, watchdog,
+    SweepEvent, WireState, WorkQueue, judge,
 };
 use fleetdash::redact::RedactionGate;
+use fleetdash::watchdog::sweep as watchdog;
 use fleetdash::write::escalations::{self, Escalations};
 use fleetdash_model::Band;
 

@@ -141,7 +141,7 @@ pub async fn run_until(
         None => None,
     };
     let sweeps = queue.clone().map(|queue| {
-        tokio::spawn(crate::queue::watchdog::run(
+        tokio::spawn(crate::watchdog::sweep::run(
             queue,
             rules.clone(),
             Escalations::new(&config.state_dir),

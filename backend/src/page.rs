@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 
 use anyhow::{Context, Result, bail};
 use include_dir::{Dir, include_dir};
+use regex::Regex;
 
 use crate::write::atomic;
 
@@ -24,6 +25,18 @@ const _: &[u8] = include_bytes!("../../page/index.html");
 
 /// The page's entry point, served at `/`.
 pub const INDEX: &str = "index.html";
+
+/// trunk's content-hashed file names (`fleetdash-frontend-<hash>.js`, `..._bg.wasm`,
+/// `style-<hash>.css`): the hash is a seahash in lower hex, not zero-padded. The same pattern
+/// is the `immutable` location of `nginx/fleetdash.conf`.
+pub const HASHED_ASSET: &str = r"-[0-9a-f]{10,16}(_bg)?\.(js|wasm|css)$";
+
+static HASHED: LazyLock<Regex> = LazyLock::new(|| Regex::new(HASHED_ASSET).expect("valid"));
+
+/// Whether a URL path names one of trunk's content-hashed assets ([`HASHED_ASSET`]).
+pub fn is_hashed_asset(path: &str) -> bool {
+    HASHED.is_match(path)
+}
 
 /// The suffix of a file's pre-compressed copy (gzip format), beside it in the page.
 pub const GZ: &str = ".gz";
@@ -72,7 +85,7 @@ pub fn etag(name: &str) -> Option<&'static str> {
 /// `.gz` of either. An export folder holding anything else is refused.
 pub fn is_page_name(name: &str) -> bool {
     let plain = name.strip_suffix(GZ).unwrap_or(name);
-    plain == INDEX || crate::server::is_hashed_asset(&format!("/{plain}"))
+    plain == INDEX || is_hashed_asset(&format!("/{plain}"))
 }
 
 /// What [`export`] did, by file name.
@@ -169,6 +182,26 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hashed_asset_names_are_recognised() {
+        for name in [
+            "/fleetdash-frontend-4f1c2a9be07d3e56.js",
+            "/fleetdash-frontend-4f1c2a9be07d3e56_bg.wasm",
+            "/style-0b3a9e2f1c4d5e6f.css",
+            "/style-b3a9e2f1c4d5e6f.css",
+        ] {
+            assert!(HASHED.is_match(name), "{name}");
+        }
+        for name in [
+            "/index.html",
+            "/style.css",
+            "/fleetdash-frontend.js",
+            "/a-cafe.js",
+        ] {
+            assert!(!HASHED.is_match(name), "{name}");
+        }
+    }
 
     /// What the page's index.html loads: every asset it names is embedded, each with its .gz,
     /// and nothing else is (an asset no index names would be a leftover of another build).

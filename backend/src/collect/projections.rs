@@ -8,16 +8,37 @@
 //! A board that cannot be read is not projected at all: an empty projection would erase the
 //! vault's copy of a board that still exists.
 
+use std::path::Path;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use fleetdash_model::{Card, Probe};
 
 use super::board::BoardCollector;
 use super::{Collector, Findings};
 use crate::config::{BoardConfig, Config};
-use crate::write::projection::{self, ProjectionSource};
+
+/// The outcome of a retired board: it writes nothing, and says so.
+pub const RETIRED: &str = "retired: writes nothing";
+
+/// Which database the cards were read from, and when, for the file's header.
+#[derive(Debug, Clone)]
+pub struct ProjectionSource {
+    /// The board database as shown in the header (a path).
+    pub db: String,
+    /// When the cards were read.
+    pub generated_at: DateTime<Utc>,
+}
+
+impl ProjectionSource {
+    pub fn new(db: &Path, generated_at: DateTime<Utc>) -> Self {
+        ProjectionSource {
+            db: db.display().to_string(),
+            generated_at,
+        }
+    }
+}
 
 /// One board as the job found it, for the write side.
 #[derive(Debug, Clone)]
@@ -73,9 +94,7 @@ impl ProjectionJob {
         for board in &self.boards {
             let source = read.sources.iter().find(|s| s.name == board.name);
             let plan = match source.map(|s| &s.cards) {
-                _ if board.retired => {
-                    ProjectionPlan::Skip(Probe::Value(projection::RETIRED.to_string()))
-                }
+                _ if board.retired => ProjectionPlan::Skip(Probe::Value(RETIRED.to_string())),
                 Some(Probe::Value(_)) => ProjectionPlan::Write {
                     columns: read.columns.clone(),
                     cards: read

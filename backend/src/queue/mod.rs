@@ -11,8 +11,8 @@
 //!
 //! Modules: [`schema`] (opening, refusing what is not ours, migrations), [`store`] (rows, the
 //! state machine, ACK-then-own, permissions), [`writer`] (the one writer thread, group commit),
-//! [`judge`] (the rules as pure functions of a row and `now`), [`watchdog`] (the sweep's
-//! cadence and its escalation lines).
+//! [`judge`] (the rules as pure functions of a row and `now`). The sweep's cadence and its
+//! escalation lines are a run-time loop: `crate::watchdog::sweep`.
 //!
 //! Semantics:
 //! - [`WorkQueue::apply`] applies one report in one transaction and returns only after that
@@ -25,7 +25,6 @@ pub mod judge;
 pub mod report;
 pub mod schema;
 pub mod store;
-pub mod watchdog;
 mod writer;
 
 use std::path::{Path, PathBuf};

@@ -67,7 +67,8 @@ const AS_OF: &str = "cards as of ";
 /// Outcomes, as the dashboard shows them.
 pub const WRITTEN: &str = "written";
 pub const UNCHANGED: &str = "unchanged";
-pub const RETIRED: &str = "retired: writes nothing";
+/// The job's read of a board, and a retired board's outcome, are the collector's.
+pub use crate::collect::projections::{ProjectionSource, RETIRED};
 
 /// The plugin's settings block: the minimum it needs to open the file as a board.
 const SETTINGS_JSON: &str = r#"{"kanban-plugin":"board"}"#;
@@ -75,24 +76,6 @@ const SETTINGS_JSON: &str = r#"{"kanban-plugin":"board"}"#;
 const DONE: &str = "done";
 /// The Hermes status projected as the plugin's archive.
 const ARCHIVED: &str = "archived";
-
-/// Which database the cards were read from, and when, for the file's header.
-#[derive(Debug, Clone)]
-pub struct ProjectionSource {
-    /// The board database as shown in the header (a path).
-    pub db: String,
-    /// When the cards were read.
-    pub generated_at: DateTime<Utc>,
-}
-
-impl ProjectionSource {
-    pub fn new(db: &Path, generated_at: DateTime<Utc>) -> Self {
-        ProjectionSource {
-            db: db.display().to_string(),
-            generated_at,
-        }
-    }
-}
 
 /// Projects `cards` (read from `source`) into `board`'s vault file, failing closed.
 ///

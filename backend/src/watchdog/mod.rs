@@ -1,10 +1,13 @@
-//! `fleetdash run`: every collector on its own cadence, one writer, graceful shutdown.
+//! `fleetdash run`'s loops: every collector on its own cadence, one writer, graceful shutdown;
+//! and the work queue's sweep ([`sweep`]).
 //!
 //! Each collector loops in its own task (a slow section never delays another) and sends what it
 //! found to a single writer task, which settles (registry, escalations, projections) and merges
 //! one collection at a time, off the async runtime; after each write, alerting takes its pass.
 //! On shutdown the loops stop at once (an unfinished pass is simply dropped: nothing was
 //! written for it) and the writer finishes the updates already handed to it.
+
+pub mod sweep;
 
 use std::sync::Arc;
 

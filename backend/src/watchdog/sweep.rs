@@ -1,7 +1,8 @@
-//! The work queue's watchdog (spec §3.5): a sweep every `stuck.sweep_seconds`, and ONE
-//! escalation line per orphaned task, written by the escalation log the live-task watchdog
-//! already uses (`state_dir/escalations.jsonl`). Worker died is recorded by the sweep and
-//! escalates nothing: only the 300 s condition fires the follow-up loop.
+//! The work queue's watchdog (spec §3.5), a run-time loop beside the cadences: a sweep of the
+//! queue every `stuck.sweep_seconds`, and ONE escalation line per orphaned task, written by the
+//! escalation log the live-task watchdog already uses (`state_dir/escalations.jsonl`). Worker
+//! died is recorded by the sweep and escalates nothing: only the 300 s condition fires the
+//! follow-up loop.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,8 +11,8 @@ use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, LiveTask, Probe, seconds_since};
 use tokio_util::sync::CancellationToken;
 
-use super::{SweepEvent, WorkQueue};
 use crate::config::Rule;
+use crate::queue::{SweepEvent, WorkQueue};
 use crate::redact::RedactionGate;
 use crate::write::escalations::Escalations;
 
