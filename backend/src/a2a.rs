@@ -391,6 +391,16 @@ pub fn wire_state(state: &str) -> Option<&'static str> {
     })
 }
 
+/// The JSON-RPC endpoint: the agent's base URL with a trailing slash.
+pub fn rpc_url(endpoint: &url::Url) -> url::Url {
+    let mut url = endpoint.clone();
+    if !url.path().ends_with('/') {
+        let path = format!("{}/", url.path());
+        url.set_path(&path);
+    }
+    url
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

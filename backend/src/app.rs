@@ -13,11 +13,9 @@ use crate::config::{self, Config, ConfigError, ConfigErrors, Rules};
 use crate::queue::{
     Ack, Applied, Assignment, QueueRules, Refusal, Report, ReportKind, Reporter, TaskRow, WorkQueue,
 };
-use crate::redact::RedactionGate;
 use crate::server;
 use crate::watchdog;
 use crate::write::Writer;
-use crate::write::escalations::Escalations;
 
 pub enum Failure {
     /// The config or rules file is wrong; `list_all` prints every error, else the first.
@@ -47,22 +45,9 @@ fn load(path: &Path) -> Result<(Config, Rules), Failure> {
     Ok((config, rules))
 }
 
-/// The gate for this config: secret shapes plus the exact tokens the config points at.
-pub fn gate_for(config: &Config) -> RedactionGate {
-    let tokens = config
-        .agents
-        .iter()
-        // The tokens fleetdash calls agents with, and those agents report to the intake with.
-        .flat_map(|a| [a.token.as_ref(), a.report_token.as_ref()])
-        // The alert channels' own tokens.
-        .chain(config.alerts.token_sources().map(Some))
-        .filter_map(|t| crate::collect::agents::read_token(t).ok().flatten());
-    RedactionGate::new(tokens.chain(config.alerts.url_passwords()))
-}
-
 pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Outcome {
     let (config, rules) = load(path)?;
-    let writer = Arc::new(Writer::new(&config, &rules, gate_for(&config))?);
+    let writer = Arc::new(Writer::new(&config, &rules, config.gate())?);
     let collectors = collect::from_config(&config, &rules, only);
     // Live tasks are polled after the agents pass, once the write side has noted the ids its
     // heartbeats and audit logs mentioned.
@@ -107,99 +92,8 @@ pub async fn run(path: &Path) -> Outcome {
              without finishing the write in progress; ctrl-c still stops it cleanly"
         );
     }
-    run_until(&config, &rules, shutdown).await?;
+    crate::daemon::run_until(&config, &rules, shutdown).await?;
     Ok(())
-}
-
-/// The long-running collector, until `shutdown` is cancelled.
-///
-/// With `[work_queue]` set, the queue is opened once: its one writer serves the intake, the
-/// watchdog and the queue's collector alike (one writer per file).
-pub async fn run_until(
-    config: &Config,
-    rules: &Rules,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let alerts = crate::alerting::run::Alerts::from_config(config, rules, gate_for(config))
-        .await?
-        .map(Arc::new);
-    let mut writer = Writer::new(config, rules, gate_for(config))?;
-    if let Some(alerts) = &alerts {
-        writer = writer.with_alerts(alerts.look());
-    }
-    let writer = Arc::new(writer);
-    let queue = open_shared_queue(config, rules).await?;
-    let collectors = collect::from_config_sharing(config, rules, None, queue.clone());
-    if collectors.is_empty() {
-        tracing::warn!(config = %config.path.display(), "nothing to collect: the config lists no agents");
-    }
-    let configured = collect::configured_sections(config);
-    let intake = match &queue {
-        Some(queue) => {
-            crate::intake::start(config, queue.clone(), gate_for(config), shutdown.clone()).await?
-        }
-        None => None,
-    };
-    let sweeps = queue.clone().map(|queue| {
-        tokio::spawn(crate::watchdog::sweep::run(
-            queue,
-            rules.clone(),
-            Escalations::new(&config.state_dir),
-            gate_for(config),
-            shutdown.clone(),
-        ))
-    });
-    let delivery = alerts
-        .as_ref()
-        .and_then(|a| a.spawn_delivery(shutdown.clone()));
-    tracing::info!(file = %writer.path().display(), "collecting");
-    watchdog::run(
-        collectors,
-        writer,
-        configured,
-        rules.view(),
-        alerts,
-        shutdown,
-    )
-    .await;
-    if let Some(delivery) = delivery {
-        delivery.await.context("the alert delivery loop stopped")?;
-    }
-    if let Some(intake) = intake {
-        intake.task.await.context("the intake stopped")??;
-    }
-    if let Some(sweeps) = sweeps {
-        sweeps.await.context("the work queue's watchdog stopped")?;
-    }
-    // Everything that held the queue has stopped: its writer finishes what it was handed.
-    if let Some(queue) = queue {
-        match Arc::try_unwrap(queue) {
-            Ok(queue) => queue.close().await?,
-            Err(_) => tracing::warn!("the work queue is still in use at shutdown; not closed"),
-        }
-    }
-    Ok(())
-}
-
-/// The work queue `run` shares, when `[work_queue]` is set. A queue that cannot be opened
-/// (corrupt, another program's) stops `run` when the intake needs it; otherwise `run` goes on
-/// without a watchdog, and the queue's collector says what is wrong in `tasks.queue` at every
-/// pass (it reads the file read-only then).
-async fn open_shared_queue(
-    config: &Config,
-    rules: &Rules,
-) -> anyhow::Result<Option<Arc<WorkQueue>>> {
-    let Some(work_queue) = &config.work_queue else {
-        return Ok(None);
-    };
-    match WorkQueue::open(&work_queue.db, QueueRules::of(&rules)).await {
-        Ok(queue) => Ok(Some(Arc::new(queue))),
-        Err(e) if config.intake.listen.is_some() => Err(anyhow::Error::msg(e)),
-        Err(e) => {
-            tracing::error!("{e}: no work queue watchdog in this run");
-            Ok(None)
-        }
-    }
 }
 
 pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
@@ -387,7 +281,7 @@ async fn with_silences<T: Send + 'static>(
     + 'static,
 ) -> Result<T, Failure> {
     let (config, _rules) = load(path)?;
-    let gate = gate_for(&config);
+    let gate = config.gate();
     let state_dir = config.state_dir.clone();
     let done = tokio::task::spawn_blocking(move || {
         std::fs::create_dir_all(&state_dir)

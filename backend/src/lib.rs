@@ -17,6 +17,7 @@
 //! - [`queue`]: the work queue (spec 003 §3): reports become task rows, rules over them.
 //! - [`alerting`]: band changes to the operator's phone and the hub agent (engine, outbox, one
 //!   file per channel).
+//! - [`daemon`]: a running fleetdash (`run`, the demo) wired whole.
 //! - [`app`]: the commands, wiring the above.
 //! - [`cron_run`]: `fleetdash cron-run`, which runs a cron job and records it for the dashboard.
 
@@ -27,6 +28,7 @@ pub mod cli;
 pub mod collect;
 pub mod config;
 pub mod cron_run;
+pub mod daemon;
 pub mod demo;
 pub mod history;
 pub mod intake;

@@ -11,7 +11,7 @@ use std::sync::{LazyLock, RwLock};
 
 use tracing_subscriber::fmt::MakeWriter;
 
-use crate::config::{Config, HostSource};
+use crate::config::Config;
 use crate::redact::RedactionGate;
 
 static GATE: LazyLock<RwLock<RedactionGate>> =
@@ -30,32 +30,12 @@ pub fn init() {
         .init();
 }
 
-/// From now on the log also redacts the exact secrets `config` points at: the agents' tokens
-/// and the passwords in endpoint and node_exporter URLs.
+/// From now on the log also redacts the exact secrets `config` points at ([`Config::secrets`]),
+/// the same the files are guarded from.
 pub fn guard_config_secrets(config: &Config) {
-    let tokens = config
-        .agents
-        .iter()
-        // The tokens fleetdash calls agents with, and those agents report to the intake with.
-        .flat_map(|a| [a.token.as_ref(), a.report_token.as_ref()])
-        .chain(config.alerts.token_sources().map(Some))
-        .filter_map(|t| crate::collect::agents::read_token(t).ok().flatten());
-    let host_urls = config.hosts.iter().filter_map(|h| match &h.source {
-        HostSource::NodeExporter { url } => Some(url),
-        _ => None,
-    });
-    let passwords = config
-        .agents
-        .iter()
-        .map(|a| &a.endpoint)
-        .chain(host_urls)
-        .filter_map(|u| u.password())
-        .map(str::to_string)
-        .chain(config.alerts.url_passwords());
-    let gate = RedactionGate::new(tokens.chain(passwords));
     *GATE
         .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner()) = gate;
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = config.gate();
 }
 
 /// The text as the log may show it.

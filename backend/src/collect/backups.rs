@@ -21,12 +21,12 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use chrono::{
-    DateTime, FixedOffset, Local, MappedLocalTime, NaiveDate, NaiveDateTime, TimeDelta, TimeZone,
-    Utc,
+    DateTime, FixedOffset, Local, MappedLocalTime, NaiveDate, NaiveDateTime, TimeZone, Utc,
 };
 use fleetdash_model::{Asc, Backups, Band, Probe, RulesView, human_age, seconds_since};
 use regex::Regex;
 
+use super::checkin::FUTURE_SKEW;
 use super::systems::command::run_argv;
 use super::{Collector, Findings, SectionData};
 use crate::config::{BackupSource, BackupsConfig, Config, Rules};
@@ -34,11 +34,6 @@ use crate::net::ProbeFailure;
 
 /// A folder walk reads at most this many entries, so a huge tree costs a bounded pass.
 pub const MAX_DIR_ENTRIES: usize = 100_000;
-
-/// A timestamp further in the future than this is not believed: one bogus date would otherwise
-/// keep the backup green for ever. An hour covers clocks that disagree. Cron records are held
-/// to the same bound ([`crate::collect::systems::cron::judge`]).
-pub(crate) const FUTURE_SKEW: TimeDelta = TimeDelta::hours(1);
 
 pub struct BackupsCollector {
     backups: BackupsConfig,

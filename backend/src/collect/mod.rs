@@ -9,6 +9,7 @@
 pub mod agents;
 pub mod backups;
 pub mod board;
+pub mod checkin;
 pub mod live_tasks;
 pub mod projections;
 pub mod queue;

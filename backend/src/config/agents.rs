@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use toml::Spanned;
 
+use super::TokenSource;
 use super::files::Expect;
 use super::probe::peer_name;
 use super::table::Table;
@@ -47,13 +48,6 @@ impl Dialect {
             Dialect::Auto => "auto",
         }
     }
-}
-
-/// Where a peer's bearer token comes from. The token itself never sits in the config file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TokenSource {
-    Env(String),
-    File(PathBuf),
 }
 
 #[derive(Debug, Clone)]
@@ -183,40 +177,16 @@ pub(super) fn read(
                 None
             }),
         };
-        let token = match (&token_env, &token_file) {
-            (Some(e), Some(_)) => {
-                v.error(
-                    e,
-                    t.field("token_env"),
-                    "give token_env or token_file, not both",
-                );
-                None
-            }
-            (Some(e), None) => Some(TokenSource::Env(e.get_ref().clone())),
-            (None, Some(f)) => Some(TokenSource::File(v.read_path(
-                f,
-                t.field("token_file"),
-                Expect::File,
-            ))),
-            (None, None) => None,
-        };
-        let report_token = match (&report_token_env, &report_token_file) {
-            (Some(e), Some(_)) => {
-                v.error(
-                    e,
-                    t.field("report_token_env"),
-                    "give report_token_env or report_token_file, not both",
-                );
-                None
-            }
-            (Some(e), None) => Some(TokenSource::Env(e.get_ref().clone())),
-            (None, Some(f)) => Some(TokenSource::File(v.read_path(
-                f,
-                t.field("report_token_file"),
-                Expect::File,
-            ))),
-            (None, None) => None,
-        };
+        let token = TokenSource::choose(v, |k| t.field(k), "token", &token_env, &token_file)
+            .unwrap_or(None);
+        let report_token = TokenSource::choose(
+            v,
+            |k| t.field(k),
+            "report_token",
+            &report_token_env,
+            &report_token_file,
+        )
+        .unwrap_or(None);
         let audit_log = audit_log.map(|p| v.read_path(&p, t.field("audit_log"), Expect::File));
         t.finish(v);
         if let (Some(name), Some(endpoint), Some(dialect)) = (trimmed, endpoint, dialect) {

@@ -33,7 +33,6 @@ use fleetdash_model::Band;
 use toml::Spanned;
 
 use super::TokenSource;
-use super::files::Expect;
 use super::table::Table;
 use super::validator::{Validator, is_plain_name};
 
@@ -189,24 +188,11 @@ pub(super) fn read(v: &mut Validator, mut t: Table, agents: &[String]) -> Alerts
                 }
             }
         }
-        let token = match (&token_env, &token_file) {
-            (Some(e), Some(_)) => {
+        let token = TokenSource::choose(v, |k| c.field(k), "token", &token_env, &token_file)
+            .unwrap_or_else(|()| {
                 ok = false;
-                v.error(
-                    e,
-                    c.field("token_env"),
-                    "give token_env or token_file, not both",
-                );
                 None
-            }
-            (Some(e), None) => Some(TokenSource::Env(e.get_ref().clone())),
-            (None, Some(f)) => Some(TokenSource::File(v.read_path(
-                f,
-                c.field("token_file"),
-                Expect::File,
-            ))),
-            (None, None) => None,
-        };
+            });
         if let (Some(ChannelTarget::A2a(_)), Some(e)) =
             (&target, token_env.as_ref().or(token_file.as_ref()))
         {
@@ -438,7 +424,7 @@ mod tests {
              token_file = \"hook.token\"\n"
         );
         let c = Config::parse(&dir.path().join("f.toml"), &text).unwrap();
-        let gate = crate::app::gate_for(&c);
+        let gate = c.gate();
         assert_eq!(
             gate.redact_str("said hook-secret-987654"),
             format!("said {}", crate::redact::REDACTED)

@@ -25,12 +25,13 @@ mod hosts;
 mod intake;
 mod probe;
 mod rules;
+mod secrets;
 mod serve;
 mod table;
 mod validator;
 mod work_queue;
 
-pub use agents::{AgentConfig, Dialect, TokenSource};
+pub use agents::{AgentConfig, Dialect};
 pub use alerts::{AlertsConfig, ChannelConfig, ChannelTarget};
 pub use backups::{BackupSource, BackupsConfig};
 pub use boards::BoardConfig;
@@ -45,6 +46,7 @@ pub use probe::ProbeLimits;
 pub use rules::{AlertRules, CountRule, Rule, Rules};
 #[cfg(test)]
 pub(crate) use rules::{config_beside_fleet_rules, fleet_alert_rules, fleet_rules};
+pub use secrets::{TokenSource, read_token};
 pub use serve::ServeConfig;
 pub use validator::{is_plain_name, resolve_path};
 pub use work_queue::WorkQueueConfig;

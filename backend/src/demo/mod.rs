@@ -339,7 +339,7 @@ pub async fn run(
 
     // The intake binds its port as the config says: free it just before.
     drop(intake_port);
-    let collector = crate::app::run_until(&config, &rules, shutdown.clone());
+    let collector = crate::daemon::run_until(&config, &rules, shutdown.clone());
     let server = server::serve(listener, options, shutdown.clone());
     let (collected, served) = tokio::join!(collector, server);
     collected?;

@@ -63,7 +63,7 @@ impl IntakeOptions {
         let mut warnings = Vec::new();
         let mut pairs = Vec::new();
         for agent in &config.agents {
-            match crate::collect::agents::read_token(agent.report_token.as_ref()) {
+            match crate::config::read_token(agent.report_token.as_ref()) {
                 Ok(Some(token)) => pairs.push((agent.name.clone(), token)),
                 Ok(None) => {}
                 Err(failure) => warnings.push(format!(

@@ -62,7 +62,7 @@ impl Wants {
 
 /// The channel's token, read now from where the config says.
 pub fn token(source: Option<&TokenSource>) -> Result<Option<String>, SendError> {
-    crate::collect::agents::read_token(source).map_err(|f| SendError {
+    crate::config::read_token(source).map_err(|f| SendError {
         // The operator can set it without anything else changing: keep the alert.
         retryable: true,
         reason: f.reason,

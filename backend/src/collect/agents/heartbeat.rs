@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use fleetdash_model::Asc;
 
-use crate::a2a::{self, ReplyFacts, RpcOutcome, Wire};
+use crate::a2a::{self, ReplyFacts, RpcOutcome, Wire, rpc_url};
 use crate::net::{ProbeClient, ProbeFailure};
 
 /// The text of the heartbeat message; peers are free to ignore it.
@@ -78,14 +78,4 @@ fn rpc_failure(wire: Wire, code: i64, asc: Asc) -> ProbeFailure {
         asc,
         format!("{} send: JSON-RPC {code} {name}", wire.as_str()),
     )
-}
-
-/// The JSON-RPC endpoint: the agent's base URL with a trailing slash.
-pub fn rpc_url(endpoint: &url::Url) -> url::Url {
-    let mut url = endpoint.clone();
-    if !url.path().ends_with('/') {
-        let path = format!("{}/", url.path());
-        url.set_path(&path);
-    }
-    url
 }

@@ -27,7 +27,7 @@ use super::queue::QueueSource;
 use super::{Collector, Findings};
 use crate::a2a::Wire;
 use crate::collect::live_tasks::registry::{Mention, Origin};
-use crate::config::{AgentConfig, Config, Dialect, ProbeLimits, Rules, TokenSource};
+use crate::config::{AgentConfig, Config, Dialect, ProbeLimits, Rules, read_token};
 use crate::net::{ProbeClient, ProbeFailure};
 use crate::queue::AgentReports;
 
@@ -236,26 +236,6 @@ fn mentions(rows: &[(usize, Agent, Seen)]) -> Vec<Mention> {
         }));
     }
     out
-}
-
-/// Reads a peer's bearer token from where the config says it lives.
-pub fn read_token(source: Option<&TokenSource>) -> Result<Option<String>, ProbeFailure> {
-    let token = match source {
-        None => return Ok(None),
-        Some(TokenSource::Env(var)) => std::env::var(var).map_err(|_| {
-            ProbeFailure::new(
-                Asc::FAILED_PRECONDITION,
-                format!("token_env {var} is not set"),
-            )
-        })?,
-        Some(TokenSource::File(path)) => std::fs::read_to_string(path).map_err(|e| {
-            ProbeFailure::new(
-                Asc::FAILED_PRECONDITION,
-                format!("token_file {}: {e}", path.display()),
-            )
-        })?,
-    };
-    Ok(Some(token.trim().to_string()))
 }
 
 #[async_trait]

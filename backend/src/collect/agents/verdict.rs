@@ -14,7 +14,7 @@ use fleetdash_model::{
 use super::audit_tail::AuditTail;
 use super::card::CardProbe;
 use super::heartbeat::HeartbeatReply;
-use crate::collect::systems::cron::healthchecks_state;
+use crate::collect::checkin::healthchecks_state;
 use crate::config::AgentConfig;
 use crate::net::ProbeFailure;
 use crate::queue::AgentReports;

@@ -58,7 +58,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags, Row};
 
 use super::events::{self, RawEvent, TaskEvents};
-use super::schema::Schema;
+use super::schema::{OPTIONAL_TASK_COLUMNS, REQUIRED_TASK_COLUMNS, Schema};
 use super::vfs;
 use crate::net::ProbeFailure;
 use crate::text::clean;
@@ -434,22 +434,17 @@ fn read_tasks(
     schema: &Schema,
     include_archived: bool,
 ) -> rusqlite::Result<Vec<RawTask>> {
-    let optional = [
-        "assignee",
-        "priority",
-        "started_at",
-        "completed_at",
-        "last_heartbeat_at",
-        "block_kind",
-    ]
-    .map(|c| schema.task_column_or_null(c))
-    .join(", ");
+    // The columns are read by position below, in the order of OPTIONAL_TASK_COLUMNS.
+    let optional = OPTIONAL_TASK_COLUMNS
+        .map(|c| schema.task_column_or_null(c))
+        .join(", ");
     let filter = if include_archived {
         ""
     } else {
         " WHERE status IS NOT 'archived'"
     };
-    let sql = format!("SELECT id, title, status, created_at, {optional} FROM tasks{filter}");
+    let required = REQUIRED_TASK_COLUMNS.join(", ");
+    let sql = format!("SELECT {required}, {optional} FROM tasks{filter}");
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map([], |row| {
         Ok(RawTask {

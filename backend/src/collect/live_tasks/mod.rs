@@ -24,9 +24,8 @@ use fleetdash_model::Asc;
 use futures::StreamExt;
 
 use super::{Collector, Findings};
-use crate::a2a::{self, RpcOutcome, TaskFacts, Wire};
-use crate::collect::agents::{heartbeat::rpc_url, read_token};
-use crate::config::{AgentConfig, Config};
+use crate::a2a::{self, RpcOutcome, TaskFacts, Wire, rpc_url};
+use crate::config::{AgentConfig, Config, read_token};
 use crate::net::{ProbeClient, ProbeFailure};
 use registry::KnownTask;
 

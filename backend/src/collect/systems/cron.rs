@@ -11,7 +11,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use fleetdash_model::{Asc, CronCheck, CronState, Probe, human_age, seconds_since};
 use serde::{Deserialize, Serialize};
 
-use crate::collect::backups::FUTURE_SKEW;
+use crate::collect::checkin::{FUTURE_SKEW, healthchecks_state};
 use crate::config::{CronConfig, CronEvidence};
 use crate::net::ProbeFailure;
 
@@ -338,19 +338,6 @@ fn verdict(
                 human_age(period_s),
             )),
         ),
-    }
-}
-
-/// Healthchecks' model on one age of the last check-in: up while it is at most the period,
-/// late inside the grace after it, down beyond. Each boundary belongs to the better state.
-/// Crons and the agents' heartbeat reports (push checks) are judged by it alike.
-pub fn healthchecks_state(age_s: u64, period_s: u64, grace_s: u64) -> CronState {
-    if age_s <= period_s {
-        CronState::Up
-    } else if age_s <= period_s.saturating_add(grace_s) {
-        CronState::Late
-    } else {
-        CronState::Down
     }
 }
 

@@ -1,0 +1,108 @@
+//! The daemon: a running fleetdash wired whole. [`run_until`] opens what `fleetdash run` shares
+//! (the work queue's one writer, the alert engine and outbox, the snapshot writer), starts the
+//! faces (the report intake, the queue's sweep, alert delivery) and the collectors' cadences,
+//! and on shutdown stops them in order, closing the queue last. `fleetdash run` and the demo
+//! both run it; neither wires a part of its own.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+
+use crate::collect;
+use crate::config::{Config, Rules};
+use crate::queue::{QueueRules, WorkQueue};
+use crate::watchdog;
+use crate::write::Writer;
+use crate::write::escalations::Escalations;
+
+/// The long-running collector, until `shutdown` is cancelled.
+///
+/// With `[work_queue]` set, the queue is opened once: its one writer serves the intake, the
+/// watchdog and the queue's collector alike (one writer per file).
+pub async fn run_until(
+    config: &Config,
+    rules: &Rules,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let alerts = crate::alerting::run::Alerts::from_config(config, rules, config.gate())
+        .await?
+        .map(Arc::new);
+    let mut writer = Writer::new(config, rules, config.gate())?;
+    if let Some(alerts) = &alerts {
+        writer = writer.with_alerts(alerts.look());
+    }
+    let writer = Arc::new(writer);
+    let queue = open_shared_queue(config, rules).await?;
+    let collectors = collect::from_config_sharing(config, rules, None, queue.clone());
+    if collectors.is_empty() {
+        tracing::warn!(config = %config.path.display(), "nothing to collect: the config lists no agents");
+    }
+    let configured = collect::configured_sections(config);
+    let intake = match &queue {
+        Some(queue) => {
+            crate::intake::start(config, queue.clone(), config.gate(), shutdown.clone()).await?
+        }
+        None => None,
+    };
+    let sweeps = queue.clone().map(|queue| {
+        tokio::spawn(crate::watchdog::sweep::run(
+            queue,
+            rules.clone(),
+            Escalations::new(&config.state_dir),
+            config.gate(),
+            shutdown.clone(),
+        ))
+    });
+    let delivery = alerts
+        .as_ref()
+        .and_then(|a| a.spawn_delivery(shutdown.clone()));
+    tracing::info!(file = %writer.path().display(), "collecting");
+    watchdog::run(
+        collectors,
+        writer,
+        configured,
+        rules.view(),
+        alerts,
+        shutdown,
+    )
+    .await;
+    if let Some(delivery) = delivery {
+        delivery.await.context("the alert delivery loop stopped")?;
+    }
+    if let Some(intake) = intake {
+        intake.task.await.context("the intake stopped")??;
+    }
+    if let Some(sweeps) = sweeps {
+        sweeps.await.context("the work queue's watchdog stopped")?;
+    }
+    // Everything that held the queue has stopped: its writer finishes what it was handed.
+    if let Some(queue) = queue {
+        match Arc::try_unwrap(queue) {
+            Ok(queue) => queue.close().await?,
+            Err(_) => tracing::warn!("the work queue is still in use at shutdown; not closed"),
+        }
+    }
+    Ok(())
+}
+
+/// The work queue `run` shares, when `[work_queue]` is set. A queue that cannot be opened
+/// (corrupt, another program's) stops `run` when the intake needs it; otherwise `run` goes on
+/// without a watchdog, and the queue's collector says what is wrong in `tasks.queue` at every
+/// pass (it reads the file read-only then).
+async fn open_shared_queue(
+    config: &Config,
+    rules: &Rules,
+) -> anyhow::Result<Option<Arc<WorkQueue>>> {
+    let Some(work_queue) = &config.work_queue else {
+        return Ok(None);
+    };
+    match WorkQueue::open(&work_queue.db, QueueRules::of(&rules)).await {
+        Ok(queue) => Ok(Some(Arc::new(queue))),
+        Err(e) if config.intake.listen.is_some() => Err(anyhow::Error::msg(e)),
+        Err(e) => {
+            tracing::error!("{e}: no work queue watchdog in this run");
+            Ok(None)
+        }
+    }
+}
