@@ -6,8 +6,10 @@
 //! (`#[cfg(test)]`) are left out: they may build fixtures from anywhere. Then:
 //! - each top-level module has a layer in [`LAYERS`], and no file imports from a layer above its
 //!   own;
-//! - no import circle joins files, in the backend, the model or the page, except a folder's
-//!   `mod.rs` with files inside that folder;
+//! - no import circle joins files, in the backend, the model or the page: a folder's `mod.rs`
+//!   may use the files inside it (declare, re-export, build them), and they may use it, but
+//!   two files that need each other otherwise are a circle (a re-export is followed to the
+//!   file that defines the item);
 //! - no source file is over [`MAX_LINES`] lines;
 //! - the page depends on the model alone.
 //!
@@ -51,6 +53,8 @@ struct Source {
     module: ModPath,
     /// Paths as written, each from the module it is written in (an inline module counts).
     uses: Vec<(ModPath, Vec<String>, usize)>,
+    /// `pub use` re-exports: (module, name it is known by there, the path it names).
+    reexports: Vec<(ModPath, String, Vec<String>)>,
 }
 
 fn module_of(root: &Path, file: &Path) -> ModPath {
@@ -87,6 +91,9 @@ struct Uses {
     /// The module the visitor is in (inline modules push onto it).
     here: ModPath,
     found: Vec<(ModPath, Vec<String>, usize)>,
+    reexports: Vec<(ModPath, String, Vec<String>)>,
+    /// Set while reading a `pub use`.
+    exporting: bool,
 }
 
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
@@ -103,6 +110,13 @@ impl Uses {
         }
     }
 
+    fn export(&mut self, name: Option<String>, path: &[String]) {
+        if let (true, Some(name)) = (self.exporting, name) {
+            self.reexports
+                .push((self.here.clone(), name, path.to_vec()));
+        }
+    }
+
     fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree, line: usize) {
         match tree {
             syn::UseTree::Path(p) => {
@@ -115,11 +129,13 @@ impl Uses {
                 if n.ident != "self" {
                     full.push(n.ident.to_string());
                 }
+                self.export(full.last().cloned(), &full);
                 self.push(full, line);
             }
             syn::UseTree::Rename(r) => {
                 let mut full = prefix.clone();
                 full.push(r.ident.to_string());
+                self.export(Some(r.rename.to_string()), &full);
                 self.push(full, line);
             }
             syn::UseTree::Glob(_) => self.push(prefix.clone(), line),
@@ -190,7 +206,9 @@ impl<'ast> Visit<'ast> for Uses {
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
         if !is_cfg_test(&u.attrs) {
             let line = u.use_token.span.start().line;
+            self.exporting = !matches!(u.vis, syn::Visibility::Inherited);
             self.use_tree(&mut Vec::new(), &u.tree, line);
+            self.exporting = false;
         }
     }
 
@@ -227,12 +245,15 @@ fn read_sources(root: &Path) -> Vec<Source> {
             let mut uses = Uses {
                 here: module.clone(),
                 found: Vec::new(),
+                reexports: Vec::new(),
+                exporting: false,
             };
             uses.visit_file(&ast);
             Source {
                 file,
                 module,
                 uses: uses.found,
+                reexports: uses.reexports,
             }
         })
         .collect()
@@ -253,10 +274,15 @@ impl Graph {
             .enumerate()
             .map(|(i, s)| (s.module.clone(), i))
             .collect();
+        let reexports: BTreeMap<(ModPath, String), (ModPath, Vec<String>)> = sources
+            .iter()
+            .flat_map(|s| &s.reexports)
+            .map(|(m, name, path)| ((m.clone(), name.clone()), (m.clone(), path.clone())))
+            .collect();
         let mut edges = BTreeMap::new();
         for (from, s) in sources.iter().enumerate() {
             for (here, path, line) in &s.uses {
-                let Some(target) = resolve(here, path, &by_module) else {
+                let Some(target) = resolve(here, path, &by_module, &reexports, 0) else {
                     continue;
                 };
                 if target != from {
@@ -277,28 +303,27 @@ impl Graph {
         rel.to_string()
     }
 
-    /// Whether the files `set` are a folder's `mod.rs` and files inside that folder.
-    fn one_folder(&self, set: &[usize]) -> bool {
-        set.iter().any(|&root| {
-            let r = &self.sources[root];
-            r.file.file_name().is_some_and(|n| n == "mod.rs")
-                && set.iter().all(|&i| {
-                    let m = &self.sources[i].module;
-                    i == root || (m.len() > r.module.len() && m.starts_with(&r.module))
-                })
-        })
+    /// Whether `from` is a folder's `mod.rs` and `to` lies inside that folder: the folder
+    /// declaring and using its own parts, the one circle the house allows.
+    fn declares(&self, from: usize, to: usize) -> bool {
+        let (f, t) = (&self.sources[from], &self.sources[to]);
+        f.file.file_name().is_some_and(|n| n == "mod.rs")
+            && t.module.len() > f.module.len()
+            && t.module.starts_with(&f.module)
     }
 
-    /// Import circles (strongly connected sets of two files or more) other than a folder's
-    /// `mod.rs` with what is inside it, each sorted by name.
+    /// Import circles (strongly connected sets of two files or more) once a folder's `mod.rs`
+    /// using the files inside it is set aside, each sorted by name.
     fn circles(&self) -> Vec<Vec<String>> {
         let mut next: Vec<Vec<usize>> = vec![Vec::new(); self.sources.len()];
         for &(a, b) in self.edges.keys() {
-            next[a].push(b);
+            if !self.declares(a, b) {
+                next[a].push(b);
+            }
         }
         tarjan(&next)
             .into_iter()
-            .filter(|c| c.len() > 1 && !self.one_folder(c))
+            .filter(|c| c.len() > 1)
             .map(|c| {
                 let mut names: Vec<String> = c.into_iter().map(|i| self.name(i)).collect();
                 names.sort();
@@ -308,8 +333,18 @@ impl Graph {
     }
 }
 
-/// The file a path names: the longest module prefix of it that is a file.
-fn resolve(here: &ModPath, path: &[String], modules: &BTreeMap<ModPath, usize>) -> Option<usize> {
+/// A name a module re-exports (`pub use`), to the module and path it names.
+type Reexports = BTreeMap<(ModPath, String), (ModPath, Vec<String>)>;
+
+/// The file a path names: the longest module prefix of it that is a file, followed through the
+/// re-exports of that module (`crate::config::TokenSource` is the file that defines it).
+fn resolve(
+    here: &ModPath,
+    path: &[String],
+    modules: &BTreeMap<ModPath, usize>,
+    reexports: &Reexports,
+    depth: usize,
+) -> Option<usize> {
     let mut rest = path.iter().peekable();
     let mut module: ModPath = match rest.peek().map(|s| s.as_str()) {
         Some("crate") => {
@@ -341,6 +376,13 @@ fn resolve(here: &ModPath, path: &[String], modules: &BTreeMap<ModPath, usize>) 
     };
     let mut best = modules.get(&module).copied();
     for segment in rest {
+        if let Some((from, target)) = reexports.get(&(module.clone(), segment.clone()))
+            && best.is_some()
+            && depth < 8
+            && target.first() != Some(segment)
+        {
+            return resolve(from, target, modules, reexports, depth + 1).or(best);
+        }
         module.push(segment.clone());
         match modules.get(&module) {
             Some(&i) => best = Some(i),

@@ -61,6 +61,8 @@ use error::one_error;
 use table::Table;
 use validator::Validator;
 
+use crate::redact::RedactionGate;
+
 /// The validated configuration, with every path resolved against the config file's folder.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -288,6 +290,41 @@ fn read(path: &Path, text: &str) -> Read {
         in_use,
         errors: v.errors,
         named: v.named,
+    }
+}
+
+/// The secrets a config leads to, gathered once for every gate: the snapshot's writers and the
+/// log are guarded by the same list, so the two cannot drift apart.
+impl Config {
+    /// Every secret this config leads to, read now: the tokens fleetdash calls agents with,
+    /// those agents report to the intake with, the alert channels' tokens, and the passwords
+    /// written into agent endpoints, node_exporter URLs, channel and dead man's URLs. A token
+    /// that cannot be read is left out (there is nothing of it to leak).
+    pub fn secrets(&self) -> Vec<String> {
+        let tokens = self
+            .agents
+            .iter()
+            .flat_map(|a| [a.token.as_ref(), a.report_token.as_ref()])
+            .chain(self.alerts.token_sources().map(Some))
+            .filter_map(|t| read_token(t).ok().flatten());
+        let host_urls = self.hosts.iter().filter_map(|h| match &h.source {
+            HostSource::NodeExporter { url } => Some(url),
+            _ => None,
+        });
+        let passwords = self
+            .agents
+            .iter()
+            .map(|a| &a.endpoint)
+            .chain(host_urls)
+            .filter_map(|u| u.password())
+            .map(str::to_string)
+            .chain(self.alerts.url_passwords());
+        tokens.chain(passwords).collect()
+    }
+
+    /// The gate for everything written from this config: secret shapes plus [`Config::secrets`].
+    pub fn gate(&self) -> RedactionGate {
+        RedactionGate::new(self.secrets())
     }
 }
 

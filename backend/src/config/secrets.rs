@@ -1,8 +1,7 @@
 //! The secrets a config points at, never holds: where each bearer token comes from
 //! ([`TokenSource`]: an environment variable or a file), reading one, and gathering every secret
-//! the config leads to (tokens, and the passwords written into URLs) for the redaction gate.
-//! The snapshot's writers and the log are guarded by the same list ([`Config::gate`]), so the two
-//! cannot drift apart.
+//! the config leads to (tokens, and the passwords written into URLs) is `Config::secrets`, for
+//! the redaction gate of the snapshot's writers and of the log alike.
 
 use std::path::PathBuf;
 
@@ -11,9 +10,7 @@ use toml::Spanned;
 
 use super::files::Expect;
 use super::validator::Validator;
-use super::{Config, HostSource};
 use crate::net::ProbeFailure;
-use crate::redact::RedactionGate;
 
 /// Where a peer's bearer token comes from. The token itself never sits in the config file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,37 +70,4 @@ pub fn read_token(source: Option<&TokenSource>) -> Result<Option<String>, ProbeF
         })?,
     };
     Ok(Some(token.trim().to_string()))
-}
-
-impl Config {
-    /// Every secret this config leads to, read now: the tokens fleetdash calls agents with,
-    /// those agents report to the intake with, the alert channels' tokens, and the passwords
-    /// written into agent endpoints, node_exporter URLs, channel and dead man's URLs. A token
-    /// that cannot be read is left out (there is nothing of it to leak).
-    pub fn secrets(&self) -> Vec<String> {
-        let tokens = self
-            .agents
-            .iter()
-            .flat_map(|a| [a.token.as_ref(), a.report_token.as_ref()])
-            .chain(self.alerts.token_sources().map(Some))
-            .filter_map(|t| read_token(t).ok().flatten());
-        let host_urls = self.hosts.iter().filter_map(|h| match &h.source {
-            HostSource::NodeExporter { url } => Some(url),
-            _ => None,
-        });
-        let passwords = self
-            .agents
-            .iter()
-            .map(|a| &a.endpoint)
-            .chain(host_urls)
-            .filter_map(|u| u.password())
-            .map(str::to_string)
-            .chain(self.alerts.url_passwords());
-        tokens.chain(passwords).collect()
-    }
-
-    /// The gate for everything written from this config: secret shapes plus [`Config::secrets`].
-    pub fn gate(&self) -> RedactionGate {
-        RedactionGate::new(self.secrets())
-    }
 }
