@@ -7,9 +7,9 @@
 //! - each top-level module has a layer in [`LAYERS`], and no file imports from a layer above its
 //!   own;
 //! - no import circle joins files, in the backend, the model or the page: a folder's `mod.rs`
-//!   may use the files inside it (declare, re-export, build them), and they may use it, but
-//!   two files that need each other otherwise are a circle (a re-export is followed to the
-//!   file that defines the item);
+//!   may use the files inside it (declare, re-export, build them), and they may use it; any
+//!   other set of files that need each other is a circle (a re-export is followed to the file
+//!   that defines the item);
 //! - no source file is over [`MAX_LINES`] lines;
 //! - the page depends on the model alone.
 //!
@@ -312,18 +312,36 @@ impl Graph {
             && t.module.starts_with(&f.module)
     }
 
-    /// Import circles (strongly connected sets of two files or more) once a folder's `mod.rs`
-    /// using the files inside it is set aside, each sorted by name.
+    /// Whether the files `set` are a folder's `mod.rs` and files inside that folder.
+    fn one_folder(&self, set: &[usize]) -> bool {
+        set.iter()
+            .any(|&root| set.iter().all(|&i| i == root || self.declares(root, i)))
+    }
+
+    /// Import circles, each sorted by name: files that need each other across folders (a
+    /// strongly connected set that is not one folder's `mod.rs` with its parts), and inside a
+    /// folder, parts that need each other once the `mod.rs` using its parts is set aside.
     fn circles(&self) -> Vec<Vec<String>> {
-        let mut next: Vec<Vec<usize>> = vec![Vec::new(); self.sources.len()];
+        let n = self.sources.len();
+        let mut all: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut parts: Vec<Vec<usize>> = vec![Vec::new(); n];
         for &(a, b) in self.edges.keys() {
+            all[a].push(b);
             if !self.declares(a, b) {
-                next[a].push(b);
+                parts[a].push(b);
             }
         }
-        tarjan(&next)
+        let across: Vec<Vec<usize>> = tarjan(&all)
             .into_iter()
-            .filter(|c| c.len() > 1)
+            .filter(|c| c.len() > 1 && !self.one_folder(c))
+            .collect();
+        let inside = tarjan(&parts)
+            .into_iter()
+            .filter(|c| c.len() > 1 && !across.iter().any(|a| c.iter().all(|i| a.contains(i))));
+        across
+            .iter()
+            .cloned()
+            .chain(inside)
             .map(|c| {
                 let mut names: Vec<String> = c.into_iter().map(|i| self.name(i)).collect();
                 names.sort();
@@ -478,11 +496,17 @@ fn upward(graph: &Graph) -> Vec<String> {
     found
 }
 
+/// The checkout read: this one, or another one named by `LAYERING_ROOT` (to count an older
+/// tree: `LAYERING_ROOT=/tmp/old cargo test -p fleetdash --test layering report -- --nocapture`).
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    std::env::var_os("LAYERING_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .unwrap()
+                .to_path_buf()
+        })
 }
 
 fn backend() -> Graph {
