@@ -222,6 +222,9 @@ impl<'ast> Visit<'ast> for Uses {
         syn::visit::visit_path(self, p);
     }
 
+    /// `pub(crate)`, `pub(in crate::x)`: who may see an item, not a use of anything.
+    fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
+
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         self.tokens(m.tokens.clone());
         syn::visit::visit_macro(self, m);
