@@ -20,15 +20,20 @@
 
 pub mod changes;
 
-use chrono::{DateTime, Datelike, FixedOffset, Timelike, Utc};
+use chrono::{DateTime, FixedOffset, Utc};
 
 use crate::alerts::{ChannelState, Held, key};
-use crate::one_decimal;
-use crate::{
-    Agent, Asc, Backups, Band, Board, BoardSource, Card, CronCheck, CronState, History, LiveTask,
-    NamedCheck, Probe, QueueTask, SectionMeta, Snapshot, System, Verdict, human_age, seconds_since,
-    thousands,
+use crate::asc::Asc;
+use crate::band::Band;
+use crate::probe::Probe;
+use crate::queue::QueueTask;
+use crate::rules::RulesView;
+use crate::snapshot::{
+    Agent, Backups, Board, BoardSource, Card, CronCheck, CronState, History, LiveTask, NamedCheck,
+    SectionMeta, Snapshot, System,
 };
+use crate::summary::Verdict;
+use crate::words::{human_age, moment, one_decimal, seconds_since, thousands};
 
 /// The mark beside a `held` text (a bell struck through): both renderers show it.
 pub const HELD_ICON: &str = "🔕";
@@ -270,8 +275,6 @@ pub fn favicon(band: Band) -> String {
 const STRIP_AXIS: [&str; 3] = ["24 h ago", "12 h", "now"];
 /// Needs-you reasons are cut here (at a word): a few words, not the whole story.
 const FEW_WORDS: usize = 52;
-/// A time within this many hours of now is said as "19:12"; older ones carry their date.
-const SAME_DAY_H: i64 = 20;
 /// Finished board columns: their green cards fold into a count.
 const FINISHED_COLUMNS: [&str; 2] = ["done", "archived"];
 const TERMINAL_STATES: [&str; 4] = [
@@ -442,25 +445,6 @@ impl Words<'_> {
     fn since(&self, t: DateTime<Utc>) -> String {
         format!("since {}", self.time(t))
     }
-}
-
-/// "19:12" when `t` is within [`SAME_DAY_H`] of `now` (either way), else "29 Nov 19:12": a
-/// time of day alone would name the wrong day.
-pub(crate) fn moment(t: DateTime<Utc>, now: DateTime<Utc>, offset: FixedOffset) -> String {
-    let local = t.with_timezone(&offset);
-    let hm = format!("{:02}:{:02}", local.hour(), local.minute());
-    if (now - t).num_hours().abs() < SAME_DAY_H {
-        hm
-    } else {
-        format!("{} {} {hm}", local.day(), month(local.month()))
-    }
-}
-
-fn month(m: u32) -> &'static str {
-    const NAMES: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    NAMES[(m.clamp(1, 12) - 1) as usize]
 }
 
 /// The verdict in words: red items by kind ("3 agents down · 1 task stuck · 2 hosts"); amber
@@ -772,7 +756,7 @@ fn agents(s: &Snapshot, w: &Words) -> Section {
     view
 }
 
-fn agent_row(a: &Agent, rules: &crate::RulesView, w: &Words) -> Row {
+fn agent_row(a: &Agent, rules: &RulesView, w: &Words) -> Row {
     let reason = a.reason.clone().filter(|_| a.band != Band::Green);
     let r = reason.as_deref();
     let exchange = match &a.last_exchange_s {
@@ -1851,11 +1835,12 @@ fn backup_row(b: &Backups, s: &Snapshot, w: &Words) -> Row {
 mod tests {
     use super::*;
     use crate::{Backups, Board, BoardSource, Card, CronCheck, NamedCheck, RulesView, Sections};
+    use chrono::Timelike;
 
     fn rules() -> RulesView {
         RulesView {
             no_reply_s: 60,
-            ..crate::tests::rules()
+            ..crate::rules::tests::rules()
         }
     }
 
