@@ -7,7 +7,7 @@
 
 use chrono::{DateTime, Duration, FixedOffset, Utc};
 
-use super::{Words, anchor, few_words};
+use super::parts::{Words, anchor, few_words};
 use crate::band::Band;
 use crate::snapshot::{Snapshot, Transition};
 
