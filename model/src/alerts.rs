@@ -12,6 +12,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::band::Band;
+use crate::words::moment;
+
 /// Alerting as of the write that carries it. `Default` (nothing configured) is what a snapshot
 /// written without alerting holds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -45,7 +48,7 @@ impl Held {
     /// The page's words at `now`, the time said at `offset` from UTC: "silenced until 16:00
     /// (disk swap)", with its date when it is not within the day ("until 2 Dec 16:00").
     pub fn describe(&self, now: DateTime<Utc>, offset: chrono::FixedOffset) -> String {
-        let until = crate::glance::moment(self.until, now, offset);
+        let until = moment(self.until, now, offset);
         if self.reason.trim().is_empty() {
             format!("silenced until {until}")
         } else {
@@ -79,7 +82,7 @@ impl ChannelState {
         let mut out = format!(
             "alerts: {} failing since {}",
             self.name,
-            crate::glance::moment(since, now, offset)
+            moment(since, now, offset)
         );
         if let Some(reason) = self.reason.as_deref().filter(|r| !r.trim().is_empty()) {
             out.push_str(": ");
@@ -94,11 +97,11 @@ impl ChannelState {
 
 impl ChannelState {
     /// Amber while it fails: nothing in the fleet is down for it, but nobody will be paged.
-    pub fn band(&self) -> crate::Band {
+    pub fn band(&self) -> Band {
         if self.failing_since.is_some() {
-            crate::Band::Amber
+            Band::Amber
         } else {
-            crate::Band::Green
+            Band::Green
         }
     }
 }

@@ -6,6 +6,9 @@
 use serde::de::value as de;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// The reason a section carries before its collector has produced anything.
+pub const NOT_COLLECTED: &str = "not collected";
+
 const ERROR_PREFIX: &str = "error: ";
 const UNKNOWN: &str = "unknown";
 
@@ -24,7 +27,7 @@ impl<T> Probe<T> {
     }
 
     pub fn not_collected() -> Self {
-        Probe::Error(crate::NOT_COLLECTED.to_string())
+        Probe::Error(NOT_COLLECTED.to_string())
     }
 
     pub fn value(&self) -> Option<&T> {

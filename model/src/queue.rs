@@ -6,7 +6,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::{Asc, Band, human_age, seconds_since};
+use crate::asc::Asc;
+use crate::band::Band;
+use crate::words::{human_age, seconds_since};
 
 /// The status message of a task the 300 s watchdog failed (spec 003 §3.5).
 pub const ORPHANED_MESSAGE: &str = "[task orphaned — no reply produced]";
@@ -197,7 +199,7 @@ mod tests {
     fn rules() -> crate::RulesView {
         crate::RulesView {
             ack_within_s: 600,
-            ..crate::tests::rules()
+            ..crate::rules::tests::rules()
         }
     }
 

@@ -3,7 +3,10 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{Band, Probe, Snapshot};
+use crate::band::Band;
+use crate::probe::Probe;
+use crate::snapshot::{Backups, BoardSource, LiveTask, Snapshot, System};
+use crate::words::{human_age, seconds_since, thousands};
 
 /// Counts of elements per band across every section.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -14,11 +17,13 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    pub(crate) fn add(&mut self, band: Band) {
+    /// Counts one element of `band`.
+    pub fn add(&mut self, band: Band) {
         self.add_n(band, 1);
     }
 
-    pub(crate) fn add_n(&mut self, band: Band, n: usize) {
+    /// Counts `n` elements of `band` (a lot not listed one by one).
+    pub fn add_n(&mut self, band: Band, n: usize) {
         match band {
             Band::Red => self.red += n,
             Band::Amber => self.amber += n,
@@ -41,7 +46,7 @@ impl Verdict {
         if self.red == 0 && self.amber == 0 && self.green == 0 {
             return "nothing collected yet".into();
         }
-        let n = |n: usize| crate::thousands(n as u64);
+        let n = |n: usize| thousands(n as u64);
         if self.red == 0 && self.amber == 0 {
             return format!("all green ({})", n(self.green));
         }
@@ -132,7 +137,7 @@ impl Snapshot {
 
     /// Seconds between `generated_at` and `now` (0 if the clocks disagree the other way).
     pub fn age_s(&self, now: DateTime<Utc>) -> u64 {
-        crate::seconds_since(self.generated_at, now)
+        seconds_since(self.generated_at, now)
     }
 
     /// Why this snapshot should not be trusted at `now`, if it should not: too old, or stale.
@@ -143,8 +148,8 @@ impl Snapshot {
         if age >= limit {
             reasons.push(format!(
                 "snapshot is {} old (limit {}): the collector may have stopped",
-                crate::human_age(age),
-                crate::human_age(limit)
+                human_age(age),
+                human_age(limit)
             ));
         }
         if self.stale {
@@ -157,7 +162,7 @@ impl Snapshot {
     }
 }
 
-impl crate::LiveTask {
+impl LiveTask {
     /// Red when stuck, unreadable, or ended in failure: a task that stops is a state with a
     /// cause, never a quiet absence.
     pub fn band(&self) -> Band {
@@ -173,7 +178,7 @@ impl crate::LiveTask {
     }
 }
 
-impl crate::BoardSource {
+impl BoardSource {
     /// Red when the board could not be read or its projection failed or was refused.
     pub fn band(&self) -> Band {
         if self.stale || self.cards.is_error() || self.projection.is_error() {
@@ -184,14 +189,14 @@ impl crate::BoardSource {
     }
 }
 
-impl crate::System {
+impl System {
     /// The stored band, red as well when the row is stale.
     pub fn band(&self) -> Band {
         if self.stale { Band::Red } else { self.band }
     }
 }
 
-impl crate::Backups {
+impl Backups {
     pub fn band(&self) -> Band {
         if self.stale { Band::Red } else { self.band }
     }
@@ -209,7 +214,7 @@ mod tests {
 
     fn snapshot(bands: &[Band]) -> Snapshot {
         let now = fixed_now();
-        let mut s = Snapshot::empty(now, crate::tests::rules());
+        let mut s = Snapshot::empty(now, crate::rules::tests::rules());
         s.stale = false;
         s.sections.agents.configured = true;
         s.agents = Probe::Value(

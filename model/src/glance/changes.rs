@@ -7,8 +7,9 @@
 
 use chrono::{DateTime, Duration, FixedOffset, Utc};
 
-use super::{Words, anchor, few_words};
-use crate::{Band, Snapshot, Transition};
+use super::parts::{Words, anchor, few_words};
+use crate::band::Band;
+use crate::snapshot::{Snapshot, Transition};
 
 /// How far back snapshot.html lists changes (the snapshot carries about this much).
 pub const RECENT_H: i64 = 24;
@@ -172,7 +173,7 @@ mod tests {
     }
 
     fn snapshot(transitions: Vec<Transition>) -> Snapshot {
-        let mut s = Snapshot::empty(t("2026-11-30T15:00:00Z"), crate::tests::rules());
+        let mut s = Snapshot::empty(t("2026-11-30T15:00:00Z"), crate::rules::tests::rules());
         s.transitions = transitions;
         s
     }

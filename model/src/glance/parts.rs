@@ -1,0 +1,347 @@
+//! The parts every section of the glance is built from, worded once: the reader's [`Words`]
+//! (ages and times as of one moment, in one zone, and which elements are held), a reason in a
+//! few words, row anchors, facts, a section and its groups, red rows first, and a stable order
+//! that costs the page little WebAssembly.
+
+use chrono::{DateTime, FixedOffset, Utc};
+
+use super::types::{Fact, Group, Problem, Row, Section, Strip};
+use crate::alerts::{Held, key};
+use crate::asc::Asc;
+use crate::band::Band;
+use crate::probe::Probe;
+use crate::snapshot::{History, SectionMeta};
+use crate::words::{human_age, moment, seconds_since};
+
+const STRIP_AXIS: [&str; 3] = ["24 h ago", "12 h", "now"];
+
+/// Needs-you reasons are cut here (at a word): a few words, not the whole story.
+const FEW_WORDS: usize = 52;
+
+/// Formats ages and times as of one moment, in one zone, and says which elements are held.
+pub(super) struct Words<'a> {
+    pub(super) now: DateTime<Utc>,
+    pub(super) offset: FixedOffset,
+    /// The snapshot's held elements (`alerts.held`).
+    pub(super) held: &'a [Held],
+}
+
+impl Words<'_> {
+    /// The hold on the element `key` in words, while it is not green: a green element has
+    /// nothing to hold back, so a hold listed for one is not said.
+    pub(super) fn held(&self, key: &str, band: Band) -> Option<String> {
+        if band == Band::Green {
+            return None;
+        }
+        self.held
+            .iter()
+            .find(|h| h.key == key)
+            .map(|h| h.describe(self.now, self.offset))
+    }
+
+    /// Seconds of `base_s` at `at`, plus the time since.
+    pub(super) fn age(&self, at: DateTime<Utc>, base_s: u64) -> u64 {
+        base_s + seconds_since(at, self.now)
+    }
+
+    /// "19:12", or "29 Nov 19:12" when it is not recent.
+    pub(super) fn time(&self, t: DateTime<Utc>) -> String {
+        moment(t, self.now, self.offset)
+    }
+
+    pub(super) fn since(&self, t: DateTime<Utc>) -> String {
+        format!("since {}", self.time(t))
+    }
+}
+
+/// `text` in a few words: its first clause, paths as file names, cut at a word.
+pub fn few_words(text: &str) -> String {
+    let (short, _) = without_paths(text);
+    let first = short.split("; ").next().unwrap_or(&short).trim();
+    if first.chars().count() <= FEW_WORDS {
+        return first.to_string();
+    }
+    let mut cut = String::new();
+    for word in first.split(' ') {
+        if cut.chars().count() + word.chars().count() + 1 > FEW_WORDS {
+            break;
+        }
+        if !cut.is_empty() {
+            cut.push(' ');
+        }
+        cut.push_str(word);
+    }
+    if cut.is_empty() {
+        cut = first.chars().take(FEW_WORDS).collect();
+    }
+    cut.push('…');
+    cut
+}
+
+/// `text` with every absolute path replaced by its file name, and the paths it held.
+pub(super) fn without_paths(text: &str) -> (String, Vec<String>) {
+    let mut paths = Vec::new();
+    let words: Vec<String> = text
+        .split(' ')
+        .map(|word| {
+            let core = word.trim_end_matches([':', ';', ',', ')', '.']);
+            if core.starts_with('/') && core[1..].contains('/') {
+                let name = core.rsplit('/').next().unwrap_or(core);
+                paths.push(core.to_string());
+                format!("{name}{}", &word[core.len()..])
+            } else {
+                word.to_string()
+            }
+        })
+        .collect();
+    (words.join(" "), paths)
+}
+
+/// An element id from a kind and a name: letters, digits, `-` and `_` only.
+pub fn anchor(kind: &str, name: &str) -> String {
+    let mut id = format!("{kind}-");
+    id.extend(name.chars().map(|c| {
+        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+            c
+        } else {
+            '_'
+        }
+    }));
+    id
+}
+
+/// When something `ago_s` old at `at` crossed a threshold of `after_s`.
+pub(super) fn crossed(at: DateTime<Utc>, ago_s: u64, after_s: u64) -> DateTime<Utc> {
+    at - chrono::Duration::seconds(ago_s as i64) + chrono::Duration::seconds(after_s as i64)
+}
+
+/// The code, unless it is plain SUCCESS (2001 SUCCESS_WITH_WARNINGS is worth saying).
+pub(super) fn code(status: &Asc) -> Option<String> {
+    (status.code != Asc::SUCCESS.code).then(|| status.to_string())
+}
+
+/// A probe's value in words, "unknown", or its error; the error is red.
+pub(super) fn shown<T>(
+    probe: &Probe<T>,
+    show: impl FnOnce(&T) -> String,
+) -> (String, Option<Band>) {
+    match probe {
+        Probe::Value(v) => (show(v), None),
+        Probe::Unknown => ("unknown".into(), None),
+        Probe::Error(r) => (format!("error: {r}"), Some(Band::Red)),
+    }
+}
+
+/// A fact; an error the row's reason already says is not said again.
+pub(super) fn fact(
+    label: &'static str,
+    (text, band): (String, Option<Band>),
+    reason: Option<&str>,
+) -> Fact {
+    let repeats = match (band, reason, text.strip_prefix("error: ")) {
+        (Some(_), Some(reason), Some(error)) => {
+            let tail = error.split_once(": ").map_or(error, |(_, t)| t);
+            reason.contains(tail)
+        }
+        _ => false,
+    };
+    Fact {
+        label,
+        text: if repeats {
+            "error, as above".into()
+        } else {
+            text
+        },
+        band,
+        held: None,
+    }
+}
+
+pub(super) fn checked(meta: &SectionMeta, w: &Words) -> Option<String> {
+    meta.checked_at
+        .map(|at| format!("checked {} ago", human_age(seconds_since(at, w.now))))
+}
+
+/// The section's own failure, when it has no elements to show; `part` is its name in the
+/// snapshot ("tasks.queue"), its element key's.
+pub(super) fn problem<T>(
+    probe: &Probe<T>,
+    meta: &SectionMeta,
+    part: &str,
+    w: &Words,
+) -> Option<Problem> {
+    let reason = probe.error_reason()?;
+    Some(if meta.configured {
+        Problem {
+            band: Some(Band::Red),
+            text: format!("error: {reason}"),
+            held: w.held(&key::section(part), Band::Red),
+        }
+    } else {
+        Problem {
+            band: None,
+            text: "Not configured: no collector for this section.".into(),
+            held: None,
+        }
+    })
+}
+
+pub(super) fn section(
+    id: &'static str,
+    title: &'static str,
+    meta: &SectionMeta,
+    w: &Words,
+) -> Section {
+    Section {
+        id,
+        title,
+        checked: checked(meta, w),
+        stale: meta.stale,
+        note: None,
+        problem: None,
+        groups: Vec::new(),
+        unlisted: Vec::new(),
+    }
+}
+
+pub(super) fn group(rows: Vec<Row>) -> Group {
+    Group {
+        title: None,
+        rows,
+        folded: None,
+        folded_n: 0,
+        empty: None,
+    }
+}
+
+/// Red rows first, then amber, then green; the order given within each band.
+pub(super) fn red_first(rows: Vec<Row>) -> Vec<Row> {
+    let mut out = Vec::with_capacity(rows.len());
+    let mut rest = rows;
+    for band in [Band::Red, Band::Amber, Band::Green] {
+        let (this, other): (Vec<Row>, Vec<Row>) = rest.into_iter().partition(|r| r.band == band);
+        out.extend(this);
+        rest = other;
+    }
+    out
+}
+
+/// `items` in the order of their keys, ties kept in the order given.
+pub(super) fn sorted<T>(items: Vec<T>, key: impl Fn(&T) -> (u64, String)) -> Vec<T> {
+    let keys: Vec<(u64, String)> = items.iter().map(key).collect();
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    order(&keys)
+        .into_iter()
+        .filter_map(|i| slots[i].take())
+        .collect()
+}
+
+/// The positions of `keys` in ascending order, ties in their first order: a bottom-up merge
+/// sort of indices, a few hundred bytes of WebAssembly where each standard sort of a list of
+/// rows costs kilobytes.
+pub fn order(keys: &[(u64, String)]) -> Vec<usize> {
+    let n = keys.len();
+    let mut idx: Vec<usize> = (0..n).collect();
+    let mut buf = idx.clone();
+    let mut width = 1;
+    while width < n {
+        for start in (0..n).step_by(2 * width) {
+            let mid = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (mut i, mut j) = (start, mid);
+            for slot in &mut buf[start..end] {
+                // The left run wins ties: stable.
+                let left = j >= end || (i < mid && keys[idx[i]] <= keys[idx[j]]);
+                if left {
+                    *slot = idx[i];
+                    i += 1;
+                } else {
+                    *slot = idx[j];
+                    j += 1;
+                }
+            }
+        }
+        std::mem::swap(&mut idx, &mut buf);
+        width *= 2;
+    }
+    idx
+}
+
+pub(super) fn strip(history: Option<&History>, w: &Words) -> Option<Strip> {
+    let h = history?;
+    Some(Strip {
+        label: h.uptime_words_at(w.offset),
+        cells: h.strip.clone(),
+        axis: STRIP_AXIS,
+    })
+}
+
+pub(super) fn join(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::glance::fixtures::*;
+
+    #[test]
+    fn few_words_cut_at_a_word_and_name_files_not_paths() {
+        assert_eq!(
+            few_words("down: connection refused"),
+            "down: connection refused"
+        );
+        assert_eq!(
+            few_words("tunnel x: refused; cron y: late"),
+            "tunnel x: refused",
+            "the first clause"
+        );
+        assert_eq!(
+            few_words("refused: /a/b/c.kanban: no marker"),
+            "refused: c.kanban: no marker"
+        );
+        let long = few_words("the worker was killed after a very long time and nobody noticed it");
+        assert_eq!(long, "the worker was killed after a very long time and…");
+        assert!(long.chars().count() <= FEW_WORDS + 1);
+    }
+
+    #[test]
+    fn anchors_are_unique_ids() {
+        let g = at(&fleet(), 0);
+        let mut seen = Vec::new();
+        for r in g
+            .sections
+            .iter()
+            .flat_map(|s| &s.groups)
+            .flat_map(|g| &g.rows)
+        {
+            assert!(
+                r.anchor
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+                "{}",
+                r.anchor
+            );
+            assert!(!seen.contains(&r.anchor), "{} twice", r.anchor);
+            seen.push(r.anchor.clone());
+        }
+        assert_eq!(anchor("card", "ops/x y"), "card-ops_x_y");
+    }
+
+    #[test]
+    fn order_is_a_stable_ascending_sort() {
+        let keys: Vec<(u64, String)> = [(2, "b"), (0, "z"), (2, "a"), (0, "z"), (1, "m")]
+            .into_iter()
+            .map(|(r, n)| (r, n.to_string()))
+            .collect();
+        assert_eq!(order(&keys), [1, 3, 4, 2, 0]);
+        assert_eq!(order(&[]), Vec::<usize>::new());
+        let many: Vec<(u64, String)> = (0..37).rev().map(|i| (i, String::new())).collect();
+        assert_eq!(order(&many), (0..37).rev().collect::<Vec<usize>>());
+    }
+}

@@ -1,0 +1,372 @@
+//! The Work queue and Live tasks panels: who owns each queued task and whether they ACKed
+//! (spec 003 §3), and the live A2A tasks under the stuck rule, which is judged again at the
+//! glance's `now`, so a task crossing it turns STUCK between polls. The board's cards are the
+//! board's.
+
+use chrono::{DateTime, Utc};
+
+use super::parts::{
+    Words, anchor, code, crossed, fact, few_words, group, join, problem, red_first, section, shown,
+    sorted,
+};
+use super::types::{Kind, Row, Section};
+use crate::alerts::key;
+use crate::asc::Asc;
+use crate::band::Band;
+use crate::probe::Probe;
+use crate::queue::QueueTask;
+use crate::snapshot::{LiveTask, Snapshot};
+use crate::words::{human_age, seconds_since};
+
+const TERMINAL_STATES: [&str; 4] = [
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_REJECTED",
+];
+
+/// Whether a live task is stuck at `now`: flagged by the collector, or, still under the rule,
+/// its age (which keeps counting after the poll) has reached the rule.
+pub fn stuck_at(task: &LiveTask, no_reply_s: u64, now: DateTime<Utc>) -> bool {
+    task.stuck
+        || (under_the_rule(task) && task.age_s + seconds_since(task.checked_at, now) >= no_reply_s)
+}
+
+/// Unfinished, and neither a task its peer does not know (NOT_FOUND) nor ids withheld as
+/// secret-shaped (GUARDRAIL_BLOCKED): the collector never judges those stuck.
+fn under_the_rule(task: &LiveTask) -> bool {
+    !finished(task)
+        && task.status.code != Asc::NOT_FOUND.code
+        && task.status.code != Asc::GUARDRAIL_BLOCKED.code
+}
+
+fn finished(task: &LiveTask) -> bool {
+    task.state
+        .value()
+        .is_some_and(|s| TERMINAL_STATES.contains(&s.as_str()))
+}
+
+impl LiveTask {
+    /// The task's band at `now` under the stuck rule: red also once it crossed the rule after
+    /// the collector's poll.
+    pub fn band_at(&self, no_reply_s: u64, now: DateTime<Utc>) -> Band {
+        if stuck_at(self, no_reply_s, now) {
+            Band::Red
+        } else {
+            self.band()
+        }
+    }
+}
+
+/// The work queue (spec 003 §3): who owns what and whether they ACKed; red rows first, newest
+/// first within a band; finished tasks fold into a count.
+pub(super) fn queue(s: &Snapshot, w: &Words) -> Section {
+    let meta = &s.sections.queue;
+    let mut view = section("queue", "Work queue", meta, w);
+    if s.rules.ack_within_s > 0 {
+        view.note = Some(format!("ACK within {}", human_age(s.rules.ack_within_s)));
+    }
+    view.problem = problem(&s.tasks.queue, meta, "tasks.queue", w);
+    if let Probe::Value(tasks) = &s.tasks.queue {
+        let newest_first = sorted(tasks.iter().collect(), |t: &&QueueTask| {
+            (
+                i64::MAX.saturating_sub(t.created_at.timestamp()) as u64,
+                t.id.clone(),
+            )
+        });
+        let (open, done): (Vec<&QueueTask>, Vec<&QueueTask>) =
+            newest_first.into_iter().partition(|t| {
+                !t.is_terminal() || t.judge(s.rules.ack_within_s, w.now).0 != Band::Green
+            });
+        let mut g = group(red_first(
+            open.into_iter().map(|t| queue_row(t, s, w)).collect(),
+        ));
+        if !done.is_empty() {
+            g.folded_n = done.len();
+            g.folded = Some(format!("{} finished", done.len()));
+        }
+        if g.rows.is_empty() && done.is_empty() {
+            g.empty = Some("No tasks in the queue.");
+        }
+        view.groups.push(g);
+    }
+    view
+}
+
+fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
+    let (band, status, reason) = t.judge(s.rules.ack_within_s, w.now);
+    let state = t
+        .state
+        .strip_prefix("TASK_STATE_")
+        .unwrap_or(&t.state)
+        .to_ascii_lowercase();
+    let since = match reason.as_deref() {
+        Some(r) if r.starts_with("no ACK") => Some(crossed(t.created_at, 0, s.rules.ack_within_s)),
+        Some(r) if r.starts_with("deadline passed") => t.deadline,
+        _ => None,
+    };
+    let r = reason.as_deref();
+    let mut facts = vec![
+        fact("id", (t.id.clone(), None), r),
+        fact("state", (state.clone(), None), r),
+        fact(
+            "created",
+            (
+                format!("{} by {}", w.time(t.created_at), t.created_by),
+                None,
+            ),
+            r,
+        ),
+    ];
+    if !t.tagged.is_empty() {
+        facts.push(fact("tagged", (t.tagged.join(", "), None), r));
+    }
+    if let Some(ack) = &t.ack {
+        let mut words = format!("{} by {} at {}", ack.kind, ack.by, w.time(ack.at));
+        if let Some(to) = &ack.to {
+            words.push_str(&format!(" to {to}"));
+        }
+        if let Some(eta) = ack.eta {
+            words.push_str(&format!(", ETA {}", w.time(eta)));
+        }
+        facts.push(fact("ACK", (words, None), r));
+    }
+    if let Some(d) = t.deadline {
+        facts.push(fact("deadline", (w.time(d), None), r));
+    }
+    if let Some(at) = t.last_report_at {
+        facts.push(fact(
+            "last report",
+            (format!("{} ago", human_age(seconds_since(at, w.now))), None),
+            r,
+        ));
+    }
+    if let Some(m) = &t.status_message {
+        facts.push(fact("status", (m.clone(), None), r));
+    }
+    let mut summary = vec![t.ownership(), state];
+    if let Some(d) = t.deadline.filter(|_| !t.is_terminal()) {
+        summary.push(format!("due {}", w.time(d)));
+    }
+    let summary: Vec<&str> = summary.iter().map(String::as_str).collect();
+    Row {
+        kind: Some(Kind::Task),
+        what: format!("task {}", few_words(&t.title)),
+        since,
+        anchor: anchor("queue", &t.id),
+        band,
+        badge: band.word(),
+        title: t.title.clone(),
+        summary: join(&summary),
+        code: code(&status).filter(|_| reason.is_some()),
+        facts,
+        reason,
+        held: w.held(&key::queue_task(&t.id), band),
+        checks: Vec::new(),
+        strip: None,
+    }
+}
+
+pub(super) fn live_tasks(s: &Snapshot, w: &Words) -> Section {
+    let meta = &s.sections.live_tasks;
+    let mut view = section("live", "Live tasks", meta, w);
+    let rule = s.rules.no_reply_s;
+    view.note = Some(format!("stuck: no reply for {}", human_age(rule)));
+    view.problem = problem(&s.tasks.live, meta, "tasks.live", w);
+    if let Probe::Value(tasks) = &s.tasks.live {
+        // Unfinished tasks oldest first, so one about to cross the rule is at the top of the
+        // green ones; finished ones last.
+        let sorted = sorted(tasks.iter().collect(), |t: &&LiveTask| {
+            (
+                (u64::from(finished(t)) << 63) | ((u64::MAX >> 1) - t.age_s.min(u64::MAX >> 1)),
+                String::new(),
+            )
+        });
+        let mut g = group(red_first(
+            sorted.into_iter().map(|t| task_row(t, rule, w)).collect(),
+        ));
+        if g.rows.is_empty() {
+            g.empty = Some("No live A2A tasks.");
+        }
+        view.groups.push(g);
+    }
+    view
+}
+
+fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
+    let stuck = stuck_at(t, rule, w.now);
+    let band = t.band_at(rule, w.now);
+    let age = w.age(t.checked_at, t.age_s);
+    let state = shown(&t.state, |s| {
+        // "working", not "TASK_STATE_WORKING": the wire value breaks mid-word on a phone.
+        s.strip_prefix("TASK_STATE_")
+            .unwrap_or(s)
+            .to_ascii_lowercase()
+    });
+    let reason = if stuck && !t.stuck {
+        // Crossed the rule since the poll: said as the collector says it.
+        Some(format!(
+            "no reply for {} (>= {})",
+            human_age(age),
+            human_age(rule)
+        ))
+    } else {
+        t.reason.clone().filter(|_| band != Band::Green)
+    };
+    // A green task's note ("the heartbeat's own task") is a fact, not a warning.
+    let note = t.reason.clone().filter(|_| band == Band::Green);
+    let code = if stuck && !t.stuck {
+        Some(Asc::TIMEOUT.to_string())
+    } else {
+        code(&t.status)
+    };
+    let r = reason.as_deref();
+    let summary = join(&[
+        &t.agent,
+        &state.0,
+        &format!("{} without progress", human_age(age)),
+    ]);
+    Row {
+        kind: Some(if stuck { Kind::TaskStuck } else { Kind::Task }),
+        what: format!("task {} ({})", t.id, t.agent),
+        since: stuck.then(|| crossed(t.checked_at, t.age_s, rule)),
+        anchor: task_anchor(t),
+        band,
+        badge: if stuck { "STUCK" } else { band.word() },
+        title: t.id.clone(),
+        summary,
+        code: code.filter(|_| reason.is_some()),
+        facts: {
+            let mut facts = vec![
+                fact("state", state, r),
+                fact("agent", (t.agent.clone(), None), r),
+            ];
+            facts.extend(note.map(|n| fact("note", (n, None), r)));
+            facts
+        },
+        reason,
+        held: w.held(&key::live_task(&t.agent, &t.id), band),
+        checks: Vec::new(),
+        strip: None,
+    }
+}
+
+fn task_anchor(t: &LiveTask) -> String {
+    anchor("task", &format!("{}-{}", t.agent, t.id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::glance::fixtures::*;
+    use crate::snapshot::SectionMeta;
+
+    #[test]
+    fn a_task_turns_stuck_when_its_age_reaches_the_rule_at_now_not_before() {
+        let s = fleet();
+        // t_soon: 50 s without progress at the poll, the rule is 60 s.
+        let before = at(&s, 9);
+        assert_eq!(row(&before, "task-min-t_soon").band, Band::Green);
+        assert_eq!(
+            before.counts,
+            s.verdict_at(s.generated_at + chrono::Duration::seconds(9))
+        );
+        let after = at(&s, 10);
+        let r = row(&after, "task-min-t_soon");
+        assert_eq!((r.band, r.badge), (Band::Red, "STUCK"));
+        assert_eq!(r.reason.as_deref(), Some("no reply for 1 min (>= 1 min)"));
+        assert_eq!(r.code.as_deref(), Some("ASC-5004 TIMEOUT"));
+        assert_eq!(after.counts.red, before.counts.red + 1);
+        assert_eq!(
+            after.counts,
+            s.verdict_at(s.generated_at + chrono::Duration::seconds(10))
+        );
+        assert!(
+            after.headline.contains("2 tasks stuck"),
+            "{}",
+            after.headline
+        );
+        // A finished task never does.
+        assert_eq!(row(&at(&s, 3600), "task-min-t_done").band, Band::Green);
+    }
+
+    #[test]
+    fn the_work_queue_comes_first_red_rows_first_finished_ones_folded() {
+        use crate::{QueueAck, QueueTask};
+        let mut s = fleet();
+        s.sections.queue = SectionMeta {
+            configured: true,
+            checked_at: Some(t0()),
+            duration_ms: Some(1),
+            stale: false,
+        };
+        let task = queue_task;
+        let owned = |mut t: QueueTask| {
+            t.owner = Some("sol".into());
+            t.state = "TASK_STATE_WORKING".into();
+            t.ack = Some(QueueAck {
+                kind: "owning".into(),
+                by: "sol".into(),
+                at: t.created_at,
+                eta: None,
+                to: None,
+            });
+            t
+        };
+        let mut blocked = owned(task("q_blk", 30));
+        blocked.blocked_on = Some("t_1a2b: LAB disk full".into());
+        let mut done = owned(task("q_done", 50));
+        done.state = "TASK_STATE_COMPLETED".into();
+        s.tasks.queue = Probe::Value(vec![
+            owned(task("q_ok", 20)),
+            // Created 9 min before the snapshot: its ACK falls due a minute after it.
+            task("q_new", 9),
+            blocked,
+            done,
+        ]);
+        let g = at(&s, 0);
+        let ids: Vec<&str> = g.sections.iter().map(|x| x.id).collect();
+        assert_eq!(&ids[..3], ["agents", "queue", "live"]);
+        let q = &g.sections[1];
+        let rows: Vec<(&str, Band)> = q.groups[0]
+            .rows
+            .iter()
+            .map(|r| (r.anchor.as_str(), r.band))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("queue-q_blk", Band::Amber),
+                ("queue-q_new", Band::Green),
+                ("queue-q_ok", Band::Green)
+            ]
+        );
+        assert_eq!(q.groups[0].folded.as_deref(), Some("1 finished"));
+        assert_eq!(row(&g, "queue-q_ok").summary, "owned by sol · working");
+        assert_eq!(
+            row(&g, "queue-q_new").summary,
+            "tagged mira, nova, sol: no owner yet · submitted"
+        );
+        // A minute later nobody has ACKed q_new: red, in needs-you, counted.
+        let later = at(&s, 60);
+        let new = row(&later, "queue-q_new");
+        assert_eq!(new.band, Band::Red);
+        assert_eq!(
+            new.reason.as_deref(),
+            Some("no ACK for 10 min: nobody owns it")
+        );
+        assert!(
+            later
+                .needs
+                .iter()
+                .any(|n| n.anchor == "queue-q_new" && n.what == "task Task q_new"),
+            "{:?}",
+            later.needs
+        );
+        assert_eq!(
+            later.counts,
+            s.verdict_at(t0() + chrono::Duration::seconds(60))
+        );
+        assert_eq!(at(&s, 0).counts, s.verdict_at(t0()));
+    }
+}
