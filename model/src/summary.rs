@@ -18,12 +18,12 @@ pub struct Verdict {
 
 impl Verdict {
     /// Counts one element of `band`.
-    pub fn add(&mut self, band: Band) {
+    pub(crate) fn add(&mut self, band: Band) {
         self.add_n(band, 1);
     }
 
     /// Counts `n` elements of `band` (a lot not listed one by one).
-    pub fn add_n(&mut self, band: Band, n: usize) {
+    pub(crate) fn add_n(&mut self, band: Band, n: usize) {
         match band {
             Band::Red => self.red += n,
             Band::Amber => self.amber += n,
