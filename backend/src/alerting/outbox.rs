@@ -735,7 +735,7 @@ impl Delivery {
         let outbox = tokio::task::spawn_blocking(move || Outbox::open(&dir, gate)).await??;
         Ok(Delivery::new(
             Arc::new(outbox),
-            super::provider::common::build(config),
+            super::provider::build(config),
         ))
     }
 
