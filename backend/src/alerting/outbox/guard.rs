@@ -1,7 +1,7 @@
 //! The outbox's SQLite file, guarded: opened only once it is known to be ours (recognised by
 //! [`crate::sqlite`]: its mark, its schema version, its tables), then set up (WAL, durable
 //! commits, the schema and its mark). A file that is not a usable outbox of ours is moved aside
-//! and replaced, never deleted ([`move_aside`]): as the engine's state file, a corrupt outbox is
+//! and replaced, never deleted (`move_aside`): as the engine's state file, a corrupt outbox is
 //! a fresh start said in the log, not a stopped collector.
 
 use std::path::{Path, PathBuf};
