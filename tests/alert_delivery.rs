@@ -484,7 +484,7 @@ async fn the_hub_agent_gets_the_alert_in_its_dialect_with_its_token() {
             e = peer.endpoint()
         ),
     );
-    let providers = fleetdash::alerting::provider::common::build(&config);
+    let providers = fleetdash::alerting::provider::build(&config);
     assert_eq!(providers.len(), 2);
     let d = delivery(&dir.path().join("state"), providers);
     let a = alert("host:lab/tunnel:lab-heart", AlertEvent::Firing);
@@ -531,7 +531,7 @@ async fn a_hub_refusing_the_token_keeps_the_alert_and_is_reported() {
     );
     let d = delivery(
         &dir.path().join("state"),
-        fleetdash::alerting::provider::common::build(&config),
+        fleetdash::alerting::provider::build(&config),
     );
     d.enqueue(alert("agent:min", AlertEvent::Firing), t(0))
         .await
@@ -645,7 +645,7 @@ async fn a_v03_only_hub_gets_the_alert_under_auto() {
     );
     let d = delivery(
         &dir.path().join("state"),
-        fleetdash::alerting::provider::common::build(&config),
+        fleetdash::alerting::provider::build(&config),
     );
     let a = alert("agent:min", AlertEvent::Recovered);
     d.enqueue(a.clone(), t(0)).await.unwrap();

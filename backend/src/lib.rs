@@ -15,6 +15,7 @@
 //! - [`demo`]: a simulated fleet on loopback for `fleetdash demo` and the tests.
 //! - [`intake`]: the A2A server agents report to (both dialects), feeding the work queue.
 //! - [`queue`]: the work queue (spec 003 §3): reports become task rows, rules over them.
+//! - [`sqlite`]: whether a SQLite file is one of ours (the work queue's, the alert outbox's).
 //! - [`alerting`]: band changes to the operator's phone and the hub agent (engine, outbox, one
 //!   file per channel).
 //! - [`daemon`]: a running fleetdash (`run`, the demo) wired whole.
@@ -39,6 +40,7 @@ pub mod queue;
 pub mod redact;
 pub mod server;
 pub mod snapshot;
+pub mod sqlite;
 pub mod text;
 pub mod watchdog;
 pub mod write;

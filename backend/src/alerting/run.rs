@@ -74,7 +74,7 @@ impl Alerts {
         };
         let channels = match &delivery {
             Ok(delivery) => delivery.channel_names(),
-            Err(_) => super::provider::common::build(config)
+            Err(_) => super::provider::build(config)
                 .iter()
                 .map(|p| p.name().to_string())
                 .collect(),

@@ -4,18 +4,29 @@
 //!
 //! The schema's version is `PRAGMA user_version`; `application_id` marks the file as a
 //! fleetdash work queue, so that a `db` pointing at, say, a Hermes board is refused instead of
-//! having tables added to it.
+//! having tables added to it. Recognising the file is [`crate::sqlite`]'s (shared with the
+//! alert outbox); refusing it, untouched, is the queue's own policy.
 
 use std::path::Path;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
+use crate::sqlite::{self, Kind, NotOurs, Unrecognised};
+
 /// "FDWQ": a fleetdash work queue (SQLite's `application_id`).
 pub const APPLICATION_ID: i32 = 0x4644_5751;
 
 /// The schema this build reads and writes.
 pub const CURRENT_VERSION: i32 = 1;
+
+/// What makes a file a fleetdash work queue: its mark and its version (no tables: a file
+/// holding anything without the mark is another program's).
+const KIND: Kind = Kind {
+    application_id: APPLICATION_ID,
+    schema_version: CURRENT_VERSION,
+    tables: None,
+};
 
 /// How long a connection waits for another's lock (a reader's checkpoint, a second writer)
 /// before it reports the database busy.
@@ -169,50 +180,33 @@ pub fn open_checkpointer(path: &Path) -> Result<Connection, String> {
 }
 
 /// The file's schema version, after making sure it is a healthy fleetdash work queue (or a new,
-/// empty database) this build can read. Reads only.
+/// empty database) this build can read ([`crate::sqlite::recognise`]). Reads only. A file that
+/// is not ours is refused and left untouched, said with its path and what to do.
 pub(super) fn inspect(conn: &Connection, path: &Path) -> Result<i32, String> {
     let file = path.display();
-    let not_ours = |e: rusqlite::Error| match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => {
+    sqlite::recognise(conn, &KIND).map_err(|e| match e {
+        Unrecognised::Unreadable(e) => format!("{file}: cannot read the work queue: {e}"),
+        Unrecognised::NotOurs(NotOurs::NotADatabase(_)) => {
             format!("{file}: not a SQLite database (not a work queue); left untouched")
         }
-        Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
+        Unrecognised::NotOurs(NotOurs::Corrupt(e)) => {
             format!("{file}: the database is corrupt ({e}); left untouched")
         }
-        _ => format!("{file}: cannot read the work queue: {e}"),
-    };
-    let tables: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-        .map_err(not_ours)?;
-    let version: i32 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(not_ours)?;
-    let app: i32 = conn
-        .pragma_query_value(None, "application_id", |r| r.get(0))
-        .map_err(not_ours)?;
-    if tables > 0 && app != APPLICATION_ID {
-        return Err(format!(
-            "{file}: a SQLite database of another program (no fleetdash work queue mark); left \
-             untouched: point [work_queue] db at a file of its own"
-        ));
-    }
-    if version > CURRENT_VERSION {
-        return Err(format!(
+        Unrecognised::NotOurs(NotOurs::Damaged(check)) => {
+            format!("{file}: the database is corrupt (quick_check: {check}); left untouched")
+        }
+        Unrecognised::NotOurs(NotOurs::Newer { version }) => format!(
             "{file}: work queue schema version {version} is newer than this fleetdash reads \
              ({CURRENT_VERSION}); left untouched: upgrade fleetdash"
-        ));
-    }
-    if tables > 0 {
-        let check: String = conn
-            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
-            .map_err(not_ours)?;
-        if check != "ok" {
-            return Err(format!(
-                "{file}: the database is corrupt (quick_check: {check}); left untouched"
-            ));
-        }
-    }
-    Ok(version)
+        ),
+        // The work queue is known by its mark alone ([`KIND`] names no tables).
+        Unrecognised::NotOurs(
+            NotOurs::OtherProgram { .. } | NotOurs::OtherTables(_) | NotOurs::OtherColumns { .. },
+        ) => format!(
+            "{file}: a SQLite database of another program (no fleetdash work queue mark); left \
+             untouched: point [work_queue] db at a file of its own"
+        ),
+    })
 }
 
 fn migrate(conn: &Connection, from: i32) -> rusqlite::Result<()> {

@@ -39,7 +39,7 @@ impl Hub {
 
 /// The message text: the headline, what it takes down, and the page's link.
 pub fn text(alert: &Alert) -> String {
-    let mut text = super::ntfy::body(alert);
+    let mut text = common::message(alert);
     if let Some(link) = &alert.link {
         text.push_str(&format!("\n{link}"));
     }

@@ -1,19 +1,14 @@
-//! What the channels share: which alerts a channel wants (its bands and sections), its token
-//! read at send time (a rotated token needs no restart), and an HTTP answer judged as a
-//! delivery (2xx yes; 408, 429 and 5xx retry; any other status is the request being wrong).
-
-use std::sync::Arc;
+//! What the channels share: which alerts a channel wants (its bands and sections), the alert in
+//! words as a message's body, its token read at send time (a rotated token needs no restart),
+//! and an HTTP answer judged as a delivery (2xx yes; 408, 429 and 5xx retry; any other status is
+//! the request being wrong). It imports no channel: each channel imports it.
 
 use fleetdash_model::Band;
 
+use super::SendError;
 use crate::alerting::{Alert, AlertEvent};
-use crate::config::{ChannelConfig, ChannelTarget, Config, TokenSource};
+use crate::config::{ChannelConfig, TokenSource};
 use crate::net::{HttpReply, ProbeFailure};
-
-use super::a2a::Hub;
-use super::ntfy::Ntfy;
-use super::webhook::Webhook;
-use super::{Provider, SendError};
 
 /// An HTTP channel's request deadline (the outbox adds its own on top).
 pub const HTTP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -60,6 +55,16 @@ impl Wants {
     }
 }
 
+/// The alert in words, as a message's body (ntfy's, the hub's): the headline, then what it
+/// takes down.
+pub fn message(alert: &Alert) -> String {
+    let mut text = alert.headline();
+    if !alert.takes_down.is_empty() {
+        text.push_str(&format!("\ntakes down: {}", alert.takes_down.join(", ")));
+    }
+    text
+}
+
 /// The channel's token, read now from where the config says.
 pub fn token(source: Option<&TokenSource>) -> Result<Option<String>, SendError> {
     crate::config::read_token(source).map_err(|f| SendError {
@@ -91,31 +96,6 @@ pub fn judge(reply: &HttpReply) -> Result<(), SendError> {
             reason: format!("HTTP {s} (the channel refuses the request: check its config)"),
         }),
     }
-}
-
-/// The configured channels, each behind [`Provider`]. An a2a channel's agent is known (the
-/// config checked it).
-pub fn build(config: &Config) -> Vec<Arc<dyn Provider>> {
-    config
-        .alerts
-        .channels
-        .iter()
-        .filter_map(|c| -> Option<Arc<dyn Provider>> {
-            let wants = Wants::of(c);
-            Some(match &c.target {
-                ChannelTarget::Ntfy(url) => {
-                    Arc::new(Ntfy::new(&c.name, url.clone(), c.token.clone(), wants))
-                }
-                ChannelTarget::Webhook(url) => {
-                    Arc::new(Webhook::new(&c.name, url.clone(), c.token.clone(), wants))
-                }
-                ChannelTarget::A2a(agent) => {
-                    let agent = config.agents.iter().find(|a| &a.name == agent)?;
-                    Arc::new(Hub::new(&c.name, agent.clone(), wants))
-                }
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

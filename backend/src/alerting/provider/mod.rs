@@ -3,6 +3,10 @@
 //! relays). Each is configured with the bands and sections it wants; tokens come from an env
 //! var or a file, never from the config itself.
 //!
+//! A channel depends on [`common`] (what the channels share) and nothing else of this folder;
+//! no channel knows another. Here: the trait, and [`build`], the factory that makes each
+//! configured channel.
+//!
 //! INTERFACE on branch h/abase; the channels are written on h/alert-delivery.
 
 pub mod a2a;
@@ -10,9 +14,16 @@ pub mod common;
 pub mod ntfy;
 pub mod webhook;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 
 use super::Alert;
+use crate::config::{ChannelTarget, Config};
+use a2a::Hub;
+use common::Wants;
+use ntfy::Ntfy;
+use webhook::Webhook;
 
 /// Why a delivery failed, and whether trying again later may help (a 5xx, a timeout, a refused
 /// connection: yes; a 4xx that says the request itself is wrong: no).
@@ -33,4 +44,29 @@ pub trait Provider: Send + Sync {
     fn wants(&self, alert: &Alert) -> bool;
     /// Delivers `alert`, bounded in time and size like every probe.
     async fn send(&self, alert: &Alert) -> Result<(), SendError>;
+}
+
+/// The configured channels, each behind [`Provider`]. An a2a channel's agent is known (the
+/// config checked it).
+pub fn build(config: &Config) -> Vec<Arc<dyn Provider>> {
+    config
+        .alerts
+        .channels
+        .iter()
+        .filter_map(|c| -> Option<Arc<dyn Provider>> {
+            let wants = Wants::of(c);
+            Some(match &c.target {
+                ChannelTarget::Ntfy(url) => {
+                    Arc::new(Ntfy::new(&c.name, url.clone(), c.token.clone(), wants))
+                }
+                ChannelTarget::Webhook(url) => {
+                    Arc::new(Webhook::new(&c.name, url.clone(), c.token.clone(), wants))
+                }
+                ChannelTarget::A2a(agent) => {
+                    let agent = config.agents.iter().find(|a| &a.name == agent)?;
+                    Arc::new(Hub::new(&c.name, agent.clone(), wants))
+                }
+            })
+        })
+        .collect()
 }

@@ -1,5 +1,5 @@
-//! ntfy (https://docs.ntfy.sh/publish/): a POST to the topic URL whose body is the message,
-//! with the `Title`, `Priority`, `Tags` and `Click` headers; an optional bearer token.
+//! ntfy (https://docs.ntfy.sh/publish/): a POST to the topic URL whose body is the message
+//! ([`common::message`]), with the `Title`, `Priority`, `Tags` and `Click` headers; an optional bearer token.
 
 use async_trait::async_trait;
 use base64::Engine;
@@ -71,15 +71,6 @@ fn header_text(text: &str) -> HeaderValue {
     HeaderValue::from_str(&format!("=?UTF-8?B?{encoded}?=")).expect("base64 is a header value")
 }
 
-/// The message body: the headline, then what it takes down.
-pub fn body(alert: &Alert) -> String {
-    let mut text = alert.headline();
-    if !alert.takes_down.is_empty() {
-        text.push_str(&format!("\ntakes down: {}", alert.takes_down.join(", ")));
-    }
-    text
-}
-
 #[async_trait]
 impl Provider for Ntfy {
     fn name(&self) -> &str {
@@ -119,7 +110,7 @@ impl Provider for Ntfy {
             .post(
                 self.url.clone(),
                 headers,
-                body(alert).into_bytes(),
+                common::message(alert).into_bytes(),
                 token.as_deref(),
             )
             .await

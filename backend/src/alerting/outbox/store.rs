@@ -1,33 +1,22 @@
-//! The outbox: every (alert, channel that wants it) pair, kept in `state_dir` until delivered.
-//!
-//! Delivery is at least once: an item leaves the pending set only after its channel said yes.
-//! The pair (alert id, channel) is the dedupe key, and a delivered pair is remembered for
-//! [`DELIVERED_KEPT`], so an engine that re-raises the same alert after a crash, or a restart
-//! with items pending, sends nothing twice and loses nothing (the one window left is a crash
-//! between the channel's yes and the row's update: then it is sent again, as at-least-once says).
-//!
-//! A failing channel backs off as a whole (exponential, [`BACKOFF_FIRST`] doubling up to
-//! [`BACKOFF_MAX`]) and is reported (`failing_since`, the last reason) for the page. The
-//! pending set is bounded per channel ([`MAX_PENDING_PER_CHANNEL`]): past it the oldest reminders
-//! go first; a Firing or Recovered is dropped only when nothing else is left, and says so in the
-//! log. The store is SQLite (WAL) in `state_dir`; every call here blocks, so the async side
-//! ([`Delivery`]) runs them on blocking threads. A file there that is not a usable outbox of
-//! ours is moved aside and replaced, never deleted ([`Outbox::open`]): as the engine's state
-//! file, a corrupt outbox is a fresh start said in the log, not a stopped collector.
+//! The outbox's store: every (alert, channel that wants it) pair, kept in `state_dir` until
+//! delivered. Enqueued once per pair (the dedupe key), taken when due, marked delivered or
+//! failed; a failing channel backs off as a whole ([`backoff`]); the pending set is bounded per
+//! channel ([`MAX_PENDING_PER_CHANNEL`]); delivered pairs are remembered for [`DELIVERED_KEPT`],
+//! then pruned. SQLite (WAL); every call blocks. Its file is opened through [`guard`].
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, TimeZone, Utc};
 use fleetdash_model::{Asc, Band};
-use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use super::provider::{Provider, SendError};
-use super::{Alert, AlertEvent};
+use super::guard;
+use crate::alerting::provider::SendError;
+use crate::alerting::{Alert, AlertEvent};
 use crate::redact::RedactionGate;
 
 /// The outbox's file in `state_dir`.
@@ -45,12 +34,6 @@ pub const MAX_PENDING_PER_CHANNEL: usize = 500;
 pub const DELIVERED_KEPT: Duration = Duration::from_secs(2 * 24 * 3600);
 /// Items taken per channel per delivery pass: one pass stays bounded in time.
 pub const BATCH_PER_CHANNEL: usize = 20;
-/// One send's deadline on top of the channel's own HTTP timeout: nothing holds the loop.
-pub const SEND_DEADLINE: Duration = Duration::from_secs(30);
-/// How often the delivery loop looks for due items.
-pub const DELIVERY_TICK: Duration = Duration::from_secs(5);
-/// How often the delivery loop forgets old delivered pairs and folds the WAL back.
-pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// The alert as the outbox stores it (the model's serde shapes; the event by its name).
 #[derive(Serialize, Deserialize)]
@@ -161,7 +144,8 @@ fn secs(t: DateTime<Utc>) -> i64 {
     t.timestamp()
 }
 
-fn time(s: i64) -> DateTime<Utc> {
+/// A stored time (whole seconds) read back.
+pub(super) fn time(s: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(s, 0).single().unwrap_or_default()
 }
 
@@ -172,7 +156,6 @@ pub fn backoff(failures: u32) -> Duration {
         .saturating_mul(1u32 << doublings)
         .min(BACKOFF_MAX)
 }
-
 impl Outbox {
     /// Opens (or creates) the outbox in `state_dir`. `gate` passes every stored text.
     ///
@@ -181,33 +164,12 @@ impl Outbox {
     /// `alerts-outbox.sqlite.corrupt-<UTC stamp>` with its `-wal` and `-shm`, said at error
     /// level with both paths and why, and a fresh outbox takes its place: alerting goes on, and
     /// the operator's file is never deleted. Any other failure (the folder unwritable, the file
-    /// busy) is returned, with nothing moved.
+    /// busy) is returned, with nothing moved ([`guard`]).
     pub fn open(state_dir: &Path, gate: RedactionGate) -> Result<Outbox> {
         std::fs::create_dir_all(state_dir)
             .with_context(|| format!("cannot create state_dir {}", state_dir.display()))?;
         let path = state_dir.join(OUTBOX_FILE);
-        let conn = match open_checked(&path) {
-            Ok(conn) => conn,
-            Err(Refused::Failed(e)) => return Err(e),
-            Err(Refused::NotOurs(reason)) => {
-                let aside = move_aside(&path, Utc::now())?;
-                tracing::error!(
-                    file = %path.display(),
-                    moved_to = %aside.display(),
-                    %reason,
-                    "alert outbox unusable: moved aside, a fresh one takes its place (what was \
-                     pending in it is not sent)"
-                );
-                match open_checked(&path) {
-                    Ok(conn) => conn,
-                    Err(Refused::Failed(e)) => return Err(e),
-                    Err(Refused::NotOurs(reason)) => anyhow::bail!(
-                        "the fresh alert outbox {} is not usable either: {reason}",
-                        path.display()
-                    ),
-                }
-            }
-        };
+        let conn = guard::open(&path)?;
         Ok(Outbox {
             conn: Mutex::new(conn),
             path,
@@ -443,220 +405,6 @@ impl Outbox {
     }
 }
 
-/// "FDAO": a fleetdash alert outbox (SQLite's `application_id`), so that a file of another
-/// program is told apart from ours and never has our tables added to it.
-pub const APPLICATION_ID: i32 = 0x4644_414F;
-/// The outbox's schema (`user_version`). An outbox from before the mark (no application id,
-/// version 0) is recognised by its tables and columns, then marked.
-pub const SCHEMA_VERSION: i32 = 1;
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS outbox (
-    alert_id TEXT NOT NULL,
-    channel TEXT NOT NULL,
-    event TEXT NOT NULL,
-    alert TEXT NOT NULL,
-    enqueued_at INTEGER NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    -- NULL while pending; set when delivered or refused for good.
-    done_at INTEGER,
-    outcome TEXT,
-    PRIMARY KEY (alert_id, channel)
-);
-CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (channel, done_at, enqueued_at);
-CREATE TABLE IF NOT EXISTS channels (
-    channel TEXT PRIMARY KEY,
-    failing_since INTEGER,
-    last_reason TEXT,
-    failures INTEGER NOT NULL DEFAULT 0,
-    retry_at INTEGER
-);";
-
-/// Each table of [`SCHEMA`] with its columns, in order: what makes a file ours.
-const TABLES: &[(&str, &[&str])] = &[
-    (
-        "outbox",
-        &[
-            "alert_id",
-            "channel",
-            "event",
-            "alert",
-            "enqueued_at",
-            "attempts",
-            "done_at",
-            "outcome",
-        ],
-    ),
-    (
-        "channels",
-        &[
-            "channel",
-            "failing_since",
-            "last_reason",
-            "failures",
-            "retry_at",
-        ],
-    ),
-];
-
-/// Why [`open_checked`] did not hand back a connection.
-enum Refused {
-    /// The file is not a usable outbox of ours: it is moved aside.
-    NotOurs(String),
-    /// Anything else (cannot open, busy, cannot write): nothing is moved.
-    Failed(anyhow::Error),
-}
-
-/// Opens `path`, reads whether it is ours (reads only), then sets it up: WAL, durable
-/// commits, the schema and its mark.
-fn open_checked(path: &Path) -> std::result::Result<Connection, Refused> {
-    let failed = |what: &str, e: rusqlite::Error| {
-        Refused::Failed(anyhow::Error::new(e).context(format!("{what} {}", path.display())))
-    };
-    let conn = Connection::open(path).map_err(|e| failed("cannot open the alert outbox", e))?;
-    let setup = |e| failed("cannot set up the alert outbox", e);
-    conn.busy_timeout(Duration::from_secs(5)).map_err(setup)?;
-    // While it is not known to be ours, closing must not checkpoint: SQLite would then delete
-    // the file's -wal, which goes aside with it untouched.
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
-        .map_err(setup)?;
-    let version = inspect(&conn)?;
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)
-        .map_err(setup)?;
-    // Before the first table: lets prune hand freed pages back (a new file only).
-    conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
-        .map_err(setup)?;
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .map_err(setup)?;
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(setup)?;
-    conn.execute_batch(SCHEMA).map_err(setup)?;
-    if version < SCHEMA_VERSION {
-        conn.pragma_update(None, "application_id", APPLICATION_ID)
-            .map_err(setup)?;
-        conn.pragma_update(None, "user_version", SCHEMA_VERSION)
-            .map_err(setup)?;
-    }
-    Ok(conn)
-}
-
-/// The file's schema version, once it is known to be a healthy outbox of ours (marked, or
-/// from before the mark with exactly our tables) or an empty database. Reads only.
-fn inspect(conn: &Connection) -> std::result::Result<i32, Refused> {
-    let refused = |e: rusqlite::Error| match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => {
-            Refused::NotOurs(format!("not a SQLite database ({e})"))
-        }
-        Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
-            Refused::NotOurs(format!("the database is corrupt ({e})"))
-        }
-        _ => Refused::Failed(anyhow::Error::new(e).context("cannot read the alert outbox")),
-    };
-    let tables: Vec<String> = {
-        let mut stmt = conn
-            .prepare(
-                "SELECT name FROM sqlite_master WHERE type = 'table' \
-                 AND name NOT LIKE 'sqlite_%' ORDER BY name",
-            )
-            .map_err(refused)?;
-        let rows = stmt.query_map([], |r| r.get(0)).map_err(refused)?;
-        rows.collect::<rusqlite::Result<_>>().map_err(refused)?
-    };
-    let app: i32 = conn
-        .pragma_query_value(None, "application_id", |r| r.get(0))
-        .map_err(refused)?;
-    let version: i32 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(refused)?;
-    // The whole file, not just its first page: a truncated outbox reads its header fine. The
-    // outbox is small (bounded per channel), so this costs little, once per start.
-    let check: String = conn
-        .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
-        .map_err(refused)?;
-    if check != "ok" {
-        return Err(Refused::NotOurs(format!(
-            "the database is corrupt ({check})"
-        )));
-    }
-    if app != APPLICATION_ID && (app != 0 || version != 0) {
-        return Err(Refused::NotOurs(format!(
-            "a SQLite database of another program (application_id {app:#x}, user_version \
-             {version})"
-        )));
-    }
-    if version > SCHEMA_VERSION {
-        return Err(Refused::NotOurs(format!(
-            "an outbox of a newer fleetdash (schema {version}; this build reads up to \
-             {SCHEMA_VERSION})"
-        )));
-    }
-    if tables.is_empty() {
-        return Ok(version);
-    }
-    let mut ours: Vec<&str> = TABLES.iter().map(|(t, _)| *t).collect();
-    ours.sort_unstable();
-    if tables != ours {
-        return Err(Refused::NotOurs(format!(
-            "not an alert outbox (its tables: {})",
-            tables.join(", ")
-        )));
-    }
-    for (table, columns) in TABLES {
-        let mut stmt = conn
-            .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")
-            .map_err(refused)?;
-        let found: Vec<String> = stmt
-            .query_map([table], |r| r.get(0))
-            .map_err(refused)?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(refused)?;
-        if found != *columns {
-            return Err(Refused::NotOurs(format!(
-                "not an alert outbox (table {table} has columns {})",
-                found.join(", ")
-            )));
-        }
-    }
-    Ok(version)
-}
-
-/// Moves `path` (and its `-wal`, `-shm`) to `<path>.corrupt-<UTC stamp of now>`, never over
-/// an existing file. The `-wal` goes first: a fresh file must never meet the old file's log,
-/// which SQLite would replay into it. Returns where the file went.
-fn move_aside(path: &Path, now: DateTime<Utc>) -> Result<PathBuf> {
-    let stamp = now.format("%Y%m%dT%H%M%SZ");
-    let with = |p: &Path, suffix: &str| {
-        let mut s = p.as_os_str().to_owned();
-        s.push(suffix);
-        PathBuf::from(s)
-    };
-    let taken = |p: &Path| {
-        ["", "-wal", "-shm"]
-            .iter()
-            .any(|s| with(p, s).symlink_metadata().is_ok())
-    };
-    let mut aside = with(path, &format!(".corrupt-{stamp}"));
-    let mut n = 1;
-    while taken(&aside) {
-        aside = with(path, &format!(".corrupt-{stamp}-{n}"));
-        n += 1;
-    }
-    for suffix in ["-wal", "-shm", ""] {
-        let from = with(path, suffix);
-        if suffix.is_empty() || from.symlink_metadata().is_ok() {
-            let to = with(&aside, suffix);
-            std::fs::rename(&from, &to).with_context(|| {
-                format!(
-                    "the alert outbox is unusable and cannot be moved aside: {} -> {}",
-                    from.display(),
-                    to.display()
-                )
-            })?;
-        }
-    }
-    Ok(aside)
-}
-
 /// Drops the oldest items of `channel` past [`MAX_PENDING_PER_CHANNEL`]: reminders first,
 /// then (loudly) anything else. Returns how many went.
 fn bound(tx: &rusqlite::Transaction<'_>, channel: &str, now: DateTime<Utc>) -> Result<usize> {
@@ -701,182 +449,12 @@ fn bound(tx: &rusqlite::Transaction<'_>, channel: &str, now: DateTime<Utc>) -> R
     Ok(dropped)
 }
 
-/// What one delivery pass did.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Pass {
-    pub delivered: usize,
-    pub failed: usize,
-}
-
-/// The outbox and its channels: enqueues what each channel wants, and delivers due items.
-pub struct Delivery {
-    outbox: Arc<Outbox>,
-    providers: Vec<Arc<dyn Provider>>,
-    /// Rung by an enqueue: a new alert goes out now, not at the loop's next tick.
-    wake: tokio::sync::Notify,
-}
-
-impl Delivery {
-    pub fn new(outbox: Arc<Outbox>, providers: Vec<Arc<dyn Provider>>) -> Delivery {
-        Delivery {
-            outbox,
-            providers,
-            wake: tokio::sync::Notify::new(),
-        }
-    }
-
-    /// The configured channels over the outbox in the config's `state_dir` (opened off the
-    /// runtime), ready for [`Delivery::spawn`]; for the wiring in `fleetdash run`.
-    pub async fn from_config(
-        config: &crate::config::Config,
-        gate: RedactionGate,
-    ) -> Result<Delivery> {
-        let dir = config.state_dir.clone();
-        let outbox = tokio::task::spawn_blocking(move || Outbox::open(&dir, gate)).await??;
-        Ok(Delivery::new(
-            Arc::new(outbox),
-            super::provider::common::build(config),
-        ))
-    }
-
-    pub fn outbox(&self) -> &Arc<Outbox> {
-        &self.outbox
-    }
-
-    /// The configured channels' names, in the config's order.
-    pub fn channel_names(&self) -> Vec<String> {
-        self.providers
-            .iter()
-            .map(|p| p.name().to_string())
-            .collect()
-    }
-
-    /// Keeps `alert` for every channel that wants it (off the runtime).
-    pub async fn enqueue(&self, alert: Alert, now: DateTime<Utc>) -> Result<Enqueued> {
-        let channels: Vec<String> = self
-            .providers
-            .iter()
-            .filter(|p| p.wants(&alert))
-            .map(|p| p.name().to_string())
-            .collect();
-        let outbox = self.outbox.clone();
-        let enqueued = tokio::task::spawn_blocking(move || {
-            let names: Vec<&str> = channels.iter().map(String::as_str).collect();
-            outbox.enqueue(&alert, &names, now)
-        })
-        .await??;
-        self.wake.notify_one();
-        Ok(enqueued)
-    }
-
-    /// Sends every due item, in order per channel, the channels side by side (a hanging one
-    /// holds up no other); a channel's first failure ends its turn in this pass (it backs
-    /// off). Each send is bounded by [`SEND_DEADLINE`].
-    pub async fn pass(&self, now: DateTime<Utc>) -> Result<Pass> {
-        let outbox = self.outbox.clone();
-        let items = tokio::task::spawn_blocking(move || outbox.due(now)).await??;
-        let mut per_channel: Vec<(Arc<dyn Provider>, Vec<Item>)> = Vec::new();
-        for item in items {
-            match per_channel
-                .iter_mut()
-                .find(|(p, _)| p.name() == item.channel)
-            {
-                Some((_, list)) => list.push(item),
-                None => {
-                    // A channel taken out of the config keeps its items until it comes back.
-                    if let Some(p) = self.providers.iter().find(|p| p.name() == item.channel) {
-                        per_channel.push((p.clone(), vec![item]));
-                    }
-                }
-            }
-        }
-        let turns = per_channel
-            .into_iter()
-            .map(|(provider, items)| self.channel_turn(provider, items, now));
-        let mut pass = Pass::default();
-        for turn in futures::future::join_all(turns).await {
-            let turn = turn?;
-            pass.delivered += turn.delivered;
-            pass.failed += turn.failed;
-        }
-        Ok(pass)
-    }
-
-    /// One channel's due items, in order, until the first failure.
-    async fn channel_turn(
-        &self,
-        provider: Arc<dyn Provider>,
-        items: Vec<Item>,
-        now: DateTime<Utc>,
-    ) -> Result<Pass> {
-        let mut pass = Pass::default();
-        for item in items {
-            let result = match tokio::time::timeout(SEND_DEADLINE, provider.send(&item.alert)).await
-            {
-                Ok(r) => r,
-                Err(_) => Err(SendError {
-                    retryable: true,
-                    reason: format!("no answer within {}s", SEND_DEADLINE.as_secs()),
-                }),
-            };
-            let outbox = self.outbox.clone();
-            let (id, channel) = (item.alert.id, item.channel);
-            match result {
-                Ok(()) => {
-                    pass.delivered += 1;
-                    tokio::task::spawn_blocking(move || outbox.delivered(&id, &channel, now))
-                        .await??;
-                }
-                Err(e) => {
-                    pass.failed += 1;
-                    tokio::task::spawn_blocking(move || outbox.failed(&id, &channel, &e, now))
-                        .await??;
-                    break;
-                }
-            }
-        }
-        Ok(pass)
-    }
-
-    /// The delivery loop: a pass every `tick` (retries fall due) and at once after an enqueue,
-    /// until `stop` is cancelled.
-    pub fn spawn(
-        self: Arc<Self>,
-        tick: Duration,
-        stop: tokio_util::sync::CancellationToken,
-    ) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(async move {
-            let mut interval = tokio::time::interval(tick);
-            let mut pruned_at: Option<tokio::time::Instant> = None;
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    _ = stop.cancelled() => break,
-                    _ = interval.tick() => {}
-                    _ = self.wake.notified() => {}
-                }
-                let now = Utc::now();
-                if let Err(e) = self.pass(now).await {
-                    tracing::error!("alert delivery pass failed: {e:#}");
-                }
-                if pruned_at.is_some_and(|at| at.elapsed() < PRUNE_EVERY) {
-                    continue;
-                }
-                pruned_at = Some(tokio::time::Instant::now());
-                let outbox = self.outbox.clone();
-                if let Ok(Err(e)) = tokio::task::spawn_blocking(move || outbox.prune(now)).await {
-                    tracing::warn!("alert outbox prune failed: {e:#}");
-                }
-            }
-        })
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn alert(id: &str, event: AlertEvent) -> Alert {
+    /// Agent min's alert `event`, under the dedupe key `id`.
+    pub(crate) fn alert(id: &str, event: AlertEvent) -> Alert {
         Alert {
             id: id.to_string(),
             key: "agent:min".into(),
@@ -999,92 +577,6 @@ mod tests {
         // No reminder left: the oldest firing went (and said so in the log).
         assert_eq!(o.due(t0).unwrap()[0].alert.id, "f1");
         assert_eq!(o.pending(Some("c")).unwrap(), MAX_PENDING_PER_CHANNEL);
-    }
-
-    /// The files in `dir` whose name says they were moved aside.
-    fn aside(dir: &Path) -> Vec<PathBuf> {
-        let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.to_string_lossy().contains(".corrupt-"))
-            .collect();
-        out.sort();
-        out
-    }
-
-    #[test]
-    fn a_fresh_outbox_is_marked_and_reopened_as_ours() {
-        let dir = tempfile::tempdir().unwrap();
-        drop(Outbox::open(dir.path(), RedactionGate::default()).unwrap());
-        let conn = Connection::open(dir.path().join(OUTBOX_FILE)).unwrap();
-        let app: i32 = conn
-            .pragma_query_value(None, "application_id", |r| r.get(0))
-            .unwrap();
-        let version: i32 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .unwrap();
-        assert_eq!((app, version), (APPLICATION_ID, SCHEMA_VERSION));
-        drop(conn);
-        drop(Outbox::open(dir.path(), RedactionGate::default()).unwrap());
-        assert!(aside(dir.path()).is_empty());
-    }
-
-    #[test]
-    fn an_outbox_of_a_newer_schema_or_with_other_tables_goes_aside() {
-        for sql in [
-            format!("PRAGMA user_version = {};", SCHEMA_VERSION + 1),
-            "CREATE TABLE extra (x);".to_string(),
-            "ALTER TABLE outbox ADD COLUMN extra TEXT;".to_string(),
-        ] {
-            let dir = tempfile::tempdir().unwrap();
-            let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
-            o.enqueue(&alert("a", AlertEvent::Firing), &["c"], time(1))
-                .unwrap();
-            drop(o);
-            let conn = Connection::open(dir.path().join(OUTBOX_FILE)).unwrap();
-            conn.execute_batch(&sql).unwrap();
-            drop(conn);
-            let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
-            assert_eq!(o.rows().unwrap(), 0, "{sql}: a fresh outbox");
-            // With its -wal and -shm beside it, as the open that refused it left them.
-            let moved: Vec<PathBuf> = aside(dir.path())
-                .into_iter()
-                .filter(|p| {
-                    !p.to_string_lossy().ends_with("-wal") && !p.to_string_lossy().ends_with("-shm")
-                })
-                .collect();
-            assert_eq!(moved.len(), 1, "{sql}: {moved:?}");
-            // The operator's file is whole: its alert is still in it.
-            let old = Connection::open(&moved[0]).unwrap();
-            let n: i64 = old
-                .query_row("SELECT COUNT(*) FROM outbox", [], |r| r.get(0))
-                .unwrap();
-            assert_eq!(n, 1, "{sql}");
-        }
-    }
-
-    #[test]
-    fn a_second_corrupt_file_in_the_same_second_does_not_replace_the_first() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join(OUTBOX_FILE);
-        let at: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().unwrap();
-        let first = dir
-            .path()
-            .join(format!("{OUTBOX_FILE}.corrupt-20261130T120000Z"));
-        std::fs::write(&first, "first").unwrap();
-        let mut moved = Vec::new();
-        for junk in ["second", "third"] {
-            std::fs::write(&file, junk).unwrap();
-            moved.push(move_aside(&file, at).unwrap());
-        }
-        assert_eq!(std::fs::read_to_string(&first).unwrap(), "first");
-        let said: Vec<String> = moved
-            .iter()
-            .map(|p| std::fs::read_to_string(p).unwrap())
-            .collect();
-        assert_eq!(said, ["second", "third"]);
-        assert!(!moved.contains(&first), "{moved:?}");
-        assert_eq!(aside(dir.path()).len(), 3);
     }
 
     #[test]

@@ -1,0 +1,250 @@
+//! Elements a pass no longer shows (a card moved to done and out of the capped listing, a
+//! finished task, a removed agent, a removed host's checks): an open alert's element counts a
+//! pass not red when what lists it was read whole ([`gone_reads_green`]), so its alert closes
+//! with a Recovered ([`NO_LONGER_LISTED`]) instead of staying open until forgotten. Pure, like
+//! the pass that asks ([`super::pass::pass`]).
+
+use std::collections::BTreeMap;
+
+use fleetdash_model::Band;
+use fleetdash_model::alerts::key;
+
+use super::roots;
+use super::state::Track;
+use crate::alerting::deps::Deps;
+use crate::write::transitions::Elements;
+
+/// The reason a Recovered carries when its element is gone rather than green.
+pub const NO_LONGER_LISTED: &str = "no longer listed";
+
+/// Whether an element this pass does not show is known to be no longer failing: what lists it
+/// was read whole and is fine. Each parent its key implies (a card's board, a host's check's
+/// host, a task's agent, a top-level element's section) is shown, and nothing it depends on
+/// (declared edges too, transitively) is down: red now, or its alert still open. A listing that left cards needing attention
+/// out (`board:<name>/unlisted` not green) may be hiding it: unknown, not green.
+pub fn gone_reads_green(
+    key: &str,
+    elements: &Elements,
+    tracks: &BTreeMap<String, Track>,
+    deps: &Deps,
+) -> bool {
+    // A parent gone too (a host removed from the config, with its checks) vouches for its
+    // children when its own lister does.
+    let implied = Deps::implied_parents(key);
+    if implied.is_empty()
+        || !implied
+            .iter()
+            .all(|p| elements.contains_key(p) || gone_reads_green(p, elements, tracks, deps))
+    {
+        return false;
+    }
+    if deps
+        .ancestors(key)
+        .iter()
+        .any(|p| roots::is_down(p, elements, tracks))
+    {
+        return false;
+    }
+    let left_out = key
+        .split_once('/')
+        .and_then(|(under, _)| under.strip_prefix("board:"))
+        .and_then(|board| elements.get(&key::unlisted_cards(board)));
+    left_out.is_none_or(|e| e.band == Band::Green)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bench::{Bench, el, fired};
+    use super::super::pass::FORGET_UNSEEN_S;
+    use super::*;
+    use crate::alerting::AlertEvent;
+    use crate::write::transitions::Element;
+    use chrono::Duration;
+
+    /// A board read whole: its element, its section, and nothing needing attention left out.
+    fn board_read(unlisted: Band) -> Vec<(&'static str, Element)> {
+        vec![
+            (
+                "section:tasks.board",
+                el("section", "tasks.board", Band::Green),
+            ),
+            ("board:lab", el("board", "lab", Band::Green)),
+            (
+                "board:lab/unlisted",
+                el("card", "cards of lab not listed", unlisted),
+            ),
+        ]
+    }
+
+    fn with_card(
+        mut els: Vec<(&'static str, Element)>,
+        band: Band,
+    ) -> Vec<(&'static str, Element)> {
+        els.push(("board:lab/card:c1", el("card", "rotate the keys", band)));
+        els
+    }
+
+    /// Was: a card that recovered was listed once more, then left the capped listing; with no
+    /// other writes between board reads it had one green pass, short of `recover_after`, and
+    /// its alert stayed open (no Recovered) until forgotten a week later.
+    #[test]
+    fn a_card_gone_from_a_board_read_whole_recovers_as_no_longer_listed() {
+        let mut b = Bench::new();
+        assert_eq!(
+            b.th.recover_after, 2,
+            "one green listing, then one pass gone"
+        );
+        let red_from = b.now + Duration::minutes(1);
+        for _ in 1..b.th.fail_after {
+            assert!(
+                b.next(&with_card(board_read(Band::Green), Band::Red))
+                    .is_empty()
+            );
+        }
+        assert_eq!(
+            b.next(&with_card(board_read(Band::Green), Band::Red)),
+            fired("board:lab/card:c1", AlertEvent::Firing)
+        );
+        // Done: listed once more, green.
+        assert!(
+            b.next(&with_card(board_read(Band::Green), Band::Green))
+                .is_empty()
+        );
+        let green_at = b.now;
+        // Then out of the listing.
+        b.now += Duration::minutes(1);
+        let alerts = b.full(&board_read(Band::Green));
+        assert_eq!(alerts.len(), 1, "{alerts:#?}");
+        let r = &alerts[0];
+        assert_eq!(
+            (r.key.as_str(), r.event, r.kind.as_str(), r.name.as_str()),
+            (
+                "board:lab/card:c1",
+                AlertEvent::Recovered,
+                "card",
+                "rotate the keys"
+            )
+        );
+        assert_eq!(r.band, Band::Green);
+        assert_eq!(r.reason.as_deref(), Some(NO_LONGER_LISTED));
+        assert_eq!(r.since, green_at, "green since its last listing");
+        assert_eq!(
+            r.id,
+            format!("board:lab/card:c1:recovered:{}", red_from.timestamp()),
+            "the same dedupe key as a Recovered of a shown element"
+        );
+        assert!(
+            r.headline()
+                .ends_with("card rotate the keys recovered (no longer listed)"),
+            "{}",
+            r.headline()
+        );
+        assert!(b.state.tracks["board:lab/card:c1"].open.is_none());
+        // Closed once: later passes without it say nothing.
+        assert!(b.next(&board_read(Band::Green)).is_empty());
+    }
+
+    /// Gone from a listing that cannot vouch for it, an open alert stays open and its passes
+    /// count nothing: the board failed (red), its section is stale, or the cap left cards
+    /// needing attention out (it may be one of them). Once the board is read whole again, it
+    /// counts green. (A board gone from a fresh section was removed from the config: its cards
+    /// recover with it, see `a_check_of_a_host_removed_from_the_config_recovers_with_it`.)
+    #[test]
+    fn a_card_gone_from_a_listing_that_cannot_vouch_for_it_keeps_its_alert_open() {
+        let mut b = Bench::new();
+        for _ in 0..b.th.fail_after {
+            b.next(&with_card(board_read(Band::Green), Band::Red));
+        }
+        assert!(b.state.tracks["board:lab/card:c1"].open.is_some());
+        let mut board_red = board_read(Band::Green);
+        board_red[1].1 = el("board", "lab", Band::Red);
+        let mut section_stale = board_read(Band::Green);
+        section_stale[0].1 = el("section", "tasks.board", Band::Red);
+        let cannot_vouch = [
+            board_red,
+            section_stale,
+            board_read(Band::Red),
+            board_read(Band::Amber),
+        ];
+        for els in &cannot_vouch {
+            for _ in 0..3 {
+                let alerts = b.next(els);
+                assert!(
+                    alerts.iter().all(|(key, _)| key != "board:lab/card:c1"),
+                    "{els:?}: {alerts:#?}"
+                );
+            }
+            let t = &b.state.tracks["board:lab/card:c1"];
+            assert!(t.open.is_some() && t.clear_passes == 0, "{els:?}: {t:?}");
+        }
+        // The board's own alerts (it was red) must close before it vouches for its cards.
+        let mut closed = Vec::new();
+        for _ in 0..b.th.recover_after * 2 + 1 {
+            closed.extend(b.next(&board_read(Band::Green)));
+        }
+        assert!(
+            closed.contains(&("board:lab/card:c1".to_string(), AlertEvent::Recovered)),
+            "{closed:?}"
+        );
+        assert!(b.state.tracks["board:lab/card:c1"].open.is_none());
+    }
+
+    /// A state file written before tracks kept their element's kind and name still loads; a
+    /// Recovered for an element gone since says its key.
+    #[test]
+    fn a_track_without_kind_and_name_loads_and_recovers_by_its_key() {
+        let mut b = Bench::new();
+        for _ in 0..b.th.fail_after {
+            b.next(&with_card(board_read(Band::Green), Band::Red));
+        }
+        let mut json = serde_json::to_value(&b.state).unwrap();
+        let track = &mut json["tracks"]["board:lab/card:c1"];
+        track.as_object_mut().unwrap().remove("kind");
+        track.as_object_mut().unwrap().remove("name");
+        b.state = serde_json::from_value(json).unwrap();
+        let mut got = Vec::new();
+        for _ in 0..b.th.recover_after {
+            got.extend(b.full(&board_read(Band::Green)));
+            b.now += Duration::minutes(1);
+        }
+        assert_eq!(got.len(), 1, "{got:#?}");
+        assert_eq!(got[0].name, "board:lab/card:c1");
+        assert_eq!(got[0].event, AlertEvent::Recovered);
+    }
+
+    // Found in review: it failed before its fix.
+
+    /// Was: an element under a parent that leaves the snapshot (a host, board or agent removed
+    /// from the config) kept its open alert, forgotten silently after FORGET_UNSEEN_S. Now a
+    /// parent gone from a section read whole vouches for its children: they recover.
+    #[test]
+    fn a_check_of_a_host_removed_from_the_config_recovers_with_it() {
+        let mut b = Bench::new();
+        let with_host = [
+            ("section:systems", el("section", "systems", Band::Green)),
+            ("host:lab", el("host", "lab", Band::Green)),
+            (
+                "host:lab/service:nginx",
+                el("service", "nginx on lab", Band::Red),
+            ),
+        ];
+        for _ in 0..b.th.fail_after {
+            b.next(&with_host);
+        }
+        assert!(b.state.tracks["host:lab/service:nginx"].open.is_some());
+        // The operator removes host lab from the config.
+        let without = [("section:systems", el("section", "systems", Band::Green))];
+        let mut all = Vec::new();
+        for _ in 0..10 {
+            all.extend(b.next(&without));
+        }
+        let later = b.now + Duration::seconds(FORGET_UNSEEN_S);
+        all.extend(b.at(later, &without));
+        assert_eq!(
+            all,
+            [("host:lab/service:nginx".to_string(), AlertEvent::Recovered)],
+            "tracks: {:?}",
+            b.state.tracks.keys().collect::<Vec<_>>()
+        );
+    }
+}

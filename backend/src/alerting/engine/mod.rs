@@ -1,0 +1,211 @@
+//! Deciding what fires: after every snapshot write, the new snapshot's elements are counted per
+//! key in consecutive passes, and the pass says which [`Alert`]s that makes.
+//!
+//! Kept apart so that the judging stays pure:
+//! - [`pass`]: the pass itself, pure over (state, elements, readings, now, thresholds, deps,
+//!   silences): nothing in it reads a clock or a disk, so every boundary is testable exactly.
+//!   With it, `roots` (what a root cause holds back and names) and [`gone`] (what an element
+//!   no longer listed means).
+//! - [`state`]: what the engine remembers between passes, and its file
+//!   `<state_dir>/alerts-engine.json`, so a restart mid-red sends no second Firing and forgets
+//!   no open alert.
+//! - Here, [`Alerting`]: the engine as the write side runs it. It reads the state and the
+//!   silences from disk, runs the pass at the write's clock (given, never read here) and saves
+//!   the state.
+
+#[cfg(test)]
+mod bench;
+pub mod gone;
+pub mod pass;
+mod roots;
+pub mod state;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use super::Alert;
+use super::deps::Deps;
+use super::silences::{Active, MaintenanceWindow, Silence, SilenceStore};
+use crate::config::{Config, Rules};
+use crate::redact::RedactionGate;
+use crate::write::transitions::{Element, Elements};
+use pass::{PassContext, Thresholds};
+pub use state::{Readings, readings};
+use state::{State, StateFile};
+
+/// What one pass decided: its alerts, and the state to save once they are safe.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub alerts: Vec<Alert>,
+    state: State,
+}
+
+/// The engine as the write side runs it: built once from the config, then
+/// [`Alerting::after_write`] after every snapshot write.
+pub struct Alerting {
+    thresholds: Thresholds,
+    deps: Deps,
+    link: Option<String>,
+    windows: Vec<MaintenanceWindow>,
+    state: StateFile,
+    silences: SilenceStore,
+}
+
+impl Alerting {
+    pub fn new(config: &Config, rules: &Rules, gate: RedactionGate) -> Self {
+        Alerting {
+            thresholds: Thresholds::from(&rules.alerts),
+            deps: Deps::from_config(config),
+            link: config.alerts.dashboard_url.as_ref().map(|u| u.to_string()),
+            windows: config.alerts.maintenance.clone(),
+            state: StateFile::new(&config.state_dir, gate.clone()),
+            silences: SilenceStore::new(&config.state_dir, gate),
+        }
+    }
+
+    /// The operator's silences; an unreadable or corrupt file is logged with its path and
+    /// silences nothing (an alert too many beats a page lost).
+    fn silences(&self) -> Vec<Silence> {
+        self.silences.load().unwrap_or_else(|e| {
+            tracing::warn!(file = %self.silences.path().display(), "silences not read, none applied: {e:#}");
+            Vec::new()
+        })
+    }
+
+    /// One pass over the new snapshot's elements at the write's clock, then its state saved:
+    /// [`Alerting::decide`] and [`Alerting::commit`] in one. Blocking (reads, fsync): call from
+    /// a blocking thread.
+    pub fn after_write(
+        &self,
+        elements: &Elements,
+        readings: &Readings,
+        now: DateTime<Utc>,
+    ) -> Vec<Alert> {
+        let decision = self.decide(elements, readings, now);
+        self.commit(&decision);
+        decision.alerts
+    }
+
+    /// One pass, not yet saved. For at-least-once delivery the write side puts
+    /// [`Decision::alerts`] in the outbox first and [`Alerting::commit`]s after: a crash in
+    /// between replays the same pass next time, making the same alert ids, which the outbox's
+    /// dedupe key drops. Blocking (reads).
+    pub fn decide(&self, elements: &Elements, readings: &Readings, now: DateTime<Utc>) -> Decision {
+        let mut state = self.state.load();
+        let silences = self.silences();
+        let silenced = |key: &str, el: &Element| {
+            super::silences::active(&silences, &self.windows, key, el, now).is_some()
+        };
+        let cx = PassContext {
+            now,
+            thresholds: self.thresholds,
+            deps: &self.deps,
+            silenced: &silenced,
+            link: self.link.as_deref(),
+            readings,
+        };
+        let alerts = pass::pass(&mut state, elements, &cx);
+        Decision { alerts, state }
+    }
+
+    /// Saves the pass's state; a failed save is logged with its path, never a failed write.
+    /// Blocking (fsync).
+    pub fn commit(&self, decision: &Decision) {
+        if let Err(e) = self.state.save(&decision.state) {
+            tracing::warn!(file = %self.state.path().display(), "alert engine state not saved: {e:#}");
+        }
+    }
+
+    /// What holds each element's alerts back at `now`, by key, for the snapshot to carry
+    /// ("silenced until 16:00 (disk swap)"). Blocking (reads the silences file).
+    pub fn holds(&self, elements: &Elements, now: DateTime<Utc>) -> BTreeMap<String, Active> {
+        let silences = self.silences();
+        elements
+            .iter()
+            .filter_map(|(key, el)| {
+                super::silences::active(&silences, &self.windows, key, el, now)
+                    .map(|a| (key.clone(), a))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bench::{el, t0};
+    use super::*;
+    use chrono::Duration;
+    use fleetdash_model::Band;
+
+    #[test]
+    fn after_write_keeps_state_and_reads_silences_from_state_dir_across_restarts() {
+        let (dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\
+             [alerts]\ndashboard_url = \"https://fleet.example/\"\n",
+        );
+        std::fs::create_dir_all(dir.path().join("s")).unwrap();
+        let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let gate = RedactionGate::default();
+        let red: Elements = [("host:lab".to_string(), el("host", "lab", Band::Red))].into();
+        let store = SilenceStore::new(&config.state_dir, gate.clone());
+        let mut now = t0();
+        let silence = store
+            .add(
+                vec![super::super::silences::Matcher::parse("host=lab").unwrap()],
+                Duration::minutes(10),
+                "disk swap",
+                now,
+            )
+            .unwrap();
+        let engine = Alerting::new(&config, &rules, gate.clone());
+        for _ in 0..rules.alerts.fail_after.count + 1 {
+            now += Duration::minutes(1);
+            assert!(engine.after_write(&red, &Readings::new(), now).is_empty());
+        }
+        assert_eq!(
+            engine.holds(&red, now)["host:lab"].describe(),
+            "silenced until 12:10 (disk swap)"
+        );
+        store.end(&silence.id, now).unwrap();
+        now += Duration::minutes(1);
+        let fired = engine.after_write(&red, &Readings::new(), now);
+        assert_eq!(fired.len(), 1);
+        assert_eq!(fired[0].link.as_deref(), Some("https://fleet.example/"));
+        // A restart: a new engine over the same state_dir sends no second Firing.
+        let engine = Alerting::new(&config, &rules, gate);
+        now += Duration::minutes(1);
+        assert!(engine.after_write(&red, &Readings::new(), now).is_empty());
+        assert!(engine.holds(&red, now).is_empty());
+    }
+
+    #[test]
+    fn a_pass_not_committed_is_replayed_with_the_same_alert_ids() {
+        let (dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n",
+        );
+        std::fs::create_dir_all(dir.path().join("s")).unwrap();
+        let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let engine = Alerting::new(&config, &rules, RedactionGate::default());
+        let red: Elements = [("host:lab".to_string(), el("host", "lab", Band::Red))].into();
+        let mut now = t0();
+        for _ in 1..rules.alerts.fail_after.count {
+            now += Duration::minutes(1);
+            engine.after_write(&red, &Readings::new(), now);
+        }
+        now += Duration::minutes(1);
+        let first = engine.decide(&red, &Readings::new(), now);
+        assert_eq!(first.alerts.len(), 1);
+        // A crash before commit: the next pass makes the same Firing (the outbox drops it).
+        let again = engine.decide(&red, &Readings::new(), now + Duration::minutes(1));
+        assert_eq!(again.alerts.len(), 1);
+        assert_eq!(again.alerts[0].id, first.alerts[0].id);
+        engine.commit(&again);
+        assert!(
+            engine
+                .decide(&red, &Readings::new(), now + Duration::minutes(2))
+                .alerts
+                .is_empty()
+        );
+    }
+}

@@ -1,0 +1,207 @@
+//! What the engine remembers between passes ([`State`]: each element's count of passes and its
+//! open alert, and the sections' readings the last pass saw), and its file
+//! `<state_dir>/alerts-engine.json` ([`StateFile`]), so a restart mid-red sends no second Firing
+//! and forgets no open alert. A missing, corrupt or other-layout file is a fresh start, said in
+//! the log: alerting never fails a write.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use chrono::{DateTime, Utc};
+use fleetdash_model::alerts::key;
+use serde::{Deserialize, Serialize};
+
+use crate::redact::RedactionGate;
+use crate::write::atomic;
+
+pub const FILE_NAME: &str = "alerts-engine.json";
+
+/// Bumped when the file's layout changes; another version is started afresh, like a corrupt file.
+pub(super) const VERSION: u32 = 1;
+
+/// What the engine remembers between passes, by element key.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub version: u32,
+    pub tracks: BTreeMap<String, Track>,
+    /// Each section's `checked_at` as the last pass saw it: an element is counted only by a
+    /// pass whose write renewed its section ([`Readings`]).
+    #[serde(default)]
+    pub readings: Readings,
+}
+
+/// Each collected section's `checked_at` in a snapshot, by its element key (`section:agents`).
+pub type Readings = BTreeMap<String, DateTime<Utc>>;
+
+/// The sections' readings of `snap`: what tells a pass which sections its write renewed.
+pub fn readings(snap: &fleetdash_model::Snapshot) -> Readings {
+    crate::collect::SectionName::PARTS
+        .into_iter()
+        .filter_map(|part| {
+            crate::snapshot::meta(snap, part)
+                .checked_at
+                .map(|at| (key::section(part.as_str()), at))
+        })
+        .collect()
+}
+
+/// One element's count of passes and its open alert.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Track {
+    /// Consecutive red passes (0 when the last pass was not red).
+    pub red_passes: u64,
+    /// Consecutive passes not red (0 when the last one was red): green or amber, or gone from
+    /// a listing read whole. Only red fires, so what is no longer red recovers.
+    #[serde(alias = "green_passes")]
+    pub clear_passes: u64,
+    /// The first pass of the current red run.
+    pub red_since: Option<DateTime<Utc>>,
+    /// The first pass of the current run not red.
+    #[serde(alias = "green_since")]
+    pub clear_since: Option<DateTime<Utc>>,
+    /// The Firing that was sent and not yet recovered.
+    pub open: Option<Open>,
+    /// The last pass that showed the element.
+    pub seen: DateTime<Utc>,
+    /// Its kind and name when last shown, for a Recovered sent after it is gone.
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
+}
+
+impl Track {
+    /// One counted pass: red, or not.
+    pub(super) fn count(&mut self, red: bool, now: DateTime<Utc>) {
+        if red {
+            self.red_since.get_or_insert(now);
+            self.red_passes += 1;
+            self.clear_passes = 0;
+            self.clear_since = None;
+        } else {
+            self.red_passes = 0;
+            self.red_since = None;
+            self.clear_since.get_or_insert(now);
+            self.clear_passes += 1;
+        }
+    }
+}
+
+/// A Firing that went out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Open {
+    /// When the element turned red (the alert's `since`, part of its dedupe key).
+    pub since: DateTime<Utc>,
+    /// The Firing's or the last Reminder's time.
+    pub last: DateTime<Utc>,
+    pub reminders: u32,
+    /// What its Firing named as taken down; its Recovered says them again.
+    pub takes_down: Vec<String>,
+}
+
+/// The engine's state in `state_dir`, written atomically through the redaction gate.
+pub struct StateFile {
+    path: PathBuf,
+    gate: RedactionGate,
+}
+
+impl StateFile {
+    pub fn new(state_dir: &Path, gate: RedactionGate) -> Self {
+        StateFile {
+            path: state_dir.join(FILE_NAME),
+            gate,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The saved state; a missing file is a fresh start, and so is a corrupt one (or one of
+    /// another layout), said in the log with its path: alerting never fails a write.
+    pub fn load(&self) -> State {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return State::default(),
+            Err(e) => {
+                tracing::warn!(file = %self.path.display(), "alert engine state unreadable, starting afresh: {e}");
+                return State::default();
+            }
+        };
+        match serde_json::from_str::<State>(&text) {
+            Ok(s) if s.version == VERSION => s,
+            Ok(s) => {
+                tracing::warn!(file = %self.path.display(), "alert engine state of version {} (expected {VERSION}), starting afresh", s.version);
+                State::default()
+            }
+            Err(e) => {
+                tracing::warn!(file = %self.path.display(), "alert engine state corrupt, starting afresh: {e}");
+                State::default()
+            }
+        }
+    }
+
+    /// Replaces the file with `state`. Blocking (fsync): call from a blocking thread.
+    pub fn save(&self, state: &State) -> Result<()> {
+        let json = self
+            .gate
+            .to_json(state)
+            .context("cannot serialise the alert engine state")?;
+        let bytes = serde_json::to_vec(&json).context("cannot serialise the alert engine state")?;
+        atomic::write(&self.path, &bytes)
+            .with_context(|| format!("cannot save {}", self.path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bench::{Bench, el, fired};
+    use super::*;
+    use crate::alerting::AlertEvent;
+    use fleetdash_model::Band;
+
+    #[test]
+    fn a_restart_mid_red_sends_no_second_firing_and_keeps_the_open_alert() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = StateFile::new(dir.path(), RedactionGate::default());
+        let red = [("agent:min", el("agent", "min", Band::Red))];
+        let green = [("agent:min", el("agent", "min", Band::Green))];
+        let mut b = Bench::new();
+        for _ in 0..b.th.fail_after {
+            b.next(&red);
+        }
+        file.save(&b.state).unwrap();
+        let mut after = Bench::new();
+        after.now = b.now;
+        after.state = file.load();
+        assert_eq!(after.state, b.state);
+        for _ in 0..3 {
+            assert!(after.next(&red).is_empty());
+        }
+        for _ in 1..after.th.recover_after {
+            after.next(&green);
+        }
+        assert_eq!(
+            after.next(&green),
+            fired("agent:min", AlertEvent::Recovered)
+        );
+    }
+
+    #[test]
+    fn a_corrupt_state_file_is_a_fresh_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = StateFile::new(dir.path(), RedactionGate::default());
+        assert_eq!(file.load(), State::default());
+        std::fs::write(file.path(), "{not json").unwrap();
+        let (loaded, logs) = crate::logging::logs_of(|| file.load());
+        assert_eq!(loaded, State::default());
+        assert!(
+            logs.contains("alert engine state corrupt, starting afresh"),
+            "{logs}"
+        );
+        assert!(logs.contains(&file.path().display().to_string()), "{logs}");
+        std::fs::write(file.path(), r#"{"version":99,"tracks":{}}"#).unwrap();
+        assert_eq!(file.load(), State::default());
+    }
+}

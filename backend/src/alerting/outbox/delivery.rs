@@ -1,0 +1,190 @@
+//! The delivery loop: the outbox and its channels. Every alert goes into the outbox for each
+//! channel that wants it; due items are sent in order per channel, the channels side by side,
+//! each send bounded ([`SEND_DEADLINE`]); a pass every tick and at once after an enqueue. The
+//! store's calls block, so they run on blocking threads.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+
+use super::store::{Enqueued, Item, Outbox};
+use crate::alerting::Alert;
+use crate::alerting::provider::{self, Provider, SendError};
+use crate::redact::RedactionGate;
+
+/// One send's deadline on top of the channel's own HTTP timeout: nothing holds the loop.
+pub const SEND_DEADLINE: Duration = Duration::from_secs(30);
+/// How often the delivery loop looks for due items.
+pub const DELIVERY_TICK: Duration = Duration::from_secs(5);
+/// How often the delivery loop forgets old delivered pairs and folds the WAL back.
+pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
+/// What one delivery pass did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Pass {
+    pub delivered: usize,
+    pub failed: usize,
+}
+
+/// The outbox and its channels: enqueues what each channel wants, and delivers due items.
+pub struct Delivery {
+    outbox: Arc<Outbox>,
+    providers: Vec<Arc<dyn Provider>>,
+    /// Rung by an enqueue: a new alert goes out now, not at the loop's next tick.
+    wake: tokio::sync::Notify,
+}
+
+impl Delivery {
+    pub fn new(outbox: Arc<Outbox>, providers: Vec<Arc<dyn Provider>>) -> Delivery {
+        Delivery {
+            outbox,
+            providers,
+            wake: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// The configured channels over the outbox in the config's `state_dir` (opened off the
+    /// runtime), ready for [`Delivery::spawn`]; for the wiring in `fleetdash run`.
+    pub async fn from_config(
+        config: &crate::config::Config,
+        gate: RedactionGate,
+    ) -> Result<Delivery> {
+        let dir = config.state_dir.clone();
+        let outbox = tokio::task::spawn_blocking(move || Outbox::open(&dir, gate)).await??;
+        Ok(Delivery::new(Arc::new(outbox), provider::build(config)))
+    }
+
+    pub fn outbox(&self) -> &Arc<Outbox> {
+        &self.outbox
+    }
+
+    /// The configured channels' names, in the config's order.
+    pub fn channel_names(&self) -> Vec<String> {
+        self.providers
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect()
+    }
+
+    /// Keeps `alert` for every channel that wants it (off the runtime).
+    pub async fn enqueue(&self, alert: Alert, now: DateTime<Utc>) -> Result<Enqueued> {
+        let channels: Vec<String> = self
+            .providers
+            .iter()
+            .filter(|p| p.wants(&alert))
+            .map(|p| p.name().to_string())
+            .collect();
+        let outbox = self.outbox.clone();
+        let enqueued = tokio::task::spawn_blocking(move || {
+            let names: Vec<&str> = channels.iter().map(String::as_str).collect();
+            outbox.enqueue(&alert, &names, now)
+        })
+        .await??;
+        self.wake.notify_one();
+        Ok(enqueued)
+    }
+
+    /// Sends every due item, in order per channel, the channels side by side (a hanging one
+    /// holds up no other); a channel's first failure ends its turn in this pass (it backs
+    /// off). Each send is bounded by [`SEND_DEADLINE`].
+    pub async fn pass(&self, now: DateTime<Utc>) -> Result<Pass> {
+        let outbox = self.outbox.clone();
+        let items = tokio::task::spawn_blocking(move || outbox.due(now)).await??;
+        let mut per_channel: Vec<(Arc<dyn Provider>, Vec<Item>)> = Vec::new();
+        for item in items {
+            match per_channel
+                .iter_mut()
+                .find(|(p, _)| p.name() == item.channel)
+            {
+                Some((_, list)) => list.push(item),
+                None => {
+                    // A channel taken out of the config keeps its items until it comes back.
+                    if let Some(p) = self.providers.iter().find(|p| p.name() == item.channel) {
+                        per_channel.push((p.clone(), vec![item]));
+                    }
+                }
+            }
+        }
+        let turns = per_channel
+            .into_iter()
+            .map(|(provider, items)| self.channel_turn(provider, items, now));
+        let mut pass = Pass::default();
+        for turn in futures::future::join_all(turns).await {
+            let turn = turn?;
+            pass.delivered += turn.delivered;
+            pass.failed += turn.failed;
+        }
+        Ok(pass)
+    }
+
+    /// One channel's due items, in order, until the first failure.
+    async fn channel_turn(
+        &self,
+        provider: Arc<dyn Provider>,
+        items: Vec<Item>,
+        now: DateTime<Utc>,
+    ) -> Result<Pass> {
+        let mut pass = Pass::default();
+        for item in items {
+            let result = match tokio::time::timeout(SEND_DEADLINE, provider.send(&item.alert)).await
+            {
+                Ok(r) => r,
+                Err(_) => Err(SendError {
+                    retryable: true,
+                    reason: format!("no answer within {}s", SEND_DEADLINE.as_secs()),
+                }),
+            };
+            let outbox = self.outbox.clone();
+            let (id, channel) = (item.alert.id, item.channel);
+            match result {
+                Ok(()) => {
+                    pass.delivered += 1;
+                    tokio::task::spawn_blocking(move || outbox.delivered(&id, &channel, now))
+                        .await??;
+                }
+                Err(e) => {
+                    pass.failed += 1;
+                    tokio::task::spawn_blocking(move || outbox.failed(&id, &channel, &e, now))
+                        .await??;
+                    break;
+                }
+            }
+        }
+        Ok(pass)
+    }
+
+    /// The delivery loop: a pass every `tick` (retries fall due) and at once after an enqueue,
+    /// until `stop` is cancelled.
+    pub fn spawn(
+        self: Arc<Self>,
+        tick: Duration,
+        stop: tokio_util::sync::CancellationToken,
+    ) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            let mut interval = tokio::time::interval(tick);
+            let mut pruned_at: Option<tokio::time::Instant> = None;
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = interval.tick() => {}
+                    _ = self.wake.notified() => {}
+                }
+                let now = Utc::now();
+                if let Err(e) = self.pass(now).await {
+                    tracing::error!("alert delivery pass failed: {e:#}");
+                }
+                if pruned_at.is_some_and(|at| at.elapsed() < PRUNE_EVERY) {
+                    continue;
+                }
+                pruned_at = Some(tokio::time::Instant::now());
+                let outbox = self.outbox.clone();
+                if let Ok(Err(e)) = tokio::task::spawn_blocking(move || outbox.prune(now)).await {
+                    tracing::warn!("alert outbox prune failed: {e:#}");
+                }
+            }
+        })
+    }
+}
