@@ -1285,11 +1285,13 @@ async fn fleetdash_run_with_an_unusable_outbox_says_so_in_status_json() {
     let status = wait_status(
         &scratch,
         &mut child,
-        "the channel said not delivering",
+        "the channel said not delivering, once the agents were read",
         |s| {
-            s["alerts"]["channels"][0]["reason"]
-                .as_str()
-                .is_some_and(|r| r.starts_with("outbox unusable: "))
+            // A write of another section can come first: wait for the agents' too.
+            s["agents"][0]["band"].is_string()
+                && s["alerts"]["channels"][0]["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("outbox unusable: "))
         },
     )
     .await;
