@@ -25,6 +25,8 @@
 //!
 //! `FLEETDASH_BENCH_QUICK=1` skips the concurrency-1 pass and the 1 GiB log (a few seconds).
 
+// Helpers some benches do not use.
+#[allow(dead_code)]
 mod common;
 
 use std::fs::File;

@@ -22,31 +22,21 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fleetdash::config::{IntakeConfig, Rules};
+use common::load::{
+    CLIENTS, GOAL_P99, GOAL_PER_S, print_throughput, reports_per_client, stored_events,
+};
+use fleetdash::config::IntakeConfig;
 use fleetdash::intake::{IntakeOptions, guard::Tokens};
 use fleetdash::queue::{QueueRules, WorkQueue};
 use fleetdash::redact::RedactionGate;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-const CLIENTS: usize = 50;
-const REPORTS: usize = 10_000;
-const GOAL_PER_S: f64 = 2_000.0;
-const GOAL_P99: Duration = Duration::from_millis(25);
-
 fn main() {
-    let quick = std::env::var_os("FLEETDASH_BENCH_QUICK").is_some();
-    let total = if quick { REPORTS / 10 } else { REPORTS };
-    let per_client = total / CLIENTS;
+    let per_client = reports_per_client();
     println!("== fleetdash intake bench (loopback HTTP, durable commits) ==");
     println!("{CLIENTS} clients x {per_client} reports, v1.0 SendMessage with a bearer token each");
-    let rules = QueueRules::of(
-        &Rules::parse(
-            std::path::Path::new("config/rules.yaml"),
-            include_str!("../../config/rules.yaml"),
-        )
-        .expect("the shipped rules parse"),
-    );
+    let rules = QueueRules::of(&common::shipped_rules());
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a folder under target/");
     let db = dir.path().join("tasks.db");
     let agents: Vec<String> = (0..CLIENTS).map(|c| format!("agent{c:02}")).collect();
@@ -91,7 +81,7 @@ fn main() {
                 tokio::spawn(async move { client(&url, &agent, &token, per_client).await })
             })
             .collect();
-        let mut latencies = Vec::with_capacity(total);
+        let mut latencies = Vec::with_capacity(per_client * CLIENTS);
         for c in clients {
             latencies.extend(c.await.expect("a client finished"));
         }
@@ -105,16 +95,12 @@ fn main() {
         queue.close().await.expect("the queue closes");
         (elapsed, latencies)
     });
-    let c = rusqlite::Connection::open(&db).expect("the file opens");
-    let events: i64 = c
-        .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
-        .expect("events counted");
     assert_eq!(
-        events as usize,
+        stored_events(&db),
         per_client * CLIENTS,
         "every answered report is stored"
     );
-    common::print_throughput("reports", &mut latencies, elapsed, GOAL_PER_S, GOAL_P99);
+    print_throughput("reports", &mut latencies, elapsed, GOAL_PER_S, GOAL_P99);
     println!(
         "peak RSS {:.1} MB (VmHWM) of the whole process (server and clients)",
         common::mb(common::vm_hwm_kib("self").unwrap_or_else(common::max_rss_kib))

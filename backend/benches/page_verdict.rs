@@ -39,7 +39,7 @@
 
 #[path = "../../tests/support/chrome.rs"]
 mod chrome;
-// Its verdict words only (the rest is the memory figures of other benches).
+// Its verdict words only (the rest serves other benches).
 #[allow(dead_code)]
 mod common;
 #[path = "../../tests/support/kanban.rs"]

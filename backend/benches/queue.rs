@@ -21,33 +21,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use fleetdash::config::Rules;
+use common::load::{
+    CLIENTS, GOAL_P99, GOAL_PER_S, print_throughput, reports_per_client, stored_events,
+};
 use fleetdash::queue::{
     Ack, Assignment, MAX_BATCH, QUEUE_DEPTH, QueueRules, Report, ReportKind, Reporter, WireState,
     WorkQueue,
 };
 
-const CLIENTS: usize = 50;
-const REPORTS: usize = 10_000;
-const GOAL_PER_S: f64 = 2_000.0;
-const GOAL_P99: Duration = Duration::from_millis(25);
-
 fn main() {
-    let quick = std::env::var_os("FLEETDASH_BENCH_QUICK").is_some();
-    let total = if quick { REPORTS / 10 } else { REPORTS };
-    let per_client = total / CLIENTS;
+    let per_client = reports_per_client();
     println!("== fleetdash work queue bench ==");
     println!(
         "{CLIENTS} clients x {per_client} reports, durable commits (WAL, synchronous=FULL), \
          group commit of up to {MAX_BATCH} (channel depth {QUEUE_DEPTH})"
     );
-    let rules = QueueRules::of(
-        &Rules::parse(
-            std::path::Path::new("config/rules.yaml"),
-            include_str!("../../config/rules.yaml"),
-        )
-        .expect("the shipped rules parse"),
-    );
+    let rules = QueueRules::of(&common::shipped_rules());
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a folder under target/");
     let db = dir.path().join("tasks.db");
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -63,7 +52,7 @@ fn main() {
                 tokio::spawn(async move { client(&q, c, per_client).await })
             })
             .collect();
-        let mut latencies = Vec::with_capacity(total);
+        let mut latencies = Vec::with_capacity(per_client * CLIENTS);
         for client in clients {
             latencies.extend(client.await.expect("a client finished"));
         }
@@ -72,17 +61,13 @@ fn main() {
         q.close().await.expect("the queue closes");
         (elapsed, latencies)
     });
-    let c = rusqlite::Connection::open(&db).expect("the file opens");
-    let events: i64 = c
-        .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
-        .expect("events counted");
     assert_eq!(
-        events as usize,
+        stored_events(&db),
         per_client * CLIENTS,
         "every report is stored"
     );
 
-    common::print_throughput("reports", &mut latencies, elapsed, GOAL_PER_S, GOAL_P99);
+    print_throughput("reports", &mut latencies, elapsed, GOAL_PER_S, GOAL_P99);
     let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
     println!(
         "file {:.1} MB; peak RSS {:.1} MB (VmHWM)",

@@ -29,6 +29,8 @@
 //! `FLEETDASH_BENCH_QUICK=1` runs one pass over 20 hosts, 2 days of history and shorter parse
 //! rounds (a few seconds).
 
+// Helpers some benches do not use.
+#[allow(dead_code)]
 mod common;
 
 use std::io::Write;
@@ -37,23 +39,22 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, TimeZone, Utc};
-use common::{mb, memory_now, raise_open_files_limit, verdict, vm_hwm_kib};
+use chrono::{DateTime, Utc};
+use common::fleet::{AGENTS, CADENCE_MIN, HOSTS, PER_KIND, WRITES_PER_DAY, agent, host, start};
+use common::{mb, memory_now, micros, raise_open_files_limit, shipped_rules, verdict, vm_hwm_kib};
 use fleetdash::collect::systems::SystemsCollector;
 use fleetdash::collect::systems::cron::Record;
 use fleetdash::collect::systems::prom_text;
 use fleetdash::collect::tunnels::HostTunnels;
 use fleetdash::collect::{SectionData, SectionName, SectionUpdate};
-use fleetdash::config::{Config, Rules};
+use fleetdash::config::Config;
 use fleetdash::demo::hosts::{SimExporter, serve_exporter};
 use fleetdash::history::{self, Collected, HistoryStore, Samples};
 use fleetdash::net::ProbeClient;
 use fleetdash::redact::RedactionGate;
 use fleetdash::snapshot;
 use fleetdash::write::status_json::StatusWriter;
-use fleetdash_model::{
-    Agent, Asc, Band, CronCheck, CronState, NamedCheck, Probe, RulesView, Snapshot, System,
-};
+use fleetdash_model::{Asc, Band, CronState, Probe, Snapshot, System};
 use tokio_util::sync::CancellationToken;
 
 /// The probe timeout T of every pass.
@@ -69,13 +70,9 @@ const UNITS: [&str; 3] = ["hermes-gateway", "nginx", "node-exporter"];
 const CRONS: [(&str, &str, &str); 2] =
     [("db-dump", "1d", "2h"), ("kanban-projection", "30m", "10m")];
 
-/// The history case: 11 agents, 3 hosts of 3 services, 3 tunnels, 3 crons and a vault.
-const AGENTS: usize = 11;
-const HOSTS: usize = 3;
-const PER_KIND: usize = 3;
+/// The history case, the demo-sized fleet: each agent, and each host with its services,
+/// tunnels, crons and vault.
 const KEYS: usize = AGENTS + HOSTS * (1 + 3 * PER_KIND + 1);
-const CADENCE_MIN: i64 = 2;
-const WRITES_PER_DAY: i64 = 24 * 60 / CADENCE_MIN;
 /// `history.json` at the same time of day on later days may differ by this much.
 const SIZE_TOLERANCE: u64 = 64;
 
@@ -389,89 +386,9 @@ struct HistoryCase {
     writer_writes: usize,
 }
 
-/// The thresholds of the shipped `config/rules.yaml`: the bench judges by the fleet's own
-/// rules file, never by literals of its own.
-fn rules() -> RulesView {
-    Rules::parse(
-        Path::new("config/rules.yaml"),
-        include_str!("../../config/rules.yaml"),
-    )
-    .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"))
-    .view()
-}
-
-fn agent(i: usize, up: bool, now: DateTime<Utc>) -> Agent {
-    Agent {
-        name: format!("agent-{i:02}"),
-        endpoint: format!("http://127.0.0.1:{}/", 18300 + i),
-        plane: None,
-        up,
-        last_exchange_s: Probe::Value(60),
-        exchange_band: Band::Green,
-        skills_count: Probe::Value(3),
-        lane: Probe::Unknown,
-        model: Probe::Unknown,
-        window: Probe::Unknown,
-        heartbeat: Probe::Unknown,
-        band: if up { Band::Green } else { Band::Red },
-        status: if up { Asc::SUCCESS } else { Asc::TIMEOUT },
-        reason: (!up).then(|| "no answer within 5s".to_string()),
-        audit_skipped_lines: 0,
-        last_report_s: None,
-        history: None,
-        checked_at: now,
-        stale: !up,
-    }
-}
-
-fn check(name: String, now: DateTime<Utc>) -> NamedCheck {
-    NamedCheck {
-        name,
-        ok: Probe::Value(true),
-        reason: None,
-        uptime_24h_pct: None,
-        checked_at: now,
-        stale: false,
-    }
-}
-
-fn host_row(h: usize, now: DateTime<Utc>) -> System {
-    System {
-        host: format!("host-{h}"),
-        source: "local".into(),
-        ram_used_gb: Probe::Value(3.2),
-        ram_total_gb: Probe::Value(16.0),
-        disk_free_gb: Probe::Value(120.5),
-        services: (0..PER_KIND)
-            .map(|i| check(format!("svc-{i}"), now))
-            .collect(),
-        tunnels: Vec::new(),
-        crons: (0..PER_KIND)
-            .map(|i| CronCheck {
-                name: format!("cron-{i}"),
-                state: CronState::Up,
-                last_ok_s: Probe::Value(120),
-                period_s: 1800,
-                grace_s: 600,
-                reason: None,
-                uptime_24h_pct: None,
-                checked_at: now,
-                stale: false,
-            })
-            .collect(),
-        vault_parity: Probe::Value(true),
-        vault_reason: None,
-        band: Band::Green,
-        status: Asc::SUCCESS,
-        reason: None,
-        history: None,
-        checked_at: now,
-        stale: false,
-    }
-}
-
 /// One write's updates: agents (agent 0 down every 7th write, so buckets hold both counts),
-/// host probes and tunnel probes, all collected at `now`.
+/// host probes and tunnel probes (the tunnels in their own section, as the tunnels collector
+/// sends them), all collected at `now`.
 fn updates(step: i64, now: DateTime<Utc>) -> Vec<SectionUpdate> {
     let update = |data| SectionUpdate {
         data,
@@ -481,14 +398,13 @@ fn updates(step: i64, now: DateTime<Utc>) -> Vec<SectionUpdate> {
     let agents = (0..AGENTS)
         .map(|i| agent(i, i != 0 || step % 7 != 0, now))
         .collect();
-    let hosts = (0..HOSTS).map(|h| host_row(h, now)).collect();
-    let tunnels = (0..HOSTS)
-        .map(|h| HostTunnels {
-            host: format!("host-{h}"),
-            source: "local".into(),
-            tunnels: (0..PER_KIND)
-                .map(|i| check(format!("tun-{i}"), now))
-                .collect(),
+    let mut hosts: Vec<System> = (0..HOSTS).map(|h| host(h, true, now)).collect();
+    let tunnels = hosts
+        .iter_mut()
+        .map(|row| HostTunnels {
+            host: row.host.clone(),
+            source: row.source.clone(),
+            tunnels: std::mem::take(&mut row.tunnels),
         })
         .collect();
     vec![
@@ -535,10 +451,6 @@ fn without_history(snap: &Snapshot) -> Snapshot {
     s
 }
 
-fn micros(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
-}
-
 /// `days` of writes every 2 minutes through the calls `StatusWriter::write_at` makes, the
 /// history part timed; then `writer_writes` whole writes for comparison.
 fn history_case(dir: &Path, days: i64, writer_writes: usize) -> HistoryCase {
@@ -546,13 +458,9 @@ fn history_case(dir: &Path, days: i64, writer_writes: usize) -> HistoryCase {
     std::fs::create_dir_all(&state).expect("state dir");
     let file = state.join(history::FILE_NAME);
     // Parsed once, outside the timing.
-    let rules = rules();
-    // Slot-aligned, like the writer's own tests: each day's mark falls at the same place in
-    // the strip's 30-minute grid.
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 30, 0, 0, 0)
-        .single()
-        .expect("a valid time");
+    let rules = shipped_rules().view();
+    // Slot-aligned, like the writer's own tests.
+    let start = start();
     let steps = days * WRITES_PER_DAY;
     println!(
         "history: {days} days of writes every {CADENCE_MIN} min ({} writes), {AGENTS} agents and {HOSTS} hosts × {} checks = {KEYS} keys, state in {}",

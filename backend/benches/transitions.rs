@@ -27,29 +27,26 @@
 //!
 //! `FLEETDASH_BENCH_QUICK=1` simulates one day and fewer whole writes (a few seconds).
 
+// Helpers some benches do not use.
+#[allow(dead_code)]
+mod common;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Utc};
+use common::fleet::{AGENTS, CADENCE_MIN, HOSTS, WRITES_PER_DAY, agent, host, start};
+use common::{micros, shipped_rules, verdict};
 use fleetdash::collect::{SectionData, SectionName, SectionUpdate};
-use fleetdash::config::Rules;
 use fleetdash::redact::RedactionGate;
 use fleetdash::write::status_json::StatusWriter;
 use fleetdash::write::transitions::{
     self, MAX_ENTRIES, MAX_FILE_BYTES, TransitionLog, compare, elements,
 };
-use fleetdash_model::{
-    Agent, Asc, Backups, Band, Board, BoardSource, Card, CronCheck, CronState, NamedCheck, Probe,
-    RulesView, Snapshot, System,
-};
+use fleetdash_model::{Asc, Backups, Band, Board, BoardSource, Card, Probe, RulesView, Snapshot};
 
-const AGENTS: usize = 11;
-const HOSTS: usize = 3;
-const PER_KIND: usize = 3;
 const CARDS: usize = 60;
 const BIG_BOARD: usize = 10_000;
-const CADENCE_MIN: i64 = 2;
-const WRITES_PER_DAY: i64 = 24 * 60 / CADENCE_MIN;
 /// A service flaps every this many writes; a card every [`CARD_FLAP_EVERY`].
 const SERVICE_FLAP_EVERY: i64 = 15;
 const CARD_FLAP_EVERY: i64 = 10;
@@ -62,7 +59,7 @@ fn main() {
         println!("FLEETDASH_BENCH_QUICK is set: one day, fewer whole writes");
     }
     let work = tempfile::tempdir().expect("a temporary directory");
-    let rules = rules();
+    let rules = shipped_rules().view();
 
     let week = week_case(work.path(), days, &rules);
     let big = big_board_case(&rules, if quick { 20 } else { 100 });
@@ -124,19 +121,6 @@ fn main() {
     );
 }
 
-fn verdict(ok: bool) -> &'static str {
-    if ok { "ok" } else { "MISSED" }
-}
-
-fn rules() -> RulesView {
-    let text = std::fs::read_to_string("config/rules.yaml")
-        .or_else(|_| std::fs::read_to_string("../config/rules.yaml"))
-        .expect("run from the repository root (config/rules.yaml)");
-    Rules::parse(Path::new("config/rules.yaml"), &text)
-        .expect("config/rules.yaml parses")
-        .view()
-}
-
 struct Stats {
     mean: f64,
     p99: f64,
@@ -146,7 +130,6 @@ struct Stats {
 fn stats(mut samples: Vec<Duration>) -> Stats {
     samples.sort();
     let n = samples.len();
-    let micros = |d: Duration| d.as_secs_f64() * 1e6;
     Stats {
         mean: micros(samples.iter().sum::<Duration>()) / n as f64,
         p99: micros(samples[(n * 99 / 100).min(n - 1)]),
@@ -155,83 +138,7 @@ fn stats(mut samples: Vec<Duration>) -> Stats {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The fleet.
-
-fn agent(i: usize, up: bool, now: DateTime<Utc>) -> Agent {
-    Agent {
-        name: format!("agent-{i:02}"),
-        endpoint: format!("http://127.0.0.1:{}/", 18000 + i),
-        plane: Some("heart".into()),
-        up,
-        last_exchange_s: Probe::Value(60),
-        exchange_band: Band::Green,
-        skills_count: Probe::Value(3),
-        lane: Probe::Unknown,
-        model: Probe::Unknown,
-        window: Probe::Unknown,
-        heartbeat: Probe::Unknown,
-        band: if up { Band::Green } else { Band::Red },
-        status: if up {
-            Asc::SUCCESS
-        } else {
-            Asc::DEPENDENCY_UNAVAILABLE
-        },
-        reason: (!up).then(|| "down: connection refused (tcp connect error)".into()),
-        audit_skipped_lines: 0,
-        last_report_s: None,
-        history: None,
-        checked_at: now,
-        stale: !up,
-    }
-}
-
-fn check(name: String, ok: bool, now: DateTime<Utc>) -> NamedCheck {
-    NamedCheck {
-        name,
-        ok: Probe::Value(ok),
-        reason: (!ok).then(|| "failed".into()),
-        uptime_24h_pct: None,
-        checked_at: now,
-        stale: false,
-    }
-}
-
-fn host(h: usize, service_up: bool, now: DateTime<Utc>) -> System {
-    System {
-        host: format!("host-{h}"),
-        source: "node_exporter".into(),
-        ram_used_gb: Probe::Value(1.0),
-        ram_total_gb: Probe::Value(4.0),
-        disk_free_gb: Probe::Value(10.0),
-        services: (0..PER_KIND)
-            .map(|i| check(format!("svc{i}"), i != 0 || service_up, now))
-            .collect(),
-        tunnels: (0..PER_KIND)
-            .map(|i| check(format!("tun{i}"), true, now))
-            .collect(),
-        crons: (0..PER_KIND)
-            .map(|i| CronCheck {
-                name: format!("cron{i}"),
-                state: CronState::Up,
-                last_ok_s: Probe::Value(60),
-                period_s: 3600,
-                grace_s: 600,
-                reason: None,
-                uptime_24h_pct: None,
-                checked_at: now,
-                stale: false,
-            })
-            .collect(),
-        vault_parity: Probe::Value(true),
-        vault_reason: None,
-        band: if service_up { Band::Green } else { Band::Red },
-        status: Asc::SUCCESS,
-        reason: (!service_up).then(|| "service svc0: failed".into()),
-        history: None,
-        checked_at: now,
-        stale: false,
-    }
-}
+// The fleet: its agents and hosts are the shared ones (common::fleet), its board this bench's.
 
 fn card(i: usize, red: bool, now: DateTime<Utc>) -> Card {
     Card {
@@ -312,12 +219,6 @@ fn fleet(step: i64, cards: usize, rules: &RulesView, now: DateTime<Utc>) -> Snap
         stale: false,
     });
     s
-}
-
-fn start() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0)
-        .single()
-        .expect("a valid time")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -461,7 +362,7 @@ impl Whole {
             // Continue where the week's log ends.
             from: entries.last().map_or_else(start, |t| t.at)
                 + chrono::Duration::minutes(CADENCE_MIN),
-            rules: rules(),
+            rules: shipped_rules().view(),
             samples: Vec::new(),
         }
     }
@@ -504,6 +405,6 @@ impl Whole {
     fn median_us(&self) -> f64 {
         let mut s = self.samples.clone();
         s.sort();
-        s[s.len() / 2].as_secs_f64() * 1e6
+        micros(s[s.len() / 2])
     }
 }

@@ -1,5 +1,17 @@
-//! What the bench binaries share: verdict words, units, the open-files limit and the memory
-//! figures read from /proc.
+//! What the bench binaries share: verdict words, units, the shipped rules, the open-files limit
+//! and the memory figures read from /proc; in [`fleet`], the rows of a demo-sized fleet, and in
+//! [`load`], the reporting load of the queue and intake benches.
+//!
+//! Each bench includes the whole module and uses a part of it, hence the `#[allow(dead_code)]`
+//! on each `mod common;`.
+
+pub mod fleet;
+pub mod load;
+
+use std::path::Path;
+use std::time::Duration;
+
+use fleetdash::config::Rules;
 
 pub fn verdict(ok: bool) -> &'static str {
     if ok { "ok" } else { "MISSED" }
@@ -7,6 +19,20 @@ pub fn verdict(ok: bool) -> &'static str {
 
 pub fn mb(kib: u64) -> f64 {
     kib as f64 * 1024.0 / 1e6
+}
+
+pub fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// The shipped `config/rules.yaml`: the benches judge by the fleet's own rules file, never by
+/// literals of their own.
+pub fn shipped_rules() -> Rules {
+    Rules::parse(
+        Path::new("config/rules.yaml"),
+        include_str!("../../../config/rules.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"))
 }
 
 pub fn raise_open_files_limit() {
@@ -70,34 +96,4 @@ pub fn max_rss_kib() -> u64 {
     let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
     assert_eq!(rc, 0, "getrusage failed");
     usage.ru_maxrss as u64
-}
-
-/// Prints a load's throughput and latency beside its goals (reports/s, p50, p99, max), for
-/// the queue and intake benches; the other benches include this module without using it.
-#[allow(dead_code)]
-pub fn print_throughput(
-    what: &str,
-    latencies: &mut [std::time::Duration],
-    elapsed: std::time::Duration,
-    goal_per_s: f64,
-    goal_p99: std::time::Duration,
-) {
-    latencies.sort();
-    let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
-    let rate = latencies.len() as f64 / elapsed.as_secs_f64();
-    let (p50, p99, max) = (at(0.50), at(0.99), latencies[latencies.len() - 1]);
-    println!(
-        "{} {what} in {:.2} s: {rate:.0} {what}/s (goal >= {goal_per_s:.0}: {})",
-        latencies.len(),
-        elapsed.as_secs_f64(),
-        verdict(rate >= goal_per_s)
-    );
-    println!(
-        "latency p50 {:.2} ms, p99 {:.2} ms (goal < {} ms: {}), max {:.2} ms",
-        p50.as_secs_f64() * 1e3,
-        p99.as_secs_f64() * 1e3,
-        goal_p99.as_millis(),
-        verdict(p99 < goal_p99),
-        max.as_secs_f64() * 1e3
-    );
 }
