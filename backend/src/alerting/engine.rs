@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use chrono::{DateTime, Duration, Utc};
-use fleetdash_model::alerts::key;
+use fleetdash_model::alerts::{Element, key};
 use fleetdash_model::{Asc, Band};
 use serde::{Deserialize, Serialize};
 
@@ -43,7 +43,7 @@ use super::{Alert, AlertEvent};
 use crate::config::{AlertRules, Config, Rules};
 use crate::redact::RedactionGate;
 use crate::write::atomic;
-use crate::write::transitions::{Element, Elements};
+use crate::write::transitions::Elements;
 
 pub const FILE_NAME: &str = "alerts-engine.json";
 

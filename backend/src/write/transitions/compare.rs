@@ -38,8 +38,8 @@ pub fn compare(before: Option<&Elements>, after: &Elements, at: DateTime<Utc>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::write::transitions::Element;
     use crate::write::transitions::tests::{changes, t0};
+    use fleetdash_model::alerts::Element;
 
     fn element(band: Band, reason: Option<&str>) -> Element {
         Element {

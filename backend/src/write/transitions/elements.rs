@@ -16,20 +16,10 @@
 
 use std::collections::BTreeMap;
 
-use fleetdash_model::alerts::key;
+use fleetdash_model::alerts::{Element, key};
 use fleetdash_model::{Band, NOT_COLLECTED, Probe, SectionMeta, Snapshot};
 
 use crate::collect::SectionName;
-
-/// What a snapshot says about one element: enough to see a band change and to record it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Element {
-    pub kind: &'static str,
-    pub name: String,
-    pub band: Band,
-    /// Why it is not green; `None` when it is.
-    pub reason: Option<String>,
-}
 
 /// Every element of a snapshot, by key.
 pub type Elements = BTreeMap<String, Element>;

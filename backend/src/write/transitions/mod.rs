@@ -16,7 +16,7 @@ mod elements;
 mod log;
 
 pub use compare::compare;
-pub use elements::{Element, Elements, elements};
+pub use elements::{Elements, elements};
 pub use log::{
     Appended, Bounds, FILE_NAME, KEEP_S, MAX_ENTRIES, MAX_FILE_BYTES, RECENT_MAX, RECENT_S,
     TransitionLog, recent,
