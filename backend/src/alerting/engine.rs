@@ -1244,8 +1244,8 @@ mod tests {
         let snap_at = |now: DateTime<Utc>, stale: bool| {
             let mut snap = Snapshot::empty(now, crate::config::fleet_rules());
             snap.agents = fleetdash_model::Probe::Value(vec![
-                crate::history::tests::agent("a1", false, now),
-                crate::history::tests::agent("a2", true, now),
+                crate::write::history::tests::agent("a1", false, now),
+                crate::write::history::tests::agent("a2", true, now),
             ]);
             snap.sections.agents = fleetdash_model::SectionMeta {
                 configured: true,
@@ -1389,7 +1389,7 @@ mod tests {
         nginx_ok: bool,
         tunnel_ok: bool,
     ) -> fleetdash_model::System {
-        use crate::history::tests::{check, host};
+        use crate::write::history::tests::{check, host};
         let mut h = host("lab", 3, now);
         h.services = vec![check("nginx", nginx_ok, now)];
         h.tunnels = vec![check("lab-heart", tunnel_ok, now)];
@@ -1405,7 +1405,7 @@ mod tests {
     #[test]
     fn one_lost_probe_left_in_the_snapshot_while_another_section_writes_pages_nobody() {
         use crate::collect::{SectionData, SectionName};
-        use crate::history::tests::{agent, update};
+        use crate::write::history::tests::{agent, update};
         let mut b = Bench::new();
         assert_eq!(b.th.fail_after, 2);
         let configured = [SectionName::Agents, SectionName::Queue];
@@ -1458,7 +1458,7 @@ mod tests {
             }
             s.agents = fleetdash_model::Probe::Value(
                 (1..=5)
-                    .map(|i| crate::history::tests::agent(&format!("a{i}"), tunnel_ok, now))
+                    .map(|i| crate::write::history::tests::agent(&format!("a{i}"), tunnel_ok, now))
                     .collect(),
             );
             s.systems = fleetdash_model::Probe::Value(vec![lab(now, false, nginx_ok, tunnel_ok)]);

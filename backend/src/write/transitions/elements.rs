@@ -295,7 +295,7 @@ fn section(out: &mut Elements, snap: &Snapshot, part: SectionName) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::tests::agent;
+    use crate::write::history::tests::agent;
     use crate::write::transitions::compare;
     use crate::write::transitions::tests::{changes, t0};
     use chrono::{DateTime, Duration, Utc};
