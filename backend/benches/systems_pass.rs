@@ -17,7 +17,7 @@
 //!    host), rows red and green (the hung ones red with a timeout reason, the others green),
 //!    and the peak memory (VmHWM from /proc/self/status; it includes the simulated exporters,
 //!    which run in this process).
-//! 2. The history store (`history::HistoryStore`), driven as `write::status_json` drives it:
+//! 2. The history store (`write::history::HistoryStore`), driven as `write::status_json` drives it:
 //!    7 days of writes every 2 minutes for 11 agents and 3 hosts of 10 checks each (44 keys).
 //!    Time per write (load + sample + record + annotate + save, with a breakdown), the size of
 //!    `history.json` at each day's mark (it must not grow after the first 24 h), the bytes the
@@ -49,10 +49,10 @@ use fleetdash::collect::tunnels::HostTunnels;
 use fleetdash::collect::{SectionData, SectionName, SectionUpdate};
 use fleetdash::config::Config;
 use fleetdash::demo::hosts::{SimExporter, serve_exporter};
-use fleetdash::history::{self, Collected, HistoryStore, Samples};
 use fleetdash::net::ProbeClient;
 use fleetdash::redact::RedactionGate;
 use fleetdash::snapshot;
+use fleetdash::write::history::{self, Collected, HistoryStore, Samples};
 use fleetdash::write::status_json::StatusWriter;
 use fleetdash_model::{Asc, Band, CronState, Probe, Snapshot, System};
 use tokio_util::sync::CancellationToken;
@@ -489,7 +489,7 @@ fn history_case(dir: &Path, days: i64, writer_writes: usize) -> HistoryCase {
         snapshot::finalize(&mut snap, &CONFIGURED, rules.clone(), now);
 
         let t0 = Instant::now();
-        let mut store = HistoryStore::load(&state, now);
+        let mut store = HistoryStore::load(&state, RedactionGate::default(), now);
         let t1 = Instant::now();
         let samples = Samples::of(&collected, &snap);
         assert_eq!(samples.len(), KEYS, "every key sampled at step {step}");
@@ -530,10 +530,11 @@ fn history_case(dir: &Path, days: i64, writer_writes: usize) -> HistoryCase {
             d + 1
         );
     }
-    // The bound of history.rs's own test: per key its name and framing, then 96 buckets of
+    // The bound of write/history.rs's own test: per key its name and framing, then 96 buckets of
     // `[<10 digits>,<up>,<down>],`.
     let store = HistoryStore::load(
         &state,
+        RedactionGate::default(),
         start + chrono::Duration::minutes(CADENCE_MIN * steps),
     );
     assert_eq!(store.keys().count(), KEYS);

@@ -7,8 +7,8 @@
 //! - [`redact`]: the gate every writer passes through.
 //! - [`text`]: the one sanitiser for untrusted text (flatten, redact, cut).
 //! - [`logging`]: the log on stderr, through the same gate.
-//! - [`write`]: writers (status.json), atomic and locked.
-//! - [`history`]: the bounded 24 h up/down history behind the strips and uptimes.
+//! - [`write`]: writers (status.json, snapshot.html, the transitions log, the bounded 24 h up/down
+//!   history behind the strips and uptimes), atomic and locked.
 //! - [`watchdog`]: cadences for `fleetdash run`.
 //! - [`server`]: `fleetdash serve`, basic auth over the page and `/api/status.json`.
 //! - [`page`]: the built page, embedded in the binary (`fleetdash page export` writes it out).
@@ -31,7 +31,6 @@ pub mod config;
 pub mod cron_run;
 pub mod daemon;
 pub mod demo;
-pub mod history;
 pub mod intake;
 pub mod logging;
 pub mod net;

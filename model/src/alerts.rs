@@ -7,7 +7,8 @@
 //!
 //! [`key`] is the one place an element's key is spelt (`agent:min`, `host:lab/tunnel:heart`):
 //! the collector's transitions log, history, alert engine and silences key by it, and the page
-//! finds an element's hold by it.
+//! finds an element's hold by it. [`Element`] is what a snapshot says about the element a key
+//! names: the collector derives them from each snapshot, and its alerting judges them.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -104,6 +105,16 @@ impl ChannelState {
             Band::Green
         }
     }
+}
+
+/// What a snapshot says about one element: enough to see a band change and to record it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Element {
+    pub kind: &'static str,
+    pub name: String,
+    pub band: crate::Band,
+    /// Why it is not green; `None` when it is.
+    pub reason: Option<String>,
 }
 
 /// Element keys, spelt in one place. A key names the same thing across runs and files.

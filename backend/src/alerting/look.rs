@@ -115,7 +115,7 @@ fn state(h: &ChannelHealth, now: DateTime<Utc>) -> ChannelState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::write::transitions::Element;
+    use fleetdash_model::alerts::Element;
 
     fn el(band: Band) -> Element {
         Element {

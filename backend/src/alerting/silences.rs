@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 use chrono::{DateTime, Datelike, Duration, NaiveTime, Utc, Weekday};
+use fleetdash_model::alerts::Element;
 use serde::{Deserialize, Serialize};
 
 use crate::redact::RedactionGate;
 use crate::write::atomic;
-use crate::write::transitions::Element;
 
 pub const FILE_NAME: &str = "silences.json";
 /// Held while a command reads, changes and replaces the file, so two `silence add`s at once

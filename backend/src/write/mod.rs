@@ -7,11 +7,13 @@
 //! included, [`live_tasks`]), the boards the projection job read are projected into the vault
 //! ([`projection`]). Then `status_json` merges the sections into the snapshot and, from the same
 //! gated data, `snapshot_html` writes the no-JavaScript page; `transitions` records every band
-//! change between the previous snapshot and the new one. `atomic` is the shared
-//! temp-file-fsync-rename step that keeps every reader's view whole.
+//! change between the previous snapshot and the new one, and `history` the bounded 24 h up/down
+//! samples behind the strips and uptimes. `atomic` is the shared temp-file-fsync-rename step
+//! that keeps every reader's view whole.
 
 pub mod atomic;
 pub mod escalations;
+pub mod history;
 pub mod live_tasks;
 pub mod projection;
 pub mod snapshot_html;

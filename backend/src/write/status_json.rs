@@ -7,7 +7,7 @@
 //! other's sections or interleave their writes.
 //!
 //! Under the same lock, the write samples what it collected into the bounded 24 h history
-//! (`<state_dir>/history.json`, see [`crate::history`]) and annotates every agent, host and host
+//! (`<state_dir>/history.json`, see [`super::history`]) and annotates every agent, host and host
 //! check of the merged snapshot with its strip and uptime, and records every band change
 //! between the previous snapshot and the new one in the transitions log
 //! (`<state_dir>/transitions.json`, see [`super::transitions`]); the snapshot carries the
@@ -24,10 +24,10 @@ use fleetdash_model::{AlertsView, RulesView, Snapshot};
 use serde::Deserialize;
 
 use super::atomic;
+use super::history::{Collected, HistoryStore, Samples};
 use super::snapshot_html::{self, Zone};
 use super::transitions::{self, TransitionLog};
 use crate::collect::{SectionName, SectionUpdate};
-use crate::history::{Collected, HistoryStore, Samples};
 use crate::redact::RedactionGate;
 use crate::snapshot;
 
@@ -126,7 +126,7 @@ impl StatusWriter {
             Some(alerts) => alerts.look(&transitions::elements(&snap), now),
             None => AlertsView::default(),
         };
-        let mut history = HistoryStore::load(&self.state_dir, now);
+        let mut history = HistoryStore::load(&self.state_dir, self.gate.clone(), now);
         let samples = Samples::of(&collected, &snap);
         let sampled = !samples.is_empty();
         history.record(samples, now);
@@ -196,7 +196,7 @@ mod tests {
     use fleetdash_model::Probe;
 
     use crate::collect::SectionData;
-    use crate::history;
+    use crate::write::history;
     use fleetdash_model::Band;
 
     /// The moment the tests' writes start at.

@@ -9,7 +9,8 @@ use super::state::{Readings, State, readings};
 use crate::alerting::deps::Deps;
 use crate::alerting::{Alert, AlertEvent};
 use crate::config::fleet_alert_rules;
-use crate::write::transitions::{self, Element, Elements};
+use crate::write::transitions::{self, Elements};
+use fleetdash_model::alerts::Element;
 
 pub(super) fn t0() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")

@@ -58,8 +58,8 @@ mod tests {
     use super::super::pass::FORGET_UNSEEN_S;
     use super::*;
     use crate::alerting::AlertEvent;
-    use crate::write::transitions::Element;
     use chrono::Duration;
+    use fleetdash_model::alerts::Element;
 
     /// A board read whole: its element, its section, and nothing needing attention left out.
     fn board_read(unlisted: Band) -> Vec<(&'static str, Element)> {

@@ -33,7 +33,8 @@ use super::state::{Open, Readings, State, Track, VERSION};
 use crate::alerting::deps::Deps;
 use crate::alerting::{Alert, AlertEvent};
 use crate::config::AlertRules;
-use crate::write::transitions::{Element, Elements};
+use crate::write::transitions::Elements;
+use fleetdash_model::alerts::Element;
 
 /// An element no snapshot has shown for this long is forgotten (a removed agent, a finished
 /// task). Shorter would let a section that failed for a weekend come back with its open alerts
@@ -515,7 +516,7 @@ mod tests {
     #[test]
     fn one_lost_probe_left_in_the_snapshot_while_another_section_writes_pages_nobody() {
         use crate::collect::{SectionData, SectionName};
-        use crate::history::tests::{agent, update};
+        use crate::write::history::tests::{agent, update};
         let mut b = Bench::new();
         assert_eq!(b.th.fail_after, 2);
         let configured = [SectionName::Agents, SectionName::Queue];

@@ -52,8 +52,9 @@ pub(super) fn takes_down(root: &str, elements: &Elements, deps: &Deps) -> Vec<St
 mod tests {
     use super::super::bench::{Bench, el, run};
     use crate::alerting::AlertEvent;
-    use crate::write::transitions::{self, Element};
+    use crate::write::transitions;
     use chrono::{DateTime, Duration, Utc};
+    use fleetdash_model::alerts::Element;
     use fleetdash_model::{Band, Snapshot};
 
     /// host lab -> tunnel lab-heart (on lab) -> 5 agents behind it.
@@ -217,8 +218,8 @@ mod tests {
         let snap_at = |now: DateTime<Utc>, stale: bool| {
             let mut snap = Snapshot::empty(now, crate::config::fleet_rules());
             snap.agents = fleetdash_model::Probe::Value(vec![
-                crate::history::tests::agent("a1", false, now),
-                crate::history::tests::agent("a2", true, now),
+                crate::write::history::tests::agent("a1", false, now),
+                crate::write::history::tests::agent("a2", true, now),
             ]);
             snap.sections.agents = fleetdash_model::SectionMeta {
                 configured: true,
@@ -270,7 +271,7 @@ mod tests {
         nginx_ok: bool,
         tunnel_ok: bool,
     ) -> fleetdash_model::System {
-        use crate::history::tests::{check, host};
+        use crate::write::history::tests::{check, host};
         let mut h = host("lab", 3, now);
         h.services = vec![check("nginx", nginx_ok, now)];
         h.tunnels = vec![check("lab-heart", tunnel_ok, now)];
@@ -295,7 +296,7 @@ mod tests {
             }
             s.agents = fleetdash_model::Probe::Value(
                 (1..=5)
-                    .map(|i| crate::history::tests::agent(&format!("a{i}"), tunnel_ok, now))
+                    .map(|i| crate::write::history::tests::agent(&format!("a{i}"), tunnel_ok, now))
                     .collect(),
             );
             s.systems = fleetdash_model::Probe::Value(vec![lab(now, false, nginx_ok, tunnel_ok)]);

@@ -18,6 +18,10 @@
 //! write by construction (the samples are a map by key, consumed by [`HistoryStore::record`]),
 //! and annotates every row of the merged snapshot ([`HistoryStore::annotate`]). Every function
 //! takes `now`, so tests drive the clock.
+//!
+//! It lives with the writers because it puts `history.json` on disk: atomically, and through
+//! the redaction gate like every other file fleetdash writes. Its keys are element keys, never
+//! secrets, so the gate changes no byte; it is the wall should a secret-shaped name turn up.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,8 +31,9 @@ use chrono::{DateTime, Utc};
 use fleetdash_model::{CronState, History, NOT_COLLECTED, Probe, Snapshot};
 use serde::{Deserialize, Serialize};
 
+use super::atomic;
 use crate::collect::{SectionData, SectionUpdate};
-use crate::write::atomic;
+use crate::redact::RedactionGate;
 
 pub const FILE_NAME: &str = "history.json";
 
@@ -70,6 +75,7 @@ struct File {
 #[derive(Debug)]
 pub struct HistoryStore {
     path: PathBuf,
+    gate: RedactionGate,
     series: BTreeMap<String, Series>,
 }
 
@@ -265,10 +271,11 @@ impl Samples {
 }
 
 impl HistoryStore {
-    /// An empty store that will be saved to `<state_dir>/history.json`.
-    pub fn new(state_dir: &Path) -> HistoryStore {
+    /// An empty store that will be saved to `<state_dir>/history.json` through `gate`.
+    pub fn new(state_dir: &Path, gate: RedactionGate) -> HistoryStore {
         HistoryStore {
             path: state_dir.join(FILE_NAME),
+            gate,
             series: BTreeMap::new(),
         }
     }
@@ -276,8 +283,8 @@ impl HistoryStore {
     /// The store on disk, pruned as of `now`. A missing file is an empty store; a corrupt,
     /// unreadable or other-version file is logged with its path and replaced by an empty store
     /// on the next save: losing a day of strip is not worth failing a snapshot write over.
-    pub fn load(state_dir: &Path, now: DateTime<Utc>) -> HistoryStore {
-        let mut store = HistoryStore::new(state_dir);
+    pub fn load(state_dir: &Path, gate: RedactionGate, now: DateTime<Utc>) -> HistoryStore {
+        let mut store = HistoryStore::new(state_dir, gate);
         let bytes = match std::fs::read(&store.path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return store,
@@ -372,14 +379,18 @@ impl HistoryStore {
         }
     }
 
-    /// The file's bytes: compact JSON.
+    /// The file's bytes: compact JSON, every string (the keys) passed through the gate.
     fn to_bytes(&self) -> Result<Vec<u8>> {
         let file = File {
             version: VERSION,
             bucket_s: BUCKET_S,
             series: self.series.clone(),
         };
-        serde_json::to_vec(&file).context("cannot serialise the history")
+        let gated = self
+            .gate
+            .to_json(&file)
+            .context("cannot serialise the history")?;
+        serde_json::to_vec(&gated).context("cannot serialise the history")
     }
 
     /// Replaces `history.json` atomically.
@@ -409,7 +420,7 @@ pub(crate) mod tests {
 
     fn store() -> (tempfile::TempDir, HistoryStore) {
         let dir = tempfile::tempdir().unwrap();
-        let s = HistoryStore::new(dir.path());
+        let s = HistoryStore::new(dir.path(), RedactionGate::default());
         (dir, s)
     }
 
@@ -478,10 +489,10 @@ pub(crate) mod tests {
         // The first sample survives the file; a file written before it existed reads the
         // start of its oldest bucket.
         let young = first + Duration::minutes(10);
-        let mut fresh = HistoryStore::new(dir.path());
+        let mut fresh = HistoryStore::new(dir.path(), RedactionGate::default());
         fresh.record(samples(&[("agent:b", true)]), first);
         fresh.save().unwrap();
-        let back = HistoryStore::load(dir.path(), young);
+        let back = HistoryStore::load(dir.path(), RedactionGate::default(), young);
         assert_eq!(
             back.history("agent:b", young).since,
             DateTime::from_timestamp(first.timestamp(), 0)
@@ -490,7 +501,7 @@ pub(crate) mod tests {
         let old = text.replace(&format!("\"first\":{},", first.timestamp()), "");
         assert_ne!(old, text, "{text}");
         std::fs::write(fresh.path(), old).unwrap();
-        let back = HistoryStore::load(dir.path(), young);
+        let back = HistoryStore::load(dir.path(), RedactionGate::default(), young);
         let bucket_start = first.timestamp().div_euclid(BUCKET_S) * BUCKET_S;
         assert_eq!(
             back.history("agent:b", young).since,
@@ -562,13 +573,44 @@ pub(crate) mod tests {
         s.record(samples(&[("agent:a", false)]), now + Duration::minutes(20));
         s.save().unwrap();
         let later = now + Duration::minutes(30);
-        let back = HistoryStore::load(dir.path(), later);
+        let back = HistoryStore::load(dir.path(), RedactionGate::default(), later);
         assert_eq!(back.series, s.series);
         assert_eq!(back.history("agent:a", later), s.history("agent:a", later));
         assert_eq!(back.history("agent:a", later).uptime_24h_pct, Some(50.0));
         // Loading prunes as of its `now`: a day later nothing is left.
-        let day_later = HistoryStore::load(dir.path(), now + Duration::hours(25));
+        let day_later = HistoryStore::load(
+            dir.path(),
+            RedactionGate::default(),
+            now + Duration::hours(25),
+        );
         assert_eq!(day_later.keys().count(), 0);
+    }
+
+    /// The file passes the gate: element keys come out byte for byte as serde writes them, and
+    /// a secret-shaped key (a secret the collector holds, in an agent's name) never reaches it.
+    #[test]
+    fn the_history_file_passes_the_redaction_gate() {
+        let (dir, mut s) = store();
+        s.record(samples(&[("agent:a", true), ("host:h/vault", false)]), t0());
+        s.save().unwrap();
+        let plain = serde_json::to_vec(&File {
+            version: VERSION,
+            bucket_s: BUCKET_S,
+            series: s.series.clone(),
+        })
+        .unwrap();
+        assert_eq!(std::fs::read(s.path()).unwrap(), plain);
+
+        let secret = "s3cr3t-peer-token-value";
+        let mut s = HistoryStore::new(dir.path(), RedactionGate::new([secret.to_string()]));
+        s.record(samples(&[(&format!("agent:{secret}"), true)]), t0());
+        s.save().unwrap();
+        let text = std::fs::read_to_string(s.path()).unwrap();
+        assert!(!text.contains(secret), "{text}");
+        assert!(
+            text.contains(&format!("agent:{}", crate::redact::REDACTED)),
+            "{text}"
+        );
     }
 
     #[test]
@@ -581,19 +623,20 @@ pub(crate) mod tests {
             b"{\"version\": 99, \"bucket_s\": 900, \"series\": {}}",
         ] {
             std::fs::write(&path, bad).unwrap();
-            let (mut s, logs) = logs_of(|| HistoryStore::load(dir.path(), t0()));
+            let (mut s, logs) =
+                logs_of(|| HistoryStore::load(dir.path(), RedactionGate::default(), t0()));
             assert!(logs.contains("WARN"), "{logs}");
             assert!(logs.contains(&path.display().to_string()), "{logs}");
             assert_eq!(s.keys().count(), 0);
             s.record(samples(&[("agent:a", true)]), t0());
             s.save().unwrap();
-            let back = HistoryStore::load(dir.path(), t0());
+            let back = HistoryStore::load(dir.path(), RedactionGate::default(), t0());
             assert_eq!(back.history("agent:a", t0()).uptime_24h_pct, Some(100.0));
         }
         // A directory where the file should be cannot be read: logged, and the store is empty.
         std::fs::remove_file(&path).unwrap();
         std::fs::create_dir(&path).unwrap();
-        let (s, logs) = logs_of(|| HistoryStore::load(dir.path(), t0()));
+        let (s, logs) = logs_of(|| HistoryStore::load(dir.path(), RedactionGate::default(), t0()));
         assert!(logs.contains(&path.display().to_string()), "{logs}");
         assert_eq!(s.keys().count(), 0);
     }
