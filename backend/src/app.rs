@@ -7,8 +7,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use crate::alerting::silences::{Matcher, Silence, SilenceStore};
+use crate::alerting::silences::{Silence, SilenceStore};
 use crate::collect::{self, Collection, SectionName, SectionUpdate};
+use crate::config::maintenance::Matcher;
 use crate::config::{self, Config, ConfigError, ConfigErrors, Rules};
 use crate::queue::{
     Ack, Applied, Assignment, QueueRules, Refusal, Report, ReportKind, Reporter, TaskRow, WorkQueue,
@@ -205,7 +206,7 @@ async fn work_queue(config: &Config, rules: &Rules) -> Result<WorkQueue, Failure
     let Some(wq) = &config.work_queue else {
         return Err(no_work_queue(config));
     };
-    WorkQueue::open(&wq.db, QueueRules::of(&rules))
+    WorkQueue::open(&wq.db, QueueRules::of(rules))
         .await
         .map_err(|e| Failure::Other(anyhow::anyhow!(e)))
 }
@@ -437,7 +438,7 @@ pub async fn tasks(path: &Path) -> Outcome {
 
 /// One task on one line: id, owner, ACK, state, band and reason.
 fn task_line(row: &TaskRow, rules: &Rules, now: chrono::DateTime<chrono::Utc>) -> String {
-    let verdict = crate::queue::judge(row, &QueueRules::of(&rules), now);
+    let verdict = crate::queue::judge(row, &QueueRules::of(rules), now);
     let ack = match &row.ack {
         None => "no ACK".to_string(),
         Some(a) => match &a.ack {

@@ -97,7 +97,7 @@ async fn open_shared_queue(
     let Some(work_queue) = &config.work_queue else {
         return Ok(None);
     };
-    match WorkQueue::open(&work_queue.db, QueueRules::of(&rules)).await {
+    match WorkQueue::open(&work_queue.db, QueueRules::of(rules)).await {
         Ok(queue) => Ok(Some(Arc::new(queue))),
         Err(e) if config.intake.listen.is_some() => Err(anyhow::Error::msg(e)),
         Err(e) => {

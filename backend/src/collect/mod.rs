@@ -281,7 +281,7 @@ pub fn from_config_sharing(
     {
         out.push(Box::new(queue::QueueCollector::new(
             source.clone(),
-            crate::queue::QueueRules::of(&rules),
+            crate::queue::QueueRules::of(rules),
             config.cadence.queue,
         )));
     }

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use chrono::{NaiveTime, Weekday};
 
-use crate::alerting::silences::{MaintenanceWindow, Matcher};
+use super::maintenance::{MaintenanceWindow, Matcher};
 use std::collections::HashSet;
 
 use fleetdash_model::Band;

@@ -23,6 +23,7 @@ mod error;
 mod files;
 mod hosts;
 mod intake;
+pub mod maintenance;
 mod probe;
 mod rules;
 mod secrets;

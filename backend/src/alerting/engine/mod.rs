@@ -26,7 +26,8 @@ use chrono::{DateTime, Utc};
 
 use super::Alert;
 use super::deps::Deps;
-use super::silences::{Active, MaintenanceWindow, Silence, SilenceStore};
+use super::silences::{Active, Silence, SilenceStore};
+use crate::config::maintenance::MaintenanceWindow;
 use crate::config::{Config, Rules};
 use crate::redact::RedactionGate;
 use crate::write::transitions::Elements;
@@ -153,7 +154,7 @@ mod tests {
         let mut now = t0();
         let silence = store
             .add(
-                vec![super::super::silences::Matcher::parse("host=lab").unwrap()],
+                vec![crate::config::maintenance::Matcher::parse("host=lab").unwrap()],
                 Duration::minutes(10),
                 "disk swap",
                 now,
