@@ -343,7 +343,7 @@ pub async fn silence_add(
 pub async fn silence_list(path: &Path) -> Outcome {
     let mut active = with_silences(path, |store, now| {
         Ok(store
-            .load()?
+            .load(now)?
             .into_iter()
             .filter(|s| s.active_at(now))
             .collect::<Vec<_>>())

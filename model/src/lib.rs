@@ -35,8 +35,8 @@ pub use queue::{QueueAck, QueueTask};
 pub use rules::RulesView;
 pub use snapshot::{
     Agent, Backups, Board, BoardSource, Card, ColumnCount, CronCheck, CronState, Heartbeat,
-    History, LeftOut, LiveTask, NamedCheck, SCHEMA_VERSION, SectionMeta, Sections, Snapshot,
-    System, Tasks, Transition, Window,
+    History, LeftOut, LiveTask, NamedCheck, SCHEMA_VERSION, SectionMeta, Sections, SetAside,
+    Snapshot, System, Tasks, Transition, Window,
 };
 pub use summary::Verdict;
 pub use words::{human_age, seconds_since, thousands};

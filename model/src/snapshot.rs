@@ -47,6 +47,27 @@ pub struct Snapshot {
     /// Held alerts and the alert channels' health; empty when alerting is not configured.
     #[serde(default)]
     pub alerts: AlertsView,
+    /// fleetdash's own state files found corrupt and moved aside, until the operator removes
+    /// the copies.
+    #[serde(default)]
+    pub set_aside: Vec<SetAside>,
+}
+
+/// One of fleetdash's own state files (the 24 h history, the transitions log, the alert
+/// engine's state, the silences, the alert outbox) found corrupt or of another layout and moved
+/// aside, as `<state_dir>/<file>.corrupt-<UTC stamp>`, with a fresh one in its place. What the
+/// file held (a day of strips, open alerts, silences) is no longer in use, so it is said on the
+/// page, never silently reset, for as long as the copy is there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetAside {
+    /// The state file's name (`history.json`).
+    pub file: String,
+    /// The copy's name, beside it in the state directory.
+    pub aside: String,
+    /// When it was moved aside (read from the copy's name).
+    #[serde(default)]
+    pub at: Option<DateTime<Utc>>,
+    pub checked_at: DateTime<Utc>,
 }
 
 impl Snapshot {
@@ -69,6 +90,7 @@ impl Snapshot {
             backups: Probe::not_collected(),
             transitions: Vec::new(),
             alerts: AlertsView::default(),
+            set_aside: Vec::new(),
         }
     }
 }

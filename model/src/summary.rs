@@ -132,6 +132,8 @@ impl Snapshot {
         if self.alerts.configured {
             self.alerts.channels.iter().for_each(|c| v.add(c.band()));
         }
+        // A state file moved aside is amber until its copy is removed.
+        self.set_aside.iter().for_each(|_| v.add(Band::Amber));
         v
     }
 

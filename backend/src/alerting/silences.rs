@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::maintenance::{MaintenanceWindow, Matcher};
 use crate::redact::RedactionGate;
-use crate::write::atomic;
+use crate::write::{atomic, state_file};
 
 pub const FILE_NAME: &str = "silences.json";
 /// Held while a command reads, changes and replaces the file, so two `silence add`s at once
@@ -109,6 +109,19 @@ struct SilencesFile {
     silences: Vec<Silence>,
 }
 
+impl state_file::StateFile for SilencesFile {
+    const WHAT: &'static str = "silences";
+
+    fn layout_problem(&self) -> Option<String> {
+        (self.version != VERSION).then(|| {
+            format!(
+                "silences file of version {} (expected {VERSION})",
+                self.version
+            )
+        })
+    }
+}
+
 /// `<state_dir>/silences.json`.
 pub struct SilenceStore {
     path: PathBuf,
@@ -137,26 +150,16 @@ impl SilenceStore {
         change()
     }
 
-    /// Every silence kept; none when there is no file. A corrupt file is an error naming it
-    /// (the CLI says so; the engine logs it and silences nothing rather than guess).
-    pub fn load(&self) -> Result<Vec<Silence>> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => {
-                return Err(e).with_context(|| format!("cannot read {}", self.path.display()));
-            }
-        };
-        let file: SilencesFile = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a silences file", self.path.display()))?;
-        if file.version != VERSION {
-            bail!(
-                "{}: silences file of version {} (expected {VERSION})",
-                self.path.display(),
-                file.version
-            );
+    /// Every silence kept, as of `now`; none when there is no file, and none when it was
+    /// corrupt or of another layout: it is moved aside and said ([`state_file`]; the page says
+    /// so until the copy is removed), and alerts page as if nothing were silenced (an alert
+    /// too many beats a page lost). A file that cannot be read is an error naming it.
+    pub fn load(&self, now: DateTime<Utc>) -> Result<Vec<Silence>> {
+        match state_file::load::<SilencesFile>(&self.path, now) {
+            state_file::Loaded::Found(file) => Ok(file.silences),
+            state_file::Loaded::Missing | state_file::Loaded::SetAside { .. } => Ok(Vec::new()),
+            state_file::Loaded::Unreadable(e) => Err(e),
         }
-        Ok(file.silences)
     }
 
     fn save(&self, mut silences: Vec<Silence>, now: DateTime<Utc>) -> Result<()> {
@@ -193,7 +196,7 @@ impl SilenceStore {
             reason,
         };
         self.locked(|| {
-            let mut silences = self.load()?;
+            let mut silences = self.load(now)?;
             silences.push(silence.clone());
             self.save(silences, now)
         })?;
@@ -203,7 +206,7 @@ impl SilenceStore {
     /// Ends the silence `id` now; an unknown id is an error naming it.
     pub fn end(&self, id: &str, now: DateTime<Utc>) -> Result<Silence> {
         self.locked(|| {
-            let mut silences = self.load()?;
+            let mut silences = self.load(now)?;
             let Some(i) = silences.iter().position(|s| s.id == id && s.end > now) else {
                 bail!("no active silence {id:?} in {}", self.path.display());
             };
@@ -247,7 +250,7 @@ mod tests {
                 now,
             )
             .unwrap();
-        let kept = store.load().unwrap();
+        let kept = store.load(now).unwrap();
         assert_eq!(kept, vec![s.clone()]);
         let lab = el("host", "lab");
         let held = active(&kept, &[], "host:lab", &lab, now).unwrap();
@@ -258,18 +261,40 @@ mod tests {
         // Ended early: gone from the file.
         let ended = store.end(&s.id, now + Duration::minutes(5)).unwrap();
         assert_eq!(ended.end, now + Duration::minutes(5));
-        assert!(store.load().unwrap().is_empty());
+        assert!(store.load(now).unwrap().is_empty());
         let err = store.end(&s.id, now).unwrap_err().to_string();
         assert!(err.contains("no active silence"), "{err}");
     }
 
     #[test]
-    fn a_corrupt_silences_file_is_an_error_naming_it() {
+    fn a_corrupt_silences_file_is_set_aside_naming_it_and_silences_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let store = SilenceStore::new(dir.path(), RedactionGate::default());
+        let now = at("2026-11-30T14:00:00Z");
         std::fs::write(store.path(), "[").unwrap();
-        let err = format!("{:#}", store.load().unwrap_err());
-        assert!(err.contains("silences.json: not a silences file"), "{err}");
+        let (loaded, logs) = crate::logging::logs_of(|| store.load(now));
+        assert!(loaded.unwrap().is_empty());
+        assert!(logs.contains("ERROR"), "{logs}");
+        assert!(logs.contains("silences.json"), "{logs}");
+        assert!(logs.contains("not a silences file"), "{logs}");
+        let aside = dir.path().join("silences.json.corrupt-20261130T140000Z");
+        assert_eq!(std::fs::read(&aside).unwrap(), b"[");
+        // The operator can silence again at once; the copy stays for them to look at.
+        store
+            .add(
+                vec![Matcher::parse("host=lab").unwrap()],
+                Duration::hours(1),
+                "",
+                now,
+            )
+            .unwrap();
+        assert_eq!(store.load(now).unwrap().len(), 1);
+        assert!(aside.exists());
+        // A file that cannot be read at all is an error naming it, left as it is.
+        std::fs::remove_file(store.path()).unwrap();
+        std::fs::create_dir(store.path()).unwrap();
+        let err = format!("{:#}", store.load(now).unwrap_err());
+        assert!(err.contains("silences.json"), "{err}");
     }
 
     #[test]
@@ -295,7 +320,7 @@ mod tests {
             t.join().unwrap();
         }
         let store = SilenceStore::new(dir.path(), RedactionGate::default());
-        assert_eq!(store.load().unwrap().len(), 8);
+        assert_eq!(store.load(now).unwrap().len(), 8);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use chrono::{DateTime, Utc};
 use fleetdash_model::{CronState, History, NOT_COLLECTED, Probe, Snapshot};
 use serde::{Deserialize, Serialize};
 
-use super::atomic;
+use super::{atomic, state_file};
 use crate::collect::{SectionData, SectionUpdate};
 use crate::redact::RedactionGate;
 
@@ -69,6 +69,20 @@ struct File {
     version: u32,
     bucket_s: i64,
     series: BTreeMap<String, Series>,
+}
+
+impl state_file::StateFile for File {
+    const WHAT: &'static str = "history";
+
+    fn layout_problem(&self) -> Option<String> {
+        (self.version != VERSION || self.bucket_s != BUCKET_S).then(|| {
+            format!(
+                "another layout (version {}, bucket {} s; this build writes version {VERSION}, \
+                 bucket {BUCKET_S} s)",
+                self.version, self.bucket_s
+            )
+        })
+    }
 }
 
 /// The history of every tracked key, loaded from and saved to `<state_dir>/history.json`.
@@ -280,30 +294,15 @@ impl HistoryStore {
         }
     }
 
-    /// The store on disk, pruned as of `now`. A missing file is an empty store; a corrupt,
-    /// unreadable or other-version file is logged with its path and replaced by an empty store
-    /// on the next save: losing a day of strip is not worth failing a snapshot write over.
+    /// The store on disk, pruned as of `now`. A missing file is an empty store; a corrupt or
+    /// other-layout file is moved aside and said ([`state_file`]: the page says so until the
+    /// copy is removed), an unreadable one logged with its path; either way the store starts
+    /// empty: losing a day of strips is not worth failing a snapshot write over.
     pub fn load(state_dir: &Path, gate: RedactionGate, now: DateTime<Utc>) -> HistoryStore {
         let mut store = HistoryStore::new(state_dir, gate);
-        let bytes = match std::fs::read(&store.path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return store,
-            Err(e) => {
-                tracing::warn!(file = %store.path.display(), "history unreadable, starting afresh: {e}");
-                return store;
-            }
-        };
-        match serde_json::from_slice::<File>(&bytes) {
-            Ok(f) if f.version == VERSION && f.bucket_s == BUCKET_S => {
-                store.series = f.series;
-                store.prune(now);
-            }
-            Ok(f) => {
-                tracing::warn!(file = %store.path.display(), "history of another layout (version {}, bucket {} s), starting afresh", f.version, f.bucket_s);
-            }
-            Err(e) => {
-                tracing::warn!(file = %store.path.display(), "history invalid, starting afresh: {e}");
-            }
+        if let state_file::Loaded::Found(f) = state_file::load::<File>(&store.path, now) {
+            store.series = f.series;
+            store.prune(now);
         }
         store
     }
@@ -625,14 +624,22 @@ pub(crate) mod tests {
             std::fs::write(&path, bad).unwrap();
             let (mut s, logs) =
                 logs_of(|| HistoryStore::load(dir.path(), RedactionGate::default(), t0()));
-            assert!(logs.contains("WARN"), "{logs}");
+            assert!(logs.contains("ERROR"), "{logs}");
             assert!(logs.contains(&path.display().to_string()), "{logs}");
             assert_eq!(s.keys().count(), 0);
+            // Never silently reset: the bad bytes are kept aside, named in the log.
+            let aside = state_file::set_aside_in(dir.path(), t0());
+            assert!(logs.contains(&aside.last().unwrap().aside), "{logs}");
+            assert_eq!(
+                std::fs::read(dir.path().join(&aside.last().unwrap().aside)).unwrap(),
+                bad
+            );
             s.record(samples(&[("agent:a", true)]), t0());
             s.save().unwrap();
             let back = HistoryStore::load(dir.path(), RedactionGate::default(), t0());
             assert_eq!(back.history("agent:a", t0()).uptime_24h_pct, Some(100.0));
         }
+        assert_eq!(state_file::set_aside_in(dir.path(), t0()).len(), 3);
         // A directory where the file should be cannot be read: logged, and the store is empty.
         std::fs::remove_file(&path).unwrap();
         std::fs::create_dir(&path).unwrap();

@@ -17,6 +17,7 @@ pub mod history;
 pub mod live_tasks;
 pub mod projection;
 pub mod snapshot_html;
+pub mod state_file;
 pub mod status_json;
 pub mod transitions;
 

@@ -11,7 +11,8 @@
 //! check of the merged snapshot with its strip and uptime, and records every band change
 //! between the previous snapshot and the new one in the transitions log
 //! (`<state_dir>/transitions.json`, see [`super::transitions`]); the snapshot carries the
-//! recent ones.
+//! recent ones. Last, it lists the state files moved aside as corrupt (see
+//! [`super::state_file`]): the snapshot carries them until the operator removes the copies.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ use serde::Deserialize;
 use super::atomic;
 use super::history::{Collected, HistoryStore, Samples};
 use super::snapshot_html::{self, Zone};
+use super::state_file;
 use super::transitions::{self, TransitionLog};
 use crate::collect::{SectionName, SectionUpdate};
 use crate::redact::RedactionGate;
@@ -149,6 +151,15 @@ impl StatusWriter {
             .context("cannot serialise the transitions")?;
         gated.transitions = recent.clone();
         snap.transitions = recent;
+        // Listed once every state file of this write has been loaded (any may have just been
+        // moved aside): the page says so until the operator removes the copy.
+        let set_aside = state_file::set_aside_in(&self.state_dir, now);
+        json["set_aside"] = self
+            .gate
+            .to_json(&set_aside)
+            .context("cannot serialise the state files set aside")?;
+        gated.set_aside = set_aside.clone();
+        snap.set_aside = set_aside;
         let mut bytes =
             serde_json::to_vec_pretty(&json).context("cannot serialise the snapshot")?;
         bytes.push(b'\n');
@@ -288,6 +299,48 @@ mod tests {
         assert_eq!(rows[0].history.as_ref().unwrap().samples, 1);
         let text = std::fs::read_to_string(state.join(history::FILE_NAME)).unwrap();
         assert!(text.contains("\"agent:a\""), "replaced: {text}");
+    }
+
+    /// A state file moved aside is said in status.json and on snapshot.html at the write that
+    /// found it and every write after, until the operator removes the copy.
+    #[test]
+    fn a_state_file_moved_aside_is_said_on_the_page_until_its_copy_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, state) = (dir.path().join("out"), dir.path().join("state"));
+        let writer = writer(&out, &state);
+        std::fs::write(state.join(history::FILE_NAME), b"{\"version\":1,").unwrap();
+        let write = |now| {
+            writer
+                .write_at(
+                    vec![agents(true, now)],
+                    &[SectionName::Agents],
+                    fleet_rules(),
+                    now,
+                )
+                .unwrap()
+        };
+        let copy = "history.json.corrupt-20261130T060000Z";
+        for now in [t0(), t0() + chrono::Duration::minutes(1)] {
+            let snap = write(now);
+            assert_eq!(
+                snap.set_aside
+                    .iter()
+                    .map(|a| (a.file.as_str(), a.aside.as_str(), a.at, a.checked_at))
+                    .collect::<Vec<_>>(),
+                [("history.json", copy, Some(t0()), now)]
+            );
+            let on_disk: Snapshot =
+                serde_json::from_slice(&std::fs::read(out.join(FILE_NAME)).unwrap()).unwrap();
+            assert_eq!(on_disk.set_aside, snap.set_aside);
+            let html = std::fs::read_to_string(out.join("snapshot.html")).unwrap();
+            assert!(html.contains("state file history.json"), "{html}");
+            assert!(html.contains(copy), "{html}");
+        }
+        std::fs::remove_file(state.join(copy)).unwrap();
+        let snap = write(t0() + chrono::Duration::minutes(2));
+        assert!(snap.set_aside.is_empty());
+        let html = std::fs::read_to_string(out.join("snapshot.html")).unwrap();
+        assert!(!html.contains("state file history.json"), "{html}");
     }
 
     /// An agent going down then up across writers (each a restart): each change is in the

@@ -98,7 +98,8 @@ mod tests {
     use fleetdash_model::{
         Agent, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState, ColumnCount,
         CronCheck, CronState, Heartbeat, Held, History, LeftOut, LiveTask, NamedCheck, Probe,
-        QueueAck, QueueTask, RulesView, SectionMeta, Sections, System, Tasks, Transition, Window,
+        QueueAck, QueueTask, RulesView, SectionMeta, Sections, SetAside, System, Tasks, Transition,
+        Window,
     };
     use serde_json::{Value, json};
 
@@ -413,6 +414,12 @@ mod tests {
                 checked_at: at,
             }],
         };
+        s.set_aside = vec![SetAside {
+            file: "history.json".into(),
+            aside: "history.json.corrupt-20261130T054000Z".into(),
+            at: Some(at),
+            checked_at: at,
+        }];
         s
     }
 

@@ -5,7 +5,8 @@
 use fleetdash_model::{
     Agent, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState, ColumnCount,
     CronCheck, CronState, Heartbeat, Held, History, LeftOut, LiveTask, NamedCheck, Probe, QueueAck,
-    QueueTask, RulesView, SectionMeta, Sections, Snapshot, System, Tasks, Transition, Window,
+    QueueTask, RulesView, SectionMeta, Sections, SetAside, Snapshot, System, Tasks, Transition,
+    Window,
 };
 
 use super::Json;
@@ -65,6 +66,22 @@ pub(super) fn read_snapshot(r: &mut Reader, v: &Json) -> Snapshot {
             Some(Vec::new()),
         ),
         alerts: r.field(&o, "alerts", alerts, Some(AlertsView::default())),
+        set_aside: r.field(
+            &o,
+            "set_aside",
+            |r, v| r.list(v, set_aside),
+            Some(Vec::new()),
+        ),
+    }
+}
+
+fn set_aside(r: &mut Reader, v: &Json) -> SetAside {
+    let o = r.object(v);
+    SetAside {
+        file: r.req(&o, "file", string),
+        aside: r.req(&o, "aside", string),
+        at: r.opt(&o, "at", time),
+        checked_at: r.req(&o, "checked_at", time),
     }
 }
 

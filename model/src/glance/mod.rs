@@ -215,7 +215,7 @@ fn headline(needs: &[Need], counts: &Verdict) -> String {
     };
     let of_band: Vec<&Need> = needs
         .iter()
-        .filter(|n| n.band == band && n.kind != Kind::Channel)
+        .filter(|n| n.band == band && !Kind::OWN.contains(&n.kind))
         .collect();
     let mut parts = Vec::new();
     let mut seen: Vec<Kind> = Vec::new();
@@ -247,15 +247,18 @@ fn headline(needs: &[Need], counts: &Verdict) -> String {
     if band == Band::Amber && !words.is_empty() {
         words.push_str(" to watch");
     }
-    // Failing alert channels are said whatever else is red: nobody is paged about it.
-    let channels = needs.iter().filter(|n| n.kind == Kind::Channel).count();
-    if channels > 0 {
-        let (one, many, failing) = Kind::Channel.words();
-        let noun = if channels == 1 { one } else { many };
-        if !words.is_empty() {
-            words.push_str(" · ");
+    // fleetdash's own troubles are said whatever else is red: a failing alert channel pages
+    // nobody, and a state file set aside lost what it held.
+    for kind in Kind::OWN {
+        let n = needs.iter().filter(|n| n.kind == kind).count();
+        if n > 0 {
+            let (one, many, qualifier) = kind.words();
+            let noun = if n == 1 { one } else { many };
+            if !words.is_empty() {
+                words.push_str(" · ");
+            }
+            words.push_str(&format!("{n} {noun} {qualifier}"));
         }
-        words.push_str(&format!("{channels} {noun} {failing}"));
     }
     words
 }

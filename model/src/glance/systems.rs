@@ -10,7 +10,7 @@ use super::types::{Check, Checks, Fact, Kind, Row, Section};
 use crate::alerts::{ChannelState, key};
 use crate::band::Band;
 use crate::probe::Probe;
-use crate::snapshot::{Backups, CronCheck, CronState, NamedCheck, Snapshot, System};
+use crate::snapshot::{Backups, CronCheck, CronState, NamedCheck, SetAside, Snapshot, System};
 use crate::words::{human_age, one_decimal, seconds_since};
 
 pub(super) fn systems(s: &Snapshot, w: &Words) -> Section {
@@ -42,7 +42,53 @@ pub(super) fn systems(s: &Snapshot, w: &Words) -> Section {
         }
         view.groups.push(g);
     }
+    // A state file of fleetdash's own that was moved aside lost what it held: said until the
+    // operator removes the copy. Nothing is said while there is none.
+    if !s.set_aside.is_empty() {
+        let mut g = group(s.set_aside.iter().map(|a| set_aside_row(a, w)).collect());
+        g.title = Some("fleetdash's files".into());
+        view.groups.push(g);
+    }
     view
+}
+
+/// A state file moved aside: amber (nothing in the fleet is down, but what the file held is
+/// gone from use, and its copy waits for the operator).
+fn set_aside_row(a: &SetAside, w: &Words) -> Row {
+    let band = Band::Amber;
+    let when = a.at.map(|t| w.time(t));
+    let reason = "corrupt: set aside, what it held is no longer used".to_string();
+    let r = Some(reason.as_str());
+    Row {
+        kind: Some(Kind::SetAside),
+        what: format!("state file {}", a.file),
+        since: a.at,
+        anchor: anchor("file", &a.file),
+        band,
+        badge: band.word(),
+        title: a.file.clone(),
+        summary: match &when {
+            Some(t) => format!("set aside at {t}; a fresh one in its place"),
+            None => "set aside; a fresh one in its place".into(),
+        },
+        code: None,
+        facts: vec![
+            fact("copy", (a.aside.clone(), None), r),
+            fact("remove", ("the copy once looked at".into(), None), r),
+            fact(
+                "checked",
+                (
+                    format!("{} ago", human_age(seconds_since(a.checked_at, w.now))),
+                    None,
+                ),
+                r,
+            ),
+        ],
+        reason: Some(reason),
+        held: None,
+        checks: Vec::new(),
+        strip: None,
+    }
 }
 
 /// An alert channel (or the dead man's switch): green while it delivers, amber while it fails.
@@ -664,6 +710,60 @@ mod tests {
         calm.agents = Probe::Value(vec![agent("min", Band::Green, true, None)]);
         let g = at(&calm, 0);
         assert_eq!((g.band, g.headline.as_str()), (Band::Green, "all 2 green"));
+    }
+
+    #[test]
+    fn a_state_file_set_aside_is_an_amber_line_said_in_the_verdict_until_its_copy_goes() {
+        let mut calm = Snapshot::empty(t0(), rules());
+        calm.stale = false;
+        calm.agents = Probe::Value(vec![agent("min", Band::Green, true, None)]);
+        let before = at(&calm, 0);
+        assert!(
+            !before
+                .sections
+                .iter()
+                .flat_map(|x| &x.groups)
+                .any(|g| g.title.as_deref() == Some("fleetdash's files"))
+        );
+        let moved = t0() - chrono::Duration::minutes(58);
+        calm.set_aside = vec![SetAside {
+            file: "history.json".into(),
+            aside: "history.json.corrupt-20261130T190200Z".into(),
+            at: Some(moved),
+            checked_at: t0(),
+        }];
+        let g = at(&calm, 0);
+        assert_eq!(
+            (g.band, g.headline.as_str()),
+            (Band::Amber, "1 state file set aside")
+        );
+        assert_eq!(g.counts, calm.verdict());
+        assert_eq!(g.counts.sentence(), "1 amber · 1 green");
+        let need = g.needs.last().unwrap();
+        assert_eq!(
+            (need.band, need.what.as_str(), need.reason.as_str()),
+            (
+                Band::Amber,
+                "state file history.json",
+                "corrupt: set aside, what it held is no longer used"
+            )
+        );
+        assert_eq!(need.anchor, "file-history_json");
+        let systems = g.sections.iter().find(|x| x.id == "systems").unwrap();
+        let files = systems.groups.last().unwrap();
+        assert_eq!(files.title.as_deref(), Some("fleetdash's files"));
+        assert_eq!(
+            (files.rows[0].band, files.rows[0].summary.as_str()),
+            (Band::Amber, "set aside at 18:22; a fresh one in its place")
+        );
+        // Said after the fleet's own, whatever is red.
+        if let Probe::Value(a) = &mut calm.agents {
+            a.push(agent("juno", Band::Red, false, Some("down")));
+        }
+        assert_eq!(
+            at(&calm, 0).headline,
+            "1 agent down · 1 state file set aside"
+        );
     }
 
     #[test]

@@ -46,9 +46,14 @@ pub(super) enum Kind {
     Section,
     /// An alert channel that fails to deliver: said in the verdict whatever else is red.
     Channel,
+    /// A state file of fleetdash's own moved aside as corrupt: said like a channel.
+    SetAside,
 }
 
 impl Kind {
+    /// fleetdash's own troubles, said after the fleet's in the verdict, whatever its band.
+    pub(super) const OWN: [Kind; 2] = [Kind::Channel, Kind::SetAside];
+
     /// The noun of the verdict's words, and the qualifier used when every item of the kind has it.
     pub(super) fn words(self) -> (&'static str, &'static str, &'static str) {
         match self {
@@ -62,6 +67,7 @@ impl Kind {
             Kind::Backup => ("backup", "backups", ""),
             Kind::Section => ("section", "sections", "failed"),
             Kind::Channel => ("alert channel", "alert channels", "failing"),
+            Kind::SetAside => ("state file", "state files", "set aside"),
         }
     }
 

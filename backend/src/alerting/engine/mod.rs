@@ -66,10 +66,10 @@ impl Alerting {
         }
     }
 
-    /// The operator's silences; an unreadable or corrupt file is logged with its path and
-    /// silences nothing (an alert too many beats a page lost).
-    fn silences(&self) -> Vec<Silence> {
-        self.silences.load().unwrap_or_else(|e| {
+    /// The operator's silences at `now`; an unreadable or corrupt file is logged with its path
+    /// (a corrupt one set aside) and silences nothing (an alert too many beats a page lost).
+    fn silences(&self, now: DateTime<Utc>) -> Vec<Silence> {
+        self.silences.load(now).unwrap_or_else(|e| {
             tracing::warn!(file = %self.silences.path().display(), "silences not read, none applied: {e:#}");
             Vec::new()
         })
@@ -94,8 +94,8 @@ impl Alerting {
     /// between replays the same pass next time, making the same alert ids, which the outbox's
     /// dedupe key drops. Blocking (reads).
     pub fn decide(&self, elements: &Elements, readings: &Readings, now: DateTime<Utc>) -> Decision {
-        let mut state = self.state.load();
-        let silences = self.silences();
+        let mut state = self.state.load(now);
+        let silences = self.silences(now);
         let silenced = |key: &str, el: &Element| {
             super::silences::active(&silences, &self.windows, key, el, now).is_some()
         };
@@ -122,7 +122,7 @@ impl Alerting {
     /// What holds each element's alerts back at `now`, by key, for the snapshot to carry
     /// ("silenced until 16:00 (disk swap)"). Blocking (reads the silences file).
     pub fn holds(&self, elements: &Elements, now: DateTime<Utc>) -> BTreeMap<String, Active> {
-        let silences = self.silences();
+        let silences = self.silences(now);
         elements
             .iter()
             .filter_map(|(key, el)| {

@@ -1,8 +1,8 @@
 //! What the engine remembers between passes ([`State`]: each element's count of passes and its
 //! open alert, and the sections' readings the last pass saw), and its file
 //! `<state_dir>/alerts-engine.json` ([`StateFile`]), so a restart mid-red sends no second Firing
-//! and forgets no open alert. A missing, corrupt or other-layout file is a fresh start, said in
-//! the log: alerting never fails a write.
+//! and forgets no open alert. A missing, corrupt or other-layout file is a fresh start; a
+//! corrupt one is moved aside and said (`write::state_file`): alerting never fails a write.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,12 +13,21 @@ use fleetdash_model::alerts::key;
 use serde::{Deserialize, Serialize};
 
 use crate::redact::RedactionGate;
-use crate::write::atomic;
+use crate::write::{atomic, state_file};
 
 pub const FILE_NAME: &str = "alerts-engine.json";
 
-/// Bumped when the file's layout changes; another version is started afresh, like a corrupt file.
+/// Bumped when the file's layout changes; another version is moved aside, like a corrupt file.
 pub(super) const VERSION: u32 = 1;
+
+impl state_file::StateFile for State {
+    const WHAT: &'static str = "alert engine state";
+
+    fn layout_problem(&self) -> Option<String> {
+        (self.version != VERSION)
+            .then(|| format!("layout version {} (expected {VERSION})", self.version))
+    }
+}
 
 /// What the engine remembers between passes, by element key.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -119,27 +128,10 @@ impl StateFile {
     }
 
     /// The saved state; a missing file is a fresh start, and so is a corrupt one (or one of
-    /// another layout), said in the log with its path: alerting never fails a write.
-    pub fn load(&self) -> State {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return State::default(),
-            Err(e) => {
-                tracing::warn!(file = %self.path.display(), "alert engine state unreadable, starting afresh: {e}");
-                return State::default();
-            }
-        };
-        match serde_json::from_str::<State>(&text) {
-            Ok(s) if s.version == VERSION => s,
-            Ok(s) => {
-                tracing::warn!(file = %self.path.display(), "alert engine state of version {} (expected {VERSION}), starting afresh", s.version);
-                State::default()
-            }
-            Err(e) => {
-                tracing::warn!(file = %self.path.display(), "alert engine state corrupt, starting afresh: {e}");
-                State::default()
-            }
-        }
+    /// another layout), moved aside as `now` and said ([`state_file`]), and an unreadable one,
+    /// said in the log with its path: alerting never fails a write.
+    pub fn load(&self, now: DateTime<Utc>) -> State {
+        state_file::load::<State>(&self.path, now).or_fresh(State::default)
     }
 
     /// Replaces the file with `state`. Blocking (fsync): call from a blocking thread.
@@ -174,7 +166,7 @@ mod tests {
         file.save(&b.state).unwrap();
         let mut after = Bench::new();
         after.now = b.now;
-        after.state = file.load();
+        after.state = file.load(after.now);
         assert_eq!(after.state, b.state);
         for _ in 0..3 {
             assert!(after.next(&red).is_empty());
@@ -192,16 +184,24 @@ mod tests {
     fn a_corrupt_state_file_is_a_fresh_start() {
         let dir = tempfile::tempdir().unwrap();
         let file = StateFile::new(dir.path(), RedactionGate::default());
-        assert_eq!(file.load(), State::default());
+        let now = DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(file.load(now), State::default());
         std::fs::write(file.path(), "{not json").unwrap();
-        let (loaded, logs) = crate::logging::logs_of(|| file.load());
+        let (loaded, logs) = crate::logging::logs_of(|| file.load(now));
         assert_eq!(loaded, State::default());
         assert!(
-            logs.contains("alert engine state corrupt, starting afresh"),
+            logs.contains("alert engine state invalid: moved aside, a fresh one takes its place"),
             "{logs}"
         );
         assert!(logs.contains(&file.path().display().to_string()), "{logs}");
+        let aside = dir
+            .path()
+            .join(format!("{FILE_NAME}.corrupt-20261130T120000Z"));
+        assert_eq!(std::fs::read(&aside).unwrap(), b"{not json");
         std::fs::write(file.path(), r#"{"version":99,"tracks":{}}"#).unwrap();
-        assert_eq!(file.load(), State::default());
+        assert_eq!(file.load(now), State::default());
+        assert_eq!(state_file::set_aside_in(dir.path(), now).len(), 2);
     }
 }

@@ -1,18 +1,20 @@
 //! The outbox's SQLite file, guarded: opened only once it is known to be ours (recognised by
 //! [`crate::sqlite`]: its mark, its schema version, its tables), then set up (WAL, durable
 //! commits, the schema and its mark). A file that is not a usable outbox of ours is moved aside
-//! and replaced, never deleted (`move_aside`): as the engine's state file, a corrupt outbox is
-//! a fresh start said in the log, not a stopped collector.
+//! and replaced, never deleted (`write::state_file::move_aside`): as every state file of
+//! fleetdash's, a corrupt outbox is a fresh start said in the log and on the page, not a
+//! stopped collector.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 
 use crate::sqlite::{self, Kind, NotOurs, Unrecognised};
+use crate::write::state_file::move_aside;
 
 /// "FDAO": a fleetdash alert outbox (SQLite's `application_id`), so that a file of another
 /// program is told apart from ours and never has our tables added to it.
@@ -157,14 +159,15 @@ fn inspect(conn: &Connection) -> std::result::Result<i32, Refused> {
 }
 
 /// Opens the outbox at `path`, set up and ours. A file there that is not a usable outbox of
-/// ours is moved aside ([`move_aside`]), said at error level with both paths and why, and a
+/// ours is moved aside ([`move_aside`], with its `-wal` and `-shm`), said at error level with both paths and why, and a
 /// fresh one takes its place; any other failure is returned, with nothing moved.
 pub(super) fn open(path: &Path) -> Result<Connection> {
     let conn = match open_checked(path) {
         Ok(conn) => conn,
         Err(Refused::Failed(e)) => return Err(e),
         Err(Refused::NotOurs(reason)) => {
-            let aside = move_aside(path, Utc::now())?;
+            let aside = move_aside(path, Utc::now())
+                .context("the alert outbox is unusable and cannot be moved aside")?;
             tracing::error!(
                 file = %path.display(),
                 moved_to = %aside.display(),
@@ -185,43 +188,6 @@ pub(super) fn open(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
-/// Moves `path` (and its `-wal`, `-shm`) to `<path>.corrupt-<UTC stamp of now>`, never over
-/// an existing file. The `-wal` goes first: a fresh file must never meet the old file's log,
-/// which SQLite would replay into it. Returns where the file went.
-fn move_aside(path: &Path, now: DateTime<Utc>) -> Result<PathBuf> {
-    let stamp = now.format("%Y%m%dT%H%M%SZ");
-    let with = |p: &Path, suffix: &str| {
-        let mut s = p.as_os_str().to_owned();
-        s.push(suffix);
-        PathBuf::from(s)
-    };
-    let taken = |p: &Path| {
-        ["", "-wal", "-shm"]
-            .iter()
-            .any(|s| with(p, s).symlink_metadata().is_ok())
-    };
-    let mut aside = with(path, &format!(".corrupt-{stamp}"));
-    let mut n = 1;
-    while taken(&aside) {
-        aside = with(path, &format!(".corrupt-{stamp}-{n}"));
-        n += 1;
-    }
-    for suffix in ["-wal", "-shm", ""] {
-        let from = with(path, suffix);
-        if suffix.is_empty() || from.symlink_metadata().is_ok() {
-            let to = with(&aside, suffix);
-            std::fs::rename(&from, &to).with_context(|| {
-                format!(
-                    "the alert outbox is unusable and cannot be moved aside: {} -> {}",
-                    from.display(),
-                    to.display()
-                )
-            })?;
-        }
-    }
-    Ok(aside)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::store::tests::alert;
@@ -229,6 +195,8 @@ mod tests {
     use super::*;
     use crate::alerting::AlertEvent;
     use crate::redact::RedactionGate;
+    use chrono::DateTime;
+    use std::path::PathBuf;
 
     /// The files in `dir` whose name says they were moved aside.
     fn aside(dir: &Path) -> Vec<PathBuf> {

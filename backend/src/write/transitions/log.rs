@@ -3,8 +3,9 @@
 //!
 //! The log is a ring: at most [`MAX_ENTRIES`], none older than [`KEEP_S`], and the file never
 //! past [`MAX_FILE_BYTES`] (the oldest go first). It is replaced atomically. A corrupt log is
-//! replaced, starting again from what the previous snapshot carried; an unreadable one is left
-//! alone; both are logged, and neither ever fails the snapshot. Every entry passes the
+//! moved aside (`write::state_file`) and replaced, starting again from what the previous
+//! snapshot carried; an unreadable one is left alone; both are logged, and neither ever fails
+//! the snapshot. Every entry passes the
 //! redaction gate on its way in.
 
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use fleetdash_model::Transition;
 use serde::{Deserialize, Serialize};
 
 use crate::redact::RedactionGate;
-use crate::write::atomic;
+use crate::write::{atomic, state_file};
 
 pub const FILE_NAME: &str = "transitions.json";
 
@@ -56,6 +57,14 @@ impl Bounds {
 struct File {
     version: u32,
     entries: Vec<Transition>,
+}
+
+impl state_file::StateFile for File {
+    const WHAT: &'static str = "transitions log";
+
+    fn layout_problem(&self) -> Option<String> {
+        (self.version != VERSION).then(|| format!("layout version {}, not {VERSION}", self.version))
+    }
 }
 
 /// The log on disk. Used under the status lock.
@@ -136,8 +145,9 @@ impl TransitionLog {
     }
 
     /// `carried` (newest first, as a snapshot holds them) is where the log starts again when
-    /// the file is missing, corrupt or unreadable.
-    fn load(&self, carried: &[Transition]) -> Loaded {
+    /// the file is missing, corrupt or unreadable. A corrupt one is moved aside as `now`
+    /// ([`state_file`]); an unreadable one is left as it is, and not written.
+    fn load(&self, carried: &[Transition], now: DateTime<Utc>) -> Loaded {
         let seed = || {
             carried
                 .iter()
@@ -145,36 +155,31 @@ impl TransitionLog {
                 .map(|t| self.admit(t.clone()))
                 .collect::<Vec<_>>()
         };
-        let bytes = match std::fs::read(&self.path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Loaded {
-                    entries: seed(),
-                    writable: true,
-                    replace: false,
-                };
-            }
-            Err(e) => {
-                tracing::warn!(file = %self.path.display(), "transitions log unreadable, left as it is; this write's transitions reach status.json only: {e}");
-                return Loaded {
-                    entries: seed(),
-                    writable: false,
-                    replace: false,
-                };
-            }
-        };
-        match self.parse(&bytes) {
-            Ok(entries) => Loaded {
-                entries,
+        match state_file::load::<File>(&self.path, now) {
+            state_file::Loaded::Found(file) => Loaded {
+                entries: file.entries,
                 writable: true,
                 replace: false,
             },
-            Err(e) => {
-                tracing::warn!(file = %self.path.display(), "transitions log invalid, replaced by the snapshot's recent transitions: {e:#}");
+            state_file::Loaded::Missing => Loaded {
+                entries: seed(),
+                writable: true,
+                replace: false,
+            },
+            state_file::Loaded::SetAside { .. } => {
+                tracing::warn!(file = %self.path.display(), "transitions log replaced by the snapshot's recent transitions");
                 Loaded {
                     entries: seed(),
                     writable: true,
                     replace: true,
+                }
+            }
+            state_file::Loaded::Unreadable(_) => {
+                tracing::warn!(file = %self.path.display(), "this write's transitions reach status.json only");
+                Loaded {
+                    entries: seed(),
+                    writable: false,
+                    replace: false,
                 }
             }
         }
@@ -206,7 +211,7 @@ impl TransitionLog {
             mut entries,
             writable,
             replace,
-        } = self.load(carried.unwrap_or_default());
+        } = self.load(carried.unwrap_or_default(), now);
         let changed = !new.is_empty();
         entries.extend(new.into_iter().map(|t| self.admit(t)));
         bound(&mut entries, now, self.bounds);
