@@ -1,26 +1,28 @@
 //! fleetdash: the collector, CLI and embedded server of the fleet dashboard.
 //!
-//! - [`config`]: the registry (TOML) and the rules file (YAML), validated with file and line.
-//! - [`collect`]: one module per snapshot section behind the [`collect::Collector`] trait.
-//! - [`a2a`], [`net`]: A2A wire shapes per dialect, and bounded HTTP for probes.
-//! - [`snapshot`]: merging sections and judging staleness.
-//! - [`redact`]: the gate every writer passes through.
-//! - [`text`]: the one sanitiser for untrusted text (flatten, redact, cut).
-//! - [`logging`]: the log on stderr, through the same gate.
-//! - [`write`]: writers (status.json, snapshot.html, the transitions log, the bounded 24 h up/down
-//!   history behind the strips and uptimes), atomic and locked.
-//! - [`watchdog`]: cadences for `fleetdash run`.
-//! - [`server`]: `fleetdash serve`, basic auth over the page and `/api/status.json`.
-//! - [`page`]: the built page, embedded in the binary (`fleetdash page export` writes it out).
-//! - [`demo`]: a simulated fleet on loopback for `fleetdash demo` and the tests.
-//! - [`intake`]: the A2A server agents report to (both dialects), feeding the work queue.
-//! - [`queue`]: the work queue (spec 003 §3): reports become task rows, rules over them.
-//! - [`sqlite`]: whether a SQLite file is one of ours (the work queue's, the alert outbox's).
-//! - [`alerting`]: band changes to the operator's phone and the hub agent (engine, outbox, one
-//!   file per channel).
-//! - [`daemon`]: a running fleetdash (`run`, the demo) wired whole.
-//! - [`app`]: the commands, wiring the above.
-//! - [`cron_run`]: `fleetdash cron-run`, which runs a cron job and records it for the dashboard.
+//! The modules, in their layers from the ground up: each imports only from its own layer and
+//! those below (`docs/architecture.md`; `tests/layering.rs` checks it). Below them all is the
+//! `fleetdash_model` crate, the snapshot's types and the operator's words.
+//!
+//! 1. [`redact`] (the gate every byte passes before a writer puts it on disk), [`text`] (the
+//!    one sanitiser for untrusted text), [`net`] (bounded HTTP for probes), [`sqlite`] (whether
+//!    a SQLite file is one of ours).
+//! 2. [`config`]: the registry (TOML) and the rules file (YAML), validated with file and line.
+//! 3. [`a2a`] (A2A wire shapes per dialect), [`queue`] (the work queue's store, spec 003 §3).
+//! 4. [`collect`]: one module per snapshot section behind [`collect::Collector`]; probes never
+//!    write.
+//! 5. [`snapshot`]: merging sections and judging staleness.
+//! 6. [`write`]: everything that puts bytes on disk (status.json, snapshot.html, history,
+//!    transitions, the state files' one policy), atomic, locked and gated.
+//! 7. [`alerting`]: band changes to the operator's phone and the hub agent (engine, silences,
+//!    outbox, one file per channel).
+//! 8. The faces: [`server`] (`fleetdash serve`) and [`page`] (the built page, embedded),
+//!    [`intake`] (the A2A server agents report to), [`cron_run`], [`watchdog`] (the run-time
+//!    loops: cadences, the queue's sweep), [`logging`] (the log, through the same gate).
+//! 9. [`daemon`]: a running fleetdash (`run`, the demo) wired whole.
+//! 10. [`demo`]: a simulated fleet on loopback.
+//! 11. [`app`]: the commands.
+//! 12. [`cli`]: arguments and exit codes; `main.rs` calls it and nothing else.
 
 pub mod a2a;
 pub mod alerting;

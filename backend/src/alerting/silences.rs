@@ -1,6 +1,6 @@
-//! Silences and maintenance windows (issue 12): what holds an element's alerts back for a while,
-//! never its monitoring (the page still shows it red, marked "silenced until 16:00 (disk swap)")
-//! and never a recovery of what fired.
+//! Silences, and with the config's maintenance windows (issue 12), what holds an element's
+//! alerts back for a while, never its monitoring (the page still shows it red, marked "silenced
+//! until 16:00 (disk swap)") and never a recovery of what fired.
 //!
 //! - A silence is made by the operator (`fleetdash silence add host=lab --for 2h --reason
 //!   "disk swap"`) and kept in `<state_dir>/silences.json`, replaced atomically through the
