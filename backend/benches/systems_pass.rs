@@ -539,7 +539,10 @@ fn history_case(dir: &Path, days: i64, writer_writes: usize) -> HistoryCase {
     );
     assert_eq!(store.keys().count(), KEYS);
     let names: usize = store.keys().map(|k| k.len() + 4).sum();
-    let bound = 64 + names + KEYS * (32 + history::BUCKETS * "[1234567890,8,8],".len());
+    // Per key: its name, `"first"` and `"last"` (Unix seconds) and a day of buckets.
+    let per_key =
+        32 + r#""first":1234567890,"#.len() + history::BUCKETS * "[1234567890,8,8],".len();
+    let bound = 64 + names + KEYS * per_key;
     assert!(
         steady_max as usize <= bound,
         "history.json {steady_max} B > bound {bound} B"
