@@ -1383,6 +1383,40 @@ fn a_silenced_host_and_a_failing_alert_channel_are_shown_as_such() {
                 format!("the ntfy row says how many alerts wait: {ntfy:?}")
             })
             .await;
+        // A state file set aside: an amber line, said in the verdict, and a row of
+        // "fleetdash's files" that names the copy behind the tap.
+        let aside = &snapshot.set_aside[0].aside;
+        let file_line = line("#file-history_json");
+        chrome
+            .check(
+                file_line.is_some_and(|l| {
+                    banded(l, "amber")
+                        && l["text"]
+                            .as_str()
+                            .is_some_and(|t| t.contains("state file history.json"))
+                }),
+                || format!("an amber needs-you line says the history was set aside: {lines:#?}"),
+            )
+            .await;
+        chrome
+            .check(verdict.contains("1 state file set aside"), || {
+                format!("the verdict names the state file set aside: {verdict:?}")
+            })
+            .await;
+        let file = chrome.row("#systems", "history.json").await;
+        chrome
+            .check(
+                file.id == "file-history_json" && file.band() == "amber",
+                || format!("the history.json row: {file:#?}"),
+            )
+            .await;
+        chrome.open_row("file-history_json").await;
+        let file = chrome.text("#file-history_json").await;
+        chrome
+            .check(file.contains(aside.as_str()), || {
+                format!("the history.json row names its copy {aside:?}: {file:?}")
+            })
+            .await;
         chrome.assert_no_horizontal_scroll().await;
         chrome.screenshot("6-alerting").await;
         chrome.quit().await;
@@ -1393,7 +1427,7 @@ fn a_silenced_host_and_a_failing_alert_channel_are_shown_as_such() {
 /// A fresh snapshot with alerting configured: hosts LAB (red: a failed service and a dead
 /// tunnel; the host silenced for a disk swap, the tunnel for a rebuild) and hub (green); three
 /// agents, one of them down and not silenced; ntfy failing for 12 min with 503 and 3 alerts
-/// waiting, the dead man's switch delivering.
+/// waiting, the dead man's switch delivering; the history file set aside as corrupt.
 fn alerting_snapshot(now: DateTime<Utc>) -> Snapshot {
     use fleetdash_model::alerts::{ChannelState, Held, key};
     let mut s = Snapshot::empty(now, support::fleet_rules());
@@ -1476,6 +1510,14 @@ fn alerting_snapshot(now: DateTime<Utc>) -> Snapshot {
             checked_at: now,
         },
     ];
+    // A state file fleetdash moved aside as corrupt 20 min ago.
+    let moved = now - chrono::Duration::minutes(20);
+    s.set_aside = vec![fleetdash_model::SetAside {
+        file: "history.json".into(),
+        aside: format!("history.json.corrupt-{}", moved.format("%Y%m%dT%H%M%SZ")),
+        at: Some(moved),
+        checked_at: now,
+    }];
     s
 }
 

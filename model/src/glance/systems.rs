@@ -57,7 +57,7 @@ pub(super) fn systems(s: &Snapshot, w: &Words) -> Section {
 fn set_aside_row(a: &SetAside, w: &Words) -> Row {
     let band = Band::Amber;
     let when = a.at.map(|t| w.time(t));
-    let reason = "corrupt: set aside, what it held is no longer used".to_string();
+    let reason = "corrupt: set aside".to_string();
     let r = Some(reason.as_str());
     Row {
         kind: Some(Kind::SetAside),
@@ -68,8 +68,8 @@ fn set_aside_row(a: &SetAside, w: &Words) -> Row {
         badge: band.word(),
         title: a.file.clone(),
         summary: match &when {
-            Some(t) => format!("set aside at {t}; a fresh one in its place"),
-            None => "set aside; a fresh one in its place".into(),
+            Some(t) => format!("set aside at {t}; what it held is no longer used"),
+            None => "set aside; what it held is no longer used".into(),
         },
         code: None,
         facts: vec![
@@ -742,11 +742,7 @@ mod tests {
         let need = g.needs.last().unwrap();
         assert_eq!(
             (need.band, need.what.as_str(), need.reason.as_str()),
-            (
-                Band::Amber,
-                "state file history.json",
-                "corrupt: set aside, what it held is no longer used"
-            )
+            (Band::Amber, "state file history.json", "corrupt: set aside")
         );
         assert_eq!(need.anchor, "file-history_json");
         let systems = g.sections.iter().find(|x| x.id == "systems").unwrap();
@@ -754,7 +750,10 @@ mod tests {
         assert_eq!(files.title.as_deref(), Some("fleetdash's files"));
         assert_eq!(
             (files.rows[0].band, files.rows[0].summary.as_str()),
-            (Band::Amber, "set aside at 18:22; a fresh one in its place")
+            (
+                Band::Amber,
+                "set aside at 18:22; what it held is no longer used"
+            )
         );
         // Said after the fleet's own, whatever is red.
         if let Probe::Value(a) = &mut calm.agents {
