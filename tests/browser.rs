@@ -1399,6 +1399,11 @@ fn a_silenced_host_and_a_failing_alert_channel_are_shown_as_such() {
             )
             .await;
         chrome
+            .check(file_line.is_some_and(|l| l["cut"] == false), || {
+                format!("the state file's needs-you line is whole: {file_line:#?}")
+            })
+            .await;
+        chrome
             .check(verdict.contains("1 state file set aside"), || {
                 format!("the verdict names the state file set aside: {verdict:?}")
             })

@@ -62,7 +62,8 @@ fn set_aside_row(a: &SetAside, w: &Words) -> Row {
     Row {
         kind: Some(Kind::SetAside),
         what: format!("state file {}", a.file),
-        since: a.at,
+        // When is in the row's summary: the needs-you line stays whole on a phone.
+        since: None,
         anchor: anchor("file", &a.file),
         band,
         badge: band.word(),
