@@ -221,21 +221,7 @@ impl SilenceStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::{NaiveTime, Weekday};
-    use fleetdash_model::Band;
-
-    fn at(s: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
-    }
-
-    fn el(kind: &'static str, name: &str) -> Element {
-        Element {
-            kind,
-            name: name.into(),
-            band: Band::Red,
-            reason: None,
-        }
-    }
+    use crate::config::maintenance::tests::{at, el, weekly_backup};
 
     #[test]
     fn a_silence_holds_from_its_start_until_its_end_exactly() {
@@ -325,14 +311,7 @@ mod tests {
 
     #[test]
     fn a_maintenance_window_holds_back_what_it_matches_while_it_runs() {
-        let w = MaintenanceWindow {
-            // 2026-11-29 is a Sunday.
-            days: vec![Weekday::Sun],
-            from: NaiveTime::from_hms_opt(23, 0, 0).unwrap(),
-            length: Duration::hours(2),
-            matchers: vec![Matcher::parse("kind=cron").unwrap()],
-            reason: "weekly backup".into(),
-        };
+        let w = weekly_backup();
         let windows = [w];
         let cron = el("cron", "backup on lab");
         let held = active(

@@ -92,21 +92,34 @@ impl MaintenanceWindow {
     }
 }
 
+/// Shared with `alerting::silences`' tests.
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use fleetdash_model::Band;
 
-    fn at(s: &str) -> DateTime<Utc> {
+    pub(crate) fn at(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
     }
 
-    fn el(kind: &'static str, name: &str) -> Element {
+    /// A red element of this kind and name.
+    pub(crate) fn el(kind: &'static str, name: &str) -> Element {
         Element {
             kind,
             name: name.into(),
             band: Band::Red,
             reason: None,
+        }
+    }
+
+    /// Crons, every Sunday from 23:00 UTC for 2 h (2026-11-29 is a Sunday).
+    pub(crate) fn weekly_backup() -> MaintenanceWindow {
+        MaintenanceWindow {
+            days: vec![Weekday::Sun],
+            from: NaiveTime::from_hms_opt(23, 0, 0).unwrap(),
+            length: Duration::hours(2),
+            matchers: vec![Matcher::parse("kind=cron").unwrap()],
+            reason: "weekly backup".into(),
         }
     }
 
@@ -142,14 +155,7 @@ mod tests {
 
     #[test]
     fn a_maintenance_window_recurs_on_its_weekdays_even_across_midnight() {
-        let w = MaintenanceWindow {
-            // 2026-11-29 is a Sunday.
-            days: vec![Weekday::Sun],
-            from: NaiveTime::from_hms_opt(23, 0, 0).unwrap(),
-            length: Duration::hours(2),
-            matchers: vec![Matcher::parse("kind=cron").unwrap()],
-            reason: "weekly backup".into(),
-        };
+        let w = weekly_backup();
         assert_eq!(w.until(at("2026-11-29T22:59:59Z")), None);
         assert_eq!(
             w.until(at("2026-11-29T23:00:00Z")),
