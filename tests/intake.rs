@@ -1020,3 +1020,53 @@ fn a_kill_during_a_burst_of_reports_loses_no_answered_report() {
         stored.len()
     );
 }
+
+/// Issue 21, found by hostile clients: a key glued to the word before it (an escaped newline in
+/// JSON text, a URL-encoded `=`, a letter, `_`) and invisible characters (a word joiner, the
+/// Arabic letter mark, a soft hyphen, a tag) in a report's free text. None reaches the answer,
+/// the row, or the queue's file and its WAL.
+#[test]
+fn glued_secrets_and_invisible_characters_never_reach_the_answer_or_the_file() {
+    let hub = Hub::start();
+    let t = hub.assign(
+        "Rotate\u{2060} the\u{061C} LAB\u{00AD} keys\u{E0041}",
+        Some("sol"),
+        &[],
+    );
+    assert_eq!(hub.row(&t).title, "Rotate the LAB keys");
+    let glued = [
+        "key:\\nsk-proj-PLANTEDabcdefghijklmnop0123456789",
+        "url?t%3Dghp_PLANTEDabcdefghijklmnopqrstuvwxyz0123",
+        "xAKIAPLANTED234567ABC",
+        "id_glpat-PLANTEDabcdefghijklmn",
+    ];
+    let cause = format!("mira\u{2060}'s\u{061C} review: {}", glued.join(" "));
+    let a = post(
+        &hub,
+        Some("sol"),
+        Some("1.0"),
+        &v1_send(
+            "m-glued",
+            json!({"taskId": t, "parts": [{"text": format!("ACK blocked on {cause}")}]}),
+        ),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let answer = a.json();
+    let blocked = &answer["result"]["task"]["metadata"][QUEUE_KEY]["ack"];
+    assert_eq!(blocked["shape"], "blocked", "{answer}");
+    let invisible = ['\u{2060}', '\u{061C}', '\u{00AD}', '\u{E0041}'];
+    for text in [a.body.clone(), hub.contents()] {
+        assert!(!text.contains("PLANTED"), "a glued key was kept: {text}");
+        assert!(
+            !text.contains(invisible),
+            "an invisible character was kept: {text:?}"
+        );
+    }
+    assert!(
+        !String::from_utf8_lossy(&hub.bytes()).contains("PLANTED"),
+        "a glued key reached the queue's file or its WAL"
+    );
+    let on = blocked["on"].as_str().unwrap_or_default();
+    assert!(on.starts_with("mira's review: key:"), "{blocked}");
+    assert_eq!(on.matches("[redacted]").count(), glued.len(), "{on}");
+}

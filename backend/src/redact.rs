@@ -9,43 +9,57 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexSet};
+use regex::{Captures, Regex, RegexSet};
 use serde::Serialize;
 use serde_json::Value;
 
 pub const REDACTED: &str = "[redacted]";
 
 /// Secret shapes. Each pattern is one kind of secret, named for the reader.
+///
+/// None may depend on a word boundary before the secret: a key glued to a letter, a digit, `_`,
+/// an escaped `\n` in JSON text or a URL-encoded `%3D` is still a key (issue 21). Where a
+/// shape's prefix also ends ordinary words, the glued form is held to a stricter shape:
+/// `sk-` after a word character only as a project/Anthropic key or 40+ plain characters (so
+/// `disk-usage-monitoring` and `task-<uuid>` stay), and `bearer`/`basic` after anything but a
+/// letter (so "flagbearer standards" stays), keeping the character before it (`keep`).
 const SECRET_PATTERNS: &[(&str, &str)] = &[
     (
         "jwt",
         r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",
     ),
-    ("bearer token", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}"),
-    ("basic auth header", r"(?i)\bbasic\s+[A-Za-z0-9+/=]{12,}"),
+    (
+        "bearer token",
+        r"(?i)(?P<keep>^|[^a-z]|\\[ntr])bearer\s+[A-Za-z0-9._~+/=-]{8,}",
+    ),
+    (
+        "basic auth header",
+        r"(?i)(?P<keep>^|[^a-z]|\\[ntr])basic\s+[A-Za-z0-9+/=]{12,}",
+    ),
     (
         "credentials in a URL",
-        r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/@:]*:[^\s/@]*@",
+        r"(?i)[a-z][a-z0-9+.-]*://[^\s/@:]*:[^\s/@]*@",
     ),
     (
         "0x-prefixed 64-hex hash (tx hash, private key)",
-        r"\b0x[0-9a-fA-F]{64}\b",
+        r"0x[0-9a-fA-F]{64}",
     ),
     ("OpenAI/Anthropic-style key", r"\bsk-[A-Za-z0-9_-]{16,}"),
-    ("GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
     (
-        "GitHub fine-grained token",
-        r"\bgithub_pat_[A-Za-z0-9_]{30,}",
+        "OpenAI/Anthropic-style key, glued",
+        r"sk-(?:proj|ant|svcacct|admin)-[A-Za-z0-9_-]{16,}|sk-[A-Za-z0-9]{40,}",
     ),
-    ("GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
-    ("AWS access key id", r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"),
-    ("Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
-    ("Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("Telegram bot token", r"\b\d{8,10}:[A-Za-z0-9_-]{35}\b"),
+    ("GitHub token", r"gh[pousr]_[A-Za-z0-9]{30,}"),
+    ("GitHub fine-grained token", r"github_pat_[A-Za-z0-9_]{30,}"),
+    ("GitLab token", r"glpat-[A-Za-z0-9_-]{20,}"),
+    ("AWS access key id", r"(?:AKIA|ASIA)[0-9A-Z]{16}"),
+    ("Google API key", r"AIza[0-9A-Za-z_-]{35}"),
+    ("Slack token", r"xox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("Telegram bot token", r"\d{8,10}:[A-Za-z0-9_-]{35}"),
     ("PEM private key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
     (
         "key=value secret",
-        r#"(?i)\b(api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)\s*[:=]\s*["']?[^\s"',;]{6,}"#,
+        r#"(?i)(api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)\s*[:=]\s*["']?[^\s"',;]{6,}"#,
     ),
 ];
 
@@ -91,7 +105,12 @@ impl RedactionGate {
         }
         let mut owned = out.into_owned();
         for i in hits.iter() {
-            owned = each[i].replace_all(&owned, REDACTED).into_owned();
+            owned = each[i]
+                .replace_all(&owned, |caps: &Captures| {
+                    let keep = caps.name("keep").map_or("", |m| m.as_str());
+                    format!("{keep}{REDACTED}")
+                })
+                .into_owned();
         }
         Cow::Owned(owned)
     }
@@ -169,9 +188,68 @@ pub(crate) mod tests {
             "claude-sonnet-4",
             "sha256:0123456789abcdef",
             "2026-11-30T04:53:55Z",
+            // Words that end in a secret's prefix (issue 21: no word boundary is asked for).
+            "disk-usage-monitoring-01",
+            "task-550e8400-e29b-41d4-a716-446655440000",
+            "risk-assessment-quarterly",
+            "the flagbearer standards",
+            "q_0123456789ab",
+            "tokens: 1,234",
         ] {
             assert!(gate.is_clean(text), "{text}");
         }
+    }
+
+    /// A key glued to what comes before it is still a key (issue 21): a letter, a digit, `_`,
+    /// an escaped newline in JSON text, a URL-encoded `=`, or punctuation; and to what comes
+    /// after. `Bearer` and `Basic` glued to a letter are words ("flagbearer"), not headers.
+    #[test]
+    fn every_shape_glued_to_each_kind_of_neighbour_is_redacted() {
+        let gate = RedactionGate::default();
+        let mut shapes: Vec<String> = PLANTED.iter().map(|s| s.to_string()).collect();
+        shapes.extend([
+            "sk-proj-PLANTEDabcdefghijklmnop0123456789".to_string(),
+            format!("sk-PLANTED{}", "a1".repeat(20)),
+            "github_pat_PLANTEDabcdefghijklmnopqrstuvwxyz_0123".into(),
+            "glpat-PLANTEDabcdefghijklmn".into(),
+            "AIzaPLANTEDabcdefghijklmnopqrstuvwxyz01".into(),
+            "xoxb-PLANTED-abcdefghij".into(),
+            "123456789:PLANTEDabcdefghijklmnopqrstuvwxyz01".into(),
+            "Basic PLANTEDdXNlcjpwYXNz".into(),
+            "api_key=PLANTEDvalue".into(),
+        ]);
+        let before = [
+            "x", "Z", "7", "_", "\\n", "\\t", "%3D", "=", ":", "-", "\"", "(", "",
+        ];
+        let after = ["", "x", "_", "\\n", "\"", " tail"];
+        for shape in &shapes {
+            let header = shape.starts_with("Bearer") || shape.starts_with("Basic");
+            for b in before {
+                if header
+                    && b.chars().last().is_some_and(|c| c.is_ascii_alphabetic())
+                    && !b.starts_with('\\')
+                {
+                    continue;
+                }
+                for a in after {
+                    let text = format!("{b}{shape}{a}");
+                    let clean = gate.redact_str(&text);
+                    assert!(
+                        !clean.contains("PLANTED") && clean.contains(REDACTED),
+                        "{text:?} became {clean:?}"
+                    );
+                }
+            }
+        }
+        // The character before a header is kept: only the secret goes.
+        assert_eq!(
+            gate.redact_str("\\nBearer PLANTEDtokenabcdefghij"),
+            format!("\\n{REDACTED}")
+        );
+        assert_eq!(
+            gate.redact_str("Authorization:Bearer PLANTEDtokenabcdefghij"),
+            format!("Authorization:{REDACTED}")
+        );
     }
 
     #[test]

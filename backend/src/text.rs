@@ -1,10 +1,14 @@
 //! The one sanitiser for untrusted text on its way to the snapshot: board titles, assignees
 //! and statuses (written by agents and people), and the strings peers put in their replies
-//! (protocol versions and the like). Each is flattened (no control, bidi-override or
-//! zero-width characters), passed through the redaction gate, and only then cut to a bound.
+//! (protocol versions and the like). Each is flattened (controls become a space; every
+//! default-ignorable and bidi-control character, by Unicode's own properties, is removed),
+//! passed through the redaction gate, and only then cut to a bound.
 //!
 //! Redacting before cutting matters: a cut could leave half a secret that no longer matches
 //! any secret shape, and that half would leak.
+
+use icu_properties::CodePointSetData;
+use icu_properties::props::{BidiControl, DefaultIgnorableCodePoint};
 
 use crate::redact::RedactionGate;
 
@@ -17,14 +21,16 @@ pub fn clean(raw: &str, max: usize) -> String {
     cut(&redacted, max)
 }
 
-/// Control characters (newlines and tabs included) and bidi overrides become one space; runs of
-/// whitespace collapse, and the ends are trimmed.
+/// Control characters (newlines and tabs included) become one space; invisible characters
+/// ([`is_invisible`]) are removed; runs of whitespace collapse, and the ends are trimmed.
 fn flatten(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut pending_space = false;
     for c in raw.chars() {
-        let c = if is_hidden(c) { ' ' } else { c };
-        if c.is_whitespace() {
+        if is_invisible(c) && !c.is_control() {
+            continue;
+        }
+        if c.is_control() || c.is_whitespace() {
             pending_space = !out.is_empty();
         } else {
             if pending_space {
@@ -37,10 +43,13 @@ fn flatten(raw: &str) -> String {
     out
 }
 
-/// Characters that move or hide text instead of showing it.
-fn is_hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200B}'..='\u{200F}' | '\u{FEFF}')
+/// Characters that hide text or move it instead of showing it, by Unicode's own properties
+/// rather than a hand list: every default-ignorable code point (zero-width spaces and joiners,
+/// the soft hyphen, invisible operators, fillers, tag characters, variation selectors) and
+/// every bidi control (overrides, isolates, marks, the Arabic letter mark).
+fn is_invisible(c: char) -> bool {
+    CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
+        || CodePointSetData::new::<BidiControl>().contains(c)
 }
 
 /// At most `max` characters, always at a char boundary; a cut ends in "…".
@@ -93,8 +102,44 @@ mod tests {
     /// reads "1.0" but carries a right-to-left override and zero-width characters.
     #[test]
     fn zero_width_and_isolate_characters_do_not_pass() {
-        assert_eq!(clean("1.\u{200B}0\u{2067}\u{FEFF}", 16), "1. 0");
+        assert_eq!(clean("1.\u{200B}0\u{2067}\u{FEFF}", 16), "1.0");
         assert_eq!(clean("\u{200D}\u{2066}v1\u{2069}", 16), "v1");
+    }
+
+    /// What hostile clients got through the hand list (issue 21): each kept in a title and
+    /// shown back. Every one is default-ignorable or a bidi control, and none survives, alone,
+    /// inside a word or at its ends.
+    #[test]
+    fn every_invisible_character_is_removed() {
+        let invisible = [
+            '\u{061C}',  // ARABIC LETTER MARK (bidi control)
+            '\u{2060}',  // WORD JOINER
+            '\u{00AD}',  // SOFT HYPHEN
+            '\u{180E}',  // MONGOLIAN VOWEL SEPARATOR
+            '\u{2061}',  // FUNCTION APPLICATION
+            '\u{2062}',  // INVISIBLE TIMES
+            '\u{2063}',  // INVISIBLE SEPARATOR
+            '\u{2064}',  // INVISIBLE PLUS
+            '\u{E0001}', // LANGUAGE TAG
+            '\u{E0041}', // TAG LATIN CAPITAL LETTER A
+            '\u{E007F}', // CANCEL TAG
+            '\u{3164}',  // HANGUL FILLER
+            '\u{FFA0}',  // HALFWIDTH HANGUL FILLER
+            '\u{115F}',  // HANGUL CHOSEONG FILLER
+            '\u{200E}',  // LEFT-TO-RIGHT MARK
+            '\u{202E}',  // RIGHT-TO-LEFT OVERRIDE
+            '\u{FE0F}',  // VARIATION SELECTOR-16
+        ];
+        for c in invisible {
+            let title = format!("{c}dep{c}loy{c}");
+            assert_eq!(clean(&title, 50), "deploy", "U+{:04X}", c as u32);
+            assert_eq!(clean(&c.to_string(), 50), "", "U+{:04X}", c as u32);
+        }
+        // What shows stays: letters of every script, spaces between words, emoji.
+        assert_eq!(
+            clean("déploiement نشر 배포 🦀", 50),
+            "déploiement نشر 배포 🦀"
+        );
     }
 
     #[test]
