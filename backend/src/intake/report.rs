@@ -49,8 +49,6 @@ pub const MAX_HORIZON: std::time::Duration = std::time::Duration::from_secs(366 
 pub enum Part {
     Text(String),
     Data(Value),
-    /// A file or anything else: not a report, ignored.
-    Other,
 }
 
 /// What the report parser needs to know beyond the message.

@@ -26,6 +26,7 @@ mod request;
 pub use reply::{asc_status, error, list_result, ok, refinement, send_result, task, timestamp};
 pub use request::read_call;
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::report::Part;
@@ -43,6 +44,7 @@ pub mod code {
     pub const TASK_NOT_CANCELABLE: i64 = -32002;
     pub const PUSH_NOT_SUPPORTED: i64 = -32003;
     pub const UNSUPPORTED_OPERATION: i64 = -32004;
+    pub const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
     pub const EXTENDED_CARD_NOT_CONFIGURED: i64 = -32007;
     pub const VERSION_NOT_SUPPORTED: i64 = -32009;
     /// fleetdash's own, from the implementation-defined server range (-32000..-32099) at the
@@ -107,6 +109,11 @@ pub struct Inbound {
 pub struct ListQuery {
     pub context_id: Option<String>,
     pub state: Option<WireState>,
+    /// Only tasks whose status timestamp is at or after this (`statusTimestampAfter`).
+    pub status_after: Option<DateTime<Utc>>,
+    /// The most history messages per task (`historyLength`); this intake's tasks carry none,
+    /// so any valid value is honoured by sending none.
+    pub history_length: Option<u32>,
     pub page_size: Option<usize>,
     /// Offset into the newest-first list, as the previous page's `nextPageToken` said.
     pub offset: usize,
@@ -165,6 +172,7 @@ impl RpcError {
             code::TASK_NOT_CANCELABLE => "TASK_NOT_CANCELABLE",
             code::PUSH_NOT_SUPPORTED => "PUSH_NOTIFICATION_NOT_SUPPORTED",
             code::UNSUPPORTED_OPERATION => "UNSUPPORTED_OPERATION",
+            code::CONTENT_TYPE_NOT_SUPPORTED => "CONTENT_TYPE_NOT_SUPPORTED",
             code::EXTENDED_CARD_NOT_CONFIGURED => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
             code::VERSION_NOT_SUPPORTED => "VERSION_NOT_SUPPORTED",
             code::ALREADY_OWNED => "ALREADY_OWNED",

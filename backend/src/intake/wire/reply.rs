@@ -136,7 +136,7 @@ fn agent_message(
 pub fn task(dialect: Dialect, row: &TaskRow) -> Value {
     // v0.3 requires a contextId; a row that never saw one is its own context.
     let context_id = row.provenance.context_id.as_deref().unwrap_or(&row.id);
-    let at = row.last_report_at.unwrap_or(row.created_at);
+    let at = status_at(row);
     let mut status = json!({
         "state": match dialect {
             Dialect::V1 => row.state.as_str(),
@@ -241,17 +241,30 @@ pub fn send_result(dialect: Dialect, row: Option<&TaskRow>, inbound: &Inbound) -
     }
 }
 
-/// ListTasks' result (v1.0): one page of `rows` (newest first) after the query's filters.
+/// When a task's status last changed, as its `status.timestamp` says.
+fn status_at(row: &TaskRow) -> DateTime<Utc> {
+    row.last_report_at.unwrap_or(row.created_at)
+}
+
+/// ListTasks' result (v1.0): one page of `rows` after the query's filters, sorted by status
+/// timestamp, most recently updated first (the spec's MUST; the id breaks ties, so pages are
+/// stable).
 pub fn list_result(rows: &[TaskRow], q: &ListQuery) -> Value {
-    let matching: Vec<&TaskRow> = rows
+    let mut matching: Vec<&TaskRow> = rows
         .iter()
         .filter(|r| q.state.is_none_or(|s| r.state == s))
+        .filter(|r| q.status_after.is_none_or(|after| status_at(r) >= after))
         .filter(|r| {
             q.context_id
                 .as_deref()
                 .is_none_or(|c| r.provenance.context_id.as_deref() == Some(c))
         })
         .collect();
+    matching.sort_by(|a, b| {
+        status_at(b)
+            .cmp(&status_at(a))
+            .then_with(|| a.id.cmp(&b.id))
+    });
     let size = q.page_size.unwrap_or(LIST_PAGE_DEFAULT);
     let page: Vec<Value> = matching
         .iter()
@@ -414,5 +427,51 @@ mod tests {
             },
         );
         assert_eq!(none["totalSize"], 0);
+    }
+
+    /// The spec's MUST (issue 21): most recently updated first, whatever order the queue
+    /// keeps; `statusTimestampAfter` keeps those updated at or after it.
+    #[test]
+    fn list_is_sorted_by_status_timestamp_and_filtered_by_it() {
+        let t = Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap();
+        let updated = |id: &str, min: i64, reported: bool| TaskRow {
+            id: id.into(),
+            created_at: t,
+            last_report_at: reported.then(|| t + chrono::Duration::minutes(min)),
+            ..row()
+        };
+        // Queue order (by creation) is not update order.
+        let rows = vec![
+            updated("q_a", 5, true),
+            updated("q_b", 30, true),
+            updated("q_c", 0, false),
+            updated("q_d", 15, true),
+        ];
+        let ids = |v: &Value| {
+            v["tasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["id"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+        let all = list_result(&rows, &ListQuery::default());
+        assert_eq!(ids(&all), ["q_b", "q_d", "q_a", "q_c"]);
+        let stamps: Vec<&str> = all["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["status"]["timestamp"].as_str().unwrap())
+            .collect();
+        assert!(stamps.windows(2).all(|w| w[0] >= w[1]), "{stamps:?}");
+        let recent = list_result(
+            &rows,
+            &ListQuery {
+                status_after: Some(t + chrono::Duration::minutes(15)),
+                ..ListQuery::default()
+            },
+        );
+        assert_eq!(ids(&recent), ["q_b", "q_d"]);
+        assert_eq!(recent["totalSize"], 2);
     }
 }

@@ -235,7 +235,48 @@ fn part(p: &Value, dialect: Dialect) -> Result<Part, RpcError> {
             "parts: kind is text, data or file",
         ));
     }
+    // v1.0 says a part's media type in `mediaType`; v0.3 a file's in `file.mimeType`.
+    let media = match p
+        .get("mediaType")
+        .or_else(|| p.get("file").and_then(|f| f.get("mimeType")))
+    {
+        None | Some(Value::Null) => None,
+        Some(Value::String(m)) => Some(m.as_str()),
+        Some(_) => return Err(RpcError::invalid_params("parts: mediaType is a string")),
+    };
+    let unsupported = |what: String| {
+        RpcError::new(
+            code::CONTENT_TYPE_NOT_SUPPORTED,
+            format!("parts: {what} is not supported; a report is text (text/*) or JSON data"),
+        )
+    };
+    // The essence of a media type: "text/plain; charset=utf-8" is text/plain.
+    let essence = media.map(|m| {
+        m.split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+    });
     Ok(match (p.get("text"), p.get("data")) {
+        (Some(Value::String(_)), None)
+            if essence.as_deref().is_some_and(|m| !m.starts_with("text/")) =>
+        {
+            return Err(unsupported(format!(
+                "a text part of {}",
+                media.unwrap_or_default()
+            )));
+        }
+        (None, Some(_))
+            if essence
+                .as_deref()
+                .is_some_and(|m| m != "application/json" && !m.ends_with("+json")) =>
+        {
+            return Err(unsupported(format!(
+                "a data part of {}",
+                media.unwrap_or_default()
+            )));
+        }
         (Some(Value::String(t)), None) => Part::Text(t.clone()),
         (None, Some(d)) => Part::Data(d.clone()),
         (Some(_), Some(_)) => {
@@ -244,7 +285,13 @@ fn part(p: &Value, dialect: Dialect) -> Result<Part, RpcError> {
             ));
         }
         (Some(_), None) => return Err(RpcError::invalid_params("parts: text is a string")),
-        (None, None) => Part::Other,
+        // A file, a URL or raw bytes: nothing a report can be.
+        (None, None) => {
+            return Err(unsupported(match media {
+                Some(m) => format!("a part of {m}"),
+                None => "a part that is neither text nor data (a file, a URL, raw bytes)".into(),
+            }));
+        }
     })
 }
 
@@ -279,9 +326,47 @@ fn list_query(params: &Map<String, Value>) -> Result<ListQuery, RpcError> {
             .map_err(|_| RpcError::invalid_params("pageToken: not one this intake gave"))?,
         Some(_) => return Err(RpcError::invalid_params("pageToken: expected a string")),
     };
+    let status_after = match params.get("statusTimestampAfter") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(t)) => Some(
+            chrono::DateTime::parse_from_rfc3339(t)
+                .map_err(|_| {
+                    RpcError::invalid_params(
+                        "statusTimestampAfter: expected an RFC 3339 time, e.g. 2026-11-30T12:00:00Z",
+                    )
+                })?
+                .with_timezone(&chrono::Utc),
+        ),
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "statusTimestampAfter: expected an RFC 3339 time string",
+            ));
+        }
+    };
+    let history_length = match params.get("historyLength") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64() {
+            Some(n) if n <= i32::MAX as u64 => Some(n as u32),
+            _ => {
+                return Err(RpcError::invalid_params(
+                    "historyLength: expected a whole number, 0 or more",
+                ));
+            }
+        },
+    };
+    match params.get("includeArtifacts") {
+        None | Some(Value::Null) | Some(Value::Bool(_)) => {}
+        Some(_) => {
+            return Err(RpcError::invalid_params(
+                "includeArtifacts: expected true or false",
+            ));
+        }
+    }
     Ok(ListQuery {
         context_id: optional_id(params, "contextId")?,
         state,
+        status_after,
+        history_length,
         page_size,
         offset,
     })
@@ -347,7 +432,8 @@ mod tests {
                 context_id: None,
                 state: Some(WireState::Working),
                 page_size: Some(5),
-                offset: 10
+                offset: 10,
+                ..ListQuery::default()
             })
         );
         assert_eq!(
@@ -437,5 +523,77 @@ mod tests {
         assert_eq!(e.error.code, code::INVALID_PARAMS);
         assert!(e.error.message.contains("messageId"));
         assert_eq!(e.id, json!("r1"), "the id is echoed once read");
+    }
+
+    /// ListTasks' other parameters (issue 21): honoured when valid, -32602 otherwise.
+    #[test]
+    fn list_tasks_reads_its_time_filter_and_refuses_bad_values() {
+        let list = |params: &str| {
+            call(
+                Some("1.0"),
+                &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{params}}}"#),
+            )
+        };
+        match list(r#"{"statusTimestampAfter":"2026-03-01T12:15:00Z","historyLength":0,"includeArtifacts":false}"#)
+            .unwrap()
+            .params
+        {
+            Params::List(q) => {
+                assert_eq!(
+                    q.status_after.map(|t| t.to_rfc3339()),
+                    Some("2026-03-01T12:15:00+00:00".into())
+                );
+                assert_eq!(q.history_length, Some(0));
+            }
+            other => panic!("{other:?}"),
+        }
+        for bad in [
+            r#"{"historyLength":-1}"#,
+            r#"{"historyLength":1.5}"#,
+            r#"{"historyLength":"3"}"#,
+            r#"{"statusTimestampAfter":"yesterday"}"#,
+            r#"{"statusTimestampAfter":1700000000}"#,
+            r#"{"includeArtifacts":"yes"}"#,
+        ] {
+            assert_eq!(code_of(list(bad)), code::INVALID_PARAMS, "{bad}");
+        }
+    }
+
+    /// A part this intake cannot read as a report is -32005 ContentTypeNotSupported (issue 21),
+    /// not -32602; text in text/* and data in JSON are read.
+    #[test]
+    fn an_unsupported_media_type_is_content_type_not_supported() {
+        let send = |part: &str| {
+            call(
+                Some("1.0"),
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{{"messageId":"m","role":"ROLE_USER","parts":[{part}]}}}}}}"#
+                ),
+            )
+        };
+        for ok in [
+            r#"{"text":"ACK owning"}"#,
+            r#"{"text":"ACK owning","mediaType":"text/plain; charset=utf-8"}"#,
+            r#"{"text":"ACK owning","mediaType":"text/markdown"}"#,
+            r#"{"data":{"report":"heartbeat"},"mediaType":"application/json"}"#,
+            r#"{"data":{"report":"heartbeat"},"mediaType":"application/vnd.fleet+json"}"#,
+        ] {
+            assert!(send(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            r#"{"text":"ACK owning","mediaType":"image/png"}"#,
+            r#"{"data":{"report":"heartbeat"},"mediaType":"application/xml"}"#,
+            r#"{"url":"https://example.invalid/a.pdf","mediaType":"application/pdf"}"#,
+            r#"{"raw":"AAAA"}"#,
+        ] {
+            let e = send(bad).unwrap_err().error;
+            assert_eq!(e.code, code::CONTENT_TYPE_NOT_SUPPORTED, "{bad}");
+            assert!(e.message.contains("not supported"), "{}", e.message);
+        }
+        let v03_file = call(
+            None,
+            r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"file","file":{"mimeType":"application/pdf","uri":"https://example.invalid/a.pdf"}}]}}}"#,
+        );
+        assert_eq!(code_of(v03_file), code::CONTENT_TYPE_NOT_SUPPORTED);
     }
 }
