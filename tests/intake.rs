@@ -634,7 +634,12 @@ fn hostile_input_gets_its_error_and_writes_nothing() {
     let text = |s: &str| json!({"parts": [{"kind": "text", "text": s}]});
     // (what, A2A-Version, body, JSON-RPC code)
     let cases: Vec<(&str, Option<&str>, String, i64)> = vec![
-        ("invalid JSON", None, "{\"jsonrpc\": \"2.0\", \"id\": 1,".into(), -32700),
+        (
+            "invalid JSON",
+            None,
+            "{\"jsonrpc\": \"2.0\", \"id\": 1,".into(),
+            -32700,
+        ),
         (
             "a JSON-RPC batch",
             None,
@@ -642,15 +647,10 @@ fn hostile_input_gets_its_error_and_writes_nothing() {
             -32600,
         ),
         (
-            "a notification",
-            None,
-            json!({"jsonrpc": "2.0", "method": "message/send", "params": {"message": {"messageId": "n", "role": "user", "parts": []}}}).to_string(),
-            -32600,
-        ),
-        (
             "an unknown method",
             None,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/delete", "params": {"id": t}}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/delete", "params": {"id": t}})
+                .to_string(),
             -32601,
         ),
         (
@@ -665,7 +665,12 @@ fn hostile_input_gets_its_error_and_writes_nothing() {
             v03_send("d-2", text(&format!("DONE {t}"))),
             -32009,
         ),
-        ("not a report", None, v03_send("d-3", text("please do the thing")), -32602),
+        (
+            "not a report",
+            None,
+            v03_send("d-3", text("please do the thing")),
+            -32602,
+        ),
         (
             "a state that is not a wire value",
             None,
@@ -684,7 +689,12 @@ fn hostile_input_gets_its_error_and_writes_nothing() {
             ),
             -32602,
         ),
-        ("an unknown task", None, v03_send("d-6", text("DONE q_unknown")), -32001),
+        (
+            "an unknown task",
+            None,
+            v03_send("d-6", text("DONE q_unknown")),
+            -32001,
+        ),
         (
             "content in v1.0",
             Some("1.0"),
@@ -701,6 +711,58 @@ fn hostile_input_gets_its_error_and_writes_nothing() {
         assert_eq!(hub.contents(), before, "{what} wrote something");
     }
 
+    // A notification (no id): JSON-RPC 2.0 never answers one; nothing is applied (issue 21).
+    let notification = json!({"jsonrpc": "2.0", "method": "message/send", "params": {"message": {"kind": "message", "messageId": "n", "role": "user", "parts": [{"kind": "text", "text": format!("DONE {t}")}]}}}).to_string();
+    let a = post(&hub, Some("sol"), None, &notification);
+    assert_eq!((a.status, a.body.as_str()), (204, ""), "a notification");
+    assert_eq!(hub.contents(), before, "a notification wrote something");
+    // A body that is not declared JSON: 415, before it is read (issue 21).
+    let done = v03_send("c-1", text(&format!("DONE {t}")));
+    for content_type in [
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        None,
+    ] {
+        let mut head = format!(
+            "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
+             Content-Length: {}\r\n",
+            token("sol"),
+            done.len()
+        );
+        if let Some(ct) = content_type {
+            head.push_str(&format!("Content-Type: {ct}\r\n"));
+        }
+        head.push_str("\r\n");
+        let a = exchange(hub.addr, &head, done.as_bytes());
+        assert_eq!(a.status, 415, "{content_type:?}: {}", a.body);
+        assert_eq!(
+            a.header("content-type").as_deref(),
+            Some("application/problem+json")
+        );
+        assert!(
+            a.json()["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains(content_type.unwrap_or("none"))),
+            "{}",
+            a.body
+        );
+    }
+    assert_eq!(
+        hub.contents(),
+        before,
+        "a body not declared JSON wrote something"
+    );
+    // A JSON type with parameters is JSON.
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
+         Content-Type: application/json; charset=utf-8\r\nContent-Length: 8\r\n\r\n",
+        token("sol")
+    );
+    assert_eq!(
+        exchange(hub.addr, &head, br#"{"id":1}"#).json()["error"]["code"],
+        -32600
+    );
+
     // Too large, declared.
     let huge = v03_send("h-1", text(&format!("BLOCKED {t}: {}", "x".repeat(10_000))));
     let a = post(&hub, Some("sol"), None, &huge);
@@ -709,7 +771,7 @@ fn hostile_input_gets_its_error_and_writes_nothing() {
     // Too large, chunked (no length to refuse by: cut at the ceiling).
     let head = format!(
         "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
-         Transfer-Encoding: chunked\r\n\r\n",
+         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
         token("sol")
     );
     let mut chunked = Vec::new();
@@ -729,7 +791,7 @@ fn hostile_input_gets_its_error_and_writes_nothing() {
     let body = v03_send("s-1", text(&format!("DONE {t}")));
     let head = format!(
         "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
-         Content-Length: {}\r\n\r\n",
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
         token("sol"),
         body.len()
     );
@@ -829,7 +891,7 @@ fn fleetdash_run_serves_the_intake_it_is_configured_with() {
         let hub_like = |body: &str| {
             let head = format!(
                 "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
-                 Content-Length: {}\r\n\r\n",
+                 Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
                 token("sol"),
                 body.len()
             );

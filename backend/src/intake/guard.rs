@@ -213,6 +213,23 @@ impl Problem {
         }
     }
 
+    pub fn unsupported_media_type(given: Option<&str>) -> Problem {
+        let given = given
+            .map(|g| crate::text::clean(g, 80))
+            .unwrap_or_else(|| "none".into());
+        Problem {
+            status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            asc: INVALID_REQUEST,
+            title: "Unsupported media type",
+            detail: format!(
+                "a JSON-RPC request is Content-Type: application/json (this one: {given})"
+            ),
+            scope: "handoff",
+            terminal: true,
+            retry: None,
+        }
+    }
+
     pub fn unreadable() -> Problem {
         Problem {
             status: StatusCode::BAD_REQUEST,

@@ -238,6 +238,9 @@ async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
     if declared.is_some_and(|n| n > limit as u64) {
         return Problem::too_large(limit).into_response();
     }
+    if let Some(problem) = not_json(request.headers().get(header::CONTENT_TYPE)) {
+        return problem.into_response();
+    }
     let version = version_of(&request);
     let body = match read_body(
         request.into_body(),
@@ -251,9 +254,35 @@ async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
     };
     let call = match wire::read_call(version.as_deref(), &body) {
         Ok(call) => call,
+        Err(refused) if refused.notification => {
+            tracing::debug!(
+                agent,
+                "intake: a notification, neither applied nor answered"
+            );
+            return StatusCode::NO_CONTENT.into_response();
+        }
         Err(refused) => return rpc_error(&refused.id, refused.dialect, refused.error),
     };
     answer(&intake, agent, call).await
+}
+
+/// A request whose `Content-Type` is not JSON (`application/json`, or a `+json` type) is
+/// refused before its body is read: JSON-RPC over HTTP is JSON, and a form or text body
+/// accepted silently hides a misconfigured client.
+fn not_json(content_type: Option<&HeaderValue>) -> Option<Problem> {
+    let Some(value) = content_type else {
+        return Some(Problem::unsupported_media_type(None));
+    };
+    let essence = value
+        .to_str()
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    (essence != "application/json" && !essence.ends_with("+json"))
+        .then(|| Problem::unsupported_media_type(value.to_str().ok()))
 }
 
 /// The body, within `limit` bytes and `deadline`.

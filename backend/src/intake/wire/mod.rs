@@ -10,7 +10,8 @@
 //!   `kind`; lower-case states; `result` is the Task (`kind: "task"`) or Message itself. The
 //!   Pulse plane's quirk, the text under `content` instead of `parts`, is read here too.
 //! - A method of the other dialect is -32009 (VersionNotSupported), as the SDK answers a v1.0
-//!   method without the header. A batch, a notification, anything but one object: -32600.
+//!   method without the header. A batch, anything but one object: -32600. A notification (no
+//!   `id`) is applied never and answered never: HTTP 204, no body.
 //!
 //! Pure: no I/O, no clock.
 //!
@@ -187,4 +188,8 @@ pub struct Refused {
     pub id: Value,
     pub dialect: Dialect,
     pub error: RpcError,
+    /// A request without an `id`: JSON-RPC 2.0 says a server never replies to one, so the
+    /// intake answers HTTP 204 with no body, and applies nothing (a report nobody can
+    /// acknowledge would be retried blind).
+    pub notification: bool,
 }

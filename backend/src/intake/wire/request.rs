@@ -12,7 +12,14 @@ use crate::queue::WireState;
 pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<Refused>> {
     let header_dialect = Dialect::from_header(version_header);
     let dialect = *header_dialect.as_ref().unwrap_or(&Dialect::V1);
-    let refuse = |id: Value, error: RpcError| Box::new(Refused { id, dialect, error });
+    let refuse = |id: Value, error: RpcError| {
+        Box::new(Refused {
+            id,
+            dialect,
+            error,
+            notification: false,
+        })
+    };
     let value: Value = serde_json::from_slice(body).map_err(|e| {
         refuse(
             Value::Null,
@@ -39,15 +46,17 @@ pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<
             ));
         }
         None => {
-            // A notification gets no answer, and a report nobody answers may be retried
-            // forever: none is applied.
-            return Err(refuse(
-                Value::Null,
-                RpcError::new(
+            // A notification gets no answer (JSON-RPC 2.0), and a report nobody can
+            // acknowledge may be retried blind: none is applied.
+            return Err(Box::new(Refused {
+                id: Value::Null,
+                dialect,
+                error: RpcError::new(
                     code::INVALID_REQUEST,
-                    "id: required (notifications are not accepted: every report is answered)",
+                    "id: required (a notification is neither applied nor answered)",
                 ),
-            ));
+                notification: true,
+            }));
         }
     };
     if request.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
@@ -73,6 +82,7 @@ pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<
             id: id.clone(),
             dialect,
             error,
+            notification: false,
         })
     };
     let (method_dialect, op) = method_of(method).ok_or_else(|| {
@@ -475,13 +485,15 @@ mod tests {
             code::INVALID_REQUEST
         );
         assert_eq!(code_of(call(None, "42")), code::INVALID_REQUEST);
-        assert_eq!(
-            code_of(call(
-                None,
-                r#"{"jsonrpc":"2.0","method":"message/send","params":{}}"#
-            )),
-            code::INVALID_REQUEST,
-            "a notification"
+        let notification = call(
+            None,
+            r#"{"jsonrpc":"2.0","method":"message/send","params":{}}"#,
+        )
+        .unwrap_err();
+        assert!(notification.notification, "a notification");
+        assert!(
+            !call(None, "{not json").unwrap_err().notification,
+            "only a request without an id"
         );
         assert_eq!(
             code_of(call(
