@@ -1132,3 +1132,37 @@ fn glued_secrets_and_invisible_characters_never_reach_the_answer_or_the_file() {
     assert!(on.starts_with("mira's review: key:"), "{blocked}");
     assert_eq!(on.matches("[redacted]").count(), glued.len(), "{on}");
 }
+
+/// Issue 21: CancelTask made up the messageId `cancel-<task>` in the agent's own namespace, so
+/// an agent that had used that id got `result: null` and the task stayed WORKING. A cancel is
+/// an event of its own: it cancels, and answers the Task.
+#[test]
+fn cancel_task_cancels_even_when_the_agent_used_its_old_made_up_id() {
+    let hub = Hub::start();
+    let t = hub.assign("Cancel me", Some("sol"), &[]);
+    let own = post(
+        &hub,
+        Some("sol"),
+        Some("1.0"),
+        &v1_send(
+            &format!("cancel-{t}"),
+            json!({"taskId": t, "parts": [{"text": "ACK owning"}]}),
+        ),
+    );
+    assert_eq!(own.status, 200, "{}", own.body);
+    assert_eq!(hub.row(&t).state.as_str(), "TASK_STATE_WORKING");
+    let cancel =
+        json!({"jsonrpc": "2.0", "id": 7, "method": "CancelTask", "params": {"id": t}}).to_string();
+    let a = post(&hub, Some("sol"), Some("1.0"), &cancel);
+    assert_eq!(a.status, 200, "{}", a.body);
+    let answer = a.json();
+    assert_eq!(answer["result"]["id"], t, "{answer}");
+    assert_eq!(
+        answer["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{answer}"
+    );
+    assert_eq!(hub.row(&t).state.as_str(), "TASK_STATE_CANCELED");
+    // A second cancel finds nothing left to cancel.
+    let again = post(&hub, Some("sol"), Some("1.0"), &cancel).json();
+    assert_eq!(again["error"]["code"], -32002, "{again}");
+}

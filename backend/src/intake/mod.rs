@@ -365,9 +365,12 @@ async fn answer(intake: &Intake, agent: String, call: Call) -> Response {
                     ),
                 );
             }
+            // A cancel is an event of its own: its id is one no report of the agent's can have
+            // taken (a messageId the agent chose, "cancel-<task>" say, must never turn it into
+            // a duplicate answered with nothing).
             let report = Report {
                 from: Reporter::Agent(agent.clone()),
-                message_id: format!("cancel-{task_id}"),
+                message_id: format!("cancel:{task_id}:{}", uuid::Uuid::new_v4().simple()),
                 context_id: None,
                 received_at: Utc::now(),
                 kind: ReportKind::Completion {
@@ -375,9 +378,9 @@ async fn answer(intake: &Intake, agent: String, call: Call) -> Response {
                     state: WireState::Canceled,
                 },
             };
-            apply(intake, &agent, report, &id, dialect, |row| match row {
-                Some(row) => wire::task(dialect, row),
-                None => Value::Null,
+            // Always the Task (the SDKs read the result as one), never null.
+            apply(intake, &agent, report, &id, dialect, |applied| {
+                wire::task(dialect, applied.unwrap_or(&row))
             })
             .await
         }
