@@ -1,8 +1,9 @@
 //! The heartbeat: one JSON-RPC send in the peer's dialect (spec §2.2), timed.
 //!
 //! `auto` tries v1.0 then v0.3 and the collector remembers what worked. Only a reply that says
-//! "wrong dialect" moves on to the next one: a timeout or a refusal is the answer, and trying
-//! again in another dialect would only double the cost of a dead peer.
+//! "wrong dialect" (a JSON-RPC dialect error, or an HTTP 4xx) moves on to the next one: a
+//! timeout, a refusal or an HTTP 5xx (the peer failing) is the answer, and trying again in
+//! another dialect would only double the cost of a dead or overloaded peer.
 
 use std::time::Duration;
 
@@ -41,6 +42,18 @@ pub async fn probe(
         if let Some(denied) = reply.permission_failure() {
             return Err(denied);
         }
+        if reply.status >= 500 {
+            // The peer is failing, whatever it speaks: the other dialect would only add load
+            // to a peer already overloaded.
+            return Err(ProbeFailure::new(
+                Asc::RETRYABLE_ERROR,
+                format!(
+                    "{} send answered HTTP {}: the peer failed",
+                    wire.as_str(),
+                    reply.status
+                ),
+            ));
+        }
         if !(200..300).contains(&reply.status) {
             // A pure v0.3 server may answer a v1 request with a 4xx; let auto try the next.
             last_mismatch = Some(ProbeFailure::new(
@@ -78,4 +91,55 @@ fn rpc_failure(wire: Wire, code: i64, asc: Asc) -> ProbeFailure {
         asc,
         format!("{} send: JSON-RPC {code} {name}", wire.as_str()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A peer that answers every POST with `status`, counting them.
+    async fn peer(status: u16) -> (url::Url, Arc<AtomicUsize>) {
+        let hits = Arc::new(AtomicUsize::new(0));
+        let counted = hits.clone();
+        let app = axum::Router::new().fallback(move || {
+            let counted = counted.clone();
+            async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                axum::http::StatusCode::from_u16(status).unwrap()
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (format!("http://{addr}/").parse().unwrap(), hits)
+    }
+
+    /// Issue 21: a 5xx was worded "unsupported capability" and `auto` then tried the other
+    /// dialect, doubling the load on an overloaded peer.
+    #[tokio::test]
+    async fn a_peer_failing_with_5xx_is_failing_and_asked_once() {
+        let client = ProbeClient::new(Duration::from_secs(5), 64 * 1024);
+        for status in [500, 503] {
+            let (url, hits) = peer(status).await;
+            let e = probe(&client, &url, &[Wire::V1, Wire::V03], None)
+                .await
+                .unwrap_err();
+            assert_eq!(e.asc, Asc::RETRYABLE_ERROR, "{status}: {e:?}");
+            assert!(e.reason.contains(&format!("HTTP {status}")), "{}", e.reason);
+            assert_eq!(
+                hits.load(Ordering::SeqCst),
+                1,
+                "{status}: one dialect asked"
+            );
+        }
+        // A 4xx may be a v0.3 server refusing v1: auto tries the next.
+        let (url, hits) = peer(404).await;
+        let e = probe(&client, &url, &[Wire::V1, Wire::V03], None)
+            .await
+            .unwrap_err();
+        assert_eq!(e.asc, Asc::UNSUPPORTED_CAPABILITY, "{e:?}");
+        assert_eq!(hits.load(Ordering::SeqCst), 2);
+    }
 }
