@@ -860,7 +860,28 @@ fn the_card_has_cache_control_and_an_etag_and_revalidates() {
     assert_eq!(card["url"], hub.url());
     let again = get(&format!("If-None-Match: {etag}\r\n"));
     assert_eq!(again.status, 304);
-    assert_eq!(again.header("etag"), Some(etag));
+    assert_eq!(again.header("etag"), Some(etag.clone()));
+    // Asked for v1.0 (issue 21): v1.0's own shape, its own ETag, and caches told to keep the
+    // two apart.
+    let v1 = get("A2A-Version: 1.0\r\n");
+    assert_eq!(v1.status, 200);
+    assert_eq!(v1.header("vary").as_deref(), Some("A2A-Version"));
+    assert_ne!(v1.header("etag"), Some(etag.clone()));
+    let v1_card = v1.json();
+    assert_eq!(
+        v1_card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"],
+        "Bearer"
+    );
+    assert!(v1_card["securityRequirements"].is_array(), "{v1_card}");
+    for v03_only in ["url", "protocolVersion", "preferredTransport", "security"] {
+        assert!(v1_card.get(v03_only).is_none(), "{v03_only}: {v1_card}");
+    }
+    assert_eq!(v1_card["supportedInterfaces"][0]["url"], hub.url());
+    assert_eq!(
+        get(&format!("A2A-Version: 1.0\r\nIf-None-Match: {etag}\r\n")).status,
+        200,
+        "the hybrid's ETag does not validate the v1.0 card"
+    );
     let other = exchange(
         hub.addr,
         "GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",

@@ -1,6 +1,8 @@
-//! The intake's own agent card: a hybrid of v1.0 fields and v0.3 fields, as the Python SDK
-//! serves when it speaks both, so that either SDK's client finds its interface. Its skills are
-//! the report kinds. Built once at start (it changes only with the address), with an ETag.
+//! The intake's own agent card, in two shapes: v1.0's own for a client that asks with
+//! `A2A-Version: 1.x`, and for one that names no version a hybrid of v1.0 fields and v0.3
+//! fields, as the Python SDK serves when it speaks both, so that either SDK's client finds its
+//! interface. Its skills are the report kinds. Built once at start (it changes only with the
+//! address), each with its ETag.
 
 use ring::digest;
 use serde_json::{Value, json};
@@ -50,8 +52,10 @@ const SKILLS: &[(&str, &str, &str, &[&str])] = &[
     ),
 ];
 
-/// The card for an intake reachable at `url` (`http://127.0.0.1:8470/`).
-pub fn card(url: &str) -> Value {
+/// The v1.0 card for an intake reachable at `url` (`http://127.0.0.1:8470/`): v1.0's own
+/// shape, security included (`httpAuthSecurityScheme`, `securityRequirements`), and no field
+/// that only v0.3 has. Served to a client that asks with `A2A-Version: 1.x`.
+pub fn card_v1(url: &str) -> Value {
     let skills: Vec<Value> = SKILLS
         .iter()
         .map(|(id, name, description, examples)| {
@@ -84,24 +88,47 @@ pub fn card(url: &str) -> Value {
         "defaultInputModes": ["application/json", "text/plain"],
         "defaultOutputModes": ["application/json"],
         "skills": skills,
-        // v0.3's names for the same (the v1.0 SDK maps these onto its own).
-        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-        "security": [{"bearer": []}],
-        "protocolVersion": "0.3.0",
-        "url": url,
-        "preferredTransport": "JSONRPC",
+        "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
+        "securityRequirements": [{"schemes": {"bearer": {"list": []}}}],
     })
 }
 
-/// The card's bytes and their strong ETag.
-pub fn rendered(url: &str) -> (String, String) {
-    let body = card(url).to_string();
-    let d = digest::digest(&digest::SHA256, body.as_bytes());
-    let hex: String = d.as_ref()[..12]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    (body, format!("\"{hex}\""))
+/// The card for a client that names no version: v1.0's fields and v0.3's side by side, as
+/// the Python SDK serves when it speaks both, so that either SDK's client finds its
+/// interface (v0.3's security shape, `url`, `protocolVersion`, `preferredTransport`).
+pub fn card(url: &str) -> Value {
+    let mut c = card_v1(url);
+    c["securitySchemes"] = json!({"bearer": {"type": "http", "scheme": "bearer"}});
+    let o = c.as_object_mut().expect("a card is an object");
+    o.remove("securityRequirements");
+    o.insert("security".into(), json!([{"bearer": []}]));
+    o.insert("protocolVersion".into(), "0.3.0".into());
+    o.insert("url".into(), url.into());
+    o.insert("preferredTransport".into(), "JSONRPC".into());
+    c
+}
+
+/// A card's bytes and their strong ETag.
+pub struct Rendered {
+    pub body: String,
+    pub etag: String,
+}
+
+/// Both cards, rendered: (v1.0, the hybrid one).
+pub fn rendered(url: &str) -> (Rendered, Rendered) {
+    let render = |card: Value| {
+        let body = card.to_string();
+        let d = digest::digest(&digest::SHA256, body.as_bytes());
+        let hex: String = d.as_ref()[..12]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        Rendered {
+            body,
+            etag: format!("\"{hex}\""),
+        }
+    };
+    (render(card_v1(url)), render(card(url)))
 }
 
 #[cfg(test)]
@@ -121,8 +148,36 @@ mod tests {
         assert_eq!(c["supportedInterfaces"][0]["protocolVersion"], "1.0");
         assert_eq!(c["protocolVersion"], "0.3.0");
         assert_eq!(c["url"], "http://127.0.0.1:9/");
-        let (body, etag) = rendered("http://127.0.0.1:9/");
-        assert_eq!(rendered("http://127.0.0.1:9/"), (body, etag.clone()));
-        assert_ne!(rendered("http://127.0.0.1:10/").1, etag);
+        let (v1, hybrid) = rendered("http://127.0.0.1:9/");
+        assert_eq!(rendered("http://127.0.0.1:9/").1.etag, hybrid.etag);
+        assert_ne!(rendered("http://127.0.0.1:10/").1.etag, hybrid.etag);
+        assert_ne!(v1.etag, hybrid.etag);
+    }
+
+    /// Issue 21: a v1.0 card's security is v1.0's (`httpAuthSecurityScheme`,
+    /// `securityRequirements`), and it carries none of v0.3's own fields.
+    #[test]
+    fn the_v1_card_is_v1_shaped_with_no_v03_field() {
+        let c = card_v1("http://127.0.0.1:9/");
+        assert_eq!(
+            c["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"],
+            "Bearer"
+        );
+        assert_eq!(
+            c["securityRequirements"],
+            json!([{"schemes": {"bearer": {"list": []}}}])
+        );
+        for v03_only in ["url", "protocolVersion", "preferredTransport", "security"] {
+            assert!(c.get(v03_only).is_none(), "{v03_only}: {c}");
+        }
+        assert!(c["securitySchemes"]["bearer"].get("type").is_none());
+        // The hybrid keeps v0.3's shape for v0.3 clients.
+        let h = card("http://127.0.0.1:9/");
+        assert_eq!(
+            h["securitySchemes"]["bearer"],
+            json!({"type": "http", "scheme": "bearer"})
+        );
+        assert_eq!(h["security"], json!([{"bearer": []}]));
+        assert_eq!(h["supportedInterfaces"], c["supportedInterfaces"]);
     }
 }

@@ -96,7 +96,8 @@ struct Intake {
     queue: Arc<WorkQueue>,
     options: IntakeOptions,
     rate: RateLimit,
-    card: (String, String),
+    /// (v1.0, hybrid)
+    card: (card::Rendered, card::Rendered),
 }
 
 /// The intake's routes for a listener reachable at `url`.
@@ -166,8 +167,14 @@ pub async fn serve(
         .context("the intake server failed")
 }
 
+/// The card in the shape the client asks for: v1.0's with `A2A-Version: 1.x`, else the
+/// hybrid (`Vary: A2A-Version`, so a cache keeps them apart).
 async fn agent_card(State(intake): State<Arc<Intake>>, headers: HeaderMap) -> Response {
-    let (body, etag) = &intake.card;
+    let asked = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok());
+    let card::Rendered { body, etag } = match Dialect::from_header(asked) {
+        Ok(Dialect::V1) => &intake.card.0,
+        _ => &intake.card.1,
+    };
     let cached = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -178,6 +185,7 @@ async fn agent_card(State(intake): State<Arc<Intake>>, headers: HeaderMap) -> Re
     let common = [
         (header::CACHE_CONTROL, card::CACHE_CONTROL.to_string()),
         (header::ETAG, etag.clone()),
+        (header::VARY, "A2A-Version".to_string()),
     ];
     if cached {
         return (StatusCode::NOT_MODIFIED, common).into_response();
