@@ -221,7 +221,9 @@ fn separate_agents_and_tasks_runs_share_the_registry_even_when_they_overlap() {
     )
     .expect("the registry is whole after overlapping runs");
     assert_eq!(
-        registry["tasks"]["t_shared01"]["agent"], "heart",
+        // By agent, then id (issue 21: task ids are each peer's own).
+        registry["tasks"]["heart"]["t_shared01"]["agent"],
+        "heart",
         "{registry:#}"
     );
     assert!(
@@ -440,7 +442,7 @@ fn escalated_registry(state: &std::path::Path) -> Vec<u8> {
 /// `escalated` flags it holds are not lost (and stuck tasks not escalated again).
 #[test]
 fn an_unreadable_registry_is_an_error_naming_it_and_is_not_written_over() {
-    use fleetdash::collect::live_tasks::registry::{Mention, Origin};
+    use fleetdash::collect::live_tasks::registry::{Mention, Origin, TaskKey};
     use fleetdash::collect::live_tasks::{Answer, Answers, Poll};
     use fleetdash::collect::{Collection, Findings, SectionData};
     use fleetdash::write::Writer;
@@ -476,7 +478,7 @@ fn an_unreadable_registry_is_an_error_naming_it_and_is_not_written_over() {
         updated_at: None,
     });
     let poll = Poll {
-        answers: Answers::from([("t_stuck01".to_string(), working)]),
+        answers: Answers::from([(TaskKey::new("heart", "t_stuck01"), working)]),
         ..Poll::default()
     };
 

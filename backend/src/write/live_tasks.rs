@@ -66,7 +66,7 @@ impl LiveTaskStore {
                     .append(row, &self.rules.no_reply, &self.gate, now);
                 match appended {
                     // Marked only once written: a failed append is tried again next pass.
-                    Ok(()) => registry.mark_escalated(&row.id),
+                    Ok(()) => registry.mark_escalated(&row.agent, &row.id),
                     Err(e) => tracing::error!(
                         task = %row.id,
                         "cannot write the escalation, trying again next pass: {e:#}"
@@ -152,7 +152,7 @@ mod tests {
         store.note(&[mention], t0).unwrap();
         let poll = Poll {
             answers: Answers::from([(
-                "t_1".to_string(),
+                crate::collect::live_tasks::registry::TaskKey::new("heart", "t_1"),
                 Answer::Task(TaskFacts {
                     state: Some("TASK_STATE_WORKING"),
                     updated_at: Some(t0),

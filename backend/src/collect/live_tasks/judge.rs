@@ -101,8 +101,8 @@ pub fn judge(
     rules: &StuckRules,
     now: DateTime<Utc>,
 ) -> Judged {
-    for (id, task) in tasks.iter_mut() {
-        match answers.get(id) {
+    for (key, task) in tasks.iter_mut() {
+        match answers.get(key) {
             Some(Answer::Task(facts)) => {
                 let returned = task.not_found.take().is_some();
                 record(task, facts, returned, now);
@@ -117,15 +117,15 @@ pub fn judge(
             && !(t.origin == Origin::HeartbeatTask && t.state.as_deref() == Some(COMPLETED))
     });
     let mut judged = Judged::default();
-    for (id, task) in tasks.iter_mut() {
-        let answer = answers.get(id);
+    for (key, task) in tasks.iter_mut() {
+        let answer = answers.get(key);
         if task
             .finished_at
             .is_some_and(|f| seconds_since(f, now) >= rules.keep_finished_s)
         {
             continue;
         }
-        let row = row(id, task, answer, &rules.no_reply, now);
+        let row = row(&key.id, task, answer, &rules.no_reply, now);
         if row.stuck && !task.escalated {
             judged.newly_stuck.push(row.clone());
         }
@@ -278,6 +278,7 @@ fn state_code(state: Option<&str>) -> Asc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collect::live_tasks::registry::TaskKey;
     use crate::collect::live_tasks::registry::{Mention, Origin, note};
     use chrono::{Duration, TimeZone};
 
@@ -306,8 +307,16 @@ mod tests {
     /// What the write side does once each newly stuck task's line is written.
     fn escalate(tasks: &mut Tasks, judged: &Judged) {
         for row in &judged.newly_stuck {
-            tasks.get_mut(&row.id).unwrap().escalated = true;
+            tasks
+                .get_mut(&TaskKey::new(&row.agent, &row.id))
+                .unwrap()
+                .escalated = true;
         }
+    }
+
+    /// A task of the agent "heart", whose tasks these tests follow.
+    fn key(id: &str) -> TaskKey {
+        TaskKey::new("heart", id)
     }
 
     fn registry_with(id: &str) -> Tasks {
@@ -329,7 +338,7 @@ mod tests {
         let rules = rules();
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
         let mut tasks = registry_with("t_1");
-        let answers = Answers::from([("t_1".to_string(), Answer::Task(working()))]);
+        let answers = Answers::from([(key("t_1"), Answer::Task(working()))]);
         let first = judge(&mut tasks, &answers, &rules, t0());
         assert!(!first.rows[0].stuck && first.newly_stuck.is_empty());
         assert_eq!(first.rows[0].status, Asc::RUNNING);
@@ -357,7 +366,7 @@ mod tests {
         );
         assert_eq!(at.newly_stuck.len(), 1);
         assert!(
-            !tasks["t_1"].escalated,
+            !tasks[&key("t_1")].escalated,
             "marked only once its line is written"
         );
         escalate(&mut tasks, &at);
@@ -377,11 +386,11 @@ mod tests {
         let rules = rules();
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
         let mut tasks = registry_with("t_1");
-        let answers = Answers::from([("t_1".to_string(), Answer::Task(working()))]);
+        let answers = Answers::from([(key("t_1"), Answer::Task(working()))]);
         judge(&mut tasks, &answers, &rules, t0());
         let moved_at = t0() + Duration::seconds(limit - 1);
         let moved = Answers::from([(
-            "t_1".to_string(),
+            key("t_1"),
             Answer::Task(TaskFacts {
                 state: Some("TASK_STATE_WORKING"),
                 updated_at: Some(moved_at),
@@ -400,7 +409,7 @@ mod tests {
         let rules = rules();
         let mut tasks = registry_with("t_1");
         let done = Answers::from([(
-            "t_1".to_string(),
+            key("t_1"),
             Answer::Task(TaskFacts {
                 state: Some("TASK_STATE_COMPLETED"),
                 updated_at: None,
@@ -441,7 +450,7 @@ mod tests {
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
         let mut tasks = registry_with("t_1");
         let unknown = Answers::from([(
-            "t_1".to_string(),
+            key("t_1"),
             Answer::NotFound("GetTask: JSON-RPC -32001 task not found".into()),
         )]);
         for after in [0, limit, limit * 10] {
@@ -465,7 +474,7 @@ mod tests {
         );
         assert_eq!(judged.rows[0].status, Asc::NOT_FOUND);
         // Known again: its first state is progress, and the rule counts from there.
-        let known = Answers::from([("t_1".to_string(), Answer::Task(working()))]);
+        let known = Answers::from([(key("t_1"), Answer::Task(working()))]);
         let again = t0() + Duration::seconds(limit * 11);
         let judged = judge(&mut tasks, &known, &rules, again);
         assert_eq!(
@@ -488,7 +497,7 @@ mod tests {
     }
 
     fn answer(id: &str, answer: Answer) -> Answers {
-        Answers::from([(id.to_string(), answer)])
+        Answers::from([(key(id), answer)])
     }
 
     /// A task its peer did not know, whose peer is now down: this pass's failure is what the
@@ -637,7 +646,7 @@ mod tests {
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
         let mut tasks = Tasks::new();
         note(&mut tasks, &[heartbeat_task("hb-1")], t0());
-        let answers = Answers::from([("hb-1".to_string(), Answer::Task(working()))]);
+        let answers = Answers::from([(key("hb-1"), Answer::Task(working()))]);
         let judged = judge(&mut tasks, &answers, &rules, t0());
         assert_eq!(judged.rows[0].reason.as_deref(), Some(HEARTBEAT_TASK));
         for i in 2..6 {
@@ -648,7 +657,10 @@ mod tests {
             );
         }
         assert_eq!(tasks.len(), 1, "{tasks:#?}");
-        assert_eq!(tasks["hb-1"].last_mentioned, t0() + Duration::seconds(5));
+        assert_eq!(
+            tasks[&key("hb-1")].last_mentioned,
+            t0() + Duration::seconds(5)
+        );
         let judged = judge(
             &mut tasks,
             &answers,
@@ -667,7 +679,7 @@ mod tests {
         );
 
         let done = Answers::from([(
-            "hb-1".to_string(),
+            key("hb-1"),
             Answer::Task(TaskFacts {
                 state: Some(COMPLETED),
                 updated_at: None,
@@ -685,6 +697,6 @@ mod tests {
             &[heartbeat_task("hb-9")],
             t0() + Duration::seconds(limit + 2),
         );
-        assert!(tasks.contains_key("hb-9"));
+        assert!(tasks.contains_key(&key("hb-9")));
     }
 }

@@ -27,7 +27,7 @@ use super::{Collector, Findings};
 use crate::a2a::{self, RpcOutcome, TaskFacts, Wire, rpc_url};
 use crate::config::{AgentConfig, Config, read_token};
 use crate::net::{ProbeClient, ProbeFailure};
-use registry::KnownTask;
+use registry::{KnownTask, TaskKey};
 
 /// What one polled task's peer answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +42,7 @@ pub enum Answer {
 }
 
 /// What each polled task's peer answered, by task id.
-pub type Answers = BTreeMap<String, Answer>;
+pub type Answers = BTreeMap<TaskKey, Answer>;
 
 /// The JSON-RPC / A2A error code for "task not found".
 const TASK_NOT_FOUND: i64 = -32001;
@@ -79,18 +79,20 @@ impl LiveTasksCollector {
         }
     }
 
-    async fn poll(&self, id: &str, task: &KnownTask) -> Answer {
-        match self.get_task(id, task).await {
+    async fn poll(&self, key: &TaskKey, task: &KnownTask) -> Answer {
+        match self.get_task(key, task).await {
             Ok(answer) => answer,
             Err(failure) => Answer::Failed(failure),
         }
     }
 
-    async fn get_task(&self, id: &str, task: &KnownTask) -> Result<Answer, ProbeFailure> {
-        let agent = self.agents.get(&task.agent).ok_or_else(|| {
+    /// Asks the task's own agent (the key's: the one that mentioned it) for it.
+    async fn get_task(&self, key: &TaskKey, task: &KnownTask) -> Result<Answer, ProbeFailure> {
+        let id = key.id.as_str();
+        let agent = self.agents.get(&key.agent).ok_or_else(|| {
             ProbeFailure::new(
                 Asc::NOT_FOUND,
-                format!("agent {} is not in the registry", task.agent),
+                format!("agent {} is not in the registry", key.agent),
             )
         })?;
         let wire = match task.wire.as_deref() {
@@ -142,14 +144,14 @@ impl LiveTasksCollector {
             Ok(Err(e)) => return Poll::unread(format!("{e:#}")),
             Err(e) => return Poll::unread(format!("the registry read did not finish: {e}")),
         };
-        let pending: Vec<(String, KnownTask)> = known
+        let pending: Vec<(TaskKey, KnownTask)> = known
             .into_iter()
             .filter(|(_, t)| t.finished_at.is_none())
             .collect();
         let answers: Answers = futures::stream::iter(pending)
-            .map(|(id, task)| async move {
-                let outcome = self.poll(&id, &task).await;
-                (id, outcome)
+            .map(|(key, task)| async move {
+                let outcome = self.poll(&key, &task).await;
+                (key, outcome)
             })
             .buffer_unordered(self.concurrency)
             .collect()

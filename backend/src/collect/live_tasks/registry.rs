@@ -71,16 +71,94 @@ pub struct KnownTask {
     pub not_found: Option<String>,
 }
 
-/// Task id → what is known. Ordered, so the file is stable.
-pub type Tasks = BTreeMap<String, KnownTask>;
+/// A task as one agent knows it. A task id is its peer's own, so two agents may well use the
+/// same one: each is a task of its own, polled at its own agent (issue 21).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskKey {
+    pub agent: String,
+    pub id: String,
+}
+
+impl TaskKey {
+    pub fn new(agent: &str, id: &str) -> TaskKey {
+        TaskKey {
+            agent: agent.to_string(),
+            id: id.to_string(),
+        }
+    }
+}
+
+/// (agent, task id) → what is known. Ordered, so the file is stable.
+pub type Tasks = BTreeMap<TaskKey, KnownTask>;
 
 /// Everything the registry file holds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "RegistryFile", into = "RegistryFile")]
 pub struct Registry {
     pub tasks: Tasks,
     /// Per agent: the ids its last pass mentioned that look like secrets, counted, not kept.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub withheld: BTreeMap<String, Withheld>,
+}
+
+/// The file's layout: since version 2 the tasks by agent, then by id; before it by id alone
+/// (read, each filed under the agent it names).
+#[derive(Serialize, Deserialize)]
+struct RegistryFile {
+    #[serde(default)]
+    version: u32,
+    tasks: FileTasks,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    withheld: BTreeMap<String, Withheld>,
+}
+
+const FILE_VERSION: u32 = 2;
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum FileTasks {
+    ByAgent(BTreeMap<String, BTreeMap<String, KnownTask>>),
+    ById(BTreeMap<String, KnownTask>),
+}
+
+impl FileTasks {
+    fn into_tasks(self) -> Tasks {
+        match self {
+            FileTasks::ByAgent(agents) => agents
+                .into_iter()
+                .flat_map(|(agent, ids)| {
+                    ids.into_iter()
+                        .map(move |(id, task)| (TaskKey::new(&agent, &id), task))
+                })
+                .collect(),
+            FileTasks::ById(ids) => ids
+                .into_iter()
+                .map(|(id, task)| (TaskKey::new(&task.agent, &id), task))
+                .collect(),
+        }
+    }
+}
+
+impl From<RegistryFile> for Registry {
+    fn from(file: RegistryFile) -> Registry {
+        Registry {
+            tasks: file.tasks.into_tasks(),
+            withheld: file.withheld,
+        }
+    }
+}
+
+impl From<Registry> for RegistryFile {
+    fn from(registry: Registry) -> RegistryFile {
+        let mut agents: BTreeMap<String, BTreeMap<String, KnownTask>> = BTreeMap::new();
+        for (key, task) in registry.tasks {
+            agents.entry(key.agent).or_default().insert(key.id, task);
+        }
+        RegistryFile {
+            version: FILE_VERSION,
+            tasks: FileTasks::ByAgent(agents),
+            withheld: registry.withheld,
+        }
+    }
 }
 
 /// Secret-shaped task ids one agent mentioned.
@@ -120,9 +198,9 @@ pub fn read_file(path: &Path) -> Result<Registry> {
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Registry> {
     serde_json::from_slice(bytes)
         .or_else(|e| {
-            serde_json::from_slice::<Tasks>(bytes)
-                .map(|tasks| Registry {
-                    tasks,
+            serde_json::from_slice::<BTreeMap<String, KnownTask>>(bytes)
+                .map(|ids| Registry {
+                    tasks: FileTasks::ById(ids).into_tasks(),
                     withheld: BTreeMap::new(),
                 })
                 .map_err(|_| e)
@@ -169,10 +247,10 @@ impl Registry {
             .collect();
     }
 
-    /// Records that `id`'s escalation line is written: it is not escalated again until it
-    /// progresses.
-    pub fn mark_escalated(&mut self, id: &str) {
-        if let Some(task) = self.tasks.get_mut(id) {
+    /// Records that `agent`'s task `id` has its escalation line written: it is not escalated
+    /// again until it progresses.
+    pub fn mark_escalated(&mut self, agent: &str, id: &str) {
+        if let Some(task) = self.tasks.get_mut(&TaskKey::new(agent, id)) {
             task.escalated = true;
         }
     }
@@ -180,14 +258,14 @@ impl Registry {
     /// Drops any stored id that is not trackable (a file written before ids were checked),
     /// counting it as withheld for its agent.
     pub fn purge(&mut self, gate: &RedactionGate) {
-        let unsafe_ids: Vec<String> = self
+        let unsafe_keys: Vec<TaskKey> = self
             .tasks
             .keys()
-            .filter(|id| !trackable(gate, id))
+            .filter(|k| !trackable(gate, &k.id))
             .cloned()
             .collect();
-        for id in unsafe_ids {
-            if let Some(task) = self.tasks.remove(&id) {
+        for key in unsafe_keys {
+            if let Some(task) = self.tasks.remove(&key) {
                 let withheld = self.withheld.entry(task.agent).or_insert_with(|| Withheld {
                     ids: 0,
                     last_mentioned: task.last_mentioned,
@@ -205,10 +283,26 @@ impl Registry {
 /// the oldest still open (neither finished nor unknown to its peer): it alone shows whether
 /// the agent ever finishes them, and each later one only renews its mention, so a hung agent
 /// is one row and one escalation, not one per heartbeat.
+///
+/// A task is keyed by its agent and id. An audit log records the exchanges its agent had, so
+/// an id there may be a task of the peer it talked to: when that peer's heartbeat lists the id
+/// in flight, the task is filed under the peer (a heartbeat outranks an audit line).
 pub fn note(tasks: &mut Tasks, mentions: &[Mention], now: DateTime<Utc>) {
     for mention in mentions {
+        let key = TaskKey::new(&mention.agent, &mention.id);
+        if mention.origin == Origin::Heartbeat && !tasks.contains_key(&key) {
+            let from_audit = tasks
+                .iter()
+                .find(|(k, t)| k.id == mention.id && t.origin == Origin::Audit)
+                .map(|(k, _)| k.clone());
+            if let Some(from_audit) = from_audit
+                && let Some(task) = tasks.remove(&from_audit)
+            {
+                tasks.insert(key.clone(), task);
+            }
+        }
         if mention.origin == Origin::HeartbeatTask
-            && !tasks.contains_key(&mention.id)
+            && !tasks.contains_key(&key)
             && let Some(open) = tasks.values_mut().find(|t| {
                 t.origin == Origin::HeartbeatTask
                     && t.agent == mention.agent
@@ -219,21 +313,19 @@ pub fn note(tasks: &mut Tasks, mentions: &[Mention], now: DateTime<Utc>) {
             open.last_mentioned = now;
             continue;
         }
-        let task = tasks
-            .entry(mention.id.clone())
-            .or_insert_with(|| KnownTask {
-                agent: mention.agent.clone(),
-                origin: mention.origin,
-                wire: None,
-                first_seen: now,
-                last_mentioned: now,
-                last_progress: now,
-                state: None,
-                updated_at: None,
-                finished_at: None,
-                escalated: false,
-                not_found: None,
-            });
+        let task = tasks.entry(key).or_insert_with(|| KnownTask {
+            agent: mention.agent.clone(),
+            origin: mention.origin,
+            wire: None,
+            first_seen: now,
+            last_mentioned: now,
+            last_progress: now,
+            state: None,
+            updated_at: None,
+            finished_at: None,
+            escalated: false,
+            not_found: None,
+        });
         task.last_mentioned = now;
         if let Some(wire) = &mention.wire {
             task.wire = Some(wire.clone());
@@ -276,7 +368,10 @@ mod tests {
             &gate,
             now,
         );
-        assert_eq!(registry.tasks.keys().collect::<Vec<_>>(), ["t_fine01"]);
+        assert_eq!(
+            registry.tasks.keys().collect::<Vec<_>>(),
+            [&TaskKey::new("heart", "t_fine01")]
+        );
         assert_eq!(registry.withheld["heart"].ids, 1, "distinct ids");
         let text = serde_json::to_string(&registry).unwrap();
         assert!(!text.contains("PLANTED"), "{text}");
@@ -319,11 +414,92 @@ mod tests {
             ],
             now,
         );
-        let earlier = serde_json::to_vec(&tasks).unwrap();
+        // The earliest file: the task map alone, by id.
+        let by_id: BTreeMap<String, KnownTask> =
+            tasks.into_iter().map(|(k, t)| (k.id, t)).collect();
+        let earlier = serde_json::to_vec(&by_id).unwrap();
         let mut registry = parse(Path::new("live_tasks.json"), &earlier).unwrap();
         assert_eq!(registry.tasks.len(), 2);
         registry.purge(&RedactionGate::default());
-        assert_eq!(registry.tasks.keys().collect::<Vec<_>>(), ["t_fine01"]);
+        assert_eq!(
+            registry.tasks.keys().collect::<Vec<_>>(),
+            [&TaskKey::new("heart", "t_fine01")]
+        );
         assert_eq!(registry.withheld["heart"].ids, 1);
+    }
+
+    /// Issue 21: task ids are each peer's own. The same id in two agents' audit logs is two
+    /// tasks, each polled at its own agent; a peer's heartbeat listing an id another agent's
+    /// audit log mentioned files it under that peer.
+    #[test]
+    fn a_task_is_its_agents_and_the_same_id_at_two_agents_is_two_tasks() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
+        let mut tasks = Tasks::new();
+        note(
+            &mut tasks,
+            &[
+                mention("heart", Origin::Audit, "t_shared"),
+                mention("lung", Origin::Audit, "t_shared"),
+            ],
+            now,
+        );
+        assert_eq!(
+            tasks.keys().collect::<Vec<_>>(),
+            [
+                &TaskKey::new("heart", "t_shared"),
+                &TaskKey::new("lung", "t_shared")
+            ]
+        );
+        assert_eq!(tasks[&TaskKey::new("lung", "t_shared")].agent, "lung");
+
+        let mut tasks = Tasks::new();
+        note(
+            &mut tasks,
+            &[mention("heart", Origin::Audit, "t_peer")],
+            now,
+        );
+        note(
+            &mut tasks,
+            &[mention("lung", Origin::Heartbeat, "t_peer")],
+            now,
+        );
+        assert_eq!(
+            tasks.keys().collect::<Vec<_>>(),
+            [&TaskKey::new("lung", "t_peer")]
+        );
+        let task = &tasks[&TaskKey::new("lung", "t_peer")];
+        assert_eq!(
+            (task.agent.as_str(), task.origin),
+            ("lung", Origin::Heartbeat)
+        );
+    }
+
+    /// The file keeps tasks by agent, then id (version 2); a version 1 file (by id, each task
+    /// naming its agent) is read under the agent it names.
+    #[test]
+    fn the_file_is_by_agent_then_id_and_an_earlier_one_is_read() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
+        let mut registry = Registry::default();
+        note(
+            &mut registry.tasks,
+            &[
+                mention("heart", Origin::Audit, "t_shared"),
+                mention("lung", Origin::Audit, "t_shared"),
+            ],
+            now,
+        );
+        let json = serde_json::to_value(&registry).unwrap();
+        assert_eq!(json["version"], 2);
+        assert_eq!(json["tasks"]["heart"]["t_shared"]["agent"], "heart");
+        assert_eq!(json["tasks"]["lung"]["t_shared"]["agent"], "lung");
+        let back = parse(Path::new("live_tasks.json"), json.to_string().as_bytes()).unwrap();
+        assert_eq!(back, registry);
+
+        let v1 = serde_json::json!({"tasks": {"t_old": json["tasks"]["lung"]["t_shared"]}});
+        let read = parse(Path::new("live_tasks.json"), v1.to_string().as_bytes()).unwrap();
+        assert_eq!(
+            read.tasks.keys().collect::<Vec<_>>(),
+            [&TaskKey::new("lung", "t_old")]
+        );
     }
 }
