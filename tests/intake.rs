@@ -1187,3 +1187,44 @@ fn cancel_task_cancels_even_when_the_agent_used_its_old_made_up_id() {
     let again = post(&hub, Some("sol"), Some("1.0"), &cancel).json();
     assert_eq!(again["error"]["code"], -32002, "{again}");
 }
+
+/// Issue 21: any agent's token could read every agent's tasks. An agent reads the tasks it
+/// owns, is tagged on or assigned; to it another agent's task is "not found", in GetTask,
+/// ListTasks and CancelTask alike.
+#[test]
+fn an_agent_reads_only_its_own_tasks() {
+    let hub = Hub::start();
+    let sols = hub.assign("Sol's task, Mira tagged", Some("sol"), &["mira"]);
+    let other = hub.assign("Nova's task", Some("nova"), &[]);
+    let call = |agent: &str, method: &str, params: Value| {
+        let body =
+            json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+        post(&hub, Some(agent), Some("1.0"), &body).json()
+    };
+    let listed = |agent: &str| -> Vec<String> {
+        call(agent, "ListTasks", json!({}))["result"]["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(listed("sol"), [sols.clone()]);
+    assert_eq!(listed("mira"), [sols.clone()]);
+    assert_eq!(listed("nova"), [other.clone()]);
+    assert!(listed("echo").is_empty());
+    assert_eq!(
+        call("mira", "GetTask", json!({"id": sols}))["result"]["id"],
+        sols
+    );
+    for (agent, task) in [("echo", &sols), ("sol", &other)] {
+        let got = call(agent, "GetTask", json!({"id": task}));
+        assert_eq!(got["error"]["code"], -32001, "{agent} reads {task}: {got}");
+        let cancel = call(agent, "CancelTask", json!({"id": task}));
+        assert_eq!(
+            cancel["error"]["code"], -32001,
+            "{agent} cancels {task}: {cancel}"
+        );
+    }
+    assert_eq!(hub.row(&other).state.as_str(), "TASK_STATE_SUBMITTED");
+}

@@ -346,21 +346,28 @@ async fn answer(intake: &Intake, agent: String, call: Call) -> Response {
             })
             .await
         }
+        // An agent reads the tasks it owns, is tagged on or assigned; another agent's task is
+        // "not found" to it, as one that does not exist (nothing says it is there).
         Params::Get { id: task_id } => match queue.get(&task_id).await {
-            Ok(Some(row)) => json_reply(wire::ok(&id, wire::task(dialect, &row))),
-            Ok(None) => rpc_error(&id, dialect, not_found(&task_id)),
+            Ok(Some(row)) if row.visible_to(&agent) => {
+                json_reply(wire::ok(&id, wire::task(dialect, &row)))
+            }
+            Ok(_) => rpc_error(&id, dialect, not_found(&task_id)),
             Err(why) => store_failed(&why),
         },
         Params::List(q) => match queue.list().await {
-            Ok(rows) => json_reply(wire::ok(&id, wire::list_result(&rows, &q))),
+            Ok(rows) => {
+                let mine: Vec<_> = rows.into_iter().filter(|r| r.visible_to(&agent)).collect();
+                json_reply(wire::ok(&id, wire::list_result(&mine, &q)))
+            }
             Err(why) => store_failed(&why),
         },
         Params::Cancel { id: task_id } => {
             // An agent cancels a task by reporting it CANCELED: the same rules as a
             // completion (its owner or a tagged agent), once per task.
             let row = match queue.get(&task_id).await {
-                Ok(Some(row)) => row,
-                Ok(None) => return rpc_error(&id, dialect, not_found(&task_id)),
+                Ok(Some(row)) if row.visible_to(&agent) => row,
+                Ok(_) => return rpc_error(&id, dialect, not_found(&task_id)),
                 Err(why) => return store_failed(&why),
             };
             if row.state.is_terminal() {

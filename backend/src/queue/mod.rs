@@ -71,6 +71,16 @@ pub struct TaskRow {
     pub provenance: Provenance,
 }
 
+impl TaskRow {
+    /// Whether `agent` may read this task (GetTask, ListTasks): the tasks it owns, is tagged
+    /// on, or assigned; never another agent's (issue 21).
+    pub fn visible_to(&self, agent: &str) -> bool {
+        self.owner.as_deref() == Some(agent)
+            || self.tagged.iter().any(|t| t == agent)
+            || self.created_by == agent
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AckRecord {
     pub by: String,
