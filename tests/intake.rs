@@ -1209,9 +1209,9 @@ fn an_agent_reads_only_its_own_tasks() {
             .map(|t| t["id"].as_str().unwrap().to_string())
             .collect()
     };
-    assert_eq!(listed("sol"), [sols.clone()]);
-    assert_eq!(listed("mira"), [sols.clone()]);
-    assert_eq!(listed("nova"), [other.clone()]);
+    assert_eq!(listed("sol"), vec![sols.clone()]);
+    assert_eq!(listed("mira"), vec![sols.clone()]);
+    assert_eq!(listed("nova"), vec![other.clone()]);
     assert!(listed("echo").is_empty());
     assert_eq!(
         call("mira", "GetTask", json!({"id": sols}))["result"]["id"],
