@@ -1228,3 +1228,69 @@ fn an_agent_reads_only_its_own_tasks() {
     }
     assert_eq!(hub.row(&other).state.as_str(), "TASK_STATE_SUBMITTED");
 }
+
+/// Whether the server closed `s` (read gives the end, or a reset) before HANG_BUDGET ran out.
+fn closed_by_server(mut s: TcpStream) -> bool {
+    s.set_read_timeout(Some(HANG_BUDGET)).unwrap();
+    let mut buf = [0u8; 1024];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Issue 21, found by hostile clients: headers sent a byte at a time held a connection for
+/// ever (300 of them, 300 descriptors). Headers not read within `header_timeout` close it; a
+/// peer past `max_connections_per_peer` has its new connection closed at once, and the
+/// intake still answers the others.
+#[test]
+fn slow_headers_and_too_many_connections_from_one_peer_are_cut() {
+    let hub = Hub::with_limits(IntakeConfig {
+        header_timeout: std::time::Duration::from_secs(1),
+        ..IntakeConfig::default()
+    });
+    let mut slow = TcpStream::connect(hub.addr).unwrap();
+    slow.write_all(b"POST / HTTP/1.1\r\nHo").unwrap();
+    assert!(
+        closed_by_server(slow),
+        "half-sent headers were held past the header deadline"
+    );
+
+    let hub = Hub::with_limits(IntakeConfig {
+        max_connections_per_peer: 3,
+        ..IntakeConfig::default()
+    });
+    let idle: Vec<TcpStream> = (0..3)
+        .map(|_| TcpStream::connect(hub.addr).unwrap())
+        .collect();
+    // Accepted in the order they connected: the three hold the places before the fourth.
+    for s in &idle {
+        s.set_nodelay(true).unwrap();
+    }
+    let fourth = TcpStream::connect(hub.addr).unwrap();
+    assert!(
+        closed_by_server(fourth),
+        "a fourth connection from one peer was kept"
+    );
+    drop(idle);
+    // Their places are given back once the server sees them closed.
+    let get = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "q_x"}})
+        .to_string();
+    let mut answered = false;
+    for _ in 0..50 {
+        let a = std::panic::catch_unwind(|| post(&hub, Some("sol"), None, &get));
+        if a.is_ok_and(|a| a.status == 200) {
+            answered = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        answered,
+        "the intake answered nobody once the idle connections closed"
+    );
+}

@@ -48,3 +48,13 @@ pub const INTAKE_MAX_BODY_BYTES: usize = 64 * 1024;
 pub const INTAKE_RATE_PER_MINUTE: usize = 60;
 /// A request body must arrive within this (a slow sender is cut, not waited for).
 pub const INTAKE_BODY_TIMEOUT: Duration = Duration::from_secs(10);
+/// A request's headers must arrive within this: a client sending them a byte at a time
+/// (slowloris) holds a connection for this long at most.
+pub const INTAKE_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Open connections one peer address may hold at once: the fleet's agents reach the intake
+/// over loopback tunnels, a handful each; past this, new ones are closed at once, so that no
+/// one peer can hold the intake (or the descriptors the snapshot writer needs).
+pub const INTAKE_MAX_CONNECTIONS_PER_PEER: usize = 32;
+/// Open connections the intake holds at once, whoever the peers: far below the process's open
+/// files limit (1024 on a stock Debian unit), so the collector's own files always open.
+pub const INTAKE_MAX_CONNECTIONS: usize = 256;

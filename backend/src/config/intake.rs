@@ -19,6 +19,12 @@ pub struct IntakeConfig {
     pub rate_per_minute: usize,
     /// A body not received within this is cut (408): a slow sender holds nothing for long.
     pub body_timeout: Duration,
+    /// Headers not received within this: the connection is closed.
+    pub header_timeout: Duration,
+    /// Open connections one peer address may hold; past it, new ones are closed at once.
+    pub max_connections_per_peer: usize,
+    /// Open connections in all; past it, new ones are closed at once.
+    pub max_connections: usize,
 }
 
 impl Default for IntakeConfig {
@@ -28,6 +34,9 @@ impl Default for IntakeConfig {
             max_body_bytes: defaults::INTAKE_MAX_BODY_BYTES,
             rate_per_minute: defaults::INTAKE_RATE_PER_MINUTE,
             body_timeout: defaults::INTAKE_BODY_TIMEOUT,
+            header_timeout: defaults::INTAKE_HEADER_TIMEOUT,
+            max_connections_per_peer: defaults::INTAKE_MAX_CONNECTIONS_PER_PEER,
+            max_connections: defaults::INTAKE_MAX_CONNECTIONS,
         }
     }
 }
@@ -41,6 +50,13 @@ pub(super) fn read(v: &mut Validator, mut t: Table, has_queue: bool) -> IntakeCo
         max_body_bytes: t.positive(v, "max_body_bytes", defaults::INTAKE_MAX_BODY_BYTES),
         rate_per_minute: t.positive(v, "rate_per_minute", defaults::INTAKE_RATE_PER_MINUTE),
         body_timeout: t.duration(v, "body_timeout", defaults::INTAKE_BODY_TIMEOUT),
+        header_timeout: t.duration(v, "header_timeout", defaults::INTAKE_HEADER_TIMEOUT),
+        max_connections_per_peer: t.positive(
+            v,
+            "max_connections_per_peer",
+            defaults::INTAKE_MAX_CONNECTIONS_PER_PEER,
+        ),
+        max_connections: t.positive(v, "max_connections", defaults::INTAKE_MAX_CONNECTIONS),
     };
     t.finish(v);
     let listen = listen.and_then(|l| {

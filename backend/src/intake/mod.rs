@@ -8,6 +8,7 @@
 //! - [`report`]: one message's report, from a data part or the lenient text form.
 //! - [`guard`]: each agent's bearer token, the per-agent rate limit, problem+json refusals.
 //! - [`card`]: the intake's agent card; its skills are the report kinds.
+//! - [`listen`]: the accept loop: a header deadline, connections bounded per peer and in all.
 //!
 //! Order of the checks, each refusing before anything costly: the token (401), the agent's
 //! rate (429), the declared length (413), the body under a size ceiling (413) and a deadline
@@ -16,6 +17,7 @@
 
 pub mod card;
 pub mod guard;
+pub mod listen;
 pub mod report;
 pub mod wire;
 
@@ -159,10 +161,13 @@ pub async fn serve(
         "http://{}/",
         listener.local_addr().context("local address")?
     );
+    let bounds = listen::Bounds {
+        header_timeout: options.limits.header_timeout,
+        per_peer: options.limits.max_connections_per_peer,
+        total: options.limits.max_connections,
+    };
     let app = router(queue, options, &url);
-    // Agents' reports are answered at once, not after a delayed ACK (see `no_delay`).
-    axum::serve(crate::server::no_delay(listener), app)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+    listen::serve(listener, app, bounds, shutdown)
         .await
         .context("the intake server failed")
 }
