@@ -135,12 +135,10 @@ impl TransitionLog {
     fn parse(&self, bytes: &[u8]) -> Result<Vec<Transition>> {
         let file: File = serde_json::from_slice(bytes)
             .with_context(|| format!("{} is not a transitions log", self.path.display()))?;
-        anyhow::ensure!(
-            file.version == VERSION,
-            "{} has layout version {}, not {VERSION}",
-            self.path.display(),
-            file.version
-        );
+        // The same layout rule the loader applies (`state_file::StateFile`).
+        if let Some(problem) = state_file::StateFile::layout_problem(&file) {
+            anyhow::bail!("{} has {problem}", self.path.display());
+        }
         Ok(file.entries)
     }
 
