@@ -30,7 +30,14 @@ const AGENTS: &[(&str, &str)] = &[
     ("echo", "report-echo-0a6e2d91"),
 ];
 
+/// The operator's read-all token (`[intake] operator_token_*`); `post(hub, Some("operator"), ..)`
+/// sends it.
+const OPERATOR_TOKEN: &str = "operator-reads-3f9a61c2";
+
 fn token(agent: &str) -> &'static str {
+    if agent == "operator" {
+        return OPERATOR_TOKEN;
+    }
     AGENTS.iter().find(|(a, _)| *a == agent).unwrap().1
 }
 
@@ -65,6 +72,8 @@ impl Hub {
         let queue = Arc::new(rt.block_on(WorkQueue::open(&db, rules)).unwrap());
         let options = IntakeOptions {
             tokens: Tokens::new(AGENTS.iter().map(|(a, t)| (a.to_string(), t.to_string())))
+                .unwrap()
+                .with_operator(OPERATOR_TOKEN)
                 .unwrap(),
             agents: AGENTS.iter().map(|(a, _)| a.to_string()).collect(),
             limits,
@@ -298,6 +307,11 @@ fn post(hub: &Hub, agent: Option<&str>, version: Option<&str>, body: &str) -> An
     }
     head.push_str("\r\n");
     exchange(hub.addr, &head, body.as_bytes())
+}
+
+/// A message of one text part.
+fn text(s: &str) -> Value {
+    json!({"parts": [{"kind": "text", "text": s}]})
 }
 
 fn v03_send(message_id: &str, message: Value) -> String {
@@ -631,7 +645,6 @@ fn hostile_input_gets_its_error_and_writes_nothing() {
     });
     let t = hub.assign("Nothing may touch this", Some("sol"), &[]);
     let before = hub.contents();
-    let text = |s: &str| json!({"parts": [{"kind": "text", "text": s}]});
     // (what, A2A-Version, body, JSON-RPC code)
     let cases: Vec<(&str, Option<&str>, String, i64)> = vec![
         (
@@ -815,11 +828,10 @@ fn the_rate_limit_answers_429_with_retry_after_for_that_agent_only() {
         rate_per_minute: 2,
         ..IntakeConfig::default()
     });
-    let get = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "q_x"}})
-        .to_string();
-    assert_eq!(post(&hub, Some("sol"), None, &get).status, 200);
-    assert_eq!(post(&hub, Some("sol"), None, &get).status, 200);
-    let a = post(&hub, Some("sol"), None, &get);
+    let heartbeat = |n: u32| v03_send(&format!("hb-{n}"), text("HEARTBEAT idle"));
+    assert_eq!(post(&hub, Some("sol"), None, &heartbeat(1)).status, 200);
+    assert_eq!(post(&hub, Some("sol"), None, &heartbeat(2)).status, 200);
+    let a = post(&hub, Some("sol"), None, &heartbeat(3));
     assert_eq!(a.status, 429);
     let after: u64 = a.header("retry-after").unwrap().parse().unwrap();
     assert!(after >= 1);
@@ -827,14 +839,61 @@ fn the_rate_limit_answers_429_with_retry_after_for_that_agent_only() {
     assert_eq!(p["type"], "urn:agent-status:RATE_LIMITED");
     assert_eq!(p["agent_status"]["code"], 5001);
     assert_eq!(p["retry"]["after_ms"], after * 1000);
+    assert!(p["detail"].as_str().unwrap().contains("rate_per_minute"));
     assert_eq!(
         a.header("content-type").as_deref(),
         Some("application/problem+json")
     );
     assert_eq!(
-        post(&hub, Some("mira"), None, &get).status,
+        post(&hub, Some("mira"), None, &heartbeat(1)).status,
         200,
         "another agent is not slowed"
+    );
+}
+
+/// Issue 21: a client reading on an agent's token shared the agent's budget with its
+/// heartbeats, so a busy reader starved its reports. Reads (and malformed requests) spend a
+/// budget of their own; reports still go through when reads are exhausted, and the other way
+/// round.
+#[test]
+fn a_busy_reader_never_starves_its_agents_reports() {
+    let hub = Hub::with_limits(IntakeConfig {
+        rate_per_minute: 2,
+        read_rate_per_minute: 3,
+        ..IntakeConfig::default()
+    });
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}).to_string();
+    let garbage = "{not json";
+    for body in [list.as_str(), garbage, list.as_str()] {
+        let a = post(&hub, Some("sol"), Some("1.0"), body);
+        assert_eq!(a.status, 200, "{}", a.body);
+    }
+    let refused = post(&hub, Some("sol"), Some("1.0"), &list);
+    assert_eq!(refused.status, 429);
+    assert!(
+        refused.json()["detail"]
+            .as_str()
+            .unwrap()
+            .contains("read_rate_per_minute"),
+        "{}",
+        refused.body
+    );
+    let before = hub.events();
+    for n in 0..2 {
+        let hb = v03_send(&format!("hb-{n}"), text("HEARTBEAT idle"));
+        assert_eq!(
+            post(&hub, Some("sol"), None, &hb).status,
+            200,
+            "a report after the reads ran out"
+        );
+    }
+    assert_eq!(hub.events(), before + 2, "both heartbeats stored");
+    let hb = v03_send("hb-9", text("HEARTBEAT idle"));
+    assert_eq!(post(&hub, Some("sol"), None, &hb).status, 429);
+    assert_eq!(
+        post(&hub, Some("operator"), Some("1.0"), &list).status,
+        200,
+        "the operator's reads are its own"
     );
 }
 
@@ -899,36 +958,47 @@ fn the_card_has_cache_control_and_an_etag_and_revalidates() {
 fn fleetdash_run_serves_the_intake_it_is_configured_with() {
     let scratch = support::Scratch::new();
     let config = scratch.config(&format!(
-        "[intake]\nlisten = \"127.0.0.1:0\"\n\n[work_queue]\ndb = \"state/tasks.db\"\n\n\
+        "[intake]\nlisten = \"127.0.0.1:0\"\noperator_token_env = \"FLEET_OPERATOR_TOKEN\"\n\n\
+         [work_queue]\ndb = \"state/tasks.db\"\n\n\
          [[agents]]\nname = \"sol\"\nendpoint = \"{}\"\ndialect = \"v1\"\nreport_token_env = \"SOL_REPORT_TOKEN\"\n",
         support::refused_endpoint()
     ));
     let mut cmd = support::fleetdash();
     cmd.args(["run", "--config"])
         .arg(&config)
-        .env("SOL_REPORT_TOKEN", token("sol"));
+        .env("SOL_REPORT_TOKEN", token("sol"))
+        .env("FLEET_OPERATOR_TOKEN", OPERATOR_TOKEN);
     let (mut child, intake) = run_with_intake(cmd);
     let result = intake.map(|addr| {
-        let hub_like = |body: &str| {
+        let hub_like = |as_who: &str, body: &str| {
             let head = format!(
                 "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
-                 Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-                token("sol"),
-                body.len()
+                 Content-Type: application/json\r\nContent-Length: {}\r\n{}\r\n",
+                token(as_who),
+                body.len(),
+                if as_who == "operator" {
+                    "A2A-Version: 1.0\r\n"
+                } else {
+                    ""
+                }
             );
             exchange(addr, &head, body.as_bytes())
         };
-        let a = hub_like(&v03_send(
-            "run-1",
-            json!({"parts": [{"kind": "text", "text": "HEARTBEAT"}]}),
-        ));
-        (a.status, a.json())
+        let a = hub_like("sol", &v03_send("run-1", text("HEARTBEAT")));
+        let listed = hub_like(
+            "operator",
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}).to_string(),
+        );
+        ((a.status, a.json()), (listed.status, listed.json()))
     });
     let _ = child.kill();
     let _ = child.wait();
-    let (status, reply) = result.expect("fleetdash run never said where the intake listens");
+    let ((status, reply), (listed, list)) =
+        result.expect("fleetdash run never said where the intake listens");
     assert_eq!(status, 200);
     assert_eq!(reply["result"]["kind"], "message", "{reply}");
+    assert_eq!(listed, 200, "the operator's token from the config: {list}");
+    assert!(list["result"]["tasks"].is_array(), "{list}");
     assert!(scratch.path().join("state/tasks.db").exists());
 }
 
@@ -1227,6 +1297,51 @@ fn an_agent_reads_only_its_own_tasks() {
         );
     }
     assert_eq!(hub.row(&other).state.as_str(), "TASK_STATE_SUBMITTED");
+}
+
+/// Issue 21: the operator has a token of its own that reads every agent's tasks, and reports
+/// nothing: its SendMessage and CancelTask are 403 and write nothing.
+#[test]
+fn the_operators_token_reads_every_task_and_reports_nothing() {
+    let hub = Hub::start();
+    let sols = hub.assign("Sol's task", Some("sol"), &[]);
+    let novas = hub.assign("Nova's task", Some("nova"), &[]);
+    let call = |method: &str, params: Value| {
+        let body =
+            json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+        post(&hub, Some("operator"), Some("1.0"), &body)
+    };
+    let listed = call("ListTasks", json!({})).json();
+    let mut ids: Vec<&str> = listed["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    let mut want = vec![sols.as_str(), novas.as_str()];
+    want.sort_unstable();
+    assert_eq!(ids, want);
+    assert_eq!(
+        call("GetTask", json!({"id": novas})).json()["result"]["id"],
+        novas
+    );
+    let before = hub.contents();
+    let cancel = call("CancelTask", json!({"id": sols}));
+    assert_eq!(cancel.status, 403, "{}", cancel.body);
+    assert_eq!(cancel.json()["agent_status"]["name"], "PERMISSION_DENIED");
+    let send = json!({"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": {"message": {
+        "messageId": "op-1", "role": "ROLE_USER",
+        "parts": [{"text": format!("DONE {sols}")}]}}})
+    .to_string();
+    let sent = post(&hub, Some("operator"), Some("1.0"), &send);
+    assert_eq!(sent.status, 403, "{}", sent.body);
+    assert_eq!(
+        hub.contents(),
+        before,
+        "the operator's token wrote something"
+    );
+    assert_eq!(hub.row(&sols).state.as_str(), "TASK_STATE_SUBMITTED");
 }
 
 /// Whether the server closed `s` (read gives the end, or a reset) before HANG_BUDGET ran out.

@@ -46,6 +46,9 @@ pub const INTAKE_MAX_BODY_BYTES: usize = 64 * 1024;
 /// Requests per agent per minute: one report a second, sustained, is far above any agent's
 /// ACK-heartbeat-completion rhythm (spec §5.1: heartbeats every 2 min).
 pub const INTAKE_RATE_PER_MINUTE: usize = 60;
+/// Reads (GetTask, ListTasks, anything not a report) per caller per minute, a budget of their
+/// own: a busy reader on an agent's token never spends the reports' budget.
+pub const INTAKE_READ_RATE_PER_MINUTE: usize = 120;
 /// A request body must arrive within this (a slow sender is cut, not waited for).
 pub const INTAKE_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request's headers must arrive within this: a client sending them a byte at a time

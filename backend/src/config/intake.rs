@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use super::TokenSource;
 use super::defaults;
 use super::table::Table;
 use super::validator::Validator;
@@ -15,8 +16,15 @@ pub struct IntakeConfig {
     pub listen: Option<SocketAddr>,
     /// A request body larger than this is refused (413) before it is read.
     pub max_body_bytes: usize,
-    /// Requests per agent per minute (a token bucket that holds this many); past it, 429.
+    /// Reports (SendMessage, CancelTask) per agent per minute (a token bucket that holds this
+    /// many); past it, 429.
     pub rate_per_minute: usize,
+    /// Reads and every other request per caller per minute, a bucket of its own, so that a
+    /// busy reader on an agent's token cannot starve that agent's reports.
+    pub read_rate_per_minute: usize,
+    /// The operator's token (`operator_token_env` / `operator_token_file`): it reads every
+    /// agent's tasks and reports nothing. Never the token itself.
+    pub operator_token: Option<TokenSource>,
     /// A body not received within this is cut (408): a slow sender holds nothing for long.
     pub body_timeout: Duration,
     /// Headers not received within this: the connection is closed.
@@ -33,6 +41,8 @@ impl Default for IntakeConfig {
             listen: None,
             max_body_bytes: defaults::INTAKE_MAX_BODY_BYTES,
             rate_per_minute: defaults::INTAKE_RATE_PER_MINUTE,
+            read_rate_per_minute: defaults::INTAKE_READ_RATE_PER_MINUTE,
+            operator_token: None,
             body_timeout: defaults::INTAKE_BODY_TIMEOUT,
             header_timeout: defaults::INTAKE_HEADER_TIMEOUT,
             max_connections_per_peer: defaults::INTAKE_MAX_CONNECTIONS_PER_PEER,
@@ -45,10 +55,26 @@ impl Default for IntakeConfig {
 /// intake needs `[work_queue]` (`has_queue`).
 pub(super) fn read(v: &mut Validator, mut t: Table, has_queue: bool) -> IntakeConfig {
     let listen = t.string(v, "listen");
+    let operator_token_env = t.string(v, "operator_token_env");
+    let operator_token_file = t.string(v, "operator_token_file");
+    let operator_token = TokenSource::choose(
+        v,
+        |k| t.field(k),
+        "operator_token",
+        &operator_token_env,
+        &operator_token_file,
+    )
+    .unwrap_or(None);
     let config = IntakeConfig {
         listen: None,
         max_body_bytes: t.positive(v, "max_body_bytes", defaults::INTAKE_MAX_BODY_BYTES),
         rate_per_minute: t.positive(v, "rate_per_minute", defaults::INTAKE_RATE_PER_MINUTE),
+        read_rate_per_minute: t.positive(
+            v,
+            "read_rate_per_minute",
+            defaults::INTAKE_READ_RATE_PER_MINUTE,
+        ),
+        operator_token,
         body_timeout: t.duration(v, "body_timeout", defaults::INTAKE_BODY_TIMEOUT),
         header_timeout: t.duration(v, "header_timeout", defaults::INTAKE_HEADER_TIMEOUT),
         max_connections_per_peer: t.positive(
@@ -110,6 +136,19 @@ mod tests {
             c.agents[0].report_token,
             Some(TokenSource::Env("SOL_REPORT".into()))
         );
+        assert_eq!(
+            c.intake.read_rate_per_minute,
+            defaults::INTAKE_READ_RATE_PER_MINUTE
+        );
+        assert_eq!(c.intake.operator_token, None);
+        let c =
+            parse("[intake]\nread_rate_per_minute = 7\noperator_token_env = \"FLEET_OPERATOR\"\n")
+                .unwrap();
+        assert_eq!(c.intake.read_rate_per_minute, 7);
+        assert_eq!(
+            c.intake.operator_token,
+            Some(TokenSource::Env("FLEET_OPERATOR".into()))
+        );
     }
 
     #[test]
@@ -137,6 +176,19 @@ mod tests {
         );
         assert!(
             e[0].contains("report_token_env or report_token_file"),
+            "{e:?}"
+        );
+        let e = errs(
+            "[intake]\noperator_token_env = \"X\"\noperator_token_file = \"y\"\n\
+             read_rate_per_minute = 0\n",
+        );
+        assert!(
+            e.iter().any(|e| e.contains("intake.operator_token_env")
+                && e.contains("operator_token_env or operator_token_file")),
+            "{e:?}"
+        );
+        assert!(
+            e.iter().any(|e| e.contains("intake.read_rate_per_minute")),
             "{e:?}"
         );
     }

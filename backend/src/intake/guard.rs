@@ -31,10 +31,31 @@ pub const ABORTED_CONCURRENCY: Asc = Asc {
     name: std::borrow::Cow::Borrowed("ABORTED_CONCURRENCY"),
 };
 
-/// The agents' report tokens, kept only as SHA-256 digests: every comparison is between two
-/// 32-byte values, in constant time, and each request is compared with every agent's.
+/// Who a request's token says it is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Caller {
+    /// An agent of the registry: it reports, and reads the tasks it owns, is tagged on or
+    /// assigned.
+    Agent(String),
+    /// The operator's token (`[intake] operator_token_*`): it reads every task, reports none.
+    Operator,
+}
+
+impl Caller {
+    /// How logs and refusals name it.
+    pub fn name(&self) -> &str {
+        match self {
+            Caller::Agent(name) => name,
+            Caller::Operator => "the operator",
+        }
+    }
+}
+
+/// The agents' report tokens and the operator's, kept only as SHA-256 digests: every
+/// comparison is between two 32-byte values, in constant time, and each request is compared
+/// with every token.
 pub struct Tokens {
-    digests: Vec<(String, [u8; 32])>,
+    digests: Vec<(Caller, [u8; 32])>,
 }
 
 fn sha256(token: &str) -> [u8; 32] {
@@ -47,26 +68,44 @@ fn sha256(token: &str) -> [u8; 32] {
 impl Tokens {
     /// `(agent, token)` pairs. Two agents with one token could not be told apart: refused.
     pub fn new(pairs: impl IntoIterator<Item = (String, String)>) -> Result<Tokens, String> {
-        let mut digests: Vec<(String, [u8; 32])> = Vec::new();
+        let mut tokens = Tokens {
+            digests: Vec::new(),
+        };
         for (agent, token) in pairs {
-            let d = sha256(&token);
-            if let Some((other, _)) = digests.iter().find(|(_, o)| *o == d) {
-                return Err(format!(
-                    "agents {other:?} and {agent:?} have the same report token: each agent \
-                     reports with its own"
-                ));
-            }
-            digests.push((agent, d));
+            tokens.add(Caller::Agent(agent), &token)?;
         }
-        Ok(Tokens { digests })
+        Ok(tokens)
     }
 
+    /// With the operator's read-all token too; it must be no agent's.
+    pub fn with_operator(mut self, token: &str) -> Result<Tokens, String> {
+        self.add(Caller::Operator, token)?;
+        Ok(self)
+    }
+
+    fn add(&mut self, caller: Caller, token: &str) -> Result<(), String> {
+        let d = sha256(token);
+        if let Some((other, _)) = self.digests.iter().find(|(_, o)| *o == d) {
+            return Err(format!(
+                "{} and {} have the same token: each reports (or reads) with its own",
+                described(other),
+                described(&caller)
+            ));
+        }
+        self.digests.push((caller, d));
+        Ok(())
+    }
+
+    /// Whether no agent can report (the operator's token reports nothing).
     pub fn is_empty(&self) -> bool {
-        self.digests.is_empty()
+        !self
+            .digests
+            .iter()
+            .any(|(c, _)| matches!(c, Caller::Agent(_)))
     }
 
-    /// The agent whose token `authorization` (`Bearer <token>`) carries.
-    pub fn identify(&self, authorization: Option<&HeaderValue>) -> Option<String> {
+    /// The caller whose token `authorization` (`Bearer <token>`) carries.
+    pub fn identify(&self, authorization: Option<&HeaderValue>) -> Option<Caller> {
         let value = authorization?.to_str().ok()?;
         let (scheme, token) = value.trim().split_once(' ')?;
         if !scheme.eq_ignore_ascii_case("bearer") {
@@ -74,20 +113,35 @@ impl Tokens {
         }
         let presented = sha256(token.trim());
         let mut found = None;
-        // No early exit: the time taken does not say which agent matched, or how far.
-        for (agent, d) in &self.digests {
+        // No early exit: the time taken does not say which token matched, or how far.
+        for (caller, d) in &self.digests {
             if bool::from(d.ct_eq(&presented)) {
-                found = Some(agent.clone());
+                found = Some(caller.clone());
             }
         }
         found
     }
 }
 
-/// A token bucket per agent: `per_minute` requests at once, refilled at `per_minute` a minute.
+fn described(caller: &Caller) -> String {
+    match caller {
+        Caller::Agent(name) => format!("agent {name:?}"),
+        Caller::Operator => "the operator's token ([intake] operator_token_*)".into(),
+    }
+}
+
+/// Which budget a request spends: a report's (SendMessage, CancelTask) or a read's
+/// (everything else, malformed requests included), so a reader never starves its reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    Reports,
+    Reads,
+}
+
+/// A token bucket per caller: `per_minute` requests at once, refilled at `per_minute` a minute.
 pub struct RateLimit {
     per_minute: u32,
-    buckets: Mutex<HashMap<String, Bucket>>,
+    buckets: Mutex<HashMap<Caller, Bucket>>,
 }
 
 struct Bucket {
@@ -103,13 +157,13 @@ impl RateLimit {
         }
     }
 
-    /// Takes one request's token for `agent`, or says how long until there is one.
-    pub fn take(&self, agent: &str) -> Result<(), Duration> {
+    /// Takes one request's token for `caller`, or says how long until there is one.
+    pub fn take(&self, caller: &Caller) -> Result<(), Duration> {
         let now = Instant::now();
         let capacity = f64::from(self.per_minute);
         let per_second = capacity / 60.0;
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let bucket = buckets.entry(agent.to_string()).or_insert(Bucket {
+        let bucket = buckets.entry(caller.clone()).or_insert(Bucket {
             tokens: capacity,
             at: now,
         });
@@ -159,6 +213,22 @@ impl Problem {
         }
     }
 
+    /// The operator's token asked to report or cancel: it reads, and the operator assigns
+    /// with `fleetdash task assign`.
+    pub fn reads_only() -> Problem {
+        Problem {
+            status: StatusCode::FORBIDDEN,
+            asc: Asc::PERMISSION_DENIED,
+            title: "The operator's token reads; reports come from an agent's token",
+            detail: "GetTask and ListTasks answer it for every agent; assign work with \
+                     `fleetdash task assign`"
+                .into(),
+            scope: "policy_decision",
+            terminal: true,
+            retry: None,
+        }
+    }
+
     pub fn not_yours(task_id: &str) -> Problem {
         Problem {
             status: StatusCode::FORBIDDEN,
@@ -173,13 +243,23 @@ impl Problem {
         }
     }
 
-    pub fn rate_limited(wait: Duration) -> Problem {
+    pub fn rate_limited(budget: Budget, wait: Duration) -> Problem {
+        let (title, detail) = match budget {
+            Budget::Reports => (
+                "Too many reports from this agent",
+                "slow down: the intake takes [intake] rate_per_minute reports per agent a minute",
+            ),
+            Budget::Reads => (
+                "Too many reads on this token",
+                "slow down: the intake answers [intake] read_rate_per_minute reads per token a \
+                 minute, a budget apart from the agent's reports",
+            ),
+        };
         Problem {
             status: StatusCode::TOO_MANY_REQUESTS,
             asc: RATE_LIMITED,
-            title: "Too many reports from this agent",
-            detail: "slow down: the intake takes a limited number of requests per agent a minute"
-                .into(),
+            title,
+            detail: detail.into(),
             scope: "handoff",
             terminal: false,
             retry: Some(Some(wait)),
@@ -330,22 +410,30 @@ mod tests {
         HeaderValue::from_str(&format!("Bearer {t}")).unwrap()
     }
 
+    fn agent(name: &str) -> Caller {
+        Caller::Agent(name.into())
+    }
+
     #[test]
     fn a_token_names_its_agent_and_nothing_else_does() {
         let tokens = Tokens::new([
             ("sol".to_string(), "tok-sol-1234".to_string()),
             ("mira".to_string(), "tok-mira-5678".to_string()),
         ])
+        .unwrap()
+        .with_operator("tok-operator-9")
         .unwrap();
         assert_eq!(
-            tokens.identify(Some(&bearer("tok-sol-1234"))).as_deref(),
-            Some("sol")
+            tokens.identify(Some(&bearer("tok-sol-1234"))),
+            Some(agent("sol"))
         );
         assert_eq!(
-            tokens
-                .identify(Some(&HeaderValue::from_static("bearer  tok-mira-5678 ")))
-                .as_deref(),
-            Some("mira")
+            tokens.identify(Some(&HeaderValue::from_static("bearer  tok-mira-5678 "))),
+            Some(agent("mira"))
+        );
+        assert_eq!(
+            tokens.identify(Some(&bearer("tok-operator-9"))),
+            Some(Caller::Operator)
         );
         assert_eq!(tokens.identify(Some(&bearer("tok-sol-123"))), None);
         assert_eq!(tokens.identify(Some(&bearer(""))), None);
@@ -355,25 +443,38 @@ mod tests {
         );
         assert_eq!(tokens.identify(None), None);
         let same = Tokens::new([("a".into(), "t".into()), ("b".into(), "t".into())]);
-        assert!(same.err().unwrap().contains("same report token"));
+        assert!(same.err().unwrap().contains("same token"));
+        let operator_is_an_agent = Tokens::new([("a".into(), "t".into())])
+            .unwrap()
+            .with_operator("t");
+        assert!(
+            operator_is_an_agent
+                .err()
+                .unwrap()
+                .contains("agent \"a\" and the operator's token"),
+        );
+        let only_operator = Tokens::new([]).unwrap().with_operator("t").unwrap();
+        assert!(only_operator.is_empty(), "the operator reports nothing");
     }
 
     #[tokio::test(start_paused = true)]
     async fn the_rate_limit_is_per_agent_and_refills() {
         let limit = RateLimit::new(2);
-        assert!(limit.take("sol").is_ok());
-        assert!(limit.take("sol").is_ok());
-        let wait = limit.take("sol").unwrap_err();
+        let (sol, mira) = (agent("sol"), agent("mira"));
+        assert!(limit.take(&sol).is_ok());
+        assert!(limit.take(&sol).is_ok());
+        let wait = limit.take(&sol).unwrap_err();
         assert_eq!(whole_seconds(wait), 30);
-        assert!(limit.take("mira").is_ok(), "another agent is not slowed");
+        assert!(limit.take(&mira).is_ok(), "another agent is not slowed");
+        assert!(limit.take(&Caller::Operator).is_ok());
         tokio::time::advance(Duration::from_secs(30)).await;
-        assert!(limit.take("sol").is_ok());
-        assert!(limit.take("sol").is_err());
+        assert!(limit.take(&sol).is_ok());
+        assert!(limit.take(&sol).is_err());
     }
 
     #[test]
     fn problems_carry_the_asc_envelope_as_seed_000_shows() {
-        let body = Problem::rate_limited(Duration::from_millis(1500)).body();
+        let body = Problem::rate_limited(Budget::Reports, Duration::from_millis(1500)).body();
         assert_eq!(body["type"], "urn:agent-status:RATE_LIMITED");
         assert_eq!(body["status"], 429);
         assert_eq!(body["agent_status"]["code"], 5001);

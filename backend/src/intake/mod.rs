@@ -10,10 +10,15 @@
 //! - [`card`]: the intake's agent card; its skills are the report kinds.
 //! - [`listen`]: the accept loop: a header deadline, connections bounded per peer and in all.
 //!
-//! Order of the checks, each refusing before anything costly: the token (401), the agent's
-//! rate (429), the declared length (413), the body under a size ceiling (413) and a deadline
-//! (408), then the JSON-RPC request (its error in the caller's dialect). Bad input writes
+//! Order of the checks, each refusing before anything costly: the token (401), the declared
+//! length (413), the body under a size ceiling (413) and a deadline (408), the JSON-RPC request
+//! (its error in the caller's dialect), then the caller's budget for what it asks (429): a
+//! report spends the agent's report budget, anything else (a read, a malformed request) the
+//! token's read budget, so a busy reader never starves its agent's reports. Bad input writes
 //! nothing: the queue is only called with a report that read cleanly.
+//!
+//! Who sees what: an agent's token reads the tasks the agent owns, is tagged on or assigned;
+//! the operator's token (`[intake] operator_token_*`) reads every task and reports nothing.
 
 pub mod card;
 pub mod guard;
@@ -39,7 +44,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, IntakeConfig};
 use crate::queue::{Refusal, Report, ReportKind, Reporter, WireState, WorkQueue};
 use crate::redact::RedactionGate;
-use guard::{Problem, RateLimit, Tokens};
+use guard::{Budget, Caller, Problem, RateLimit, Tokens};
 use wire::{Call, Dialect, Params, RpcError, code};
 
 /// The header (or query parameter) a v1.0 client sends.
@@ -74,7 +79,15 @@ impl IntakeOptions {
                 )),
             }
         }
-        let tokens = Tokens::new(pairs).map_err(anyhow::Error::msg)?;
+        let mut tokens = Tokens::new(pairs).map_err(anyhow::Error::msg)?;
+        match crate::config::read_token(config.intake.operator_token.as_ref()) {
+            Ok(Some(token)) => tokens = tokens.with_operator(&token).map_err(anyhow::Error::msg)?,
+            Ok(None) => {}
+            Err(failure) => warnings.push(format!(
+                "the operator cannot read the queue: operator {}",
+                failure.reason
+            )),
+        }
         if tokens.is_empty() {
             warnings.push(
                 "no agent has a readable report token (report_token_env / report_token_file): \
@@ -97,7 +110,8 @@ impl IntakeOptions {
 struct Intake {
     queue: Arc<WorkQueue>,
     options: IntakeOptions,
-    rate: RateLimit,
+    reports: RateLimit,
+    reads: RateLimit,
     /// (v1.0, hybrid)
     card: (card::Rendered, card::Rendered),
 }
@@ -106,7 +120,8 @@ struct Intake {
 pub fn router(queue: Arc<WorkQueue>, options: IntakeOptions, url: &str) -> Router {
     let intake = Arc::new(Intake {
         queue,
-        rate: RateLimit::new(options.limits.rate_per_minute),
+        reports: RateLimit::new(options.limits.rate_per_minute),
+        reads: RateLimit::new(options.limits.read_rate_per_minute),
         card: card::rendered(url),
         options,
     });
@@ -231,17 +246,13 @@ fn version_of(request: &Request) -> Option<String> {
 }
 
 async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
-    let Some(agent) = intake
+    let Some(caller) = intake
         .options
         .tokens
         .identify(request.headers().get(header::AUTHORIZATION))
     else {
         return Problem::unauthorized().into_response();
     };
-    if let Err(wait) = intake.rate.take(&agent) {
-        tracing::debug!(agent, "intake: rate limited");
-        return Problem::rate_limited(wait).into_response();
-    }
     let limit = intake.options.limits.max_body_bytes;
     let declared = request
         .headers()
@@ -265,18 +276,40 @@ async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
         Ok(body) => body,
         Err(problem) => return problem.into_response(),
     };
-    let call = match wire::read_call(version.as_deref(), &body) {
-        Ok(call) => call,
+    let call = wire::read_call(version.as_deref(), &body);
+    let budget = match &call {
+        Ok(Call {
+            params: Params::Send(_) | Params::Cancel { .. },
+            ..
+        }) => Budget::Reports,
+        _ => Budget::Reads,
+    };
+    if let Err(problem) = spend(&intake, &caller, budget) {
+        return problem.into_response();
+    }
+    match call {
+        Ok(call) => answer(&intake, caller, call).await,
         Err(refused) if refused.notification => {
             tracing::debug!(
-                agent,
+                caller = caller.name(),
                 "intake: a notification, neither applied nor answered"
             );
-            return StatusCode::NO_CONTENT.into_response();
+            StatusCode::NO_CONTENT.into_response()
         }
-        Err(refused) => return rpc_error(&refused.id, refused.dialect, refused.error),
+        Err(refused) => rpc_error(&refused.id, refused.dialect, refused.error),
+    }
+}
+
+/// One request's token from the caller's budget for it; past it, 429 saying which.
+fn spend(intake: &Intake, caller: &Caller, budget: Budget) -> Result<(), Problem> {
+    let limit = match budget {
+        Budget::Reports => &intake.reports,
+        Budget::Reads => &intake.reads,
     };
-    answer(&intake, agent, call).await
+    limit.take(caller).map_err(|wait| {
+        tracing::debug!(caller = caller.name(), ?budget, "intake: rate limited");
+        Problem::rate_limited(budget, wait)
+    })
 }
 
 /// A request whose `Content-Type` is not JSON (`application/json`, or a `+json` type) is
@@ -315,15 +348,29 @@ async fn read_body(body: Body, limit: usize, deadline: Duration) -> Result<Vec<u
     }
 }
 
-async fn answer(intake: &Intake, agent: String, call: Call) -> Response {
+async fn answer(intake: &Intake, caller: Caller, call: Call) -> Response {
     let Call {
         id,
         dialect,
         params,
     } = call;
     let queue = &intake.queue;
+    // An agent reads the tasks it owns, is tagged on or assigned; another agent's task is
+    // "not found" to it, as one that does not exist (nothing says it is there).
+    let sees = |row: &crate::queue::TaskRow| match &caller {
+        Caller::Agent(agent) => row.visible_to(agent),
+        Caller::Operator => true,
+    };
+    // Only an agent reports (a cancel is a report): the operator's token reads.
+    let reporter = || match &caller {
+        Caller::Agent(agent) => Some(agent.clone()),
+        Caller::Operator => None,
+    };
     match params {
         Params::Send(inbound) => {
+            let Some(agent) = reporter() else {
+                return Problem::reads_only().into_response();
+            };
             let received_at = Utc::now();
             let read = {
                 let is_agent = |name: &str| intake.options.agents.contains(name);
@@ -351,27 +398,26 @@ async fn answer(intake: &Intake, agent: String, call: Call) -> Response {
             })
             .await
         }
-        // An agent reads the tasks it owns, is tagged on or assigned; another agent's task is
-        // "not found" to it, as one that does not exist (nothing says it is there).
         Params::Get { id: task_id } => match queue.get(&task_id).await {
-            Ok(Some(row)) if row.visible_to(&agent) => {
-                json_reply(wire::ok(&id, wire::task(dialect, &row)))
-            }
+            Ok(Some(row)) if sees(&row) => json_reply(wire::ok(&id, wire::task(dialect, &row))),
             Ok(_) => rpc_error(&id, dialect, not_found(&task_id)),
             Err(why) => store_failed(&why),
         },
         Params::List(q) => match queue.list().await {
             Ok(rows) => {
-                let mine: Vec<_> = rows.into_iter().filter(|r| r.visible_to(&agent)).collect();
+                let mine: Vec<_> = rows.into_iter().filter(|r| sees(r)).collect();
                 json_reply(wire::ok(&id, wire::list_result(&mine, &q)))
             }
             Err(why) => store_failed(&why),
         },
         Params::Cancel { id: task_id } => {
+            let Some(agent) = reporter() else {
+                return Problem::reads_only().into_response();
+            };
             // An agent cancels a task by reporting it CANCELED: the same rules as a
             // completion (its owner or a tagged agent), once per task.
             let row = match queue.get(&task_id).await {
-                Ok(Some(row)) if row.visible_to(&agent) => row,
+                Ok(Some(row)) if sees(&row) => row,
                 Ok(_) => return rpc_error(&id, dialect, not_found(&task_id)),
                 Err(why) => return store_failed(&why),
             };
