@@ -20,7 +20,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use chrono::{DateTime, TimeZone, Utc};
-use fleetdash::alerting::outbox::{BACKOFF_FIRST, Delivery, Outbox};
+use fleetdash::alerting::outbox::{BACKOFF_FIRST, ChannelWatch, Delivery, Outbox};
 use fleetdash::alerting::provider::Provider;
 use fleetdash::alerting::provider::common::Wants;
 use fleetdash::alerting::provider::ntfy::Ntfy;
@@ -143,6 +143,15 @@ fn ntfy(name: &str, url: url::Url) -> Ntfy {
 
 fn webhook(name: &str, url: url::Url) -> Webhook {
     Webhook::new(name, url, None, Wants::default())
+}
+
+/// The shipped `config/rules.yaml`.
+fn shipped_rules() -> fleetdash::config::Rules {
+    fleetdash::config::Rules::parse(
+        std::path::Path::new("config/rules.yaml"),
+        support::DEFAULT_RULES,
+    )
+    .unwrap()
 }
 
 fn delivery(dir: &std::path::Path, providers: Vec<Arc<dyn Provider>>) -> Delivery {
@@ -669,7 +678,7 @@ async fn the_configured_channels_deliver_from_the_configured_state_dir() {
     );
     let config =
         fleetdash::config::Config::parse(&dir.path().join("fleetdash.toml"), &toml).unwrap();
-    let d = Delivery::from_config(&config, RedactionGate::default())
+    let d = Delivery::from_config(&config, &shipped_rules(), RedactionGate::default())
         .await
         .unwrap();
     assert!(
@@ -1112,7 +1121,9 @@ async fn a_corrupt_outbox_is_moved_aside_and_a_fresh_one_delivers() {
                 rx.url("/hook")
             ),
         );
-        let d = match Delivery::from_config(&config, RedactionGate::default()).await {
+        let d = match Delivery::from_config(&config, &shipped_rules(), RedactionGate::default())
+            .await
+        {
             Ok(d) => d,
             Err(e) => panic!("{what}: the outbox was not replaced: {e:#}"),
         };
@@ -1303,4 +1314,86 @@ async fn fleetdash_run_with_an_unusable_outbox_says_so_in_status_json() {
     assert_eq!(ops["name"], "ops");
     assert!(ops["failing_since"].is_string(), "{ops:#}");
     assert_eq!(status["agents"][0]["band"], "red");
+}
+
+/// Issue 21: a failing channel was shown on the page but told nowhere, so a dead ntfy topic
+/// went unnoticed unless the page was opened. Once it has failed the rules' fail_after_passes
+/// tries in a row, every other channel is told, once (later failures add nothing), and told
+/// again when it delivers; the failing channel is never sent notices about itself.
+#[tokio::test]
+async fn a_failing_channel_is_told_to_the_others_once_and_its_recovery_too() {
+    let phone = Receiver::start(Mode::Fail500).await;
+    let ops = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    let down_after = u32::try_from(shipped_rules().alerts.fail_after.count).unwrap();
+    assert!(
+        down_after >= 2,
+        "the test counts the tries before the notice"
+    );
+    let d = delivery(
+        dir.path(),
+        vec![
+            Arc::new(ntfy("phone", phone.url("/t"))),
+            Arc::new(webhook("ops", ops.url("/h"))),
+        ],
+    )
+    .with_watch(ChannelWatch {
+        down_after,
+        link: Some("https://fleet.example/".into()),
+    });
+    let bodies = |rx: &Receiver| -> Vec<String> {
+        rx.got()
+            .iter()
+            .map(|g| String::from_utf8_lossy(&g.body).into_owned())
+            .collect()
+    };
+    d.enqueue(alert("agent:min", AlertEvent::Firing), t(0))
+        .await
+        .unwrap();
+    // Each try once the backoff allows, then a pass just after it (the notice it kept).
+    let mut now = t(0);
+    for tries in 1..=down_after + 2 {
+        let pass = d.pass(now).await.unwrap();
+        assert_eq!(pass.failed, 1, "try {tries} of phone");
+        let told = d.pass(now + chrono::Duration::seconds(1)).await.unwrap();
+        let notices = bodies(&ops).len() - 1;
+        assert_eq!(
+            notices,
+            usize::from(tries >= down_after),
+            "after {tries} tries: {:?}",
+            bodies(&ops)
+        );
+        assert_eq!(told.failed, 0);
+        now += chrono::Duration::from_std(fleetdash::alerting::outbox::backoff(tries)).unwrap();
+    }
+    let ops_got = bodies(&ops);
+    let down = &ops_got[1];
+    assert!(
+        down.contains("alert channel phone") && down.contains("HTTP 500"),
+        "{down}"
+    );
+    phone.set(Mode::Ok);
+    let pass = d.pass(now).await.unwrap();
+    assert_eq!(
+        (pass.delivered, pass.failed),
+        (1, 0),
+        "phone delivers again"
+    );
+    let pass = d.pass(now + chrono::Duration::seconds(1)).await.unwrap();
+    assert_eq!(pass.delivered, 1, "ops is told of the recovery");
+    let ops_got = bodies(&ops);
+    assert_eq!(ops_got.len(), 3, "{ops_got:?}");
+    assert!(
+        ops_got[2].contains("alert channel phone") && ops_got[2].contains("recovered"),
+        "{}",
+        ops_got[2]
+    );
+    assert_eq!(
+        bodies(&phone).len(),
+        1,
+        "phone got its own alert and nothing about itself: {:?}",
+        bodies(&phone)
+    );
+    let pass = d.pass(now + chrono::Duration::hours(3)).await.unwrap();
+    assert_eq!((pass.delivered, pass.failed), (0, 0), "no reminder");
 }

@@ -55,7 +55,7 @@ impl Alerts {
         if config.alerts.channels.is_empty() && config.alerts.deadman_url.is_none() {
             return Ok(None);
         }
-        let delivery = match Delivery::from_config(config, gate.clone()).await {
+        let delivery = match Delivery::from_config(config, rules, gate.clone()).await {
             Ok(delivery) => Ok(Arc::new(delivery)),
             Err(e) => {
                 let path = config.state_dir.join(OUTBOX_FILE);

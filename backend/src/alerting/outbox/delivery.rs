@@ -10,8 +10,9 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 use super::store::{Enqueued, Item, Outbox};
-use crate::alerting::Alert;
+use super::watch::ChannelWatch;
 use crate::alerting::provider::{self, Provider, SendError};
+use crate::alerting::{Alert, AlertEvent};
 use crate::redact::RedactionGate;
 
 /// One send's deadline on top of the channel's own HTTP timeout: nothing holds the loop.
@@ -34,6 +35,8 @@ pub struct Delivery {
     providers: Vec<Arc<dyn Provider>>,
     /// Rung by an enqueue: a new alert goes out now, not at the loop's next tick.
     wake: tokio::sync::Notify,
+    /// Whether (and when) a failing channel is told to the others.
+    watch: Option<ChannelWatch>,
 }
 
 impl Delivery {
@@ -42,18 +45,35 @@ impl Delivery {
             outbox,
             providers,
             wake: tokio::sync::Notify::new(),
+            watch: None,
         }
+    }
+
+    /// A channel failing `watch.down_after` times in a row is told to the other channels, and
+    /// its recovery too.
+    pub fn with_watch(mut self, watch: ChannelWatch) -> Delivery {
+        self.watch = Some(watch);
+        self
     }
 
     /// The configured channels over the outbox in the config's `state_dir` (opened off the
     /// runtime), ready for [`Delivery::spawn`]; for the wiring in `fleetdash run`.
     pub async fn from_config(
         config: &crate::config::Config,
+        rules: &crate::config::Rules,
         gate: RedactionGate,
     ) -> Result<Delivery> {
         let dir = config.state_dir.clone();
         let outbox = tokio::task::spawn_blocking(move || Outbox::open(&dir, gate)).await??;
-        Ok(Delivery::new(Arc::new(outbox), provider::build(config)))
+        let watch = ChannelWatch {
+            down_after: u32::try_from(rules.alerts.fail_after.count).unwrap_or(u32::MAX),
+            link: config
+                .alerts
+                .dashboard_url
+                .as_ref()
+                .map(ToString::to_string),
+        };
+        Ok(Delivery::new(Arc::new(outbox), provider::build(config)).with_watch(watch))
     }
 
     pub fn outbox(&self) -> &Arc<Outbox> {
@@ -141,18 +161,71 @@ impl Delivery {
             match result {
                 Ok(()) => {
                     pass.delivered += 1;
+                    // Kept before the delivery that proves it is marked: a crash in between
+                    // sends the item again and finds the recovery already kept.
+                    self.tell_others(&channel, AlertEvent::Recovered, now)
+                        .await?;
                     tokio::task::spawn_blocking(move || outbox.delivered(&id, &channel, now))
                         .await??;
                 }
                 Err(e) => {
                     pass.failed += 1;
+                    let name = channel.clone();
                     tokio::task::spawn_blocking(move || outbox.failed(&id, &channel, &e, now))
                         .await??;
+                    self.tell_others(&name, AlertEvent::Firing, now).await?;
                     break;
                 }
             }
         }
         Ok(pass)
+    }
+
+    /// The notice `channel` is owed now ([`ChannelWatch::notice`]), kept for every other
+    /// configured channel; nothing without a watch, or when it is owed none.
+    async fn tell_others(
+        &self,
+        channel: &str,
+        event: AlertEvent,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        let Some(watch) = &self.watch else {
+            return Ok(());
+        };
+        let outbox = self.outbox.clone();
+        let health = tokio::task::spawn_blocking(move || outbox.health()).await??;
+        let Some(notice) = health
+            .iter()
+            .find(|h| h.channel == channel)
+            .and_then(|h| watch.notice(h, event, now))
+        else {
+            return Ok(());
+        };
+        let others: Vec<String> = self
+            .providers
+            .iter()
+            .map(|p| p.name().to_string())
+            .filter(|name| name != channel)
+            .collect();
+        if others.is_empty() {
+            return Ok(());
+        }
+        let outbox = self.outbox.clone();
+        let enqueued = tokio::task::spawn_blocking(move || {
+            let names: Vec<&str> = others.iter().map(String::as_str).collect();
+            outbox.enqueue(&notice, &names, now)
+        })
+        .await??;
+        if enqueued.added > 0 {
+            tracing::warn!(
+                channel,
+                event = event.as_str(),
+                told = enqueued.added,
+                "alert channel's state told to the other channels"
+            );
+            self.wake.notify_one();
+        }
+        Ok(())
     }
 
     /// The delivery loop: a pass every `tick` (retries fall due) and at once after an enqueue,

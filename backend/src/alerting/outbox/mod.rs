@@ -20,10 +20,13 @@
 //!   a corrupt outbox is a fresh start said in the log, not a stopped collector.
 //! - [`delivery`]: the delivery loop ([`Delivery`]), which runs the store's calls on blocking
 //!   threads.
+//! - [`watch`]: a channel that keeps failing is told to the other channels, once, and its
+//!   recovery too ([`ChannelWatch`]).
 
 pub mod delivery;
 pub mod guard;
 pub mod store;
+pub mod watch;
 
 pub use delivery::{DELIVERY_TICK, Delivery, PRUNE_EVERY, Pass, SEND_DEADLINE};
 pub use guard::{APPLICATION_ID, SCHEMA_VERSION};
@@ -31,3 +34,4 @@ pub use store::{
     BACKOFF_FIRST, BACKOFF_MAX, BATCH_PER_CHANNEL, ChannelHealth, DELIVERED_KEPT, Enqueued, Item,
     MAX_PENDING_PER_CHANNEL, OUTBOX_FILE, Outbox, backoff,
 };
+pub use watch::ChannelWatch;
