@@ -9,6 +9,7 @@
 //! channel is failing, with the outbox's path and error.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -41,6 +42,9 @@ pub struct Alerts {
     channels: Vec<String>,
     deadman: Option<Arc<Deadman>>,
     pinged_at: Mutex<Option<tokio::time::Instant>>,
+    /// Set at start and after a pass whose alerts or state were not all saved: the engine's
+    /// state is then mended from the outbox before the next pass ([`Alerting::reconcile`]).
+    reconcile_due: std::sync::atomic::AtomicBool,
 }
 
 impl Alerts {
@@ -85,6 +89,7 @@ impl Alerts {
             channels,
             deadman: Deadman::from_config(config).map(Arc::new),
             pinged_at: Mutex::new(None),
+            reconcile_due: std::sync::atomic::AtomicBool::new(true),
         }))
     }
 
@@ -109,6 +114,20 @@ impl Alerts {
     /// engine raises them once a later run has an outbox.
     async fn decide(&self, delivery: &Delivery, snapshot: &Snapshot) {
         let now = snapshot.generated_at;
+        if self.reconcile_due.swap(false, Ordering::SeqCst) {
+            let outbox = delivery.outbox().clone();
+            let alerting = self.alerting.clone();
+            let mended = tokio::task::spawn_blocking(move || {
+                outbox
+                    .last_verdicts()
+                    .map(|sent| alerting.reconcile(&sent, now))
+            })
+            .await;
+            if !matches!(mended, Ok(Ok(_))) {
+                tracing::warn!("alert engine state not checked against the outbox; next pass");
+                self.reconcile_due.store(true, Ordering::SeqCst);
+            }
+        }
         let elements = transitions::elements(snapshot);
         let readings = super::engine::readings(snapshot);
         let alerting = self.alerting.clone();
@@ -130,9 +149,15 @@ impl Alerts {
             }
         }
         // Saved only once every alert is safe in the outbox: otherwise the next pass replays it.
-        if kept {
+        let saved = kept && {
             let alerting = self.alerting.clone();
-            let _ = tokio::task::spawn_blocking(move || alerting.commit(&decision)).await;
+            matches!(
+                tokio::task::spawn_blocking(move || alerting.commit(&decision)).await,
+                Ok(true)
+            )
+        };
+        if !saved {
+            self.reconcile_due.store(true, Ordering::SeqCst);
         }
     }
 
@@ -153,5 +178,145 @@ impl Alerts {
     pub fn spawn_delivery(&self, stop: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
         let delivery = self.delivery.as_ref().ok()?;
         Some(delivery.clone().spawn(DELIVERY_TICK, stop))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerting::AlertEvent;
+    use chrono::{DateTime, Duration, TimeZone};
+    use fleetdash_model::SectionMeta;
+
+    fn t(minutes: i64) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 3, 29, 0, 30, 0).unwrap() + Duration::minutes(minutes)
+    }
+
+    /// A snapshot at `now` whose agents section was read then, with one agent up or down.
+    fn snap(now: DateTime<Utc>, up: bool) -> Snapshot {
+        let mut snap = Snapshot::empty(now, crate::config::fleet_rules());
+        snap.agents = fleetdash_model::Probe::Value(vec![crate::write::history::tests::agent(
+            "min", up, now,
+        )]);
+        snap.sections.agents = SectionMeta {
+            configured: true,
+            checked_at: Some(now),
+            duration_ms: Some(5),
+            stale: false,
+        };
+        snap
+    }
+
+    /// What the outbox holds, in order: (element key, event).
+    fn kept(alerts: &Alerts) -> Vec<(String, AlertEvent)> {
+        let outbox = alerts.delivery.as_ref().unwrap().outbox();
+        let mut sent: Vec<_> = outbox.last_verdicts().unwrap().into_iter().collect();
+        sent.sort_by(|a, b| a.0.cmp(&b.0));
+        sent.into_iter().map(|(k, (e, _))| (k, e)).collect()
+    }
+
+    /// Issue 21: a crash after a pass put its Firing in the outbox and before the engine's
+    /// state was saved left the state a pass behind: no open alert. If the element was green
+    /// by the next pass, its Recovered was never sent; the operator kept a red that had ended.
+    /// The crash is reproduced on disk: the state file of before the Firing's pass, the outbox
+    /// of after it. A restart mends the state from the outbox, and the Recovered goes out.
+    #[tokio::test]
+    async fn a_crash_between_the_outbox_and_the_engine_state_loses_no_recovered() {
+        let (dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\n\
+             [[alerts.channels]]\ntype = \"webhook\"\nname = \"ops\"\n\
+             url = \"http://127.0.0.1:9/hook\"\n",
+        );
+        std::fs::create_dir_all(dir.path().join("s")).unwrap();
+        let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let state = config
+            .state_dir
+            .join(crate::alerting::engine::state::FILE_NAME);
+        let fail_after = i64::try_from(rules.alerts.fail_after.count).unwrap();
+        let recover_after = i64::try_from(rules.alerts.recover_after.count).unwrap();
+        let start = || async {
+            Alerts::from_config(&config, &rules, RedactionGate::default())
+                .await
+                .unwrap()
+                .unwrap()
+        };
+
+        let first = start().await;
+        for pass in 1..fail_after {
+            first.after_write(&snap(t(pass), false)).await;
+        }
+        let before_firing = std::fs::read(&state).unwrap();
+        first.after_write(&snap(t(fail_after), false)).await;
+        assert_eq!(kept(&first), vec![("agent:min".into(), AlertEvent::Firing)]);
+        drop(first);
+        // The kill: the Firing is in the outbox, the state is the one saved before its pass.
+        std::fs::write(&state, &before_firing).unwrap();
+
+        let restarted = start().await;
+        for pass in 1..=recover_after {
+            restarted
+                .after_write(&snap(t(fail_after + pass), true))
+                .await;
+        }
+        assert_eq!(
+            kept(&restarted),
+            vec![("agent:min".into(), AlertEvent::Recovered)],
+            "the Recovered of the Firing that went out"
+        );
+    }
+
+    /// The other way round: the Recovered kept, the state still open, and the element red
+    /// again at the next pass. The old alert is closed from the outbox, so the new red run
+    /// fires (instead of passing for the old one, recovered, with no Firing of its own).
+    #[tokio::test]
+    async fn a_crash_after_a_recovered_still_fires_the_next_red() {
+        let (dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\n\
+             [[alerts.channels]]\ntype = \"webhook\"\nname = \"ops\"\n\
+             url = \"http://127.0.0.1:9/hook\"\n",
+        );
+        std::fs::create_dir_all(dir.path().join("s")).unwrap();
+        let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let state = config
+            .state_dir
+            .join(crate::alerting::engine::state::FILE_NAME);
+        let fail_after = i64::try_from(rules.alerts.fail_after.count).unwrap();
+        let recover_after = i64::try_from(rules.alerts.recover_after.count).unwrap();
+        let start = || async {
+            Alerts::from_config(&config, &rules, RedactionGate::default())
+                .await
+                .unwrap()
+                .unwrap()
+        };
+        let first = start().await;
+        let mut now = 0;
+        for _ in 0..fail_after {
+            now += 1;
+            first.after_write(&snap(t(now), false)).await;
+        }
+        for _ in 1..recover_after {
+            now += 1;
+            first.after_write(&snap(t(now), true)).await;
+        }
+        let before_recovered = std::fs::read(&state).unwrap();
+        now += 1;
+        first.after_write(&snap(t(now), true)).await;
+        assert_eq!(
+            kept(&first),
+            vec![("agent:min".into(), AlertEvent::Recovered)]
+        );
+        drop(first);
+        std::fs::write(&state, &before_recovered).unwrap();
+
+        let restarted = start().await;
+        for _ in 0..fail_after {
+            now += 1;
+            restarted.after_write(&snap(t(now), false)).await;
+        }
+        assert_eq!(
+            kept(&restarted),
+            vec![("agent:min".into(), AlertEvent::Firing)],
+            "the new red run fired"
+        );
     }
 }

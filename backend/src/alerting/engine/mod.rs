@@ -24,9 +24,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::Alert;
 use super::deps::Deps;
 use super::silences::{Active, Silence, SilenceStore};
+use super::{Alert, AlertEvent};
 use crate::config::maintenance::MaintenanceWindow;
 use crate::config::{Config, Rules};
 use crate::redact::RedactionGate;
@@ -112,11 +112,63 @@ impl Alerting {
     }
 
     /// Saves the pass's state; a failed save is logged with its path, never a failed write.
-    /// Blocking (fsync).
-    pub fn commit(&self, decision: &Decision) {
-        if let Err(e) = self.state.save(&decision.state) {
-            tracing::warn!(file = %self.state.path().display(), "alert engine state not saved: {e:#}");
+    /// Whether it was saved. Blocking (fsync).
+    pub fn commit(&self, decision: &Decision) -> bool {
+        match self.state.save(&decision.state) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(file = %self.state.path().display(), "alert engine state not saved: {e:#}");
+                false
+            }
         }
+    }
+
+    /// Brings the saved state up to what went out. A pass's alerts are kept in the outbox
+    /// before its state is saved, so a crash (or a failed save) in between leaves the state a
+    /// pass behind. Replaying the pass mends most of that (the same ids, which the outbox
+    /// drops), not all: a Firing kept for an element that is no longer red at the next pass
+    /// has no open alert in the state, so its Recovered would never be sent; a Recovered kept
+    /// for one red again leaves the old alert open, so its new Firing would never be sent.
+    /// `sent`: per element key, the newest Firing or Recovered the outbox holds and its red
+    /// run's start ([`Outbox::last_verdicts`](super::outbox::Outbox::last_verdicts)). Returns
+    /// how many alerts it opened or closed. Blocking (reads, fsync).
+    pub fn reconcile(
+        &self,
+        sent: &std::collections::HashMap<String, (AlertEvent, DateTime<Utc>)>,
+        now: DateTime<Utc>,
+    ) -> usize {
+        let mut state = self.state.load(now);
+        let mut mended = Vec::new();
+        for (key, t) in &mut state.tracks {
+            match (&t.open, sent.get(key)) {
+                (None, Some(&(AlertEvent::Firing, since))) => {
+                    t.open = Some(state::Open {
+                        since,
+                        last: now,
+                        reminders: 0,
+                        takes_down: Vec::new(),
+                    });
+                    mended.push(format!("{key} open"));
+                }
+                (Some(open), Some(&(AlertEvent::Recovered, since))) if open.since == since => {
+                    t.open = None;
+                    mended.push(format!("{key} recovered"));
+                }
+                _ => {}
+            }
+        }
+        if !mended.is_empty() {
+            tracing::warn!(
+                file = %self.state.path().display(),
+                mended = %mended.join(", "),
+                "alert engine state was a pass behind the outbox (a crash or a failed save \
+                 between them): mended"
+            );
+            if let Err(e) = self.state.save(&state) {
+                tracing::warn!(file = %self.state.path().display(), "alert engine state not saved: {e:#}");
+            }
+        }
+        mended.len()
     }
 
     /// What holds each element's alerts back at `now`, by key, for the snapshot to carry

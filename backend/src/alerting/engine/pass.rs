@@ -36,6 +36,13 @@ use crate::config::AlertRules;
 use crate::write::transitions::Elements;
 use fleetdash_model::alerts::Element;
 
+/// A Firing's or Recovered's id: the element's key, the event, and when the red run began,
+/// so a pass replayed after a crash makes the same id (the outbox's dedupe key), and the
+/// outbox tells whether it went out ([`super::Alerting::reconcile`]).
+pub fn alert_id(key: &str, event: AlertEvent, red_since: DateTime<Utc>) -> String {
+    format!("{key}:{}:{}", event.as_str(), red_since.timestamp())
+}
+
 /// An element no snapshot has shown for this long is forgotten (a removed agent, a finished
 /// task). Shorter would let a section that failed for a weekend come back with its open alerts
 /// forgotten, and fire them again.
@@ -164,11 +171,7 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
             (Band::Red, None) if t.red_passes >= cx.thresholds.fail_after && !held() => {
                 let since = t.red_since.unwrap_or(now);
                 let names = roots::takes_down(key, elements, cx.deps);
-                let id = format!(
-                    "{key}:{}:{}",
-                    AlertEvent::Firing.as_str(),
-                    since.timestamp()
-                );
+                let id = alert_id(key, AlertEvent::Firing, since);
                 alerts.push(alert(AlertEvent::Firing, since, id, names.clone()));
                 t.open = Some(Open {
                     since,
@@ -194,11 +197,7 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
             {
                 let open = t.open.take().expect("matched Some");
                 let since = t.clear_since.unwrap_or(now);
-                let id = format!(
-                    "{key}:{}:{}",
-                    AlertEvent::Recovered.as_str(),
-                    open.since.timestamp()
-                );
+                let id = alert_id(key, AlertEvent::Recovered, open.since);
                 alerts.push(alert(AlertEvent::Recovered, since, id, open.takes_down));
             }
             _ => {}
@@ -211,11 +210,7 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
         }
         let open = t.open.take().expect("gone lists open alerts only");
         alerts.push(Alert {
-            id: format!(
-                "{key}:{}:{}",
-                AlertEvent::Recovered.as_str(),
-                open.since.timestamp()
-            ),
+            id: alert_id(&key, AlertEvent::Recovered, open.since),
             kind: if t.kind.is_empty() {
                 "element".into()
             } else {

@@ -4,6 +4,7 @@
 //! channel ([`MAX_PENDING_PER_CHANNEL`]); delivered pairs are remembered for [`DELIVERED_KEPT`],
 //! then pruned. SQLite (WAL); every call blocks. Its file is opened through [`guard`].
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -381,6 +382,35 @@ impl Outbox {
         conn.execute_batch("PRAGMA incremental_vacuum;")?;
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         Ok(n)
+    }
+
+    /// Per element key, the newest Firing or Recovered the outbox holds (pending or
+    /// remembered as delivered) and the red run it is about (its `since`): what went out, for
+    /// the engine to mend a state saved one pass behind
+    /// ([`Alerting::reconcile`](crate::alerting::engine::Alerting::reconcile)).
+    pub fn last_verdicts(&self) -> Result<HashMap<String, (AlertEvent, DateTime<Utc>)>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT alert_id, event FROM outbox WHERE event IN ('firing', 'recovered')
+             ORDER BY enqueued_at, rowid",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = HashMap::new();
+        for row in rows {
+            let (id, event) = row?;
+            // `<key>:<event>:<since, unix s>`; a key may hold colons itself.
+            let mut parts = id.rsplitn(3, ':');
+            let (Some(since), Some(_), Some(key), Some(event)) =
+                (parts.next(), parts.next(), parts.next(), event_from(&event))
+            else {
+                continue;
+            };
+            let Some(since) = since.parse::<i64>().ok().map(time) else {
+                continue;
+            };
+            out.insert(key.to_string(), (event, since));
+        }
+        Ok(out)
     }
 
     /// Each channel the outbox has heard of, with its health and pending count.
