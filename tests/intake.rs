@@ -341,7 +341,7 @@ fn every_report_kind_from_the_v1_sdk_is_applied_and_its_reply_parsed() {
         Some("sol"),
         json!([
             {"op": "card"},
-            {"op": "send", "text": "ACK owning ETA 45m", "task_id": t, "context_id": "ctx-sol-1"},
+            {"op": "send", "text": "ACK owning ETA 45m", "task_id": t},
             {"op": "get", "id": t},
             {"op": "send", "task_id": t, "data": {"report": "blocker", "on": "LAB disk full"}},
             {"op": "send", "data": {"report": "heartbeat", "in_flight": [t]}},
@@ -349,6 +349,7 @@ fn every_report_kind_from_the_v1_sdk_is_applied_and_its_reply_parsed() {
             {"op": "list"},
             {"op": "send", "text": format!("DONE {t} and a summary that is never kept: ZEBRA-SUMMARY")},
             {"op": "get", "id": t},
+            {"op": "send", "text": "ACK owning ETA 5m", "task_id": t, "context_id": "ctx-elsewhere"},
         ]),
     );
     let card = ok(&results[0]);
@@ -366,7 +367,10 @@ fn every_report_kind_from_the_v1_sdk_is_applied_and_its_reply_parsed() {
 
     let acked = &ok(&results[1])["task"];
     assert_eq!(acked["id"], t);
-    assert_eq!(acked["contextId"], "ctx-sol-1");
+    assert_eq!(
+        acked["contextId"], t,
+        "a task assigned without a context is its own, inferred when only its taskId is sent"
+    );
     assert_eq!(acked["metadata"][QUEUE_KEY]["owner"], "sol");
     assert_eq!(acked["metadata"][QUEUE_KEY]["ack"]["shape"], "owning");
     assert!(acked["metadata"][QUEUE_KEY]["ack"]["eta"].is_string());
@@ -399,6 +403,17 @@ fn every_report_kind_from_the_v1_sdk_is_applied_and_its_reply_parsed() {
     assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(done["metadata"][ASC_KEY]["status"]["name"], "SUCCESS");
     assert_eq!(ok(&results[8])["status"]["state"], "TASK_STATE_COMPLETED");
+    // Issue 21 (A2A §3.4.3): a message naming a task in another context is refused, and the
+    // task keeps its own.
+    let mismatch = err(&results[9]);
+    assert!(
+        mismatch["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("contextId"),
+        "{mismatch}"
+    );
+    assert_eq!(ok(&results[8])["contextId"], t);
 
     let row = hub.row(&t);
     assert_eq!(row.owner.as_deref(), Some("sol"));
@@ -522,7 +537,10 @@ fn every_report_kind_from_the_v03_sdk_and_the_pulse_content_quirk() {
     let reply = a.json();
     assert_eq!(reply["result"]["kind"], "task", "{reply}");
     assert_eq!(reply["result"]["status"]["state"], "completed");
-    assert_eq!(reply["result"]["contextId"], "pulse-ctx");
+    assert_eq!(
+        reply["result"]["contextId"], u,
+        "the task keeps its context; the report's is its reporter's session"
+    );
 }
 
 #[test]
@@ -575,10 +593,26 @@ fn a_multi_tag_race_of_concurrent_sdk_clients_has_exactly_one_owner() {
     }
 }
 
+/// A task an agent may read (it assigned it) but neither owns nor is tagged on: a report on it
+/// is 403. One it cannot even read is "not found" (-32001), as GetTask says: a refusal must not
+/// tell an agent that another agent's task exists (A2A §13.1; issue 21). Neither writes.
 #[test]
 fn reporting_on_a_task_that_is_not_yours_is_403_problem_json_and_writes_nothing() {
     let hub = Hub::start();
-    let t = hub.assign("Sol's own task", Some("sol"), &["mira"]);
+    let assigned = post(
+        &hub,
+        Some("echo"),
+        Some("1.0"),
+        &v1_send(
+            "assign-1",
+            json!({"parts": [{"data": {"report": "assign", "title": "Sol's own task",
+                "owner": "sol", "tagged": ["mira"]}}]}),
+        ),
+    );
+    let t = assigned.json()["result"]["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", assigned.body))
+        .to_string();
     let before = hub.contents();
     let a = post(
         &hub,
@@ -608,6 +642,19 @@ fn reporting_on_a_task_that_is_not_yours_is_403_problem_json_and_writes_nothing(
         json!([{"op": "send", "text": "DONE", "task_id": t}]),
     );
     assert_eq!(err(&r[0])["status"], 403);
+    assert_eq!(hub.contents(), before);
+    // Nova cannot read it: to nova it does not exist.
+    let hidden = post(
+        &hub,
+        Some("nova"),
+        Some("1.0"),
+        &v1_send(
+            "m-y",
+            json!({"taskId": t, "parts": [{"text": "ACK owning"}]}),
+        ),
+    );
+    assert_eq!(hidden.status, 200, "{}", hidden.body);
+    assert_eq!(hidden.json()["error"]["code"], -32001, "{}", hidden.body);
     assert_eq!(hub.contents(), before);
 }
 
@@ -729,6 +776,19 @@ fn hostile_input_gets_its_error_and_writes_nothing() {
     let a = post(&hub, Some("sol"), None, &notification);
     assert_eq!((a.status, a.body.as_str()), (204, ""), "a notification");
     assert_eq!(hub.contents(), before, "a notification wrote something");
+    // No id, and not a Request either (the TCK's invalid_request0/1): an Invalid Request,
+    // answered with a null id, never taken for a notification.
+    for invalid in [
+        json!({"jsonrpc": "aaa", "method": "SendMessage", "params": {}}),
+        json!({"jsonrpc": "2.0", "params": {}}),
+    ] {
+        let a = post(&hub, Some("sol"), Some("1.0"), &invalid.to_string());
+        assert_eq!(a.status, 200, "{invalid}: {}", a.body);
+        let reply = a.json();
+        assert_eq!(reply["error"]["code"], -32600, "{invalid}: {reply}");
+        assert_eq!(reply["id"], Value::Null, "{invalid}: {reply}");
+    }
+    assert_eq!(hub.contents(), before);
     // A body that is not declared JSON: 415, before it is read (issue 21).
     let done = v03_send("c-1", text(&format!("DONE {t}")));
     for content_type in [

@@ -337,11 +337,10 @@ async fn reports_that_are_not_allowed_are_refused_and_write_nothing() {
     let events = || count(&db, "SELECT count(*) FROM events");
     let before = events();
     let refusals = [
+        // Lyra cannot even read it: to lyra it does not exist (issue 21).
         (
             report(agent("lyra"), "1", t0(), ack(&id, owning())),
-            Refusal::NotYours {
-                task_id: id.clone(),
-            },
+            Refusal::UnknownTask(id.clone()),
         ),
         (
             report(agent("sol"), "2", t0(), ack("q_missing", owning())),

@@ -86,7 +86,9 @@ pub fn card_v1(url: &str) -> Value {
             ],
         },
         "defaultInputModes": ["application/json", "text/plain"],
-        "defaultOutputModes": ["application/json"],
+        // A heartbeat is answered with a one-word text message ("recorded"); a task report
+        // with the Task.
+        "defaultOutputModes": ["application/json", "text/plain"],
         "skills": skills,
         "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
         "securityRequirements": [{"schemes": {"bearer": {"list": []}}}],

@@ -386,6 +386,28 @@ async fn answer(intake: &Intake, caller: Caller, call: Call) -> Response {
                 Ok(kind) => kind,
                 Err(why) => return rpc_error(&id, dialect, RpcError::invalid_params(why)),
             };
+            // A2A §3.4.3: a message naming a task (its taskId) in another context is refused;
+            // a task's context never changes. A report naming its task only in its content
+            // comes from the reporter's own session (spec 003 §5.4), whose context is its own.
+            if let (Some(task_id), Some(context_id)) = (&inbound.task_id, &inbound.context_id) {
+                match queue.get(task_id).await {
+                    Ok(Some(row)) if sees(&row) && row.context() != context_id.as_str() => {
+                        return rpc_error(
+                            &id,
+                            dialect,
+                            RpcError::invalid_params(format!(
+                                "contextId: task {} is in context {}, not {} (A2A §3.4.3: a \
+                                 message naming a task carries its context, or none)",
+                                row.id,
+                                row.context(),
+                                crate::text::clean(context_id, 80)
+                            )),
+                        );
+                    }
+                    Ok(_) => {}
+                    Err(why) => return store_failed(&why),
+                }
+            }
             let report = Report {
                 from: Reporter::Agent(agent.clone()),
                 message_id: inbound.message_id.clone(),

@@ -67,7 +67,7 @@ pub struct TaskRow {
     pub status_message: Option<String>,
     /// Recorded separately from the 300 s rule (§3.5): no report for the worker-died limit.
     pub worker_died: bool,
-    /// Who reported last and the contextId it carried (§5.4).
+    /// Who reported last, and the task's A2A context (its assignment's contextId).
     pub provenance: Provenance,
 }
 
@@ -78,6 +78,13 @@ impl TaskRow {
         self.owner.as_deref() == Some(agent)
             || self.tagged.iter().any(|t| t == agent)
             || self.created_by == agent
+    }
+
+    /// The task's A2A `contextId`: its assignment's, or (none given) the task's own id. It
+    /// never changes: a later report's contextId is the reporter's session (spec 003 §5.4),
+    /// kept with that report's event, and A2A §3.4.3 has the task keep its context.
+    pub fn context(&self) -> &str {
+        self.provenance.context_id.as_deref().unwrap_or(&self.id)
     }
 }
 
@@ -90,7 +97,9 @@ pub struct AckRecord {
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Provenance {
+    /// The last reporter.
     pub reporter: String,
+    /// The contextId the task was assigned in; `None` when the assignment carried none.
     pub context_id: Option<String>,
 }
 

@@ -466,13 +466,11 @@ impl Ctx<'_> {
         }
     }
 
-    /// The row after a report touched it: provenance, and the last report's time.
+    /// The row after a report touched it: its last reporter, and the last report's time. The
+    /// task keeps its context ([`TaskRow::context`]); the report's own is in its event.
     fn touched(&self, mut row: TaskRow) -> TaskRow {
         row.last_report_at = Some(self.report.received_at);
-        row.provenance = Provenance {
-            reporter: self.reporter.to_string(),
-            context_id: self.context_id.clone(),
-        };
+        row.provenance.reporter = self.reporter.to_string();
         // The owner reported: it is alive.
         if self.agent().is_some() && self.agent() == row.owner.as_deref() {
             row.worker_died = false;
@@ -507,7 +505,13 @@ impl Ctx<'_> {
             && row.owner.as_deref() != Some(agent)
             && !row.tagged.iter().any(|t| t == agent)
         {
-            return Ok(Err(Refusal::NotYours { task_id: row.id }));
+            // A task the agent cannot even read is "not found" to it, as one that does not
+            // exist (nothing says it is there); one it assigned, it may read but not report on.
+            return Ok(Err(if row.visible_to(agent) {
+                Refusal::NotYours { task_id: row.id }
+            } else {
+                Refusal::UnknownTask(task_id.chars().take(ID_MAX_CHARS).collect())
+            }));
         }
         if row.state.is_terminal() && !finished_ok {
             return Ok(Err(Refusal::Invalid(format!(

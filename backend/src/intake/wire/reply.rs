@@ -134,8 +134,8 @@ fn agent_message(
 
 /// A queue row as an A2A Task of `dialect`.
 pub fn task(dialect: Dialect, row: &TaskRow) -> Value {
-    // v0.3 requires a contextId; a row that never saw one is its own context.
-    let context_id = row.provenance.context_id.as_deref().unwrap_or(&row.id);
+    // v0.3 requires a contextId; a row assigned without one is its own context.
+    let context_id = row.context();
     let at = status_at(row);
     let mut status = json!({
         "state": match dialect {
@@ -254,11 +254,7 @@ pub fn list_result(rows: &[TaskRow], q: &ListQuery) -> Value {
         .iter()
         .filter(|r| q.state.is_none_or(|s| r.state == s))
         .filter(|r| q.status_after.is_none_or(|after| status_at(r) >= after))
-        .filter(|r| {
-            q.context_id
-                .as_deref()
-                .is_none_or(|c| r.provenance.context_id.as_deref() == Some(c))
-        })
+        .filter(|r| q.context_id.as_deref().is_none_or(|c| r.context() == c))
         .collect();
     matching.sort_by(|a, b| {
         status_at(b)

@@ -9,6 +9,15 @@ use crate::intake::report::{self, Part};
 use crate::queue::WireState;
 
 /// Reads one JSON-RPC request of either dialect.
+/// The id of an invalid Request, when it has a usable one; else null (JSON-RPC 2.0 §5: null
+/// when it could not be detected).
+fn valid_id(id: Option<&Value>) -> Value {
+    match id {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    }
+}
+
 pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<Refused>> {
     let header_dialect = Dialect::from_header(version_header);
     let dialect = *header_dialect.as_ref().unwrap_or(&Dialect::V1);
@@ -37,6 +46,21 @@ pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<
             RpcError::new(code::INVALID_REQUEST, why),
         ));
     };
+    // A Request object first (JSON-RPC 2.0 §4): one that is not ("jsonrpc" not "2.0", no
+    // method) is an Invalid Request answered with a null id, whether or not it has an id;
+    // only a valid Request without an id is a notification.
+    if request.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(refuse(
+            valid_id(request.get("id")),
+            RpcError::new(code::INVALID_REQUEST, "jsonrpc: expected \"2.0\""),
+        ));
+    }
+    let Some(method) = request.get("method").and_then(Value::as_str) else {
+        return Err(refuse(
+            valid_id(request.get("id")),
+            RpcError::new(code::INVALID_REQUEST, "method: expected a string"),
+        ));
+    };
     let id = match request.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
         Some(_) => {
@@ -58,18 +82,6 @@ pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<
                 notification: true,
             }));
         }
-    };
-    if request.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(refuse(
-            id,
-            RpcError::new(code::INVALID_REQUEST, "jsonrpc: expected \"2.0\""),
-        ));
-    }
-    let Some(method) = request.get("method").and_then(Value::as_str) else {
-        return Err(refuse(
-            id,
-            RpcError::new(code::INVALID_REQUEST, "method: expected a string"),
-        ));
     };
     let dialect = match header_dialect {
         Ok(d) => d,
@@ -95,7 +107,11 @@ pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<
     if method_dialect != dialect {
         let why = match dialect {
             Dialect::V03 => "a v1.0 method needs the header A2A-Version: 1.0",
-            Dialect::V1 => "a v0.3 method is sent without the A2A-Version: 1.0 header",
+            Dialect::V1 => {
+                "a v0.3 method (message/send, tasks/get, tasks/cancel) is answered \
+                            without the A2A-Version: 1.0 header; with it, use SendMessage, GetTask, \
+                            ListTasks, CancelTask"
+            }
         };
         return Err(refuse(RpcError::new(code::VERSION_NOT_SUPPORTED, why)));
     }
@@ -491,6 +507,18 @@ mod tests {
         )
         .unwrap_err();
         assert!(notification.notification, "a notification");
+        // Issue 21 (the TCK's invalid_request0/1): no id, but not a Request object either: an
+        // Invalid Request, answered with a null id, never taken for a notification.
+        for invalid in [
+            r#"{"jsonrpc":"aaa","method":"SendMessage","params":{}}"#,
+            r#"{"jsonrpc":"2.0","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#,
+        ] {
+            let refused = call(Some("1.0"), invalid).unwrap_err();
+            assert!(!refused.notification, "{invalid}");
+            assert_eq!(refused.error.code, code::INVALID_REQUEST, "{invalid}");
+            assert_eq!(refused.id, Value::Null, "{invalid}");
+        }
         assert!(
             !call(None, "{not json").unwrap_err().notification,
             "only a request without an id"
