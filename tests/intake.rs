@@ -3,181 +3,23 @@
 //! through their own client classes (tests/peers/report_v1.py, report_v03.py), and raw HTTP for
 //! what no SDK sends (the Pulse plane's `content`, hostile input).
 
+#[path = "support/hub.rs"]
+mod hub;
 mod support;
+
+use hub::{
+    AGENTS, Hub, OPERATOR_TOKEN, exchange, post, read_answer, text, token, v1_send, v03_send,
+};
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use chrono::Utc;
 use fleetdash::config::IntakeConfig;
-use fleetdash::intake::guard::Tokens;
-use fleetdash::intake::{self, IntakeOptions};
-use fleetdash::queue::{Assignment, QueueRules, Report, ReportKind, Reporter, TaskRow, WorkQueue};
-use fleetdash::redact::RedactionGate;
 use serde_json::{Value, json};
 use support::{HANG_BUDGET, Sdk, repo_root};
-use tokio_util::sync::CancellationToken;
-
-/// The fleet of these tests and each agent's report token.
-const AGENTS: &[(&str, &str)] = &[
-    ("sol", "report-sol-5b1e9c2f"),
-    ("mira", "report-mira-77d0a4e3"),
-    ("nova", "report-nova-c93f1b08"),
-    ("echo", "report-echo-0a6e2d91"),
-];
-
-/// The operator's read-all token (`[intake] operator_token_*`); `post(hub, Some("operator"), ..)`
-/// sends it.
-const OPERATOR_TOKEN: &str = "operator-reads-3f9a61c2";
-
-fn token(agent: &str) -> &'static str {
-    if agent == "operator" {
-        return OPERATOR_TOKEN;
-    }
-    AGENTS.iter().find(|(a, _)| *a == agent).unwrap().1
-}
-
-/// An intake on a loopback port, in front of a work queue in a temporary folder.
-struct Hub {
-    addr: SocketAddr,
-    db: PathBuf,
-    queue: Arc<WorkQueue>,
-    rt: tokio::runtime::Runtime,
-    shutdown: CancellationToken,
-    _dir: tempfile::TempDir,
-}
-
-impl Hub {
-    fn start() -> Hub {
-        Hub::with_limits(IntakeConfig::default())
-    }
-
-    fn with_limits(limits: IntakeConfig) -> Hub {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("tasks.db");
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let rules = QueueRules {
-            ack_within_s: 600,
-            no_reply_s: 300,
-            worker_died_s: 3600,
-        };
-        let queue = Arc::new(rt.block_on(WorkQueue::open(&db, rules)).unwrap());
-        let options = IntakeOptions {
-            tokens: Tokens::new(AGENTS.iter().map(|(a, t)| (a.to_string(), t.to_string())))
-                .unwrap()
-                .with_operator(OPERATOR_TOKEN)
-                .unwrap(),
-            agents: AGENTS.iter().map(|(a, _)| a.to_string()).collect(),
-            limits,
-            gate: RedactionGate::new(AGENTS.iter().map(|(_, t)| t.to_string())),
-        };
-        let listener = rt
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let addr = listener.local_addr().unwrap();
-        let shutdown = CancellationToken::new();
-        rt.spawn(intake::serve(
-            listener,
-            queue.clone(),
-            options,
-            shutdown.clone(),
-        ));
-        Hub {
-            addr,
-            db,
-            queue,
-            rt,
-            shutdown,
-            _dir: dir,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/", self.addr)
-    }
-
-    /// The operator assigns a task (as `fleetdash task assign` does); its id.
-    fn assign(&self, title: &str, owner: Option<&str>, tagged: &[&str]) -> String {
-        let report = Report {
-            from: Reporter::Operator,
-            message_id: uuid::Uuid::new_v4().to_string(),
-            context_id: None,
-            received_at: Utc::now(),
-            kind: ReportKind::Assign(Assignment {
-                title: title.into(),
-                owner: owner.map(str::to_string),
-                tagged: tagged.iter().map(|t| t.to_string()).collect(),
-                deadline: None,
-            }),
-        };
-        let applied = self.rt.block_on(self.queue.apply(report)).unwrap();
-        applied.task.unwrap().id
-    }
-
-    fn row(&self, id: &str) -> TaskRow {
-        self.rt.block_on(self.queue.get(id)).unwrap().unwrap()
-    }
-
-    /// Every row of every table, in order: what "nothing was written" compares.
-    fn contents(&self) -> String {
-        let conn = rusqlite::Connection::open_with_flags(
-            &self.db,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )
-        .unwrap();
-        let mut out = String::new();
-        for table in ["tasks", "events", "agents"] {
-            let mut stmt = conn
-                .prepare(&format!("SELECT * FROM {table} ORDER BY rowid"))
-                .unwrap();
-            let n = stmt.column_count();
-            let rows = stmt
-                .query_map([], |r| {
-                    (0..n)
-                        .map(|i| {
-                            r.get::<_, rusqlite::types::Value>(i)
-                                .map(|v| format!("{v:?}"))
-                        })
-                        .collect::<Result<Vec<_>, _>>()
-                })
-                .unwrap();
-            for row in rows {
-                out.push_str(&format!("{table}: {}\n", row.unwrap().join(" | ")));
-            }
-        }
-        out
-    }
-
-    fn events(&self) -> usize {
-        self.contents()
-            .lines()
-            .filter(|l| l.starts_with("events:"))
-            .count()
-    }
-
-    /// The database's bytes, WAL included: free text that must not be kept is searched here.
-    fn bytes(&self) -> Vec<u8> {
-        let mut all = std::fs::read(&self.db).unwrap();
-        if let Ok(wal) = std::fs::read(self.db.with_extension("db-wal")) {
-            all.extend(wal);
-        }
-        all
-    }
-}
-
-impl Drop for Hub {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
 
 /// Runs `steps` through the official SDK client of `sdk` as `agent`; one result per step.
 fn sdk(sdk: Sdk, url: &str, agent: Option<&str>, steps: Value) -> Vec<Value> {
@@ -244,92 +86,6 @@ fn err(result: &Value) -> &Value {
 
 const ASC_KEY: &str = "urn:fleetdash:a2a:agent-status:v0.1";
 const QUEUE_KEY: &str = "urn:fleetdash:a2a:work-queue:v1";
-
-/// One HTTP exchange over a plain socket: (status, headers in lower case, body).
-struct Answer {
-    status: u16,
-    headers: String,
-    body: String,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-
-    fn header(&self, name: &str) -> Option<String> {
-        self.headers.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| v.trim().to_string())
-        })
-    }
-}
-
-fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> Answer {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(HANG_BUDGET)).unwrap();
-    s.write_all(head.as_bytes()).unwrap();
-    // A server that answers before reading the whole body may close on us: that is its right.
-    let _ = s.write_all(body);
-    read_answer(s)
-}
-
-fn read_answer(mut s: TcpStream) -> Answer {
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    Answer {
-        status,
-        headers: head.to_string(),
-        body: body.to_string(),
-    }
-}
-
-/// A JSON-RPC POST as `agent` (None: no token), with `A2A-Version` when given.
-fn post(hub: &Hub, agent: Option<&str>, version: Option<&str>, body: &str) -> Answer {
-    let mut head = format!(
-        "POST / HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nConnection: close\r\n\
-         Content-Length: {}\r\n",
-        hub.addr,
-        body.len()
-    );
-    if let Some(agent) = agent {
-        head.push_str(&format!("Authorization: Bearer {}\r\n", token(agent)));
-    }
-    if let Some(v) = version {
-        head.push_str(&format!("A2A-Version: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    exchange(hub.addr, &head, body.as_bytes())
-}
-
-/// A message of one text part.
-fn text(s: &str) -> Value {
-    json!({"parts": [{"kind": "text", "text": s}]})
-}
-
-fn v03_send(message_id: &str, message: Value) -> String {
-    let mut m = message;
-    m["kind"] = "message".into();
-    m["role"] = "user".into();
-    m["messageId"] = message_id.into();
-    json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": m}})
-        .to_string()
-}
-
-fn v1_send(message_id: &str, message: Value) -> String {
-    let mut m = message;
-    m["role"] = "ROLE_USER".into();
-    m["messageId"] = message_id.into();
-    json!({"jsonrpc": "2.0", "id": "r", "method": "SendMessage", "params": {"message": m}})
-        .to_string()
-}
 
 #[test]
 fn every_report_kind_from_the_v1_sdk_is_applied_and_its_reply_parsed() {

@@ -160,8 +160,12 @@ fn method_of(method: &str) -> Option<(Dialect, Op)> {
         code::PUSH_NOT_SUPPORTED,
         "push notifications are not offered",
     );
-    const EXTENDED: Op =
-        Op::Unsupported(code::EXTENDED_CARD_NOT_CONFIGURED, "no extended agent card");
+    // A2A §3.3.4: with capabilities.extendedAgentCard absent, UnsupportedOperation (-32007 is
+    // for a card that declares one and has none configured).
+    const EXTENDED: Op = Op::Unsupported(
+        code::UNSUPPORTED_OPERATION,
+        "no extended agent card (the card does not declare capabilities.extendedAgentCard)",
+    );
     Some(match method {
         "SendMessage" => (Dialect::V1, Op::Send),
         "GetTask" => (Dialect::V1, Op::Get),
