@@ -1225,3 +1225,179 @@ fn slow_headers_and_too_many_connections_from_one_peer_are_cut() {
         "the intake answered nobody once the idle connections closed"
     );
 }
+
+/// Issue 21, measured: a slowloris from many peer addresses against `fleetdash run` under a
+/// lowered open-files limit (128, as `prlimit` sets it). Before, the intake took connections
+/// until the process ran out of descriptors, and the collector could no longer write
+/// status.json ("Too many open files"). Now the intake holds at most half the limit (64),
+/// closes the rest at once, the snapshot keeps being written through the flood, and once the
+/// header deadline cuts the slow ones a report is answered again. Prints the figures.
+#[test]
+fn a_slowloris_under_a_low_open_files_limit_leaves_the_collector_its_files() {
+    const LIMIT: usize = 128;
+    const PEERS: u8 = 10;
+    const PER_PEER: usize = 30;
+    let scratch = support::Scratch::new();
+    let config = scratch.config(
+        "[intake]\nlisten = \"127.0.0.1:0\"\nheader_timeout = \"4s\"\n\n\
+         [work_queue]\ndb = \"state/tasks.db\"\n\n[cadence]\nqueue = \"1s\"\n\n\
+         [[agents]]\nname = \"sol\"\nendpoint = \"http://127.0.0.1:9/\"\ndialect = \"v1\"\n\
+         report_token_env = \"SOL_REPORT_TOKEN\"\n",
+    );
+    let mut cmd = Command::new("prlimit");
+    cmd.arg(format!("--nofile={LIMIT}:{LIMIT}"))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_fleetdash"))
+        .args(["run", "--config"])
+        .arg(&config)
+        .env("FLEETDASH_LOG", "warn")
+        .env("SOL_REPORT_TOKEN", token("sol"));
+    let (mut child, intake, log) = run_with_intake_logged(cmd);
+    let addr = intake.expect("fleetdash run never said where the intake listens");
+    let status = scratch.path().join("out/status.json");
+    let generated_at = || -> Option<String> {
+        let v: Value = serde_json::from_slice(&std::fs::read(&status).ok()?).ok()?;
+        v["generated_at"].as_str().map(str::to_string)
+    };
+    // Half-sent headers from PEERS loopback addresses, PER_PEER each (within the per-peer
+    // bound, so only the limit-derived ceiling holds them back).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut slow: Vec<TcpStream> = Vec::new();
+    for peer in 0..PEERS {
+        for _ in 0..PER_PEER {
+            let connected = rt.block_on(async {
+                let socket = tokio::net::TcpSocket::new_v4()?;
+                socket.bind(SocketAddr::from(([127, 0, 0, 2 + peer], 0)))?;
+                socket.connect(addr).await?.into_std()
+            });
+            let Ok(s) = connected else { continue };
+            s.set_nonblocking(false).unwrap();
+            let mut s = s;
+            let _ = s.write_all(b"POST / HTTP/1.1\r\nHo");
+            slow.push(s);
+        }
+    }
+    let attempted = slow.len();
+    // Which of them the intake closed at once: a read sees the end (or a reset).
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let closed = slow
+        .iter()
+        .filter(|s| {
+            s.set_read_timeout(Some(std::time::Duration::from_millis(20)))
+                .unwrap();
+            let mut probe = [0u8; 1];
+            let mut reader: &TcpStream = s;
+            match reader.read(&mut probe) {
+                Ok(0) => true,
+                Ok(_) => false,
+                Err(e) => !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ),
+            }
+        })
+        .count();
+    let held = attempted - closed;
+    // The snapshot is still written while the slow connections are held.
+    let before = generated_at();
+    let mut renewed = false;
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    while std::time::Instant::now() < deadline {
+        if generated_at().is_some_and(|g| Some(&g) != before.as_ref()) {
+            renewed = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // After the header deadline cuts them, a report is answered again.
+    let hb = v03_send("after-flood", text("HEARTBEAT idle"));
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        token("sol"),
+        hb.len()
+    );
+    let mut answered = None;
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    while std::time::Instant::now() < deadline && answered.is_none() {
+        if let Ok(a) = std::panic::catch_unwind(|| exchange(addr, &head, hb.as_bytes()))
+            && a.status == 200
+        {
+            answered = Some(a.status);
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(250));
+        }
+    }
+    drop(slow);
+    let _ = child.kill();
+    let _ = child.wait();
+    let log = log.lock().unwrap().join("\n");
+    println!(
+        "slowloris under an open-files limit of {LIMIT}: {attempted} connections from {PEERS} \
+         peers, {held} held, {closed} closed at once; status.json renewed during the flood: \
+         {renewed}; a report answered after the header deadline: {answered:?}"
+    );
+    assert!(
+        !log.contains("Too many open files"),
+        "the process ran out of descriptors:\n{log}"
+    );
+    assert!(
+        log.contains("lowered to 64"),
+        "the ceiling was not said:\n{log}"
+    );
+    assert!(held <= LIMIT / 2, "{held} held past half the limit");
+    assert!(
+        closed >= attempted - LIMIT / 2,
+        "{closed} of {attempted} closed"
+    );
+    assert!(
+        renewed,
+        "status.json was not written during the flood:\n{log}"
+    );
+    assert_eq!(
+        answered,
+        Some(200),
+        "no report answered after the flood:\n{log}"
+    );
+}
+
+/// As [`run_with_intake`], keeping every line the process writes on stderr.
+fn run_with_intake_logged(
+    mut cmd: Command,
+) -> (
+    std::process::Child,
+    Result<SocketAddr, std::sync::mpsc::RecvTimeoutError>,
+    Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let log: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let kept = log.clone();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(url) = line.strip_prefix("fleetdash: intake listening on ") {
+                let _ = tx.send(url.trim().to_string());
+            }
+            kept.lock().unwrap().push(line);
+        }
+    });
+    let addr = rx.recv_timeout(HANG_BUDGET).map(|url| {
+        url.trim_start_matches("http://")
+            .trim_end_matches('/')
+            .parse()
+            .unwrap()
+    });
+    (child, addr, log)
+}

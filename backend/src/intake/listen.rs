@@ -6,6 +6,10 @@
 //! - One peer address holds at most `max_connections_per_peer` connections, and the intake at
 //!   most `max_connections` in all: past either, a new connection is closed at once, so that no
 //!   peer can hold the intake, nor the open files the snapshot writer needs.
+//! - Whatever `max_connections` says, the intake holds at most half the process's open-files
+//!   limit ([`connection_ceiling`]): under a lowered limit (a unit's `LimitNOFILE`, a shell's
+//!   `ulimit -n`) the other half stays for the collector's snapshot writes, databases, probes
+//!   and the dashboard.
 //! - At shutdown, no new connection is taken and the open ones finish their request.
 
 use std::collections::HashMap;
@@ -26,6 +30,32 @@ pub struct Bounds {
     pub header_timeout: Duration,
     pub per_peer: usize,
     pub total: usize,
+}
+
+/// The connections the intake may hold: `configured`, but at most half of `open_files` (the
+/// process's soft `RLIMIT_NOFILE`, `None` when unlimited or unknown), and at least one. Said
+/// when it lowers the configured number.
+pub fn connection_ceiling(configured: usize, open_files: Option<u64>) -> (usize, Option<String>) {
+    let Some(limit) = open_files else {
+        return (configured, None);
+    };
+    let half = usize::try_from(limit / 2).unwrap_or(usize::MAX).max(1);
+    if configured <= half {
+        return (configured, None);
+    }
+    (
+        half,
+        Some(format!(
+            "[intake] max_connections {configured} lowered to {half}: half the process's \
+             open-files limit ({limit}) stays for the collector; raise the limit (LimitNOFILE=) \
+             to hold more"
+        )),
+    )
+}
+
+/// The process's soft open-files limit, if it has one.
+pub fn open_files_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile).current
 }
 
 /// Open connections, by peer address.
@@ -79,6 +109,11 @@ pub async fn serve(
     bounds: Bounds,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    let (total, lowered) = connection_ceiling(bounds.total, open_files_limit());
+    if let Some(why) = lowered {
+        tracing::warn!("intake: {why}");
+    }
+    let bounds = Bounds { total, ..bounds };
     let open = Arc::new(Mutex::new(Open::default()));
     let tracker = TaskTracker::new();
     loop {
@@ -161,5 +196,15 @@ mod tests {
         drop((a2, b1));
         assert_eq!(open.lock().unwrap().total, 0);
         assert!(open.lock().unwrap().by_peer.is_empty());
+    }
+
+    #[test]
+    fn the_intake_holds_at_most_half_the_open_files_limit() {
+        assert_eq!(connection_ceiling(256, None), (256, None));
+        assert_eq!(connection_ceiling(256, Some(1024)), (256, None));
+        let (total, said) = connection_ceiling(256, Some(128));
+        assert_eq!(total, 64);
+        assert!(said.unwrap().contains("lowered to 64"));
+        assert_eq!(connection_ceiling(256, Some(1)).0, 1);
     }
 }

@@ -113,7 +113,7 @@ impl StatusWriter {
             .with_context(|| format!("cannot open lock file {}", self.lock_path.display()))?;
         lock.lock()
             .with_context(|| format!("cannot lock {}", self.lock_path.display()))?;
-        let previous = self.read_previous();
+        let previous = self.load_previous()?;
         let had_previous = previous.is_some();
         // The bands as they were, from the previous snapshot (gated when it was written).
         let before = previous.as_ref().map(transitions::elements);
@@ -181,19 +181,30 @@ impl StatusWriter {
 
     /// The snapshot on disk, if there is a readable one of this schema.
     pub fn read_previous(&self) -> Option<Snapshot> {
+        self.load_previous().ok().flatten()
+    }
+
+    /// The snapshot on disk: none when there is none, or when it is not a snapshot of this
+    /// schema (said; the next write starts afresh). A file that cannot be read now (out of
+    /// descriptors, an I/O error) is an error: writing over it with this write's sections
+    /// alone would lose every other section, so the write is skipped and the file kept whole.
+    fn load_previous(&self) -> Result<Option<Snapshot>> {
         let bytes = match std::fs::read(&self.path) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
-                tracing::warn!(file = %self.path.display(), "previous snapshot unreadable, starting afresh: {e}");
-                return None;
+                return Err(anyhow::Error::new(e).context(format!(
+                    "cannot read the previous snapshot {} (left as it is; this write is \
+                     skipped)",
+                    self.path.display()
+                )));
             }
         };
         match serde_json::from_slice(&bytes) {
-            Ok(s) => Some(s),
+            Ok(s) => Ok(Some(s)),
             Err(e) => {
                 tracing::warn!(file = %self.path.display(), "previous snapshot invalid, starting afresh: {e}");
-                None
+                Ok(None)
             }
         }
     }
