@@ -517,3 +517,49 @@ fn the_agent_card_has_the_required_fields() {
         assert!(card.get(v03_only).is_none(), "{v03_only} on a v1.0 card");
     }
 }
+
+/// §3.1.4 (ListTasksRequest): `statusTimestampAfter` is honoured, as the spec's filter on
+/// the status timestamp.
+#[test]
+fn list_tasks_honours_status_timestamp_after() {
+    let hub = Hub::start();
+    working_task(&hub, "One", "sol");
+    working_task(&hub, "Two", "sol");
+    let listed = |after: &str| -> usize {
+        let reply = call(
+            &hub,
+            "sol",
+            &request(
+                json!(1),
+                "ListTasks",
+                json!({"statusTimestampAfter": after}),
+            ),
+        );
+        reply["result"]["tasks"].as_array().unwrap().len()
+    };
+    assert_eq!(listed("2000-01-01T00:00:00Z"), 2);
+    assert_eq!(listed("2999-01-01T00:00:00Z"), 0);
+}
+
+/// §9.1: requests are `application/json`; another content type is refused before the body
+/// is read (HTTP 415), and nothing is written.
+#[test]
+fn a_request_that_is_not_json_is_refused() {
+    let hub = Hub::start();
+    let t = hub.assign("Rotate the logs", Some("sol"), &[]);
+    let before = hub.contents();
+    let body = send(
+        "m-1",
+        json!({"taskId": t, "parts": [{"text": "ACK owning ETA 5m"}]}),
+    )
+    .to_string();
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nA2A-Version: 1.0\r\n\
+         Content-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        hub::token("sol"),
+        body.len()
+    );
+    let a = hub::exchange(hub.addr, &head, body.as_bytes());
+    assert_eq!(a.status, 415, "{}", a.body);
+    assert_eq!(hub.contents(), before);
+}
