@@ -305,6 +305,9 @@ fn undeclared_capabilities_are_32004() {
         let reply = call(&hub, "sol", &request(json!(1), method, json!({})));
         assert_eq!(code_of(&reply), -32004, "{method}: {reply}");
     }
+    // The spec's own example (§9.4.8) sends no params.
+    let bare = json!({"jsonrpc": "2.0", "id": 6, "method": "GetExtendedAgentCard"});
+    assert_eq!(code_of(&call(&hub, "sol", &bare)), -32004);
 }
 
 /// §3.3.2, §5.4: a part whose media type the agent does not take is

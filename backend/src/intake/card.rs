@@ -60,9 +60,14 @@ pub fn card_v1(url: &str) -> Value {
         .iter()
         .map(|(id, name, description, examples)| {
             json!({"id": id, "name": name, "description": description, "tags": ["report"],
-                   "examples": examples,
-                   "inputModes": ["application/json", "text/plain"],
-                   "outputModes": ["application/json"]})
+            "examples": examples,
+            "inputModes": ["application/json", "text/plain"],
+            // A heartbeat is answered with a text message; a task report, the Task.
+            "outputModes": if *id == "heartbeat" {
+                json!(["text/plain"])
+            } else {
+                json!(["application/json"])
+            }})
         })
         .collect();
     json!({

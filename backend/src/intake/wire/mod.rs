@@ -46,6 +46,8 @@ pub mod code {
     pub const PUSH_NOT_SUPPORTED: i64 = -32003;
     pub const UNSUPPORTED_OPERATION: i64 = -32004;
     pub const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
+    /// v0.3's AuthenticatedExtendedCardNotConfigured.
+    pub const EXTENDED_CARD_NOT_CONFIGURED: i64 = -32007;
     pub const VERSION_NOT_SUPPORTED: i64 = -32009;
     /// fleetdash's own, from the implementation-defined server range (-32000..-32099) at the
     /// end away from A2A's: another agent already owns the task (§4.2). The ASC refinement,
@@ -173,6 +175,7 @@ impl RpcError {
             code::PUSH_NOT_SUPPORTED => "PUSH_NOTIFICATION_NOT_SUPPORTED",
             code::UNSUPPORTED_OPERATION => "UNSUPPORTED_OPERATION",
             code::CONTENT_TYPE_NOT_SUPPORTED => "CONTENT_TYPE_NOT_SUPPORTED",
+            code::EXTENDED_CARD_NOT_CONFIGURED => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
             code::VERSION_NOT_SUPPORTED => "VERSION_NOT_SUPPORTED",
             code::ALREADY_OWNED => "ALREADY_OWNED",
             _ => "INTERNAL_ERROR",

@@ -115,6 +115,11 @@ pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<
         };
         return Err(refuse(RpcError::new(code::VERSION_NOT_SUPPORTED, why)));
     }
+    // An operation not offered is said whatever its params (the spec's own GetExtendedAgentCard
+    // example has none).
+    if let Op::Unsupported(code, why) = op {
+        return Err(refuse(RpcError::new(code, why)));
+    }
     let params = match request.get("params") {
         Some(Value::Object(p)) => p,
         None if op == Op::List => &Map::new(),
@@ -133,7 +138,7 @@ pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<
             id: param_id(params).map_err(&refuse)?,
         },
         Op::List => Params::List(list_query(params).map_err(&refuse)?),
-        Op::Unsupported(code, why) => return Err(refuse(RpcError::new(code, why))),
+        Op::Unsupported(..) => unreachable!("answered above"),
     };
     Ok(Call {
         id,
@@ -185,7 +190,14 @@ fn method_of(method: &str) -> Option<(Dialect, Op)> {
         | "tasks/pushNotificationConfig/get"
         | "tasks/pushNotificationConfig/list"
         | "tasks/pushNotificationConfig/delete" => (Dialect::V03, PUSH),
-        "agent/getAuthenticatedExtendedCard" => (Dialect::V03, EXTENDED),
+        // v0.3 has no capability for it: its own "not configured" error.
+        "agent/getAuthenticatedExtendedCard" => (
+            Dialect::V03,
+            Op::Unsupported(
+                code::EXTENDED_CARD_NOT_CONFIGURED,
+                "no authenticated extended card",
+            ),
+        ),
         _ => return None,
     })
 }
