@@ -95,6 +95,11 @@ impl Reporter {
         }
         if let Some(task_id) = task_id {
             message["taskId"] = json!(task_id);
+            // A message naming a task is in the task's context (A2A §3.4.3): inferred when
+            // none is sent, refused when another is.
+            if let Some(m) = message.as_object_mut() {
+                m.remove("contextId");
+            }
         }
         request
     }
