@@ -12,7 +12,8 @@ use crate::collect::{self, Collection, SectionName, SectionUpdate};
 use crate::config::maintenance::Matcher;
 use crate::config::{self, Config, ConfigError, ConfigErrors, Rules};
 use crate::queue::{
-    Ack, Applied, Assignment, QueueRules, Refusal, Report, ReportKind, Reporter, TaskRow, WorkQueue,
+    Ack, Applied, Assignment, Dismissal, QueueRules, Refusal, Report, ReportKind, Reporter,
+    RowRead, TaskRow, WorkQueue,
 };
 use crate::server;
 use crate::watchdog;
@@ -387,7 +388,9 @@ pub async fn silence_end(path: &Path, id: &str) -> Outcome {
     Ok(())
 }
 
-/// `fleetdash tasks`: the queue in a terminal, red rows first, newest first within a band.
+/// `fleetdash tasks`: the queue in a terminal, red rows first (a row that cannot be read among
+/// them), newest first within a band; then the dismissed ones, which the dashboard no longer
+/// shows. Every task the file keeps is listed, those past the dashboard's retention too.
 pub async fn tasks(path: &Path) -> Outcome {
     use std::io::Write as _;
     let (config, rules) = load(path)?;
@@ -396,25 +399,24 @@ pub async fn tasks(path: &Path) -> Outcome {
     };
     // Read-only: `fleetdash run` may hold the queue's one writer right now.
     let db = work_queue.db.clone();
-    let view = tokio::task::spawn_blocking(move || crate::queue::store::read_only(&db))
+    let view = tokio::task::spawn_blocking(move || crate::queue::rows::read_only(&db))
         .await
         .map_err(|e| anyhow::anyhow!(e))?
         .map_err(|e| anyhow::anyhow!(e))?;
     let now = chrono::Utc::now();
-    let mut rows: Vec<_> = view
-        .tasks
-        .into_iter()
-        .map(|row| {
-            (
-                crate::queue::judge(&row, &QueueRules::of(&rules), now).band,
-                row,
-            )
-        })
-        .collect();
+    let (dismissed, shown): (Vec<_>, Vec<_>) = view.tasks.into_iter().partition(|row| match row {
+        Ok(row) => row.dismissed_at.is_some(),
+        Err(bad) => bad.dismissed_at.is_some(),
+    });
+    let band = |row: &RowRead| match row {
+        Ok(row) => crate::queue::judge(row, &QueueRules::of(&rules), now).band,
+        Err(_) => fleetdash_model::Band::Red,
+    };
+    let mut rows: Vec<_> = shown.into_iter().map(|row| (band(&row), row)).collect();
     // Stable: newest first within a band, as listed.
     rows.sort_by_key(|(band, _)| std::cmp::Reverse(*band));
     let mut out = String::new();
-    if rows.is_empty() {
+    if rows.is_empty() && dismissed.is_empty() {
         out.push_str(&format!(
             "the work queue is empty ({})\n",
             work_queue.db.display()
@@ -426,13 +428,119 @@ pub async fn tasks(path: &Path) -> Outcome {
         ));
     }
     for (_, row) in &rows {
-        out.push_str(&task_line(row, &rules, now));
+        out.push_str(&row_line(row, &rules, now));
+        out.push('\n');
+    }
+    if !dismissed.is_empty() {
+        out.push_str("dismissed (not on the dashboard):\n");
+    }
+    for row in &dismissed {
+        out.push_str(&row_line(row, &rules, now));
         out.push('\n');
     }
     // A reader that stops early (`fleetdash tasks | head`) is not an error.
     match std::io::stdout().lock().write_all(out.as_bytes()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::anyhow!(e).into()),
         _ => Ok(()),
+    }
+}
+
+/// One row of `fleetdash tasks`: a task's line, with when it was dismissed if it was; or a row
+/// that cannot be read, red, with its id and why.
+fn row_line(row: &RowRead, rules: &Rules, now: chrono::DateTime<chrono::Utc>) -> String {
+    let utc = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
+    match row {
+        Ok(task) => {
+            let line = task_line(task, rules, now);
+            match task.dismissed_at {
+                Some(at) => format!("{line}  (dismissed {})", utc(at)),
+                None => line,
+            }
+        }
+        Err(bad) => {
+            let red = fleetdash_model::Band::Red;
+            let mut line = format!(
+                "{:<14}  {:<12}  {:<24}  {:<14}  {} {:<4}  unreadable: {}  -",
+                bad.id,
+                "-",
+                "-",
+                "?",
+                red.icon(),
+                red.word(),
+                bad.reason
+            );
+            if let Some(at) = bad.dismissed_at {
+                line.push_str(&format!("  (dismissed {})", utc(at)));
+            }
+            line
+        }
+    }
+}
+
+/// `fleetdash task dismiss ID`: the operator takes a task off the dashboard (recorded in the
+/// queue's events; the row stays, `fleetdash tasks` still lists it) and its alert ends, said as
+/// dismissed. An open task only with `cancel` (canceled first); an unknown id fails naming it;
+/// a second dismissal changes nothing and says so.
+pub async fn task_dismiss(path: &Path, id: &str, cancel: bool) -> Outcome {
+    let (config, rules) = load(path)?;
+    let Some(wq) = &config.work_queue else {
+        return Err(no_work_queue(&config));
+    };
+    // Opening the queue would create it: an id cannot be in a file that is not there.
+    if !wq.db.exists() {
+        eprintln!(
+            "fleetdash: task dismiss: no task {id}: {}: no work queue file",
+            wq.db.display()
+        );
+        return Err(Failure::Exit(1));
+    }
+    let queue = work_queue(&config, &rules).await?;
+    let answer = queue.dismiss(id, cancel, chrono::Utc::now()).await;
+    queue.close().await?;
+    let utc = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
+    let gone = "no longer on the dashboard (the queue's file keeps it); its alert, if any, ends";
+    match answer {
+        Ok(Dismissal::Dismissed {
+            task: Ok(task),
+            canceled,
+        }) => {
+            let state = task.state.as_str().trim_start_matches("TASK_STATE_");
+            let done = if canceled {
+                "canceled and dismissed"
+            } else {
+                "dismissed"
+            };
+            println!(
+                "{done} {} \"{}\" ({}): {gone}",
+                task.id,
+                task.title,
+                state.to_ascii_lowercase()
+            );
+            Ok(())
+        }
+        Ok(Dismissal::Dismissed { task: Err(bad), .. }) => {
+            println!(
+                "dismissed {} (a row that cannot be read: {}): {gone}",
+                bad.id, bad.reason
+            );
+            Ok(())
+        }
+        Ok(Dismissal::Already { at }) => {
+            println!("{id} was already dismissed at {}: nothing to do", utc(at));
+            Ok(())
+        }
+        Err(Refusal::UnknownTask(id)) => {
+            eprintln!(
+                "fleetdash: task dismiss: no task {id} in the work queue ({})",
+                wq.db.display()
+            );
+            Err(Failure::Exit(1))
+        }
+        Err(Refusal::Invalid(why)) => {
+            eprintln!("fleetdash: task dismiss: {why}");
+            Err(Failure::Exit(1))
+        }
+        Err(refusal) => Err(anyhow::anyhow!("task dismiss: {refusal:?}").into()),
     }
 }
 

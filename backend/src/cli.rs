@@ -73,7 +73,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
-    /// The work queue: assign a task (`task assign`).
+    /// The work queue: assign a task (`task assign`), take one off the dashboard (`task
+    /// dismiss`).
     Task {
         #[command(subcommand)]
         command: TaskCommand,
@@ -84,7 +85,8 @@ enum Command {
         #[command(subcommand)]
         command: SilenceCommand,
     },
-    /// List the work queue: id, owner, ACK, state, band and reason, one line each, red first.
+    /// List the work queue: id, owner, ACK, state, band and reason, one line each, red first;
+    /// then the dismissed tasks.
     Tasks {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
@@ -133,6 +135,18 @@ enum TaskCommand {
         deadline: Option<Duration>,
         /// What is to be done.
         title: String,
+    },
+    /// Take a task off the dashboard as the operator: recorded in the queue's events (the row
+    /// stays: `fleetdash tasks` lists it), and its alert ends, said as dismissed. A finished
+    /// task; an open one only with --cancel.
+    Dismiss {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// Cancel the task first if it is still open (otherwise an open task is refused).
+        #[arg(long)]
+        cancel: bool,
+        /// The task's id (`q_...`, as `fleetdash tasks` lists it).
+        id: String,
     },
 }
 
@@ -193,16 +207,18 @@ pub fn main() -> ExitCode {
                 command: PageCommand::Export { dir },
             } => app::page_export(&dir).await,
             Command::Check { config } => app::check(&config),
-            Command::Task {
-                command:
-                    TaskCommand::Assign {
-                        config,
-                        to,
-                        tags,
-                        deadline,
-                        title,
-                    },
-            } => app::task_assign(&config, to, tags, deadline, &title).await,
+            Command::Task { command } => match command {
+                TaskCommand::Assign {
+                    config,
+                    to,
+                    tags,
+                    deadline,
+                    title,
+                } => app::task_assign(&config, to, tags, deadline, &title).await,
+                TaskCommand::Dismiss { config, cancel, id } => {
+                    app::task_dismiss(&config, &id, cancel).await
+                }
+            },
             Command::Tasks { config } => app::tasks(&config).await,
             Command::Silence { command } => match command {
                 SilenceCommand::Add {

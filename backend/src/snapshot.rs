@@ -7,10 +7,12 @@
 //! or is older than the rules' `snapshot.stale_after_seconds`; the snapshot is stale when any
 //! section is.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 use fleetdash_model::{
-    Asc, Band, Board, BoardSource, Probe, RulesView, SCHEMA_VERSION, SectionMeta, Snapshot, System,
-    Tasks, human_age, seconds_since,
+    Asc, Band, Board, BoardSource, EndedTask, Probe, QueueLeftOut, RulesView, SCHEMA_VERSION,
+    SectionMeta, Snapshot, System, Tasks, human_age, seconds_since,
 };
 
 use crate::collect::tunnels::HostTunnels;
@@ -45,7 +47,39 @@ pub fn apply(snapshot: &mut Snapshot, update: SectionUpdate) {
             });
         }
         SectionData::LiveTasks(tasks) => snapshot.tasks.live = tasks,
-        SectionData::Queue(tasks) => snapshot.tasks.queue = tasks,
+        SectionData::Queue(part) => {
+            // The tasks the snapshot listed before and leaves out now are said once, with why,
+            // so that an alert of one ends as dismissed or retired, not as recovered.
+            let before: HashSet<&str> = match &snapshot.tasks.queue {
+                Probe::Value(tasks) => tasks
+                    .iter()
+                    .map(|t| t.id.as_str())
+                    .chain(
+                        snapshot
+                            .tasks
+                            .queue_unreadable
+                            .iter()
+                            .map(|t| t.id.as_str()),
+                    )
+                    .collect(),
+                _ => HashSet::new(),
+            };
+            let mut left_out = part.left_out;
+            left_out.ended = part
+                .left
+                .iter()
+                .filter(|(id, _)| before.contains(id.as_str()))
+                .map(|(id, why)| EndedTask {
+                    id: id.clone(),
+                    how: why.as_str().to_string(),
+                    checked_at: update.checked_at,
+                    stale: false,
+                })
+                .collect();
+            snapshot.tasks.queue = part.tasks;
+            snapshot.tasks.queue_unreadable = part.unreadable;
+            snapshot.tasks.queue_left_out = left_out;
+        }
         SectionData::Projections(outcomes) => {
             merge_projections(snapshot, outcomes, update.checked_at)
         }
@@ -257,11 +291,17 @@ fn clear(snapshot: &mut Snapshot, section: SectionName) {
                 board: Probe::not_collected(),
                 live: Probe::not_collected(),
                 queue: Probe::not_collected(),
+                queue_unreadable: Vec::new(),
+                queue_left_out: QueueLeftOut::default(),
             }
         }
         SectionName::Board => snapshot.tasks.board = Probe::not_collected(),
         SectionName::LiveTasks => snapshot.tasks.live = Probe::not_collected(),
-        SectionName::Queue => snapshot.tasks.queue = Probe::not_collected(),
+        SectionName::Queue => {
+            snapshot.tasks.queue = Probe::not_collected();
+            snapshot.tasks.queue_unreadable = Vec::new();
+            snapshot.tasks.queue_left_out = QueueLeftOut::default();
+        }
         SectionName::Agents => snapshot.agents = Probe::not_collected(),
         SectionName::Systems => snapshot.systems = Probe::not_collected(),
         SectionName::Backups => snapshot.backups = Probe::not_collected(),

@@ -31,7 +31,7 @@ pub use asc::Asc;
 pub use band::Band;
 pub use glance::Glance;
 pub use probe::{NOT_COLLECTED, Probe};
-pub use queue::{QueueAck, QueueTask};
+pub use queue::{EndedTask, QueueAck, QueueLeftOut, QueueTask, UnreadableTask};
 pub use rules::RulesView;
 pub use snapshot::{
     Agent, Backups, Board, BoardSource, Card, ColumnCount, CronCheck, CronState, Heartbeat,

@@ -55,6 +55,53 @@ pub struct QueueTask {
     pub stale: bool,
 }
 
+/// A work-queue row the hub cannot read (a state it does not know, a `tagged` list that is not
+/// one, an unknown ACK kind, a time out of range): red on its own, with its id and why, while
+/// the other rows are read as ever (issue 21).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnreadableTask {
+    pub id: String,
+    /// The column, its value and what is wrong with it.
+    pub reason: String,
+    /// Always red: nobody can tell what became of the task.
+    pub band: Band,
+    pub status: Asc,
+    pub checked_at: DateTime<Utc>,
+    /// Always true: the row could not be read.
+    pub stale: bool,
+}
+
+/// What `tasks.queue` leaves out (issue 21), counted, never silently dropped; the queue's file
+/// keeps every task. `Default`: nothing (and snapshots written before it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueLeftOut {
+    /// Finished tasks past the rules' retention (`queue.finished_kept_seconds` since they
+    /// finished, or older than the newest `queue.finished_kept_max`).
+    pub finished: u32,
+    /// Tasks the operator dismissed (`fleetdash task dismiss`).
+    pub dismissed: u32,
+    /// The tasks the snapshot before this one listed and this one leaves out, with why: so
+    /// that an alert of one ends said as dismissed or retired, not as recovered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ended: Vec<EndedTask>,
+}
+
+impl QueueLeftOut {
+    pub fn is_none(&self) -> bool {
+        self.finished == 0 && self.dismissed == 0 && self.ended.is_empty()
+    }
+}
+
+/// A task the snapshot before listed and this one leaves out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndedTask {
+    pub id: String,
+    /// `dismissed` or `retired`.
+    pub how: String,
+    pub checked_at: DateTime<Utc>,
+    pub stale: bool,
+}
+
 /// An ACK (§4.1): owning with an ETA, escalating to X, blocked on Y; or yielded (§4.2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueAck {

@@ -8,7 +8,7 @@ use crate::alerts::AlertsView;
 use crate::asc::Asc;
 use crate::band::Band;
 use crate::probe::Probe;
-use crate::queue::QueueTask;
+use crate::queue::{QueueLeftOut, QueueTask, UnreadableTask};
 use crate::rules::RulesView;
 use crate::words::one_decimal;
 
@@ -84,6 +84,8 @@ impl Snapshot {
                 board: Probe::not_collected(),
                 live: Probe::not_collected(),
                 queue: Probe::not_collected(),
+                queue_unreadable: Vec::new(),
+                queue_left_out: QueueLeftOut::default(),
             },
             agents: Probe::not_collected(),
             systems: Probe::not_collected(),
@@ -200,6 +202,12 @@ pub struct Tasks {
     /// The hub's work queue (spec 003 §3): absent in snapshots written before it existed.
     #[serde(default = "Probe::not_collected")]
     pub queue: Probe<Vec<QueueTask>>,
+    /// The queue's rows that cannot be read, each red on its own (read with `queue`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queue_unreadable: Vec<UnreadableTask>,
+    /// What `queue` leaves out: finished tasks past the retention, dismissed ones.
+    #[serde(default, skip_serializing_if = "QueueLeftOut::is_none")]
+    pub queue_left_out: QueueLeftOut,
 }
 
 /// The kanban board(s): columns in board order and the cards, each naming its board, plus one

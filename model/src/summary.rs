@@ -93,9 +93,16 @@ impl Snapshot {
             ),
         }
         match &self.tasks.queue {
-            Probe::Value(tasks) => tasks
-                .iter()
-                .for_each(|t| v.add(t.judge(self.rules.ack_within_s, now).0)),
+            Probe::Value(tasks) => {
+                tasks
+                    .iter()
+                    .for_each(|t| v.add(t.judge(self.rules.ack_within_s, now).0));
+                // A row that cannot be read is red on its own.
+                self.tasks
+                    .queue_unreadable
+                    .iter()
+                    .for_each(|t| v.add(t.band));
+            }
             other => section_failed(self.sections.queue.configured, other.is_error(), &mut v),
         }
         match &self.tasks.board {

@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
-use fleetdash_model::{Agent, Backups, Board, LiveTask, Probe, QueueTask, System};
+use fleetdash_model::{Agent, Backups, Board, LiveTask, Probe, System};
 
 use crate::config::{Config, Rules};
 use crate::net::ProbeClient;
@@ -106,8 +106,9 @@ pub enum SectionData {
     },
     /// `tasks.live`: in-flight A2A tasks judged by the stuck rule.
     LiveTasks(Probe<Vec<LiveTask>>),
-    /// `tasks.queue`: the work queue's rows, judged when they were read.
-    Queue(Probe<Vec<QueueTask>>),
+    /// `tasks.queue`: the work queue's rows, judged when they were read; the unreadable ones
+    /// and what is left out beside them.
+    Queue(queue::QueuePart),
     /// What the projection job did per board (board name, outcome), kept in `tasks.board`'s
     /// sources until the next projection.
     Projections(Vec<(String, Probe<String>)>),
@@ -282,6 +283,7 @@ pub fn from_config_sharing(
         out.push(Box::new(queue::QueueCollector::new(
             source.clone(),
             crate::queue::QueueRules::of(rules),
+            crate::queue::Retention::of(rules),
             config.cadence.queue,
         )));
     }

@@ -1,10 +1,13 @@
 //! The work queue's collector: `tasks.queue[]` in status.json, each row judged at the
 //! collection's moment by the queue's rules (`queue::judge::to_snapshot`, the model's one judge).
+//! A row that cannot be read is red on its own (`tasks.queue_unreadable`), the others are
+//! listed; finished tasks past the rules' retention and dismissed ones are left out and counted
+//! (`tasks.queue_left_out`, `queue::judge::left_out`), never silently dropped.
 //!
 //! It reads and never writes: the queue has one writer per file. In `fleetdash run` (and the
 //! demo) it reads through the same [`WorkQueue`] handle the intake and the watchdog use; a
 //! one-shot `fleetdash collect` opens the file strictly read-only instead
-//! (`queue::store::read_only`), so that it never starts a second writer beside `run`'s. A file
+//! (`queue::rows::read_only`), so that it never starts a second writer beside `run`'s. A file
 //! that is missing, corrupt or another program's is `"error: <reason>"` naming it.
 
 use std::path::PathBuf;
@@ -13,11 +16,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use fleetdash_model::{Probe, QueueTask};
+use fleetdash_model::{Asc, Band, Probe, QueueLeftOut, QueueTask, UnreadableTask};
 
 use super::{Collector, Findings, SectionData};
-use crate::queue::store::{self, QueueView};
-use crate::queue::{QueueRules, WorkQueue};
+use crate::queue::judge::{LeftOut, left_out};
+use crate::queue::rows::{self, QueueView};
+use crate::queue::{QueueRules, Retention, WorkQueue};
 
 /// Where the queue is read from.
 #[derive(Clone)]
@@ -33,13 +37,13 @@ impl QueueSource {
     pub async fn read(&self) -> Result<QueueView, String> {
         match self {
             QueueSource::Shared(queue) => Ok(QueueView {
-                tasks: queue.list().await?,
+                tasks: queue.rows().await?,
                 agents: queue.last_reports().await?,
             }),
             QueueSource::File(path) => {
                 let path = path.clone();
                 let shown = path.display().to_string();
-                tokio::task::spawn_blocking(move || store::read_only(&path))
+                tokio::task::spawn_blocking(move || rows::read_only(&path))
                     .await
                     .map_err(|e| format!("{shown}: the read failed: {e}"))?
             }
@@ -47,35 +51,106 @@ impl QueueSource {
     }
 }
 
-/// `tasks.queue[]` from what was read at `now`: every row judged then, newest first; a read
-/// that failed is the part's error.
+/// The queue's part of the snapshot, from one read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuePart {
+    /// `tasks.queue`: the rows listed, each judged; a read that failed is the part's error.
+    pub tasks: Probe<Vec<QueueTask>>,
+    /// `tasks.queue_unreadable`: the rows that cannot be read, red on their own.
+    pub unreadable: Vec<UnreadableTask>,
+    /// `tasks.queue_left_out`, counted; which of them the snapshot before listed is the
+    /// snapshot's to say (`crate::snapshot::apply`, from [`QueuePart::left`]).
+    pub left_out: QueueLeftOut,
+    /// Every row left out, by id, and why.
+    pub left: Vec<(String, LeftOut)>,
+}
+
+impl QueuePart {
+    /// A part listing `tasks`, with nothing unreadable and nothing left out.
+    pub fn listed(tasks: Vec<QueueTask>) -> QueuePart {
+        QueuePart {
+            tasks: Probe::Value(tasks),
+            unreadable: Vec::new(),
+            left_out: QueueLeftOut::default(),
+            left: Vec::new(),
+        }
+    }
+}
+
+/// The queue's part from what was read at `now`: every row judged then, newest first, past the
+/// `retention` left out and counted; a row that cannot be read on its own; a read that failed
+/// is the part's error.
 pub fn rows(
     read: Result<&QueueView, &str>,
     rules: &QueueRules,
+    retention: &Retention,
     now: DateTime<Utc>,
-) -> Probe<Vec<QueueTask>> {
-    match read {
-        Ok(view) => Probe::Value(
-            view.tasks
-                .iter()
-                .map(|row| crate::queue::judge::to_snapshot(row, rules, now))
-                .collect(),
-        ),
-        Err(reason) => Probe::error(reason),
+) -> QueuePart {
+    let view = match read {
+        Ok(view) => view,
+        Err(reason) => {
+            return QueuePart {
+                tasks: Probe::error(reason),
+                unreadable: Vec::new(),
+                left_out: QueueLeftOut::default(),
+                left: Vec::new(),
+            };
+        }
+    };
+    let mut part = QueuePart {
+        tasks: Probe::Value(Vec::new()),
+        unreadable: Vec::new(),
+        left_out: QueueLeftOut::default(),
+        left: Vec::new(),
+    };
+    let mut listed = Vec::new();
+    for (row, out) in view.tasks.iter().zip(left_out(&view.tasks, retention, now)) {
+        if let Some(why) = out {
+            let id = match row {
+                Ok(row) => row.id.clone(),
+                Err(bad) => bad.id.clone(),
+            };
+            match why {
+                LeftOut::Dismissed => part.left_out.dismissed += 1,
+                LeftOut::Retired => part.left_out.finished += 1,
+            }
+            part.left.push((id, why));
+            continue;
+        }
+        match row {
+            Ok(row) => listed.push(crate::queue::judge::to_snapshot(row, rules, now)),
+            Err(bad) => part.unreadable.push(UnreadableTask {
+                id: bad.id.clone(),
+                reason: bad.reason.clone(),
+                band: Band::Red,
+                status: Asc::INTEGRITY_CHECK_FAILED,
+                checked_at: now,
+                stale: true,
+            }),
+        }
     }
+    part.tasks = Probe::Value(listed);
+    part
 }
 
 pub struct QueueCollector {
     source: QueueSource,
     rules: QueueRules,
+    retention: Retention,
     cadence: Duration,
 }
 
 impl QueueCollector {
-    pub fn new(source: QueueSource, rules: QueueRules, cadence: Duration) -> Self {
+    pub fn new(
+        source: QueueSource,
+        rules: QueueRules,
+        retention: Retention,
+        cadence: Duration,
+    ) -> Self {
         QueueCollector {
             source,
             rules,
+            retention,
             cadence,
         }
     }
@@ -90,12 +165,14 @@ impl Collector for QueueCollector {
     async fn collect(&self) -> Findings {
         let read = self.source.read().await;
         let now = Utc::now();
+        // A row that cannot be read is said on the dashboard (and logged by the sweep).
         if let Err(e) = &read {
             tracing::warn!("work queue not read: {e}");
         }
         Findings::Section(SectionData::Queue(rows(
             read.as_ref().map_err(String::as_str),
             &self.rules,
+            &self.retention,
             now,
         )))
     }

@@ -60,6 +60,16 @@ pub struct BoardRules {
     pub newest_per_column: CountRule,
 }
 
+/// How long finished work-queue tasks stay in `status.json` (the `queue` group, issue 21): it
+/// stays small however many tasks the queue has seen, and its file keeps them all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueRetentionRules {
+    /// A finished task leaves `status.json` this long after it finished.
+    pub finished_kept: Rule,
+    /// At most this many finished tasks are listed, the newest.
+    pub finished_kept_max: CountRule,
+}
+
 /// The alert engine's thresholds (the `alerts` group): how many consecutive red passes make a
 /// Firing, how many green ones a Recovered, and how often a Reminder while still red.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,12 +90,14 @@ enum Unit {
     Percent,
     /// A whole number of cards, at least 1.
     Cards,
+    /// A whole number of tasks, at least 1.
+    Tasks,
 }
 
 impl Unit {
     fn accepts(self, value: u64) -> bool {
         match self {
-            Unit::Seconds | Unit::Count | Unit::Cards => value > 0,
+            Unit::Seconds | Unit::Count | Unit::Cards | Unit::Tasks => value > 0,
             Unit::Percent => (1..=100).contains(&value),
         }
     }
@@ -96,6 +108,7 @@ impl Unit {
             Unit::Percent => "expected a whole percentage from 1 to 100",
             Unit::Count => "expected a whole number of passes, at least 1",
             Unit::Cards => "expected a whole number of cards, at least 1",
+            Unit::Tasks => "expected a whole number of tasks, at least 1",
         }
     }
 }
@@ -136,6 +149,8 @@ pub struct Rules {
     pub alerts: AlertRules,
     /// How many board cards the snapshot lists in full (issue 13).
     pub board: BoardRules,
+    /// How long finished work-queue tasks stay in the snapshot (issue 21).
+    pub queue: QueueRetentionRules,
 }
 
 /// Each group of the rules file and the values it holds (besides `source` and `ruled_by`).
@@ -164,6 +179,7 @@ const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     ("board", &["cards_max", "newest_per_column"]),
+    ("queue", &["finished_kept_seconds", "finished_kept_max"]),
 ];
 
 /// What every group holds besides its values.
@@ -380,6 +396,24 @@ impl Rules {
             }),
             _ => None,
         };
+        let finished_kept = cited("queue", "finished_kept_seconds", Unit::Seconds).map(|c| Rule {
+            seconds: c.value,
+            source: c.source,
+            ruled_by: c.ruled_by,
+        });
+        let finished_kept_max =
+            cited("queue", "finished_kept_max", Unit::Tasks).map(|c| CountRule {
+                count: c.value,
+                source: c.source,
+                ruled_by: c.ruled_by,
+            });
+        let retention = match (finished_kept, finished_kept_max) {
+            (Some(finished_kept), Some(finished_kept_max)) => Some(QueueRetentionRules {
+                finished_kept,
+                finished_kept_max,
+            }),
+            _ => None,
+        };
         let alerts = match (fail_after, recover_after, remind_every) {
             (Some(fail_after), Some(recover_after), Some(remind_every)) => Some(AlertRules {
                 fail_after,
@@ -415,8 +449,11 @@ impl Rules {
             report_grace,
             alerts,
             board,
+            retention,
         ) {
-            (Some(s), Some(a), Some(w), Some(g), Some(al), Some(b)) => Some((s, a, w, g, al, b)),
+            (Some(s), Some(a), Some(w), Some(g), Some(al), Some(b), Some(r)) => {
+                Some((s, a, w, g, al, b, r))
+            }
             _ => None,
         };
         let rules = match (
@@ -441,7 +478,7 @@ impl Rules {
                 Some(backup_amber_after),
                 Some(backup_red_after),
                 Some(window_amber_at),
-                Some((sweep_every, ack_within, worker_died, report_grace, alerts, board)),
+                Some((sweep_every, ack_within, worker_died, report_grace, alerts, board, queue)),
             ) if errors.is_empty() => Some(Rules {
                 path: path.to_path_buf(),
                 no_reply,
@@ -459,6 +496,7 @@ impl Rules {
                 report_grace,
                 alerts,
                 board,
+                queue,
             }),
             _ => None,
         };
@@ -609,6 +647,10 @@ board:
   cards_max: 200
   newest_per_column: 5
   source: issue 13
+queue:
+  finished_kept_seconds: 86400
+  finished_kept_max: 100
+  source: issue 21
 ";
 
     #[test]
@@ -711,6 +753,45 @@ board:
         let text = FLEET.replace("  newest_per_column: 5\n", "");
         let msg = refused(&text);
         assert!(msg.contains("board.newest_per_column: missing"), "{msg}");
+    }
+
+    /// Was not a rule: every finished work-queue task stayed in status.json for ever (864 KiB
+    /// at 1,197 rows).
+    #[test]
+    fn the_finished_task_retention_is_seconds_and_a_count_of_tasks_with_its_source() {
+        let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+        assert_eq!(r.queue.finished_kept.seconds, 86400);
+        assert_eq!(r.queue.finished_kept_max.count, 100);
+        assert_eq!(r.queue.finished_kept.source, "issue 21");
+        let text = FLEET.replace("finished_kept_max: 100", "finished_kept_max: 0");
+        let msg = refused(&text);
+        assert!(
+            msg.contains(
+                "r.yaml:44: queue.finished_kept_max: expected a whole number of tasks, at least 1"
+            ),
+            "{msg}"
+        );
+        let text = FLEET.replace("finished_kept_seconds: 86400", "finished_kept_seconds: 1d");
+        let msg = refused(&text);
+        assert!(
+            msg.contains(
+                "r.yaml:43: queue.finished_kept_seconds: expected a whole number of seconds"
+            ),
+            "{msg}"
+        );
+        let text = FLEET.replace("  source: issue 21\n", "");
+        let msg = refused(&text);
+        assert!(msg.contains("r.yaml:42: queue.source: missing"), "{msg}");
+        // A rules file written before the group is refused, saying what to add.
+        let end = FLEET.find("queue:").unwrap();
+        let msg = refused(&FLEET[..end]);
+        assert!(
+            msg.contains(
+                "queue.finished_kept_seconds: missing; expected a `queue:` group with \
+                 `finished_kept_seconds` and `source`"
+            ),
+            "{msg}"
+        );
     }
 
     #[test]

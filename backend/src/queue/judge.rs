@@ -11,7 +11,8 @@ use chrono::{DateTime, Utc};
 use fleetdash_model::human_age;
 use fleetdash_model::{Asc, Band, QueueAck, QueueTask, seconds_since};
 
-use super::{Ack, QueueRules, TaskRow, WireState};
+use super::{Ack, QueueRules, RowRead, TaskRow, WireState};
+use crate::config::Rules;
 
 /// What the watchdog writes on a task it fails (spec §3.5, adapter.py's message).
 pub use fleetdash_model::queue::ORPHANED_MESSAGE;
@@ -107,6 +108,86 @@ pub fn worker_died_due(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) ->
         && seconds_since(quiet_since(row), now) >= rules.worker_died_s
 }
 
+/// The rules' `queue` group (issue 21): how long a finished task stays in status.json, and at
+/// most how many finished ones it lists. The queue's file keeps every task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub finished_kept_s: u64,
+    pub finished_kept_max: usize,
+}
+
+impl Retention {
+    pub fn of(rules: &Rules) -> Retention {
+        Retention {
+            finished_kept_s: rules.queue.finished_kept.seconds,
+            finished_kept_max: usize::try_from(rules.queue.finished_kept_max.count)
+                .unwrap_or(usize::MAX),
+        }
+    }
+}
+
+/// Why `tasks.queue` leaves a row out; the queue's file keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeftOut {
+    /// The operator dismissed it (`fleetdash task dismiss`).
+    Dismissed,
+    /// Finished, and past the retention: `finished_kept_s` since it finished, or older than
+    /// the newest `finished_kept_max` finished ones.
+    Retired,
+}
+
+impl LeftOut {
+    /// The word status.json and the alerts say it with.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LeftOut::Dismissed => "dismissed",
+            LeftOut::Retired => "retired",
+        }
+    }
+}
+
+/// For each of `rows`, whether `tasks.queue` leaves it out at `now`, and why: what the operator
+/// dismissed; a finished task once `finished_kept_s` have passed since it finished (reached AT
+/// the limit, as every rule of the queue); and the finished ones past the newest
+/// `finished_kept_max` (by when they finished, then id). An open task, and a row that cannot be
+/// read (it is red until repaired or dismissed), are never left out unless dismissed.
+pub fn left_out(
+    rows: &[RowRead],
+    retention: &Retention,
+    now: DateTime<Utc>,
+) -> Vec<Option<LeftOut>> {
+    let mut out: Vec<Option<LeftOut>> = rows
+        .iter()
+        .map(|row| {
+            let dismissed = match row {
+                Ok(row) => row.dismissed_at.is_some(),
+                Err(bad) => bad.dismissed_at.is_some(),
+            };
+            dismissed.then_some(LeftOut::Dismissed)
+        })
+        .collect();
+    let mut kept: Vec<(DateTime<Utc>, &str, usize)> = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        let (Ok(row), None) = (row, out[i]) else {
+            continue;
+        };
+        let Some(since) = row.finished_since() else {
+            continue;
+        };
+        if seconds_since(since, now) >= retention.finished_kept_s {
+            out[i] = Some(LeftOut::Retired);
+        } else {
+            kept.push((since, &row.id, i));
+        }
+    }
+    // Newest first; past the cap, retired.
+    kept.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    for &(_, _, i) in kept.iter().skip(retention.finished_kept_max) {
+        out[i] = Some(LeftOut::Retired);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +230,8 @@ mod tests {
             status_message: None,
             worker_died: false,
             provenance: Provenance::default(),
+            finished_at: None,
+            dismissed_at: None,
         }
     }
 
@@ -316,5 +399,80 @@ mod tests {
             ..blocked
         };
         assert!(!worker_died_due(&done, &r, t0() + limit * 2));
+    }
+
+    /// Was: every finished task stayed in status.json for ever.
+    #[test]
+    fn finished_tasks_leave_at_the_limit_or_past_the_cap_dismissed_ones_always_open_ones_never() {
+        let kept = Retention {
+            finished_kept_s: 3600,
+            finished_kept_max: 2,
+        };
+        let now = t0() + Duration::hours(10);
+        let done = |id: &str, ago: Duration| -> RowRead {
+            Ok(TaskRow {
+                id: id.into(),
+                state: WireState::Completed,
+                finished_at: Some(now - ago),
+                ..owned(t0())
+            })
+        };
+        let bad = |id: &str, dismissed: bool| -> RowRead {
+            Err(crate::queue::Unreadable {
+                id: id.into(),
+                reason: "state \"TASK_STATE_PAUSED\": not a task state this fleetdash knows".into(),
+                dismissed_at: dismissed.then_some(now),
+            })
+        };
+        let rows = vec![
+            Ok(owned(t0())),
+            done("q_under", secs(kept.finished_kept_s) - secs(1)),
+            done("q_at", secs(kept.finished_kept_s)),
+            done("q_newest", Duration::minutes(10)),
+            done("q_second", Duration::minutes(20)),
+            Ok(TaskRow {
+                id: "q_open_dismissed".into(),
+                dismissed_at: Some(now),
+                ..owned(t0())
+            }),
+            bad("q_bad", false),
+            bad("q_bad_dismissed", true),
+            // A v1 file read as it is: no finished_at, its last report says when.
+            Ok(TaskRow {
+                id: "q_v1".into(),
+                state: WireState::Failed,
+                last_report_at: Some(now - Duration::hours(2)),
+                ..row()
+            }),
+        ];
+        let got: Vec<(String, Option<LeftOut>)> = rows
+            .iter()
+            .map(|r| match r {
+                Ok(t) => t.id.clone(),
+                Err(b) => b.id.clone(),
+            })
+            .zip(left_out(&rows, &kept, now))
+            .collect();
+        let want = [
+            ("q_1", None),
+            // Under the limit, but the third newest finished task: past the cap of two.
+            ("q_under", Some(LeftOut::Retired)),
+            ("q_at", Some(LeftOut::Retired)),
+            ("q_newest", None),
+            ("q_second", None),
+            ("q_open_dismissed", Some(LeftOut::Dismissed)),
+            ("q_bad", None),
+            ("q_bad_dismissed", Some(LeftOut::Dismissed)),
+            ("q_v1", Some(LeftOut::Retired)),
+        ];
+        let want: Vec<(String, Option<LeftOut>)> =
+            want.iter().map(|(id, l)| (id.to_string(), *l)).collect();
+        assert_eq!(got, want);
+        // With room under the cap, the one under the limit stays.
+        let roomy = Retention {
+            finished_kept_max: 3,
+            ..kept
+        };
+        assert_eq!(left_out(&rows, &roomy, now)[1], None);
     }
 }

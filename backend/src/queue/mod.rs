@@ -9,8 +9,9 @@
 //! The intake (`crate::intake`) and the CLI (`fleetdash task assign`, `fleetdash tasks`) are its
 //! only writers; the collector reads it to put `tasks.queue[]` into the snapshot.
 //!
-//! Modules: [`schema`] (opening, refusing what is not ours, migrations), [`store`] (rows, the
-//! state machine, ACK-then-own, permissions), [`writer`] (the one writer thread, group commit),
+//! Modules: [`schema`] (opening, refusing what is not ours, migrations), [`rows`] (a row in SQL,
+//! read row by row: one that cannot be read is its own failure), [`store`] (the state machine,
+//! ACK-then-own, permissions, dismissals), [`writer`] (the one writer thread, group commit),
 //! [`judge`] (the rules as pure functions of a row and `now`). The sweep's cadence and its
 //! escalation lines are a run-time loop: `crate::watchdog::sweep`.
 //!
@@ -23,6 +24,7 @@
 
 pub mod judge;
 pub mod report;
+pub mod rows;
 pub mod schema;
 pub mod store;
 mod writer;
@@ -37,8 +39,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Rules;
 
-pub use judge::{ORPHANED_MESSAGE, Verdict, judge};
+pub use judge::{ORPHANED_MESSAGE, Retention, Verdict, judge};
 pub use report::{Ack, Assignment, Report, ReportKind, Reporter, WireState};
+pub use rows::{RowRead, Unreadable};
 pub use writer::{MAX_BATCH, QUEUE_DEPTH};
 
 /// One task row (§3.2), as the queue holds it.
@@ -69,9 +72,24 @@ pub struct TaskRow {
     pub worker_died: bool,
     /// Who reported last, and the task's A2A context (its assignment's contextId).
     pub provenance: Provenance,
+    /// When it reached its terminal state (absent in files of schema v1 read as they are).
+    pub finished_at: Option<DateTime<Utc>>,
+    /// When the operator dismissed it (`fleetdash task dismiss`): no longer on the dashboard.
+    pub dismissed_at: Option<DateTime<Utc>>,
 }
 
 impl TaskRow {
+    /// Since when a finished task is finished (the retention counts from it): when it reached
+    /// its terminal state, else (a v1 file read as it is) its last report, else its creation.
+    /// `None` while it is open.
+    pub fn finished_since(&self) -> Option<DateTime<Utc>> {
+        self.state.is_terminal().then(|| {
+            self.finished_at
+                .or(self.last_report_at)
+                .unwrap_or(self.created_at)
+        })
+    }
+
     /// Whether `agent` may read this task (GetTask, ListTasks): the tasks it owns, is tagged
     /// on, or assigned; never another agent's (issue 21).
     pub fn visible_to(&self, agent: &str) -> bool {
@@ -136,6 +154,18 @@ pub enum SweepEvent {
     Orphaned { task: TaskRow },
     /// No report for the worker-died limit: recorded, no follow-up.
     WorkerDied { task: TaskRow },
+    /// An open row that cannot be read: passed by, the others swept; the caller logs it.
+    Unreadable(Unreadable),
+}
+
+/// What `fleetdash task dismiss` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dismissal {
+    /// Dismissed now: the row as it is afterwards (or why it cannot be read), and whether it
+    /// was open and canceled first.
+    Dismissed { task: RowRead, canceled: bool },
+    /// Dismissed before, at `at`: nothing written.
+    Already { at: DateTime<Utc> },
 }
 
 /// The queue's thresholds, from the rules file (never literals in code).
@@ -258,19 +288,63 @@ impl WorkQueue {
         .map_err(|e| format!("{}: the read failed: {e}", self.path.display()))?
     }
 
+    /// The task `id`; a row that cannot be read is an error naming it and why.
     pub async fn get(&self, id: &str) -> Result<Option<TaskRow>, String> {
         let id = id.to_string();
-        self.read(move |c| store::get(c, &id)).await
+        let path = self.path.display().to_string();
+        match self.read(move |c| rows::get(c, &id)).await? {
+            None => Ok(None),
+            Some(Ok(row)) => Ok(Some(row)),
+            Some(Err(bad)) => Err(format!(
+                "{path}: task {} cannot be read: {}",
+                bad.id, bad.reason
+            )),
+        }
     }
 
-    /// Every row, newest first.
+    /// Every row that can be read, newest first (the dashboard shows the others, [`Self::rows`]).
     pub async fn list(&self) -> Result<Vec<TaskRow>, String> {
-        self.read(store::list).await
+        Ok(self
+            .rows()
+            .await?
+            .into_iter()
+            .filter_map(Result::ok)
+            .collect())
+    }
+
+    /// Every row, newest first, each read on its own.
+    pub async fn rows(&self) -> Result<Vec<RowRead>, String> {
+        self.read(|c| rows::list(c, schema::CURRENT_VERSION)).await
     }
 
     /// Each agent's last report and heartbeat, by name.
     pub async fn last_reports(&self) -> Result<Vec<AgentReports>, String> {
-        self.read(store::last_reports).await
+        self.read(rows::last_reports).await
+    }
+
+    /// The operator's dismissal of `task_id` at `at` (`cancel`: an open task is canceled
+    /// first); durable before it returns. An unknown id is `Refusal::UnknownTask`, an open task
+    /// without `cancel` `Refusal::Invalid`.
+    pub async fn dismiss(
+        &self,
+        task_id: &str,
+        cancel: bool,
+        at: DateTime<Utc>,
+    ) -> Result<Dismissal, Refusal> {
+        let (reply, answer) = oneshot::channel();
+        let job = writer::Job::Dismiss {
+            task_id: task_id.to_string(),
+            cancel,
+            at,
+            reply,
+        };
+        self.jobs
+            .send(job)
+            .await
+            .map_err(|_| Refusal::Store(self.writer_gone()))?;
+        answer
+            .await
+            .unwrap_or_else(|_| Err(Refusal::Store(self.writer_gone())))
     }
 
     /// The watchdog at `now` (every 60 s, `stuck.sweep_seconds` in the rules).

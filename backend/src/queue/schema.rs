@@ -18,7 +18,7 @@ use crate::sqlite::{self, Kind, NotOurs, Unrecognised};
 pub const APPLICATION_ID: i32 = 0x4644_5751;
 
 /// The schema this build reads and writes.
-pub const CURRENT_VERSION: i32 = 1;
+pub const CURRENT_VERSION: i32 = 2;
 
 /// What makes a file a fleetdash work queue: its mark and its version (no tables: a file
 /// holding anything without the mark is another program's).
@@ -33,10 +33,10 @@ const KIND: Kind = Kind {
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Each migration takes the file from the version before it to its own, in one transaction.
-/// Adding v2 is one entry here, e.g.
-/// `(2, "ALTER TABLE tasks ADD COLUMN priority INTEGER; ")`, and `CURRENT_VERSION = 2`: a v1
-/// file is migrated when it is opened, a v2 file is refused by a v1 build.
-const MIGRATIONS: &[(i32, &str)] = &[(1, V1)];
+/// Adding v3 is one entry here, e.g.
+/// `(3, "ALTER TABLE tasks ADD COLUMN priority INTEGER; ")`, and `CURRENT_VERSION = 3`: an
+/// older file is migrated when the writer opens it, a newer file is refused by an older build.
+const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2)];
 
 const V1: &str = "
 CREATE TABLE tasks (
@@ -93,6 +93,26 @@ CREATE TABLE agents (
     last_activity_at INTEGER,
     in_flight TEXT NOT NULL DEFAULT '[]'
 ) STRICT;
+";
+
+/// v2 (issue 21): when a task finished (the finished-task retention counts from it) and when the
+/// operator dismissed it (`fleetdash task dismiss`; the dismissal is an event too, the row is
+/// never deleted). A task finished under v1 gets the time of the event that finished it, else
+/// its last report. A v1 file is still read as it is (`fleetdash collect`, `fleetdash tasks`
+/// never migrate): see `rows::select`.
+const V2: &str = "
+ALTER TABLE tasks ADD COLUMN finished_at INTEGER;
+ALTER TABLE tasks ADD COLUMN dismissed_at INTEGER;
+UPDATE tasks SET finished_at = f.at FROM (
+    SELECT task_id, max(received_at) AS at FROM events
+    WHERE outcome = 'applied' AND kind IN ('completion', 'orphaned') AND task_id IS NOT NULL
+    GROUP BY task_id
+) AS f
+WHERE f.task_id = tasks.id AND tasks.state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED',
+    'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED');
+UPDATE tasks SET finished_at = coalesce(last_report_at, created_at)
+WHERE finished_at IS NULL AND state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED',
+    'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED');
 ";
 
 /// Opens `path` for writing: checked, migrated, WAL, durable commits. Nothing is written to a

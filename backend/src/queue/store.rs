@@ -19,16 +19,14 @@
 //! A finished task takes no more reports, except a completion from its owner after the
 //! watchdog orphaned it: the late answer is the truth, and the orphaning stays in the events.
 
-use std::path::Path;
-
 use chrono::{DateTime, Utc};
-use rusqlite::types::Type;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 use super::judge::{ORPHANED_MESSAGE, orphan_due, worker_died_due};
+use super::rows::{self, save, ts};
 use super::{
-    Ack, AckRecord, AgentReports, Applied, Assignment, Provenance, QueueRules, Refusal, Report,
+    Ack, AckRecord, Applied, Assignment, Dismissal, Provenance, QueueRules, Refusal, Report,
     ReportKind, Reporter, SweepEvent, TaskRow, WireState,
 };
 use crate::config::is_plain_name;
@@ -43,251 +41,9 @@ pub const ID_MAX_CHARS: usize = 128;
 /// A heartbeat names at most this many in-flight tasks.
 pub const IN_FLIGHT_MAX: usize = 64;
 
-const COLUMNS: &str = "id, title, owner, tagged, created_by, created_at, deadline, state, \
-    ack_kind, ack_by, ack_at, ack_eta, ack_to, ack_on, yielded, blocked_on, last_report_at, \
-    status_message, worker_died, reporter, context_id";
-
-const UPSERT: &str = "INSERT INTO tasks (id, title, owner, tagged, created_by, created_at, \
-    deadline, state, ack_kind, ack_by, ack_at, ack_eta, ack_to, ack_on, yielded, blocked_on, \
-    last_report_at, status_message, worker_died, reporter, context_id) VALUES (?1, ?2, ?3, ?4, \
-    ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21) \
-    ON CONFLICT (id) DO UPDATE SET title = excluded.title, owner = excluded.owner, \
-    tagged = excluded.tagged, deadline = excluded.deadline, state = excluded.state, \
-    ack_kind = excluded.ack_kind, ack_by = excluded.ack_by, ack_at = excluded.ack_at, \
-    ack_eta = excluded.ack_eta, ack_to = excluded.ack_to, ack_on = excluded.ack_on, \
-    yielded = excluded.yielded, blocked_on = excluded.blocked_on, \
-    last_report_at = excluded.last_report_at, status_message = excluded.status_message, \
-    worker_died = excluded.worker_died, reporter = excluded.reporter, \
-    context_id = excluded.context_id";
-
-fn ts(t: DateTime<Utc>) -> i64 {
-    t.timestamp_micros()
-}
-
-fn time(v: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp_micros(v).unwrap_or_default()
-}
-
-fn bad_column(index: usize, what: String) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(index, Type::Text, what.into())
-}
-
-fn names(index: usize, text: &str) -> rusqlite::Result<Vec<String>> {
-    serde_json::from_str(text).map_err(|e| bad_column(index, format!("not a list of names: {e}")))
-}
-
-fn task_from(r: &rusqlite::Row) -> rusqlite::Result<TaskRow> {
-    let state: String = r.get(7)?;
-    let state = WireState::parse(&state)
-        .ok_or_else(|| bad_column(7, format!("not a task state: {state:?}")))?;
-    let ack_kind: Option<String> = r.get(8)?;
-    let ack = match ack_kind {
-        None => None,
-        Some(kind) => {
-            let ack = match kind.as_str() {
-                "owning" => Ack::Owning {
-                    eta: r.get::<_, Option<i64>>(11)?.map(time),
-                },
-                "escalating" => Ack::Escalating {
-                    to: r.get::<_, Option<String>>(12)?.unwrap_or_default(),
-                },
-                "blocked" => Ack::Blocked {
-                    on: r.get::<_, Option<String>>(13)?.unwrap_or_default(),
-                },
-                "yielded" => Ack::Yielded,
-                other => return Err(bad_column(8, format!("not an ACK kind: {other:?}"))),
-            };
-            Some(AckRecord {
-                by: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
-                ack,
-                at: time(r.get::<_, Option<i64>>(10)?.unwrap_or_default()),
-            })
-        }
-    };
-    Ok(TaskRow {
-        id: r.get(0)?,
-        title: r.get(1)?,
-        owner: r.get(2)?,
-        tagged: names(3, &r.get::<_, String>(3)?)?,
-        created_by: r.get(4)?,
-        created_at: time(r.get(5)?),
-        deadline: r.get::<_, Option<i64>>(6)?.map(time),
-        state,
-        ack,
-        yielded: names(14, &r.get::<_, String>(14)?)?,
-        blocked_on: r.get(15)?,
-        last_report_at: r.get::<_, Option<i64>>(16)?.map(time),
-        status_message: r.get(17)?,
-        worker_died: r.get(18)?,
-        provenance: Provenance {
-            reporter: r.get(19)?,
-            context_id: r.get(20)?,
-        },
-    })
-}
-
-pub(super) fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<TaskRow>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"))?
-        .query_row([id], task_from)
-        .optional()
-}
-
-/// Every row, newest first.
-pub(super) fn list(conn: &Connection) -> rusqlite::Result<Vec<TaskRow>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tasks ORDER BY created_at DESC, id DESC"
-    ))?
-    .query_map([], task_from)?
-    .collect()
-}
-
-pub(super) fn last_reports(conn: &Connection) -> rusqlite::Result<Vec<AgentReports>> {
-    conn.prepare_cached(
-        "SELECT name, last_report_at, last_heartbeat_at, last_activity_at, in_flight \
-         FROM agents ORDER BY name",
-    )?
-    .query_map([], |r| {
-        Ok(AgentReports {
-            name: r.get(0)?,
-            last_report_at: time(r.get(1)?),
-            last_heartbeat_at: r.get::<_, Option<i64>>(2)?.map(time),
-            last_activity_at: r.get::<_, Option<i64>>(3)?.map(time),
-            in_flight: names(4, &r.get::<_, String>(4)?)?,
-        })
-    })?
-    .collect()
-}
-
-/// The whole queue as one reader sees it at one moment.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueueView {
-    /// Every row, newest first.
-    pub tasks: Vec<TaskRow>,
-    /// Each agent's last report and heartbeat, by name.
-    pub agents: Vec<AgentReports>,
-}
-
-/// Reads the queue at `path` strictly read-only (`SQLITE_OPEN_READONLY`, SQLite's `mode=ro`),
-/// in one read transaction: for a one-shot `fleetdash collect`, which must not start a second
-/// writer beside `run`'s (one writer per file). Nothing is created (no file, no folder, no
-/// `-wal`/`-shm` when the file is checkpointed), nothing migrated, no checkpoint run. A missing
-/// file, a corrupt one, another program's database or a schema this build does not read is an
-/// error naming the file. Blocking: call it off the async runtime.
-pub fn read_only(path: &Path) -> Result<QueueView, String> {
-    let file = path.display();
-    // SQLite would answer "unable to open database file": say what is missing instead.
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() => {}
-        Ok(_) => {
-            return Err(format!(
-                "{file}: not a file (the work queue is a SQLite file)"
-            ));
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!(
-                "{file}: no work queue file (fleetdash run or fleetdash task assign creates it)"
-            ));
-        }
-        Err(e) => return Err(format!("{file}: cannot read the work queue: {e}")),
-    }
-    let conn = Connection::open_with_flags(
-        read_only_uri(path)?,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|e| format!("{file}: cannot open the work queue to read: {e}"))?;
-    let version = super::schema::inspect(&conn, path)?;
-    if version == 0 {
-        return Err(format!(
-            "{file}: an empty database, not a work queue yet (fleetdash run or fleetdash task \
-             assign makes it one)"
-        ));
-    }
-    let read = |conn: &Connection| -> rusqlite::Result<QueueView> {
-        let tx = conn.unchecked_transaction()?;
-        let view = QueueView {
-            tasks: list(&tx)?,
-            agents: last_reports(&tx)?,
-        };
-        tx.finish()?;
-        Ok(view)
-    };
-    read(&conn).map_err(|e| format!("{file}: cannot read the work queue: {e}"))
-}
-
-/// The URI [`read_only`] opens `path` with. `mode=ro` alone is not enough: on a WAL database
-/// SQLite creates the `-wal` and `-shm` files even for a read-only connection. While a writer
-/// has the file open both exist, and reading through them sees its latest commits; when they
-/// are absent the file is checkpointed and nobody writes it, so it is read as it stands
-/// (`immutable=1`: no locks, no shared memory, nothing created). A writer starting during that
-/// read is not seen by it: the next pass sees it.
-fn read_only_uri(path: &Path) -> Result<String, String> {
-    let text = path.to_str().ok_or_else(|| {
-        format!(
-            "{}: the work queue's path is not UTF-8, which SQLite's read-only open needs",
-            path.display()
-        )
-    })?;
-    let mut uri = String::from("file:");
-    for c in text.chars() {
-        match c {
-            // The characters a URI path cannot carry as they are.
-            '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", c as u32)),
-            c => uri.push(c),
-        }
-    }
-    let beside = |suffix: &str| {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        std::path::PathBuf::from(p).exists()
-    };
-    uri.push_str(if beside("-wal") && beside("-shm") {
-        "?mode=ro"
-    } else {
-        "?mode=ro&immutable=1"
-    });
-    Ok(uri)
-}
-
-fn save(conn: &Connection, row: &TaskRow) -> rusqlite::Result<()> {
-    let (kind, by, at, eta, to, on) = match &row.ack {
-        None => (None, None, None, None, None, None),
-        Some(a) => {
-            let (kind, eta, to, on) = match &a.ack {
-                Ack::Owning { eta } => ("owning", eta.map(ts), None, None),
-                Ack::Escalating { to } => ("escalating", None, Some(to.as_str()), None),
-                Ack::Blocked { on } => ("blocked", None, None, Some(on.as_str())),
-                Ack::Yielded => ("yielded", None, None, None),
-            };
-            (Some(kind), Some(a.by.as_str()), Some(ts(a.at)), eta, to, on)
-        }
-    };
-    let list = |v: &[String]| serde_json::to_string(v).unwrap_or_else(|_| "[]".into());
-    conn.prepare_cached(UPSERT)?.execute(params![
-        row.id,
-        row.title,
-        row.owner,
-        list(&row.tagged),
-        row.created_by,
-        ts(row.created_at),
-        row.deadline.map(ts),
-        row.state.as_str(),
-        kind,
-        by,
-        at,
-        eta,
-        to,
-        on,
-        list(&row.yielded),
-        row.blocked_on,
-        row.last_report_at.map(ts),
-        row.status_message,
-        row.worker_died,
-        row.provenance.reporter,
-        row.provenance.context_id,
-    ])?;
-    Ok(())
+/// The row `id` when it can be read (an unreadable one is no task to report on or answer with).
+fn readable(conn: &Connection, id: &str) -> rusqlite::Result<Option<TaskRow>> {
+    Ok(rows::get(conn, id)?.and_then(Result::ok))
 }
 
 /// The events table's key for a reporter: (kind, name).
@@ -374,7 +130,7 @@ pub(super) fn apply(conn: &Connection, report: &Report) -> rusqlite::Result<Step
         .optional()?;
     if let Some((task_id, outcome)) = seen {
         let task = match &task_id {
-            Some(id) => get(conn, id)?,
+            Some(id) => readable(conn, id)?,
             None => None,
         };
         let answer = match (outcome.as_str(), task) {
@@ -483,7 +239,7 @@ impl Ctx<'_> {
         self.event(kind, Some(&row.id), APPLIED, fields)?;
         Ok(Step {
             answer: Ok(Applied {
-                task: get(self.conn, &row.id)?,
+                task: readable(self.conn, &row.id)?,
                 duplicate: false,
             }),
             keep: true,
@@ -496,10 +252,20 @@ impl Ctx<'_> {
         task_id: &str,
         finished_ok: bool,
     ) -> rusqlite::Result<Result<TaskRow, Refusal>> {
-        let Some(row) = get(self.conn, task_id)? else {
-            return Ok(Err(Refusal::UnknownTask(
-                task_id.chars().take(ID_MAX_CHARS).collect(),
-            )));
+        let row = match rows::get(self.conn, task_id)? {
+            None => {
+                return Ok(Err(Refusal::UnknownTask(
+                    task_id.chars().take(ID_MAX_CHARS).collect(),
+                )));
+            }
+            Some(Ok(row)) => row,
+            // Nothing is applied to a row that cannot be read: it is said on the dashboard.
+            Some(Err(bad)) => {
+                return Ok(Err(Refusal::Invalid(format!(
+                    "task {} cannot be read from the work queue ({}); nothing applied",
+                    bad.id, bad.reason
+                ))));
+            }
         };
         if let Some(agent) = self.agent()
             && row.owner.as_deref() != Some(agent)
@@ -557,7 +323,7 @@ impl Ctx<'_> {
         // A heartbeat naming a task its sender owns is a report about that task (the claim
         // heartbeat): it keeps the watchdog off a task that is being worked on.
         for id in in_flight {
-            if let Some(row) = get(self.conn, id)?
+            if let Some(row) = readable(self.conn, id)?
                 && row.owner.as_deref() == Some(agent)
                 && !row.state.is_terminal()
             {
@@ -627,6 +393,8 @@ impl Ctx<'_> {
                 reporter: self.reporter.to_string(),
                 context_id: self.context_id.clone(),
             },
+            finished_at: None,
+            dismissed_at: None,
         };
         let fields = json!({
             "owner": row.owner,
@@ -772,6 +540,7 @@ impl Ctx<'_> {
         }
         row.state = state;
         row.blocked_on = None;
+        row.finished_at = Some(self.report.received_at);
         self.applied("completion", row, json!({ "state": state.as_str() }))
     }
 
@@ -809,16 +578,16 @@ pub(super) fn sweep(
     rules: &QueueRules,
     now: DateTime<Utc>,
 ) -> rusqlite::Result<Vec<SweepEvent>> {
-    let open: Vec<TaskRow> = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM tasks WHERE state IN ('TASK_STATE_SUBMITTED', \
-             'TASK_STATE_WORKING', 'TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED') \
-             ORDER BY created_at, id"
-        ))?
-        .query_map([], task_from)?
-        .collect::<rusqlite::Result<_>>()?;
     let mut events = Vec::new();
-    for mut row in open {
+    for row in rows::open(conn)? {
+        // A row that cannot be read is passed by (the caller logs it): the others are swept.
+        let mut row = match row {
+            Ok(row) => row,
+            Err(bad) => {
+                events.push(SweepEvent::Unreadable(bad));
+                continue;
+            }
+        };
         let stamp = now.timestamp_micros();
         let watchdog = |kind: &str, row: &TaskRow, fields: Value| {
             append_event(
@@ -849,6 +618,7 @@ pub(super) fn sweep(
         if orphan_due(&row, rules, now) {
             row.state = WireState::Failed;
             row.status_message = Some(ORPHANED_MESSAGE.to_string());
+            row.finished_at = Some(now);
             save(conn, &row)?;
             watchdog(
                 "orphaned",
@@ -861,126 +631,81 @@ pub(super) fn sweep(
     Ok(events)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::queue::WorkQueue;
-
-    /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
-    fn fixed_now() -> chrono::DateTime<chrono::Utc> {
-        "2026-11-30T12:00:00Z".parse().expect("an RFC 3339 instant")
+/// The operator's dismissal of `task_id` at `at` (`fleetdash task dismiss`), inside the
+/// caller's transaction: the row gets `dismissed_at` and the events a `dismiss` line; the row
+/// itself stays (never a DELETE). A finished task, or a row that cannot be read, is dismissed as
+/// it is; an open one only with `cancel`, which cancels it first (its own `completion` event),
+/// so that nobody works on, nor the watchdog sweeps, a task nobody sees. Dismissed before:
+/// nothing is written.
+pub(super) fn dismiss(
+    conn: &Connection,
+    task_id: &str,
+    cancel: bool,
+    at: DateTime<Utc>,
+) -> rusqlite::Result<Result<Dismissal, Refusal>> {
+    let Some(read) = rows::get(conn, task_id)? else {
+        return Ok(Err(Refusal::UnknownTask(clean(task_id, ID_MAX_CHARS))));
+    };
+    let before = match &read {
+        Ok(row) => row.dismissed_at,
+        Err(bad) => bad.dismissed_at,
+    };
+    if let Some(at) = before {
+        return Ok(Ok(Dismissal::Already { at }));
     }
-
-    fn rules() -> QueueRules {
-        QueueRules::of(
-            &crate::config::Rules::parse(
-                Path::new("config/rules.yaml"),
-                include_str!("../../../config/rules.yaml"),
-            )
-            .expect("the shipped rules parse"),
-        )
-    }
-
-    fn files(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-
-    async fn one_task(path: &Path) {
-        let queue = WorkQueue::open(path, rules()).await.unwrap();
-        let report = Report {
-            from: Reporter::Operator,
-            message_id: "m1".into(),
-            context_id: None,
-            received_at: fixed_now(),
-            kind: ReportKind::Assign(Assignment {
-                title: "rotate the LAB keys".into(),
-                owner: Some("sol".into()),
-                tagged: vec![],
-                deadline: None,
-            }),
-        };
-        queue.apply(report).await.unwrap();
-        queue.close().await.unwrap();
-    }
-
-    /// `collect` reads beside `run`: a read-only open creates nothing next to the file (no
-    /// `-wal`, no `-shm`, no journal), writes nothing into it, and sees the rows.
-    #[tokio::test]
-    async fn a_read_only_read_sees_the_rows_and_creates_no_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("tasks.db");
-        one_task(&path).await;
-        let before = files(dir.path());
-        let bytes = std::fs::read(&path).unwrap();
-        let view = read_only(&path).unwrap();
-        assert_eq!(view.tasks.len(), 1);
-        assert_eq!(view.tasks[0].title, "rotate the LAB keys");
-        assert_eq!(files(dir.path()), before);
-        assert_eq!(std::fs::read(&path).unwrap(), bytes, "nothing written");
-    }
-
-    /// While `run`'s writer has the file open, a read-only read sees its latest commits (in the
-    /// WAL) and still creates nothing.
-    #[tokio::test]
-    async fn a_read_only_read_beside_a_live_writer_sees_its_commits() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("odd ?#% name.db");
-        one_task(&path).await;
-        let queue = WorkQueue::open(&path, rules()).await.unwrap();
-        let before = files(dir.path());
-        assert_eq!(before.len(), 3, "the writer's -wal and -shm: {before:?}");
-        let report = Report {
-            from: Reporter::Agent("sol".into()),
-            message_id: "m2".into(),
-            context_id: None,
-            received_at: fixed_now(),
-            kind: ReportKind::Heartbeat {
-                last_activity_at: None,
-                in_flight: vec![],
+    let stamp = at.timestamp_micros();
+    let operator = |kind: &str, fields: Value| {
+        append_event(
+            conn,
+            Event {
+                reporter_kind: "operator",
+                reporter: "operator",
+                message_id: &format!("{kind}:{task_id}:{stamp}"),
+                context_id: None,
+                received_at: at,
+                kind,
+                task_id: Some(task_id),
+                outcome: APPLIED,
+                fields,
             },
-        };
-        queue.apply(report).await.unwrap();
-        let view = read_only(&path).unwrap();
-        assert_eq!(view.tasks.len(), 1);
-        assert_eq!(
-            view.agents.len(),
-            1,
-            "the heartbeat still in the WAL is seen"
-        );
-        assert_eq!(files(dir.path()), before);
-        queue.close().await.unwrap();
-    }
-
-    #[test]
-    fn a_missing_file_is_an_error_naming_it_and_nothing_is_created() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("state/tasks.db");
-        let err = read_only(&path).unwrap_err();
-        assert!(err.starts_with(&path.display().to_string()), "{err}");
-        assert!(err.contains("no work queue file"), "{err}");
-        assert!(files(dir.path()).is_empty(), "no folder, no file");
-    }
-
-    #[test]
-    fn a_corrupt_file_or_another_programs_is_an_error_naming_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let garbage = dir.path().join("garbage.db");
-        std::fs::write(&garbage, vec![0x5a; 8192]).unwrap();
-        let err = read_only(&garbage).unwrap_err();
-        assert!(err.starts_with(&garbage.display().to_string()), "{err}");
-        assert!(err.contains("not a SQLite database"), "{err}");
-        let other = dir.path().join("kanban.db");
-        Connection::open(&other)
-            .unwrap()
-            .execute_batch("CREATE TABLE cards (id TEXT);")
-            .unwrap();
-        let err = read_only(&other).unwrap_err();
-        assert!(err.contains("another program"), "{err}");
-        assert_eq!(files(dir.path()), ["garbage.db", "kanban.db"]);
-    }
+        )
+    };
+    let mut canceled = false;
+    let fields = match &read {
+        Ok(row) if !row.state.is_terminal() => {
+            if !cancel {
+                return Ok(Err(Refusal::Invalid(format!(
+                    "task {} is still open ({}): only a finished task is dismissed;                      --cancel cancels it first",
+                    row.id,
+                    row.state
+                        .as_str()
+                        .trim_start_matches("TASK_STATE_")
+                        .to_ascii_lowercase()
+                ))));
+            }
+            let mut row = row.clone();
+            row.state = WireState::Canceled;
+            row.blocked_on = None;
+            row.finished_at = Some(at);
+            row.last_report_at = Some(at);
+            row.provenance = Provenance {
+                reporter: "operator".to_string(),
+                context_id: None,
+            };
+            save(conn, &row)?;
+            operator(
+                "completion",
+                json!({"state": WireState::Canceled.as_str(), "by": "task dismiss --cancel"}),
+            )?;
+            canceled = true;
+            json!({"state": WireState::Canceled.as_str()})
+        }
+        Ok(row) => json!({"state": row.state.as_str()}),
+        Err(bad) => json!({"unreadable": bad.reason}),
+    };
+    conn.prepare_cached("UPDATE tasks SET dismissed_at = ?1 WHERE id = ?2")?
+        .execute(params![ts(at), task_id])?;
+    operator("dismiss", fields)?;
+    let task = rows::get(conn, task_id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+    Ok(Ok(Dismissal::Dismissed { task, canceled }))
 }

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Applied, QueueRules, Refusal, Report, SweepEvent, store};
+use super::{Applied, Dismissal, QueueRules, Refusal, Report, SweepEvent, store};
 
 /// At most this many jobs share one transaction (bounds a transaction's size and the wait of
 /// the first caller in it).
@@ -28,6 +28,13 @@ pub(super) enum Job {
         DateTime<Utc>,
         oneshot::Sender<Result<Vec<SweepEvent>, String>>,
     ),
+    /// The operator's `fleetdash task dismiss`.
+    Dismiss {
+        task_id: String,
+        cancel: bool,
+        at: DateTime<Utc>,
+        reply: oneshot::Sender<Result<Dismissal, Refusal>>,
+    },
 }
 
 enum Answer {
@@ -38,6 +45,10 @@ enum Answer {
     Sweep(
         oneshot::Sender<Result<Vec<SweepEvent>, String>>,
         Result<Vec<SweepEvent>, String>,
+    ),
+    Dismiss(
+        oneshot::Sender<Result<Dismissal, Refusal>>,
+        Result<Dismissal, Refusal>,
     ),
 }
 
@@ -125,6 +136,20 @@ fn commit(
                 .map_err(|e| failed(&e));
                 Answer::Sweep(reply, answer)
             }
+            Job::Dismiss {
+                task_id,
+                cancel,
+                at,
+                reply,
+            } => {
+                let answer = match in_savepoint(&mut tx, |c| {
+                    store::dismiss(c, &task_id, cancel, at).map(|done| (done.is_ok(), done))
+                }) {
+                    Ok(answer) => answer,
+                    Err(e) => Err(Refusal::Store(failed(&e))),
+                };
+                Answer::Dismiss(reply, answer)
+            }
         });
     }
     // Nobody is answered before the commit is durable.
@@ -138,6 +163,9 @@ fn commit(
                 Answer::Sweep(reply, _) => {
                     let _ = reply.send(Err(why.clone()));
                 }
+                Answer::Dismiss(reply, _) => {
+                    let _ = reply.send(Err(Refusal::Store(why.clone())));
+                }
             }
         }
         return;
@@ -149,6 +177,9 @@ fn commit(
                 let _ = reply.send(*answer);
             }
             Answer::Sweep(reply, answer) => {
+                let _ = reply.send(answer);
+            }
+            Answer::Dismiss(reply, answer) => {
                 let _ = reply.send(answer);
             }
         }
@@ -176,6 +207,9 @@ fn fail(job: Job, why: &str) {
         }
         Job::Sweep(_, reply) => {
             let _ = reply.send(Err(why.to_string()));
+        }
+        Job::Dismiss { reply, .. } => {
+            let _ = reply.send(Err(Refusal::Store(why.to_string())));
         }
     }
 }

@@ -2,7 +2,8 @@
 //! queue every `stuck.sweep_seconds`, and ONE escalation line per orphaned task, written by the
 //! escalation log the live-task watchdog already uses (`state_dir/escalations.jsonl`). Worker
 //! died is recorded by the sweep and escalates nothing: only the 300 s condition fires the
-//! follow-up loop.
+//! follow-up loop. An open row that cannot be read is passed by and logged at each tick; the
+//! sweep goes on with the others (the dashboard shows it red).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -81,6 +82,12 @@ pub async fn run(
                 SweepEvent::WorkerDied { task } => {
                     tracing::warn!(task = %task.id, "work queue task: the worker died")
                 }
+                // Once per tick while it stays so: the sweep went on with the others.
+                SweepEvent::Unreadable(bad) => tracing::warn!(
+                    task = %bad.id,
+                    "work queue row not swept, it cannot be read: {}",
+                    bad.reason
+                ),
             }
         }
         let (log, gate, rule) = (log.clone(), gate.clone(), rules.no_reply.clone());

@@ -97,9 +97,9 @@ mod tests {
     use chrono::{DateTime, Utc};
     use fleetdash_model::{
         Agent, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState, ColumnCount,
-        CronCheck, CronState, Heartbeat, Held, History, LeftOut, LiveTask, NamedCheck, Probe,
-        QueueAck, QueueTask, RulesView, SectionMeta, Sections, SetAside, System, Tasks, Transition,
-        Window,
+        CronCheck, CronState, EndedTask, Heartbeat, Held, History, LeftOut, LiveTask, NamedCheck,
+        Probe, QueueAck, QueueLeftOut, QueueTask, RulesView, SectionMeta, Sections, SetAside,
+        System, Tasks, Transition, UnreadableTask, Window,
     };
     use serde_json::{Value, json};
 
@@ -377,6 +377,24 @@ mod tests {
                 checked_at: at,
                 stale: false,
             }]),
+            queue_unreadable: vec![UnreadableTask {
+                id: "q_2".into(),
+                reason: "state \"TASK_STATE_PAUSED\": not a task state this fleetdash knows".into(),
+                band: Band::Red,
+                status: Asc::INTEGRITY_CHECK_FAILED,
+                checked_at: at,
+                stale: true,
+            }],
+            queue_left_out: QueueLeftOut {
+                finished: 1150,
+                dismissed: 3,
+                ended: vec![EndedTask {
+                    id: "q_3".into(),
+                    how: "dismissed".into(),
+                    checked_at: at,
+                    stale: false,
+                }],
+            },
         };
         s.transitions = vec![
             Transition {

@@ -4,9 +4,9 @@
 
 use fleetdash_model::{
     Agent, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState, ColumnCount,
-    CronCheck, CronState, Heartbeat, Held, History, LeftOut, LiveTask, NamedCheck, Probe, QueueAck,
-    QueueTask, RulesView, SectionMeta, Sections, SetAside, Snapshot, System, Tasks, Transition,
-    Window,
+    CronCheck, CronState, EndedTask, Heartbeat, Held, History, LeftOut, LiveTask, NamedCheck,
+    Probe, QueueAck, QueueLeftOut, QueueTask, RulesView, SectionMeta, Sections, SetAside, Snapshot,
+    System, Tasks, Transition, UnreadableTask, Window,
 };
 
 use super::Json;
@@ -222,6 +222,49 @@ fn tasks(r: &mut Reader, v: &Json) -> Tasks {
             |r, v| r.probe(v, |r, v| r.list(v, queue_task)),
             Some(Probe::not_collected()),
         ),
+        queue_unreadable: r.field(
+            &o,
+            "queue_unreadable",
+            |r, v| r.list(v, unreadable_task),
+            Some(Vec::new()),
+        ),
+        queue_left_out: r.field(
+            &o,
+            "queue_left_out",
+            queue_left_out,
+            Some(QueueLeftOut::default()),
+        ),
+    }
+}
+
+fn unreadable_task(r: &mut Reader, v: &Json) -> UnreadableTask {
+    let o = r.object(v);
+    UnreadableTask {
+        id: r.req(&o, "id", string),
+        reason: r.req(&o, "reason", string),
+        band: r.req(&o, "band", band),
+        status: r.req(&o, "status", asc),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
+    }
+}
+
+fn queue_left_out(r: &mut Reader, v: &Json) -> QueueLeftOut {
+    let o = r.object(v);
+    QueueLeftOut {
+        finished: r.req(&o, "finished", u32_),
+        dismissed: r.req(&o, "dismissed", u32_),
+        ended: r.field(&o, "ended", |r, v| r.list(v, ended_task), Some(Vec::new())),
+    }
+}
+
+fn ended_task(r: &mut Reader, v: &Json) -> EndedTask {
+    let o = r.object(v);
+    EndedTask {
+        id: r.req(&o, "id", string),
+        how: r.req(&o, "how", string),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
     }
 }
 

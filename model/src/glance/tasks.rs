@@ -14,9 +14,9 @@ use crate::alerts::key;
 use crate::asc::Asc;
 use crate::band::Band;
 use crate::probe::Probe;
-use crate::queue::QueueTask;
+use crate::queue::{QueueTask, UnreadableTask};
 use crate::snapshot::{LiveTask, Snapshot};
-use crate::words::{human_age, seconds_since};
+use crate::words::{human_age, seconds_since, thousands};
 
 const TERMINAL_STATES: [&str; 4] = [
     "TASK_STATE_COMPLETED",
@@ -78,19 +78,87 @@ pub(super) fn queue(s: &Snapshot, w: &Words) -> Section {
             newest_first.into_iter().partition(|t| {
                 !t.is_terminal() || t.judge(s.rules.ack_within_s, w.now).0 != Band::Green
             });
+        // A row that cannot be read comes first: red, with its id and why.
+        let unreadable = s
+            .tasks
+            .queue_unreadable
+            .iter()
+            .map(|t| unreadable_row(t, w));
         let mut g = group(red_first(
-            open.into_iter().map(|t| queue_row(t, s, w)).collect(),
+            unreadable
+                .chain(open.into_iter().map(|t| queue_row(t, s, w)))
+                .collect(),
         ));
         if !done.is_empty() {
             g.folded_n = done.len();
             g.folded = Some(format!("{} finished", done.len()));
         }
+        let left = &s.tasks.queue_left_out;
         if g.rows.is_empty() && done.is_empty() {
-            g.empty = Some("No tasks in the queue.");
+            g.empty = Some(if left.finished == 0 && left.dismissed == 0 {
+                "No tasks in the queue."
+            } else {
+                "No open tasks."
+            });
         }
         view.groups.push(g);
+        if let Some(note) = left_out_note(s) {
+            view.note = Some(match view.note {
+                Some(ack) => format!("{ack} · {note}"),
+                None => note,
+            });
+        }
     }
     view
+}
+
+/// What `tasks.queue` leaves out, said beside the panel's title as the board says its own:
+/// "1,150 finished tasks not shown, 3 dismissed (the queue's file keeps them: fleetdash
+/// tasks)". `None` when nothing is left out.
+fn left_out_note(s: &Snapshot) -> Option<String> {
+    let left = &s.tasks.queue_left_out;
+    let mut said = Vec::new();
+    if left.finished > 0 {
+        let tasks = if left.finished == 1 { "task" } else { "tasks" };
+        said.push(format!(
+            "{} finished {tasks} not shown",
+            thousands(u64::from(left.finished))
+        ));
+    }
+    if left.dismissed > 0 {
+        said.push(format!(
+            "{} dismissed",
+            thousands(u64::from(left.dismissed))
+        ));
+    }
+    (!said.is_empty()).then(|| {
+        format!(
+            "{} (the queue's file keeps them: fleetdash tasks)",
+            said.join(", ")
+        )
+    })
+}
+
+/// A row of the queue that cannot be read: red, its id and why; nothing else is known of it.
+fn unreadable_row(t: &UnreadableTask, w: &Words) -> Row {
+    let reason = format!("unreadable: {}", t.reason);
+    let r = Some(reason.as_str());
+    Row {
+        kind: Some(Kind::Task),
+        what: format!("task {}", t.id),
+        since: None,
+        anchor: anchor("queue", &t.id),
+        band: t.band,
+        badge: t.band.word(),
+        title: t.id.clone(),
+        summary: "a row of the work queue that cannot be read".into(),
+        code: code(&t.status),
+        facts: vec![fact("id", (t.id.clone(), None), r)],
+        held: w.held(&key::queue_task(&t.id), t.band),
+        reason: Some(reason),
+        checks: Vec::new(),
+        strip: None,
+    }
 }
 
 fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
@@ -368,5 +436,71 @@ mod tests {
             s.verdict_at(t0() + chrono::Duration::seconds(60))
         );
         assert_eq!(at(&s, 0).counts, s.verdict_at(t0()));
+    }
+
+    /// Was: one row the hub could not read made the whole `tasks.queue` an error. Now it is a
+    /// red row of its own with its id and why, in needs-you and the verdict, beside the others;
+    /// and what the retention and the operator leave out is said beside the title.
+    #[test]
+    fn an_unreadable_row_is_red_on_its_own_and_what_is_left_out_is_said() {
+        use crate::{QueueLeftOut, UnreadableTask};
+        let mut s = fleet();
+        s.sections.queue = SectionMeta {
+            configured: true,
+            checked_at: Some(t0()),
+            duration_ms: Some(1),
+            stale: false,
+        };
+        let mut ok = queue_task("q_ok", 1);
+        ok.owner = Some("sol".into());
+        s.tasks.queue = Probe::Value(vec![ok]);
+        s.tasks.queue_unreadable = vec![UnreadableTask {
+            id: "q_bad".into(),
+            reason: "state \"TASK_STATE_PAUSED\": not a task state this fleetdash knows".into(),
+            band: Band::Red,
+            status: Asc::INTEGRITY_CHECK_FAILED,
+            checked_at: t0(),
+            stale: true,
+        }];
+        s.tasks.queue_left_out = QueueLeftOut {
+            finished: 1150,
+            dismissed: 1,
+            ended: Vec::new(),
+        };
+        let g = at(&s, 0);
+        let bad = row(&g, "queue-q_bad");
+        assert_eq!((bad.band, bad.title.as_str()), (Band::Red, "q_bad"));
+        assert_eq!(
+            bad.reason.as_deref(),
+            Some("unreadable: state \"TASK_STATE_PAUSED\": not a task state this fleetdash knows")
+        );
+        assert_eq!(bad.code.as_deref(), Some("ASC-7005 INTEGRITY_CHECK_FAILED"));
+        assert_eq!(row(&g, "queue-q_ok").band, Band::Green, "the others stay");
+        let q = g.sections.iter().find(|x| x.id == "queue").unwrap();
+        assert_eq!(q.groups[0].rows[0].anchor, "queue-q_bad", "red first");
+        assert_eq!(
+            q.note.as_deref(),
+            Some(
+                "ACK within 10 min · 1,150 finished tasks not shown, 1 dismissed (the queue's \
+                 file keeps them: fleetdash tasks)"
+            )
+        );
+        assert!(
+            g.needs
+                .iter()
+                .any(|n| n.anchor == "queue-q_bad" && n.what == "task q_bad"),
+            "{:?}",
+            g.needs
+        );
+        assert_eq!(g.counts, s.verdict_at(t0()));
+        let mut without = s.clone();
+        without.tasks.queue_unreadable.clear();
+        assert_eq!(g.counts.red, without.verdict_at(t0()).red + 1);
+        // Only finished ones left out, nothing open: the panel says so rather than "no tasks".
+        s.tasks.queue = Probe::Value(Vec::new());
+        s.tasks.queue_unreadable.clear();
+        let g = at(&s, 0);
+        let q = g.sections.iter().find(|x| x.id == "queue").unwrap();
+        assert_eq!(q.groups[0].empty, Some("No open tasks."));
     }
 }

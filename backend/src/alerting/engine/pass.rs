@@ -528,7 +528,7 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let agents = |up: bool, at| SectionData::Agents(vec![agent("min", up, at)]);
-        let queue = || SectionData::Queue(fleetdash_model::Probe::Value(vec![]));
+        let queue = || SectionData::Queue(crate::collect::queue::QueuePart::listed(vec![]));
         let mut events = Vec::new();
         // t0: min answers; the queue is read.
         events.extend(read(t0(), agents(true, t0())));

@@ -311,6 +311,8 @@ mod tests {
                 reporter: "sol".into(),
                 context_id: Some("c1".into()),
             },
+            finished_at: None,
+            dismissed_at: None,
         }
     }
 

@@ -79,6 +79,18 @@ pub fn elements(snap: &Snapshot) -> Elements {
                 t.reason.clone(),
             );
         }
+        // A row that cannot be read is an element of its own, named by its id.
+        for t in &snap.tasks.queue_unreadable {
+            let why = format!("unreadable: {}", t.reason);
+            put(
+                &mut out,
+                key::queue_task(&t.id),
+                "task",
+                t.id.clone(),
+                t.band,
+                Some(why),
+            );
+        }
     }
     if let Probe::Value(board) = &snap.tasks.board {
         // A source the projection job made before the first board read says nothing about
