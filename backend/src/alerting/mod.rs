@@ -64,7 +64,8 @@ pub struct Alert {
     /// The element's band now.
     pub band: Band,
     /// Why, in a few words. On a recovery none, unless the element is gone rather than green
-    /// ("no longer listed": a card moved out of the listing, a finished task).
+    /// ("no longer listed": a card moved out of the listing, a finished task) or was taken
+    /// away ("dismissed by the operator", "retired: ...": a work-queue task).
     pub reason: Option<String>,
     /// The element's Agent Status Code (webhook's ASC envelope).
     pub status: Asc,
@@ -85,6 +86,12 @@ impl Alert {
     pub fn headline(&self) -> String {
         let what = format!("{} {}", self.kind, self.name);
         match (self.event, &self.reason) {
+            // Taken away rather than better: said as what happened to it.
+            (AlertEvent::Recovered, Some(r))
+                if r == engine::gone::DISMISSED || r == engine::gone::RETIRED =>
+            {
+                format!("{} {} · {what} {r}", self.band.icon(), self.band.word())
+            }
             (AlertEvent::Recovered, reason) => {
                 let mut line = format!(
                     "{} {} · {what} recovered",

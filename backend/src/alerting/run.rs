@@ -130,17 +130,19 @@ impl Alerts {
         }
         let elements = transitions::elements(snapshot);
         let readings = super::engine::readings(snapshot);
+        let ended = super::engine::gone::ended(snapshot);
         let alerting = self.alerting.clone();
-        let decision =
-            match tokio::task::spawn_blocking(move || alerting.decide(&elements, &readings, now))
-                .await
-            {
-                Ok(decision) => decision,
-                Err(e) => {
-                    tracing::error!("alert engine pass failed: {e}");
-                    return;
-                }
-            };
+        let decision = match tokio::task::spawn_blocking(move || {
+            alerting.decide(&elements, &readings, &ended, now)
+        })
+        .await
+        {
+            Ok(decision) => decision,
+            Err(e) => {
+                tracing::error!("alert engine pass failed: {e}");
+                return;
+            }
+        };
         let mut kept = true;
         for alert in decision.alerts.clone() {
             if let Err(e) = delivery.enqueue(alert, now).await {

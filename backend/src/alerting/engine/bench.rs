@@ -4,6 +4,7 @@
 use chrono::{DateTime, Duration, Utc};
 use fleetdash_model::{Band, Snapshot};
 
+use super::gone::{Ended, ended};
 use super::pass::{PassContext, Thresholds, pass};
 use super::state::{Readings, State, readings};
 use crate::alerting::deps::Deps;
@@ -36,6 +37,8 @@ pub(super) struct Bench {
     pub(super) silenced: Vec<String>,
     /// The sections' readings the passes see; none: every pass counts every element.
     pub(super) readings: Readings,
+    /// What the passes are told was taken away (a dismissed or retired task).
+    pub(super) ended: Ended,
 }
 
 impl Bench {
@@ -47,6 +50,7 @@ impl Bench {
             deps: Deps::default(),
             silenced: Vec::new(),
             readings: Readings::new(),
+            ended: Ended::new(),
         }
     }
 
@@ -85,13 +89,16 @@ impl Bench {
             silenced: &is_silenced,
             link: Some("https://dash.example/"),
             readings: &self.readings,
+            ended: &self.ended,
         };
         pass(&mut self.state, &elements, &cx)
     }
 
-    /// A pass over a snapshot as the write side runs it: its elements and its readings.
+    /// A pass over a snapshot as the write side runs it: its elements, its readings and what
+    /// it says was taken away.
     pub(super) fn write(&mut self, snap: &Snapshot) -> Vec<Alert> {
         self.readings = readings(snap);
+        self.ended = ended(snap);
         self.full_elements(transitions::elements(snap))
     }
 }

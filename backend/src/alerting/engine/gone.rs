@@ -3,11 +3,16 @@
 //! pass not red when what lists it was read whole ([`gone_reads_green`]), so its alert closes
 //! with a Recovered ([`NO_LONGER_LISTED`]) instead of staying open until forgotten. Pure, like
 //! the pass that asks ([`super::pass::pass`]).
+//!
+//! Some elements are not gone but taken away, and the snapshot says so ([`ended`]): a
+//! work-queue task the operator dismissed, or a finished one the rules' retention retired. Its
+//! alert ends at once, in those words ([`DISMISSED`], [`RETIRED`]), since nothing recovered
+//! and nothing is unknown.
 
 use std::collections::BTreeMap;
 
-use fleetdash_model::Band;
 use fleetdash_model::alerts::key;
+use fleetdash_model::{Band, Snapshot};
 
 use super::roots;
 use super::state::Track;
@@ -16,6 +21,36 @@ use crate::write::transitions::Elements;
 
 /// The reason a Recovered carries when its element is gone rather than green.
 pub const NO_LONGER_LISTED: &str = "no longer listed";
+
+/// The reason a Recovered carries when the operator dismissed its task
+/// (`fleetdash task dismiss`); the headline says it instead of "recovered".
+pub const DISMISSED: &str = "dismissed by the operator";
+
+/// The reason a Recovered carries when the rules' retention took its finished task off the
+/// dashboard (`queue.finished_kept_seconds`, `queue.finished_kept_max`); the headline says it
+/// instead of "recovered".
+pub const RETIRED: &str = "retired: finished, past the queue's retention";
+
+/// The elements a snapshot says were taken away, by key, with the words their alert ends with.
+pub type Ended = BTreeMap<String, String>;
+
+/// What `snap` says was taken away: the work-queue tasks the snapshot before it listed that it
+/// leaves out as dismissed or retired (`tasks.queue_left_out.ended`).
+pub fn ended(snap: &Snapshot) -> Ended {
+    snap.tasks
+        .queue_left_out
+        .ended
+        .iter()
+        .map(|t| {
+            let why = if t.how == crate::queue::judge::LeftOut::Dismissed.as_str() {
+                DISMISSED
+            } else {
+                RETIRED
+            };
+            (key::queue_task(&t.id), why.to_string())
+        })
+        .collect()
+}
 
 /// Whether an element this pass does not show is known to be no longer failing: what lists it
 /// was read whole and is fine. Each parent its key implies (a card's board, a host's check's
@@ -246,5 +281,153 @@ mod tests {
             "tracks: {:?}",
             b.state.tracks.keys().collect::<Vec<_>>()
         );
+    }
+
+    /// The shipped rules file: the retention and the alert thresholds are the fleet's.
+    fn queue_rules() -> crate::config::Rules {
+        crate::config::Rules::parse(
+            std::path::Path::new("config/rules.yaml"),
+            include_str!("../../../../config/rules.yaml"),
+        )
+        .unwrap()
+    }
+
+    /// A work queue with one FAILED task, read as `fleetdash run` reads it: the rows through the
+    /// queue's collector (retention included), into the snapshot, and the engine's pass over it.
+    struct Queue {
+        b: Bench,
+        snap: fleetdash_model::Snapshot,
+        row: crate::queue::TaskRow,
+    }
+
+    impl Queue {
+        fn new() -> Queue {
+            use crate::queue::{Provenance, TaskRow, WireState};
+            let b = Bench::new();
+            let finished = b.now;
+            let row = TaskRow {
+                id: "q_1".into(),
+                title: "rotate the LAB keys".into(),
+                owner: Some("sol".into()),
+                tagged: vec![],
+                created_by: "operator".into(),
+                created_at: finished - Duration::hours(1),
+                deadline: None,
+                state: WireState::Failed,
+                ack: None,
+                yielded: vec![],
+                blocked_on: None,
+                last_report_at: Some(finished),
+                status_message: None,
+                worker_died: false,
+                provenance: Provenance::default(),
+                finished_at: Some(finished),
+                dismissed_at: None,
+            };
+            let snap = fleetdash_model::Snapshot::empty(b.now, crate::config::fleet_rules());
+            Queue { b, snap, row }
+        }
+
+        /// One read of the queue `minutes` later, the snapshot written, the engine's pass.
+        fn read(&mut self, minutes: i64) -> Vec<crate::alerting::Alert> {
+            use crate::collect::queue::rows;
+            use crate::collect::{SectionData, SectionName};
+            let rules = queue_rules();
+            self.b.now += Duration::minutes(minutes);
+            let now = self.b.now;
+            let view = crate::queue::rows::QueueView {
+                tasks: vec![Ok(self.row.clone())],
+                agents: vec![],
+            };
+            let part = rows(
+                Ok(&view),
+                &crate::queue::QueueRules::of(&rules),
+                &crate::queue::Retention::of(&rules),
+                now,
+            );
+            let update = crate::write::history::tests::update(SectionData::Queue(part), now);
+            crate::snapshot::apply(&mut self.snap, update);
+            crate::snapshot::finalize(&mut self.snap, &[SectionName::Queue], rules.view(), now);
+            self.b.write(&self.snap)
+        }
+    }
+
+    /// Was: a FAILED task reminded every hour for ever; once it left status.json its alert
+    /// could only close as "recovered (no longer listed)". Dismissed by the operator, its alert
+    /// ends at the next read, said as dismissed; nothing follows.
+    #[test]
+    fn a_dismissed_tasks_alert_ends_at_once_said_as_dismissed() {
+        let mut q = Queue::new();
+        let mut got = Vec::new();
+        for _ in 0..q.b.th.fail_after {
+            got.extend(q.read(1));
+        }
+        assert_eq!(got.len(), 1, "{got:#?}");
+        assert_eq!(got[0].event, AlertEvent::Firing);
+        let fired_since = got[0].since;
+        // Still failed an hour on: a reminder.
+        let every = q.b.th.remind_every.num_minutes();
+        let reminded = q.read(every);
+        assert_eq!(reminded.len(), 1, "{reminded:#?}");
+        assert_eq!(reminded[0].event, AlertEvent::Reminder);
+
+        q.row.dismissed_at = Some(q.b.now);
+        let ended = q.read(1);
+        assert_eq!(q.snap.tasks.queue_left_out.dismissed, 1);
+        assert_eq!(ended.len(), 1, "{ended:#?}");
+        let a = &ended[0];
+        assert_eq!(
+            (a.key.as_str(), a.event, a.band),
+            ("queue:q_1", AlertEvent::Recovered, Band::Green)
+        );
+        assert_eq!(a.reason.as_deref(), Some(DISMISSED));
+        assert_eq!(
+            a.headline(),
+            "✔ ok · task rotate the LAB keys dismissed by the operator"
+        );
+        assert!(!a.headline().contains("recovered"), "{}", a.headline());
+        assert_eq!(
+            a.id,
+            format!("queue:q_1:recovered:{}", fired_since.timestamp()),
+            "the dedupe key of the alert's one ending"
+        );
+        // Later reads (and a day of them) say nothing more: no reminder, no "no longer listed".
+        for _ in 0..3 {
+            assert!(q.read(every).is_empty());
+        }
+        assert!(q.snap.tasks.queue_left_out.ended.is_empty(), "said once");
+    }
+
+    /// A failed task past `queue.finished_kept_seconds` leaves status.json; its alert ends then,
+    /// said as retired.
+    #[test]
+    fn a_retired_tasks_alert_ends_said_as_retired() {
+        let mut q = Queue::new();
+        let mut got = Vec::new();
+        for _ in 0..q.b.th.fail_after {
+            got.extend(q.read(1));
+        }
+        assert_eq!(got.len(), 1, "{got:#?}");
+        let kept = crate::queue::Retention::of(&queue_rules()).finished_kept_s;
+        let kept_min = i64::try_from(kept).unwrap() / 60;
+        let mut ended = Vec::new();
+        let mut reads = 0;
+        while q.snap.tasks.queue_left_out.finished == 0 {
+            ended = q.read(kept_min / 4);
+            reads += 1;
+            assert!(reads < 10, "never retired");
+        }
+        assert!(q.snap.tasks.queue.value().unwrap().is_empty());
+        let ended: Vec<_> = ended
+            .into_iter()
+            .filter(|a| a.event == AlertEvent::Recovered)
+            .collect();
+        assert_eq!(ended.len(), 1, "{ended:#?}");
+        assert_eq!(ended[0].reason.as_deref(), Some(RETIRED));
+        assert_eq!(
+            ended[0].headline(),
+            format!("✔ ok · task rotate the LAB keys {RETIRED}")
+        );
+        assert!(q.read(60).is_empty());
     }
 }

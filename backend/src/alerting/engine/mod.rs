@@ -82,9 +82,10 @@ impl Alerting {
         &self,
         elements: &Elements,
         readings: &Readings,
+        ended: &gone::Ended,
         now: DateTime<Utc>,
     ) -> Vec<Alert> {
-        let decision = self.decide(elements, readings, now);
+        let decision = self.decide(elements, readings, ended, now);
         self.commit(&decision);
         decision.alerts
     }
@@ -93,7 +94,13 @@ impl Alerting {
     /// [`Decision::alerts`] in the outbox first and [`Alerting::commit`]s after: a crash in
     /// between replays the same pass next time, making the same alert ids, which the outbox's
     /// dedupe key drops. Blocking (reads).
-    pub fn decide(&self, elements: &Elements, readings: &Readings, now: DateTime<Utc>) -> Decision {
+    pub fn decide(
+        &self,
+        elements: &Elements,
+        readings: &Readings,
+        ended: &gone::Ended,
+        now: DateTime<Utc>,
+    ) -> Decision {
         let mut state = self.state.load(now);
         let silences = self.silences(now);
         let silenced = |key: &str, el: &Element| {
@@ -106,6 +113,7 @@ impl Alerting {
             silenced: &silenced,
             link: self.link.as_deref(),
             readings,
+            ended,
         };
         let alerts = pass::pass(&mut state, elements, &cx);
         Decision { alerts, state }
@@ -215,7 +223,11 @@ mod tests {
         let engine = Alerting::new(&config, &rules, gate.clone());
         for _ in 0..rules.alerts.fail_after.count + 1 {
             now += Duration::minutes(1);
-            assert!(engine.after_write(&red, &Readings::new(), now).is_empty());
+            assert!(
+                engine
+                    .after_write(&red, &Readings::new(), &gone::Ended::new(), now)
+                    .is_empty()
+            );
         }
         assert_eq!(
             engine.holds(&red, now)["host:lab"].describe(),
@@ -223,13 +235,17 @@ mod tests {
         );
         store.end(&silence.id, now).unwrap();
         now += Duration::minutes(1);
-        let fired = engine.after_write(&red, &Readings::new(), now);
+        let fired = engine.after_write(&red, &Readings::new(), &gone::Ended::new(), now);
         assert_eq!(fired.len(), 1);
         assert_eq!(fired[0].link.as_deref(), Some("https://fleet.example/"));
         // A restart: a new engine over the same state_dir sends no second Firing.
         let engine = Alerting::new(&config, &rules, gate);
         now += Duration::minutes(1);
-        assert!(engine.after_write(&red, &Readings::new(), now).is_empty());
+        assert!(
+            engine
+                .after_write(&red, &Readings::new(), &gone::Ended::new(), now)
+                .is_empty()
+        );
         assert!(engine.holds(&red, now).is_empty());
     }
 
@@ -245,19 +261,29 @@ mod tests {
         let mut now = t0();
         for _ in 1..rules.alerts.fail_after.count {
             now += Duration::minutes(1);
-            engine.after_write(&red, &Readings::new(), now);
+            engine.after_write(&red, &Readings::new(), &gone::Ended::new(), now);
         }
         now += Duration::minutes(1);
-        let first = engine.decide(&red, &Readings::new(), now);
+        let first = engine.decide(&red, &Readings::new(), &gone::Ended::new(), now);
         assert_eq!(first.alerts.len(), 1);
         // A crash before commit: the next pass makes the same Firing (the outbox drops it).
-        let again = engine.decide(&red, &Readings::new(), now + Duration::minutes(1));
+        let again = engine.decide(
+            &red,
+            &Readings::new(),
+            &gone::Ended::new(),
+            now + Duration::minutes(1),
+        );
         assert_eq!(again.alerts.len(), 1);
         assert_eq!(again.alerts[0].id, first.alerts[0].id);
         engine.commit(&again);
         assert!(
             engine
-                .decide(&red, &Readings::new(), now + Duration::minutes(2))
+                .decide(
+                    &red,
+                    &Readings::new(),
+                    &gone::Ended::new(),
+                    now + Duration::minutes(2)
+                )
                 .alerts
                 .is_empty()
         );

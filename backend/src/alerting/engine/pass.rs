@@ -21,6 +21,9 @@
 //!   lists it was read whole ([`gone_reads_green`](gone::gone_reads_green)); so its alert
 //!   closes with a Recovered ("no longer listed") instead of staying open until forgotten.
 //!   Otherwise the pass says nothing of it.
+//! - An element the snapshot says was taken away (a work-queue task the operator dismissed, or
+//!   one retired by the rules' retention: [`gone::ended`]) ends its open alert at once, said as
+//!   such ("dismissed by the operator"), never as recovered nor as no longer listed.
 
 use std::collections::BTreeMap;
 
@@ -84,6 +87,9 @@ pub struct PassContext<'a> {
     /// The snapshot's sections' readings ([`readings`](super::state::readings)). A section it
     /// does not name counts its elements at every pass.
     pub readings: &'a Readings,
+    /// The elements the snapshot says were taken away, with the words their alerts end with
+    /// ([`gone::ended`]).
+    pub ended: &'a gone::Ended,
 }
 
 /// One pass: counts `elements` into `state` and returns the alerts it makes, in key order.
@@ -102,10 +108,17 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
             .is_none_or(|at| state.readings.get(&section) != Some(at)),
     };
     let counted: BTreeMap<&String, bool> = elements.keys().map(|k| (k, renewed(k))).collect();
+    let taken_away: Vec<(String, String)> = state
+        .tracks
+        .iter()
+        .filter(|(key, t)| t.open.is_some() && !elements.contains_key(*key))
+        .filter_map(|(key, _)| cx.ended.get(key).map(|why| (key.clone(), why.clone())))
+        .collect();
     let gone: Vec<String> = state
         .tracks
         .iter()
         .filter(|(key, t)| t.open.is_some() && !elements.contains_key(*key))
+        .filter(|(key, _)| !cx.ended.contains_key(*key))
         .filter(|(key, _)| renewed(key))
         .filter(|(key, _)| gone::gone_reads_green(key, elements, &state.tracks, cx.deps))
         .map(|(key, _)| key.clone())
@@ -209,31 +222,55 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
             continue;
         }
         let open = t.open.take().expect("gone lists open alerts only");
-        alerts.push(Alert {
-            id: alert_id(&key, AlertEvent::Recovered, open.since),
-            kind: if t.kind.is_empty() {
-                "element".into()
-            } else {
-                t.kind.clone()
-            },
-            name: if t.name.is_empty() {
-                key.clone()
-            } else {
-                t.name.clone()
-            },
-            key,
-            event: AlertEvent::Recovered,
-            band: Band::Green,
-            reason: Some(gone::NO_LONGER_LISTED.into()),
-            status: status_of(Band::Green),
-            since: t.clear_since.unwrap_or(now),
-            at: now,
-            takes_down: open.takes_down,
-            link: cx.link.map(str::to_string),
-        });
+        let since = t.clear_since.unwrap_or(now);
+        let reason = gone::NO_LONGER_LISTED.to_string();
+        alerts.push(closed_unseen(key, t, open, reason, since, cx));
+    }
+    // Taken away: the alert ends now, in the words of how (the operator's or the rule's
+    // decision, not a probe that may flap: no passes to wait for).
+    for (key, why) in taken_away {
+        let t = state.tracks.get_mut(&key).expect("listed above");
+        t.count(false, now);
+        let open = t.open.take().expect("taken away lists open alerts only");
+        alerts.push(closed_unseen(key, t, open, why, now, cx));
     }
     alerts.sort_by(|a, b| a.key.cmp(&b.key));
     alerts
+}
+
+/// The Recovered that closes `open` for an element this pass does not show, `reason` saying
+/// why it ended: the same dedupe key as the Recovered of a shown element, its kind and name as
+/// its track remembers them.
+fn closed_unseen(
+    key: String,
+    t: &Track,
+    open: Open,
+    reason: String,
+    since: DateTime<Utc>,
+    cx: &PassContext,
+) -> Alert {
+    Alert {
+        id: alert_id(&key, AlertEvent::Recovered, open.since),
+        kind: if t.kind.is_empty() {
+            "element".into()
+        } else {
+            t.kind.clone()
+        },
+        name: if t.name.is_empty() {
+            key.clone()
+        } else {
+            t.name.clone()
+        },
+        key,
+        event: AlertEvent::Recovered,
+        band: Band::Green,
+        reason: Some(reason),
+        status: status_of(Band::Green),
+        since,
+        at: cx.now,
+        takes_down: open.takes_down,
+        link: cx.link.map(str::to_string),
+    }
 }
 
 /// Elements carry a band, not a status code: the alert's ASC says the family the band means
