@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use fleetdash::config::Rules;
+use fleetdash::queue::schema::CURRENT_VERSION;
 use fleetdash::queue::{
     Ack, Applied, Assignment, ORPHANED_MESSAGE, QueueRules, Refusal, Report, ReportKind, Reporter,
     SweepEvent, WireState, WorkQueue, judge,
@@ -696,6 +697,201 @@ async fn worker_died_is_recorded_once_without_a_follow_up() {
     );
 }
 
+/// Issue 21: an open row the reader cannot read made every sweep fail, so nothing was orphaned
+/// any more. Now it is passed by (said in the sweep's events, logged at each tick) and the good
+/// stuck task beside it is still orphaned; the bad row is not touched. Reading it by id is an
+/// error naming it, a report on it is refused, listing passes it by.
+#[tokio::test]
+async fn the_sweep_passes_an_unreadable_open_row_by_and_orphans_the_good_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    let q = open(dir.path()).await;
+    let r = queue_rules();
+    let good = new_task(&q, "a", Some("sol"), &[]).await;
+    let bad = new_task(&q, "b", Some("nova"), &[]).await;
+    q.apply(report(agent("sol"), "1", t0(), ack(&good, owning())))
+        .await
+        .unwrap();
+    q.apply(report(agent("nova"), "2", t0(), ack(&bad, owning())))
+        .await
+        .unwrap();
+    q.close().await.unwrap();
+    let edited = rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE tasks SET tagged = 'nova mira' WHERE id = ?1",
+            [&bad],
+        )
+        .unwrap();
+    assert_eq!(edited, 1);
+    let before = count(&db, "SELECT count(*) FROM events");
+
+    let q = open(dir.path()).await;
+    let due = t0() + secs(r.no_reply_s);
+    let events = q.sweep(due).await.expect("the sweep goes on");
+    assert_eq!(events.len(), 2, "{events:?}");
+    let orphaned: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            SweepEvent::Orphaned { task } => Some(task.id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(orphaned, [good.as_str()]);
+    let unreadable: Vec<&fleetdash::queue::Unreadable> = events
+        .iter()
+        .filter_map(|e| match e {
+            SweepEvent::Unreadable(u) => Some(u),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(unreadable.len(), 1, "{events:?}");
+    assert_eq!(unreadable[0].id, bad);
+    assert!(
+        unreadable[0]
+            .reason
+            .starts_with("tagged \"nova mira\": not a list of names"),
+        "{}",
+        unreadable[0].reason
+    );
+    // The next tick says it again (the caller logs it once per tick) and orphans nothing more.
+    let again = q.sweep(due + secs(60)).await.unwrap();
+    assert!(
+        matches!(&again[..], [SweepEvent::Unreadable(u)] if u.id == bad),
+        "{again:?}"
+    );
+    assert_eq!(
+        q.get(&good).await.unwrap().unwrap().state,
+        WireState::Failed
+    );
+    let err = q.get(&bad).await.unwrap_err();
+    assert!(err.contains(&bad) && err.contains("tagged"), "{err}");
+    let listed: Vec<String> = q.list().await.unwrap().into_iter().map(|t| t.id).collect();
+    assert_eq!(listed, [good.clone()]);
+    let refused = q
+        .apply(report(agent("nova"), "3", due, ack(&bad, owning())))
+        .await
+        .unwrap_err();
+    let Refusal::Invalid(why) = refused else {
+        panic!("{refused:?}")
+    };
+    assert!(
+        why.contains(&bad) && why.contains("cannot be read"),
+        "{why}"
+    );
+    q.close().await.unwrap();
+    assert_eq!(
+        count(
+            &db,
+            &format!("SELECT count(*) FROM tasks WHERE id = '{bad}' AND tagged = 'nova mira'")
+        ),
+        1,
+        "the bad row is left as it is"
+    );
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM events") - before,
+        1,
+        "one event: the good task's orphaning"
+    );
+}
+
+/// Issue 21: `fleetdash task dismiss` is the operator's event, never a DELETE: the row stays
+/// (dismissed_at set), the events say who and when. A finished task is dismissed as it is; an
+/// open one is refused unless canceled first; an unknown id is refused naming it; twice changes
+/// nothing.
+#[tokio::test]
+async fn a_dismissal_is_an_event_on_a_row_that_stays() {
+    use fleetdash::queue::Dismissal;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tasks.db");
+    let q = open(dir.path()).await;
+    let done = new_task(&q, "a", Some("sol"), &[]).await;
+    let open_one = new_task(&q, "b", Some("sol"), &[]).await;
+    let finished_at = t0() + Duration::minutes(5);
+    q.apply(report(
+        agent("sol"),
+        "1",
+        finished_at,
+        ReportKind::Completion {
+            task_id: done.clone(),
+            state: WireState::Failed,
+        },
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        q.get(&done).await.unwrap().unwrap().finished_at,
+        Some(finished_at),
+        "when it finished: the retention counts from it"
+    );
+    let at = t0() + Duration::hours(1);
+    let Dismissal::Dismissed {
+        task: Ok(task),
+        canceled: false,
+    } = q.dismiss(&done, false, at).await.unwrap()
+    else {
+        panic!("not dismissed")
+    };
+    assert_eq!(
+        (task.dismissed_at, task.state),
+        (Some(at), WireState::Failed)
+    );
+    assert_eq!(
+        q.dismiss(&done, false, at + secs(60)).await.unwrap(),
+        Dismissal::Already { at },
+        "twice: nothing written"
+    );
+    assert_eq!(
+        q.dismiss("q_nothere", false, at).await.unwrap_err(),
+        Refusal::UnknownTask("q_nothere".into())
+    );
+    let Refusal::Invalid(why) = q.dismiss(&open_one, false, at).await.unwrap_err() else {
+        panic!("an open task dismissed without --cancel")
+    };
+    assert!(
+        why.contains(&open_one)
+            && why.contains("still open (submitted)")
+            && why.contains("--cancel"),
+        "{why}"
+    );
+    assert_eq!(q.get(&open_one).await.unwrap().unwrap().dismissed_at, None);
+    let Dismissal::Dismissed {
+        task: Ok(task),
+        canceled: true,
+    } = q.dismiss(&open_one, true, at).await.unwrap()
+    else {
+        panic!("not canceled and dismissed")
+    };
+    assert_eq!(task.state, WireState::Canceled);
+    assert_eq!((task.finished_at, task.dismissed_at), (Some(at), Some(at)));
+    // Nobody works on it: the watchdog leaves it alone, an agent's report is refused.
+    assert_eq!(q.sweep(at + Duration::days(1)).await.unwrap(), []);
+    q.close().await.unwrap();
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM tasks"),
+        2,
+        "never a DELETE"
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM events WHERE kind = 'dismiss' AND reporter_kind = 'operator'"
+        ),
+        2
+    );
+    assert_eq!(
+        count(
+            &db,
+            &format!(
+                "SELECT count(*) FROM events WHERE kind = 'completion' AND task_id = '{open_one}' \
+                 AND reporter_kind = 'operator'"
+            )
+        ),
+        1,
+        "the cancel is an event of its own"
+    );
+}
+
 #[tokio::test]
 async fn heartbeats_record_each_agents_last_report() {
     let dir = tempfile::tempdir().unwrap();
@@ -767,15 +963,17 @@ async fn a_file_that_is_not_a_work_queue_is_refused_by_name_and_left_untouched()
         q.close().await.unwrap();
         let c = rusqlite::Connection::open(&newer).unwrap();
         c.pragma_update(None, "journal_mode", "DELETE").unwrap();
-        c.pragma_update(None, "user_version", 2).unwrap();
+        c.pragma_update(None, "user_version", CURRENT_VERSION + 1)
+            .unwrap();
     }
+    let newer_said = format!(
+        "work queue schema version {} is newer than this fleetdash reads ({CURRENT_VERSION})",
+        CURRENT_VERSION + 1
+    );
     for (path, expected) in [
         (&text, "not a SQLite database"),
         (&corrupt, "corrupt"),
-        (
-            &newer,
-            "work queue schema version 2 is newer than this fleetdash reads (1)",
-        ),
+        (&newer, newer_said.as_str()),
     ] {
         let before = std::fs::read(path).unwrap();
         let err = match WorkQueue::open(path, rules).await {

@@ -63,6 +63,10 @@ const UPSERT: &str = "INSERT INTO tasks (id, title, owner, tagged, created_by, c
     context_id = excluded.context_id, finished_at = excluded.finished_at, \
     dismissed_at = excluded.dismissed_at";
 
+/// A message id, task id or context id longer than this is not one (an unreadable row's id is
+/// cut to it).
+pub const ID_MAX_CHARS: usize = 128;
+
 /// What is said of a value in an unreadable row, at most this many characters.
 const VALUE_MAX_CHARS: usize = 60;
 /// An unreadable row's reason, at most this many characters.
@@ -221,7 +225,7 @@ pub(super) fn task_from(r: &Row) -> rusqlite::Result<RowRead> {
         Ok(row) => Ok(Ok(row)),
         Err(Bad { column, why }) => {
             let id = match r.get_ref(0)? {
-                ValueRef::Text(t) => clean(&String::from_utf8_lossy(t), super::store::ID_MAX_CHARS),
+                ValueRef::Text(t) => clean(&String::from_utf8_lossy(t), ID_MAX_CHARS),
                 _ => String::new(),
             };
             let id = if id.is_empty() {
@@ -552,5 +556,112 @@ mod tests {
         let err = read_only(&other).unwrap_err();
         assert!(err.contains("another program"), "{err}");
         assert_eq!(files(dir.path()), ["garbage.db", "kanban.db"]);
+    }
+
+    /// A v1 file (before finished_at and dismissed_at) is read as it is: nothing migrated.
+    #[test]
+    fn a_v1_file_is_read_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.db");
+        super::super::schema::v1_file(&path);
+        let bytes = std::fs::read(&path).unwrap();
+        let view = read_only(&path).unwrap();
+        assert_eq!(view.tasks.len(), 3);
+        let rows: Vec<&TaskRow> = view.tasks.iter().map(|r| r.as_ref().unwrap()).collect();
+        assert!(rows.iter().all(|r| r.finished_at.is_none()));
+        assert!(rows.iter().all(|r| r.dismissed_at.is_none()));
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "nothing migrated");
+    }
+
+    /// Was: one row the reader could not read made the whole read an error (`tasks.queue` one
+    /// error, the watchdog's sweep failing at every tick). Now each bad row is its own
+    /// [`Unreadable`], naming its id, the column and the value (cleaned: a secret in it is
+    /// redacted), and the good rows are read as ever.
+    #[tokio::test]
+    async fn each_row_that_cannot_be_read_is_its_own_failure_naming_column_and_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.db");
+        let queue = WorkQueue::open(&path, rules()).await.unwrap();
+        let mut ids = Vec::new();
+        for n in 0..6 {
+            let report = Report {
+                from: Reporter::Operator,
+                message_id: format!("m{n}"),
+                context_id: None,
+                received_at: fixed_now() + chrono::Duration::seconds(n),
+                kind: ReportKind::Assign(Assignment {
+                    title: format!("task {n}"),
+                    owner: Some("sol".into()),
+                    tagged: vec![],
+                    deadline: None,
+                }),
+            };
+            ids.push(queue.apply(report).await.unwrap().task.unwrap().id);
+        }
+        queue.close().await.unwrap();
+        let secret = "ghp_PLANTEDabcdefghijklmnopqrstuvwxyz0123";
+        {
+            let c = Connection::open(&path).unwrap();
+            // What a newer build, a hand edit or a bad restore might leave; the CHECK on
+            // ack_kind is the file's, so it is switched off for the edit.
+            c.pragma_update(None, "ignore_check_constraints", true)
+                .unwrap();
+            let set = |sql: &str, id: &str| {
+                assert_eq!(c.execute(sql, [id]).unwrap(), 1, "{sql}");
+            };
+            set(
+                "UPDATE tasks SET state = 'TASK_STATE_PAUSED' WHERE id = ?1",
+                &ids[0],
+            );
+            set(
+                "UPDATE tasks SET tagged = 'sol, mira' WHERE id = ?1",
+                &ids[1],
+            );
+            set(
+                "UPDATE tasks SET ack_kind = 'nodding', ack_by = 'sol', ack_at = 1 WHERE id = ?1",
+                &ids[2],
+            );
+            set(
+                "UPDATE tasks SET created_at = 9223372036854775807 WHERE id = ?1",
+                &ids[3],
+            );
+            set(
+                &format!("UPDATE tasks SET yielded = 'token {secret}' WHERE id = ?1"),
+                &ids[5],
+            );
+        }
+        let view = read_only(&path).unwrap();
+        assert_eq!(view.tasks.len(), 6, "every row, each read on its own");
+        let by_id = |id: &str| {
+            view.tasks
+                .iter()
+                .find(|r| match r {
+                    Ok(t) => t.id == id,
+                    Err(b) => b.id == id,
+                })
+                .unwrap()
+        };
+        let why = |id: &str| by_id(id).as_ref().unwrap_err().reason.clone();
+        assert_eq!(
+            why(&ids[0]),
+            "state \"TASK_STATE_PAUSED\": not a task state this fleetdash knows"
+        );
+        assert!(
+            why(&ids[1]).starts_with("tagged \"sol, mira\": not a list of names ("),
+            "{}",
+            why(&ids[1])
+        );
+        assert_eq!(
+            why(&ids[2]),
+            "ack_kind \"nodding\": not an ACK kind this fleetdash knows"
+        );
+        assert_eq!(
+            why(&ids[3]),
+            "created_at 9223372036854775807: not a time (microseconds since 1970, out of range)"
+        );
+        assert_eq!(by_id(&ids[4]).as_ref().unwrap().title, "task 4");
+        let leaked = why(&ids[5]);
+        assert!(leaked.starts_with("yielded \"token "), "{leaked}");
+        assert!(!leaked.contains("PLANTED"), "the gate ran: {leaked}");
     }
 }

@@ -240,6 +240,30 @@ fn migrate(conn: &Connection, from: i32) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// A file written by a v1 build: its schema, its mark, two finished tasks and an open one.
+#[cfg(test)]
+pub(super) fn v1_file(path: &Path) {
+    let c = Connection::open(path).unwrap();
+    c.execute_batch(V1).unwrap();
+    c.pragma_update(None, "application_id", APPLICATION_ID)
+        .unwrap();
+    c.pragma_update(None, "user_version", 1).unwrap();
+    c.execute_batch(
+        "INSERT INTO tasks (id, title, created_by, created_at, state, reporter, \
+         last_report_at) VALUES ('q_done', 't', 'operator', 10, 'TASK_STATE_FAILED', \
+         'sol', 20);
+         INSERT INTO tasks (id, title, created_by, created_at, state, reporter, \
+         last_report_at) VALUES ('q_quiet', 't', 'operator', 10, 'TASK_STATE_COMPLETED', \
+         'sol', 30);
+         INSERT INTO tasks (id, title, created_by, created_at, state, reporter) \
+         VALUES ('q_open', 't', 'operator', 10, 'TASK_STATE_WORKING', 'sol');
+         INSERT INTO events (reporter_kind, reporter, message_id, received_at, kind, \
+         task_id, outcome, fields) VALUES ('watchdog', 'watchdog', 'o', 25, 'orphaned', \
+         'q_done', 'applied', '{}');",
+    )
+    .unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,5 +325,37 @@ mod tests {
         assert!(err.starts_with(&path.display().to_string()), "{err}");
         assert!(err.contains("another program"), "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    /// Issue 21: v2 adds when a task finished and when it was dismissed. A v1 file is migrated
+    /// by the writer: a finished task gets the time of the event that finished it, else its
+    /// last report. (Read as it is by the read-only reader: `rows`' tests.)
+    #[test]
+    fn a_v1_file_is_migrated_by_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.db");
+        v1_file(&path);
+        let conn = open_writer(&path).unwrap();
+        let v: i32 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, CURRENT_VERSION);
+        let finished = |id: &str| -> Option<i64> {
+            conn.query_row("SELECT finished_at FROM tasks WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .unwrap()
+        };
+        assert_eq!(finished("q_done"), Some(25), "the orphaning event's time");
+        assert_eq!(finished("q_quiet"), Some(30), "no event: its last report");
+        assert_eq!(finished("q_open"), None, "open: not finished");
+        let dismissed: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM tasks WHERE dismissed_at IS NOT NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(dismissed, 0);
     }
 }

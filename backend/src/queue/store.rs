@@ -37,7 +37,7 @@ pub const TITLE_MAX_CHARS: usize = 120;
 /// What a task is blocked on, at most this many characters.
 pub const BLOCKED_ON_MAX_CHARS: usize = 160;
 /// A message id, task id or context id longer than this is not one.
-pub const ID_MAX_CHARS: usize = 128;
+pub use super::rows::ID_MAX_CHARS;
 /// A heartbeat names at most this many in-flight tasks.
 pub const IN_FLIGHT_MAX: usize = 64;
 
