@@ -1158,6 +1158,98 @@ fn queue_config(scratch: &support::Scratch) -> (PathBuf, PathBuf) {
     (config, scratch.path().join("state/tasks.db"))
 }
 
+/// `fleetdash task dismiss ID` through the binary: an unknown id fails naming it (and creates
+/// no queue), an open task is refused without --cancel, a finished one is dismissed (an event,
+/// the row stays: `fleetdash tasks` lists it among the dismissed), and twice says so and
+/// changes nothing.
+#[test]
+fn task_dismiss_through_the_cli() {
+    let scratch = support::Scratch::new();
+    let (config, db) = queue_config(&scratch);
+    let dismiss = |args: &[&str]| {
+        support::fleetdash()
+            .args(["task", "dismiss", "--config"])
+            .arg(&config)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = dismiss(&["q_nothere"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no task q_nothere"), "{err}");
+    assert!(
+        !db.exists(),
+        "nothing created for an id that cannot be there"
+    );
+
+    let assign = support::fleetdash()
+        .args(["task", "assign", "--to", "sol", "--config"])
+        .arg(&config)
+        .arg("rotate the LAB keys")
+        .output()
+        .unwrap();
+    support::assert_success(&assign);
+    let id = String::from_utf8_lossy(&assign.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let out = dismiss(&["q_nothere"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no task q_nothere in the work queue") && err.contains("tasks.db"),
+        "{err}"
+    );
+    let out = dismiss(&[&id]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("still open") && err.contains("--cancel"),
+        "{err}"
+    );
+
+    let out = dismiss(&["--cancel", &id]);
+    support::assert_success(&out);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with(&format!(
+            "canceled and dismissed {id} \"rotate the LAB keys\""
+        )),
+        "{said}"
+    );
+    let out = dismiss(&[&id]);
+    support::assert_success(&out);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with(&format!("{id} was already dismissed at "))
+            && said.contains("nothing to do"),
+        "{said}"
+    );
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM events WHERE kind = 'dismiss'"),
+        1,
+        "the second dismissal wrote nothing"
+    );
+    let tasks = support::fleetdash()
+        .args(["tasks", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    support::assert_success(&tasks);
+    let listed = String::from_utf8_lossy(&tasks.stdout);
+    let (_, dismissed) = listed
+        .split_once("dismissed (not on the dashboard):\n")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(
+        dismissed.starts_with(&id)
+            && dismissed.contains("CANCELED")
+            && dismissed.contains("(dismissed "),
+        "{listed}"
+    );
+}
+
 #[test]
 fn task_assign_writes_through_the_queue_and_tasks_lists_red_first() {
     let scratch = support::Scratch::new();

@@ -3,7 +3,9 @@
 //! A one-shot `collect` reads the queue without writing it or creating anything beside it; a
 //! file that is not a work queue is the part's error while the other sections stay whole; in
 //! `run` the watchdog shares the queue's one writer, fails an orphaned task once (one
-//! escalation line) and the snapshot shows it red.
+//! escalation line) and the snapshot shows it red. A row the reader cannot read is red on its
+//! own while the others are listed and swept; finished tasks past the rules' retention and
+//! dismissed ones (`fleetdash task dismiss`) leave status.json, counted.
 
 mod support;
 
@@ -274,4 +276,253 @@ fn the_watchdog_in_run_orphans_once_and_the_snapshot_shows_it_red() {
     assert!(lines[0].contains(&id), "{}", lines[0]);
     // The writer was closed with the run: nothing but the file is left beside it.
     assert_eq!(files_in(db.parent().unwrap()), ["tasks.db"]);
+}
+
+/// Edits the queue file as a newer build, a hand edit or a bad restore might: `sql` with `?1`
+/// the task's id, the file's own CHECKs off.
+fn corrupt(db: &Path, sql: &str, id: &str) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.pragma_update(None, "ignore_check_constraints", true)
+        .unwrap();
+    assert_eq!(c.execute(sql, [id]).unwrap(), 1, "{sql}");
+}
+
+fn completion(task: &str, at: chrono::DateTime<Utc>) -> Report {
+    Report {
+        from: Reporter::Agent("sol".into()),
+        message_id: format!("done-{task}"),
+        context_id: None,
+        received_at: at,
+        kind: ReportKind::Completion {
+            task_id: task.into(),
+            state: fleetdash::queue::WireState::Failed,
+        },
+    }
+}
+
+/// Issue 21: one row the reader could not read turned the whole `tasks.queue` into one error.
+/// Now status.json lists the others and the bad one red on its own with its id and why (the
+/// column and its value), and snapshot.html says the same.
+#[test]
+fn an_unreadable_row_is_red_on_its_own_and_the_others_stay() {
+    let scratch = Scratch::new();
+    let (config, db) = queue_config(&scratch, "");
+    let good = assign(&config, "rotate the LAB keys");
+    let bad = assign(&config, "drain the LAB queue");
+    let odd = assign(&config, "renew the prod certificate");
+    corrupt(
+        &db,
+        "UPDATE tasks SET state = 'TASK_STATE_PAUSED' WHERE id = ?1",
+        &bad,
+    );
+    corrupt(
+        &db,
+        "UPDATE tasks SET ack_kind = 'nodding', ack_by = 'sol', ack_at = 1 WHERE id = ?1",
+        &odd,
+    );
+
+    let snap = collect(&scratch, &config);
+    let rows = queue_rows(&snap);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (rows[0].id.as_str(), rows[0].band),
+        (good.as_str(), Band::Green)
+    );
+    let unreadable = &snap.tasks.queue_unreadable;
+    assert_eq!(unreadable.len(), 2, "{unreadable:?}");
+    let said = |id: &str| unreadable.iter().find(|u| u.id == id).unwrap();
+    let paused = said(&bad);
+    assert_eq!(paused.band, Band::Red);
+    assert!(paused.stale);
+    assert_eq!(
+        paused.reason,
+        "state \"TASK_STATE_PAUSED\": not a task state this fleetdash knows"
+    );
+    assert_eq!(
+        said(&odd).reason,
+        "ack_kind \"nodding\": not an ACK kind this fleetdash knows"
+    );
+    assert_eq!(snap.verdict().red, 2, "each counts red on its own");
+    let html = std::fs::read_to_string(scratch.path().join("out/snapshot.html")).unwrap();
+    assert!(html.contains(&format!("id=\"queue-{bad}\"")), "{html}");
+    assert!(
+        html.contains("not a task state this fleetdash knows"),
+        "{html}"
+    );
+    assert!(
+        html.contains("rotate the LAB keys"),
+        "the others stay: {html}"
+    );
+    // `fleetdash tasks` says it too, red first, with its id and why.
+    let tasks = support::fleetdash()
+        .args(["tasks", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    support::assert_success(&tasks);
+    let listed = String::from_utf8_lossy(&tasks.stdout);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 4, "a header and three rows: {listed}");
+    let line = lines.iter().find(|l| l.starts_with(&bad)).unwrap();
+    assert!(
+        line.contains("✖ fail") && line.contains("unreadable: state \"TASK_STATE_PAUSED\""),
+        "{listed}"
+    );
+    assert!(
+        lines[3].starts_with(&good),
+        "red first, the good one last: {listed}"
+    );
+}
+
+/// The rules' retention: a finished task past `queue.finished_kept_max` (lowered to 1 in the
+/// rules file) leaves status.json, counted, and the page says so; an open task always stays.
+/// A dismissed one leaves too (`fleetdash task dismiss`), counted apart.
+#[test]
+fn finished_tasks_past_the_retention_and_dismissed_ones_leave_status_json_counted() {
+    let scratch = Scratch::new();
+    let (config, db) = queue_config(&scratch, "");
+    let rules = support::DEFAULT_RULES.replace("finished_kept_max: 100", "finished_kept_max: 1");
+    assert_ne!(rules, support::DEFAULT_RULES);
+    std::fs::write(scratch.path().join("rules.yaml"), rules).unwrap();
+    let open = assign(&config, "rotate the LAB keys");
+    let old = assign(&config, "drain the LAB queue");
+    let new = assign(&config, "renew the prod certificate");
+    let now = Utc::now();
+    apply(&db, completion(&old, now - Duration::minutes(2)));
+    apply(&db, completion(&new, now - Duration::minutes(1)));
+
+    let snap = collect(&scratch, &config);
+    let ids: Vec<&str> = queue_rows(&snap).iter().map(|t| t.id.as_str()).collect();
+    assert!(
+        ids.contains(&open.as_str()) && ids.contains(&new.as_str()),
+        "{ids:?}"
+    );
+    assert!(!ids.contains(&old.as_str()), "past the cap: {ids:?}");
+    assert_eq!(snap.tasks.queue_left_out.finished, 1);
+    assert_eq!(snap.tasks.queue_left_out.dismissed, 0);
+    let html = std::fs::read_to_string(scratch.path().join("out/snapshot.html")).unwrap();
+    assert!(html.contains("1 finished task not shown"), "{html}");
+
+    // The operator dismisses the newest finished one: it leaves, the file keeps it, and it
+    // keeps its place among the newest (the older one stays retired: its alert ended).
+    let out = support::fleetdash()
+        .args(["task", "dismiss", "--config"])
+        .arg(&config)
+        .arg(&new)
+        .output()
+        .unwrap();
+    support::assert_success(&out);
+    let snap = collect(&scratch, &config);
+    let ids: Vec<&str> = queue_rows(&snap).iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, [open.as_str()], "only the open task");
+    let left = &snap.tasks.queue_left_out;
+    assert_eq!((left.finished, left.dismissed), (1, 1));
+    assert_eq!(
+        left.ended
+            .iter()
+            .map(|e| (e.id.as_str(), e.how.as_str()))
+            .collect::<Vec<_>>(),
+        [(new.as_str(), "dismissed")],
+        "said once, for its alert"
+    );
+    let tasks = support::fleetdash()
+        .args(["tasks", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    support::assert_success(&tasks);
+    let listed = String::from_utf8_lossy(&tasks.stdout);
+    for id in [&open, &old, &new] {
+        assert!(
+            listed.contains(id.as_str()),
+            "the file keeps {id}: {listed}"
+        );
+    }
+    let (_, dismissed) = listed
+        .split_once("dismissed (not on the dashboard):")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(
+        dismissed.contains(&new) && dismissed.contains("(dismissed "),
+        "{listed}"
+    );
+    assert!(!dismissed.contains(&old), "{listed}");
+}
+
+/// `fleetdash run`, killed if the test fails before stopping it.
+struct Run(Option<std::process::Child>);
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// `fleetdash run` with a corrupt open row beside a stuck one: the watchdog's sweep passes the
+/// bad row by at every tick (it failed whole before, so nothing was orphaned any more) and
+/// orphans the good one, once; status.json shows both, the bad one red on its own.
+#[test]
+fn the_watchdog_in_run_passes_an_unreadable_row_by_and_orphans_the_stuck_one() {
+    let scratch = Scratch::new();
+    let (config, db) = queue_config(&scratch, "[cadence]\nqueue = \"1s\"\n");
+    let stuck = assign(&config, "drain the LAB queue");
+    let bad = assign(&config, "rotate the LAB keys");
+    apply(&db, ack_owning(&stuck, Utc::now() - Duration::minutes(10)));
+    corrupt(
+        &db,
+        "UPDATE tasks SET tagged = 'sol mira' WHERE id = ?1",
+        &bad,
+    );
+
+    let mut run = Run(Some(
+        support::fleetdash()
+            .args(["run", "--config"])
+            .arg(&config)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    let started = Instant::now();
+    let snap = loop {
+        assert!(
+            started.elapsed() < support::HANG_BUDGET,
+            "run never orphaned the stuck task"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let Ok(bytes) = std::fs::read(scratch.status_path()) else {
+            continue;
+        };
+        let snap: Snapshot = serde_json::from_slice(&bytes).unwrap();
+        let failed = snap.tasks.queue.value().is_some_and(|r| {
+            r.iter()
+                .any(|t| t.id == stuck && t.state == "TASK_STATE_FAILED")
+        });
+        if failed {
+            break snap;
+        }
+    };
+    let child = run.0.take().unwrap();
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let unreadable = &snap.tasks.queue_unreadable;
+    assert_eq!(unreadable.len(), 1, "{unreadable:?}");
+    assert_eq!(unreadable[0].id, bad);
+    assert!(
+        unreadable[0].reason.starts_with("tagged \"sol mira\""),
+        "{unreadable:?}"
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains("work queue row not swept, it cannot be read") && log.contains(&bad),
+        "{log}"
+    );
+    let lines = std::fs::read_to_string(scratch.path().join("state/escalations.jsonl")).unwrap();
+    let lines: Vec<&str> = lines.lines().collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains(&stuck), "{}", lines[0]);
 }

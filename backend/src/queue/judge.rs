@@ -149,8 +149,10 @@ impl LeftOut {
 /// For each of `rows`, whether `tasks.queue` leaves it out at `now`, and why: what the operator
 /// dismissed; a finished task once `finished_kept_s` have passed since it finished (reached AT
 /// the limit, as every rule of the queue); and the finished ones past the newest
-/// `finished_kept_max` (by when they finished, then id). An open task, and a row that cannot be
-/// read (it is red until repaired or dismissed), are never left out unless dismissed.
+/// `finished_kept_max` (by when they finished, then id). Dismissed finished tasks hold their
+/// place among the newest, so that a dismissal never brings an older, retired task back (its
+/// alert ended). An open task, and a row that cannot be read (it is red until repaired or
+/// dismissed), are never left out unless dismissed.
 pub fn left_out(
     rows: &[RowRead],
     retention: &Retention,
@@ -166,24 +168,27 @@ pub fn left_out(
             dismissed.then_some(LeftOut::Dismissed)
         })
         .collect();
-    let mut kept: Vec<(DateTime<Utc>, &str, usize)> = Vec::new();
+    let retire = |i: usize, out: &mut [Option<LeftOut>]| {
+        out[i].get_or_insert(LeftOut::Retired);
+    };
+    let mut newest: Vec<(DateTime<Utc>, &str, usize)> = Vec::new();
     for (i, row) in rows.iter().enumerate() {
-        let (Ok(row), None) = (row, out[i]) else {
+        let Ok(row) = row else {
             continue;
         };
         let Some(since) = row.finished_since() else {
             continue;
         };
         if seconds_since(since, now) >= retention.finished_kept_s {
-            out[i] = Some(LeftOut::Retired);
+            retire(i, &mut out);
         } else {
-            kept.push((since, &row.id, i));
+            newest.push((since, &row.id, i));
         }
     }
     // Newest first; past the cap, retired.
-    kept.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
-    for &(_, _, i) in kept.iter().skip(retention.finished_kept_max) {
-        out[i] = Some(LeftOut::Retired);
+    newest.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    for &(_, _, i) in newest.iter().skip(retention.finished_kept_max) {
+        retire(i, &mut out);
     }
     out
 }
@@ -430,6 +435,11 @@ mod tests {
             done("q_at", secs(kept.finished_kept_s)),
             done("q_newest", Duration::minutes(10)),
             done("q_second", Duration::minutes(20)),
+            // Dismissed, it still holds its place among the newest: q_second stays out.
+            Ok(TaskRow {
+                dismissed_at: Some(now),
+                ..done("q_dismissed", Duration::minutes(5)).unwrap()
+            }),
             Ok(TaskRow {
                 id: "q_open_dismissed".into(),
                 dismissed_at: Some(now),
@@ -459,7 +469,8 @@ mod tests {
             ("q_under", Some(LeftOut::Retired)),
             ("q_at", Some(LeftOut::Retired)),
             ("q_newest", None),
-            ("q_second", None),
+            ("q_second", Some(LeftOut::Retired)),
+            ("q_dismissed", Some(LeftOut::Dismissed)),
             ("q_open_dismissed", Some(LeftOut::Dismissed)),
             ("q_bad", None),
             ("q_bad_dismissed", Some(LeftOut::Dismissed)),
@@ -468,11 +479,12 @@ mod tests {
         let want: Vec<(String, Option<LeftOut>)> =
             want.iter().map(|(id, l)| (id.to_string(), *l)).collect();
         assert_eq!(got, want);
-        // With room under the cap, the one under the limit stays.
+        // With room under the cap, the ones under the limit stay.
         let roomy = Retention {
-            finished_kept_max: 3,
+            finished_kept_max: 4,
             ..kept
         };
-        assert_eq!(left_out(&rows, &roomy, now)[1], None);
+        let roomy = left_out(&rows, &roomy, now);
+        assert_eq!((roomy[1], roomy[4]), (None, None));
     }
 }
