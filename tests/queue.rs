@@ -767,7 +767,7 @@ async fn the_sweep_passes_an_unreadable_open_row_by_and_orphans_the_good_one() {
     let err = q.get(&bad).await.unwrap_err();
     assert!(err.contains(&bad) && err.contains("tagged"), "{err}");
     let listed: Vec<String> = q.list().await.unwrap().into_iter().map(|t| t.id).collect();
-    assert_eq!(listed, [good.clone()]);
+    assert_eq!(listed, [good.as_str()]);
     let refused = q
         .apply(report(agent("nova"), "3", due, ack(&bad, owning())))
         .await
@@ -826,12 +826,13 @@ async fn a_dismissal_is_an_event_on_a_row_that_stays() {
     );
     let at = t0() + Duration::hours(1);
     let Dismissal::Dismissed {
-        task: Ok(task),
+        task,
         canceled: false,
     } = q.dismiss(&done, false, at).await.unwrap()
     else {
         panic!("not dismissed")
     };
+    let task = task.unwrap();
     assert_eq!(
         (task.dismissed_at, task.state),
         (Some(at), WireState::Failed)
@@ -856,12 +857,13 @@ async fn a_dismissal_is_an_event_on_a_row_that_stays() {
     );
     assert_eq!(q.get(&open_one).await.unwrap().unwrap().dismissed_at, None);
     let Dismissal::Dismissed {
-        task: Ok(task),
+        task,
         canceled: true,
     } = q.dismiss(&open_one, true, at).await.unwrap()
     else {
         panic!("not canceled and dismissed")
     };
+    let task = task.unwrap();
     assert_eq!(task.state, WireState::Canceled);
     assert_eq!((task.finished_at, task.dismissed_at), (Some(at), Some(at)));
     // Nobody works on it: the watchdog leaves it alone, an agent's report is refused.

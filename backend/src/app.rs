@@ -500,29 +500,27 @@ pub async fn task_dismiss(path: &Path, id: &str, cancel: bool) -> Outcome {
     let utc = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
     let gone = "no longer on the dashboard (the queue's file keeps it); its alert, if any, ends";
     match answer {
-        Ok(Dismissal::Dismissed {
-            task: Ok(task),
-            canceled,
-        }) => {
-            let state = task.state.as_str().trim_start_matches("TASK_STATE_");
-            let done = if canceled {
-                "canceled and dismissed"
-            } else {
-                "dismissed"
-            };
-            println!(
-                "{done} {} \"{}\" ({}): {gone}",
-                task.id,
-                task.title,
-                state.to_ascii_lowercase()
-            );
-            Ok(())
-        }
-        Ok(Dismissal::Dismissed { task: Err(bad), .. }) => {
-            println!(
-                "dismissed {} (a row that cannot be read: {}): {gone}",
-                bad.id, bad.reason
-            );
+        Ok(Dismissal::Dismissed { task, canceled }) => {
+            match *task {
+                Ok(task) => {
+                    let state = task.state.as_str().trim_start_matches("TASK_STATE_");
+                    let done = if canceled {
+                        "canceled and dismissed"
+                    } else {
+                        "dismissed"
+                    };
+                    println!(
+                        "{done} {} \"{}\" ({}): {gone}",
+                        task.id,
+                        task.title,
+                        state.to_ascii_lowercase()
+                    );
+                }
+                Err(bad) => println!(
+                    "dismissed {} (a row that cannot be read: {}): {gone}",
+                    bad.id, bad.reason
+                ),
+            }
             Ok(())
         }
         Ok(Dismissal::Already { at }) => {

@@ -163,7 +163,7 @@ pub enum SweepEvent {
 pub enum Dismissal {
     /// Dismissed now: the row as it is afterwards (or why it cannot be read), and whether it
     /// was open and canceled first.
-    Dismissed { task: RowRead, canceled: bool },
+    Dismissed { task: Box<RowRead>, canceled: bool },
     /// Dismissed before, at `at`: nothing written.
     Already { at: DateTime<Utc> },
 }

@@ -707,5 +707,8 @@ pub(super) fn dismiss(
         .execute(params![ts(at), task_id])?;
     operator("dismiss", fields)?;
     let task = rows::get(conn, task_id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
-    Ok(Ok(Dismissal::Dismissed { task, canceled }))
+    Ok(Ok(Dismissal::Dismissed {
+        task: Box::new(task),
+        canceled,
+    }))
 }
