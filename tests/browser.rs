@@ -346,7 +346,8 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
         chrome.assert_panels_visible().await;
 
         // Before the rule: the crossing task is green, without the badge, and the verdict
-        // counts the stuck task, the failed host and the backups not collected.
+        // counts the stuck task, the failed host, the backups not collected and the work
+        // queue's row that cannot be read.
         let before = chrome.row("#live", "t_crossing").await;
         let verdict_before = chrome.text(".counts").await;
         let shown_after = (Utc::now() - now).num_milliseconds();
@@ -362,7 +363,7 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
             })
             .await;
         chrome
-            .check(verdict_before.contains("3 red · 4 green"), || {
+            .check(verdict_before.contains("4 red · 4 green"), || {
                 format!("verdict before the crossing: {verdict_before:?}")
             })
             .await;
@@ -429,7 +430,7 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
         chrome
             .wait_for(
                 "the verdict to count the crossed task",
-                "return document.querySelector('.counts').innerText.includes('4 red · 3 green')",
+                "return document.querySelector('.counts').innerText.includes('5 red · 3 green')",
             )
             .await;
 
@@ -469,6 +470,26 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
             .check(
                 strip == json!(["24 h uptime 97.9 %", 48, 1, 1, "true", true, true]),
                 || format!("hub-1's strip: [label, slots, down runs, partly runs, line strip hidden, words, axis] = {strip}"),
+            )
+            .await;
+
+        // Issue 21: a work-queue row the hub cannot read is red on its own with its id and why;
+        // what the retention and the operator leave out is said beside the panel's title.
+        chrome.open_row("queue-q_bad").await;
+        let bad = chrome.row("#queue", "q_bad").await;
+        chrome
+            .check(
+                bad.band() == "red"
+                    && bad.text.contains("unreadable: state \"TASK_STATE_PAUSED\"")
+                    && bad.text.contains("ASC-7005"),
+                || format!("the unreadable row, red with its id and why: {bad:#?}"),
+            )
+            .await;
+        let queue = chrome.text("#queue").await;
+        chrome
+            .check(
+                queue.contains("1,150 finished tasks not shown, 3 dismissed"),
+                || format!("what the queue leaves out is said: {queue:?}"),
             )
             .await;
 
@@ -550,6 +571,22 @@ fn fixture_snapshot(now: DateTime<Utc>) -> Snapshot {
     s.sections.systems.configured = true;
     s.sections.systems.checked_at = Some(now);
     s.sections.backups.configured = true;
+    s.sections.queue.configured = true;
+    s.sections.queue.checked_at = Some(now);
+    s.tasks.queue = Probe::Value(Vec::new());
+    s.tasks.queue_unreadable = vec![fleetdash_model::UnreadableTask {
+        id: "q_bad".into(),
+        reason: "state \"TASK_STATE_PAUSED\": not a task state this fleetdash knows".into(),
+        band: Band::Red,
+        status: Asc::INTEGRITY_CHECK_FAILED,
+        checked_at: now,
+        stale: true,
+    }];
+    s.tasks.queue_left_out = fleetdash_model::QueueLeftOut {
+        finished: 1150,
+        dismissed: 3,
+        ended: Vec::new(),
+    };
     let task = |id: &str, state: &str, age_s: u64, stuck: bool| LiveTask {
         id: id.into(),
         agent: "min".into(),
