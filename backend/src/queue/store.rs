@@ -1,6 +1,7 @@
-//! The queue's rows in SQL, and what each report does to them (the state machine, ACK-then-own,
-//! permissions, idempotency). Every function here runs inside the writer's transaction (or on
-//! the reader's connection): no I/O of its own, no clock of its own.
+//! What each report does to the queue's rows (the state machine, ACK-then-own, permissions,
+//! idempotency), the watchdog's sweep and the operator's dismissals; the rows in SQL are
+//! `rows`'. Every function here runs inside the writer's transaction: no I/O of its own, no
+//! clock of its own.
 //!
 //! The state machine (spec §1.2 wire states only):
 //! - assign: SUBMITTED, owned by the named agent or by nobody yet (tags only);
@@ -11,8 +12,12 @@
 //!   waiting for X's own ACK); a later ACK by another agent is refused as already owned and
 //!   recorded as yielded; "yielded to owner" is recorded;
 //! - a blocker report: INPUT_REQUIRED with its cause; a completion: its terminal state;
-//! - the watchdog: WORKING with no report for the stuck limit becomes FAILED, orphaned.
+//! - the watchdog: WORKING with no report for the stuck limit becomes FAILED, orphaned; a row
+//!   it cannot read is passed by;
+//! - the operator's dismissal: the row stays, `dismissed_at` set, an event recorded (an open
+//!   task only canceled first).
 //!
+//! A row that cannot be read takes no report: to the reporter it is as absent.
 //! Who may report on a task: the operator always; an agent that owns it, or any tagged agent
 //! while nobody owns it. Other tagged agents may only yield (their other ACKs are refused as
 //! already owned, and recorded as yielded); anyone else is refused (`NotYours`).
@@ -259,12 +264,10 @@ impl Ctx<'_> {
                 )));
             }
             Some(Ok(row)) => row,
-            // Nothing is applied to a row that cannot be read: it is said on the dashboard.
+            // Nothing is applied to a row that cannot be read, and to the reporter it is as
+            // absent (whose it is cannot be told): the dashboard shows it red.
             Some(Err(bad)) => {
-                return Ok(Err(Refusal::Invalid(format!(
-                    "task {} cannot be read from the work queue ({}); nothing applied",
-                    bad.id, bad.reason
-                ))));
+                return Ok(Err(Refusal::UnknownTask(bad.id)));
             }
         };
         if let Some(agent) = self.agent()
