@@ -359,7 +359,31 @@ mod tests {
             ),
             ("task", "Rotate the vault key", Some(why))
         );
+        // Issue 21: a row the reader cannot read is an element of its own, red, named by its
+        // id, so it alerts (and ends) as any task does.
+        let mut s = Snapshot::empty(t0(), crate::config::fleet_rules());
+        s.tasks.queue = Probe::Value(Vec::new());
+        s.tasks.queue_unreadable = vec![fleetdash_model::UnreadableTask {
+            id: "q_8".into(),
+            reason: "tagged \"sol mira\": not a list of names".into(),
+            band: Band::Red,
+            status: Asc::INTEGRITY_CHECK_FAILED,
+            checked_at: t0(),
+            stale: true,
+        }];
+        let els = elements(&s);
+        let bad = &els["queue:q_8"];
+        assert_eq!(
+            (bad.kind, bad.name.as_str(), bad.band, bad.reason.as_deref()),
+            (
+                "task",
+                "q_8",
+                Band::Red,
+                Some("unreadable: tagged \"sol mira\": not a list of names")
+            )
+        );
     }
+
     fn check(name: &str, ok: Probe<bool>, reason: Option<&str>, now: DateTime<Utc>) -> NamedCheck {
         NamedCheck {
             name: name.into(),
