@@ -91,18 +91,11 @@ pub fn rows(
         Err(reason) => {
             return QueuePart {
                 tasks: Probe::error(reason),
-                unreadable: Vec::new(),
-                left_out: QueueLeftOut::default(),
-                left: Vec::new(),
+                ..QueuePart::listed(Vec::new())
             };
         }
     };
-    let mut part = QueuePart {
-        tasks: Probe::Value(Vec::new()),
-        unreadable: Vec::new(),
-        left_out: QueueLeftOut::default(),
-        left: Vec::new(),
-    };
+    let mut part = QueuePart::listed(Vec::new());
     let mut listed = Vec::new();
     for (row, out) in view.tasks.iter().zip(left_out(&view.tasks, retention, now)) {
         if let Some(why) = out {
