@@ -860,6 +860,8 @@ async fn a_dismissal_is_an_event_on_a_row_that_stays() {
     let task = task.unwrap();
     assert_eq!(task.state, WireState::Canceled);
     assert_eq!((task.finished_at, task.dismissed_at), (Some(at), Some(at)));
+    assert_eq!(task.context(), "ctx-1", "the task keeps its context");
+    assert_eq!(task.provenance.reporter, "operator");
     // Nobody works on it: the watchdog leaves it alone, an agent's report is refused.
     assert_eq!(q.sweep(at + Duration::days(1)).await.unwrap(), []);
     q.close().await.unwrap();

@@ -691,10 +691,8 @@ pub(super) fn dismiss(
             row.blocked_on = None;
             row.finished_at = Some(at);
             row.last_report_at = Some(at);
-            row.provenance = Provenance {
-                reporter: "operator".to_string(),
-                context_id: None,
-            };
+            // The task keeps its context (`TaskRow::context`); the operator reported last.
+            row.provenance.reporter = "operator".to_string();
             save(conn, &row)?;
             operator(
                 "completion",
