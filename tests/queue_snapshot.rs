@@ -448,6 +448,67 @@ fn finished_tasks_past_the_retention_and_dismissed_ones_leave_status_json_counte
     assert!(!dismissed.contains(&old), "{listed}");
 }
 
+/// Issue 21: status.json carried every task ever created (~750 B a row: 864 KiB at 1,197).
+/// With the shipped retention it lists the newest `queue.finished_kept_max` finished tasks and
+/// every open one, counts the rest, and stays small.
+#[test]
+fn status_json_stays_small_however_many_tasks_finished() {
+    let scratch = Scratch::new();
+    let (config, db) = queue_config(&scratch, "");
+    let rules =
+        fleetdash::config::Rules::parse(Path::new("rules.yaml"), support::DEFAULT_RULES).unwrap();
+    let kept = usize::try_from(rules.queue.finished_kept_max.count).unwrap();
+    let (finished, open) = (1_200, 3);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let q = WorkQueue::open(&db, fleetdash::queue::QueueRules::of(&rules))
+            .await
+            .unwrap();
+        // Finished within the last hour, well under finished_kept_seconds: the cap decides.
+        let start = Utc::now() - Duration::hours(1);
+        for i in 0..finished + open {
+            let at = start + Duration::seconds(i64::try_from(i).unwrap());
+            let report = Report {
+                from: Reporter::Operator,
+                message_id: format!("a{i}"),
+                context_id: None,
+                received_at: at,
+                kind: ReportKind::Assign(fleetdash::queue::Assignment {
+                    title: format!("rotate the LAB keys, part {i} of a long series of chores"),
+                    owner: Some("sol".into()),
+                    tagged: vec!["mira".into()],
+                    deadline: None,
+                }),
+            };
+            let id = q.apply(report).await.unwrap().task.unwrap().id;
+            if i < finished {
+                q.apply(completion(&id, at)).await.unwrap();
+            }
+        }
+        q.close().await.unwrap();
+    });
+    let snap = collect(&scratch, &config);
+    let rows = queue_rows(&snap);
+    let done = rows
+        .iter()
+        .filter(|t| t.state == "TASK_STATE_FAILED")
+        .count();
+    assert_eq!((done, rows.len() - done), (kept, open));
+    assert_eq!(
+        usize::try_from(snap.tasks.queue_left_out.finished).unwrap(),
+        finished - kept
+    );
+    let size = std::fs::metadata(scratch.status_path()).unwrap().len();
+    let per_row = size / u64::try_from(rows.len()).unwrap();
+    assert!(
+        size < 150 * 1024,
+        "status.json is {size} B for {} rows ({per_row} B a row)",
+        rows.len()
+    );
+    let html = std::fs::read_to_string(scratch.path().join("out/snapshot.html")).unwrap();
+    assert!(html.contains("1,100 finished tasks not shown"), "{html}");
+}
+
 /// `fleetdash run`, killed if the test fails before stopping it.
 struct Run(Option<std::process::Child>);
 
