@@ -19,7 +19,9 @@ use fleetdash::a2a::Wire;
 use fleetdash::demo::sim::SimAgent;
 use fleetdash_model::{Band, RulesView, Snapshot};
 use serde_json::{Value, json};
-use support::secrets::{BEARER, HASH, JWT, SECRETS, SK, URL_CREDS, find_secret};
+use support::secrets::{
+    BEARER, GLUED, HASH, JWT, SECRETS, SHAPES, SK, URL_CREDS, find_secret, glued_text, glued_words,
+};
 use support::{PyPeer, Scratch, Sdk, Sim, fleetdash, refused_endpoint};
 
 // ---------------------------------------------------------------------------------------------
@@ -31,6 +33,8 @@ struct Run {
     json: Value,
     text: String,
     wall: Duration,
+    /// What the collect logged (at `warn`, as [`fleetdash`] sets it).
+    stderr: String,
 }
 
 impl Run {
@@ -70,7 +74,13 @@ fn collect_env(scratch: &Scratch, config: &Path, env: &[(&str, &str)]) -> Run {
     let typed: Snapshot = serde_json::from_str(&text)
         .unwrap_or_else(|e| panic!("status.json does not parse as Snapshot: {e}\n{text}"));
     let json: Value = serde_json::from_str(&text).unwrap();
-    let run = Run { json, text, wall };
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let run = Run {
+        json,
+        text,
+        wall,
+        stderr,
+    };
     check_invariants(&run, &typed, started_at, finished_at);
     eprintln!("collect took {} ms", wall.as_millis());
     run
@@ -251,6 +261,52 @@ impl Raw {
             );
         Raw::start(router)
     }
+}
+
+/// One agent per value of [`GLUED`], all on one server: agent `i` is at `/g/{i}/` and puts its
+/// glued secret in every field a peer fills: the card's name and descriptions, the reply's
+/// text, task id, model, lane, window, in-flight list and an unrelated note, the same for any
+/// `tasks/get`. Cheap where a real peer per value would not be (the real SDK peers carry them
+/// all in their free text and in-flight lists).
+fn glued_agents() -> Raw {
+    use axum::extract::Path as UrlPath;
+    use axum::routing::{get, post};
+    fn glued(i: usize) -> &'static str {
+        GLUED[i].value.as_str()
+    }
+    let router = axum::Router::new()
+        .route(
+            "/g/{i}/.well-known/agent-card.json",
+            get(|UrlPath(i): UrlPath<usize>| async move {
+                let g = glued(i);
+                json_response(json!({"name": g, "description": format!("agent {g}"),
+                    "protocolVersion": "0.3.0",
+                    "skills": [{"id": g, "name": g, "description": format!("skill {g}")}]}))
+            }),
+        )
+        .route(
+            "/g/{i}/",
+            post(
+                |UrlPath(i): UrlPath<usize>, body: axum::body::Bytes| async move {
+                    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let g = glued(i);
+                    // A glued value with a space is no task id: the task gets a plain one.
+                    let id = if GLUED[i].is_word() {
+                        g.to_string()
+                    } else {
+                        format!("t_glued{i}")
+                    };
+                    let metadata = json!({"model": g, "lane": g, "note": g, "in_flight": [g],
+                        "window": {"percent": 5, "model": g, "status": g}});
+                    json_response(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+                        "kind": "task", "id": id, "contextId": g, "metadata": metadata,
+                        "status": {"state": "working", "message": {"kind": "message",
+                            "messageId": g, "role": "agent", "metadata": metadata,
+                            "parts": [{"kind": "text", "text": format!("alive {g}")}]}}}}))
+                },
+            ),
+        );
+    Raw::start(router)
 }
 
 fn json_response(body: Value) -> axum::response::Response {
@@ -760,30 +816,48 @@ fn planted_secrets_never_reach_status_json_or_snapshot_html() {
     let scratch = Scratch::new();
     // Each peer plants one secret (card and skill descriptions, reply text, metadata.note) and
     // also reports it in the fields the collector does copy (model, lane, window, in_flight).
+    // The first two also plant every glued secret (issue 21) in their free text, and list the
+    // whitespace-free ones in flight between them (at most 64 are read from one reply).
+    let glued = glued_text();
+    let words = glued_words();
+    let (words_v1, words_v03) = words.split_at(words.len() / 2);
+    let in_flight = |ids: &[&str]| -> Vec<String> {
+        ids.iter()
+            .flat_map(|id| ["--in-flight".to_string(), id.to_string()])
+            .collect()
+    };
     let peers = start_peers(&[
         (
             Sdk::V1,
-            args(&[
-                "--plant-secret",
-                SK.value,
-                "--model",
-                SK.value,
-                "--in-flight",
-                SK.value,
-            ]),
+            [
+                args(&[
+                    "--plant-secret",
+                    &format!("{} {glued}", SK.value),
+                    "--model",
+                    SK.value,
+                    "--in-flight",
+                    SK.value,
+                ]),
+                in_flight(words_v1),
+            ]
+            .concat(),
         ),
         (
             Sdk::V03,
-            args(&[
-                "--plant-secret",
-                BEARER.value,
-                "--lane",
-                BEARER.value,
-                "--window-percent",
-                "5",
-                "--window-status",
-                BEARER.value,
-            ]),
+            [
+                args(&[
+                    "--plant-secret",
+                    &format!("{} {glued}", BEARER.value),
+                    "--lane",
+                    BEARER.value,
+                    "--window-percent",
+                    "5",
+                    "--window-status",
+                    BEARER.value,
+                ]),
+                in_flight(words_v03),
+            ]
+            .concat(),
         ),
         (
             Sdk::V1,
@@ -859,6 +933,35 @@ fn planted_secrets_never_reach_status_json_or_snapshot_html() {
     }
     std::fs::write(&audit, lines.join("\n") + "\n").unwrap();
 
+    // Each glued agent's own audit log: its glued secret as a success's peer, summary and task
+    // id, then a malformed line and a rejection after it (read, not copied).
+    let glued_peer = glued_agents();
+    let glued_blocks: String = GLUED
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let log = scratch.path().join(format!("g{i}.a2a_audit.jsonl"));
+            let lines = [
+                json!({"ts": now - 30.0, "direction": "inbound", "status": 200, "peer": g.value,
+                       "summary": g.value, "task_id": g.value})
+                .to_string(),
+                format!("not json {}", g.value),
+                json!({"ts": now - 1.0, "decision": "rejected_bad_token", "summary": g.value,
+                       "task_id": g.value})
+                .to_string(),
+            ];
+            std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+            let endpoint = format!("{}g/{i}/", glued_peer.endpoint);
+            agent_block(
+                &format!("g{i}"),
+                &endpoint,
+                "v0.3",
+                Some(&log),
+                &[("plane", &g.value)],
+            )
+        })
+        .collect();
+
     // Secrets in the config: credentials in an endpoint, and secret-shaped lane, model, plane.
     let with_creds = peers[0]
         .endpoint()
@@ -901,6 +1004,7 @@ fn planted_secrets_never_reach_status_json_or_snapshot_html() {
             Some(&audit),
             &[],
         ),
+        glued_blocks,
     ]
     .concat();
     let run = collect(&scratch, &scratch.config(&body));
@@ -948,6 +1052,58 @@ fn planted_secrets_never_reach_status_json_or_snapshot_html() {
         "snapshot.html lists the agents:\n{html}"
     );
     assert_no_secret(&html, &["PLANTEDcfgPa55", "cfguser"]);
+    // So must every other file the collect wrote (transitions, the live-task registry, the
+    // history) and its log.
+    let written: Vec<_> = ["out", "state"]
+        .iter()
+        .flat_map(|d| support::files_under(&scratch.path().join(d)))
+        .collect();
+    assert!(written.len() > 2, "{written:?}");
+    for path in written {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        if let Some(found) = find_secret(&text) {
+            panic!("{found} leaked into {}:\n{text}", path.display());
+        }
+    }
+    assert_no_secret(&run.stderr, &["PLANTEDcfgPa55", "cfguser"]);
+
+    // The glued secrets travelled too: every glued agent answered, its audit log was read,
+    // and a label short enough to be one came back redacted, not dropped.
+    for (i, g) in GLUED.iter().enumerate() {
+        let row = run.agent(&format!("g{i}"));
+        assert!(
+            row["up"] == true && row["heartbeat"]["dialect"] == "v0.3",
+            "g{i} ({:?}): {row:#}",
+            g.value
+        );
+        assert_eq!(row["audit_skipped_lines"], 1, "g{i}: {row:#}");
+        if g.value.chars().count() <= 64 {
+            for field in ["/model", "/lane", "/window/model", "/window/status"] {
+                assert!(
+                    s(row, field).contains("[redacted]"),
+                    "g{i} {field} ({:?}): {row:#}",
+                    g.value
+                );
+            }
+        }
+    }
+}
+
+/// The planted values are what they claim to be: each shape alone is one the gate redacts whole,
+/// so a glued one that comes out raw is a gluing leak, never a badly made fixture.
+#[test]
+fn every_planted_shape_alone_is_redacted_whole() {
+    let gate = fleetdash::redact::RedactionGate::default();
+    for shape in SECRETS.into_iter().chain(SHAPES) {
+        let text = format!("said {} then", shape.value);
+        let clean = gate.redact_str(&text);
+        assert!(
+            find_secret(&clean).is_none() && clean.contains("[redacted]"),
+            "{}: {clean}",
+            shape.kind
+        );
+    }
+    assert_eq!(GLUED.len(), SHAPES.len() * 7);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -621,11 +621,19 @@ const PLANTED: &[&str] = &[
     "AKIAPLANTED234567ABC",
 ];
 
+/// Every planted secret: one of each kind, then every shape glued to each kind of neighbour
+/// (issue 21).
+fn every_planted() -> Vec<&'static str> {
+    let glued = support::secrets::GLUED.iter().map(|g| g.value.as_str());
+    PLANTED.iter().copied().chain(glued).collect()
+}
+
 #[tokio::test]
 async fn secrets_in_titles_bodies_results_comments_and_payloads_never_come_out() {
     let dir = tempfile::tempdir().unwrap();
     let k = Kanban::create(&dir.path().join("lab.db"));
-    for (i, secret) in PLANTED.iter().enumerate() {
+    let planted = every_planted();
+    for (i, secret) in planted.iter().enumerate() {
         let id = format!("t_s{i}");
         let mut t = Task::new(
             &id,
@@ -663,12 +671,15 @@ async fn secrets_in_titles_bodies_results_comments_and_payloads_never_come_out()
     ));
 
     let board = read(dir.path(), &[Entry::new("lab", &k.path)]).await;
-    assert_eq!(board.cards.len(), PLANTED.len() + 1);
+    assert_eq!(board.cards.len(), planted.len() + 1);
     let json = serde_json::to_string(&board).unwrap();
     for needle in [
         "PLANTED", "MARKER", "sk-ant", "eyJhbGci", "ghp_", "AKIA", "young:",
     ] {
         assert!(!json.contains(needle), "{needle} leaked: {json}");
+    }
+    if let Some(found) = support::secrets::find_secret(&json) {
+        panic!("{found} leaked: {json}");
     }
     for c in &board.cards {
         assert!(c.title.contains("[redacted]"), "{}", c.title);
@@ -748,4 +759,118 @@ fn collect_writes_the_board_into_status_json() {
             .is_some_and(|s| s.starts_with("error: board db ") && s.contains("gone.db")),
         "{json}"
     );
+}
+
+/// Every glued secret (issue 21) in every text of a card that leaves the board reader (title,
+/// assignee, block kind, a manual reclaim's reason) and in those it never copies (body,
+/// result, error, comments, runs, event payloads), through `fleetdash collect` twice (the
+/// cards go from ready to blocked, so the bands change): nothing of them in any file it
+/// writes (status.json, snapshot.html, transitions.json, the history, the vault's `.kanban`
+/// projection) or in its log.
+#[test]
+fn glued_secrets_in_a_board_reach_no_file_and_no_log() {
+    use support::secrets::{GLUED, find_secret};
+    let scratch = support::Scratch::new();
+    let k = Kanban::create(&scratch.path().join("lab.db"));
+    for (i, g) in GLUED.iter().enumerate() {
+        let mut t = Task::new(
+            &format!("t_g{i:03}"),
+            &format!("Rotate {} today", g.value),
+            "ready",
+            Some(&g.value),
+        );
+        t.block_kind = Some(g.value.clone());
+        t.body = Some(format!("BODYMARKER {}", g.value));
+        t.result = Some(g.value.clone());
+        t.last_failure_error = Some(g.value.clone());
+        k.task(&t);
+    }
+    let vault = scratch.path().join("vault");
+    let config = scratch.config(&format!(
+        "[vault]\npath = \"{}\"\n\n[[boards]]\nname = \"lab\"\ndb = \"lab.db\"\n\
+         projection = \"Docs/Kanban/lab.kanban\"\n",
+        vault.display()
+    ));
+    let collect = || {
+        let out = support::fleetdash()
+            .args(["collect", "--config"])
+            .arg(&config)
+            .env("FLEETDASH_LOG", "debug")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{log}");
+        log
+    };
+    let first = collect();
+
+    // Blocked now, with worker events, comments and runs holding the glued secrets too.
+    for (i, g) in GLUED.iter().enumerate() {
+        let id = format!("t_g{i:03}");
+        k.conn
+            .execute("UPDATE tasks SET status = 'blocked' WHERE id = ?1", [&id])
+            .unwrap();
+        let json_text = serde_json::to_string(&g.value).unwrap();
+        k.event(
+            &id,
+            "crashed",
+            &format!(r#"{{"pid": 1, "worker_output": {json_text}, "error": {json_text}}}"#),
+            now() - 100,
+        );
+        // The newest worker event is the one a card shows.
+        k.event(
+            &id,
+            "reclaimed",
+            &format!(r#"{{"manual": true, "reason": {json_text}}}"#),
+            now() - 50,
+        );
+        k.comment(&id, &g.value);
+        k.run(&id, "crashed", &g.value, &g.value);
+    }
+    let second = collect();
+
+    for (place, log) in [("the first log", first), ("the second log", second)] {
+        if let Some(found) = find_secret(&log) {
+            panic!("{found} leaked into {place}:\n{log}");
+        }
+    }
+    let written: Vec<PathBuf> = ["out", "state", "vault"]
+        .iter()
+        .flat_map(|d| support::files_under(&scratch.path().join(d)))
+        .collect();
+    for name in [
+        "status.json",
+        "snapshot.html",
+        "transitions.json",
+        "lab.kanban",
+    ] {
+        assert!(
+            written.iter().any(|p| p.ends_with(name)),
+            "{name} was written: {written:?}"
+        );
+    }
+    for path in written {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        if let Some(found) = find_secret(&text) {
+            panic!("{found} leaked into {}:\n{text}", path.display());
+        }
+    }
+
+    let snapshot = scratch.snapshot();
+    let Probe::Value(board) = &snapshot.tasks.board else {
+        panic!("tasks.board: {:?}", snapshot.tasks.board);
+    };
+    // Every card was listed, red, its planted texts (the reclaim reason too) redacted rather
+    // than dropped.
+    assert_eq!(board.cards.len(), GLUED.len());
+    for c in &board.cards {
+        assert_eq!(c.band, Band::Red, "{c:?}");
+        assert!(c.title.contains("[redacted]"), "{c:?}");
+        assert!(
+            c.conditions
+                .iter()
+                .any(|w| w.contains("taken back by hand (") && w.contains("[redacted]")),
+            "{c:#?}"
+        );
+    }
 }

@@ -38,7 +38,7 @@ use fleetdash_model::{
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
-use support::secrets::{self, BEARER, HASH, JWT, SECRETS, SK, URL_CREDS};
+use support::secrets::{self, BEARER, GLUED, HASH, JWT, SECRETS, SK, URL_CREDS, glued_text};
 use support::{PyPeer, Scratch, Sdk, Sim, refused_endpoint, repo_root};
 
 const USER: &str = "young";
@@ -71,12 +71,15 @@ fn a_real_fleet_reads_right_on_a_phone_and_shows_no_secret() {
     let scratch = Scratch::new();
     // Real SDK peers, each planting one secret in its card, replies and metadata, and
     // reporting it in the fields the collector does copy (model, lane, window, in-flight ids).
+    // The first two plant every glued secret too (issue 21).
+    let sk_glued = format!("{} {}", SK.value, glued_text());
+    let bearer_glued = format!("{} {}", BEARER.value, glued_text());
     let peer_specs: [(Sdk, &[&str]); 5] = [
         (
             Sdk::V1,
             &[
                 "--plant-secret",
-                SK.value,
+                &sk_glued,
                 "--model",
                 SK.value,
                 "--in-flight",
@@ -87,7 +90,7 @@ fn a_real_fleet_reads_right_on_a_phone_and_shows_no_secret() {
             Sdk::V03,
             &[
                 "--plant-secret",
-                BEARER.value,
+                &bearer_glued,
                 "--lane",
                 BEARER.value,
                 "--window-percent",
@@ -146,13 +149,14 @@ fn a_real_fleet_reads_right_on_a_phone_and_shows_no_secret() {
     let secret_audit = scratch.path().join("secret.a2a_audit.jsonl");
     let now = Utc::now().timestamp() as f64;
     let mut lines = Vec::new();
-    for secret in SECRETS {
+    let glued = GLUED.iter().map(|g| g.value.as_str());
+    for secret in SECRETS.iter().map(|s| s.value).chain(glued) {
         lines.push(
-            json!({"ts": now - 120.0, "direction": "inbound", "peer": secret.value,
-                   "summary": format!("said {}", secret.value)})
+            json!({"ts": now - 120.0, "direction": "inbound", "peer": secret,
+                   "summary": format!("said {secret}")})
             .to_string(),
         );
-        lines.push(format!("not json {}", secret.value));
+        lines.push(format!("not json {secret}"));
     }
     std::fs::write(&secret_audit, lines.join("\n") + "\n").unwrap();
     let fresh = scratch.audit_log("fresh", 30.0);
@@ -215,6 +219,19 @@ fn a_real_fleet_reads_right_on_a_phone_and_shows_no_secret() {
         ),
         agent("sec-hash", &peers[4].endpoint(), "v0.3", &secret_audit, &[]),
         agent("sec-creds-endpoint", &with_creds, "v1", &secret_audit, &[]),
+        // Glued secrets in the labels the page shows from the config (the model only until the
+        // peer reports one).
+        agent(
+            "sec-glued",
+            &peers[2].endpoint(),
+            "v1",
+            &secret_audit,
+            &[
+                ("plane", secrets::glued("bearer token", "x")),
+                ("lane", secrets::glued("Anthropic key", "7")),
+                ("model", secrets::glued("basic auth header", "%3D")),
+            ],
+        ),
     ]
     .concat();
     let config = scratch.config(&(body + &serve_section(&scratch)));

@@ -38,6 +38,19 @@ fn collect_ok(scratch: &Scratch, config: &std::path::Path) -> Snapshot {
     scratch.snapshot()
 }
 
+/// [`collect_ok`] logging at `debug`, with what it logged.
+fn collect_logged(scratch: &Scratch, config: &std::path::Path) -> (Snapshot, String) {
+    let out = support::fleetdash()
+        .args(["collect", "--config"])
+        .arg(config)
+        .env("FLEETDASH_LOG", "debug")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    (scratch.snapshot(), log)
+}
+
 fn escalations(scratch: &Scratch) -> Vec<serde_json::Value> {
     std::fs::read_to_string(scratch.path().join("state/escalations.jsonl"))
         .unwrap_or_default()
@@ -343,28 +356,31 @@ fn a_heartbeat_the_peer_leaves_working_is_tracked_and_becomes_stuck() {
 }
 
 /// Secret-shaped task ids from a real peer's heartbeat in-flight list and from audit lines'
-/// `task_id`: none of them reaches any file fleetdash writes (output_dir, state_dir with the
-/// registry and the escalations, the vault), the page says ids were withheld, and a harmless
-/// id beside them is still polled, judged and escalated.
+/// `task_id`, every glued shape among them (issue 21): none of them reaches any file fleetdash
+/// writes (output_dir, state_dir with the registry and the escalations, the vault) or its log,
+/// the page says ids were withheld, and a harmless id beside them is still polled, judged and
+/// escalated.
 #[test]
 fn secret_shaped_task_ids_are_never_written_and_harmless_ones_still_tracked() {
-    use support::secrets::{HASH, JWT, SK, URL_CREDS, find_secret};
+    use support::secrets::{HASH, JWT, SK, URL_CREDS, find_secret, glued_words};
     let scratch = Scratch::new();
     short_rules(&scratch);
-    let peer = PyPeer::start(
-        Sdk::V1,
-        &[
-            "--name",
-            "heart",
-            "--in-flight",
-            SK.value,
-            "--in-flight",
-            HASH.value,
-            "--in-flight",
-            "t_fine01",
-        ],
-    );
-    let audit = audit_mentioning(&scratch, "heart", &[JWT.value, URL_CREDS.value, "t_fine01"]);
+    // One reply lists at most 64 ids in flight and one audit read takes at most 32, so the
+    // glued ids are spread: most in flight, the rest over the two passes' audit logs.
+    let glued = glued_words();
+    let (in_flight, rest) = glued.split_at(61);
+    let (audit_first, audit_second) = rest.split_at(29);
+    let mut args = vec!["--name", "heart"];
+    for id in ["t_fine01", SK.value, HASH.value].iter().chain(in_flight) {
+        args.extend(["--in-flight", id]);
+    }
+    let peer = PyPeer::start(Sdk::V1, &args);
+    let audit_ids = |glued: &[&'static str]| -> Vec<&'static str> {
+        let mut ids = vec!["t_fine01", JWT.value, URL_CREDS.value];
+        ids.extend(glued);
+        ids
+    };
+    let audit = audit_mentioning(&scratch, "heart", &audit_ids(audit_first));
     let board = kanban::Kanban::create(&scratch.path().join("research.db"));
     board.task(&kanban::Task::new(
         "t_card01",
@@ -380,9 +396,15 @@ fn secret_shaped_task_ids_are_never_written_and_harmless_ones_still_tracked() {
         vault.display()
     ));
 
-    collect_ok(&scratch, &config);
+    let (_, first) = collect_logged(&scratch, &config);
     std::thread::sleep(Duration::from_millis(2500));
-    let snapshot = collect_ok(&scratch, &config);
+    audit_mentioning(&scratch, "heart", &audit_ids(audit_second));
+    let (snapshot, second) = collect_logged(&scratch, &config);
+    for log in [first, second] {
+        if let Some(found) = find_secret(&log) {
+            panic!("the log holds {found}:\n{log}");
+        }
+    }
 
     let mut checked = 0;
     for dir in ["out", "state", "vault"] {
@@ -413,9 +435,12 @@ fn secret_shaped_task_ids_are_never_written_and_harmless_ones_still_tracked() {
         .unwrap_or_else(|| panic!("the page says ids were withheld: {tasks:#?}"));
     assert_eq!(withheld.agent, "heart");
     assert!(!withheld.stuck);
+    // The second pass's: SK and HASH and the glued ids in flight, JWT, URL_CREDS and the
+    // second audit's glued ids.
     let reason = withheld.reason.clone().unwrap();
+    let expected = 2 + in_flight.len() + 2 + audit_second.len();
     assert!(
-        reason.starts_with("4 task ids") && reason.contains("not tracked"),
+        reason.starts_with(&format!("{expected} task ids")) && reason.contains("not tracked"),
         "{reason}"
     );
     assert!(vault.join("Docs/Kanban/research.kanban").is_file());

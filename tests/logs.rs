@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use serde_json::{Value, json};
-use support::secrets::{BEARER, JWT, SECRETS, SK, find_secret};
+use support::secrets::{BEARER, GLUED, JWT, SECRETS, SK, find_secret, glued_text};
 use support::{PyPeer, Scratch, Sdk, refused_endpoint};
 
 const NODE_EXPORTER: &str = "/usr/bin/prometheus-node-exporter";
@@ -165,8 +165,10 @@ fn with_user(endpoint: &str, user: &str) -> String {
 fn the_most_verbose_log_holds_no_secret() {
     let scratch = Scratch::new();
     let exporter = Exporter::start();
+    // The first peer also plants every glued secret (issue 21) in its card and replies.
+    let planted = format!("{} {}", SK.value, glued_text());
     let specs: [(Sdk, Vec<&str>); 3] = [
-        (Sdk::V1, vec!["--plant-secret", SK.value]),
+        (Sdk::V1, vec!["--plant-secret", &planted]),
         (
             Sdk::V03,
             vec!["--require-token", ENV_TOKEN, "--plant-secret", JWT.value],
@@ -190,17 +192,19 @@ fn the_most_verbose_log_holds_no_secret() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
 
-    // The audit log's summaries hold every secret, and so do lines the reader skips.
+    // The audit log's summaries hold every secret, glued ones too, and so do lines the reader
+    // skips.
     let audit = scratch.path().join("secrets.a2a_audit.jsonl");
     let now = chrono::Utc::now().timestamp() as f64;
     let mut lines = Vec::new();
-    for secret in SECRETS {
+    let whole = SECRETS.iter().map(|s| s.value);
+    for secret in whole.chain(GLUED.iter().map(|g| g.value.as_str())) {
         lines.push(
             json!({"ts": now - 30.0, "direction": "inbound", "peer": "min",
-                   "summary": format!("said {}", secret.value)})
+                   "summary": format!("said {secret}"), "task_id": secret})
             .to_string(),
         );
-        lines.push(format!("not json {}", secret.value));
+        lines.push(format!("not json {secret}"));
     }
     std::fs::write(&audit, lines.join("\n") + "\n").unwrap();
     let token_file = scratch.path().join("peer.token");

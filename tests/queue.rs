@@ -488,6 +488,64 @@ async fn free_text_is_gated_and_never_kept_in_the_events() {
     assert!(fields.iter().all(|f| !f.contains("then xxx")), "{fields:?}");
 }
 
+/// Every shape glued to each kind of neighbour (issue 21) in a title and a blocked-on reason:
+/// nothing of them in the queue's files (the db, its WAL), nor in what the queue answers.
+#[tokio::test]
+async fn glued_secrets_in_titles_and_blocked_on_never_reach_the_files() {
+    use support::secrets::{GLUED, find_secret};
+    let dir = tempfile::tempdir().unwrap();
+    let q = open(dir.path()).await;
+    for (i, g) in GLUED.iter().enumerate() {
+        let row = q
+            .apply(report(
+                Reporter::Operator,
+                &format!("m{i}"),
+                t0(),
+                ReportKind::Assign(Assignment {
+                    title: format!("use {}", g.value),
+                    owner: Some("sol".into()),
+                    tagged: vec![],
+                    deadline: None,
+                }),
+            ))
+            .await
+            .unwrap()
+            .task
+            .unwrap();
+        assert!(row.title.contains("[redacted]"), "{}", row.title);
+        let blocked = q
+            .apply(report(
+                agent("sol"),
+                &format!("b{i}"),
+                t0(),
+                ack(
+                    &row.id,
+                    Ack::Blocked {
+                        on: g.value.clone(),
+                    },
+                ),
+            ))
+            .await
+            .unwrap();
+        let answered = format!("{row:?} {blocked:?}");
+        if let Some(found) = find_secret(&answered) {
+            panic!("{found} in the queue's answer: {answered}");
+        }
+    }
+    // The files as they are while open (the WAL holds the writes), then once closed.
+    let check = |when: &str| {
+        for path in support::files_under(dir.path()) {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            if let Some(found) = find_secret(&text) {
+                panic!("{found} reached {} {when}", path.display());
+            }
+        }
+    };
+    check("while open");
+    q.close().await.unwrap();
+    check("once closed");
+}
+
 /// §4.2: many tagged agents ACK owning at once; exactly one owns, every other one is told
 /// who does and recorded as yielded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

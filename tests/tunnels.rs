@@ -230,3 +230,69 @@ fn collect_writes_the_tunnels_into_the_hosts_row() {
     assert!(reason.contains("tunnel backup: "), "{reason}");
     assert!(!reason.contains("tunnel lab"), "{reason}");
 }
+
+/// Tunnel names holding every shape glued to each kind of neighbour (issue 21): through two
+/// `fleetdash collect` passes (up, then refused, so the bands change and the reasons and
+/// transitions name them), nothing of them in any file fleetdash writes or in its log.
+#[test]
+fn glued_secrets_in_tunnel_names_reach_no_file_and_no_log() {
+    use support::secrets::{GLUED, find_secret};
+    let up = TcpListener::bind("127.0.0.1:0").unwrap();
+    let refused = refused_port();
+    let scratch = Scratch::new();
+    let config_to = |address: SocketAddr| {
+        let mut body = String::from("[[hosts]]\nname = \"laptop\"\n\n");
+        for g in GLUED.iter() {
+            body += &format!(
+                "[[hosts.tunnels]]\nname = {}\naddress = \"{address}\"\n\n",
+                serde_json::to_string(&g.value).unwrap()
+            );
+        }
+        scratch.config(&body)
+    };
+    let collect = |config: &Path| {
+        let out = support::fleetdash()
+            .args(["collect", "--config"])
+            .arg(config)
+            .env("FLEETDASH_LOG", "debug")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{log}");
+        if let Some(found) = find_secret(&log) {
+            panic!("{found} leaked into the log:\n{log}");
+        }
+    };
+    collect(&config_to(up.local_addr().unwrap()));
+    collect(&config_to(refused));
+
+    let written: Vec<_> = ["out", "state"]
+        .iter()
+        .flat_map(|d| support::files_under(&scratch.path().join(d)))
+        .collect();
+    assert!(
+        written.iter().any(|p| p.ends_with("transitions.json")),
+        "{written:?}"
+    );
+    for path in written {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        if let Some(found) = find_secret(&text) {
+            panic!("{found} leaked into {}:\n{text}", path.display());
+        }
+    }
+
+    // The names were there, redacted rather than dropped.
+    let snapshot = scratch.snapshot();
+    let Probe::Value(systems) = &snapshot.systems else {
+        panic!("systems: {:?}", snapshot.systems);
+    };
+    let row = &systems[0];
+    assert_eq!(row.tunnels.len(), GLUED.len(), "{row:?}");
+    assert!(
+        row.tunnels
+            .iter()
+            .all(|t| t.name.contains("[redacted]") && t.ok == Probe::Value(false)),
+        "{:?}",
+        row.tunnels
+    );
+}

@@ -21,8 +21,11 @@ pub const REDACTED: &str = "[redacted]";
 /// an escaped `\n` in JSON text or a URL-encoded `%3D` is still a key (issue 21). Where a
 /// shape's prefix also ends ordinary words, the glued form is held to a stricter shape:
 /// `sk-` after a word character only as a project/Anthropic key or 40+ plain characters (so
-/// `disk-usage-monitoring` and `task-<uuid>` stay), and `bearer`/`basic` after anything but a
-/// letter (so "flagbearer standards" stays), keeping the character before it (`keep`).
+/// `disk-usage-monitoring` and `task-<uuid>` stay); `bearer`/`basic` after anything but a
+/// letter, a URL-encoded character included (`%3DBearer`: its `D` is no letter of a word), and
+/// after a letter only spelled `Bearer`/`BEARER` (`Basic`/`BASIC`) with a token of 16 or more
+/// (`xBearer <token>`, a header glued to its name; "flagbearer standards" stays). The character
+/// before a header is kept (`keep`).
 const SECRET_PATTERNS: &[(&str, &str)] = &[
     (
         "jwt",
@@ -30,11 +33,19 @@ const SECRET_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         "bearer token",
-        r"(?i)(?P<keep>^|[^a-z]|\\[ntr])bearer\s+[A-Za-z0-9._~+/=-]{8,}",
+        r"(?i)(?P<keep>^|[^a-z]|\\[ntr]|%[0-9a-f]{2})bearer\s+[A-Za-z0-9._~+/=-]{8,}",
+    ),
+    (
+        "bearer token, glued to a letter",
+        r"(?P<keep>[A-Za-z])(?:Bearer|BEARER)\s+[A-Za-z0-9._~+/=-]{16,}",
     ),
     (
         "basic auth header",
-        r"(?i)(?P<keep>^|[^a-z]|\\[ntr])basic\s+[A-Za-z0-9+/=]{12,}",
+        r"(?i)(?P<keep>^|[^a-z]|\\[ntr]|%[0-9a-f]{2})basic\s+[A-Za-z0-9+/=]{12,}",
+    ),
+    (
+        "basic auth header, glued to a letter",
+        r"(?P<keep>[A-Za-z])(?:Basic|BASIC)\s+[A-Za-z0-9+/=]{16,}",
     ),
     (
         "credentials in a URL",
@@ -202,7 +213,8 @@ pub(crate) mod tests {
 
     /// A key glued to what comes before it is still a key (issue 21): a letter, a digit, `_`,
     /// an escaped newline in JSON text, a URL-encoded `=`, or punctuation; and to what comes
-    /// after. `Bearer` and `Basic` glued to a letter are words ("flagbearer"), not headers.
+    /// after. `Bearer` and `Basic` glued to a letter are headers when capitalised as headers
+    /// are, with a token of 16 or more; else words ("flagbearer"), tested apart.
     #[test]
     fn every_shape_glued_to_each_kind_of_neighbour_is_redacted() {
         let gate = RedactionGate::default();
@@ -219,18 +231,11 @@ pub(crate) mod tests {
             "api_key=PLANTEDvalue".into(),
         ]);
         let before = [
-            "x", "Z", "7", "_", "\\n", "\\t", "%3D", "=", ":", "-", "\"", "(", "",
+            "x", "Z", "7", "_", "\\n", "\\t", "%3D", "%3d", "%20", "=", ":", "-", "\"", "(", "",
         ];
         let after = ["", "x", "_", "\\n", "\"", " tail"];
         for shape in &shapes {
-            let header = shape.starts_with("Bearer") || shape.starts_with("Basic");
             for b in before {
-                if header
-                    && b.chars().last().is_some_and(|c| c.is_ascii_alphabetic())
-                    && !b.starts_with('\\')
-                {
-                    continue;
-                }
                 for a in after {
                     let text = format!("{b}{shape}{a}");
                     let clean = gate.redact_str(&text);
@@ -250,6 +255,31 @@ pub(crate) mod tests {
             gate.redact_str("Authorization:Bearer PLANTEDtokenabcdefghij"),
             format!("Authorization:{REDACTED}")
         );
+        assert_eq!(
+            gate.redact_str("AuthorizationBearer PLANTEDtokenabcdefghij"),
+            format!("Authorization{REDACTED}")
+        );
+        assert_eq!(
+            gate.redact_str("auth%3DBearer PLANTEDtokenabcdefghij"),
+            format!("auth%3D{REDACTED}")
+        );
+    }
+
+    /// What the glued-to-a-letter header shapes leave alone: words that end in "bearer" or
+    /// "basic", and a capitalised one before a short word.
+    #[test]
+    fn words_ending_in_a_header_name_stay() {
+        let gate = RedactionGate::default();
+        for text in [
+            "the flagbearer standards committee",
+            "a torchbearer ceremony",
+            "tribasic calcium phosphate",
+            "FlagBearer newsletter",
+            "the StandardBearer awards",
+            "QuickBasic interpreter",
+        ] {
+            assert!(gate.is_clean(text), "{text}");
+        }
     }
 
     #[test]
