@@ -441,6 +441,60 @@ fn collect_writes_the_backups_object() {
     );
 }
 
+/// A backup command whose first error line holds glued secrets (issue 21), a few to a line,
+/// then one per shape across the 200-character cut of that line: through `fleetdash collect`,
+/// one run per line, nothing of them in any file it writes or in its log, and the line was
+/// quoted, redacted.
+#[test]
+fn glued_secrets_in_a_backup_commands_error_reach_no_file_and_no_log() {
+    use support::secrets::{find_secret, glued_across_a_cut, glued_packed};
+    let scratch = Scratch::new();
+    // The line is read from a file so that no shell quoting touches it.
+    let said = scratch.path().join("said.txt");
+    let fail = script(
+        &scratch,
+        "fail.sh",
+        &format!("cat '{}' >&2\nexit 1", said.display()),
+    );
+    let config = scratch.config(&format!(
+        "[backups]\nname = \"gdrive\"\ncommand = [\"{}\"]\n",
+        fail.display()
+    ));
+    let lines = [glued_packed(180), glued_across_a_cut(200, 0)].concat();
+    for line in &lines {
+        std::fs::write(&said, format!("{line}\nsecond line\n")).unwrap();
+        let out = support::fleetdash()
+            .args(["collect", "--config"])
+            .arg(&config)
+            .env("FLEETDASH_LOG", "debug")
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{log}");
+        if let Some(found) = find_secret(&log) {
+            panic!("{found} leaked into the log for {line:?}:\n{log}");
+        }
+        for path in ["out", "state"]
+            .iter()
+            .flat_map(|d| support::files_under(&scratch.path().join(d)))
+        {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            if let Some(found) = find_secret(&text) {
+                panic!(
+                    "{found} leaked into {} for {line:?}:\n{text}",
+                    path.display()
+                );
+            }
+        }
+        let json: serde_json::Value = serde_json::from_str(&scratch.snapshot_text()).unwrap();
+        let reason = json["backups"]["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("exited with code 1: ") && reason.contains("[redacted]"),
+            "{line:?}: {reason}"
+        );
+    }
+}
+
 /// `fleetdash collect` with `TZ` set, a `[backups]` command printing `lines`: the backups object.
 fn collect_in_zone(scratch: &Scratch, tz: &str, lines: &[String]) -> serde_json::Value {
     let lsl = script(

@@ -589,6 +589,94 @@ period = "1h"
     );
 }
 
+/// Glued secrets (issue 21) wherever a cron meets outside text: a job that prints them all, to
+/// stdout and stderr, and fails, under `fleetdash cron-run --config --textfile-dir`; and
+/// records no `cron-run` wrote, a glued secret where a number belongs (the parser's error,
+/// which the reason quotes, holds the string), one cron each. Through `fleetdash collect`,
+/// nothing of them in any file fleetdash writes or in its log, and the corrupt records were
+/// read and said so, redacted.
+#[test]
+fn glued_secrets_in_a_crons_output_and_records_reach_no_file_and_no_log() {
+    use support::secrets::{GLUED, find_secret, glued_text};
+    let scratch = Scratch::new();
+    let planted = scratch.path().join("planted");
+    std::fs::create_dir_all(&planted).unwrap();
+    let mut crons = String::new();
+    for (i, g) in GLUED.iter().enumerate() {
+        let record = serde_json::json!({"name": format!("c{i}"), "last_exit_code": g.value});
+        std::fs::write(planted.join(format!("c{i}.json")), record.to_string()).unwrap();
+        crons += &format!("[[hosts.crons]]\nname = \"c{i}\"\nperiod = \"1h\"\n\n");
+    }
+    let config = scratch.config(&format!(
+        "[[hosts]]\nname = \"laptop\"\nsource = \"local\"\n\n\
+         [[hosts.crons]]\nname = \"loud\"\nperiod = \"1h\"\n\n\
+         [[hosts]]\nname = \"planted\"\nsource = \"local\"\ncron_dir = {:?}\n\n{crons}",
+        planted.display().to_string()
+    ));
+    let said = scratch.path().join("said.txt");
+    std::fs::write(&said, glued_text()).unwrap();
+    let textfiles = scratch.path().join("state/textfile");
+    let out = support::fleetdash()
+        .args(["cron-run", "--config"])
+        .arg(&config)
+        .arg("--textfile-dir")
+        .arg(&textfiles)
+        .arg("loud")
+        .args(["--", "sh", "-c", "cat \"$0\"; cat \"$0\" >&2; exit 3"])
+        .arg(&said)
+        .env("FLEETDASH_LOG", "debug")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    // The job's own output is passed on (to cron's mail): the rest of the log is fleetdash's.
+    let job_said = glued_text();
+    let cron_run_log = stderr(&out).replacen(&job_said, "", 1);
+    if let Some(found) = find_secret(&cron_run_log) {
+        panic!("{found} leaked into cron-run's log:\n{cron_run_log}");
+    }
+
+    let out = support::fleetdash()
+        .args(["collect", "--config"])
+        .arg(&config)
+        .env("FLEETDASH_LOG", "debug")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    if let Some(found) = find_secret(&stderr(&out)) {
+        panic!("{found} leaked into collect's log:\n{}", stderr(&out));
+    }
+    let written: Vec<PathBuf> = ["out", "state"]
+        .iter()
+        .flat_map(|d| support::files_under(&scratch.path().join(d)))
+        .collect();
+    for name in ["loud.json", "fleetdash_cron_loud.prom", "status.json"] {
+        assert!(written.iter().any(|p| p.ends_with(name)), "{written:?}");
+    }
+    for path in written {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        if let Some(found) = find_secret(&text) {
+            panic!("{found} leaked into {}:\n{text}", path.display());
+        }
+    }
+
+    let snapshot = scratch.snapshot();
+    let Probe::Value(systems) = &snapshot.systems else {
+        panic!("systems: {:?}", snapshot.systems)
+    };
+    let laptop = systems.iter().find(|s| s.host == "laptop").unwrap();
+    assert_eq!(laptop.crons[0].state, CronState::Down, "{:?}", laptop.crons);
+    let host = systems.iter().find(|s| s.host == "planted").unwrap();
+    assert_eq!(host.crons.len(), GLUED.len());
+    for c in &host.crons {
+        let reason = c.reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.contains("corrupt cron-run record") && reason.contains("[redacted]"),
+            "{}: {reason}",
+            c.name
+        );
+    }
+}
+
 #[test]
 fn a_record_that_cannot_be_written_still_runs_the_job_and_says_so() {
     let dir = tempfile::tempdir().unwrap();

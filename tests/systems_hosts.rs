@@ -1430,3 +1430,137 @@ async fn output_over_the_ceiling_is_refused_at_once_not_timed_out() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Glued secrets in what hosts answer (issue 21)
+
+/// A git smart-HTTP answer that refuses with `message`: git prints it as
+/// `fatal: remote error: MESSAGE`, which the vault probe quotes.
+fn git_remote_error(message: &str) -> axum::response::Response {
+    let pkt = |s: &str| format!("{:04x}{s}", s.len() + 4);
+    let body = format!(
+        "{}0000{}",
+        pkt("# service=git-upload-pack\n"),
+        pkt(&format!("ERR {message}\n"))
+    );
+    axum::response::Response::builder()
+        .header(
+            "content-type",
+            "application/x-git-upload-pack-advertisement",
+        )
+        .body(body.into())
+        .unwrap()
+}
+
+/// The vault probe's git messages: every glued secret, packed a few to a message short of any
+/// cut; then one per shape across the reason's 300-character cut (git prints the message after
+/// "fatal: remote error: ", 21 characters).
+fn vault_messages() -> Vec<String> {
+    use support::secrets::{glued_across_a_cut, glued_packed};
+    [glued_packed(240), glued_across_a_cut(300, 21)].concat()
+}
+
+/// Hosts whose answers carry every glued secret, through `fleetdash collect`: a node_exporter
+/// per glued secret answering it as a sample's value (quoted in the reason), and local hosts
+/// whose vault remote refuses with them (git's message quoted in the reason, the cut ones
+/// too). Nothing of them reaches any file the collect writes or its log.
+#[test]
+fn glued_secrets_in_host_answers_reach_no_file_and_no_log() {
+    use axum::extract::Path as UrlPath;
+    use axum::routing::get;
+    use support::secrets::{GLUED, find_secret};
+
+    let scratch = support::Scratch::new();
+    let messages = vault_messages();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let served = messages.clone();
+    let app = axum::Router::new()
+        .route(
+            "/m/{i}/metrics",
+            get(|UrlPath(i): UrlPath<usize>| async move { format!("m {}\n", GLUED[i].value) }),
+        )
+        .route(
+            "/v/{i}/info/refs",
+            get(move |UrlPath(i): UrlPath<usize>| {
+                let message = served[i].clone();
+                async move { git_remote_error(&message) }
+            }),
+        );
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    let vault = git::vault_in_sync(scratch.path());
+
+    let mut body = String::new();
+    for i in 0..GLUED.len() {
+        body += &format!(
+            "[[hosts]]\nname = \"m{i}\"\nsource = \"node_exporter\"\nurl = \"http://{addr}/m/{i}/metrics\"\n\n"
+        );
+    }
+    for i in 0..messages.len() {
+        body += &format!(
+            "[[hosts]]\nname = \"v{i}\"\nsource = \"local\"\n\
+             vault = {{ path = {:?}, remote = \"http://{addr}/v/{i}\", branch = \"main\" }}\n\n",
+            vault.display().to_string()
+        );
+    }
+    let config = scratch.config(&body);
+    let out = support::fleetdash()
+        .args(["collect", "--config"])
+        .arg(&config)
+        .env("FLEETDASH_LOG", "debug")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+
+    if let Some(found) = find_secret(&log) {
+        panic!("{found} leaked into the log:\n{log}");
+    }
+    let written: Vec<PathBuf> = ["out", "state"]
+        .iter()
+        .flat_map(|d| support::files_under(&scratch.path().join(d)))
+        .collect();
+    assert!(written.len() >= 2, "{written:?}");
+    for path in written {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        if let Some(found) = find_secret(&text) {
+            panic!("{found} leaked into {}:\n{text}", path.display());
+        }
+    }
+
+    // The answers were read and quoted, redacted: the test is not vacuous. (The exposition
+    // format splits a sample at whitespace, so of a header only its first word is quoted.)
+    let json: serde_json::Value = serde_json::from_str(&scratch.snapshot_text()).unwrap();
+    let row = |name: &str| -> serde_json::Value {
+        json["systems"]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["host"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no row {name}: {:#}", json["systems"]))
+    };
+    for i in 0..GLUED.len() {
+        let reason = row(&format!("m{i}"))["reason"].to_string();
+        assert!(
+            reason.contains("is not a number")
+                && (reason.contains("[redacted]") || !GLUED[i].is_word()),
+            "m{i}: {reason}"
+        );
+    }
+    // (Credentials in a URL are stripped by the vault probe itself, before the gate.)
+    for i in 0..messages.len() {
+        let r = row(&format!("v{i}"));
+        let reason = r["vault_parity"].to_string();
+        assert!(
+            reason.contains("fatal: remote error: ")
+                && (reason.contains("[redacted]") || reason.contains("https://h.invalid")),
+            "v{i}: {r:#}"
+        );
+    }
+}

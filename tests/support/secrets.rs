@@ -187,6 +187,36 @@ pub fn glued_words() -> Vec<&'static str> {
         .collect()
 }
 
+/// The values of [`GLUED`], space-separated, packed into texts of at most `max` characters:
+/// for an input that quotes one line, short of any cut.
+pub fn glued_packed(max: usize) -> Vec<String> {
+    let mut texts = vec![String::new()];
+    for g in GLUED.iter() {
+        let last = texts.last_mut().unwrap();
+        if !last.is_empty() && last.len() + 1 + g.value.len() > max {
+            texts.push(String::new());
+        }
+        let last = texts.last_mut().unwrap();
+        if !last.is_empty() {
+            last.push(' ');
+        }
+        last.push_str(&g.value);
+    }
+    texts
+}
+
+/// One text per shape, glued to each neighbour in turn, placed so that a cut of the quoted line
+/// at `cut` characters falls 20 characters into it, when the input puts `lead` characters
+/// before the text: a cut before the redaction would leave a piece no shape matches.
+pub fn glued_across_a_cut(cut: usize, lead: usize) -> Vec<String> {
+    (0..SHAPES.len())
+        .map(|k| {
+            let g = &GLUED[k * NEIGHBOURS.len() + k % NEIGHBOURS.len()];
+            format!("{} {}", "a".repeat(cut - 20 - lead - 1), g.value)
+        })
+        .collect()
+}
+
 /// Every value of [`GLUED`], space-separated: one text that carries them all.
 pub fn glued_text() -> String {
     GLUED

@@ -105,16 +105,17 @@ impl CommandOutput {
         self.exit_code == Some(0)
     }
 
-    /// The first line of stderr, for a reason ("fatal: not a git repository ...").
+    /// The first line of stderr, for a reason ("fatal: not a git repository ..."): redacted,
+    /// then cut to 200 characters ([`crate::text::clean`]), so a cut never leaves half a
+    /// secret that no shape matches any more.
     pub fn first_error_line(&self) -> String {
-        self.stderr
+        let line = self
+            .stderr
             .lines()
             .map(str::trim)
             .find(|l| !l.is_empty())
-            .unwrap_or("no message")
-            .chars()
-            .take(200)
-            .collect()
+            .unwrap_or("no message");
+        crate::text::clean(line, 200)
     }
 }
 

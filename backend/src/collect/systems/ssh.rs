@@ -211,7 +211,8 @@ pub fn ssh_failure(destination: &str, out: &CommandOutput) -> ProbeFailure {
             .strip_prefix(destination)
             .and_then(|l| l.strip_prefix(": "))
             .unwrap_or(line);
-        line.chars().take(200).collect()
+        // Redacted before the cut, which could leave half a secret no shape matches.
+        crate::text::clean(line, 200)
     };
     let (asc, why) = if let Some(line) = find("Host key verification failed") {
         let detail = if out
@@ -440,6 +441,26 @@ mod tests {
              -o UserKnownHostsFile=/keys/known_hosts -- ops@lab {REMOTE_ENV} cat /proc/meminfo"
             )
         );
+    }
+
+    /// Was: ssh's line and a remote command's first stderr line were cut to 200 characters
+    /// before anything redacted them, so a key straddling the cut left a piece no secret shape
+    /// matches, and that piece reached the snapshot (issue 21).
+    #[test]
+    fn a_key_straddling_the_reasons_bound_is_redacted_before_the_cut() {
+        let key = "xsk-proj-PLANTEDabcdefghijklmnop0123456789";
+        // The key starts at character 185 of the line: 15 of it fit before the cut.
+        let line = format!("Connection refused {} {key}", "p".repeat(165));
+        for reason in [
+            ssh_failure("h", &out(255, "", &format!("{line}\n"))).reason,
+            command_failure("df /", &out(1, "", &format!("{line}\n"))).reason,
+        ] {
+            assert!(
+                !reason.contains("PLANTED") && !reason.contains("sk-proj"),
+                "{reason}"
+            );
+            assert!(reason.contains(crate::redact::REDACTED), "{reason}");
+        }
     }
 
     #[test]

@@ -75,7 +75,8 @@ pub fn strip_credentials(text: &str) -> String {
 }
 
 /// Git's own reason: its first `fatal:`/`error:` line (warnings such as "redirecting to" come
-/// first sometimes), else its first line; credentials stripped. The refusal of the askpass
+/// first sometimes), else its first line; credentials stripped, then redacted and only then cut
+/// (a cut could leave half a secret no shape matches; issue 21). The refusal of the askpass
 /// program the probe sets (`/bin/false`) is noise: the line after it says what git wanted.
 fn git_reason(out: &CommandOutput) -> String {
     let lines: Vec<&str> = out
@@ -97,7 +98,7 @@ fn git_reason(out: &CommandOutput) -> String {
         Some(i) => lines[i].to_string(),
         None => out.first_error_line(),
     };
-    strip_credentials(&line.chars().take(300).collect::<String>())
+    crate::text::clean(&strip_credentials(&line), 300)
 }
 
 /// A failure that happened before or around git (timeout, SSH down): its own code, a clean
@@ -181,7 +182,7 @@ pub async fn parity(runner: &dyn Runner, cfg: &VaultParityConfig) -> Result<Pari
             Asc::INTEGRITY_CHECK_FAILED,
             format!(
                 "git rev-parse HEAD printed no commit hash: {:?}",
-                head.chars().take(60).collect::<String>()
+                crate::text::clean(&head, 60)
             ),
         ));
     }
@@ -287,6 +288,28 @@ mod tests {
         );
         assert!(!parity(A, B, 0).in_sync());
         assert!(!parity(A, A, 1).in_sync());
+    }
+
+    /// Was: git's line was cut to 300 characters before anything redacted it, so a key a
+    /// remote put in its error message across the cut left a piece no secret shape matches,
+    /// and that piece reached the snapshot (issue 21).
+    #[test]
+    fn a_key_straddling_the_reasons_bound_is_redacted_before_the_cut() {
+        let key = "7AKIAPLANTED7G1UQ4XZ2";
+        // "fatal: remote error: " is 21 characters; the key starts at character 284: 16 of it
+        // fit before the cut.
+        let stderr = format!("fatal: remote error: {} {key}\n", "e".repeat(262));
+        let out = CommandOutput {
+            exit_code: Some(128),
+            stdout: String::new(),
+            stderr,
+        };
+        let reason = remote_failure(&out).reason;
+        assert!(
+            !reason.contains("PLANTED") && !reason.contains("AKIA"),
+            "{reason}"
+        );
+        assert!(reason.contains(crate::redact::REDACTED), "{reason}");
     }
 
     #[test]
