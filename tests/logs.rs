@@ -345,3 +345,67 @@ fn logs_to_a_pipe_carry_no_colour_codes() {
         );
     }
 }
+
+/// `FLEETDASH_LOG_FORMAT=json`: every line one JSON object (the debug lines of other crates
+/// too), and a probe failure said with the ASC fields of seed 000 (`agent.status.code`,
+/// `agent.status.name`) a shipper can count by.
+#[test]
+fn json_logs_are_one_object_per_line_with_the_asc_fields_of_a_failure() {
+    let scratch = Scratch::new();
+    let audit = scratch.audit_log("a", 60.0);
+    let config = scratch.config(&support::agent_toml("a", &refused_endpoint(), "v1", &audit));
+    let out = support::fleetdash()
+        .args(["collect", "--config"])
+        .arg(&config)
+        .env("FLEETDASH_LOG", "debug")
+        .env("FLEETDASH_LOG_FORMAT", "json")
+        .output()
+        .unwrap();
+    support::assert_success(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<Value> = stderr
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line:?}\n{stderr}"))
+        })
+        .collect();
+    assert!(
+        lines.iter().any(|l| l["message"] == "snapshot written"),
+        "the info line is missing, so nothing was checked:\n{stderr}"
+    );
+    for line in &lines {
+        assert!(
+            line["level"].is_string() && line["timestamp"].is_string(),
+            "{line}"
+        );
+    }
+    let failure = lines
+        .iter()
+        .find(|l| l["element"] == "agent:a")
+        .unwrap_or_else(|| panic!("the agent's failure is not said:\n{stderr}"));
+    assert_eq!(failure["level"], "WARN", "{failure}");
+    assert_eq!(failure["to"], "red", "{failure}");
+    assert!(
+        failure["agent.status.code"]
+            .as_u64()
+            .is_some_and(|c| c / 1000 == 5),
+        "a refused connection is a transient failure: {failure}"
+    );
+    assert!(failure["agent.status.name"].is_string(), "{failure}");
+
+    // A format it does not know is said, and the log goes on as text.
+    let out = support::fleetdash()
+        .args(["collect", "--config"])
+        .arg(&config)
+        .env("FLEETDASH_LOG_FORMAT", "yaml")
+        .output()
+        .unwrap();
+    support::assert_success(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("FLEETDASH_LOG_FORMAT=\"yaml\" is no log format"),
+        "{stderr}"
+    );
+    assert!(!stderr.trim_start().starts_with('{'), "{stderr}");
+}

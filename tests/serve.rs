@@ -311,6 +311,7 @@ fn a_guessing_client_is_throttled_and_no_one_else_is() {
     assert_eq!(runs, 1 + u64::from(limits.free_failures));
     let throttled = status_json(GUESSER, &wrong);
     assert_eq!(throttled.status, 429, "{throttled:?}");
+    assert_eq!(problem_name(&throttled), "RATE_LIMITED");
     let retry_after: u64 = throttled
         .header("retry-after")
         .and_then(|v| v.parse().ok())
@@ -434,4 +435,78 @@ fn serve_without_a_usable_htpasswd_exits_2() {
         assert!(stderr.contains(&expected), "{body:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     }
+}
+
+/// The problem+json body of a refusal: its ASC name, after checking the media type and that
+/// the HTTP status and the envelope agree.
+fn problem_name(reply: &serving::Reply) -> String {
+    assert_eq!(
+        reply.header("content-type"),
+        Some("application/problem+json"),
+        "{reply:?}"
+    );
+    let body: serde_json::Value =
+        serde_json::from_slice(&reply.decoded_body()).expect("a JSON problem body");
+    assert_eq!(body["status"], u64::from(reply.status), "{body}");
+    assert_eq!(
+        body["type"],
+        format!(
+            "urn:agent-status:{}",
+            body["agent_status"]["name"].as_str().unwrap()
+        )
+    );
+    assert!(body["agent_status"]["code"].as_u64().is_some(), "{body}");
+    assert!(!body["detail"].as_str().unwrap().is_empty(), "{body}");
+    body["agent_status"]["name"].as_str().unwrap().to_string()
+}
+
+/// Every refusal of `fleetdash serve` is problem+json with the ASC envelope (seed 000's HTTP
+/// binding), as the intake's are: no login, a wrong one, an unknown path, a method it does not
+/// take, and no snapshot yet (503, with a Retry-After, not the 404 of a file that never will be).
+#[test]
+fn every_refusal_of_serve_is_problem_json_with_the_asc_envelope() {
+    let (scratch, config) = serve_scratch(&[(USER, PASSWORD)], 4);
+    let server = InProcess::start(options(&config), false);
+    let auth = Some((USER, PASSWORD));
+
+    let anonymous = serving::get(&server.addr, "/api/status.json", None, &[]);
+    assert_eq!(anonymous.status, 401);
+    assert_eq!(problem_name(&anonymous), "AUTHENTICATION_REQUIRED");
+    assert!(
+        anonymous
+            .header("www-authenticate")
+            .is_some_and(|c| c.starts_with("Basic realm=\"fleetdash\"")),
+        "{anonymous:?}"
+    );
+    let wrong = serving::get(&server.addr, "/", Some((USER, "guess")), &[]);
+    assert_eq!(wrong.status, 401);
+    assert_eq!(problem_name(&wrong), "AUTHENTICATION_REQUIRED");
+
+    for path in ["/nope.js", "/api/other.json", "/.git/config"] {
+        let missing = serving::get(&server.addr, path, auth, &[]);
+        assert_eq!(missing.status, 404, "{path}: {missing:?}");
+        assert_eq!(problem_name(&missing), "NOT_FOUND", "{path}");
+    }
+    for path in ["/", "/api/status.json"] {
+        let post = serving::request(&server.addr, "POST", path, auth);
+        assert_eq!(post.status, 405, "{path}: {post:?}");
+        assert_eq!(problem_name(&post), "INVALID_REQUEST", "{path}");
+    }
+
+    assert_eq!(
+        serving::get(&server.addr, "/api/status.json", auth, &[]).status,
+        200
+    );
+    std::fs::remove_file(scratch.path().join("out/status.json")).unwrap();
+    for path in ["/api/status.json", "/api/snapshot.html"] {
+        let none = serving::get(&server.addr, path, auth, &[]);
+        assert_eq!(none.status, 503, "{path}: {none:?}");
+        assert_eq!(problem_name(&none), "DEPENDENCY_UNAVAILABLE", "{path}");
+        assert!(none.header("retry-after").is_some(), "{none:?}");
+    }
+    // Without the password, a missing snapshot is not even told.
+    assert_eq!(
+        serving::get(&server.addr, "/api/status.json", None, &[]).status,
+        401
+    );
 }

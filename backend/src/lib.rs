@@ -4,7 +4,8 @@
 //! those below (`docs/architecture.md`; `tests/layering.rs` checks it). Below them all is the
 //! `fleetdash_model` crate, the snapshot's types and the operator's words.
 //!
-//! 1. [`redact`] (the gate every byte passes before a writer puts it on disk), [`text`] (the
+//! 1. [`redact`] (the gate every byte passes before a writer puts it on disk), [`problem`] (HTTP
+//!    refusals as problem+json with the ASC envelope), [`text`] (the
 //!    one sanitiser for untrusted text), [`net`] (bounded HTTP for probes), [`sqlite`] (whether
 //!    a SQLite file is one of ours).
 //! 2. [`config`]: the registry (TOML) and the rules file (YAML), validated with file and line.
@@ -37,6 +38,7 @@ pub mod intake;
 pub mod logging;
 pub mod net;
 pub mod page;
+pub mod problem;
 pub mod queue;
 pub mod redact;
 pub mod server;

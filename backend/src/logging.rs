@@ -1,5 +1,7 @@
 //! The log: stderr, filtered by `FLEETDASH_LOG`, coloured only on a terminal, and every line
-//! through the redaction gate before it is written.
+//! through the redaction gate before it is written. `FLEETDASH_LOG_FORMAT=json` makes it one
+//! JSON object per line for log shippers (journald → Loki, Vector, ...): the event's fields
+//! flattened beside `timestamp`, `level`, `target` and `message`.
 //!
 //! A log line is an output like status.json. Other crates log too (reqwest and hyper print the
 //! addresses they connect to at debug and trace), so the gate guards the writer, not each call:
@@ -7,6 +9,7 @@
 //! passwords) once it is loaded ([`guard_config_secrets`]).
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, RwLock};
 
 use tracing_subscriber::fmt::MakeWriter;
@@ -17,17 +20,68 @@ use crate::redact::RedactionGate;
 static GATE: LazyLock<RwLock<RedactionGate>> =
     LazyLock::new(|| RwLock::new(RedactionGate::default()));
 
-/// Installs the subscriber: `FLEETDASH_LOG` (any `tracing` filter, default `info`) to stderr.
-/// Colour codes only when stderr is a terminal: in a file, a pipe or the journal they are noise.
+/// Whether lines are JSON objects (then the gate redacts each string in them, so a redaction
+/// never breaks the JSON a shipper parses).
+static JSON: AtomicBool = AtomicBool::new(false);
+
+/// The environment variable that picks the format: `text` (the default) or `json`.
+pub const FORMAT_VAR: &str = "FLEETDASH_LOG_FORMAT";
+
+/// The log's line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+impl Format {
+    /// The format `FLEETDASH_LOG_FORMAT` asks for; an unknown value is an error naming it.
+    pub fn from_env() -> Result<Format, String> {
+        match std::env::var(FORMAT_VAR) {
+            Err(_) => Ok(Format::Text),
+            Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "" | "text" => Ok(Format::Text),
+                "json" => Ok(Format::Json),
+                _ => Err(format!(
+                    "{FORMAT_VAR}={v:?} is no log format: use text (the default) or json; \
+                     logging as text"
+                )),
+            },
+        }
+    }
+}
+
+/// Installs the subscriber: `FLEETDASH_LOG` (any `tracing` filter, default `info`) to stderr,
+/// in the format `FLEETDASH_LOG_FORMAT` names. Colour codes only when stderr is a terminal: in
+/// a file, a pipe or the journal they are noise.
 pub fn init() {
-    tracing_subscriber::fmt()
-        .with_writer(GatedStderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FLEETDASH_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FLEETDASH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let (format, mistake) = match Format::from_env() {
+        Ok(format) => (format, None),
+        Err(why) => (Format::Text, Some(why)),
+    };
+    match format {
+        Format::Text => tracing_subscriber::fmt()
+            .with_writer(GatedStderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_env_filter(filter)
+            .init(),
+        Format::Json => {
+            JSON.store(true, Ordering::Relaxed);
+            tracing_subscriber::fmt()
+                .json()
+                .flatten_event(true)
+                .with_current_span(false)
+                .with_span_list(false)
+                .with_writer(GatedStderr)
+                .with_env_filter(filter)
+                .init()
+        }
+    }
+    if let Some(why) = mistake {
+        tracing::warn!("{why}");
+    }
 }
 
 /// From now on the log also redacts the exact secrets `config` points at ([`Config::secrets`]),
@@ -76,7 +130,12 @@ impl Drop for GatedLine {
         if self.0.is_empty() {
             return;
         }
-        let clean = gated_line(&String::from_utf8_lossy(&self.0));
+        let line = String::from_utf8_lossy(&self.0);
+        let clean = if JSON.load(Ordering::Relaxed) {
+            gated_json_line(&line)
+        } else {
+            gated_line(&line)
+        };
         // Nowhere to report a failed write to stderr.
         let _ = std::io::stderr().lock().write_all(clean.as_bytes());
     }
@@ -95,6 +154,34 @@ fn gated_line(line: &str) -> String {
     let plain = COLOUR.replace_all(line, "");
     let gated = redact(&plain);
     if gated == plain { redact(line) } else { gated }
+}
+
+/// A JSON line as the log may show it: every string in it (keys included) through the gate, so
+/// the line stays one valid object whatever the gate replaces. A line that is not JSON (none
+/// should be) is gated as text.
+fn gated_json_line(line: &str) -> String {
+    fn gate(value: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => Value::String(redact(&s)),
+            Value::Array(items) => Value::Array(items.into_iter().map(gate).collect()),
+            Value::Object(fields) => Value::Object(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (redact(&k), gate(v)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(line.trim_end()) {
+        Ok(value) => {
+            let mut out = gate(value).to_string();
+            out.push('\n');
+            out
+        }
+        Err(_) => redact(line),
+    }
 }
 
 /// Collects what `tracing` logs while `f` runs (for tests that check what is said).
@@ -134,6 +221,26 @@ mod tests {
         // A line with nothing to hide keeps its colours.
         let plain = "\x1b[2mcollected\x1b[0m section=agents\n";
         assert_eq!(gated_line(plain), plain);
+    }
+
+    /// A secret inside a JSON line is redacted and the line is still one JSON object: the gate
+    /// on the raw line could eat an escaped quote and break it.
+    #[test]
+    fn a_json_line_stays_json_when_a_secret_is_redacted() {
+        let raw = serde_json::json!({
+            "level": "WARN",
+            "message": "peer said \"password=hunter2hunter2\" and left",
+            "agent.status.code": 5003,
+            "url": "http://admin:hunter2@127.0.0.1:9/",
+        })
+        .to_string()
+            + "\n";
+        let line = gated_json_line(&raw);
+        assert!(line.ends_with('\n'));
+        assert!(!line.contains("hunter2"), "{line}");
+        let parsed: serde_json::Value = serde_json::from_str(&line).expect("still JSON");
+        assert_eq!(parsed["agent.status.code"], 5003);
+        assert_eq!(parsed["level"], "WARN");
     }
 
     #[test]

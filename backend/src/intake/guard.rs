@@ -6,29 +6,15 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderValue, StatusCode};
 use fleetdash_model::Asc;
 use ring::digest;
-use serde_json::json;
 use subtle::ConstantTimeEq;
 use tokio::time::Instant;
 
-/// The media type of every HTTP-level refusal (RFC 9457).
-pub const PROBLEM_JSON: &str = "application/problem+json";
-
-/// ASC codes the intake names beyond those the model crate has (registry asc-registry.json).
-pub const RATE_LIMITED: Asc = Asc {
-    code: 5001,
-    name: std::borrow::Cow::Borrowed("RATE_LIMITED"),
-};
-pub const INVALID_REQUEST: Asc = Asc {
-    code: 4000,
-    name: std::borrow::Cow::Borrowed("INVALID_REQUEST"),
-};
-pub const ABORTED_CONCURRENCY: Asc = Asc {
-    code: 5006,
-    name: std::borrow::Cow::Borrowed("ABORTED_CONCURRENCY"),
+pub use crate::problem::{
+    ABORTED_CONCURRENCY, Challenge, INVALID_REQUEST, PROBLEM_JSON, Problem, RATE_LIMITED,
+    whole_seconds,
 };
 
 /// Who a request's token says it is.
@@ -179,26 +165,6 @@ impl RateLimit {
     }
 }
 
-/// Retry-After in whole seconds, rounded up (a client told 0 would retry at once).
-pub fn whole_seconds(wait: Duration) -> u64 {
-    wait.as_secs_f64().ceil().max(1.0) as u64
-}
-
-/// One HTTP-level refusal.
-pub struct Problem {
-    pub status: StatusCode,
-    pub asc: Asc,
-    pub title: &'static str,
-    /// What to do about it; never the request's own text.
-    pub detail: String,
-    /// ASC's scope: `policy_decision` for who may report, `handoff` for the delivery itself.
-    pub scope: &'static str,
-    pub terminal: bool,
-    /// Set when a retry may work: `(safe, after)`. Reports are idempotent by messageId, so a
-    /// retry of the same message is always safe.
-    pub retry: Option<Option<Duration>>,
-}
-
 impl Problem {
     pub fn unauthorized() -> Problem {
         Problem {
@@ -210,6 +176,7 @@ impl Problem {
             scope: "policy_decision",
             terminal: false,
             retry: None,
+            challenge: Challenge::Bearer,
         }
     }
 
@@ -226,6 +193,7 @@ impl Problem {
             scope: "policy_decision",
             terminal: true,
             retry: None,
+            challenge: Challenge::None,
         }
     }
 
@@ -240,6 +208,7 @@ impl Problem {
             scope: "policy_decision",
             terminal: true,
             retry: None,
+            challenge: Challenge::None,
         }
     }
 
@@ -263,6 +232,7 @@ impl Problem {
             scope: "handoff",
             terminal: false,
             retry: Some(Some(wait)),
+            challenge: Challenge::None,
         }
     }
 
@@ -275,6 +245,7 @@ impl Problem {
             scope: "handoff",
             terminal: true,
             retry: None,
+            challenge: Challenge::None,
         }
     }
 
@@ -290,6 +261,7 @@ impl Problem {
             scope: "handoff",
             terminal: false,
             retry: Some(None),
+            challenge: Challenge::None,
         }
     }
 
@@ -307,6 +279,7 @@ impl Problem {
             scope: "handoff",
             terminal: true,
             retry: None,
+            challenge: Challenge::None,
         }
     }
 
@@ -319,6 +292,7 @@ impl Problem {
             scope: "handoff",
             terminal: false,
             retry: Some(None),
+            challenge: Challenge::None,
         }
     }
 
@@ -331,6 +305,7 @@ impl Problem {
             scope: "handoff",
             terminal: false,
             retry: Some(None),
+            challenge: Challenge::None,
         }
     }
 
@@ -343,6 +318,7 @@ impl Problem {
             scope: "handoff",
             terminal: true,
             retry: None,
+            challenge: Challenge::None,
         }
     }
 
@@ -355,56 +331,16 @@ impl Problem {
             scope: "handoff",
             terminal: true,
             retry: None,
+            challenge: Challenge::None,
         }
-    }
-
-    pub fn body(&self) -> serde_json::Value {
-        let mut body = json!({
-            "type": format!("urn:agent-status:{}", self.asc.name),
-            "title": self.title,
-            "status": self.status.as_u16(),
-            "detail": self.detail,
-            "agent_status": {
-                "code": self.asc.code,
-                "name": self.asc.name,
-                "scope": self.scope,
-                "terminal": self.terminal,
-            },
-        });
-        if let Some(after) = self.retry {
-            let mut retry = json!({"retryable": true, "safe": true});
-            if let Some(after) = after {
-                retry["after_ms"] = (whole_seconds(after) * 1000).into();
-            }
-            body["retry"] = retry;
-        }
-        body
-    }
-}
-
-impl IntoResponse for Problem {
-    fn into_response(self) -> Response {
-        let body = self.body().to_string();
-        let mut response = (
-            self.status,
-            [(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON))],
-            body,
-        )
-            .into_response();
-        let headers = response.headers_mut();
-        if self.status == StatusCode::UNAUTHORIZED {
-            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        if let Some(Some(after)) = self.retry {
-            headers.insert(header::RETRY_AFTER, whole_seconds(after).into());
-        }
-        response
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::header;
+    use axum::response::IntoResponse;
 
     fn bearer(t: &str) -> HeaderValue {
         HeaderValue::from_str(&format!("Bearer {t}")).unwrap()

@@ -14,12 +14,11 @@ use crate::page::{self, GZ, INDEX};
 /// Answers `request` from the embedded page (`/` is `index.html`).
 pub async fn serve(request: Request) -> Response {
     if request.method() != Method::GET && request.method() != Method::HEAD {
-        return (
-            StatusCode::METHOD_NOT_ALLOWED,
-            [(header::ALLOW, "GET, HEAD")],
-            "405 Method Not Allowed\n",
-        )
-            .into_response();
+        let mut refused = super::refusals::method_not_allowed().into_response();
+        refused
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return refused;
     }
     let path = request.uri().path();
     let name = match path {

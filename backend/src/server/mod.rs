@@ -20,6 +20,7 @@
 pub mod auth;
 mod embedded;
 mod htpasswd;
+mod refusals;
 
 pub use auth::{AuthLimits, Authenticator, Verdict};
 pub use htpasswd::Htpasswd;
@@ -27,7 +28,6 @@ pub use htpasswd::Htpasswd;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::Router;
@@ -71,8 +71,6 @@ pub struct ServeOptions {
     pub dist_dir: Option<PathBuf>,
     /// The htpasswd's users, checked without stalling the server.
     pub auth: Arc<Authenticator>,
-    /// The realm shown in the browser's login prompt.
-    pub realm: String,
 }
 
 impl ServeOptions {
@@ -116,7 +114,6 @@ impl ServeOptions {
             output_dir: config.output_dir.clone(),
             dist_dir: config.serve.dist_dir.clone(),
             auth: Arc::new(Authenticator::new(htpasswd)),
-            realm: "fleetdash".into(),
         })
     }
 }
@@ -127,13 +124,13 @@ pub fn router(options: ServeOptions) -> Router {
     // From output_dir exactly these two files; every other /api/ path ends in the fallback,
     // which refuses it.
     let app = Router::new()
-        .route_service(
+        .route(
             "/api/status.json",
-            ServeFile::new(out.join(status_json::FILE_NAME)),
+            any(snapshot_file(out.join(status_json::FILE_NAME))),
         )
-        .route_service(
+        .route(
             "/api/snapshot.html",
-            ServeFile::new(out.join(snapshot_html::FILE_NAME)),
+            any(snapshot_file(out.join(snapshot_html::FILE_NAME))),
         );
     // No SPA fallback: an unknown path is a 404, like nginx's `try_files $uri =404`.
     let app = match &options.dist_dir {
@@ -166,7 +163,32 @@ pub fn router(options: ServeOptions) -> Router {
 }
 
 fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, "404 Not Found\n").into_response()
+    refusals::not_found().into_response()
+}
+
+/// One of the collector's files, or 503 with what to do while the collector has not written it.
+fn snapshot_file(
+    path: PathBuf,
+) -> impl Fn(Request) -> std::pin::Pin<Box<dyn Future<Output = Response> + Send>> + Clone {
+    let file = ServeFile::new(&path);
+    move |request: Request| {
+        let file = file.clone();
+        let path = path.clone();
+        Box::pin(async move {
+            let response = match file.oneshot(request).await {
+                Ok(response) => response.into_response(),
+                Err(never) => match never {},
+            };
+            match response.status() {
+                StatusCode::NOT_FOUND if !path.exists() => {
+                    let name = path.file_name().unwrap_or_default().to_string_lossy();
+                    refusals::no_snapshot(&name).into_response()
+                }
+                StatusCode::METHOD_NOT_ALLOWED => refusals::method_not_allowed().into_response(),
+                _ => response,
+            }
+        })
+    }
 }
 
 /// Whether a path is no page file's, whatever the page holds: under /api/, or a dotfile
@@ -262,39 +284,16 @@ async fn require_basic_auth(
         .and_then(|v| v.to_str().ok());
     match options.auth.check(client, authorization).await {
         Verdict::Allowed => next.run(request).await,
-        Verdict::Refused => {
-            let challenge = format!("Basic realm=\"{}\", charset=\"UTF-8\"", options.realm);
-            (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, challenge)],
-                "401 Unauthorized\n",
-            )
-                .into_response()
-        }
+        Verdict::Refused => refusals::unauthorized().into_response(),
         Verdict::Throttled { retry_after } => {
             tokio::time::sleep(options.auth.hold_for(retry_after)).await;
-            (
-                StatusCode::TOO_MANY_REQUESTS,
-                [(header::RETRY_AFTER, whole_seconds(retry_after))],
-                "429 Too Many Requests: too many failed or pending logins from this address\n",
-            )
-                .into_response()
+            refusals::throttled(retry_after).into_response()
         }
         Verdict::Busy { retry_after } => {
             tokio::time::sleep(options.auth.hold_for(retry_after)).await;
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                [(header::RETRY_AFTER, whole_seconds(retry_after))],
-                "503 Service Unavailable: too many logins being checked\n",
-            )
-                .into_response()
+            refusals::busy(retry_after).into_response()
         }
     }
-}
-
-/// Retry-After in whole seconds, rounded up (a client told 0 would retry at once).
-fn whole_seconds(wait: Duration) -> String {
-    wait.as_secs_f64().ceil().max(1.0).to_string()
 }
 
 /// A listener whose connections have Nagle's algorithm off (TCP_NODELAY), as nginx's default

@@ -143,6 +143,7 @@ impl StatusWriter {
         let changes = transitions::compare(before.as_ref(), &transitions::elements(&gated), now);
         // Until replaced, the merged snapshot carries the previous one's recent transitions.
         let carried = had_previous.then_some(gated.transitions.as_slice());
+        let said = changes.clone();
         let log = self.transitions.append(changes, carried, now);
         let recent = log.recent(now);
         json["transitions"] = self
@@ -167,6 +168,7 @@ impl StatusWriter {
         // Saved once the snapshot that holds the new bands is written (the next write compares
         // with it); a failed save is logged.
         self.transitions.save(log);
+        transitions::said::log(&said, &gated);
         // The static page shows exactly what passed the gate, and passes it once more whole.
         let html = snapshot_html::render(&gated, self.zone.offset_at(gated.generated_at));
         atomic::write(&self.html_path, self.gate.redact_str(&html).as_bytes())?;

@@ -9,11 +9,13 @@
 //! disk:
 //! - `elements`: what a snapshot says about each element, by its stable key;
 //! - `compare`: which band changes between two sets of elements are transitions;
-//! - `log`: the ring file on disk (load, append, bounds, save) and status.json's share of it.
+//! - `log`: the ring file on disk (load, append, bounds, save) and status.json's share of it;
+//! - `said`: each change said once in fleetdash's own log, with its ASC code.
 
 mod compare;
 mod elements;
 mod log;
+pub mod said;
 
 pub use compare::compare;
 pub use elements::{Elements, elements};
