@@ -231,7 +231,7 @@ impl Collected {
         .expect("config written");
         let done = chrome::runtime().block_on(fleetdash::app::collect(&config, None));
         match done {
-            Ok(()) => {}
+            Ok(_) => {}
             Err(fleetdash::app::Failure::Config { errors, .. }) => panic!("config: {errors}"),
             Err(fleetdash::app::Failure::Other(e)) => panic!("collect failed: {e:#}"),
             Err(fleetdash::app::Failure::Exit(code)) => panic!("collect exited {code}"),

@@ -38,6 +38,39 @@ impl From<anyhow::Error> for Failure {
 
 pub type Outcome = Result<(), Failure>;
 
+/// What a command that speaks ASC (`--json`) did: its words for a terminal, its result for a
+/// machine, the ASC status of the outcome and the exit code it projects to (docs/cli.md).
+pub struct Done {
+    /// Printed on stdout without `--json`.
+    pub text: String,
+    /// The envelope's `result` with `--json`.
+    pub result: serde_json::Value,
+    pub status: fleetdash_model::Asc,
+    pub exit: u8,
+}
+
+impl Done {
+    pub fn ok(text: String, result: serde_json::Value) -> Done {
+        Done {
+            text,
+            result,
+            status: fleetdash_model::Asc::SUCCESS,
+            exit: 0,
+        }
+    }
+}
+
+impl Failure {
+    /// The ASC status of a failure, for the `--json` envelope.
+    pub fn status(&self) -> fleetdash_model::Asc {
+        match self {
+            Failure::Config { .. } | Failure::Exit(2) => crate::problem::INVALID_REQUEST,
+            Failure::Exit(_) => fleetdash_model::Asc::FAILED_PRECONDITION,
+            Failure::Other(_) => fleetdash_model::Asc::INTERNAL_ERROR,
+        }
+    }
+}
+
 fn load(path: &Path) -> Result<(Config, Rules), Failure> {
     let (config, rules) = Config::load(path).map_err(|errors| Failure::Config {
         errors,
@@ -47,7 +80,7 @@ fn load(path: &Path) -> Result<(Config, Rules), Failure> {
     Ok((config, rules))
 }
 
-pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Outcome {
+pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Result<Done, Failure> {
     let (config, rules) = load(path)?;
     let writer = Arc::new(Writer::new(&config, &rules, config.gate())?);
     let collectors = collect::from_config(&config, &rules, only);
@@ -70,7 +103,19 @@ pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Outcome {
     .context("the snapshot writer failed")??;
     let (snapshot, writer) = written;
     tracing::info!(file = %writer.path().display(), stale = snapshot.stale, "snapshot written");
-    Ok(())
+    let verdict = snapshot.verdict();
+    Ok(Done::ok(
+        String::new(),
+        serde_json::json!({
+            "file": writer.path(),
+            "generated_at": snapshot.generated_at,
+            "stale": snapshot.stale,
+            "verdict": verdict.sentence(),
+            "red": verdict.red,
+            "amber": verdict.amber,
+            "green": verdict.green,
+        }),
+    ))
 }
 
 /// The write side's share of `collections` (registry, escalations, projections), off the
@@ -161,7 +206,7 @@ pub async fn page_export(dir: &Path) -> Outcome {
 /// `fleetdash check`: every mistake of the config and its rules at once (exit 2), and a
 /// warning for each file the config names that is missing or unreadable now (these do not
 /// fail it: the collector reports such files as data when it runs).
-pub fn check(path: &Path) -> Outcome {
+pub fn check(path: &Path) -> Result<Done, Failure> {
     let inspection = config::inspect(path);
     let warnings = inspection.warnings();
     for warning in &warnings {
@@ -169,8 +214,8 @@ pub fn check(path: &Path) -> Outcome {
     }
     match inspection.loaded {
         Some((config, rules)) if inspection.errors.is_empty() => {
-            println!(
-                "{}: ok ({} agents, {} hosts, {} boards, {}; rules from {}: no_reply_seconds = {} [{}])",
+            let text = format!(
+                "{}: ok ({} agents, {} hosts, {} boards, {}; rules from {}: no_reply_seconds = {} [{}])\n",
                 path.display(),
                 config.agents.len(),
                 config.hosts.len(),
@@ -192,13 +237,72 @@ pub fn check(path: &Path) -> Outcome {
                     if warnings.len() == 1 { "" } else { "s" }
                 );
             }
-            Ok(())
+            let mut done = Done::ok(
+                text,
+                serde_json::json!({
+                    "config": path,
+                    "rules": rules.path,
+                    "agents": config.agents.len(),
+                    "hosts": config.hosts.len(),
+                    "boards": config.boards.len(),
+                    "backups": config.backups.is_some(),
+                    "warnings": warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                }),
+            );
+            if !warnings.is_empty() {
+                done.status = fleetdash_model::Asc::SUCCESS_WITH_WARNINGS;
+            }
+            Ok(done)
         }
         _ => Err(Failure::Config {
             errors: ConfigErrors(inspection.errors),
             list_all: true,
         }),
     }
+}
+
+/// `fleetdash doctor`: every finding, worst first within each check's order, one line each
+/// (level, check, subject, what, and the fix); exit 0 when all is ok, 1 when anything warns or
+/// fails (the envelope's status is the worst finding's).
+pub async fn doctor(path: &Path, options: &crate::doctor::Options) -> Result<Done, Failure> {
+    use crate::doctor::Level;
+    let findings = crate::doctor::examine(path, options).await;
+    let worst = crate::doctor::worst(&findings);
+    let mut text = String::new();
+    for f in &findings {
+        text.push_str(&format!(
+            // " — ", not ": ": a subject such as ".../htpasswd" or "agent min's token" followed
+            // by a colon is a secret's shape to the redaction gate, which would eat the words.
+            "{:<4}  {:<8}  {} — {}\n",
+            f.level.word(),
+            f.check,
+            f.subject,
+            f.detail
+        ));
+        if let Some(fix) = f.fix.as_deref().filter(|_| f.level != Level::Ok) {
+            text.push_str(&format!("                fix: {fix}\n"));
+        }
+    }
+    let count = |level| findings.iter().filter(|f| f.level == level).count();
+    text.push_str(&format!(
+        "{}: {} ok, {} warn, {} fail\n",
+        path.display(),
+        count(Level::Ok),
+        count(Level::Warn),
+        count(Level::Fail)
+    ));
+    let status = findings
+        .iter()
+        .filter(|f| f.level == worst)
+        .map(|f| f.status.clone())
+        .next()
+        .unwrap_or(fleetdash_model::Asc::SUCCESS);
+    Ok(Done {
+        text,
+        result: serde_json::json!({ "worst": worst, "findings": findings }),
+        status,
+        exit: if worst == Level::Ok { 0 } else { 1 },
+    })
 }
 
 /// The work queue the config names, opened; a config without `[work_queue] db` is a config
@@ -232,7 +336,7 @@ pub async fn task_assign(
     tags: Vec<String>,
     deadline: Option<std::time::Duration>,
     title: &str,
-) -> Outcome {
+) -> Result<Done, Failure> {
     let (config, rules) = load(path)?;
     let now = chrono::Utc::now();
     let deadline = match deadline {
@@ -263,8 +367,20 @@ pub async fn task_assign(
         Ok(Applied {
             task: Some(task), ..
         }) => {
-            println!("{}", task_line(&task, &rules, now));
-            Ok(())
+            let verdict = crate::queue::judge(&task, &QueueRules::of(&rules), now);
+            Ok(Done::ok(
+                format!("{}\n", task_line(&task, &rules, now)),
+                serde_json::json!({
+                    "id": task.id,
+                    "title": task.title,
+                    "owner": task.owner,
+                    "tagged": task.tagged,
+                    "state": task.state.as_str(),
+                    "band": verdict.band,
+                    "reason": verdict.reason,
+                    "deadline": task.deadline,
+                }),
+            ))
         }
         Ok(Applied { task: None, .. }) => Err(anyhow::anyhow!("the queue answered no task").into()),
         Err(Refusal::Invalid(why)) => {
@@ -312,7 +428,7 @@ pub async fn silence_add(
     matchers: &[String],
     length: std::time::Duration,
     reason: &str,
-) -> Outcome {
+) -> Result<Done, Failure> {
     let mut parsed = Vec::new();
     for m in matchers {
         match Matcher::parse(m) {
@@ -335,8 +451,16 @@ pub async fn silence_add(
         store.add(parsed, length, &reason, now)
     })
     .await?;
-    println!("{}", silence_line(&silence));
-    Ok(())
+    Ok(Done::ok(
+        format!("{}\n", silence_line(&silence)),
+        serde_json::json!({
+            "id": silence.id,
+            "start": silence.start,
+            "end": silence.end,
+            "matchers": silence.matchers.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "reason": silence.reason,
+        }),
+    ))
 }
 
 /// `fleetdash silence list`: the active silences, soonest end first, then the config's
@@ -584,7 +708,7 @@ pub async fn sim_fleet(agents: usize, hang_percent: usize) -> Outcome {
 }
 
 /// `fleetdash cron-run`: the record folder from `--dir`, or the config's state directory.
-pub async fn cron_run(args: &crate::cron_run::CronRunArgs) -> Outcome {
+pub async fn cron_run(args: &crate::cron_run::CronRunArgs) -> Result<Done, Failure> {
     let dir = match (&args.dir, &args.config) {
         (Some(dir), _) => dir.clone(),
         (None, Some(path)) => {
@@ -603,8 +727,20 @@ pub async fn cron_run(args: &crate::cron_run::CronRunArgs) -> Outcome {
             return Err(anyhow::anyhow!("cron-run needs --config FILE or --dir DIR").into());
         }
     };
-    match crate::cron_run::run(args, &dir).await? {
-        0 => Ok(()),
-        code => Err(Failure::Exit(u8::try_from(code).unwrap_or(1))),
-    }
+    let code = crate::cron_run::run(args, &dir).await?;
+    let exit = u8::try_from(code).unwrap_or(1);
+    Ok(Done {
+        text: String::new(),
+        result: serde_json::json!({
+            "job": args.name,
+            "exit_code": code,
+            "record": dir.join(format!("{}.json", args.name)),
+        }),
+        status: if code == 0 {
+            fleetdash_model::Asc::SUCCESS
+        } else {
+            fleetdash_model::Asc::INTERNAL_ERROR
+        },
+        exit,
+    })
 }

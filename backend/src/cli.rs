@@ -1,5 +1,8 @@
 //! Command-line interface: parses arguments, runs the command, turns errors into one clear
-//! line on stderr and an exit code (0 done, 1 could not do it, 2 bad config or usage).
+//! line on stderr and an exit code, a lossy projection of the outcome (docs/cli.md): 0 done,
+//! 1 findings or could not do it, 2 bad config or usage; `cron-run` exits with its job's code.
+//! With `--json`, the commands that take it also write the full ASC envelope as one JSON line
+//! (seed 000: "exit status is not a substitute for the envelope").
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -29,6 +32,9 @@ enum Command {
     Collect {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
+        /// Also write the outcome as one ASC envelope (a JSON line) on stdout.
+        #[arg(long)]
+        json: bool,
         /// Collect only these sections (comma-separated: tasks, agents, systems, backups); the
         /// others keep what the previous snapshot had.
         #[arg(long, value_delimiter = ',', value_name = "SECTIONS")]
@@ -72,6 +78,29 @@ enum Command {
     Check {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
+        /// Also write the outcome as one ASC envelope (a JSON line) on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What an installation gets wrong, each with its fix (read-only): config and rules,
+    /// folders the service cannot write, state reachable through nginx, htpasswd and token
+    /// file modes, boards (the WAL hazard), agents and hosts not answering, clock skew, the
+    /// nginx site. Exits 0 when all is ok, 1 when anything warns or fails.
+    Doctor {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// The user the service runs as (default: `fleetdash` if it exists, else you).
+        #[arg(long, value_name = "USER")]
+        user: Option<String>,
+        /// The nginx site in front of the page (default: found under /etc/nginx).
+        #[arg(long, value_name = "FILE")]
+        nginx_site: Option<PathBuf>,
+        /// Skip the checks that go over the network (agents, hosts, clock).
+        #[arg(long)]
+        offline: bool,
+        /// Also write the findings as one ASC envelope (a JSON line) on stdout.
+        #[arg(long)]
+        json: bool,
     },
     /// The work queue: assign a task (`task assign`), take one off the dashboard (`task
     /// dismiss`).
@@ -133,6 +162,9 @@ enum TaskCommand {
         /// Due this long from now, e.g. "2h" or "45m".
         #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
         deadline: Option<Duration>,
+        /// Also write the outcome as one ASC envelope (a JSON line) on stdout.
+        #[arg(long)]
+        json: bool,
         /// What is to be done.
         title: String,
     },
@@ -163,6 +195,9 @@ enum SilenceCommand {
         /// Why, shown on the page beside the element ("silenced until 16:00 (disk swap)").
         #[arg(long)]
         reason: String,
+        /// Also write the outcome as one ASC envelope (a JSON line) on stdout.
+        #[arg(long)]
+        json: bool,
         #[arg(required = true, value_name = "MATCHER")]
         matchers: Vec<String>,
     },
@@ -192,70 +227,156 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(async {
+    // (the command's name, whether it speaks --json, its outcome)
+    let (name, json, result) = runtime.block_on(async {
+        let quiet = |outcome: app::Outcome| outcome.map(|()| None);
+        let done = |outcome: Result<app::Done, app::Failure>| outcome.map(Some);
         match cli.command {
-            Command::Collect { config, only } => app::collect(&config, only.as_deref()).await,
-            Command::Run { config } => app::run(&config).await,
-            Command::Serve { config, listen } => app::serve(&config, listen).await,
+            Command::Collect { config, only, json } => (
+                "collect",
+                json,
+                done(app::collect(&config, only.as_deref()).await),
+            ),
+            Command::Run { config } => ("run", false, quiet(app::run(&config).await)),
+            Command::Serve { config, listen } => {
+                ("serve", false, quiet(app::serve(&config, listen).await))
+            }
             Command::Demo {
                 listen,
                 state_dir,
                 dist_dir,
                 new_password,
-            } => app::demo(listen, state_dir, dist_dir, new_password).await,
+            } => (
+                "demo",
+                false,
+                quiet(app::demo(listen, state_dir, dist_dir, new_password).await),
+            ),
             Command::Page {
                 command: PageCommand::Export { dir },
-            } => app::page_export(&dir).await,
-            Command::Check { config } => app::check(&config),
+            } => ("page export", false, quiet(app::page_export(&dir).await)),
+            Command::Check { config, json } => ("check", json, done(app::check(&config))),
+            Command::Doctor {
+                config,
+                user,
+                nginx_site,
+                offline,
+                json,
+            } => {
+                let options = crate::doctor::Options {
+                    user,
+                    nginx_site,
+                    offline,
+                };
+                ("doctor", json, done(app::doctor(&config, &options).await))
+            }
             Command::Task { command } => match command {
                 TaskCommand::Assign {
                     config,
                     to,
                     tags,
                     deadline,
+                    json,
                     title,
-                } => app::task_assign(&config, to, tags, deadline, &title).await,
-                TaskCommand::Dismiss { config, cancel, id } => {
-                    app::task_dismiss(&config, &id, cancel).await
-                }
+                } => (
+                    "task assign",
+                    json,
+                    done(app::task_assign(&config, to, tags, deadline, &title).await),
+                ),
+                TaskCommand::Dismiss { config, cancel, id } => (
+                    "task dismiss",
+                    false,
+                    quiet(app::task_dismiss(&config, &id, cancel).await),
+                ),
             },
-            Command::Tasks { config } => app::tasks(&config).await,
+            Command::Tasks { config } => ("tasks", false, quiet(app::tasks(&config).await)),
             Command::Silence { command } => match command {
                 SilenceCommand::Add {
                     config,
                     length,
                     reason,
+                    json,
                     matchers,
-                } => app::silence_add(&config, &matchers, length, &reason).await,
-                SilenceCommand::List { config } => app::silence_list(&config).await,
-                SilenceCommand::End { config, id } => app::silence_end(&config, &id).await,
+                } => (
+                    "silence add",
+                    json,
+                    done(app::silence_add(&config, &matchers, length, &reason).await),
+                ),
+                SilenceCommand::List { config } => (
+                    "silence list",
+                    false,
+                    quiet(app::silence_list(&config).await),
+                ),
+                SilenceCommand::End { config, id } => (
+                    "silence end",
+                    false,
+                    quiet(app::silence_end(&config, &id).await),
+                ),
             },
-            Command::CronRun(args) => app::cron_run(&args).await,
+            Command::CronRun(args) => ("cron-run", args.json, done(app::cron_run(&args).await)),
             Command::SimFleet {
                 agents,
                 hang_percent,
-            } => app::sim_fleet(agents, hang_percent).await,
+            } => (
+                "sim-fleet",
+                false,
+                quiet(app::sim_fleet(agents, hang_percent).await),
+            ),
         }
     });
     // Dropping the runtime would wait for every blocking thread, and one stuck in the kernel
     // (a read on a hung mount) would keep `collect` alive for ever after its snapshot was
     // written. The command is done: give them a second, then leave them.
     runtime.shutdown_timeout(Duration::from_secs(1));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(app::Failure::Config {
+    // cron-run's stdout is its job's: its envelope goes to stderr.
+    let envelope_to_stderr = name == "cron-run";
+    let code = match &result {
+        Ok(None) => 0,
+        Ok(Some(done)) => done.exit,
+        Err(failure) => failure_code(failure),
+    };
+    match &result {
+        Ok(Some(done)) if !json && !done.text.is_empty() => {
+            print!("{}", crate::logging::redact(&done.text))
+        }
+        Err(failure) => say(failure),
+        _ => {}
+    }
+    if json {
+        let line = crate::logging::redact_json(envelope(name, code, &result)).to_string();
+        if envelope_to_stderr {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
+    ExitCode::from(code)
+}
+
+/// The exit code a failure projects to.
+fn failure_code(failure: &app::Failure) -> u8 {
+    match failure {
+        app::Failure::Config { .. } => 2,
+        app::Failure::Exit(code) => *code,
+        app::Failure::Other(_) => 1,
+    }
+}
+
+/// A failure in words on stderr: every config error when `list_all`, else the first and how
+/// to see the others.
+fn say(failure: &app::Failure) {
+    match failure {
+        app::Failure::Config {
             errors,
             list_all: true,
-        }) => {
+        } => {
             for e in &errors.0 {
                 eprintln!("fleetdash: {e}");
             }
-            ExitCode::from(2)
         }
-        Err(app::Failure::Config {
+        app::Failure::Config {
             errors,
             list_all: false,
-        }) => {
+        } => {
             let more = match errors.0.len() {
                 1 => String::new(),
                 n => format!(
@@ -264,12 +385,60 @@ pub fn main() -> ExitCode {
                 ),
             };
             eprintln!("fleetdash: {}{more}", errors.0[0]);
-            ExitCode::from(2)
         }
-        Err(app::Failure::Exit(code)) => ExitCode::from(code),
-        Err(app::Failure::Other(e)) => {
-            eprintln!("fleetdash: {e:#}");
-            ExitCode::FAILURE
+        // Already said where it happened.
+        app::Failure::Exit(_) => {}
+        app::Failure::Other(e) => {
+            eprintln!("fleetdash: {}", crate::logging::redact(&format!("{e:#}")))
         }
     }
+}
+
+/// The ASC envelope of a command's outcome (docs/cli.md): seed 000's status object, the exit
+/// code it was projected to, and the command's result or what went wrong.
+fn envelope(
+    command: &str,
+    exit_code: u8,
+    result: &Result<Option<app::Done>, app::Failure>,
+) -> serde_json::Value {
+    let status = match result {
+        Ok(Some(done)) => done.status.clone(),
+        Ok(None) => fleetdash_model::Asc::SUCCESS,
+        Err(failure) => failure.status(),
+    };
+    let mut out = serde_json::json!({
+        "command": command,
+        "exit_code": exit_code,
+        "agent_status": {
+            "code": status.code,
+            "name": status.name,
+            "class": status.family(),
+            "kind": "status",
+            "scope": "command",
+            "terminal": true,
+        },
+    });
+    match result {
+        Ok(Some(done)) => out["result"] = done.result.clone(),
+        Ok(None) => {}
+        Err(app::Failure::Config { errors, .. }) => {
+            out["errors"] = errors
+                .0
+                .iter()
+                .map(|e| {
+                    serde_json::json!({
+                        "file": e.file,
+                        "line": e.line,
+                        "field": e.field,
+                        "message": e.message,
+                    })
+                })
+                .collect();
+        }
+        Err(app::Failure::Exit(_)) => {
+            out["detail"] = "refused; stderr says why".into();
+        }
+        Err(app::Failure::Other(e)) => out["detail"] = format!("{e:#}").into(),
+    }
+    out
 }

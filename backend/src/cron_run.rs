@@ -56,6 +56,10 @@ pub struct CronRunArgs {
     /// exit code 124.
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
     pub timeout: Option<Duration>,
+    /// Also write the outcome as one ASC envelope (a JSON line) on stderr: stdout is the
+    /// job's.
+    #[arg(long)]
+    pub json: bool,
     /// The command and its arguments, after `--`; run as given, not through a shell.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

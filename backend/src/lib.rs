@@ -34,6 +34,7 @@ pub mod config;
 pub mod cron_run;
 pub mod daemon;
 pub mod demo;
+pub mod doctor;
 pub mod intake;
 pub mod logging;
 pub mod net;

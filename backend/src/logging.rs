@@ -100,6 +100,23 @@ pub fn redact(text: &str) -> String {
         .into_owned()
 }
 
+/// `value` with every string in it (keys included) through the gate: JSON that stays JSON, for
+/// the log's JSON lines and the CLI's `--json` envelopes alike.
+pub fn redact_json(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Value::String(redact(&s)),
+        Value::Array(items) => Value::Array(items.into_iter().map(redact_json).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| (redact(&k), redact_json(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 /// Hands the formatter a fresh buffer per event; the event reaches stderr, gated, when the
 /// buffer is dropped (one `write_all`, so lines from several threads never interleave).
 struct GatedStderr;
@@ -160,23 +177,9 @@ fn gated_line(line: &str) -> String {
 /// the line stays one valid object whatever the gate replaces. A line that is not JSON (none
 /// should be) is gated as text.
 fn gated_json_line(line: &str) -> String {
-    fn gate(value: serde_json::Value) -> serde_json::Value {
-        use serde_json::Value;
-        match value {
-            Value::String(s) => Value::String(redact(&s)),
-            Value::Array(items) => Value::Array(items.into_iter().map(gate).collect()),
-            Value::Object(fields) => Value::Object(
-                fields
-                    .into_iter()
-                    .map(|(k, v)| (redact(&k), gate(v)))
-                    .collect(),
-            ),
-            other => other,
-        }
-    }
     match serde_json::from_str::<serde_json::Value>(line.trim_end()) {
         Ok(value) => {
-            let mut out = gate(value).to_string();
+            let mut out = redact_json(value).to_string();
             out.push('\n');
             out
         }

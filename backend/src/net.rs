@@ -115,6 +115,8 @@ fn redirect_policy() -> reqwest::redirect::Policy {
 #[derive(Debug)]
 pub struct HttpReply {
     pub status: u16,
+    /// The `Date` header as sent (the peer's clock; `fleetdash doctor` compares it with ours).
+    pub date: Option<String>,
     pub body: Vec<u8>,
     pub elapsed: Duration,
 }
@@ -230,6 +232,11 @@ impl ProbeClient {
             let mut resp = req.send().await.map_err(classify)?;
             answered.store(true, Ordering::Relaxed);
             let status = resp.status().as_u16();
+            let date = resp
+                .headers()
+                .get(reqwest::header::DATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
             if resp
                 .content_length()
                 .is_some_and(|n| n > self.max_bytes as u64)
@@ -245,6 +252,7 @@ impl ProbeClient {
             }
             Ok(HttpReply {
                 status,
+                date,
                 body,
                 elapsed: started.elapsed(),
             })

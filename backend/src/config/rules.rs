@@ -151,6 +151,9 @@ pub struct Rules {
     pub board: BoardRules,
     /// How long finished work-queue tasks stay in the snapshot (issue 21).
     pub queue: QueueRetentionRules,
+    /// `fleetdash doctor`: an agent's `Date` header further than this from this host's clock
+    /// is a warning (issue 22).
+    pub clock_skew: Rule,
 }
 
 /// Each group of the rules file and the values it holds (besides `source` and `ruled_by`).
@@ -180,6 +183,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("board", &["cards_max", "newest_per_column"]),
     ("queue", &["finished_kept_seconds", "finished_kept_max"]),
+    ("doctor", &["clock_skew_seconds"]),
 ];
 
 /// What every group holds besides its values.
@@ -407,6 +411,11 @@ impl Rules {
                 source: c.source,
                 ruled_by: c.ruled_by,
             });
+        let clock_skew = cited("doctor", "clock_skew_seconds", Unit::Seconds).map(|c| Rule {
+            seconds: c.value,
+            source: c.source,
+            ruled_by: c.ruled_by,
+        });
         let retention = match (finished_kept, finished_kept_max) {
             (Some(finished_kept), Some(finished_kept_max)) => Some(QueueRetentionRules {
                 finished_kept,
@@ -449,7 +458,7 @@ impl Rules {
             report_grace,
             alerts,
             board,
-            retention,
+            retention.zip(clock_skew),
         ) {
             (Some(s), Some(a), Some(w), Some(g), Some(al), Some(b), Some(r)) => {
                 Some((s, a, w, g, al, b, r))
@@ -478,7 +487,15 @@ impl Rules {
                 Some(backup_amber_after),
                 Some(backup_red_after),
                 Some(window_amber_at),
-                Some((sweep_every, ack_within, worker_died, report_grace, alerts, board, queue)),
+                Some((
+                    sweep_every,
+                    ack_within,
+                    worker_died,
+                    report_grace,
+                    alerts,
+                    board,
+                    (queue, clock_skew),
+                )),
             ) if errors.is_empty() => Some(Rules {
                 path: path.to_path_buf(),
                 no_reply,
@@ -497,6 +514,7 @@ impl Rules {
                 alerts,
                 board,
                 queue,
+                clock_skew,
             }),
             _ => None,
         };
@@ -651,6 +669,9 @@ queue:
   finished_kept_seconds: 86400
   finished_kept_max: 100
   source: issue 21
+doctor:
+  clock_skew_seconds: 30
+  source: issue 22
 ";
 
     #[test]
