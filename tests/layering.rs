@@ -33,7 +33,7 @@ const LAYERS: &[&[&str]] = &[
     &["write"],
     &["alerting"],
     &[
-        "server", "page", "intake", "cron_run", "watchdog", "logging", "doctor",
+        "server", "page", "intake", "cron_run", "watchdog", "logging", "doctor", "metrics",
     ],
     &["daemon"],
     &["demo"],

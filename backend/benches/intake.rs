@@ -60,6 +60,7 @@ fn main() {
                 ..IntakeConfig::default()
             },
             gate: RedactionGate::default(),
+            metrics: None,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

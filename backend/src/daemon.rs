@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::collect;
 use crate::config::{Config, Rules};
+use crate::metrics;
 use crate::queue::{QueueRules, WorkQueue};
 use crate::watchdog;
 use crate::write::Writer;
@@ -39,9 +40,23 @@ pub async fn run_until(
         tracing::warn!(config = %config.path.display(), "nothing to collect: the config lists no agents");
     }
     let configured = collect::configured_sections(config);
+    // What this run knows as it runs, counted from here on (docs/metrics.md).
+    let live = metrics::Live::new(Arc::new(metrics::Names::of(config)));
+    let metrics = Arc::new(metrics::Source::with_live(config, live.clone()));
+    if let Some(alerts) = &alerts {
+        alerts.observe_deliveries(live.delivery_observer());
+    }
+    let metrics_listener = metrics::start(config, metrics.clone(), shutdown.clone()).await?;
     let intake = match &queue {
         Some(queue) => {
-            crate::intake::start(config, queue.clone(), config.gate(), shutdown.clone()).await?
+            crate::intake::start(
+                config,
+                queue.clone(),
+                config.gate(),
+                Some(metrics),
+                shutdown.clone(),
+            )
+            .await?
         }
         None => None,
     };
@@ -64,6 +79,7 @@ pub async fn run_until(
         configured,
         rules.view(),
         alerts,
+        Some(live),
         shutdown,
     )
     .await;
@@ -72,6 +88,12 @@ pub async fn run_until(
     }
     if let Some(intake) = intake {
         intake.task.await.context("the intake stopped")??;
+    }
+    if let Some(listener) = metrics_listener {
+        listener
+            .task
+            .await
+            .context("the metrics listener stopped")??;
     }
     if let Some(sweeps) = sweeps {
         sweeps.await.context("the work queue's watchdog stopped")?;

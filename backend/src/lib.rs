@@ -19,7 +19,8 @@
 //!    outbox, one file per channel).
 //! 8. The faces: [`server`] (`fleetdash serve`) and [`page`] (the built page, embedded),
 //!    [`intake`] (the A2A server agents report to), [`cron_run`], [`watchdog`] (the run-time
-//!    loops: cadences, the queue's sweep), [`logging`] (the log, through the same gate).
+//!    loops: cadences, the queue's sweep), [`logging`] (the log, through the same gate),
+//!    [`metrics`] (`/metrics` for Prometheus).
 //! 9. [`daemon`]: a running fleetdash (`run`, the demo) wired whole.
 //! 10. [`demo`]: a simulated fleet on loopback.
 //! 11. [`app`]: the commands.
@@ -37,6 +38,7 @@ pub mod demo;
 pub mod doctor;
 pub mod intake;
 pub mod logging;
+pub mod metrics;
 pub mod net;
 pub mod page;
 pub mod problem;

@@ -76,6 +76,7 @@ impl Hub {
             agents: AGENTS.iter().map(|(a, _)| a.to_string()).collect(),
             limits,
             gate: RedactionGate::new(AGENTS.iter().map(|(_, t)| t.to_string())),
+            metrics: None,
         };
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))

@@ -176,6 +176,13 @@ impl Alerts {
         })
     }
 
+    /// Tells `observer` of each send of the delivery loop (none without an outbox).
+    pub fn observe_deliveries(&self, observer: crate::alerting::outbox::delivery::SendObserver) {
+        if let Ok(delivery) = &self.delivery {
+            delivery.observe(observer);
+        }
+    }
+
     /// The delivery loop, until `stop`; none without an outbox.
     pub fn spawn_delivery(&self, stop: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
         let delivery = self.delivery.as_ref().ok()?;

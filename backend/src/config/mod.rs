@@ -24,6 +24,7 @@ mod files;
 mod hosts;
 mod intake;
 pub mod maintenance;
+mod metrics;
 mod probe;
 mod rules;
 mod secrets;
@@ -43,6 +44,7 @@ pub use hosts::{
     CronConfig, CronEvidence, HostConfig, HostSource, SshTarget, TunnelConfig, VaultParityConfig,
 };
 pub use intake::IntakeConfig;
+pub use metrics::MetricsConfig;
 pub use probe::ProbeLimits;
 pub use rules::{AlertRules, CountRule, Rule, Rules};
 #[cfg(test)]
@@ -85,6 +87,8 @@ pub struct Config {
     pub serve: ServeConfig,
     /// `[intake]`: the A2A server agents report to; off unless `listen` is set.
     pub intake: IntakeConfig,
+    /// `[metrics]`: `fleetdash run`'s loopback `/metrics` without auth; off unless set.
+    pub metrics: MetricsConfig,
     /// `[work_queue]`: the work queue's SQLite file (spec 003 §3.2), when there is one.
     pub work_queue: Option<WorkQueueConfig>,
     /// `depends_on` of agents and hosts, by element key (`agent:min` -> `["host:lab"]`).
@@ -233,6 +237,7 @@ fn read(path: &Path, text: &str) -> Read {
     let backups = top.table(&mut v, "backups");
     let serve = top.table(&mut v, "serve");
     let intake = top.table(&mut v, "intake");
+    let metrics = top.table(&mut v, "metrics");
     let work_queue = top.table(&mut v, "work_queue");
     let alerts = top.table(&mut v, "alerts");
     top.finish(&mut v);
@@ -263,6 +268,7 @@ fn read(path: &Path, text: &str) -> Read {
     let backups = backups::read(&mut v, backups);
     let serve = serve::read(&mut v, serve);
     let intake = intake::read(&mut v, intake, work_queue.is_present());
+    let metrics = metrics::read(&mut v, metrics);
     let work_queue = work_queue::read(&mut v, work_queue);
     let agent_names: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
     let alerts = alerts::read(&mut v, alerts, &agent_names);
@@ -283,6 +289,7 @@ fn read(path: &Path, text: &str) -> Read {
             backups,
             serve,
             intake,
+            metrics,
             work_queue,
             depends_on,
             alerts,

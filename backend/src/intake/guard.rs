@@ -197,6 +197,22 @@ impl Problem {
         }
     }
 
+    /// An agent's token asked for `/metrics`: the fleet's counts are the operator's to read.
+    pub fn metrics_operator_only() -> Problem {
+        Problem {
+            status: StatusCode::FORBIDDEN,
+            asc: Asc::PERMISSION_DENIED,
+            title: "/metrics is read with the operator's token",
+            detail: "an agent's token reads its own tasks; scrape with the operator's token \
+                     ([intake] operator_token_*), or from [metrics] listen on loopback"
+                .into(),
+            scope: "policy_decision",
+            terminal: true,
+            retry: None,
+            challenge: Challenge::None,
+        }
+    }
+
     pub fn not_yours(task_id: &str) -> Problem {
         Problem {
             status: StatusCode::FORBIDDEN,

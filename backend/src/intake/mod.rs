@@ -57,6 +57,9 @@ pub struct IntakeOptions {
     pub agents: HashSet<String>,
     pub limits: IntakeConfig,
     pub gate: RedactionGate,
+    /// `fleetdash run`'s metrics: the intake counts the reports it accepts and refuses, and
+    /// serves `/metrics` to the operator's token. `None`: neither.
+    pub metrics: Option<Arc<crate::metrics::Source>>,
 }
 
 impl IntakeOptions {
@@ -101,6 +104,7 @@ impl IntakeOptions {
                 agents: config.agents.iter().map(|a| a.name.clone()).collect(),
                 limits: config.intake.clone(),
                 gate,
+                metrics: None,
             },
             warnings,
         ))
@@ -127,6 +131,7 @@ pub fn router(queue: Arc<WorkQueue>, options: IntakeOptions, url: &str) -> Route
     });
     Router::new()
         .route("/.well-known/agent-card.json", get(agent_card))
+        .route("/metrics", get(metrics))
         .route(
             "/",
             axum::routing::post(rpc).fallback(|| async { Problem::method_not_allowed() }),
@@ -147,12 +152,14 @@ pub async fn start(
     config: &Config,
     queue: Arc<WorkQueue>,
     gate: RedactionGate,
+    metrics: Option<Arc<crate::metrics::Source>>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<Option<Running>> {
     let Some(listen) = config.intake.listen else {
         return Ok(None);
     };
-    let (options, warnings) = IntakeOptions::from_config(config, gate)?;
+    let (mut options, warnings) = IntakeOptions::from_config(config, gate)?;
+    options.metrics = metrics;
     for warning in warnings {
         tracing::warn!("intake: {warning}");
     }
@@ -251,7 +258,7 @@ async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
         .tokens
         .identify(request.headers().get(header::AUTHORIZATION))
     else {
-        return Problem::unauthorized().into_response();
+        return refused(&intake, "unread", Problem::unauthorized());
     };
     let limit = intake.options.limits.max_body_bytes;
     let declared = request
@@ -260,10 +267,10 @@ async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
-        return Problem::too_large(limit).into_response();
+        return refused(&intake, "unread", Problem::too_large(limit));
     }
     if let Some(problem) = not_json(request.headers().get(header::CONTENT_TYPE)) {
-        return problem.into_response();
+        return refused(&intake, "unread", problem);
     }
     let version = version_of(&request);
     let body = match read_body(
@@ -274,7 +281,7 @@ async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
     .await
     {
         Ok(body) => body,
-        Err(problem) => return problem.into_response(),
+        Err(problem) => return refused(&intake, "unread", problem),
     };
     let call = wire::read_call(version.as_deref(), &body);
     let budget = match &call {
@@ -285,7 +292,11 @@ async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
         _ => Budget::Reads,
     };
     if let Err(problem) = spend(&intake, &caller, budget) {
-        return problem.into_response();
+        // A read over its budget is no report refused.
+        return match budget {
+            Budget::Reports => refused(&intake, "unread", problem),
+            Budget::Reads => problem.into_response(),
+        };
     }
     match call {
         Ok(call) => answer(&intake, caller, call).await,
@@ -384,7 +395,10 @@ async fn answer(intake: &Intake, caller: Caller, call: Call) -> Response {
             };
             let kind = match read {
                 Ok(kind) => kind,
-                Err(why) => return rpc_error(&id, dialect, RpcError::invalid_params(why)),
+                Err(why) => {
+                    count_refused(intake, "unread", &guard::INVALID_REQUEST);
+                    return rpc_error(&id, dialect, RpcError::invalid_params(why));
+                }
             };
             // A2A §3.4.3: a message naming a task (its taskId) in another context is refused;
             // a task's context never changes. A report naming its task only in its content
@@ -497,7 +511,14 @@ async fn apply(
     result: impl FnOnce(Option<&crate::queue::TaskRow>) -> Value,
 ) -> Response {
     let kind = kind_name(&report.kind);
-    match intake.queue.apply(report).await {
+    let outcome = intake.queue.apply(report).await;
+    if let Some(live) = intake.options.metrics.as_ref().and_then(|m| m.live()) {
+        match &outcome {
+            Ok(_) => live.accepted(kind),
+            Err(refusal) => live.refused(kind, &refusal_asc(refusal)),
+        }
+    }
+    match outcome {
         Ok(applied) => {
             tracing::debug!(
                 agent,
@@ -528,6 +549,46 @@ async fn apply(
         ),
         Err(Refusal::Invalid(why)) => rpc_error(id, dialect, RpcError::invalid_params(why)),
         Err(Refusal::Store(why)) => store_failed(&why),
+    }
+}
+
+/// The ASC each refusal of the queue is answered with (see [`apply`]).
+fn refusal_asc(refusal: &Refusal) -> fleetdash_model::Asc {
+    match refusal {
+        Refusal::UnknownTask(_) => fleetdash_model::Asc::NOT_FOUND,
+        Refusal::NotYours { .. } => fleetdash_model::Asc::PERMISSION_DENIED,
+        Refusal::AlreadyOwned { .. } => guard::ABORTED_CONCURRENCY,
+        Refusal::Invalid(_) => guard::INVALID_REQUEST,
+        Refusal::Store(_) => fleetdash_model::Asc::INTERNAL_ERROR,
+    }
+}
+
+/// A refused report counted (when the run keeps metrics), then answered.
+fn refused(intake: &Intake, kind: &str, problem: Problem) -> Response {
+    count_refused(intake, kind, &problem.asc);
+    problem.into_response()
+}
+
+fn count_refused(intake: &Intake, kind: &str, asc: &fleetdash_model::Asc) {
+    if let Some(live) = intake.options.metrics.as_ref().and_then(|m| m.live()) {
+        live.refused(kind, asc);
+    }
+}
+
+/// `GET /metrics`: the operator's token only (an agent's token reads its own tasks, not the
+/// fleet's counts); 404 when this intake keeps no metrics.
+async fn metrics(State(intake): State<Arc<Intake>>, headers: HeaderMap) -> Response {
+    let Some(source) = intake.options.metrics.clone() else {
+        return Problem::not_found().into_response();
+    };
+    match intake
+        .options
+        .tokens
+        .identify(headers.get(header::AUTHORIZATION))
+    {
+        Some(Caller::Operator) => crate::metrics::answer(source).await,
+        Some(Caller::Agent(_)) => Problem::metrics_operator_only().into_response(),
+        None => Problem::unauthorized().into_response(),
     }
 }
 

@@ -71,6 +71,8 @@ pub struct ServeOptions {
     pub dist_dir: Option<PathBuf>,
     /// The htpasswd's users, checked without stalling the server.
     pub auth: Arc<Authenticator>,
+    /// `/metrics`: the series status.json gives (docs/metrics.md), behind the same auth.
+    pub metrics: Arc<crate::metrics::Source>,
 }
 
 impl ServeOptions {
@@ -114,6 +116,7 @@ impl ServeOptions {
             output_dir: config.output_dir.clone(),
             dist_dir: config.serve.dist_dir.clone(),
             auth: Arc::new(Authenticator::new(htpasswd)),
+            metrics: Arc::new(crate::metrics::Source::of_snapshot(config)),
         })
     }
 }
@@ -121,9 +124,14 @@ impl ServeOptions {
 pub fn router(options: ServeOptions) -> Router {
     let options = Arc::new(options);
     let out = &options.output_dir;
+    let metrics = options.metrics.clone();
     // From output_dir exactly these two files; every other /api/ path ends in the fallback,
     // which refuses it.
     let app = Router::new()
+        .route(
+            "/metrics",
+            axum::routing::get(move || crate::metrics::answer(metrics.clone())),
+        )
         .route(
             "/api/status.json",
             any(snapshot_file(out.join(status_json::FILE_NAME))),

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::alerting::run::Alerts;
 use crate::collect::{self, Collector, SectionName};
+use crate::metrics::Live;
 use crate::write::Writer;
 
 pub async fn run(
@@ -25,6 +26,7 @@ pub async fn run(
     configured: Vec<SectionName>,
     rules: RulesView,
     alerts: Option<Arc<Alerts>>,
+    metrics: Option<Live>,
     shutdown: CancellationToken,
 ) {
     let (tx, mut rx) = mpsc::channel(collectors.len().max(1) * 2);
@@ -32,6 +34,7 @@ pub async fn run(
     for collector in collectors {
         let tx = tx.clone();
         let shutdown = shutdown.clone();
+        let metrics = metrics.clone();
         loops.push(tokio::spawn(async move {
             let cadence = collector.cadence();
             loop {
@@ -40,6 +43,9 @@ pub async fn run(
                     collection = collect::run_once(collector.as_ref()) => collection,
                 };
                 tracing::info!(section = %collection.section(), took_ms = collection.duration.as_millis() as u64, "collected");
+                if let Some(metrics) = &metrics {
+                    metrics.observe(&collection);
+                }
                 if tx.send(collection).await.is_err() {
                     break;
                 }
@@ -59,6 +65,9 @@ pub async fn run(
         let written =
             tokio::task::spawn_blocking(move || writer.write(vec![collection], &configured, rules))
                 .await;
+        if let Some(metrics) = &metrics {
+            metrics.written(matches!(written, Ok(Ok(_))));
+        }
         match written {
             Ok(Ok(snapshot)) => {
                 tracing::debug!(%section, "snapshot written");

@@ -29,6 +29,10 @@ pub struct Pass {
     pub failed: usize,
 }
 
+/// Told of each send, (channel, delivered): how `fleetdash run`'s metrics count deliveries
+/// without alerting importing them.
+pub type SendObserver = Arc<dyn Fn(&str, bool) + Send + Sync>;
+
 /// The outbox and its channels: enqueues what each channel wants, and delivers due items.
 pub struct Delivery {
     outbox: Arc<Outbox>,
@@ -37,6 +41,8 @@ pub struct Delivery {
     wake: tokio::sync::Notify,
     /// Whether (and when) a failing channel is told to the others.
     watch: Option<ChannelWatch>,
+    /// Set once, before the loop starts ([`Delivery::observe`]).
+    observer: std::sync::OnceLock<SendObserver>,
 }
 
 impl Delivery {
@@ -46,6 +52,7 @@ impl Delivery {
             providers,
             wake: tokio::sync::Notify::new(),
             watch: None,
+            observer: std::sync::OnceLock::new(),
         }
     }
 
@@ -54,6 +61,11 @@ impl Delivery {
     pub fn with_watch(mut self, watch: ChannelWatch) -> Delivery {
         self.watch = Some(watch);
         self
+    }
+
+    /// Tells `observer` of every send from now on (a second observer is ignored).
+    pub fn observe(&self, observer: SendObserver) {
+        let _ = self.observer.set(observer);
     }
 
     /// The configured channels over the outbox in the config's `state_dir` (opened off the
@@ -158,6 +170,9 @@ impl Delivery {
             };
             let outbox = self.outbox.clone();
             let (id, channel) = (item.alert.id, item.channel);
+            if let Some(observe) = self.observer.get() {
+                observe(&channel, result.is_ok());
+            }
             match result {
                 Ok(()) => {
                     pass.delivered += 1;
