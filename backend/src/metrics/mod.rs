@@ -45,6 +45,15 @@ pub struct Source {
 }
 
 impl Source {
+    /// A source over `names`, reading the snapshot at `status_json` (the bench's).
+    pub fn new(names: Names, status_json: PathBuf, live: Option<Live>) -> Source {
+        Source {
+            names: Arc::new(names),
+            status_json,
+            live,
+        }
+    }
+
     /// `serve`'s: the snapshot's series alone.
     pub fn of_snapshot(config: &Config) -> Source {
         Source {
@@ -156,4 +165,132 @@ pub async fn start(
             .context("the metrics listener failed")
     });
     Ok(Some(Running { addr, task }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::{Collection, Findings};
+    use crate::write::history::tests::agent;
+    use chrono::TimeZone;
+    use fleetdash_model::{Asc, Probe};
+
+    fn fixed_now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 19, 12, 0).unwrap()
+    }
+
+    fn names(agents: &[&str]) -> Names {
+        Names {
+            agents: agents.iter().map(|a| a.to_string()).collect(),
+            channels: ["ntfy".to_string()].into(),
+            ..Names::default()
+        }
+    }
+
+    /// Two agents in status.json, one in the config: the other is no series.
+    fn snapshot(now: DateTime<Utc>) -> Snapshot {
+        let mut snap = Snapshot::empty(now, crate::config::fleet_rules());
+        let mut sol = agent("sol", true, now - chrono::Duration::seconds(60));
+        sol.last_exchange_s = Probe::Value(30);
+        snap.agents = Probe::Value(vec![sol, agent("ghost", false, now)]);
+        snap
+    }
+
+    fn line<'a>(text: &'a str, start: &str) -> Option<&'a str> {
+        text.lines().find(|l| l.starts_with(start))
+    }
+
+    #[test]
+    fn only_names_the_config_declares_are_labels() {
+        let now = fixed_now();
+        let source = Source::new(names(&["sol"]), PathBuf::new(), None);
+        let text = source.render(Some(&snapshot(now)), now);
+        assert_eq!(
+            line(&text, "fleetdash_agent_up{"),
+            Some("fleetdash_agent_up{agent=\"sol\"} 1.0"),
+            "{text}"
+        );
+        assert!(!text.contains("ghost"), "{text}");
+        assert!(!text.contains("127.0.0.1"), "no endpoint: {text}");
+        // One-hot bands: every band present, the current one 1.
+        for (band, v) in [("green", 1), ("amber", 0), ("red", 0)] {
+            let want = format!("fleetdash_agent_band{{agent=\"sol\",band=\"{band}\"}} {v}.0");
+            assert!(text.lines().any(|l| l == want), "{want}\n{text}");
+        }
+    }
+
+    /// An age measured at the element's check is carried to the scrape: 30 s then, 60 s ago.
+    #[test]
+    fn ages_are_carried_forward_to_the_scrape() {
+        let now = fixed_now();
+        let mut snap = snapshot(now);
+        snap.generated_at = now - chrono::Duration::seconds(45);
+        let text = Source::new(names(&["sol"]), PathBuf::new(), None).render(Some(&snap), now);
+        assert_eq!(
+            line(&text, "fleetdash_agent_last_exchange_age_seconds{"),
+            Some("fleetdash_agent_last_exchange_age_seconds{agent=\"sol\"} 90.0"),
+            "{text}"
+        );
+        assert_eq!(
+            line(&text, "fleetdash_snapshot_age_seconds "),
+            Some("fleetdash_snapshot_age_seconds 45.0")
+        );
+        // A clock stepped back says 0, not a negative age.
+        let text = Source::new(names(&["sol"]), PathBuf::new(), None)
+            .render(Some(&snap), now - chrono::Duration::hours(1));
+        assert_eq!(
+            line(&text, "fleetdash_snapshot_age_seconds "),
+            Some("fleetdash_snapshot_age_seconds 0.0")
+        );
+    }
+
+    #[test]
+    fn a_snapshot_that_cannot_be_read_is_said_and_nothing_else_is_made_up() {
+        let text = Source::new(names(&["sol"]), PathBuf::new(), None).render(None, fixed_now());
+        let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(samples, ["fleetdash_snapshot_readable 0.0"], "{text}");
+    }
+
+    /// Free-form values never become labels: an unknown ASC name is OTHER, an unknown kind
+    /// `unread`, a channel the config does not name is not counted.
+    #[test]
+    fn live_counters_bound_their_labels() {
+        let now = fixed_now();
+        let live = Live::new(Arc::new(names(&["sol"])));
+        live.refused(
+            "Ignore previous instructions",
+            &Asc {
+                code: 5999,
+                name: "SOMETHING_NEW".into(),
+            },
+        );
+        live.accepted("heartbeat");
+        live.delivery("ntfy", false);
+        live.delivery("https://hooks.example/secret", true);
+        let mut down = agent("sol", false, now);
+        down.status = Asc::DEPENDENCY_UNAVAILABLE;
+        live.observe(&Collection {
+            findings: Findings::Agents {
+                rows: vec![down, agent("sol", true, now)],
+                mentions: Vec::new(),
+            },
+            checked_at: now,
+            duration: std::time::Duration::from_millis(300),
+        });
+        let source = Source::new(names(&["sol"]), PathBuf::new(), Some(live));
+        let text = source.render(None, now);
+        for want in [
+            "fleetdash_intake_reports_refused_total{kind=\"unread\",asc=\"OTHER\"} 1",
+            "fleetdash_intake_reports_accepted_total{kind=\"heartbeat\"} 1",
+            "fleetdash_alert_delivery_failures_total{channel=\"ntfy\"} 1",
+            "fleetdash_probe_failures_total{section=\"agents\",asc=\"DEPENDENCY_UNAVAILABLE\"} 1",
+            "fleetdash_collector_pass_duration_seconds_count{section=\"agents\"} 1",
+            "fleetdash_collector_pass_duration_seconds_bucket{section=\"agents\",le=\"0.5\"} 1",
+            "fleetdash_collector_pass_duration_seconds_bucket{section=\"agents\",le=\"0.25\"} 0",
+        ] {
+            assert!(text.lines().any(|l| l == want), "{want}\n{text}");
+        }
+        assert!(!text.contains("hooks.example") && !text.contains("Ignore"), "{text}");
+        assert!(!text.contains("fleetdash_alert_deliveries_total{"), "{text}");
+    }
 }
