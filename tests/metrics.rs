@@ -166,10 +166,7 @@ fn run(fleet: &Fleet) -> (Proc, SocketAddr, SocketAddr) {
     cmd.args(["run", "--config"]).arg(&fleet.config);
     let (proc, addrs) = Proc::start(
         cmd,
-        &[
-            "fleetdash: intake listening on ",
-            "fleetdash: metrics on ",
-        ],
+        &["fleetdash: intake listening on ", "fleetdash: metrics on "],
     );
     (proc, addrs[0], addrs[1])
 }
@@ -184,8 +181,25 @@ fn serve(config: &Path) -> (Proc, SocketAddr) {
 }
 
 /// One HTTP/1.0 exchange (no chunking, the connection closes): (status, body).
-fn request(addr: SocketAddr, method: &str, path: &str, headers: &[String], body: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[String],
+    body: &str,
+) -> (u16, String) {
+    try_request(addr, method, path, headers, body).unwrap_or_else(|e| panic!("{addr}{path}: {e}"))
+}
+
+/// [`request`], or why not (nothing listening yet).
+fn try_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[String],
+    body: &str,
+) -> Result<(u16, String), String> {
+    let mut s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(support::HANG_BUDGET)).unwrap();
     let mut head = format!("{method} {path} HTTP/1.0\r\nHost: {addr}\r\n");
     for h in headers {
@@ -202,15 +216,15 @@ fn request(addr: SocketAddr, method: &str, path: &str, headers: &[String], body:
     s.write_all(head.as_bytes()).unwrap();
     s.write_all(body.as_bytes()).unwrap();
     let mut answer = Vec::new();
-    s.read_to_end(&mut answer).unwrap();
+    s.read_to_end(&mut answer).map_err(|e| e.to_string())?;
     let answer = String::from_utf8_lossy(&answer).into_owned();
     let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
     let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status line: {head}"));
-    (status, body.to_string())
+        .ok_or_else(|| format!("no status line: {head}"))?;
+    Ok((status, body.to_string()))
 }
 
 fn get(addr: SocketAddr, path: &str, headers: &[String]) -> (u16, String) {
@@ -246,7 +260,10 @@ type Sample = (String, Vec<(String, String)>, f64);
 /// Every sample line of a text exposition.
 fn samples(text: &str) -> Vec<Sample> {
     let mut out = Vec::new();
-    for line in text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
         let (series, value) = line.rsplit_once(' ').unwrap();
         let value: f64 = match value {
             "+Inf" => f64::INFINITY,
@@ -389,11 +406,18 @@ fn run_counts_what_happens_and_its_exposition_is_bounded_and_lint_clean() {
         let want = [
             value(&text, "fleetdash_agent_up", &[("agent", "sol")]) == Some(1.0),
             value(&text, "fleetdash_agent_up", &[("agent", "lyra")]) == Some(0.0),
-            value(&text, "fleetdash_agent_band", &[("agent", "lyra"), ("band", "red")])
-                == Some(1.0),
+            value(
+                &text,
+                "fleetdash_agent_band",
+                &[("agent", "lyra"), ("band", "red")],
+            ) == Some(1.0),
             value(&text, "fleetdash_agent_skills", &[("agent", "sol")]).is_some_and(|n| n >= 1.0),
-            value(&text, "fleetdash_agent_last_exchange_age_seconds", &[("agent", "sol")])
-                .is_some_and(|s| s >= 30.0),
+            value(
+                &text,
+                "fleetdash_agent_last_exchange_age_seconds",
+                &[("agent", "sol")],
+            )
+            .is_some_and(|s| s >= 30.0),
             value(
                 &text,
                 "fleetdash_collector_pass_duration_seconds_count",
@@ -415,8 +439,12 @@ fn run_counts_what_happens_and_its_exposition_is_bounded_and_lint_clean() {
                 "fleetdash_intake_reports_refused_total",
                 &[("kind", "unread"), ("asc", "AUTHENTICATION_REQUIRED")],
             ) == Some(1.0),
-            value(&text, "fleetdash_alert_delivery_failures_total", &[("channel", "hook")])
-                .is_some_and(|n| n >= 1.0),
+            value(
+                &text,
+                "fleetdash_alert_delivery_failures_total",
+                &[("channel", "hook")],
+            )
+            .is_some_and(|n| n >= 1.0),
             value(&text, "fleetdash_snapshot_writes_total", &[]).is_some_and(|n| n >= 1.0),
             value(&text, "fleetdash_snapshot_readable", &[]) == Some(1.0),
             value(&text, "fleetdash_snapshot_age_seconds", &[]).is_some(),
@@ -426,7 +454,10 @@ fn run_counts_what_happens_and_its_exposition_is_bounded_and_lint_clean() {
         if status == 200 && want.iter().all(|w| *w) {
             Ok(text)
         } else {
-            Err(format!("{status} {want:?}\n{text}\n--- run's log:\n{}", run.log()))
+            Err(format!(
+                "{status} {want:?}\n{text}\n--- run's log:\n{}",
+                run.log()
+            ))
         }
     });
     assert_promtool_clean(&text);
@@ -446,8 +477,11 @@ fn run_counts_what_happens_and_its_exposition_is_bounded_and_lint_clean() {
     let (status, body) = get(intake, "/metrics", &[bearer(OPERATOR_TOKEN)]);
     assert_eq!(status, 200, "{body}");
     assert!(
-        value(&body, "fleetdash_intake_reports_accepted_total", &[("kind", "heartbeat")])
-            == Some(1.0),
+        value(
+            &body,
+            "fleetdash_intake_reports_accepted_total",
+            &[("kind", "heartbeat")]
+        ) == Some(1.0),
         "{body}"
     );
     // The loopback listener serves /metrics and nothing else.
@@ -495,14 +529,24 @@ fn serve_exposes_the_snapshots_series_behind_basic_auth() {
     std::fs::remove_file(fleet.scratch.status_path()).unwrap();
     let (status, text) = get(addr, "/metrics", &[basic()]);
     assert_eq!(status, 200);
-    assert_eq!(value(&text, "fleetdash_snapshot_readable", &[]), Some(0.0), "{text}");
+    assert_eq!(
+        value(&text, "fleetdash_snapshot_readable", &[]),
+        Some(0.0),
+        "{text}"
+    );
     assert_promtool_clean(&text);
 }
 
 /// Prometheus' instant query: the result vector.
 fn query(prometheus: SocketAddr, promql: &str) -> Result<Vec<Value>, String> {
     let q: String = url::form_urlencoded::byte_serialize(promql.as_bytes()).collect();
-    let (status, body) = get(prometheus, &format!("/api/v1/query?query={q}"), &[]);
+    let (status, body) = try_request(
+        prometheus,
+        "GET",
+        &format!("/api/v1/query?query={q}"),
+        &[],
+        "",
+    )?;
     if status != 200 {
         return Err(format!("{status}: {body}"));
     }
@@ -556,9 +600,15 @@ fn a_real_prometheus_scrapes_run_serve_and_the_intake_and_answers_queries() {
         .port();
     let listen: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let mut cmd = Command::new(PROMETHEUS);
-    cmd.arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
-        .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
-        .arg(format!("--web.listen-address={listen}"));
+    cmd.arg(format!(
+        "--config.file={}",
+        dir.join("prometheus.yml").display()
+    ))
+    .arg(format!(
+        "--storage.tsdb.path={}",
+        dir.join("data").display()
+    ))
+    .arg(format!("--web.listen-address={listen}"));
     let log = dir.join("prometheus.log");
     let child = cmd
         .stdin(Stdio::null())
@@ -581,12 +631,16 @@ fn a_real_prometheus_scrapes_run_serve_and_the_intake_and_answers_queries() {
     }
     // A known series, from each process.
     for job in ["fleetdash-run", "fleetdash-serve"] {
-        let r = eventually(&format!("fleetdash_agent_up of sol from {job}"), || {
-            match query(listen, &format!("fleetdash_agent_up{{agent=\"sol\",job=\"{job}\"}}")) {
+        let r = eventually(
+            &format!("fleetdash_agent_up of sol from {job}"),
+            || match query(
+                listen,
+                &format!("fleetdash_agent_up{{agent=\"sol\",job=\"{job}\"}}"),
+            ) {
                 Ok(r) if !r.is_empty() => Ok(r),
                 other => Err(format!("{other:?}\n{}", said())),
-            }
-        });
+            },
+        );
         assert_eq!(r[0]["value"][1], "1", "{r:?}");
     }
     // A counter only run has, queried as Prometheus users do.
@@ -599,7 +653,10 @@ fn a_real_prometheus_scrapes_run_serve_and_the_intake_and_answers_queries() {
             other => Err(format!("{other:?}\n{}", said())),
         }
     });
-    let jobs: BTreeSet<&str> = r.iter().filter_map(|s| s["metric"]["job"].as_str()).collect();
+    let jobs: BTreeSet<&str> = r
+        .iter()
+        .filter_map(|s| s["metric"]["job"].as_str())
+        .collect();
     assert_eq!(jobs, BTreeSet::from(["fleetdash-intake", "fleetdash-run"]));
     drop(prometheus);
 }
@@ -650,7 +707,11 @@ fn the_documented_alerting_rules_pass_promtool() {
     let file = dir.path().join("prometheus.yml");
     // The files it names exist on the host it documents; here, beside it.
     let scrape = scrape.replace("/etc/prometheus/", &format!("{}/", dir.path().display()));
-    for name in ["fleetdash.password", "fleetdash-operator.token", "fleetdash.rules.yml"] {
+    for name in [
+        "fleetdash.password",
+        "fleetdash-operator.token",
+        "fleetdash.rules.yml",
+    ] {
         if !dir.path().join(name).exists() {
             std::fs::write(dir.path().join(name), "x").unwrap();
         }

@@ -8,10 +8,11 @@
 //!
 //! What it measures, for each fleet (the demo's 11 agents and 3 hosts of 3 services, tunnels
 //! and crons and a vault; then 1,000 agents and the same hosts), with the run's live counters
-//! fed one pass per section:
+//! fed an agents pass:
 //! 1. The exposition's size (bytes, series).
 //! 2. Rendering it from a snapshot in memory (the registry built, every series encoded).
 //! 3. A whole scrape as `/metrics` does it: status.json read and parsed, then rendered.
+//!
 //! Median and worst of 50 runs each (`FLEETDASH_BENCH_QUICK=1`: 5).
 
 #[allow(dead_code)]
@@ -115,7 +116,10 @@ fn main() {
                 let t = Instant::now();
                 let text = runtime.block_on(source.clone().scrape());
                 let took = t.elapsed();
-                assert!(text.contains("fleetdash_snapshot_readable 1"), "status.json read");
+                assert!(
+                    text.contains("fleetdash_snapshot_readable 1"),
+                    "status.json read"
+                );
                 took
             })
             .collect();

@@ -290,7 +290,13 @@ mod tests {
         ] {
             assert!(text.lines().any(|l| l == want), "{want}\n{text}");
         }
-        assert!(!text.contains("hooks.example") && !text.contains("Ignore"), "{text}");
-        assert!(!text.contains("fleetdash_alert_deliveries_total{"), "{text}");
+        assert!(
+            !text.contains("hooks.example") && !text.contains("Ignore"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("fleetdash_alert_deliveries_total{"),
+            "{text}"
+        );
     }
 }
