@@ -1,8 +1,8 @@
 //! The daemon: a running fleetdash wired whole. [`run_until`] opens what `fleetdash run` shares
 //! (the work queue's one writer, the alert engine and outbox, the snapshot writer), starts the
-//! faces (the report intake, the queue's sweep, alert delivery) and the collectors' cadences,
-//! and on shutdown stops them in order, closing the queue last. `fleetdash run` and the demo
-//! both run it; neither wires a part of its own.
+//! faces (the report intake, the queue's sweep, alert delivery, `/metrics`) and the collectors'
+//! cadences, and on shutdown stops them in order, closing the queue last. `fleetdash run` and
+//! the demo both run it; neither wires a part of its own.
 
 use std::sync::Arc;
 

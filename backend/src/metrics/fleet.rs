@@ -341,15 +341,20 @@ fn tasks(out: &mut Out, snap: &Snapshot, names: &Names) {
             "live_tasks",
             "In-flight A2A tasks by the agent running them and band (red: stuck)",
         );
-        for agent in &names.agents {
-            let mut counts = [0u32; 3];
-            for t in live.iter().filter(|t| &t.agent == agent) {
-                counts[BANDS.iter().position(|b| *b == t.band()).unwrap_or(2)] += 1;
-            }
-            for (b, n) in BANDS.iter().zip(counts) {
-                let l = labels(&[("agent", agent), ("band", names::band(*b))]);
-                out.set(family, l, f64::from(n));
-            }
+        // Only the agents running a task: at 1,000 agents, three zeros each would be most of
+        // the exposition.
+        let mut counts: std::collections::BTreeMap<(&str, &str), u32> = Default::default();
+        for t in live.iter().filter(|t| names.agents.contains(&t.agent)) {
+            *counts
+                .entry((t.agent.as_str(), names::band(t.band())))
+                .or_default() += 1;
+        }
+        for ((agent, band), n) in counts {
+            out.set(
+                family,
+                labels(&[("agent", agent), ("band", band)]),
+                f64::from(n),
+            );
         }
     }
     if let Probe::Value(rows) = &snap.tasks.queue {
