@@ -503,6 +503,12 @@ fn serve_exposes_the_snapshots_series_behind_basic_auth() {
     let (_serve, addr) = serve(&narrower);
     let (status, _) = get(addr, "/metrics", &[]);
     assert_eq!(status, 401, "serve's /metrics is behind its basic auth");
+    let (status, body) = request(addr, "POST", "/metrics", &[basic()], "{}");
+    assert_eq!(status, 405, "{body}");
+    assert!(
+        body.contains("agent_status"),
+        "problem+json as every refusal: {body}"
+    );
     let (status, text) = get(addr, "/metrics", &[basic()]);
     assert_eq!(status, 200, "{text}");
     assert!(

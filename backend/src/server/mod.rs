@@ -130,7 +130,8 @@ pub fn router(options: ServeOptions) -> Router {
     let app = Router::new()
         .route(
             "/metrics",
-            axum::routing::get(move || crate::metrics::answer(metrics.clone())),
+            axum::routing::get(move || crate::metrics::answer(metrics.clone()))
+                .fallback(|| async { refusals::method_not_allowed().into_response() }),
         )
         .route(
             "/api/status.json",
