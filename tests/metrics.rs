@@ -10,6 +10,9 @@
 
 mod support;
 
+#[path = "support/kanban.rs"]
+mod kanban;
+
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -46,8 +49,8 @@ fn require(path: &str) -> &str {
 }
 
 /// The fleet: `sol` answers (a simulated v1.0 agent), `lyra` refuses connections, a local
-/// host, a webhook channel on a closed port; the intake, the loopback metrics listener and
-/// serve's htpasswd.
+/// host, a Hermes board of 12 cards, a backups folder, a webhook channel on a closed port; the
+/// intake, the loopback metrics listener and serve's htpasswd.
 struct Fleet {
     scratch: support::Scratch,
     config: PathBuf,
@@ -58,6 +61,12 @@ fn fleet() -> Fleet {
     let scratch = support::Scratch::new();
     let sol = support::Sim::healthy("sol", Wire::V1);
     let audit = scratch.audit_log("sol", 30.0);
+    let board = kanban::Kanban::create(&scratch.path().join("ops.db"));
+    kanban::populate(&board, 12);
+    drop(board);
+    let backups = scratch.path().join("backups");
+    std::fs::create_dir_all(&backups).unwrap();
+    std::fs::write(backups.join("fleet-0001.tar.zst"), "backup").unwrap();
     std::fs::write(scratch.path().join("operator.token"), OPERATOR_TOKEN).unwrap();
     std::fs::write(scratch.path().join("sol.token"), SOL_TOKEN).unwrap();
     std::fs::write(
@@ -66,7 +75,10 @@ fn fleet() -> Fleet {
     )
     .unwrap();
     let config = scratch.config(&format!(
-        "[cadence]\nagents = \"1s\"\nsystems = \"1s\"\nqueue = \"1s\"\n\n\
+        "[cadence]\nagents = \"1s\"\nsystems = \"1s\"\nqueue = \"1s\"\nboard = \"1s\"\n\
+         backups = \"1s\"\n\n\
+         [[boards]]\nname = \"ops\"\ndb = \"ops.db\"\n\n\
+         [backups]\nname = \"nightly\"\ndir = \"backups\"\n\n\
          [intake]\nlisten = \"127.0.0.1:0\"\noperator_token_file = \"operator.token\"\n\n\
          [work_queue]\ndb = \"state/tasks.db\"\n\n\
          [metrics]\nlisten = \"127.0.0.1:0\"\n\n\
@@ -449,6 +461,20 @@ fn run_counts_what_happens_and_its_exposition_is_bounded_and_lint_clean() {
             value(&text, "fleetdash_snapshot_readable", &[]) == Some(1.0),
             value(&text, "fleetdash_snapshot_age_seconds", &[]).is_some(),
             value(&text, "fleetdash_host_up", &[("host", "hub")]) == Some(1.0),
+            value(&text, "fleetdash_board_up", &[("board", "ops")]) == Some(1.0),
+            value(&text, "fleetdash_board_cards", &[("board", "ops")]).is_some_and(|n| n >= 1.0),
+            value(&text, "fleetdash_backup_up", &[("backup", "nightly")]) == Some(1.0),
+            value(
+                &text,
+                "fleetdash_backup_band",
+                &[("backup", "nightly"), ("band", "green")],
+            ) == Some(1.0),
+            value(
+                &text,
+                "fleetdash_backup_age_seconds",
+                &[("backup", "nightly")],
+            )
+            .is_some(),
             value(&text, "fleetdash_section_stale", &[("section", "agents")]) == Some(0.0),
         ];
         if status == 200 && want.iter().all(|w| *w) {
@@ -463,6 +489,22 @@ fn run_counts_what_happens_and_its_exposition_is_bounded_and_lint_clean() {
     assert_promtool_clean(&text);
     assert_bounded(&text, &fleet.names());
     assert_documented(&text);
+    // The board's count is status.json's (the archived card aside, as the page counts).
+    let snap = fleet.scratch.snapshot();
+    let board = snap.tasks.board.value().expect("the board was read");
+    let cards = board.sources[0]
+        .cards
+        .value()
+        .copied()
+        .expect("its cards counted");
+    assert!(
+        cards > 0 && cards < 12,
+        "{cards}: the archived card is not counted"
+    );
+    assert_eq!(
+        value(&text, "fleetdash_board_cards", &[("board", "ops")]),
+        Some(f64::from(cards))
+    );
     assert!(
         !text.contains("127.0.0.1") && !text.contains("m-1") && !text.contains(SOL_TOKEN),
         "no URL, message id or token in the exposition:\n{text}"

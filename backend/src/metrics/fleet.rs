@@ -278,6 +278,10 @@ fn boards(out: &mut Out, snap: &Snapshot, names: &Names, elements: &Elements) {
     let Probe::Value(board) = &snap.tasks.board else {
         return;
     };
+    let up = out.family(
+        "board_up",
+        "1 when the board's database was read at its last pass",
+    );
     let band = out.family(
         "board_band",
         "The kanban board's band (its read and projection), one-hot by band",
@@ -296,6 +300,11 @@ fn boards(out: &mut Out, snap: &Snapshot, names: &Names, elements: &Elements) {
         .filter(|s| names.boards.contains(&s.name))
     {
         let l = labels(&[("board", &s.name)]);
+        out.set(
+            up,
+            l.clone(),
+            f64::from(u8::from(s.cards.value().is_some())),
+        );
         if let Some(e) = elements.get(&key::board(&s.name)) {
             out.bands(band, &l, e.band);
         }
@@ -322,6 +331,15 @@ fn backups(out: &mut Out, snap: &Snapshot, names: &Names, elements: &Elements, n
         return;
     }
     let l = labels(&[("backup", name)]);
+    let up = out.family(
+        "backup_up",
+        "1 when the newest backup's time was read at the last pass",
+    );
+    out.set(
+        up,
+        l.clone(),
+        f64::from(u8::from(b.age_h.value().is_some())),
+    );
     if let Some(e) = elements.get(key::BACKUPS) {
         let band = out.family(
             "backup_band",
