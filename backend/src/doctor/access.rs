@@ -39,6 +39,22 @@ pub fn service_user(name: Option<&str>) -> Result<User, String> {
     }
 }
 
+/// The user running this process (what the doctor judges for when no service user exists).
+pub fn current_user() -> Result<User, String> {
+    let me = rustix::process::geteuid().as_raw();
+    let passwd = std::fs::read_to_string("/etc/passwd")
+        .map_err(|e| format!("cannot read /etc/passwd: {e}"))?;
+    let group = std::fs::read_to_string("/etc/group").unwrap_or_default();
+    passwd
+        .lines()
+        .find_map(|line| {
+            let f: Vec<&str> = line.split(':').collect();
+            let (name, uid, gid) = (f.first()?, f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?);
+            (uid == me).then(|| user_of(name, uid, gid, &group))
+        })
+        .ok_or_else(|| format!("uid {me} is in no /etc/passwd line"))
+}
+
 fn user_of(name: &str, uid: u32, gid: u32, group: &str) -> User {
     let mut gids = vec![gid];
     for line in group.lines() {

@@ -396,8 +396,10 @@ mod tests {
     use crate::doctor::{Level, loaded};
     use std::os::unix::fs::PermissionsExt;
 
+    /// Whoever runs the tests: the package's `fleetdash` user may exist on this host, and
+    /// cannot read the files a test makes.
     fn me() -> User {
-        access::service_user(None).unwrap()
+        access::current_user().unwrap()
     }
 
     #[test]
