@@ -17,6 +17,7 @@ use crate::queue::{
 };
 use crate::server;
 use crate::watchdog;
+use crate::watchdog::notify::Notifier;
 use crate::write::Writer;
 
 pub enum Failure {
@@ -130,8 +131,14 @@ async fn settle(
         .context("the write side failed")
 }
 
+/// `fleetdash run`: the daemon until SIGTERM or ctrl-c; SIGHUP reloads the config and rules.
+/// A config that fails `check` is refused with its errors logged, and the running one goes on;
+/// a good one replaces it: the running parts stop as at shutdown (the work queue closed, the
+/// intake's port let go) and start again on the new config. Under systemd (`Type=notify`),
+/// READY after the first snapshot of each start or reload, STOPPING at shutdown.
 pub async fn run(path: &Path) -> Outcome {
-    let (config, rules) = load(path)?;
+    let (mut config, mut rules) = load(path)?;
+    let notifier = Notifier::from_env();
     let shutdown = CancellationToken::new();
     if let Err(e) = watchdog::cancel_on_signal(shutdown.clone()) {
         tracing::error!(
@@ -139,8 +146,93 @@ pub async fn run(path: &Path) -> Outcome {
              without finishing the write in progress; ctrl-c still stops it cleanly"
         );
     }
-    crate::daemon::run_until(&config, &rules, shutdown).await?;
-    Ok(())
+    // Said as soon as the stop begins; awaited before returning, or the runtime's end could
+    // drop it unsent.
+    let stopping = {
+        let (notifier, shutdown) = (notifier.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            notifier.stopping();
+        })
+    };
+    let mut hangups = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+    {
+        Ok(signal) => Some(signal),
+        Err(e) => {
+            tracing::error!("cannot handle SIGHUP ({e}): reloading needs a restart");
+            None
+        }
+    };
+    loop {
+        let generation = shutdown.child_token();
+        let next = {
+            let running =
+                crate::daemon::run_notifying(&config, &rules, &notifier, generation.clone());
+            tokio::pin!(running);
+            let next = loop {
+                tokio::select! {
+                    ended = &mut running => {
+                        ended?;
+                        if shutdown.is_cancelled() {
+                            let _ = stopping.await;
+                        }
+                        return Ok(());
+                    }
+                    Some(()) = hangup(&mut hangups) => {
+                        if let Some(next) = reload(path).await {
+                            break next;
+                        }
+                    }
+                }
+            };
+            notifier.reloading();
+            generation.cancel();
+            running.await?;
+            next
+        };
+        (config, rules) = next;
+        // Only now: the old parts logged behind the old secrets until they stopped.
+        crate::logging::guard_config_secrets(&config);
+        tracing::info!(config = %path.display(), "reloaded: collecting with the new config");
+    }
+}
+
+async fn hangup(signal: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+    match signal {
+        Some(signal) => signal.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The config and rules read again for SIGHUP, off the async runtime; `None` (every error
+/// logged) when they fail `check`.
+async fn reload(path: &Path) -> Option<(Config, Rules)> {
+    tracing::info!(config = %path.display(), "SIGHUP: reading the config again");
+    let target = path.to_path_buf();
+    let loaded = match tokio::task::spawn_blocking(move || Config::load(&target)).await {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            tracing::error!("reading the config failed: {e}; the running config stays");
+            return None;
+        }
+    };
+    match loaded {
+        Ok(loaded) => Some(loaded),
+        Err(errors) => {
+            for e in &errors.0 {
+                tracing::error!("{e}");
+            }
+            tracing::error!(
+                config = %path.display(),
+                "the new config is refused ({} error{}; `fleetdash check --config {}` lists \
+                 them): the running config stays",
+                errors.0.len(),
+                if errors.0.len() == 1 { "" } else { "s" },
+                path.display()
+            );
+            None
+        }
+    }
 }
 
 pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {

@@ -14,6 +14,7 @@ use crate::config::{Config, Rules};
 use crate::metrics;
 use crate::queue::{QueueRules, WorkQueue};
 use crate::watchdog;
+use crate::watchdog::notify::Notifier;
 use crate::write::Writer;
 use crate::write::escalations::Escalations;
 
@@ -24,6 +25,17 @@ use crate::write::escalations::Escalations;
 pub async fn run_until(
     config: &Config,
     rules: &Rules,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    run_notifying(config, rules, &Notifier::none(), shutdown).await
+}
+
+/// [`run_until`], telling systemd through `notifier` when the first snapshot is written and
+/// after every good write (`fleetdash run` under a `Type=notify` unit).
+pub async fn run_notifying(
+    config: &Config,
+    rules: &Rules,
+    notifier: &Notifier,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let alerts = crate::alerting::run::Alerts::from_config(config, rules, config.gate())
@@ -80,6 +92,7 @@ pub async fn run_until(
         rules.view(),
         alerts,
         Some(live),
+        notifier,
         shutdown,
     )
     .await;

@@ -6,7 +6,11 @@
 //! one collection at a time, off the async runtime; after each write, alerting takes its pass.
 //! On shutdown the loops stop at once (an unfinished pass is simply dropped: nothing was
 //! written for it) and the writer finishes the updates already handed to it.
+//!
+//! Under systemd ([`notify`]): `READY=1` after the first snapshot is written, `WATCHDOG=1`
+//! after every good write.
 
+pub mod notify;
 pub mod sweep;
 
 use std::sync::Arc;
@@ -19,6 +23,7 @@ use crate::alerting::run::Alerts;
 use crate::collect::{self, Collector, SectionName};
 use crate::metrics::Live;
 use crate::write::Writer;
+use notify::Notifier;
 
 pub async fn run(
     collectors: Vec<Box<dyn Collector>>,
@@ -27,8 +32,24 @@ pub async fn run(
     rules: RulesView,
     alerts: Option<Arc<Alerts>>,
     metrics: Option<Live>,
+    notifier: &Notifier,
     shutdown: CancellationToken,
 ) {
+    if collectors.is_empty() {
+        // Nothing will ever be written: ready at once, and alive for as long as it runs.
+        notifier.ready();
+        if let Some(interval) = notifier.watchdog_interval() {
+            loop {
+                notifier.watchdog();
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(interval / 2) => {}
+                }
+            }
+        }
+        return;
+    }
+    let mut ready = false;
     let (tx, mut rx) = mpsc::channel(collectors.len().max(1) * 2);
     let mut loops = Vec::with_capacity(collectors.len());
     for collector in collectors {
@@ -71,6 +92,12 @@ pub async fn run(
         match written {
             Ok(Ok(snapshot)) => {
                 tracing::debug!(%section, "snapshot written");
+                // status.json exists from the first good write on: that is ready.
+                if !ready {
+                    ready = true;
+                    notifier.ready();
+                }
+                notifier.watchdog();
                 if let Some(alerts) = &alerts {
                     alerts.after_write(&snapshot).await;
                 }
