@@ -172,7 +172,10 @@ fn ready_comes_after_the_first_snapshot_then_watchdog_after_passes_then_stopping
     let mut pings = 0;
     while pings < 3 {
         let message = notify.next();
-        assert_eq!(message, "WATCHDOG=1", "after READY, only pings until SIGTERM");
+        assert_eq!(
+            message, "WATCHDOG=1",
+            "after READY, only pings until SIGTERM"
+        );
         pings += 1;
     }
 
@@ -208,7 +211,11 @@ fn sighup_with_a_broken_config_is_refused_and_the_snapshot_keeps_being_renewed()
         .arg(&config)
         .output()
         .unwrap();
-    assert_eq!(check.status.code(), Some(2), "the broken config fails check");
+    assert_eq!(
+        check.status.code(),
+        Some(2),
+        "the broken config fails check"
+    );
     running.signal(libc::SIGHUP);
     running.wait_for_line(&["cadence.systems"]);
     running.wait_for_line(&["refused", "the running config stays"]);
@@ -216,7 +223,9 @@ fn sighup_with_a_broken_config_is_refused_and_the_snapshot_keeps_being_renewed()
     // Collecting goes on with the old config: a snapshot newer than the refusal, and the
     // watchdog still fed; no RELOADING was announced.
     let refused_at = chrono::Utc::now();
-    wait_for_snapshot(&scratch, |s| s.sections.systems.checked_at > Some(refused_at));
+    wait_for_snapshot(&scratch, |s| {
+        s.sections.systems.checked_at > Some(refused_at)
+    });
     for _ in 0..2 {
         assert_eq!(notify.next(), "WATCHDOG=1");
     }
@@ -242,8 +251,9 @@ fn sighup_with_a_good_config_restarts_the_parts_and_the_next_snapshot_has_the_ne
     let common = format!(
         "[work_queue]\ndb = \"state/tasks.db\"\n\n[intake]\nlisten = \"127.0.0.1:{intake_port}\"\n\n"
     );
-    let config =
-        scratch.config(&format!("[cadence]\nsystems = \"1s\"\nagents = \"1s\"\n\n{common}{LOCAL_HOST}"));
+    let config = scratch.config(&format!(
+        "[cadence]\nsystems = \"1s\"\nagents = \"1s\"\n\n{common}{LOCAL_HOST}"
+    ));
     let notify = NotifySocket::bind(scratch.path());
     let mut running = Running::start(&config, Some(&notify.path));
     assert_eq!(first_line(&notify.next()), "READY=1");
@@ -264,18 +274,22 @@ fn sighup_with_a_good_config_restarts_the_parts_and_the_next_snapshot_has_the_ne
     // RELOADING, then the old parts stop and the new ones start: READY once the new config's
     // first snapshot is written.
     let seen = notify.until("RELOADING=1");
-    assert!(seen[..seen.len() - 1].iter().all(|m| m == "WATCHDOG=1"), "{seen:?}");
     assert!(
-        seen.last().unwrap().contains("MONOTONIC_USEC="),
+        seen[..seen.len() - 1].iter().all(|m| m == "WATCHDOG=1"),
         "{seen:?}"
     );
+    assert!(seen.last().unwrap().contains("MONOTONIC_USEC="), "{seen:?}");
     let seen = notify.until("READY=1");
-    assert!(seen[..seen.len() - 1].iter().all(|m| m == "WATCHDOG=1"), "{seen:?}");
+    assert!(
+        seen[..seen.len() - 1].iter().all(|m| m == "WATCHDOG=1"),
+        "{seen:?}"
+    );
     running.wait_for_line(&["reloaded"]);
 
-    let after = wait_for_snapshot(&scratch, |s| {
-        matches!(s.agents, Probe::Value(ref rows) if rows.iter().any(|r| r.name == "added"))
-    });
+    let after = wait_for_snapshot(
+        &scratch,
+        |s| matches!(s.agents, Probe::Value(ref rows) if rows.iter().any(|r| r.name == "added")),
+    );
     assert!(after.generated_at > before.generated_at);
     // The intake listens again on its port, in the new generation.
     std::net::TcpStream::connect(("127.0.0.1", intake_port))
@@ -307,11 +321,18 @@ fn the_packaged_units_pass_systemd_analyze_verify() {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("ExecStart=/usr/bin/fleetdash "), "{}", path.display());
+        assert!(
+            text.contains("ExecStart=/usr/bin/fleetdash "),
+            "{}",
+            path.display()
+        );
         let copy = dir.path().join(path.file_name().unwrap());
         std::fs::write(
             &copy,
-            text.replace("/usr/bin/fleetdash ", &format!("{} ", env!("CARGO_BIN_EXE_fleetdash"))),
+            text.replace(
+                "/usr/bin/fleetdash ",
+                &format!("{} ", env!("CARGO_BIN_EXE_fleetdash")),
+            ),
         )
         .unwrap();
         let out = std::process::Command::new(analyze)
@@ -361,7 +382,11 @@ fn the_packaged_config_passes_check_beside_the_shipped_rules() {
         dir.path().join("fleetdash.toml"),
     )
     .unwrap();
-    std::fs::copy(root.join("config/rules.yaml"), dir.path().join("rules.yaml")).unwrap();
+    std::fs::copy(
+        root.join("config/rules.yaml"),
+        dir.path().join("rules.yaml"),
+    )
+    .unwrap();
     let out = support::fleetdash()
         .args(["check", "--config"])
         .arg(dir.path().join("fleetdash.toml"))

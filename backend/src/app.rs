@@ -155,8 +155,7 @@ pub async fn run(path: &Path) -> Outcome {
             notifier.stopping();
         })
     };
-    let mut hangups = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
-    {
+    let mut hangups = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
         Ok(signal) => Some(signal),
         Err(e) => {
             tracing::error!("cannot handle SIGHUP ({e}): reloading needs a restart");

@@ -59,6 +59,22 @@ pub async fn run_notifying(
         alerts.observe_deliveries(live.delivery_observer());
     }
     let metrics_listener = metrics::start(config, metrics.clone(), shutdown.clone()).await?;
+    // Any good write feeds systemd's watchdog: when even the fastest section passes less often
+    // than the watchdog allows, systemd would restart a healthy collector between passes.
+    if let (Some(limit), Some(fastest)) = (
+        notifier.watchdog_interval(),
+        collectors.iter().map(|c| c.cadence()).min(),
+    ) && fastest >= limit
+    {
+        tracing::warn!(
+            "the unit's WatchdogSec ({}) is not longer than the fastest cadence ({}): systemd \
+             will restart the collector between passes; raise WatchdogSec with a drop-in \
+             (systemctl edit fleetdash) or shorten a cadence in {}",
+            humantime::format_duration(limit),
+            humantime::format_duration(fastest),
+            config.path.display()
+        );
+    }
     let intake = match &queue {
         Some(queue) => {
             crate::intake::start(

@@ -103,7 +103,9 @@ fn open(name: &str) -> std::io::Result<Inner> {
         SocketAddr::from_pathname(name)?
     } else {
         // vsock addresses (`vsock:CID:PORT`, for VMs) are not supported.
-        return Err(std::io::Error::other("not a unix socket path or @abstract name"));
+        return Err(std::io::Error::other(
+            "not a unix socket path or @abstract name",
+        ));
     };
     let socket = UnixDatagram::unbound()?;
     socket.set_nonblocking(true)?;
