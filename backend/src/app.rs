@@ -134,7 +134,8 @@ async fn settle(
 /// `fleetdash run`: the daemon until SIGTERM or ctrl-c; SIGHUP reloads the config and rules.
 /// A config that fails `check` is refused with its errors logged, and the running one goes on;
 /// a good one replaces it: the running parts stop as at shutdown (the work queue closed, the
-/// intake's port let go) and start again on the new config. Under systemd (`Type=notify`),
+/// intake's port let go) and start again on the new config (should they fail to start, as at
+/// a first start, `run` exits 1 and systemd restarts it). Under systemd (`Type=notify`),
 /// READY after the first snapshot of each start or reload, STOPPING at shutdown.
 pub async fn run(path: &Path) -> Outcome {
     let (mut config, mut rules) = load(path)?;
@@ -189,6 +190,11 @@ pub async fn run(path: &Path) -> Outcome {
             running.await?;
             next
         };
+        // A SIGTERM during the reload: stop here rather than start the new parts for nothing.
+        if shutdown.is_cancelled() {
+            let _ = stopping.await;
+            return Ok(());
+        }
         (config, rules) = next;
         // Only now: the old parts logged behind the old secrets until they stopped.
         crate::logging::guard_config_secrets(&config);
