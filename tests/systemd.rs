@@ -2,7 +2,8 @@
 //! datagram socket the test binds (READY only once status.json exists, WATCHDOG after passes,
 //! STOPPING on SIGTERM; RELOADING then READY on a SIGHUP reload), SIGHUP reloading the config
 //! (a broken one refused while collecting goes on, a good one taking over), and the packaged
-//! units passing `systemd-analyze verify` (systemd need not be PID 1 for that).
+//! units passing `systemd-analyze verify` (systemd need not be PID 1 for that); `fleetdash serve`
+//! rereading its htpasswd on SIGHUP.
 
 mod support;
 
@@ -393,4 +394,87 @@ fn the_packaged_config_passes_check_beside_the_shipped_rules() {
         .output()
         .unwrap();
     support::assert_success(&out);
+}
+
+fn write_htpasswd(path: &Path, user: &str, password: &str) {
+    let hash = bcrypt::hash_with_result(password, 5)
+        .unwrap()
+        .format_for_version(bcrypt::Version::TwoY);
+    std::fs::write(path, format!("{user}:{hash}\n")).unwrap();
+}
+
+/// The status of `GET /api/status.json` as `user:password`.
+fn status_as(addr: &str, user: &str, password: &str) -> u16 {
+    use base64::Engine;
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(HANG_BUDGET)).unwrap();
+    let credentials =
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    write!(
+        stream,
+        "GET /api/status.json HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Basic {credentials}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP answer: {answer:?}"))
+}
+
+/// `fleetdash serve` rereads its config and htpasswd on SIGHUP, on the same listening socket:
+/// a new password works and the old one no longer does; an htpasswd that is not bcrypt is
+/// refused with its error logged, and the running one goes on.
+#[test]
+fn serve_rereads_its_htpasswd_on_sighup_and_refuses_a_broken_one() {
+    let scratch = Scratch::new();
+    let htpasswd = scratch.path().join("htpasswd");
+    write_htpasswd(&htpasswd, "young", "first password");
+    let config = scratch.config("[serve]\nhtpasswd = \"htpasswd\"\n");
+    let mut child = support::fleetdash()
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env("FLEETDASH_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, stderr) = mpsc::channel();
+    let pipe = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            eprintln!("fleetdash: {line}");
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut running = Running { child, stderr };
+    let line = running.wait_for_line(&["serving on http://"]);
+    let addr = line
+        .split("serving on http://")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    // Authenticated: whatever the snapshot's state (none was written: 503), not 401.
+    assert_ne!(status_as(&addr, "young", "first password"), 401);
+    assert_eq!(status_as(&addr, "young", "second password"), 401);
+
+    write_htpasswd(&htpasswd, "young", "second password");
+    running.signal(libc::SIGHUP);
+    running.wait_for_line(&["reloaded"]);
+    assert_ne!(status_as(&addr, "young", "second password"), 401);
+    assert_eq!(status_as(&addr, "young", "first password"), 401);
+
+    // Not bcrypt: refused, and the second password still opens the page.
+    std::fs::write(&htpasswd, "young:plaintext\n").unwrap();
+    running.signal(libc::SIGHUP);
+    running.wait_for_line(&["refused", "the running config stays"]);
+    assert_ne!(status_as(&addr, "young", "second password"), 401);
+
+    running.signal(libc::SIGTERM);
+    assert!(running.wait_exit().success());
 }

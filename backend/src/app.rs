@@ -156,13 +156,7 @@ pub async fn run(path: &Path) -> Outcome {
             notifier.stopping();
         })
     };
-    let mut hangups = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
-        Ok(signal) => Some(signal),
-        Err(e) => {
-            tracing::error!("cannot handle SIGHUP ({e}): reloading needs a restart");
-            None
-        }
-    };
+    let mut hangups = hangup_signal();
     loop {
         let generation = shutdown.child_token();
         let next = {
@@ -224,28 +218,24 @@ async fn reload(path: &Path) -> Option<(Config, Rules)> {
     match loaded {
         Ok(loaded) => Some(loaded),
         Err(errors) => {
-            for e in &errors.0 {
-                tracing::error!("{e}");
-            }
-            tracing::error!(
-                config = %path.display(),
-                "the new config is refused ({} error{}; `fleetdash check --config {}` lists \
-                 them): the running config stays",
-                errors.0.len(),
-                if errors.0.len() == 1 { "" } else { "s" },
-                path.display()
-            );
+            refused(path, &errors);
             None
         }
     }
 }
 
+/// `fleetdash serve` until SIGTERM or ctrl-c. SIGHUP rereads the config and the htpasswd: a
+/// config or htpasswd that fails is refused with its errors logged, and the running server goes
+/// on; good ones replace it. The listening socket stays open across a reload (connections wait
+/// in its backlog for the new server; the old one finishes the requests it had), so its
+/// address is kept: a new `[serve] listen` needs a restart.
 pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
     let (config, _rules) = load(path)?;
-    let options = server::ServeOptions::from_config(&config).map_err(|errors| Failure::Config {
-        errors,
-        list_all: false,
-    })?;
+    let mut options =
+        server::ServeOptions::from_config(&config).map_err(|errors| Failure::Config {
+            errors,
+            list_all: false,
+        })?;
     let addr = listen
         .or(config.serve.listen)
         .unwrap_or(server::DEFAULT_LISTEN);
@@ -256,12 +246,104 @@ pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
     if let Err(e) = watchdog::cancel_on_signal(shutdown.clone()) {
         tracing::error!("cannot handle SIGTERM ({e}): a SIGTERM ends the server at once");
     }
-    eprintln!(
-        "fleetdash: serving on http://{}/",
-        listener.local_addr().context("local address")?
+    let bound = listener.local_addr().context("local address")?;
+    eprintln!("fleetdash: serving on http://{bound}/");
+    let mut hangups = hangup_signal();
+    // Each server gets its own handle on the one listening socket.
+    let listener = listener.into_std().context("the listening socket")?;
+    loop {
+        let generation = shutdown.child_token();
+        let handle = listener
+            .try_clone()
+            .and_then(tokio::net::TcpListener::from_std)
+            .context("the listening socket")?;
+        let mut running = tokio::spawn(server::serve(handle, options, generation.clone()));
+        let next = loop {
+            tokio::select! {
+                ended = &mut running => {
+                    ended.context("the server stopped")??;
+                    return Ok(());
+                }
+                Some(()) = hangup(&mut hangups) => {
+                    if let Some(next) = reload_serve(path, listen, bound).await {
+                        break next;
+                    }
+                }
+            }
+        };
+        generation.cancel();
+        running.await.context("the server stopped")??;
+        if shutdown.is_cancelled() {
+            return Ok(());
+        }
+        options = next;
+        tracing::info!(config = %path.display(), "reloaded: serving with the new config and htpasswd");
+    }
+}
+
+/// The config and htpasswd read again for SIGHUP, off the async runtime; `None` (every error
+/// logged) when either fails.
+async fn reload_serve(
+    path: &Path,
+    listen: Option<SocketAddr>,
+    bound: SocketAddr,
+) -> Option<server::ServeOptions> {
+    tracing::info!(config = %path.display(), "SIGHUP: reading the config and htpasswd again");
+    let target = path.to_path_buf();
+    let loaded = tokio::task::spawn_blocking(move || {
+        let (config, _rules) = Config::load(&target)?;
+        let options = server::ServeOptions::from_config(&config)?;
+        Ok::<_, ConfigErrors>((config, options))
+    })
+    .await;
+    match loaded {
+        Ok(Ok((config, options))) => {
+            if listen.is_none()
+                && let Some(wanted) = config.serve.listen
+                && wanted != bound
+            {
+                tracing::warn!(
+                    config = %path.display(),
+                    "serve.listen is now {wanted}: still serving on {bound} until a restart"
+                );
+            }
+            crate::logging::guard_config_secrets(&config);
+            Some(options)
+        }
+        Ok(Err(errors)) => {
+            refused(path, &errors);
+            None
+        }
+        Err(e) => {
+            tracing::error!("reading the config failed: {e}; the running config stays");
+            None
+        }
+    }
+}
+
+fn hangup_signal() -> Option<tokio::signal::unix::Signal> {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(signal) => Some(signal),
+        Err(e) => {
+            tracing::error!("cannot handle SIGHUP ({e}): reloading needs a restart");
+            None
+        }
+    }
+}
+
+/// Logs every error of a config refused at SIGHUP.
+fn refused(path: &Path, errors: &ConfigErrors) {
+    for e in &errors.0 {
+        tracing::error!("{e}");
+    }
+    tracing::error!(
+        config = %path.display(),
+        "the new config is refused ({} error{}; `fleetdash check --config {}` lists them): the \
+         running config stays",
+        errors.0.len(),
+        if errors.0.len() == 1 { "" } else { "s" },
+        path.display()
     );
-    server::serve(listener, options, shutdown).await?;
-    Ok(())
 }
 
 pub async fn demo(
