@@ -177,6 +177,11 @@ pub async fn run_argv(argv: &[String], timeout: Duration) -> Result<CommandOutpu
         .process_group(0)
         // Git and ssh must never stop to ask anything.
         .envs(PROBE_ENV.iter().copied())
+        // systemd's notify socket is fleetdash's alone: systemd's own tools (systemctl) send
+        // ERRNO= to it when they fail.
+        .env_remove("NOTIFY_SOCKET")
+        .env_remove("WATCHDOG_USEC")
+        .env_remove("WATCHDOG_PID")
         .spawn()
         .map_err(|e| {
             let asc = if e.kind() == std::io::ErrorKind::NotFound {
