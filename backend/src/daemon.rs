@@ -106,9 +106,11 @@ pub async fn run_notifying(
         writer,
         configured,
         rules.view(),
-        alerts,
-        Some(live),
-        notifier,
+        watchdog::Listeners {
+            alerts,
+            metrics: Some(live),
+            notifier,
+        },
         shutdown,
     )
     .await;

@@ -141,6 +141,22 @@ pub fn can(user: &User, path: &Path, want: Want) -> Result<(), String> {
     }
 }
 
+/// Whether `path`'s group is `user`'s own: named as the user (Debian's `adduser --system
+/// --group`), so group-readable is readable by the service alone.
+pub fn group_is_own(path: &Path, user: &User) -> bool {
+    let Ok(gid) = std::fs::metadata(path).map(|m| m.gid()) else {
+        return false;
+    };
+    let groups = std::fs::read_to_string("/etc/group").unwrap_or_default();
+    groups.lines().any(|line| {
+        let f: Vec<&str> = line.split(':').collect();
+        f.first() == Some(&user.name.as_str())
+            && f.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(gid)
+            && f.get(3)
+                .is_none_or(|m| m.split(',').all(|m| m.is_empty() || m == user.name))
+    })
+}
+
 /// The mode bits others (not owner, not group) have on `path`, and the group's.
 pub fn shared_bits(path: &Path) -> std::io::Result<(u32, u32)> {
     let mode = std::fs::metadata(path)?.mode();

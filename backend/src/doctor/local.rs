@@ -19,7 +19,7 @@ pub fn config_findings(path: &Path, inspection: &Inspection) -> Vec<Finding> {
             Finding::fail(
                 "config",
                 e.file.display().to_string(),
-                e.to_string(),
+                said(&e.file, e.line, &e.field, &e.message),
                 "edit the file where the error points (`fleetdash check --config FILE` lists \
                  them all)",
                 Asc::FAILED_PRECONDITION,
@@ -27,12 +27,21 @@ pub fn config_findings(path: &Path, inspection: &Inspection) -> Vec<Finding> {
         })
         .collect();
     out.extend(inspection.warnings().iter().map(|w| {
+        let denied = w.message.contains("ermission denied");
         Finding::warn(
             "config",
             w.file.display().to_string(),
-            w.to_string(),
-            "create the file, or correct its path in the config",
-            Asc::NOT_FOUND,
+            said(&w.file, Some(w.line), &w.field, &w.message),
+            if denied {
+                "let the service's user read it (its group, chmod g+r, and g+x on its folders)"
+            } else {
+                "create the file, or correct its path in the config"
+            },
+            if denied {
+                Asc::PERMISSION_DENIED
+            } else {
+                Asc::NOT_FOUND
+            },
         )
     }));
     if out.is_empty() {
@@ -43,6 +52,21 @@ pub fn config_findings(path: &Path, inspection: &Inspection) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// A config mistake in words: `file:line: what (field)`. The field goes last: `htpasswd:` or
+/// `token_file:` before a value is a secret's shape to the redaction gate the output passes,
+/// which would eat the message.
+fn said(file: &Path, line: Option<usize>, field: &str, message: &str) -> String {
+    let at = match line {
+        Some(line) => format!("{}:{line}", file.display()),
+        None => file.display().to_string(),
+    };
+    if field.is_empty() {
+        format!("{at}: {message}")
+    } else {
+        format!("{at}: {message} ({field})")
+    }
 }
 
 /// Every file check for `config` run as `user`.
@@ -313,13 +337,15 @@ fn tokens(config: &Config, user: &User) -> Vec<Finding> {
                 format!("chmod 0400 {shown} (owned by {})", user.name),
                 Asc::PERMISSION_DENIED,
             ),
-            (Ok(()), Ok((group, _))) if group & 4 != 0 => Finding::warn(
-                "tokens",
-                shown.clone(),
-                format!("{what} — readable by the file's group"),
-                format!("chmod 0400 {shown}, unless the group is the service's alone"),
-                Asc::PERMISSION_DENIED,
-            ),
+            (Ok(()), Ok((group, _))) if group & 4 != 0 && !access::group_is_own(path, user) => {
+                Finding::warn(
+                    "tokens",
+                    shown.clone(),
+                    format!("{what} — readable by the file's group"),
+                    format!("chmod 0400 {shown}, unless the group is the service's alone"),
+                    Asc::PERMISSION_DENIED,
+                )
+            }
             (Ok(()), _) => Finding::ok("tokens", shown, format!("{what} — the service's alone")),
         };
         out.push(finding);
@@ -445,15 +471,32 @@ mod tests {
             token.display()
         );
         let (config, _) = loaded(dir.path(), &body);
+        // The file's owner and group are the tester's; a service of another name reads it
+        // through its group, which is then not the service's own.
+        let owner = me();
+        let other = User {
+            name: "fleetdash-test-other".into(),
+            ..owner.clone()
+        };
         for (mode, level) in [
             (0o600, Level::Ok),
             (0o640, Level::Warn),
             (0o644, Level::Fail),
         ] {
             std::fs::set_permissions(&token, std::fs::Permissions::from_mode(mode)).unwrap();
-            let found = tokens(&config, &me());
+            let found = tokens(&config, &other);
             assert_eq!(found.len(), 1);
             assert_eq!(found[0].level, level, "mode {mode:o}: {found:?}");
+        }
+        // Group-readable by the service's own group (named as the user, as `adduser --system
+        // --group` makes it) is the service's alone.
+        let own_group = std::fs::read_to_string("/etc/group")
+            .unwrap()
+            .lines()
+            .any(|l| l.starts_with(&format!("{}:", owner.name)));
+        if own_group {
+            std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o640)).unwrap();
+            assert_eq!(tokens(&config, &owner)[0].level, Level::Ok);
         }
     }
 

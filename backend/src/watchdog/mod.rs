@@ -25,16 +25,27 @@ use crate::metrics::Live;
 use crate::write::Writer;
 use notify::Notifier;
 
+/// Who hears of each pass: the alert engine after each write, the metrics of each collection
+/// and write, systemd (READY after the first write, WATCHDOG after each good one).
+pub struct Listeners<'a> {
+    pub alerts: Option<Arc<Alerts>>,
+    pub metrics: Option<Live>,
+    pub notifier: &'a Notifier,
+}
+
 pub async fn run(
     collectors: Vec<Box<dyn Collector>>,
     writer: Arc<Writer>,
     configured: Vec<SectionName>,
     rules: RulesView,
-    alerts: Option<Arc<Alerts>>,
-    metrics: Option<Live>,
-    notifier: &Notifier,
+    listeners: Listeners<'_>,
     shutdown: CancellationToken,
 ) {
+    let Listeners {
+        alerts,
+        metrics,
+        notifier,
+    } = listeners;
     if collectors.is_empty() {
         // Nothing will ever be written: ready at once, and alive for as long as it runs.
         notifier.ready();
