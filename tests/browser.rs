@@ -772,13 +772,13 @@ fn the_banner_says_when_not_to_trust_the_page() {
             .await;
         chrome.screenshot("3b-fresh-snapshot").await;
 
-        // The snapshot disappears: the banner says the page cannot load it and how old the
-        // last good one is.
+        // The snapshot disappears (the server answers 503, "no snapshot yet"): the banner says
+        // the page cannot load it and how old the last good one is.
         std::fs::remove_file(scratch.status_path()).unwrap();
         chrome.focus().await;
         let banner = chrome
             .wait_for(
-                "the banner after a 404",
+                "the banner after a 503",
                 "const b = document.querySelector('#stale-banner');
                  return b && b.innerText.includes('Cannot load the snapshot') && b.innerText;",
             )
@@ -786,8 +786,8 @@ fn the_banner_says_when_not_to_trust_the_page() {
         let banner = banner.as_str().unwrap_or_default().to_string();
         chrome
             .check(
-                banner.contains("HTTP 404") && banner.contains("last good snapshot 2 min ago"),
-                || format!("404: {banner:?}"),
+                banner.contains("HTTP 503") && banner.contains("last good snapshot 2 min ago"),
+                || format!("503: {banner:?}"),
             )
             .await;
         chrome.screenshot("3c-no-snapshot").await;
