@@ -224,6 +224,42 @@ mod tests {
         sent.into_iter().map(|(k, (e, _))| (k, e)).collect()
     }
 
+    /// The crash tests' installation: one webhook channel, the engine's state file, and the
+    /// rules' pass counts.
+    struct Crash {
+        _dir: tempfile::TempDir,
+        config: Config,
+        rules: Rules,
+        state: std::path::PathBuf,
+        fail_after: i64,
+        recover_after: i64,
+    }
+
+    impl Crash {
+        fn new() -> Crash {
+            let (dir, path) = crate::config::config_beside_fleet_rules(
+                "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\n\
+                 [[alerts.channels]]\ntype = \"webhook\"\nname = \"ops\"\n\
+                 url = \"http://127.0.0.1:9/hook\"\n",
+            );
+            std::fs::create_dir_all(dir.path().join("s")).unwrap();
+            let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let state = config
+                .state_dir
+                .join(crate::alerting::engine::state::FILE_NAME);
+            let fail_after = i64::try_from(rules.alerts.fail_after.count).unwrap();
+            let recover_after = i64::try_from(rules.alerts.recover_after.count).unwrap();
+            Crash {
+                _dir: dir,
+                config,
+                rules,
+                state,
+                fail_after,
+                recover_after,
+            }
+        }
+    }
+
     /// Issue 21: a crash after a pass put its Firing in the outbox and before the engine's
     /// state was saved left the state a pass behind: no open alert. If the element was green
     /// by the next pass, its Recovered was never sent; the operator kept a red that had ended.
@@ -231,18 +267,14 @@ mod tests {
     /// of after it. A restart mends the state from the outbox, and the Recovered goes out.
     #[tokio::test]
     async fn a_crash_between_the_outbox_and_the_engine_state_loses_no_recovered() {
-        let (dir, path) = crate::config::config_beside_fleet_rules(
-            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\n\
-             [[alerts.channels]]\ntype = \"webhook\"\nname = \"ops\"\n\
-             url = \"http://127.0.0.1:9/hook\"\n",
-        );
-        std::fs::create_dir_all(dir.path().join("s")).unwrap();
-        let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
-        let state = config
-            .state_dir
-            .join(crate::alerting::engine::state::FILE_NAME);
-        let fail_after = i64::try_from(rules.alerts.fail_after.count).unwrap();
-        let recover_after = i64::try_from(rules.alerts.recover_after.count).unwrap();
+        let Crash {
+            _dir,
+            config,
+            rules,
+            state,
+            fail_after,
+            recover_after,
+        } = Crash::new();
         let start = || async {
             Alerts::from_config(&config, &rules, RedactionGate::default())
                 .await
@@ -279,18 +311,14 @@ mod tests {
     /// fires (instead of passing for the old one, recovered, with no Firing of its own).
     #[tokio::test]
     async fn a_crash_after_a_recovered_still_fires_the_next_red() {
-        let (dir, path) = crate::config::config_beside_fleet_rules(
-            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\n\
-             [[alerts.channels]]\ntype = \"webhook\"\nname = \"ops\"\n\
-             url = \"http://127.0.0.1:9/hook\"\n",
-        );
-        std::fs::create_dir_all(dir.path().join("s")).unwrap();
-        let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
-        let state = config
-            .state_dir
-            .join(crate::alerting::engine::state::FILE_NAME);
-        let fail_after = i64::try_from(rules.alerts.fail_after.count).unwrap();
-        let recover_after = i64::try_from(rules.alerts.recover_after.count).unwrap();
+        let Crash {
+            _dir,
+            config,
+            rules,
+            state,
+            fail_after,
+            recover_after,
+        } = Crash::new();
         let start = || async {
             Alerts::from_config(&config, &rules, RedactionGate::default())
                 .await
