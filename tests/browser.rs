@@ -29,6 +29,9 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use chrome::{PHONE, Serve, runtime};
+
+/// A desktop window, CSS px.
+const DESKTOP: (u32, u32) = (1280, 900);
 use chrono::{DateTime, FixedOffset, Utc};
 use fleetdash::a2a::Wire;
 use fleetdash::demo::sim::SimAgent;
@@ -786,30 +789,35 @@ fn the_banner_says_when_not_to_trust_the_page() {
         let banner = banner.as_str().unwrap_or_default().to_string();
         chrome
             .check(
-                banner.contains("HTTP 503") && banner.contains("last good snapshot 2 min ago"),
-                || format!("503: {banner:?}"),
+                banner.contains("HTTP 503: No snapshot yet")
+                    && banner.contains("last good snapshot 2 min ago"),
+                || format!("503, in the server's words (its problem+json title): {banner:?}"),
             )
             .await;
         chrome.screenshot("3c-no-snapshot").await;
 
-        // The server stops: same, with the network error.
+        // The server stops: same, in words, never the browser's "TypeError: Failed to fetch".
         server.stop();
         chrome.focus().await;
         let banner = chrome
             .wait_for(
                 "the banner after the server stopped",
                 "const b = document.querySelector('#stale-banner');
-                 return b && b.innerText.includes('network error') && b.innerText;",
+                 return b && b.innerText.includes('cannot be reached') && b.innerText;",
             )
             .await;
         let banner = banner.as_str().unwrap_or_default().to_string();
         chrome
             .check(
-                banner.contains("Cannot load the snapshot")
-                    && banner.contains("last good snapshot 2 min ago"),
+                banner.contains("Cannot load the snapshot: the server cannot be reached")
+                    && banner.contains("last good snapshot 2 min ago")
+                    && !banner.contains("TypeError")
+                    && !banner.contains("network error"),
                 || format!("server gone: {banner:?}"),
             )
             .await;
+        // Every panel says the time its data is from, not an age from another clock.
+        chrome.assert_frozen_panels().await;
         chrome.assert_no_horizontal_scroll().await;
         chrome.screenshot("3d-server-gone").await;
         chrome.quit().await;
@@ -857,6 +865,9 @@ fn the_demo_fleet_fits_a_phones_first_screen() {
         chrome
             .log_in_as(fleetdash::demo::DEMO_USER, &demo.password)
             .await;
+        // A phone set to Berlin (UTC+01:00 in winter, +02:00 in summer): every time on the page
+        // in its zone, said once.
+        chrome.zone("Europe/Berlin").await;
         chrome.open(&demo.url).await;
         chrome
             .wait_for(
@@ -919,8 +930,22 @@ fn the_demo_fleet_fits_a_phones_first_screen() {
             );
             chrome.assert_no_horizontal_scroll().await;
             chrome.screenshot(&format!("4-demo-glance-{scheme}")).await;
+            let targets = chrome.assert_tap_targets(scheme).await;
+            let lines = chrome.assert_needs_lines(scheme).await;
+            let opened = chrome.assert_opened_rows_full_width(scheme).await;
+            let targets_opened = chrome.assert_tap_targets(&format!("{scheme}, rows opened")).await;
+            chrome.assert_no_horizontal_scroll().await;
+            eprintln!(
+                "4-demo-glance ({scheme}): {targets} tap targets closed, {targets_opened} opened, all >= 24 px; \
+                 {} needs-you lines, the longest {:.2} lines; {opened} rows opened, none squeezed",
+                lines.len(),
+                lines.iter().filter_map(|l| l["lines"].as_f64()).fold(0.0, f64::max)
+            );
+            chrome.screenshot(&format!("4-demo-glance-{scheme}-opened")).await;
         }
         chrome.colour_scheme("light").await;
+        chrome.assert_one_zone("Europe/Berlin").await;
+        chrome.assert_desktop_uses_the_width().await;
 
         // Systems: red first; each host's band as the demo planted it; details behind the tap.
         let hosts = chrome.rows("#systems").await;
@@ -1094,6 +1119,8 @@ fn a_hung_server_freezes_the_page_and_a_reload_shows_what_changed_since_the_last
     runtime().block_on(async {
         let chrome = Chrome::start("5-hung-server").await;
         chrome.log_in().await;
+        // A reader in a zone half an hour off the hour (UTC+05:30).
+        chrome.zone("Asia/Kolkata").await;
         write_snapshot(&scratch, &fleet(Utc::now(), 0));
         chrome.open(&url).await;
         chrome
@@ -1156,6 +1183,26 @@ fn a_hung_server_freezes_the_page_and_a_reload_shows_what_changed_since_the_last
                 format!("a page that cannot be trusted never reads green: {verdict:?}")
             })
             .await;
+        // Its panels say when their data is from; no age counts on from a clock without data,
+        // and none jumps back when the next poll fails too.
+        chrome.assert_frozen_panels().await;
+        let before: String = chrome.text("main").await;
+        chrome
+            .wait_for(
+                "another failed poll",
+                &format!(
+                    "const b = document.querySelector('#stale-banner');
+                     return b && b.innerText !== {:?};",
+                    chrome.text("#stale-banner").await
+                ),
+            )
+            .await;
+        let after: String = chrome.text("main").await;
+        chrome
+            .check(before == after, || {
+                format!("a frozen page does not change between failed polls:\n{before}\n---\n{after}")
+            })
+            .await;
         // Past the crossing (8 s after the write, plus a poll), still hung: nothing turned STUCK.
         let crossing = written + chrono::Duration::seconds(8 + 2);
         while Utc::now() < crossing {
@@ -1197,6 +1244,7 @@ fn a_hung_server_freezes_the_page_and_a_reload_shows_what_changed_since_the_last
             agents[1].status = Asc::DEPENDENCY_UNAVAILABLE;
             agents[1].reason = Some("down: connection refused".into());
         }
+        // The log says what vega went down with then; the page says what is true now.
         later.transitions = vec![fleetdash_model::Transition {
             key: "agent:vega".into(),
             kind: "agent".into(),
@@ -1204,51 +1252,76 @@ fn a_hung_server_freezes_the_page_and_a_reload_shows_what_changed_since_the_last
             from: Some(Band::Green),
             to: Band::Red,
             at,
-            reason: Some("down: connection refused".into()),
+            reason: Some("down: no answer within 3 s".into()),
         }];
         write_snapshot(&scratch, &later);
         chrome.open(&url).await;
         let since = chrome
             .wait_for(
                 "'since you last looked'",
-                "const s = document.querySelector('#since'); return s && s.innerText;",
+                "const s = document.querySelector('#since');
+                 return s && document.querySelector('#needs') && s.innerText;",
             )
             .await;
         let since = since.as_str().unwrap_or_default().to_string();
         chrome
             .check(
-                since.contains("Turned red")
-                    && since.contains("agent vega")
-                    && since.contains("ok → fail")
-                    && since.contains("connection refused"),
-                || format!("the reload shows vega turning red since the last look: {since:?}"),
+                since.contains("agent vega turned red")
+                    && since.contains("connection refused")
+                    && !since.contains("no answer")
+                    && since.contains("Nothing else changed")
+                    && !since.contains("→")
+                    && !since.contains("min"),
+                || format!("the reload shows what changed, vega, in today's words, and nothing else: {since:?}"),
             )
             .await;
-        // Its line leads to vega's row.
-        let href: String = chrome
-            .js("return document.querySelector('#since a').getAttribute('href')")
+        // Its line leads to vega's row; vega's needs-you line is marked new; both are on the
+        // first screen.
+        let seen: Value = chrome
+            .js("const since = document.querySelector('#since a');
+                 const line = [...document.querySelectorAll('#needs li')].find(li => li.innerText.includes('vega'));
+                 return {href: since.getAttribute('href'), new: !!line.querySelector('.new'),
+                         marked: document.querySelectorAll('#needs .new').length,
+                         bottom: Math.max(since.getBoundingClientRect().bottom, line.getBoundingClientRect().bottom),
+                         viewport: window.innerHeight};")
             .await;
         chrome
-            .check(href == "#agent-vega", || format!("the line leads to {href:?}"))
+            .check(
+                seen["href"] == "#agent-vega"
+                    && seen["new"] == true
+                    && seen["marked"] == 1
+                    && seen["bottom"].as_f64() <= seen["viewport"].as_f64(),
+                || format!("vega: its change leads to its row, its needs-you line is marked new, on the first screen: {seen}"),
+            )
             .await;
+        chrome.assert_tap_targets("since you last looked").await;
         chrome.assert_no_horizontal_scroll().await;
         chrome.screenshot("5c-since-you-last-looked").await;
 
-        // Reloaded once more, the last look is the one before: vega is now "still red".
+        // Reloaded once more, nothing changed since the look before: one line says so, and
+        // vega is no longer new (Needs you still lists it).
         chrome.open(&url).await;
-        let since = chrome
+        let seen = chrome
             .wait_for(
-                "'still red' after another look",
+                "'nothing changed' after another look",
                 "const s = document.querySelector('#since');
-                 return s && s.innerText.includes('Still red') && s.innerText;",
+                 if (!s || !document.querySelector('#needs')) return false;
+                 const line = parseFloat(getComputedStyle(s).lineHeight);
+                 return {text: s.innerText, lines: s.getBoundingClientRect().height / line,
+                         needs: document.querySelector('#needs').innerText,
+                         marked: document.querySelectorAll('#needs .new').length};",
             )
             .await;
-        let since = since.as_str().unwrap_or_default().to_string();
         chrome
-            .check(since.contains("agent vega") && !since.contains("Turned red"), || {
-                format!("vega red before this look: {since:?}")
-            })
+            .check(
+                seen["text"].as_str().is_some_and(|t| t.contains("nothing changed") && !t.contains("vega"))
+                    && seen["lines"].as_f64() < Some(1.5)
+                    && seen["needs"].as_str().is_some_and(|t| t.contains("vega"))
+                    && seen["marked"] == 0,
+                || format!("a revisit with nothing changed is one line: {seen:#}"),
+            )
             .await;
+        chrome.screenshot("5d-nothing-changed").await;
         chrome.quit().await;
     });
     drop(proxy);
@@ -2098,8 +2171,11 @@ impl Chrome {
         let height: f64 = self
             .js("return document.documentElement.scrollHeight")
             .await;
-        let clip = json!({"x": 0, "y": 0, "width": PHONE.0,
-                          "height": height.max(f64::from(PHONE.1)), "scale": 1});
+        let (width, viewport): (f64, f64) = self
+            .js("return [document.documentElement.clientWidth, window.innerHeight]")
+            .await;
+        let clip = json!({"x": 0, "y": 0, "width": width,
+                          "height": height.max(viewport), "scale": 1});
         let shot = self
             .cdp(
                 "Page.captureScreenshot",
@@ -2113,6 +2189,217 @@ impl Chrome {
         std::fs::write(&path, png).unwrap();
         eprintln!("{}: screenshot {}", self.scenario, path.display());
         path
+    }
+
+    /// Says times of day in the zone `tz` (an IANA name), as a phone set to it would.
+    async fn zone(&self, tz: &str) {
+        self.cdp("Emulation.setTimezoneOverride", json!({"timezoneId": tz}))
+            .await;
+    }
+
+    /// A desktop window (1280 x 900, no touch), or back to the phone.
+    async fn desktop(&self, on: bool) {
+        if on {
+            self.cdp(
+                "Emulation.setDeviceMetricsOverride",
+                json!({"width": DESKTOP.0, "height": DESKTOP.1, "deviceScaleFactor": 1, "mobile": false}),
+            )
+            .await;
+        } else {
+            self.cdp(
+                "Emulation.setDeviceMetricsOverride",
+                json!({"width": PHONE.0, "height": PHONE.1, "deviceScaleFactor": 2, "mobile": true}),
+            )
+            .await;
+        }
+    }
+
+    /// Every interactive element shown is at least 24 x 24 CSS px (WCAG 2.2, 2.5.8 target
+    /// size); returns how many there are.
+    async fn assert_tap_targets(&self, label: &str) -> u64 {
+        let seen: Value = self
+            .js("const all = [...document.querySelectorAll('a[href], summary, button, input, select')]
+                     .map(e => [e, e.getBoundingClientRect()])
+                     .filter(([, r]) => r.width > 0 || r.height > 0);
+                 const small = all.filter(([, r]) => r.width < 24 || r.height < 24)
+                     .map(([e, r]) => `${e.tagName} ${Math.round(r.width)}x${Math.round(r.height)} ${(e.innerText || '').slice(0, 40)}`);
+                 return {count: all.length, small};")
+            .await;
+        let small = seen["small"].as_array().map_or(0, Vec::len);
+        self.check(small == 0, || {
+            format!(
+                "{label}: tap targets under 24 x 24 CSS px: {:#}",
+                seen["small"]
+            )
+        })
+        .await;
+        seen["count"].as_u64().unwrap_or(0)
+    }
+
+    /// Every needs-you line is at most two lines (its muted "silenced" line aside), and a red
+    /// row that has a line does not say the line's reason again while closed.
+    async fn assert_needs_lines(&self, label: &str) -> Vec<Value> {
+        let lines: Vec<Value> = self
+            .js(
+                "return [...document.querySelectorAll('#needs li a')].map(a => {
+                     const cs = getComputedStyle(a), held = a.querySelector('.held');
+                     const pad = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom);
+                     const text = a.getBoundingClientRect().height - pad
+                         - (held ? held.getBoundingClientRect().height : 0);
+                     const because = a.querySelector('.because');
+                     const row = document.getElementById(a.hash.slice(1));
+                     const summary = row && row.matches('li.row') && row.querySelector('summary');
+                     return {text: a.innerText, lines: text / parseFloat(cs.lineHeight),
+                             because: because ? because.innerText : '',
+                             row: summary ? summary.innerText : null};
+                 })",
+            )
+            .await;
+        self.check(!lines.is_empty(), || format!("{label}: no needs-you lines"))
+            .await;
+        let long: Vec<&Value> = lines
+            .iter()
+            .filter(|l| l["lines"].as_f64().unwrap_or(9.0) > 2.3)
+            .collect();
+        self.check(long.is_empty(), || {
+            format!("{label}: needs-you lines longer than two lines: {long:#?}")
+        })
+        .await;
+        let repeated: Vec<&Value> = lines
+            .iter()
+            .filter(|l| {
+                let because = l["because"].as_str().unwrap_or_default();
+                let because = because.trim_end_matches('…');
+                because.len() >= 10 && l["row"].as_str().is_some_and(|row| row.contains(because))
+            })
+            .collect();
+        self.check(repeated.is_empty(), || {
+            format!("{label}: closed rows repeating their needs-you line's reason: {repeated:#?}")
+        })
+        .await;
+        lines
+    }
+
+    /// Opens every row and checks that no text in an opened row is squeezed into a column:
+    /// every text box that wraps, and every row's summary, is at least 40 % of the row wide.
+    async fn assert_opened_rows_full_width(&self, label: &str) -> u64 {
+        self.open_all().await;
+        let seen: Value = self
+            .js("const narrow = [];
+                 const rows = [...document.querySelectorAll('main li.row')];
+                 for (const li of rows) {
+                     const width = li.getBoundingClientRect().width;
+                     for (const e of li.querySelectorAll('*')) {
+                         const own = [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+                         if (!own) continue;
+                         const r = e.getBoundingClientRect();
+                         const line = parseFloat(getComputedStyle(e).lineHeight) || 16;
+                         const wraps = r.height > 1.6 * line;
+                         if ((wraps || e.matches('.sum')) && r.width < 0.4 * width)
+                             narrow.push(`${li.id} ${e.tagName}.${e.className} ${Math.round(r.width)} of ${Math.round(width)} px: ${e.innerText.slice(0, 50)}`);
+                     }
+                 }
+                 return {rows: rows.length, narrow};")
+            .await;
+        self.check(seen["narrow"].as_array().is_some_and(Vec::is_empty), || {
+            format!(
+                "{label}: squeezed text in opened rows: {:#}",
+                seen["narrow"]
+            )
+        })
+        .await;
+        seen["rows"].as_u64().unwrap_or(0)
+    }
+
+    /// The page cannot be trusted: every panel says the time its data is from ("as of 19:15"),
+    /// and no age measured from another clock than the banner's is shown.
+    async fn assert_frozen_panels(&self) {
+        let seen: Value = self
+            .js("const checked = [...document.querySelectorAll('main .panel > h2 .checked')].map(c => c.innerText);
+                 return {checked, main: document.querySelector('main').innerText};")
+            .await;
+        let checked: Vec<&str> = seen["checked"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let main = seen["main"].as_str().unwrap_or_default();
+        let ages: Vec<&str> = main.lines().filter(|l| l.contains(" ago")).collect();
+        self.check(
+            !checked.is_empty() && checked.iter().all(|c| c.starts_with("as of ")) && ages.is_empty(),
+            || format!("a frozen page says 'as of' in every panel heading ({checked:?}) and no age ({ages:?})"),
+        )
+        .await;
+    }
+
+    /// Every time of day on the page is in the reader's zone `tz`, which is named once at the
+    /// top ("times in UTC+01:00"), and "UTC" appears nowhere else: the footer's time of the
+    /// snapshot is its `generated_at` in `tz`.
+    async fn assert_one_zone(&self, tz: &str) {
+        let seen = self
+            .wait_for(
+                "the snapshot's time in the reader's zone",
+                &format!(
+                    "const text = document.body.innerText;
+                     const mark = document.querySelector('h1 .zone');
+                     const foot = document.querySelector('footer').innerText;
+                     return fetch('api/status.json', {{cache: 'no-store'}}).then(r => r.json()).then(s => {{
+                         const at = new Date(s.generated_at);
+                         const hm = z => at.toLocaleTimeString('en-GB', {{hour: '2-digit', minute: '2-digit', timeZone: z}});
+                         const local = hm({tz:?}), utc = hm('UTC');
+                         const ok = foot.includes('written ' + local);
+                         return ok && {{utcs: (text.match(/UTC/g) || []).length, mark: mark && mark.innerText,
+                                        local, utc, foot}};
+                     }});"
+                ),
+            )
+            .await;
+        let mark = seen["mark"].as_str().unwrap_or_default();
+        self.check(
+            seen["utcs"] == 1
+                && (mark.contains("UTC+01:00") || mark.contains("UTC+02:00"))
+                && seen["local"] != seen["utc"],
+            || format!("one zone, marked once at the top: {seen:#}"),
+        )
+        .await;
+    }
+
+    /// At 1280 x 900 the page uses the width: needs-you beside the panels (not above them),
+    /// panels side by side, and no row's name or summary cut short.
+    async fn assert_desktop_uses_the_width(&self) {
+        self.desktop(true).await;
+        let seen = self
+            .wait_for(
+                "the desktop layout",
+                "const needs = document.querySelector('#needs').getBoundingClientRect();
+                 const main = document.querySelector('main').getBoundingClientRect();
+                 const panels = [...document.querySelectorAll('main .panel')].map(p => p.getBoundingClientRect());
+                 if (document.documentElement.clientWidth !== 1280) return false;
+                 for (const d of document.querySelectorAll('details[open]')) d.open = false;
+                 const cut = [...document.querySelectorAll('main .sum, main .name, #needs li')]
+                     .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText.slice(0, 50));
+                 return {beside: needs.right <= main.left + 1 && needs.top < 300 && main.top < 300,
+                         columns: new Set(panels.map(p => Math.round(p.left))).size,
+                         cut, scroll: document.documentElement.scrollWidth};",
+            )
+            .await;
+        self.check(
+            seen["beside"] == true
+                && seen["columns"].as_u64() >= Some(2)
+                && seen["cut"].as_array().is_some_and(Vec::is_empty)
+                && seen["scroll"] == json!(DESKTOP.0),
+            || format!("1280 x 900: needs-you beside the panels, panels in columns, nothing cut: {seen:#}"),
+        )
+        .await;
+        self.screenshot(&format!("{}-desktop", self.scenario)).await;
+        self.desktop(false).await;
+        self.wait_for(
+            "the phone's width again",
+            &format!(
+                "return document.documentElement.clientWidth === {}",
+                PHONE.0
+            ),
+        )
+        .await;
     }
 
     async fn check(&self, ok: bool, message: impl FnOnce() -> String) {

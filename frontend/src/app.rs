@@ -99,11 +99,12 @@ pub fn App() -> impl IntoView {
     });
     let since = Memo::new(move |_| {
         let previous = looked.previous.get()?;
-        let trusted = distrust.with(Vec::is_empty);
-        feed.with(|f| {
-            f.snapshot.as_ref().map(|s| {
-                let at = if trusted { now.get() } else { s.generated_at };
-                changes::since_looked(s, previous, at, offset)
+        glance.with(|g| {
+            let g = g.as_ref()?;
+            feed.with(|f| {
+                f.snapshot
+                    .as_ref()
+                    .map(|s| changes::since_looked(s, g, previous, offset))
             })
         })
     });
@@ -117,10 +118,10 @@ pub fn App() -> impl IntoView {
             {live(Box::new(move || {
                 banner(distrust.get(), glance.with(|g| g.as_ref().map(|g| g.as_of.clone()))).into_any()
             }))}
-            {needs(glance, opened)}
             {live(Box::new(move || {
                 since.with(|s| s.as_ref().map(|s| since_looked(s, opened))).into_any()
             }))}
+            {needs(glance, since, opened)}
         </header>
         <main>
             // Drawn once the first snapshot is in, then updated by key (view.rs).
@@ -132,7 +133,7 @@ pub fn App() -> impl IntoView {
         <footer>
             {live(Box::new(move || {
                 feed.with(|f| f.snapshot.as_ref().map(|s| view! {
-                    <p>"Snapshot written " {clock::utc_minute(s.generated_at)}
+                    <p>"Snapshot written " {fleetdash_model::moment(s.generated_at, clock::now(), offset)}
                        " · schema " {s.schema_version.clone()}</p>
                 }))
                 .into_any()
@@ -164,10 +165,14 @@ fn verdict(g: &Glance, trusted: bool) -> impl IntoView + use<> {
     }
 }
 
-/// One line per red item, then amber, each leading to its row (and opening it); a line that is
-/// one sentence (a failing alert channel's) has no separate reason. Keyed by the line itself:
-/// a line that did not change keeps its node.
-fn needs(glance: Memo<Option<Glance>>, opened: Opened) -> impl IntoView + use<> {
+/// One line per red item, then amber, each leading to its row (and opening it), "new" when it
+/// turned so since the last look; a line that is one sentence (a failing alert channel's) has
+/// no separate reason. Keyed by the line itself: a line that did not change keeps its node.
+fn needs(
+    glance: Memo<Option<Glance>>,
+    since: Memo<Option<SinceLooked>>,
+    opened: Opened,
+) -> impl IntoView + use<> {
     let any = flag(Box::new(move || {
         glance.with(|g| g.as_ref().is_some_and(|g| !g.needs.is_empty()))
     }));
@@ -176,9 +181,17 @@ fn needs(glance: Memo<Option<Glance>>, opened: Opened) -> impl IntoView + use<> 
             .then(|| {
                 let lines = keyed(
                     Box::new(move || {
+                        let is_new = |anchor: &str| {
+                            since.with(|s| s.as_ref().is_some_and(|s| s.is_new(anchor)))
+                        };
                         glance.with(|g| {
                             g.as_ref()
-                                .map(|g| g.needs.iter().cloned().map(Line::Need).collect())
+                                .map(|g| {
+                                    g.needs
+                                        .iter()
+                                        .map(|n| Line::Need(n.clone(), is_new(&n.anchor)))
+                                        .collect()
+                                })
                                 .unwrap_or_default()
                         })
                     }),
@@ -195,40 +208,66 @@ fn needs(glance: Memo<Option<Glance>>, opened: Opened) -> impl IntoView + use<> 
     }))
 }
 
-/// What changed since the operator last looked: what turned red (or amber), what recovered,
-/// what is still red, each leading to its row.
+/// Lines of "since you last looked" shown one by one; the rest are counted (a new one is
+/// marked "new" in Needs you anyway).
+const SINCE_SHOWN: usize = 4;
+
+/// What changed since the operator last looked, and only that: what turned red or amber (red
+/// first), what recovered, then "nothing else changed"; one line when nothing did. Each line
+/// leads to its row.
 fn since_looked(s: &SinceLooked, opened: Opened) -> impl IntoView + use<> {
-    let lines = |title: &'static str, list: &[Change]| {
-        (!list.is_empty()).then(|| {
-            let items = list
-                .iter()
-                .map(|c| {
-                    let anchor = c.anchor.clone();
-                    view! {
-                        <li class=c.band.class()>
-                            <a href=format!("#{}", c.anchor) on:click=move |_| opened.set(&anchor, true)>
-                                <span aria-hidden="true">{c.band.icon()}" "</span>
-                                <b>{c.what.clone()}</b>" "{c.change.clone()}
-                                {c.reason.clone().map(|r| view! { " · "{r} })}
-                                " "<small>{c.when.clone()}</small>
-                            </a>
-                        </li>
-                    }
-                })
-                .collect_view();
-            view! { <h3>{title}</h3><ul>{items}</ul> }
-        })
+    if s.is_empty() {
+        return view! {
+            <p class="since quiet" id="since">
+                "Since you last looked " <small>"(" {s.looked.clone()} ")"</small> ": nothing changed."
+            </p>
+        }
+        .into_any();
+    }
+    let line = |c: &Change, words: &'static str| {
+        let anchor = c.anchor.clone();
+        view! {
+            <li class=c.band.class()>
+                <a href=format!("#{}", c.anchor) on:click=move |_| opened.set(&anchor, true)>
+                    <span aria-hidden="true">{c.band.icon()}" "</span>
+                    <b>{c.what.clone()}</b>" "{words}
+                    {c.reason.clone().map(|r| view! { " · "{r} })}
+                    " "<small>{c.when.clone()}</small>
+                </a>
+            </li>
+        }
     };
+    let more = |n: usize, what: &'static str| {
+        (n > SINCE_SHOWN).then(|| view! { <li class="more-changes">{format!("and {} more {what}", n - SINCE_SHOWN)}</li> })
+    };
+    let turned = s.turned.iter().take(SINCE_SHOWN).map(|c| {
+        line(
+            c,
+            if c.band == Band::Red {
+                "turned red"
+            } else {
+                "turned amber"
+            },
+        )
+    });
+    let recovered = s
+        .recovered
+        .iter()
+        .take(SINCE_SHOWN)
+        .map(|c| line(c, "recovered"));
     view! {
         <section class="since" id="since" aria-labelledby="since-h">
-            <h2 id="since-h">"Since you last looked " <small>{s.looked.clone()}</small></h2>
-            {s.is_empty().then(|| view! { <p class="empty">"Nothing changed."</p> })}
-            {lines("Turned red", &s.turned_red)}
-            {lines("Turned amber", &s.turned_amber)}
-            {lines("Recovered", &s.recovered)}
-            {lines("Still red", &s.still_red)}
+            <h2 id="since-h">"Since you last looked " <small>"(" {s.looked.clone()} ")"</small></h2>
+            <ul>
+                {turned.collect_view()}
+                {more(s.turned.len(), "(marked new in Needs you)")}
+                {recovered.collect_view()}
+                {more(s.recovered.len(), "recovered")}
+            </ul>
+            <p class="empty">"Nothing else changed."</p>
         </section>
     }
+    .into_any()
 }
 
 /// When the operator last looked, kept in the browser's storage: the start of the previous

@@ -1,6 +1,6 @@
 //! Wall-clock time in the browser, as one signal that ticks every second.
 
-use chrono::{DateTime, Datelike, Timelike, Utc};
+use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
 const TICK: std::time::Duration = std::time::Duration::from_secs(1);
@@ -43,16 +43,3 @@ pub fn provide_ticking_clock() -> ReadSignal<DateTime<Utc>> {
 }
 
 pub use fleetdash_model::seconds_since;
-
-/// "2026-11-30 05:40 UTC". Written out by hand: chrono's strftime machinery would add tens of
-/// kilobytes to the page for two timestamps.
-pub fn utc_minute(t: DateTime<Utc>) -> String {
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02} UTC",
-        t.year(),
-        t.month(),
-        t.day(),
-        t.hour(),
-        t.minute()
-    )
-}

@@ -4,6 +4,9 @@
 //! The browser's own cache is bypassed (`no-store`) so that the validators are ours and a 304
 //! really reaches this code: it proves the server is alive even when nothing changed.
 //!
+//! A refusal is said in the server's words (its problem+json title), a request that got no
+//! answer in the operator's ("the server cannot be reached"), never the browser's TypeError.
+//!
 //! Every poll has a deadline: a server that accepts the connection and never answers is
 //! aborted (`AbortController`) and counts as a failed poll, so the page never looks fresh when
 //! it is not.
@@ -171,19 +174,36 @@ async fn fetch_with(
             })
         }
         401 => Err("HTTP 401: not logged in (reload the page to log in again)".into()),
-        404 => Err("HTTP 404: no status.json yet (is the collector running?)".into()),
-        status => Err(format!("HTTP {status} from the server")),
+        status => Err(refused(status, &response).await),
     }
 }
 
-/// "network error (TypeError: Failed to fetch)": what the browser said, as it said it.
-fn network_error(e: JsValue) -> String {
-    let why = e
-        .dyn_ref::<js_sys::Error>()
-        .map(|e| format!("{}: {}", String::from(e.name()), String::from(e.message())))
-        .or_else(|| e.as_string())
-        .unwrap_or_else(|| "no reason given".into());
-    format!("network error ({why})")
+/// A refusal in the server's own words: the title of its problem+json ("HTTP 503: No
+/// snapshot yet"), or the status alone when the body says nothing readable.
+async fn refused(status: u16, response: &web_sys::Response) -> String {
+    let title = match response.text() {
+        Ok(text) => JsFuture::from(text)
+            .await
+            .ok()
+            .and_then(|t| t.as_string())
+            .and_then(|t| js_sys::JSON::parse(&t).ok())
+            .and_then(|body| js_sys::Reflect::get(&body, &JsValue::from_str("title")).ok())
+            .and_then(|title| title.as_string())
+            .filter(|t| !t.is_empty() && t.len() <= 120),
+        Err(_) => None,
+    };
+    match title {
+        Some(title) => format!("HTTP {status}: {title}"),
+        // nginx's own 404 page: the file is not there.
+        None if status == 404 => "HTTP 404: no status.json yet (is the collector running?)".into(),
+        None => format!("HTTP {status} from the server"),
+    }
+}
+
+/// The browser says "TypeError: Failed to fetch" for every request that got no answer at all
+/// (server down, network gone, connection cut): said in words the operator can act on.
+fn network_error(_: JsValue) -> String {
+    "the server cannot be reached (it is down, or the network is)".into()
 }
 
 impl Feed {

@@ -1,6 +1,7 @@
 //! Lays out the glance's sections: every row one line (badge, name, summary, a small strip),
-//! the reason under it when it is not green, the details behind a tap (`<details>`, as on
-//! snapshot.html). No words are made here: they all come from [`fleetdash_model::Glance`].
+//! the details behind a tap (`<details>`, as on snapshot.html), the reason first among them.
+//! A row that is not green has its needs-you line, which says its reason in a few words and
+//! leads here: the closed row does not say it again, the opened one says it whole. No words are made here: they all come from [`fleetdash_model::Glance`].
 //! An element whose alerts are held back says so in muted words under its line (a struck bell,
 //! "silenced until 16:00 (disk swap)"), visible while the row is closed.
 //!
@@ -90,7 +91,8 @@ pub fn flag(f: Box<dyn Fn() -> bool + Send + Sync>) -> Memo<bool> {
 #[allow(clippy::large_enum_variant)]
 pub enum Line {
     Row(Row),
-    Need(Need),
+    /// A needs-you line, and whether it turned red or amber since the operator last looked.
+    Need(Need, bool),
 }
 
 /// The lines `each` gives, keyed by their whole content: a line that did not change keeps its
@@ -102,21 +104,23 @@ pub fn keyed(each: Box<dyn Fn() -> Vec<Line> + Send + Sync>, opened: Opened) -> 
             key=|l: &Line| l.clone()
             children=move |l| match l {
                 Line::Row(r) => row(r, opened).into_any(),
-                Line::Need(n) => need(n, opened).into_any(),
+                Line::Need(n, new) => need(n, new, opened).into_any(),
             }
         />
     }
 }
 
-/// A needs-you line, leading to its row and opening it.
-fn need(n: Need, opened: Opened) -> impl IntoView {
+/// A needs-you line, leading to its row and opening it; "new" when it turned red or amber
+/// since the operator last looked.
+fn need(n: Need, new: bool, opened: Opened) -> impl IntoView {
     let anchor = n.anchor.clone();
     view! {
-        <li class=n.band.class() class:whole=n.reason.is_empty()>
+        <li class=n.band.class()>
             <a href=format!("#{}", n.anchor) on:click=move |_| opened.set(&anchor, true)>
                 <span aria-hidden="true">{n.band.icon()}" "</span>
+                {new.then(|| view! { <em class="new">"new"</em>" " })}
                 <b>{n.what.clone()}</b>
-                {(!n.reason.is_empty()).then(|| view! { " · "{n.reason.clone()} })}
+                {(!n.reason.is_empty()).then(|| view! { " · "<span class="because">{n.reason.clone()}</span> })}
                 {n.since.clone().map(|s| view! { " " <small>{s}</small> })}
                 {n.held.clone().map(held)}
             </a>
@@ -258,7 +262,6 @@ fn row(r: Row, opened: Opened) -> impl IntoView {
                         <span class="sum">{r.summary.clone()}</span>
                         {r.strip.as_ref().map(|s| cells(s, None))}
                     </span>
-                    {r.reason.clone().map(|why| view! { <span class="reason">{why}</span> })}
                     {r.held.clone().map(held)}
                 </summary>
                 {live(Box::new(move || is_open.get().then(|| details(&more)).into_any()))}
@@ -267,6 +270,9 @@ fn row(r: Row, opened: Opened) -> impl IntoView {
     }
 }
 
+/// A fact longer than this (characters) spans both columns of the facts.
+const WIDE_FACT: usize = 20;
+
 /// What a tap shows: the code, the facts, a host's checks, the strip with its words and axis.
 fn details(r: &Row) -> impl IntoView + use<> {
     let facts = r
@@ -274,11 +280,14 @@ fn details(r: &Row) -> impl IntoView + use<> {
         .iter()
         .map(|f| {
             let class = f.band.map(fleetdash_model::Band::class).unwrap_or_default();
-            view! { <div><dt>{f.label}</dt><dd class=class>{f.text.clone()}{f.held.clone().map(held)}</dd></div> }
+            // A long value takes the row's whole width: half of a phone is a column of fragments.
+            let wide = f.text.chars().count() > WIDE_FACT || f.held.is_some();
+            view! { <div class:wide=wide><dt>{f.label}</dt><dd class=class>{f.text.clone()}{f.held.clone().map(held)}</dd></div> }
         })
         .collect_view();
     view! {
         <div class="more">
+            {r.reason.clone().map(|why| view! { <p class="reason">{why}</p> })}
             {r.code.clone().map(|c| view! { <p><code>{c}</code></p> })}
             <dl class="facts">{facts}</dl>
             {r.checks.iter().map(checks).collect_view()}

@@ -39,4 +39,4 @@ pub use snapshot::{
     Snapshot, System, Tasks, Transition, Window,
 };
 pub use summary::Verdict;
-pub use words::{human_age, seconds_since, thousands};
+pub use words::{human_age, moment, seconds_since, thousands};

@@ -7,6 +7,7 @@
 
 use chrono::{DateTime, Duration, FixedOffset, Utc};
 
+use super::Glance;
 use super::parts::{Words, anchor, few_words};
 use crate::band::Band;
 use crate::snapshot::{Snapshot, Transition};
@@ -32,27 +33,30 @@ pub struct Change {
     pub anchor: String,
 }
 
-/// What changed since the reader last looked, each element once, by where it is now.
+/// What changed since the reader last looked: only what changed, each element once, in the
+/// glance's current words (what a band change said when it happened is history; the operator
+/// acts on what is true now). What was red then and is red now is not a change: Needs you
+/// lists it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SinceLooked {
     /// "14:02": the last look, as a time of day.
     pub looked: String,
-    /// Went red after the last look and is red now.
-    pub turned_red: Vec<Change>,
-    /// Went amber after the last look and is amber now.
-    pub turned_amber: Vec<Change>,
-    /// Went green after the last look (from red or amber).
+    /// Went red or amber after the last look and is there now: red first, newest first
+    /// within a band, worded as its needs-you line is now.
+    pub turned: Vec<Change>,
+    /// Went green after the last look and is green now, newest first.
     pub recovered: Vec<Change>,
-    /// Red already at the last look and still red: its change is the one into red.
-    pub still_red: Vec<Change>,
 }
 
 impl SinceLooked {
     pub fn is_empty(&self) -> bool {
-        self.turned_red.is_empty()
-            && self.turned_amber.is_empty()
-            && self.recovered.is_empty()
-            && self.still_red.is_empty()
+        self.turned.is_empty() && self.recovered.is_empty()
+    }
+
+    /// Whether the row (or section) at `anchor` turned red or amber since the last look: its
+    /// needs-you line is marked "new".
+    pub fn is_new(&self, anchor: &str) -> bool {
+        self.turned.iter().any(|c| c.anchor == anchor)
     }
 }
 
@@ -71,16 +75,19 @@ pub fn recent(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset) -> Vec<Chan
         .collect()
 }
 
-/// What changed since `looked_at`, as of `now`: each element by its latest change (the log
-/// records every change, so the latest one says where the element is now).
+/// What changed since `looked_at` in the snapshot whose glance (at the page's `now`) is
+/// `glance`: each element by its latest change (the log records every change, so the latest
+/// one says where it went), worded as the glance words it now. A change the glance no longer
+/// agrees with (the log says red, the element is green at `now`) is left out: the glance is
+/// what is true now.
 pub fn since_looked(
     s: &Snapshot,
+    glance: &Glance,
     looked_at: DateTime<Utc>,
-    now: DateTime<Utc>,
     offset: FixedOffset,
 ) -> SinceLooked {
     let w = Words {
-        now,
+        now: s.generated_at.max(looked_at),
         offset,
         held: &[],
     };
@@ -88,6 +95,8 @@ pub fn since_looked(
         looked: w.time(looked_at),
         ..SinceLooked::default()
     };
+    let mut red = Vec::new();
+    let mut amber = Vec::new();
     // Transitions come newest first: the first one of a key is its latest.
     let mut seen: Vec<&str> = Vec::new();
     for t in &s.transitions {
@@ -95,15 +104,39 @@ pub fn since_looked(
             continue;
         }
         seen.push(&t.key);
-        let list = match (t.at > looked_at, t.to) {
-            (true, Band::Red) => &mut out.turned_red,
-            (true, Band::Amber) => &mut out.turned_amber,
-            (true, Band::Green) => &mut out.recovered,
-            (false, Band::Red) => &mut out.still_red,
-            (false, _) => continue,
+        if t.at <= looked_at {
+            continue;
+        }
+        let mut c = change(t, &w);
+        if t.to == Band::Green {
+            // Another of the row's parts may be red now (a host's other service): then the
+            // row did not recover.
+            if !glance.needs.iter().any(|n| n.anchor == c.anchor)
+                && !out.recovered.iter().any(|r: &Change| r.anchor == c.anchor)
+            {
+                out.recovered.push(c);
+            }
+            continue;
+        }
+        let Some(need) = glance.needs.iter().find(|n| n.anchor == c.anchor) else {
+            continue;
         };
-        list.push(change(t, &w));
+        if red
+            .iter()
+            .chain(&amber)
+            .any(|r: &Change| r.anchor == c.anchor)
+        {
+            continue;
+        }
+        c.band = need.band;
+        c.what = need.what.clone();
+        c.reason = (!need.reason.is_empty()).then(|| need.reason.clone());
+        match need.band {
+            Band::Red => red.push(c),
+            _ => amber.push(c),
+        }
     }
+    out.turned = red.into_iter().chain(amber).collect();
     out
 }
 
@@ -255,40 +288,62 @@ mod tests {
             ),
         ]);
         let now = t("2026-11-30T15:00:00Z");
-        let seen = since_looked(&s, t("2026-11-30T14:00:00Z"), now, utc());
+        // What the glance says now: lyra red (in today's words), min amber, gdrive red.
+        let mut glance = Glance::new(&s, now, utc());
+        glance.needs = vec![
+            need(Red, "agent lyra", "down: connection refused", "agent-lyra"),
+            need(
+                Red,
+                "backup gdrive",
+                "latest backup 3 d old",
+                "backup-gdrive",
+            ),
+            need(Amber, "agent min", "last exchange 3 h ago", "agent-min"),
+        ];
+        let seen = since_looked(&s, &glance, t("2026-11-30T14:00:00Z"), utc());
         assert_eq!(seen.looked, "14:00");
+        let lines: Vec<(&str, Option<&str>, &str)> = seen
+            .turned
+            .iter()
+            .map(|c| (c.what.as_str(), c.reason.as_deref(), c.when.as_str()))
+            .collect();
+        // Red first, in the glance's current words, not the log's of the time.
         assert_eq!(
-            whats(&seen.turned_red),
-            [("agent lyra", "ok → fail", "14:50")]
-        );
-        assert_eq!(
-            whats(&seen.turned_amber),
-            [("agent min", "ok → warn", "14:30")]
+            lines,
+            [
+                ("agent lyra", Some("down: connection refused"), "14:50"),
+                ("agent min", Some("last exchange 3 h ago"), "14:30"),
+            ]
         );
         assert_eq!(
             whats(&seen.recovered),
             [("service nginx on lab", "fail → ok", "14:40")]
         );
-        // Red before the look and never changed since; prod recovered before the look: quiet.
-        assert_eq!(
-            whats(&seen.still_red),
-            [("backup gdrive", "new → fail", "13:00")]
-        );
-        assert_eq!(seen.recovered[0].reason, None);
-        assert_eq!(seen.turned_red[0].reason.as_deref(), Some("lyra is fail"));
         assert_eq!(seen.recovered[0].anchor, "host-lab");
-        assert_eq!(seen.still_red[0].anchor, "backup-gdrive");
+        // Red before the look and never changed since: not a change (Needs you lists it).
+        assert!(!seen.is_new("backup-gdrive") && seen.is_new("agent-lyra"));
 
-        // A look after everything: only what is still red.
-        let later = since_looked(&s, now, now, utc());
-        assert!(later.turned_red.is_empty() && later.recovered.is_empty());
-        assert_eq!(
-            whats(&later.still_red),
-            [
-                ("agent lyra", "ok → fail", "14:50"),
-                ("backup gdrive", "new → fail", "13:00")
-            ]
-        );
+        // A look after everything: nothing changed.
+        let later = since_looked(&s, &glance, now, utc());
+        assert!(later.is_empty());
+
+        // The log says min went amber, but the glance says it is green now: left out.
+        glance.needs.truncate(2);
+        let seen = since_looked(&s, &glance, t("2026-11-30T14:00:00Z"), utc());
+        assert_eq!(seen.turned.len(), 1);
+    }
+
+    fn need(band: Band, what: &str, reason: &str, anchor: &str) -> super::super::Need {
+        super::super::Need {
+            band,
+            what: what.into(),
+            reason: reason.into(),
+            since: None,
+            anchor: anchor.into(),
+            held: None,
+            kind: super::super::types::Kind::Agent,
+            count: 1,
+        }
     }
 
     #[test]

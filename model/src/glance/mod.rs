@@ -34,7 +34,7 @@ mod systems;
 mod tasks;
 mod types;
 
-pub use parts::{anchor, few_words, order};
+pub use parts::{anchor, few_words, few_words_within, order};
 pub use tasks::stuck_at;
 pub use types::{
     Check, Checks, Fact, Group, HELD_ICON, Need, Problem, Row, Section, Strip, favicon,
@@ -99,7 +99,7 @@ impl Glance {
                 needs.push(Need {
                     band: *band,
                     what: section.title.to_string(),
-                    reason: few_words(text),
+                    reason: few_words_within(text, usize::MAX),
                     since: None,
                     anchor: section.id.to_string(),
                     held: held.clone(),
@@ -138,7 +138,7 @@ impl Glance {
                 needs.push(Need {
                     band: row.band,
                     what: row.what.clone(),
-                    reason: few_words(&reason),
+                    reason: few_words_within(&reason, usize::MAX),
                     since: row.since.map(|t| w.since(t)),
                     anchor: row.anchor.clone(),
                     held: row.held.clone(),
@@ -161,7 +161,10 @@ impl Glance {
         // standard sorts cost the page kilobytes).
         let (red, amber): (Vec<Need>, Vec<Need>) =
             needs.into_iter().partition(|n| n.band == Band::Red);
-        let needs: Vec<Need> = red.into_iter().chain(amber).collect();
+        let mut needs: Vec<Need> = red.into_iter().chain(amber).collect();
+        for n in &mut needs {
+            n.reason = few_words_within(&n.reason, n.room_for_reason());
+        }
         let headline = headline(&needs, &counts);
         Glance {
             band: counts.worst(),
@@ -194,6 +197,24 @@ impl Glance {
             Band::Amber => format!("{} {} · fleet", Band::Amber.icon(), self.counts.amber),
             Band::Red => format!("{} {} · fleet", Band::Red.icon(), self.counts.red),
         }
+    }
+}
+
+/// A needs-you line on a phone (what, reason, since, and a "new" mark) is at most two lines:
+/// about this many characters of the page's small type at 390 px, measured in the browser
+/// test (`the_demo_fleet_fits_a_phones_first_screen`).
+const NEED_LINE: usize = 78;
+/// A reason is never cut shorter than this: a name that long gets a third line instead.
+const NEED_REASON_MIN: usize = 24;
+
+impl Need {
+    /// Characters left for the reason on a two-line needs-you line.
+    fn room_for_reason(&self) -> usize {
+        let since = self.since.as_deref().map_or(0, |s| s.chars().count() + 1);
+        // " · " between what and reason.
+        NEED_LINE
+            .saturating_sub(self.what.chars().count() + 3 + since)
+            .max(NEED_REASON_MIN)
     }
 }
 
@@ -296,9 +317,9 @@ mod tests {
                 "✖ agent lyra · down: connection refused",
                 "✖ agent vega · agent card lists no skills",
                 "✖ task t_stuck (min) · no reply for 100 s (>= 60 s) · since 19:19",
-                "✖ board daily-operation · projection refused: daily-operation.kanban has no…",
+                "✖ board daily-operation · projection refused: daily-operation.kanban…",
                 "✖ card Job t_crash · crashed: the worker process died · since 19:12",
-                "✖ card Job t_slow · timed_out: the worker was killed after 1 h 30 min… · since 19:13",
+                "✖ card Job t_slow · timed_out: the worker was killed… · since 19:13",
                 "✖ host prod · service hermes-gateway failed · cron db-dump down",
                 "▲ agent juno · last exchange 3 h ago · since 16:50",
                 "▲ card Job t_blk · blocked: needs_input",

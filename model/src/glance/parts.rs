@@ -56,14 +56,20 @@ impl Words<'_> {
 
 /// `text` in a few words: its first clause, paths as file names, cut at a word.
 pub fn few_words(text: &str) -> String {
+    few_words_within(text, FEW_WORDS)
+}
+
+/// `text` in at most `max` characters: its first clause, paths as file names, cut between
+/// words (never inside one: a fragment reads as another word), "…" marking the cut.
+pub fn few_words_within(text: &str, max: usize) -> String {
     let (short, _) = without_paths(text);
     let first = short.split("; ").next().unwrap_or(&short).trim();
-    if first.chars().count() <= FEW_WORDS {
+    if first.chars().count() <= max {
         return first.to_string();
     }
     let mut cut = String::new();
     for word in first.split(' ') {
-        if cut.chars().count() + word.chars().count() + 1 > FEW_WORDS {
+        if cut.chars().count() + word.chars().count() + 1 > max {
             break;
         }
         if !cut.is_empty() {
@@ -72,8 +78,12 @@ pub fn few_words(text: &str) -> String {
         cut.push_str(word);
     }
     if cut.is_empty() {
-        cut = first.chars().take(FEW_WORDS).collect();
+        // One word longer than the room (a hash, a URL): its start says which.
+        cut = first.chars().take(max).collect();
     }
+    // "…" after a word, not after the comma or colon that joined it to the next.
+    let kept = cut.trim_end_matches([',', ':', ';', ' ', '·']).len();
+    cut.truncate(kept);
     cut.push('…');
     cut
 }
@@ -289,6 +299,26 @@ pub(super) fn join(parts: &[&str]) -> String {
 mod tests {
     use super::*;
     use crate::glance::fixtures::*;
+
+    #[test]
+    fn a_cut_is_between_words_and_never_after_a_joining_mark() {
+        let reason = "crashed: the worker process died at 19:12, restart pending";
+        for max in 8..reason.len() {
+            let cut = few_words_within(reason, max);
+            assert!(cut.chars().count() <= max + 1, "{max}: {cut:?}");
+            let stem = cut.trim_end_matches('…');
+            assert!(reason.starts_with(stem), "{max}: {cut:?}");
+            // The next character of the whole reason ends a word: nothing was cut mid-word.
+            let next = reason[stem.len()..].chars().next();
+            assert!(
+                matches!(next, Some(' ' | ':' | ',')),
+                "{max}: {cut:?} is followed by {next:?}"
+            );
+            assert!(!stem.ends_with([':', ',', ' ']), "{max}: {cut:?}");
+        }
+        assert_eq!(few_words_within(reason, 200), reason);
+        assert_eq!(few_words_within(reason, 17), "crashed: the…");
+    }
 
     #[test]
     fn few_words_cut_at_a_word_and_name_files_not_paths() {
