@@ -211,27 +211,6 @@ impl QueueTask {
             Some(_) => None,
         }
     }
-
-    /// The one-line account of who has it: "owned by sol, ETA 15:40", "tagged mira, nova: no
-    /// ACK yet", "done".
-    pub fn ownership(&self) -> String {
-        let mut words = match (&self.owner, &self.ack) {
-            (Some(owner), Some(ack)) if ack.kind == "owning" => format!("owned by {owner}"),
-            // The ACK is the escalating agent's; the new owner has not ACKed yet.
-            (Some(owner), Some(ack)) if ack.kind == "escalating" => {
-                format!("escalated by {} to {owner}: no ACK yet", ack.by)
-            }
-            (Some(owner), Some(ack)) => format!("{owner}: ACK {}", ack.kind),
-            (Some(owner), None) => format!("assigned to {owner}: no ACK yet"),
-            (None, _) if self.tagged.is_empty() => "unassigned".to_string(),
-            (None, _) => format!("tagged {}: no owner yet", self.tagged.join(", ")),
-        };
-        if let Some(eta) = self.ack.as_ref().and_then(|a| a.eta) {
-            use chrono::Timelike;
-            words.push_str(&format!(", ETA {:02}:{:02} UTC", eta.hour(), eta.minute()));
-        }
-        words
-    }
 }
 
 #[cfg(test)]
@@ -299,7 +278,6 @@ mod tests {
             ..task()
         };
         assert_eq!(at(&owned, 3600), (Band::Green, None));
-        assert_eq!(owned.ownership(), "owned by sol, ETA 14:45 UTC");
     }
 
     #[test]
@@ -365,11 +343,6 @@ mod tests {
             ..task()
         };
         assert_eq!(at(&escalated, 599), (Band::Green, None));
-        let handed_on = QueueTask {
-            owner: Some("min".into()),
-            ..escalated.clone()
-        };
-        assert_eq!(handed_on.ownership(), "escalated by sol to min: no ACK yet");
         assert_eq!(
             at(&escalated, 600),
             (
@@ -387,6 +360,5 @@ mod tests {
             at(&died, 3600),
             (Band::Red, Some("worker died: no report for 1 h".into()))
         );
-        assert_eq!(task().ownership(), "tagged mira, nova, sol: no owner yet");
     }
 }

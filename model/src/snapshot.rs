@@ -521,12 +521,19 @@ impl History {
     /// "24 h uptime 97.9 %" once the samples span the strip, "uptime 100.0 % since 15:15 UTC,
     /// 38 samples" until then, "uptime: no samples yet" before the first.
     pub fn uptime_words(&self) -> String {
-        self.uptime_words_at(chrono::FixedOffset::east_opt(0).expect("UTC is an offset"))
+        self.words(
+            chrono::FixedOffset::east_opt(0).expect("UTC is an offset"),
+            " UTC",
+        )
     }
 
-    /// [`History::uptime_words`] with the time of day at `offset` from UTC (the reader's zone;
-    /// "UTC" is said only when it is UTC).
+    /// [`History::uptime_words`] with the time of day at `offset` from UTC, the reader's zone,
+    /// which the glance names once for all its times: never said here.
     pub fn uptime_words_at(&self, offset: chrono::FixedOffset) -> String {
+        self.words(offset, "")
+    }
+
+    fn words(&self, offset: chrono::FixedOffset, zone: &str) -> String {
         let Some(pct) = self.uptime_24h_pct.filter(|_| self.samples > 0) else {
             return "uptime: no samples yet".into();
         };
@@ -540,11 +547,6 @@ impl History {
                     n => format!("{n} samples"),
                 };
                 let t = t.with_timezone(&offset);
-                let zone = if offset.local_minus_utc() == 0 {
-                    " UTC"
-                } else {
-                    ""
-                };
                 format!(
                     "uptime {pct} % since {:02}:{:02}{zone}, {samples}",
                     t.hour(),
@@ -616,6 +618,12 @@ mod tests {
         assert_eq!(
             history(1, Some(0.0), Some(at(9, 5))).uptime_words(),
             "uptime 0.0 % since 09:05 UTC, 1 sample"
+        );
+        // The glance names the reader's zone once: its strips never say it.
+        let utc = chrono::FixedOffset::east_opt(0).unwrap();
+        assert_eq!(
+            history(1, Some(0.0), Some(at(9, 5))).uptime_words_at(utc),
+            "uptime 0.0 % since 09:05, 1 sample"
         );
         assert_eq!(
             history(700, Some(97.94), None).uptime_words(),

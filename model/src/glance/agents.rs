@@ -2,8 +2,8 @@
 //! exchange, and behind the tap its skills, model, usage window, heartbeat and endpoint.
 
 use super::parts::{
-    Words, anchor, code, crossed, fact, group, join, problem, red_first, section, shown, sorted,
-    strip,
+    Reader, anchor, code, crossed, fact, group, join, plain_reason, problem, red_first, section,
+    shown, sorted, strip,
 };
 use super::types::{Kind, Row, Section};
 use crate::alerts::key;
@@ -11,9 +11,8 @@ use crate::band::Band;
 use crate::probe::Probe;
 use crate::rules::RulesView;
 use crate::snapshot::{Agent, Snapshot};
-use crate::words::human_age;
 
-pub(super) fn agents(s: &Snapshot, w: &Words) -> Section {
+pub(super) fn agents(s: &Snapshot, w: &Reader) -> Section {
     let meta = &s.sections.agents;
     let mut view = section("agents", "Agents", meta, w);
     view.problem = problem(&s.agents, meta, "agents", w);
@@ -33,28 +32,29 @@ pub(super) fn agents(s: &Snapshot, w: &Words) -> Section {
     view
 }
 
-fn agent_row(a: &Agent, rules: &RulesView, w: &Words) -> Row {
-    let reason = a.reason.clone().filter(|_| a.band != Band::Green);
+fn agent_row(a: &Agent, rules: &RulesView, w: &Reader) -> Row {
+    let (reason, cut) = plain_reason(a.reason.clone().filter(|_| a.band != Band::Green));
     let r = reason.as_deref();
-    let exchange = match &a.last_exchange_s {
+    let last = match &a.last_exchange_s {
+        Probe::Value(age) => Some(w.ago(crossed(a.checked_at, *age, 0))),
+        _ => None,
+    };
+    let exchange = match (&a.last_exchange_s, &last) {
         // A down agent's last exchange is a fact, never an "ok".
-        Probe::Value(age) => (
-            format!("{} ago", human_age(w.age(a.checked_at, *age))),
+        (Probe::Value(_), Some(last)) => (
+            last.clone(),
             (a.up && a.exchange_band != Band::Green).then_some(a.exchange_band),
         ),
-        other => shown(other, |_| String::new()),
+        (other, _) => shown(other, |_| String::new()),
     };
-    let age_words = match &a.last_exchange_s {
-        Probe::Value(age) => format!("{} ago", human_age(w.age(a.checked_at, *age))),
-        _ => String::new(),
-    };
+    let age_words = last.unwrap_or_default();
     let place = join(&[
         a.plane.as_deref().unwrap_or(""),
         a.lane.value().map_or("", String::as_str),
         &age_words,
     ]);
     let skills = match &a.skills_count {
-        Probe::Value(0) => ("0: the card lists no skills".into(), Some(Band::Red)),
+        Probe::Value(0) => ("none".into(), Some(Band::Red)),
         other => shown(other, u32::to_string),
     };
     let window = shown(&a.window, |w| match (&w.percent, &w.status) {
@@ -82,6 +82,7 @@ fn agent_row(a: &Agent, rules: &RulesView, w: &Words) -> Row {
         ),
         fact("endpoint", (a.endpoint.clone(), None), r),
     ];
+    facts.extend(cut);
     if a.audit_skipped_lines > 0 {
         facts.push(fact(
             "audit lines skipped",
@@ -180,7 +181,10 @@ mod tests {
         let g = at(&s, 0);
         let min = row(&g, "agent-min");
         assert_eq!(min.band, Band::Amber);
-        assert_eq!(min.reason.as_deref(), Some("model window 93 % (>= 90 %)"));
+        assert_eq!(min.reason.as_deref(), Some("model window 93 %"));
+        // The rule is cut from the reason and kept behind the tap.
+        let rule = min.facts.iter().find(|f| f.label == "rule").unwrap();
+        assert_eq!(rule.text, "90 % or more");
         let window = min.facts.iter().find(|f| f.label == "window").unwrap();
         assert_eq!(
             (window.text.as_str(), window.band),
@@ -215,7 +219,7 @@ mod tests {
         let g = at(&s, 0);
         assert_eq!(
             row(&g, "agent-min").strip.as_ref().unwrap().label,
-            "uptime 100.0 % since 17:15 UTC, 38 samples"
+            "uptime 100.0 % since 17:15, 38 samples"
         );
         // In the reader's zone, which the page names elsewhere.
         let plus_one = Glance::new(&s, s.generated_at, FixedOffset::east_opt(3600).unwrap());

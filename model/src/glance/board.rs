@@ -5,8 +5,8 @@
 use chrono::{DateTime, Utc};
 
 use super::parts::{
-    Words, anchor, code, fact, group, join, order, problem, red_first, section, shown,
-    without_paths,
+    Reader, anchor, code, fact, group, join, order, plain, plain_reason, problem, red_first,
+    section, shown, without_paths,
 };
 use super::types::{Group, Kind, Need, Row, Section};
 use crate::alerts::key;
@@ -25,7 +25,7 @@ impl Card {
     }
 }
 
-pub(super) fn board(s: &Snapshot, w: &Words) -> Section {
+pub(super) fn board(s: &Snapshot, w: &Reader) -> Section {
     let meta = &s.sections.board;
     let mut view = section("board", "Board", meta, w);
     view.problem = problem(&s.tasks.board, meta, "tasks.board", w);
@@ -113,7 +113,7 @@ fn bands_in_words(red: u64, amber: u64) -> String {
 /// One board's unlisted cards as lots for the verdict: its red and amber ones (each a
 /// needs-you line leading to the board's row, held as their element `board:<name>/unlisted`
 /// is), and the green rest.
-fn unlisted(src: &BoardSource, w: &Words) -> Vec<Need> {
+fn unlisted(src: &BoardSource, w: &Reader) -> Vec<Need> {
     let lot = |band: Band, n: u64, reason: String| Need {
         band,
         what: format!("board {}", src.name),
@@ -147,7 +147,7 @@ fn unlisted(src: &BoardSource, w: &Words) -> Vec<Need> {
     out
 }
 
-fn board_groups(b: &Board, w: &Words) -> Vec<Group> {
+fn board_groups(b: &Board, w: &Reader) -> Vec<Group> {
     let mut groups = Vec::new();
     let mut sources = group(red_first(
         b.sources.iter().map(|src| source_row(src, w)).collect(),
@@ -190,7 +190,7 @@ fn board_groups(b: &Board, w: &Words) -> Vec<Group> {
     groups
 }
 
-fn source_row(src: &BoardSource, w: &Words) -> Row {
+fn source_row(src: &BoardSource, w: &Reader) -> Row {
     let band = src.band();
     let cards = shown(&src.cards, |n| {
         format!("{} cards", thousands(u64::from(*n)))
@@ -218,8 +218,10 @@ fn source_row(src: &BoardSource, w: &Words) -> Row {
         paths.extend(p);
         short
     });
+    let (reason, cut) = plain_reason(reason);
     let r = reason.as_deref();
     let mut facts = vec![fact("cards", cards.clone(), r)];
+    facts.extend(cut);
     if !src.columns.is_empty() {
         let per_column: Vec<String> = src
             .columns
@@ -296,7 +298,7 @@ fn source_row(src: &BoardSource, w: &Words) -> Row {
 
 /// A condition's text with its UTC stamp (" at 2026-11-30 19:12 UTC", as the board collector
 /// writes it) said in the reader's zone, and that time.
-fn stamped(text: &str, w: &Words) -> (String, Option<DateTime<Utc>>) {
+fn stamped(text: &str, w: &Reader) -> (String, Option<DateTime<Utc>>) {
     const STAMP: usize = " at 2026-11-30 19:12 UTC".len();
     let Some(start) = text.find(" at ") else {
         return (text.to_string(), None);
@@ -333,7 +335,7 @@ fn stamped(text: &str, w: &Words) -> (String, Option<DateTime<Utc>>) {
     }
 }
 
-fn card_row(c: &Card, w: &Words) -> Row {
+fn card_row(c: &Card, w: &Reader) -> Row {
     let band = c.judged();
     let mut since = None;
     let reason = (band != Band::Green).then(|| {
@@ -356,18 +358,20 @@ fn card_row(c: &Card, w: &Words) -> Row {
             said.join("; ")
         }
     });
+    let (reason, cut) = plain_reason(reason);
     let r = reason.as_deref();
     let owner = c.assignee.as_deref().unwrap_or("unassigned");
     let age = human_age(w.age(c.checked_at, c.age_s));
     let mut facts = vec![fact("id", (format!("{} {}", c.board, c.id), None), r)];
-    if let Some(k) = &c.block_kind
-        && !r.is_some_and(|r| r.contains(k.as_str()))
+    if let Some(k) = c.block_kind.as_deref().map(|k| plain(k).0)
+        && !r.is_some_and(|r| r.contains(&k))
     {
-        facts.push(fact("blocked", (k.clone(), None), r));
+        facts.push(fact("blocked", (k, None), r));
     }
     if band == Band::Green && !c.conditions.is_empty() {
-        facts.push(fact("events", (c.conditions.join("; "), None), r));
+        facts.push(fact("events", (plain(&c.conditions.join("; ")).0, None), r));
     }
+    facts.extend(cut);
     if let Some(p) = c.priority {
         facts.push(fact("priority", (p.to_string(), None), r));
     }
@@ -415,13 +419,13 @@ mod tests {
         let slow = row(&g, "card-ops-t_slow");
         assert_eq!(
             slow.reason.as_deref(),
-            Some("timed_out: the worker was killed after 1 h 30 min (limit 1 h) at 20:13")
+            Some("timed out: the worker was killed after 1 h 30 min (limit 1 h) at 20:13")
         );
         let need = g.needs.iter().find(|n| n.anchor == crash.anchor).unwrap();
         assert_eq!(need.since.as_deref(), Some("since 20:12"));
         // A blocked card's kind is said once, by its condition.
         let blocked = row(&g, "card-ops-t_blk");
-        assert_eq!(blocked.reason.as_deref(), Some("blocked: needs_input"));
+        assert_eq!(blocked.reason.as_deref(), Some("blocked: needs input"));
         assert!(blocked.facts.iter().all(|f| f.label != "blocked"));
         // A stale card is red whatever its band said.
         let mut stale = s.clone();
@@ -630,7 +634,7 @@ mod tests {
                 (
                     Band::Amber,
                     "card Job t_blk",
-                    "blocked: needs_input",
+                    "blocked: needs input",
                     "card-ops-t_blk"
                 ),
                 (

@@ -15,6 +15,7 @@ use crate::snapshot::{
     Agent, Backups, Board, BoardSource, Card, CronCheck, CronState, LiveTask, NamedCheck,
     SectionMeta, Sections, Snapshot, System,
 };
+use crate::words::human_age;
 
 pub(super) fn rules() -> RulesView {
     RulesView {
@@ -69,7 +70,7 @@ pub(super) fn task(id: &str, age_s: u64, stuck: bool, state: &str) -> LiveTask {
         age_s,
         stuck,
         status: if stuck { Asc::TIMEOUT } else { Asc::RUNNING },
-        reason: stuck.then(|| format!("no reply for {age_s} s (>= 60 s)")),
+        reason: stuck.then(|| format!("no reply for {} (>= 1 min)", human_age(age_s))),
         checked_at: t0(),
         stale: false,
     }
@@ -173,13 +174,18 @@ pub(super) fn fleet() -> Snapshot {
         backups: meta,
         ..Sections::default()
     };
-    let mut vega = agent("vega", Band::Red, true, Some("agent card lists no skills"));
+    let mut vega = agent(
+        "vega",
+        Band::Red,
+        true,
+        Some("its card lists no skills: it cannot be given work"),
+    );
     vega.skills_count = Probe::Value(0);
     vega.status = Asc::FAILED_PRECONDITION;
     let mut lyra = agent("lyra", Band::Red, false, Some("down: connection refused"));
     lyra.skills_count = Probe::error("down: connection refused");
     lyra.heartbeat = Probe::error("heartbeat: connection refused");
-    let mut juno = agent("juno", Band::Amber, true, Some("last exchange 3 h ago"));
+    let mut juno = agent("juno", Band::Amber, true, Some("no exchange for 3 h"));
     juno.last_exchange_s = Probe::Value(3 * 3600);
     juno.exchange_band = Band::Amber;
     juno.status = Asc::SUCCESS_WITH_WARNINGS;
@@ -297,6 +303,103 @@ pub(super) fn queue_task(id: &str, minutes_ago: i64) -> QueueTask {
         checked_at: t0(),
         stale: false,
     }
+}
+
+/// A queue with one task of each kind of ownership: owned with an ETA (q_ok), tagged and
+/// not taken (q_new), assigned to vega and not taken (q_vega), escalated to min (q_esc),
+/// blocked (q_blk), orphaned (q_orph), and a finished one (q_done).
+pub(super) fn queued() -> Snapshot {
+    use crate::{QueueAck, QueueTask};
+    let mut s = fleet();
+    s.sections.queue = SectionMeta {
+        configured: true,
+        checked_at: Some(t0()),
+        duration_ms: Some(1),
+        stale: false,
+    };
+    let task = queue_task;
+    let ack = |kind: &str, by: &str, t: &QueueTask| QueueAck {
+        kind: kind.into(),
+        by: by.into(),
+        at: t.created_at,
+        eta: None,
+        to: None,
+    };
+    let owned = |mut t: QueueTask| {
+        t.owner = Some("sol".into());
+        t.state = "TASK_STATE_WORKING".into();
+        t.ack = Some(ack("owning", "sol", &t));
+        t
+    };
+    let mut ok = owned(task("q_ok", 20));
+    ok.ack.as_mut().unwrap().eta = Some(t0() + chrono::Duration::minutes(25));
+    ok.last_report_at = Some(t0() - chrono::Duration::minutes(3));
+    let mut blocked = owned(task("q_blk", 30));
+    blocked.blocked_on = Some("t_1a2b: LAB disk full".into());
+    let mut done = owned(task("q_done", 50));
+    done.state = "TASK_STATE_COMPLETED".into();
+    let mut vega = task("q_vega", 12);
+    vega.owner = Some("vega".into());
+    let mut esc = task("q_esc", 40);
+    esc.owner = Some("min".into());
+    let mut handed = ack("escalating", "sol", &esc);
+    handed.at = t0() - chrono::Duration::minutes(15);
+    handed.to = Some("min".into());
+    esc.ack = Some(handed);
+    let mut orphan = owned(task("q_orph", 45));
+    orphan.state = "TASK_STATE_FAILED".into();
+    orphan.status_message = Some(crate::queue::ORPHANED_MESSAGE.into());
+    s.tasks.queue = Probe::Value(vec![
+        ok,
+        // Created 9 min before the snapshot: its ACK falls due a minute after it.
+        task("q_new", 9),
+        vega,
+        esc,
+        blocked,
+        orphan,
+        done,
+    ]);
+    s
+}
+
+/// Every word of a glance that is not a row's anchor or band: what the reader may read.
+pub(super) fn all_words(g: &Glance) -> Vec<String> {
+    let mut out = vec![g.headline.clone(), g.as_of.clone()];
+    for n in &g.needs {
+        out.extend([n.what.clone(), n.reason.clone()]);
+        out.extend(n.since.clone());
+        out.extend(n.held.clone());
+    }
+    for s in &g.sections {
+        out.extend(s.checked.clone());
+        out.extend(s.note.clone());
+        out.extend(s.problem.as_ref().map(|p| p.text.clone()));
+        for grp in &s.groups {
+            out.extend(grp.title.clone());
+            out.extend(grp.folded.clone());
+            out.extend(grp.empty.map(String::from));
+            for r in &grp.rows {
+                out.extend([r.title.clone(), r.summary.clone()]);
+                out.extend(r.reason.clone());
+                out.extend(r.held.clone());
+                out.extend(r.code.clone());
+                for f in &r.facts {
+                    out.push(f.text.clone());
+                    out.extend(f.held.clone());
+                }
+                for c in r.checks.iter().flat_map(|c| &c.items) {
+                    out.push(c.text.clone());
+                    out.extend(c.why.clone());
+                    out.extend(c.held.clone());
+                }
+                if let Some(strip) = &r.strip {
+                    out.push(strip.label.clone());
+                    out.extend(strip.axis.map(String::from));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `key` held until `minutes` after t0 (19:20 UTC) for `reason`.

@@ -8,9 +8,11 @@
 //! lay it out, so they cannot disagree about what is red or how it is said.
 //!
 //! It is computed at `now`: the page calls it every second while its data is fresh (ages count
-//! up, a live task crossing the stuck rule turns STUCK), and at the time of the last good poll
-//! while it is not (nothing is invented from a ticking clock). `snapshot.html` calls it at the
-//! snapshot's own `generated_at`. Kept light for WebAssembly: plain structs, strings built once,
+//! up, a live task crossing the stuck rule turns STUCK). While it is not, the page calls
+//! [`Glance::frozen`]: the glance at the snapshot's own `generated_at` that says every moment as
+//! a time of day ("as of 19:15", "at 19:12"), never as an age, since an age would count from a
+//! clock the data no longer follows. `snapshot.html` calls it at the snapshot's own
+//! `generated_at`. Every time of day is in the reader's zone, named once ([`Glance::zone`]). Kept light for WebAssembly: plain structs, strings built once,
 //! times and numbers formatted by hand (chrono's and Rust's float formatting cost kilobytes).
 //!
 //! Alerting adds words, never bands: an element whose alerts are held back (a silence, a
@@ -48,7 +50,7 @@ use crate::summary::Verdict;
 use crate::words::thousands;
 use agents::agents;
 use board::board;
-use parts::Words;
+use parts::{Reader, Words};
 use systems::{backups, systems};
 use tasks::{live_tasks, queue};
 use types::Kind;
@@ -65,6 +67,9 @@ pub struct Glance {
     pub stale: Option<String>,
     /// The moment it is computed at, as a time of day ("14:02"): what a frozen page says.
     pub as_of: String,
+    /// The reader's zone, which every time of day is said in: "UTC", "UTC+01:00",
+    /// "UTC−05:00". Said once, at the top, by both renderers.
+    pub zone: String,
     /// Red items first, then amber, in section order.
     pub needs: Vec<Need>,
     pub sections: Vec<Section>,
@@ -73,10 +78,25 @@ pub struct Glance {
 impl Glance {
     /// The glance at `now`, times of day said at `offset` from UTC (the reader's zone).
     pub fn new(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset) -> Glance {
-        let w = Words {
-            now,
-            offset,
-            held: &s.alerts.held,
+        Glance::at(s, now, offset, false)
+    }
+
+    /// The glance of a snapshot the page cannot trust (the server hangs, the snapshot is
+    /// stale): computed at its own `generated_at`, every moment said as a time of day ("as of
+    /// 19:15", "last report at 19:02"), so nothing reads as fresh and nothing jumps back when
+    /// a poll fails.
+    pub fn frozen(s: &Snapshot, offset: FixedOffset) -> Glance {
+        Glance::at(s, s.generated_at, offset, true)
+    }
+
+    fn at(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset, frozen: bool) -> Glance {
+        let w = Reader {
+            words: Words {
+                now,
+                offset,
+                held: &s.alerts.held,
+            },
+            frozen,
         };
         let sections = vec![
             agents(s, &w),
@@ -172,6 +192,7 @@ impl Glance {
             headline,
             stale: s.staleness(now),
             as_of: w.time(now),
+            zone: zone(offset),
             needs,
             sections,
         }
@@ -216,6 +237,17 @@ impl Need {
             .saturating_sub(self.what.chars().count() + 3 + since)
             .max(NEED_REASON_MIN)
     }
+}
+
+/// "UTC" at offset 0, else "UTC+01:00", "UTC−05:00" (a minus sign, as the page prints it).
+fn zone(offset: FixedOffset) -> String {
+    let secs = offset.local_minus_utc();
+    if secs == 0 {
+        return "UTC".into();
+    }
+    let sign = if secs < 0 { '−' } else { '+' };
+    let mins = secs.unsigned_abs() / 60;
+    format!("UTC{sign}{:02}:{:02}", mins / 60, mins % 60)
 }
 
 /// The verdict in words: red items by kind ("3 agents down · 1 task stuck · 2 hosts"); amber
@@ -315,14 +347,14 @@ mod tests {
             lines,
             [
                 "✖ agent lyra · down: connection refused",
-                "✖ agent vega · agent card lists no skills",
-                "✖ task t_stuck (min) · no reply for 100 s (>= 60 s) · since 19:19",
-                "✖ board daily-operation · projection refused: daily-operation.kanban…",
+                "✖ agent vega · its card lists no skills: it cannot be given work",
+                "✖ task on min · no reply for 1 min · since 19:19",
+                "✖ board daily-operation · projection refused: daily-operation.kanban has no…",
                 "✖ card Job t_crash · crashed: the worker process died · since 19:12",
-                "✖ card Job t_slow · timed_out: the worker was killed… · since 19:13",
+                "✖ card Job t_slow · timed out: the worker was killed after 1 h 30 min… · since 19:13",
                 "✖ host prod · service hermes-gateway failed · cron db-dump down",
-                "▲ agent juno · last exchange 3 h ago · since 16:50",
-                "▲ card Job t_blk · blocked: needs_input",
+                "▲ agent juno · no exchange for 3 h · since 16:50",
+                "▲ card Job t_blk · blocked: needs input",
             ]
         );
         // Each line leads to its row.
@@ -406,6 +438,112 @@ mod tests {
                 .starts_with("snapshot is 10 min old")
         );
         assert_eq!(late.verdict(true).0, Band::Red);
+    }
+
+    /// Was: a page that could not trust its data froze the glance at the snapshot's moment
+    /// yet said "checked 6 s ago" under a banner saying the snapshot is 2 min old.
+    #[test]
+    fn a_frozen_glance_says_times_of_day_never_ages() {
+        let s = queued();
+        let live = at(&s, 0);
+        let frozen = Glance::frozen(&s, utc());
+        for section in &frozen.sections {
+            assert_eq!(
+                section.checked.as_deref(),
+                Some("as of 19:20"),
+                "{}",
+                section.id
+            );
+        }
+        for words in all_words(&frozen) {
+            assert!(!words.contains(" ago"), "{words:?}");
+            assert!(!words.starts_with("ago"), "{words:?}");
+        }
+        assert_eq!(live.sections[0].checked.as_deref(), Some("checked 0 s ago"));
+        // The same moments, said as times of day.
+        let said = |g: &Glance, anchor: &str, label: &str| {
+            row(g, anchor)
+                .facts
+                .iter()
+                .find(|f| f.label == label)
+                .unwrap()
+                .text
+                .clone()
+        };
+        assert_eq!(said(&live, "queue-q_ok", "last report"), "3 min ago");
+        assert_eq!(said(&frozen, "queue-q_ok", "last report"), "at 19:17");
+        assert_eq!(said(&live, "agent-min", "last exchange"), "1 min ago");
+        assert_eq!(said(&frozen, "agent-min", "last exchange"), "at 19:18");
+        assert_eq!(
+            row(&frozen, "host-prod").summary,
+            "via node_exporter · checked at 19:20"
+        );
+        // Bands, counts and needs are the glance's at the snapshot's moment.
+        assert_eq!(frozen.counts, live.counts);
+        assert_eq!(frozen.counts, s.verdict());
+        assert_eq!(frozen.as_of, "19:20");
+    }
+
+    /// Was: a queue row said "assigned to vega: no ACK yet" and "no ACK for 2 min: nobody
+    /// owns it"; an orphaned task's message three times.
+    #[test]
+    fn no_row_says_a_sentence_twice() {
+        let s = queued();
+        for g in [
+            at(&s, 0),
+            at(&s, 60),
+            at(&s, 3600),
+            Glance::frozen(&s, utc()),
+        ] {
+            for r in g
+                .sections
+                .iter()
+                .flat_map(|x| &x.groups)
+                .flat_map(|x| &x.rows)
+            {
+                for f in &r.facts {
+                    assert_ne!(
+                        Some(&f.text),
+                        r.reason.as_ref(),
+                        "{}: {}",
+                        r.anchor,
+                        f.label
+                    );
+                    assert_ne!(f.text, r.summary, "{}: {}", r.anchor, f.label);
+                }
+                if let Some(reason) = &r.reason
+                    && !r.summary.is_empty()
+                {
+                    assert!(!reason.contains(&r.summary), "{}: {reason}", r.anchor);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_time_is_in_the_readers_zone_which_is_named_once() {
+        let s = queued();
+        assert_eq!(at(&s, 0).zone, "UTC");
+        let plus_one = FixedOffset::east_opt(3600).unwrap();
+        let g = Glance::new(&s, s.generated_at, plus_one);
+        assert_eq!(g.zone, "UTC+01:00");
+        for words in all_words(&g)
+            .iter()
+            .chain(all_words(&Glance::frozen(&s, plus_one)).iter())
+        {
+            assert!(!words.contains("UTC"), "{words:?}");
+        }
+        assert_eq!(g.as_of, "20:20");
+        assert_eq!(row(&g, "queue-q_ok").summary, "owned by sol · ETA 20:45");
+        assert_eq!(
+            row(&g, "card-ops-t_crash").reason.as_deref(),
+            Some("crashed: the worker process died at 20:12")
+        );
+        let west = Glance::new(&s, s.generated_at, FixedOffset::west_opt(5 * 3600).unwrap());
+        assert_eq!(west.zone, "UTC−05:00");
+        assert_eq!(west.as_of, "14:20");
+        let india = Glance::new(&s, s.generated_at, FixedOffset::east_opt(19_800).unwrap());
+        assert_eq!(india.zone, "UTC+05:30");
     }
 
     #[test]

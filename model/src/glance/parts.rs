@@ -14,6 +14,8 @@ use crate::snapshot::{History, SectionMeta};
 use crate::words::{human_age, moment, seconds_since};
 
 const STRIP_AXIS: [&str; 3] = ["24 h ago", "12 h", "now"];
+/// A frozen glance's axis: its "now" is the snapshot's moment, not the reader's.
+const FROZEN_AXIS: [&str; 3] = ["24 h before", "12 h", "last known"];
 
 /// Needs-you reasons are cut here (at a word): a few words, not the whole story.
 const FEW_WORDS: usize = 52;
@@ -51,6 +53,42 @@ impl Words<'_> {
 
     pub(super) fn since(&self, t: DateTime<Utc>) -> String {
         format!("since {}", self.time(t))
+    }
+}
+
+/// [`Words`] as a glance says them: live, ages counting up ("3 min ago"), or frozen at the
+/// snapshot's moment, where an age would count from a clock the data no longer follows, so
+/// every moment is a time of day ("at 19:15"). A wrapper, not a field of `Words`: the band
+/// changes build their `Words` by hand and never say an age.
+pub(super) struct Reader<'a> {
+    pub(super) words: Words<'a>,
+    pub(super) frozen: bool,
+}
+
+impl<'a> std::ops::Deref for Reader<'a> {
+    type Target = Words<'a>;
+    fn deref(&self) -> &Words<'a> {
+        &self.words
+    }
+}
+
+impl Reader<'_> {
+    /// "3 min ago", or, frozen, "at 19:15": every moment the glance says relative to now.
+    pub(super) fn ago(&self, t: DateTime<Utc>) -> String {
+        if self.frozen {
+            format!("at {}", self.time(t))
+        } else {
+            format!("{} ago", human_age(seconds_since(t, self.now)))
+        }
+    }
+
+    /// A section's freshness: "checked 12 s ago", or, frozen, "as of 19:15".
+    pub(super) fn checked(&self, at: DateTime<Utc>) -> String {
+        if self.frozen {
+            format!("as of {}", self.time(at))
+        } else {
+            format!("checked {}", self.ago(at))
+        }
     }
 }
 
@@ -105,6 +143,111 @@ pub(super) fn without_paths(text: &str) -> (String, Vec<String>) {
         })
         .collect();
     (words.join(" "), paths)
+}
+
+/// Wire states an operator reads better in other words than with their underscores spaced.
+const STATE_WORDS: [(&str, &str); 4] = [
+    ("timed_out", "timed out"),
+    ("needs_input", "needs input"),
+    ("gave_up", "gave up"),
+    ("spawn_failed", "failed to start"),
+];
+
+/// A reason in plain words, and the data words cut from it as labelled details (`rule`,
+/// `config`): the collectors' reasons carry wire states ("timed_out"), rules ("(>= 60 s)"),
+/// config keys ("(kanban.dispatch_profiles)") and ages in seconds ("110 s"), which the row
+/// keeps behind the tap while its reason says what happened.
+pub(super) fn plain(reason: &str) -> (String, Vec<(&'static str, String)>) {
+    let tokens: Vec<&str> = reason.split(' ').collect();
+    let mut words: Vec<String> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        let (lead, core, tail) = punctuated(tokens[i]);
+        let seconds = core
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| core.parse::<u64>().ok())
+            .flatten()
+            .filter(|_| tail.is_empty());
+        let next = tokens.get(i + 1).map(|t| punctuated(t));
+        // "110 s" as "1 min": one unit per duration, as every other age is said.
+        if let (Some(n), Some(("", "s", next_tail))) = (seconds, next) {
+            words.push(format!("{lead}{}{next_tail}", human_age(n)));
+            i += 2;
+            continue;
+        }
+        let snake = core.contains('_')
+            && core
+                .split('_')
+                .all(|part| part.len() >= 2 && part.bytes().all(|b| b.is_ascii_lowercase()));
+        if snake {
+            let spaced = STATE_WORDS
+                .iter()
+                .find(|(wire, _)| *wire == core)
+                .map_or_else(|| core.replace('_', " "), |(_, words)| words.to_string());
+            words.push(format!("{lead}{spaced}{tail}"));
+        } else {
+            words.push(tokens[i].to_string());
+        }
+        i += 1;
+    }
+    let mut text = words.join(" ");
+    let mut details = Vec::new();
+    let mut from = 0;
+    while let Some(open) = text[from..].find(" (").map(|o| from + o) {
+        let Some(close) = text[open..].find(')').map(|c| open + c) else {
+            break;
+        };
+        let inner = &text[open + 2..close];
+        let key = !inner.is_empty()
+            && !inner.contains(' ')
+            && (inner.contains('.') || inner.contains('_'))
+            && inner
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'_');
+        let detail = if let Some(limit) = inner.strip_prefix(">= ") {
+            Some(("rule", format!("{limit} or more")))
+        } else if key {
+            Some(("config", inner.to_string()))
+        } else {
+            None
+        };
+        match detail {
+            Some(d) => {
+                details.push(d);
+                text.replace_range(open..=close, "");
+                from = open;
+            }
+            None => from = close,
+        }
+    }
+    (text, details)
+}
+
+/// A row's reason in [`plain`] words, and what was cut from it as facts behind the tap.
+pub(super) fn plain_reason(reason: Option<String>) -> (Option<String>, Vec<Fact>) {
+    let Some(reason) = reason else {
+        return (None, Vec::new());
+    };
+    let (text, details) = plain(&reason);
+    let facts = details
+        .into_iter()
+        .map(|(label, text)| Fact {
+            label,
+            text,
+            band: None,
+            held: None,
+        })
+        .collect();
+    (Some(text), facts)
+}
+
+/// A word split into its leading "(", its core and its trailing punctuation.
+fn punctuated(word: &str) -> (&str, &str, &str) {
+    let rest = word.trim_start_matches('(');
+    let lead = &word[..word.len() - rest.len()];
+    let core = rest.trim_end_matches([':', ';', ',', ')', '.']);
+    (lead, core, &rest[core.len()..])
 }
 
 /// An element id from a kind and a name: letters, digits, `-` and `_` only.
@@ -167,9 +310,8 @@ pub(super) fn fact(
     }
 }
 
-pub(super) fn checked(meta: &SectionMeta, w: &Words) -> Option<String> {
-    meta.checked_at
-        .map(|at| format!("checked {} ago", human_age(seconds_since(at, w.now))))
+pub(super) fn checked(meta: &SectionMeta, w: &Reader) -> Option<String> {
+    meta.checked_at.map(|at| w.checked(at))
 }
 
 /// The section's own failure, when it has no elements to show; `part` is its name in the
@@ -200,7 +342,7 @@ pub(super) fn section(
     id: &'static str,
     title: &'static str,
     meta: &SectionMeta,
-    w: &Words,
+    w: &Reader,
 ) -> Section {
     Section {
         id,
@@ -221,6 +363,7 @@ pub(super) fn group(rows: Vec<Row>) -> Group {
         folded: None,
         folded_n: 0,
         empty: None,
+        closed: false,
     }
 }
 
@@ -277,12 +420,12 @@ pub fn order(keys: &[(u64, String)]) -> Vec<usize> {
     idx
 }
 
-pub(super) fn strip(history: Option<&History>, w: &Words) -> Option<Strip> {
+pub(super) fn strip(history: Option<&History>, w: &Reader) -> Option<Strip> {
     let h = history?;
     Some(Strip {
         label: h.uptime_words_at(w.offset),
         cells: h.strip.clone(),
-        axis: STRIP_AXIS,
+        axis: if w.frozen { FROZEN_AXIS } else { STRIP_AXIS },
     })
 }
 
@@ -338,6 +481,40 @@ mod tests {
         let long = few_words("the worker was killed after a very long time and nobody noticed it");
         assert_eq!(long, "the worker was killed after a very long time and…");
         assert!(long.chars().count() <= FEW_WORDS + 1);
+    }
+
+    #[test]
+    fn plain_words_keep_what_happened_and_cut_the_data_words() {
+        assert_eq!(
+            plain("no reply for 110 s (>= 60 s)"),
+            (
+                "no reply for 1 min".to_string(),
+                vec![("rule", "1 min or more".to_string())]
+            )
+        );
+        assert_eq!(
+            plain("timed_out: the worker was killed after 1 h 30 min (limit 1 h) at 19:13").0,
+            "timed out: the worker was killed after 1 h 30 min (limit 1 h) at 19:13"
+        );
+        assert_eq!(
+            plain("blocked: needs_input; gave_up, spawn_failed, claim_extended").0,
+            "blocked: needs input; gave up, failed to start, claim extended"
+        );
+        assert_eq!(
+            plain("assignee tam cannot be claimed on this host (kanban.dispatch_profiles)"),
+            (
+                "assignee tam cannot be claimed on this host".to_string(),
+                vec![("config", "kanban.dispatch_profiles".to_string())]
+            )
+        );
+        // Ids, paths, short ages and other asides are left as they are.
+        for kept in [
+            "blocked on t_1a2b: LAB disk full",
+            "task t_stuck went quiet after 42 s",
+            "refused: /srv/my_vault/a.kanban has no marker (hand-edited?)",
+        ] {
+            assert_eq!(plain(kept), (kept.to_string(), Vec::new()));
+        }
     }
 
     #[test]

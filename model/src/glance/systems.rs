@@ -3,17 +3,17 @@
 //! channels as a group of their own (nobody is paged while one fails); and the backup.
 
 use super::parts::{
-    Words, anchor, code, crossed, fact, few_words, group, join, problem, red_first, section, shown,
-    sorted, strip,
+    Reader, anchor, code, crossed, fact, few_words, group, join, plain, plain_reason, problem,
+    red_first, section, shown, sorted, strip,
 };
 use super::types::{Check, Checks, Fact, Kind, Row, Section};
 use crate::alerts::{ChannelState, key};
 use crate::band::Band;
 use crate::probe::Probe;
 use crate::snapshot::{Backups, CronCheck, CronState, NamedCheck, SetAside, Snapshot, System};
-use crate::words::{human_age, one_decimal, seconds_since};
+use crate::words::{human_age, one_decimal};
 
-pub(super) fn systems(s: &Snapshot, w: &Words) -> Section {
+pub(super) fn systems(s: &Snapshot, w: &Reader) -> Section {
     let meta = &s.sections.systems;
     let mut view = section("systems", "Systems", meta, w);
     view.problem = problem(&s.systems, meta, "systems", w);
@@ -54,7 +54,7 @@ pub(super) fn systems(s: &Snapshot, w: &Words) -> Section {
 
 /// A state file moved aside: amber (nothing in the fleet is down, but what the file held is
 /// gone from use, and its copy waits for the operator).
-fn set_aside_row(a: &SetAside, w: &Words) -> Row {
+fn set_aside_row(a: &SetAside, w: &Reader) -> Row {
     let band = Band::Amber;
     let when = a.at.map(|t| w.time(t));
     let reason = "corrupt: set aside".to_string();
@@ -76,14 +76,7 @@ fn set_aside_row(a: &SetAside, w: &Words) -> Row {
         facts: vec![
             fact("copy", (a.aside.clone(), None), r),
             fact("remove", ("the copy once looked at".into(), None), r),
-            fact(
-                "checked",
-                (
-                    format!("{} ago", human_age(seconds_since(a.checked_at, w.now))),
-                    None,
-                ),
-                r,
-            ),
+            fact("checked", (w.ago(a.checked_at), None), r),
         ],
         reason: Some(reason),
         held: None,
@@ -93,7 +86,7 @@ fn set_aside_row(a: &SetAside, w: &Words) -> Row {
 }
 
 /// An alert channel (or the dead man's switch): green while it delivers, amber while it fails.
-fn channel_row(c: &ChannelState, w: &Words) -> Row {
+fn channel_row(c: &ChannelState, w: &Reader) -> Row {
     let band = c.band();
     let reason = c.failing_since.map(|_| {
         c.reason
@@ -126,14 +119,7 @@ fn channel_row(c: &ChannelState, w: &Words) -> Row {
         code: None,
         facts: vec![
             fact("waiting", (waiting, None), r),
-            fact(
-                "checked",
-                (
-                    format!("{} ago", human_age(seconds_since(c.checked_at, w.now))),
-                    None,
-                ),
-                r,
-            ),
+            fact("checked", (w.ago(c.checked_at), None), r),
         ],
         reason,
         held: None,
@@ -146,7 +132,7 @@ fn gb(v: &f64) -> String {
     format!("{} GB", one_decimal(*v))
 }
 
-fn host_row(h: &System, w: &Words) -> Row {
+fn host_row(h: &System, w: &Reader) -> Row {
     let band = h.band();
     // Checks are sampled with their host: until its samples span a day, their uptimes say
     // since when, as the host's strip does.
@@ -155,7 +141,7 @@ fn host_row(h: &System, w: &Words) -> Row {
     let mut services = named(&h.services, "service", "active", "inactive", span);
     let mut tunnels = named(&h.tunnels, "tunnel", "up", "down", span);
     let mut crons: Vec<(Check, Option<String>)> =
-        h.crons.iter().map(|c| cron_check(c, span)).collect();
+        h.crons.iter().map(|c| cron_check(c, span, w)).collect();
     // Each check is an element of its own: its hold is said on it, unless the host's row
     // already says the same words.
     let held = w.held(&key::host(&h.host), band);
@@ -214,7 +200,7 @@ fn host_row(h: &System, w: &Words) -> Row {
     let reason = match band {
         Band::Green => None,
         // The host itself could not be read: its own reason, every check is stale with it.
-        _ if h.stale || problems.is_empty() => h.reason.as_deref().map(few_words),
+        _ if h.stale || problems.is_empty() => h.reason.as_deref().map(|r| few_words(&plain(r).0)),
         _ => {
             let red = problems.iter().filter(|p| p.0 == Band::Red);
             let amber = problems.iter().filter(|p| p.0 != Band::Red);
@@ -240,13 +226,7 @@ fn host_row(h: &System, w: &Words) -> Row {
         band,
         badge: band.word(),
         title: h.host.clone(),
-        summary: join(&[
-            &source,
-            &format!(
-                "checked {} ago",
-                human_age(seconds_since(h.checked_at, w.now))
-            ),
-        ]),
+        summary: join(&[&source, &format!("checked {}", w.ago(h.checked_at))]),
         code: code(&h.status).filter(|_| reason.is_some()),
         facts: vec![
             fact("RAM", ram, r),
@@ -341,10 +321,10 @@ fn cron_word(state: CronState) -> &'static str {
     }
 }
 
-fn cron_check(c: &CronCheck, span: Option<&str>) -> (Check, Option<String>) {
+fn cron_check(c: &CronCheck, span: Option<&str>, w: &Reader) -> (Check, Option<String>) {
     let band = if c.stale { Band::Red } else { c.state.band() };
     let last = match &c.last_ok_s {
-        Probe::Value(s) => format!("{} ago", human_age(*s)),
+        Probe::Value(s) => w.ago(crossed(c.checked_at, *s, 0)),
         Probe::Unknown => "never".into(),
         Probe::Error(r) => format!("error: {r}"),
     };
@@ -365,7 +345,7 @@ fn cron_check(c: &CronCheck, span: Option<&str>) -> (Check, Option<String>) {
     (check, short)
 }
 
-pub(super) fn backups(s: &Snapshot, w: &Words) -> Section {
+pub(super) fn backups(s: &Snapshot, w: &Reader) -> Section {
     let meta = &s.sections.backups;
     let mut view = section("backups", "Backups", meta, w);
     view.problem = problem(&s.backups, meta, "backups", w);
@@ -375,15 +355,19 @@ pub(super) fn backups(s: &Snapshot, w: &Words) -> Section {
     view
 }
 
-fn backup_row(b: &Backups, s: &Snapshot, w: &Words) -> Row {
+fn backup_row(b: &Backups, s: &Snapshot, w: &Reader) -> Row {
     let band = b.band();
     let name = if b.name.is_empty() { "backup" } else { &b.name };
     // A green backup's reason ("20 h old, amber at 1 d 2 h") is a fact, not a warning.
-    let reason = b.reason.clone().filter(|_| band != Band::Green);
+    let (reason, cut) = plain_reason(b.reason.clone().filter(|_| band != Band::Green));
     let r = reason.as_deref();
     let age = match (&b.gdrive_latest, &b.age_h) {
-        (Probe::Value(t), _) => format!("latest {} ago", human_age(seconds_since(*t, w.now))),
-        (_, Probe::Value(h)) => format!("latest {} h ago", one_decimal(*h)),
+        (Probe::Value(t), _) => format!("latest {}", w.ago(*t)),
+        // Hours old at the poll: a moment, said as every other one is.
+        (_, Probe::Value(h)) => format!(
+            "latest {}",
+            w.ago(crossed(b.checked_at, (h * 3600.0).max(0.0) as u64, 0))
+        ),
         (Probe::Error(_), _) | (_, Probe::Error(_)) => "latest unknown (error)".into(),
         _ => "latest unknown".into(),
     };
@@ -402,6 +386,7 @@ fn backup_row(b: &Backups, s: &Snapshot, w: &Words) -> Row {
             r,
         ),
     ];
+    facts.extend(cut);
     if band == Band::Green
         && let Some(note) = &b.reason
     {

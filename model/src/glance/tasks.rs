@@ -6,15 +6,15 @@
 use chrono::{DateTime, Utc};
 
 use super::parts::{
-    Words, anchor, code, crossed, fact, few_words, group, join, problem, red_first, section, shown,
-    sorted,
+    Reader, anchor, code, crossed, fact, few_words, group, join, plain_reason, problem, red_first,
+    section, shown, sorted,
 };
-use super::types::{Kind, Row, Section};
+use super::types::{Fact, Kind, Row, Section};
 use crate::alerts::key;
 use crate::asc::Asc;
 use crate::band::Band;
 use crate::probe::Probe;
-use crate::queue::{QueueTask, UnreadableTask};
+use crate::queue::{ORPHANED_MESSAGE, QueueAck, QueueTask, UnreadableTask};
 use crate::snapshot::{LiveTask, Snapshot};
 use crate::words::{human_age, seconds_since, thousands};
 
@@ -58,13 +58,16 @@ impl LiveTask {
     }
 }
 
-/// The work queue (spec 003 §3): who owns what and whether they ACKed; red rows first, newest
-/// first within a band; finished tasks fold into a count.
-pub(super) fn queue(s: &Snapshot, w: &Words) -> Section {
+/// The work queue (spec 003 §3): who owns what and whether they took it; red rows first,
+/// newest first within a band; finished tasks in a group of their own, folded a tap away.
+pub(super) fn queue(s: &Snapshot, w: &Reader) -> Section {
     let meta = &s.sections.queue;
     let mut view = section("queue", "Work queue", meta, w);
     if s.rules.ack_within_s > 0 {
-        view.note = Some(format!("ACK within {}", human_age(s.rules.ack_within_s)));
+        view.note = Some(format!(
+            "an agent must take a task within {}",
+            human_age(s.rules.ack_within_s)
+        ));
     }
     view.problem = problem(&s.tasks.queue, meta, "tasks.queue", w);
     if let Probe::Value(tasks) = &s.tasks.queue {
@@ -89,19 +92,25 @@ pub(super) fn queue(s: &Snapshot, w: &Words) -> Section {
                 .chain(open.into_iter().map(|t| queue_row(t, s, w)))
                 .collect(),
         ));
-        if !done.is_empty() {
-            g.folded_n = done.len();
-            g.folded = Some(format!("{} finished", done.len()));
-        }
         let left = &s.tasks.queue_left_out;
-        if g.rows.is_empty() && done.is_empty() {
-            g.empty = Some(if left.finished == 0 && left.dismissed == 0 {
-                "No tasks in the queue."
-            } else {
-                "No open tasks."
-            });
+        if g.rows.is_empty() {
+            g.empty = Some(
+                if done.is_empty() && left.finished == 0 && left.dismissed == 0 {
+                    "No tasks in the queue."
+                } else {
+                    "No open tasks."
+                },
+            );
         }
         view.groups.push(g);
+        // Finished tasks are rows too (green, counted once as rows), folded: one tap away.
+        if !done.is_empty() {
+            let n = done.len() as u64;
+            let mut finished = group(done.into_iter().map(|t| queue_row(t, s, w)).collect());
+            finished.title = Some(format!("finished ({})", thousands(n)));
+            finished.closed = true;
+            view.groups.push(finished);
+        }
         if let Some(note) = left_out_note(s) {
             view.note = Some(match view.note {
                 Some(ack) => format!("{ack} · {note}"),
@@ -140,7 +149,7 @@ fn left_out_note(s: &Snapshot) -> Option<String> {
 }
 
 /// A row of the queue that cannot be read: red, its id and why; nothing else is known of it.
-fn unreadable_row(t: &UnreadableTask, w: &Words) -> Row {
+fn unreadable_row(t: &UnreadableTask, w: &Reader) -> Row {
     let reason = format!("unreadable: {}", t.reason);
     let r = Some(reason.as_str());
     Row {
@@ -161,18 +170,22 @@ fn unreadable_row(t: &UnreadableTask, w: &Words) -> Row {
     }
 }
 
-fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
-    let (band, status, reason) = t.judge(s.rules.ack_within_s, w.now);
+fn queue_row(t: &QueueTask, s: &Snapshot, w: &Reader) -> Row {
+    let ack_within = s.rules.ack_within_s;
+    let (band, status, judged) = t.judge(ack_within, w.now);
     let state = t
         .state
         .strip_prefix("TASK_STATE_")
         .unwrap_or(&t.state)
         .to_ascii_lowercase();
-    let since = match reason.as_deref() {
-        Some(r) if r.starts_with("no ACK") => Some(crossed(t.created_at, 0, s.rules.ack_within_s)),
-        Some(r) if r.starts_with("deadline passed") => t.deadline,
+    let not_taken = judged.as_deref().is_some_and(is_not_taken);
+    let since = match (&judged, &t.ack) {
+        (Some(_), Some(ack)) if not_taken => Some(crossed(ack.at, 0, ack_within)),
+        (Some(_), None) if not_taken => Some(crossed(t.created_at, 0, ack_within)),
+        (Some(r), _) if r.starts_with("deadline passed") => t.deadline,
         _ => None,
     };
+    let reason = judged.map(|why| queue_reason(t, why, w));
     let r = reason.as_deref();
     let mut facts = vec![
         fact("id", (t.id.clone(), None), r),
@@ -190,31 +203,27 @@ fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
         facts.push(fact("tagged", (t.tagged.join(", "), None), r));
     }
     if let Some(ack) = &t.ack {
-        let mut words = format!("{} by {} at {}", ack.kind, ack.by, w.time(ack.at));
-        if let Some(to) = &ack.to {
-            words.push_str(&format!(" to {to}"));
-        }
-        if let Some(eta) = ack.eta {
-            words.push_str(&format!(", ETA {}", w.time(eta)));
-        }
-        facts.push(fact("ACK", (words, None), r));
+        facts.push(fact("ACK", (ack_words(ack, w), None), r));
     }
     if let Some(d) = t.deadline {
         facts.push(fact("deadline", (w.time(d), None), r));
     }
     if let Some(at) = t.last_report_at {
-        facts.push(fact(
-            "last report",
-            (format!("{} ago", human_age(seconds_since(at, w.now))), None),
-            r,
-        ));
+        facts.push(fact("last report", (w.ago(at), None), r));
     }
-    if let Some(m) = &t.status_message {
+    // The watchdog's message is the reason already ("orphaned: no reply produced").
+    if let Some(m) = t.status_message.as_ref().filter(|m| *m != ORPHANED_MESSAGE) {
         facts.push(fact("status", (m.clone(), None), r));
     }
-    let mut summary = vec![t.ownership(), state];
-    if let Some(d) = t.deadline.filter(|_| !t.is_terminal()) {
-        summary.push(format!("due {}", w.time(d)));
+    // Who has it; then, when all is well, when it is expected. A row that is not green says
+    // nothing more: its reason says what is wrong.
+    let mut summary = vec![owner_words(t)];
+    let eta = t.ack.as_ref().and_then(|a| a.eta);
+    match (band, t.is_terminal(), eta, t.deadline) {
+        (Band::Green, true, _, _) => summary.push(state),
+        (Band::Green, false, Some(eta), _) => summary.push(format!("ETA {}", w.time(eta))),
+        (Band::Green, false, None, Some(d)) => summary.push(format!("due {}", w.time(d))),
+        _ => {}
     }
     let summary: Vec<&str> = summary.iter().map(String::as_str).collect();
     Row {
@@ -235,7 +244,68 @@ fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
     }
 }
 
-pub(super) fn live_tasks(s: &Snapshot, w: &Words) -> Section {
+/// Whether the judge's reason is an ACK that did not come in time ("no ACK for …", or an
+/// escalation's new owner that did not ACK): the judge's own words, which the glance says
+/// again as who has not taken the task.
+fn is_not_taken(why: &str) -> bool {
+    why.starts_with("no ACK") || why.starts_with("escalated to")
+}
+
+/// Who has the task, in the words its reason agrees with: "owned by juno", "assigned to vega,
+/// not taken yet", "escalated to min, not taken yet", "nobody yet".
+fn owner_words(t: &QueueTask) -> String {
+    match (&t.owner, &t.ack) {
+        // The ACK is the escalating agent's; the new owner has not taken it yet.
+        (owner, Some(ack)) if ack.kind == "escalating" => {
+            let to = ack.to.as_deref().or(owner.as_deref()).unwrap_or("?");
+            format!("escalated to {to}, not taken yet")
+        }
+        (Some(owner), Some(_)) => format!("owned by {owner}"),
+        (Some(owner), None) => format!("assigned to {owner}, not taken yet"),
+        (None, _) => "nobody yet".into(),
+    }
+}
+
+/// The judge's reason in words that agree with the summary: who has not taken it and for how
+/// long, a passed deadline as a moment; any other reason as the judge says it.
+fn queue_reason(t: &QueueTask, why: String, w: &Reader) -> String {
+    if is_not_taken(&why) {
+        let (who, from) = match &t.ack {
+            Some(ack) if ack.kind == "escalating" => {
+                (ack.to.clone().or_else(|| t.owner.clone()), ack.at)
+            }
+            _ => (t.owner.clone(), t.created_at),
+        };
+        let age = human_age(seconds_since(from, w.now));
+        return match who {
+            Some(who) => format!("{who} has not taken it for {age}"),
+            None => format!("nobody has taken it for {age}"),
+        };
+    }
+    match t.deadline {
+        Some(d) if why.starts_with("deadline passed") => format!("deadline passed {}", w.ago(d)),
+        _ => why,
+    }
+}
+
+/// An ACK in words: "taken by juno at 14:02, ETA 14:45", "escalated by sol to min at 14:05".
+fn ack_words(ack: &QueueAck, w: &Reader) -> String {
+    let at = w.time(ack.at);
+    let mut words = match (ack.kind.as_str(), &ack.to) {
+        ("owning", _) => format!("taken by {} at {at}", ack.by),
+        ("escalating", Some(to)) => format!("escalated by {} to {to} at {at}", ack.by),
+        ("escalating", None) => format!("escalated by {} at {at}", ack.by),
+        ("blocked", _) => format!("blocked, said by {} at {at}", ack.by),
+        ("yielded", _) => format!("given up to the owner by {} at {at}", ack.by),
+        (kind, _) => format!("{kind} by {} at {at}", ack.by),
+    };
+    if let Some(eta) = ack.eta {
+        words.push_str(&format!(", ETA {}", w.time(eta)));
+    }
+    words
+}
+
+pub(super) fn live_tasks(s: &Snapshot, w: &Reader) -> Section {
     let meta = &s.sections.live_tasks;
     let mut view = section("live", "Live tasks", meta, w);
     let rule = s.rules.no_reply_s;
@@ -261,7 +331,7 @@ pub(super) fn live_tasks(s: &Snapshot, w: &Words) -> Section {
     view
 }
 
-fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
+fn task_row(t: &LiveTask, rule: u64, w: &Reader) -> Row {
     let stuck = stuck_at(t, rule, w.now);
     let band = t.band_at(rule, w.now);
     let age = w.age(t.checked_at, t.age_s);
@@ -271,16 +341,14 @@ fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
             .unwrap_or(s)
             .to_ascii_lowercase()
     });
-    let reason = if stuck && !t.stuck {
+    let (reason, cut) = if stuck && !t.stuck {
         // Crossed the rule since the poll: said as the collector says it.
-        Some(format!(
-            "no reply for {} (>= {})",
-            human_age(age),
-            human_age(rule)
-        ))
+        (Some(format!("no reply for {}", human_age(age))), Vec::new())
     } else {
-        t.reason.clone().filter(|_| band != Band::Green)
+        plain_reason(t.reason.clone().filter(|_| band != Band::Green))
     };
+    // The stuck rule in words, instead of the "(>= 1 min)" cut from the collector's reason.
+    let cut: Vec<Fact> = cut.into_iter().filter(|f| f.label != "rule").collect();
     // A green task's note ("the heartbeat's own task") is a fact, not a warning.
     let note = t.reason.clone().filter(|_| band == Band::Green);
     let code = if stuck && !t.stuck {
@@ -289,26 +357,37 @@ fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
         code(&t.status)
     };
     let r = reason.as_deref();
-    let summary = join(&[
-        &t.agent,
-        &state.0,
-        &format!("{} without progress", human_age(age)),
-    ]);
+    // The agent is in the title: the summary says the state and how long without progress.
+    let summary = join(&[&state.0, &format!("{} without progress", human_age(age))]);
+    // Named by its agent: the id is a data word, kept behind the tap.
+    let name = format!("task on {}", t.agent);
     Row {
         kind: Some(if stuck { Kind::TaskStuck } else { Kind::Task }),
-        what: format!("task {} ({})", t.id, t.agent),
+        what: name.clone(),
         since: stuck.then(|| crossed(t.checked_at, t.age_s, rule)),
         anchor: task_anchor(t),
         band,
         badge: if stuck { "STUCK" } else { band.word() },
-        title: t.id.clone(),
+        title: name,
         summary,
         code: code.filter(|_| reason.is_some()),
         facts: {
             let mut facts = vec![
+                fact("id", (t.id.clone(), None), r),
                 fact("state", state, r),
                 fact("agent", (t.agent.clone(), None), r),
             ];
+            if stuck {
+                facts.push(fact(
+                    "rule",
+                    (
+                        format!("stuck after {} without a reply", human_age(rule)),
+                        None,
+                    ),
+                    r,
+                ));
+            }
+            facts.extend(cut);
             facts.extend(note.map(|n| fact("note", (n, None), r)));
             facts
         },
@@ -342,7 +421,14 @@ mod tests {
         let after = at(&s, 10);
         let r = row(&after, "task-min-t_soon");
         assert_eq!((r.band, r.badge), (Band::Red, "STUCK"));
-        assert_eq!(r.reason.as_deref(), Some("no reply for 1 min (>= 1 min)"));
+        assert_eq!(r.reason.as_deref(), Some("no reply for 1 min"));
+        let said = |label: &str| r.facts.iter().find(|f| f.label == label).unwrap();
+        assert_eq!(said("rule").text, "stuck after 1 min without a reply");
+        assert_eq!(said("id").text, "t_soon");
+        assert_eq!(
+            (r.title.as_str(), r.what.as_str()),
+            ("task on min", "task on min")
+        );
         assert_eq!(r.code.as_deref(), Some("ASC-5004 TIMEOUT"));
         assert_eq!(after.counts.red, before.counts.red + 1);
         assert_eq!(
@@ -359,75 +445,107 @@ mod tests {
     }
 
     #[test]
-    fn the_work_queue_comes_first_red_rows_first_finished_ones_folded() {
-        use crate::{QueueAck, QueueTask};
-        let mut s = fleet();
-        s.sections.queue = SectionMeta {
-            configured: true,
-            checked_at: Some(t0()),
-            duration_ms: Some(1),
-            stale: false,
-        };
-        let task = queue_task;
-        let owned = |mut t: QueueTask| {
-            t.owner = Some("sol".into());
-            t.state = "TASK_STATE_WORKING".into();
-            t.ack = Some(QueueAck {
-                kind: "owning".into(),
-                by: "sol".into(),
-                at: t.created_at,
-                eta: None,
-                to: None,
-            });
-            t
-        };
-        let mut blocked = owned(task("q_blk", 30));
-        blocked.blocked_on = Some("t_1a2b: LAB disk full".into());
-        let mut done = owned(task("q_done", 50));
-        done.state = "TASK_STATE_COMPLETED".into();
-        s.tasks.queue = Probe::Value(vec![
-            owned(task("q_ok", 20)),
-            // Created 9 min before the snapshot: its ACK falls due a minute after it.
-            task("q_new", 9),
-            blocked,
-            done,
-        ]);
+    fn the_work_queue_says_who_has_each_task_once_and_its_finished_ones_a_tap_away() {
+        let s = queued();
         let g = at(&s, 0);
         let ids: Vec<&str> = g.sections.iter().map(|x| x.id).collect();
         assert_eq!(&ids[..3], ["agents", "queue", "live"]);
         let q = &g.sections[1];
-        let rows: Vec<(&str, Band)> = q.groups[0]
-            .rows
-            .iter()
-            .map(|r| (r.anchor.as_str(), r.band))
-            .collect();
         assert_eq!(
-            rows,
+            q.note.as_deref(),
+            Some("an agent must take a task within 10 min")
+        );
+        let lines = |g: &crate::glance::Glance| -> Vec<(String, Band, String, Option<String>)> {
+            g.sections[1].groups[0]
+                .rows
+                .iter()
+                .map(|r| {
+                    (
+                        r.anchor.clone(),
+                        r.band,
+                        r.summary.clone(),
+                        r.reason.clone(),
+                    )
+                })
+                .collect()
+        };
+        let line = |anchor: &str, band, summary: &str, reason: Option<&str>| {
+            (
+                anchor.to_string(),
+                band,
+                summary.to_string(),
+                reason.map(String::from),
+            )
+        };
+        assert_eq!(
+            lines(&g),
             [
-                ("queue-q_blk", Band::Amber),
-                ("queue-q_new", Band::Green),
-                ("queue-q_ok", Band::Green)
+                line(
+                    "queue-q_vega",
+                    Band::Red,
+                    "assigned to vega, not taken yet",
+                    Some("vega has not taken it for 12 min")
+                ),
+                line(
+                    "queue-q_esc",
+                    Band::Red,
+                    "escalated to min, not taken yet",
+                    Some("min has not taken it for 15 min")
+                ),
+                line(
+                    "queue-q_orph",
+                    Band::Red,
+                    "owned by sol",
+                    Some("orphaned: no reply produced")
+                ),
+                line(
+                    "queue-q_blk",
+                    Band::Amber,
+                    "owned by sol",
+                    Some("blocked on t_1a2b: LAB disk full")
+                ),
+                line("queue-q_new", Band::Green, "nobody yet", None),
+                line("queue-q_ok", Band::Green, "owned by sol · ETA 19:45", None),
             ]
         );
-        assert_eq!(q.groups[0].folded.as_deref(), Some("1 finished"));
-        assert_eq!(row(&g, "queue-q_ok").summary, "owned by sol · working");
+        let ok = row(&g, "queue-q_ok");
+        let said = |r: &Row, label: &str| {
+            r.facts
+                .iter()
+                .find(|f| f.label == label)
+                .map(|f| f.text.clone())
+        };
         assert_eq!(
-            row(&g, "queue-q_new").summary,
-            "tagged mira, nova, sol: no owner yet · submitted"
+            said(ok, "ACK").as_deref(),
+            Some("taken by sol at 19:00, ETA 19:45")
         );
-        // A minute later nobody has ACKed q_new: red, in needs-you, counted.
+        assert_eq!(said(ok, "last report").as_deref(), Some("3 min ago"));
+        // The watchdog's message is the reason: not said again as a fact.
+        assert_eq!(said(row(&g, "queue-q_orph"), "status"), None);
+        // The finished task: a row of a group of its own, folded, counted once.
+        let finished = &q.groups[1];
+        assert_eq!(
+            (finished.title.as_deref(), finished.closed),
+            (Some("finished (1)"), true)
+        );
+        assert_eq!(finished.rows[0].anchor, "queue-q_done");
+        assert_eq!(finished.rows[0].summary, "owned by sol · completed");
+        assert!(!q.groups[0].closed);
+        assert_eq!(q.groups[0].folded, None);
+        assert_eq!(g.counts, s.verdict_at(t0()));
+        // A minute later nobody has taken q_new: red, in needs-you, counted.
         let later = at(&s, 60);
         let new = row(&later, "queue-q_new");
         assert_eq!(new.band, Band::Red);
+        assert_eq!(new.summary, "nobody yet");
         assert_eq!(
             new.reason.as_deref(),
-            Some("no ACK for 10 min: nobody owns it")
+            Some("nobody has taken it for 10 min")
         );
         assert!(
-            later
-                .needs
-                .iter()
-                .any(|n| n.anchor == "queue-q_new" && n.what == "task Task q_new"),
+            later.needs.iter().any(|n| n.anchor == "queue-q_new"
+                && n.what == "task Task q_new"
+                && n.since.as_deref() == Some("since 19:21")),
             "{:?}",
             later.needs
         );
@@ -435,7 +553,6 @@ mod tests {
             later.counts,
             s.verdict_at(t0() + chrono::Duration::seconds(60))
         );
-        assert_eq!(at(&s, 0).counts, s.verdict_at(t0()));
     }
 
     /// Was: one row the hub could not read made the whole `tasks.queue` an error. Now it is a
@@ -481,7 +598,7 @@ mod tests {
         assert_eq!(
             q.note.as_deref(),
             Some(
-                "ACK within 10 min · 1,150 finished tasks not shown, 1 dismissed (the queue's \
+                "an agent must take a task within 10 min · 1,150 finished tasks not shown, 1 dismissed (the queue's \
                  file keeps them: fleetdash tasks)"
             )
         );

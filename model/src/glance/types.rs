@@ -16,7 +16,7 @@ pub const HELD_ICON: &str = "🔕";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Need {
     pub band: Band,
-    /// "agent lyra", "task t_01 (min)", "card Prune old snapshots", "host prod"; or the whole
+    /// "agent lyra", "task on min", "card Prune old snapshots", "host prod"; or the whole
     /// line when it is one sentence ("alerts: ntfy failing since 14:02: 503 (3 waiting)").
     pub what: String,
     /// Empty when `what` is the whole line: such a line is shown whole, never cut.
@@ -87,7 +87,7 @@ pub struct Section {
     /// The element id: "agents", "live", "board", "systems", "backups".
     pub id: &'static str,
     pub title: &'static str,
-    /// "checked 12 s ago".
+    /// "checked 12 s ago"; in a frozen glance "as of 19:15".
     pub checked: Option<String>,
     /// The section is older than the rules allow, or never collected.
     pub stale: bool,
@@ -111,7 +111,7 @@ pub struct Problem {
 }
 
 /// Rows under one optional heading (a board column); `folded` counts rows not listed one by
-/// one ("2 finished cards").
+/// one ("2 finished cards"); a `closed` group is listed but shown folded, a tap away.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
     pub title: Option<String>,
@@ -119,6 +119,9 @@ pub struct Group {
     pub folded: Option<String>,
     /// Set when the group has nothing at all to show ("no cards").
     pub empty: Option<&'static str>,
+    /// Shown folded under its title, one tap away (a `<details>` closed by default): rows
+    /// worth keeping at hand, not worth a look (the work queue's finished tasks).
+    pub closed: bool,
     pub(super) folded_n: usize,
 }
 
