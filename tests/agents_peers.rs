@@ -1279,7 +1279,7 @@ fn audit_log_age_absence_and_garbage() {
     );
     assert_eq!(
         run.agent("hours")["reason"],
-        "last exchange 2 h ago",
+        "no exchange for 2 h",
         "{:#}",
         run.agent("hours")
     );

@@ -563,7 +563,7 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
     assert!(
         juno.reason
             .as_deref()
-            .is_some_and(|r| r.starts_with("last exchange 3 h")),
+            .is_some_and(|r| r.starts_with("no exchange for 3 h")),
         "{juno:?}"
     );
     // Down, with an exchange 90 s old: the exchange is not ok beside it.

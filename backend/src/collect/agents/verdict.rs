@@ -168,7 +168,7 @@ pub fn row(
                 conditions.push(
                     Band::Red,
                     Asc::FAILED_PRECONDITION,
-                    "agent card lists no skills",
+                    "its card lists no skills: it cannot be given work",
                 );
             }
             Probe::Value(facts.skills_count)
@@ -249,7 +249,8 @@ pub fn row(
             Band::Amber => conditions.push(
                 Band::Amber,
                 Asc::SUCCESS_WITH_WARNINGS,
-                format!("last exchange {} ago", human_age(age)),
+                // A duration as of the poll, not an age: it reads true on a frozen page too.
+                format!("no exchange for {}", human_age(age)),
             ),
             Band::Red => conditions.push(
                 Band::Red,
@@ -449,7 +450,10 @@ mod tests {
         let row = row(&agent(), healthy(0, 60.0, now), &fleet_rules(), now);
         assert_eq!(row.band, Band::Red);
         assert_eq!(row.status, Asc::FAILED_PRECONDITION);
-        assert_eq!(row.reason.as_deref(), Some("agent card lists no skills"));
+        assert_eq!(
+            row.reason.as_deref(),
+            Some("its card lists no skills: it cannot be given work")
+        );
         assert_eq!(row.skills_count, Probe::Value(0));
     }
 
@@ -461,7 +465,7 @@ mod tests {
             (amber.band, amber.exchange_band),
             (Band::Amber, Band::Amber)
         );
-        assert_eq!(amber.reason.as_deref(), Some("last exchange 1 h ago"));
+        assert_eq!(amber.reason.as_deref(), Some("no exchange for 1 h"));
         let red = row(&agent(), healthy(1, 7.0 * 3600.0, now), &fleet_rules(), now);
         assert_eq!(red.band, Band::Red);
         assert_eq!(red.status, Asc::TIMEOUT);

@@ -222,8 +222,9 @@ fn row(
     };
     let (status, reason) = if stuck {
         let cause = format!(
-            "no reply for {since_progress} s (>= {} s){}",
-            no_reply.seconds,
+            "no reply for {} (>= {}){}",
+            human_age(since_progress),
+            human_age(no_reply.seconds),
             failure
                 .map(|f| format!("; {}", f.reason))
                 .unwrap_or_default()
@@ -362,7 +363,14 @@ mod tests {
         assert_eq!(at.rows[0].status, Asc::TIMEOUT);
         assert_eq!(
             at.rows[0].reason.as_deref(),
-            Some(format!("no reply for {limit} s (>= {limit} s)").as_str())
+            Some(
+                format!(
+                    "no reply for {} (>= {})",
+                    human_age(limit as u64),
+                    human_age(limit as u64)
+                )
+                .as_str()
+            )
         );
         assert_eq!(at.newly_stuck.len(), 1);
         assert!(
