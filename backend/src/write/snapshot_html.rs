@@ -9,7 +9,9 @@
 //! (disk swap)"), and with alerting configured the Systems section lists the alert channels.
 //!
 //! It is rendered from the snapshot *after* the redaction gate (and passes the gate again as a
-//! whole), as of the snapshot's own `generated_at`, times of day in the hub's zone.
+//! whole), as of the snapshot's own `generated_at`, times of day in the hub's zone, which it
+//! names once at the top ("Times are UTC."). A group the glance marks closed (the work queue's
+//! finished tasks) is a `<details>` closed by default.
 
 use askama::Template;
 use chrono::{DateTime, FixedOffset, Local, Offset, TimeZone, Utc};
@@ -34,7 +36,6 @@ struct Page {
     counts: String,
     staleness: Option<String>,
     generated: String,
-    zone: String,
     glance: Glance,
     /// The mark beside an element's held alerts, the page's own.
     held_icon: &'static str,
@@ -81,11 +82,6 @@ pub fn render(snapshot: &Snapshot, offset: FixedOffset) -> String {
         counts: glance.counts.sentence(),
         staleness: glance.stale.clone(),
         generated: local.format("%Y-%m-%d %H:%M:%S").to_string(),
-        zone: if offset.local_minus_utc() == 0 {
-            "UTC".to_string()
-        } else {
-            format!("UTC{offset}")
-        },
         glance,
         held_icon: HELD_ICON,
         changes: changes::recent(snapshot, snapshot.generated_at, offset),
@@ -412,11 +408,11 @@ mod tests {
             ),
             (
                 "card-ops-t_slow",
-                "timed_out: the worker was killed after 1 h 30 min (limit 1 h) at 19:12",
+                "timed out: the worker was killed after 1 h 30 min (limit 1 h) at 19:12",
             ),
             (
                 "card-ops-t_far",
-                "assignee tam cannot be claimed on this host (kanban.dispatch_profiles)",
+                "assignee tam cannot be claimed on this host",
             ),
         ] {
             let at = page
@@ -430,6 +426,12 @@ mod tests {
                 "{row}"
             );
         }
+        // The config key is cut from the reason, kept behind the tap.
+        assert!(
+            row_of(&page, "card-ops-t_far")
+                .contains("<dt>config</dt><dd>kanban.dispatch_profiles</dd>"),
+            "{page}"
+        );
         // The finished cards fold into a count, in their column.
         assert!(
             page.contains("<h3>done <small class=\"folded\">· 2 cards, finished</small></h3>"),
@@ -818,7 +820,7 @@ mod tests {
     }
 
     #[test]
-    fn times_are_said_in_the_hubs_zone_and_the_footer_names_it() {
+    fn times_are_said_in_the_hubs_zone_which_the_top_names_once() {
         let mut s = with_board();
         s.generated_at = DateTime::parse_from_rfc3339("2026-11-30T19:20:00Z")
             .unwrap()
@@ -829,8 +831,89 @@ mod tests {
             "{page}"
         );
         assert!(
-            page.contains("Written 2026-11-30 20:20:00; ages are as of then, times UTC+01:00."),
+            page.contains("<p class=\"counts\">Times are UTC+01:00.</p>"),
             "{page}"
         );
+        assert!(
+            page.contains("Written 2026-11-30 20:20:00; ages are as of then."),
+            "{page}"
+        );
+        assert_eq!(page.matches("UTC").count(), 1, "{page}");
+        // At UTC, said once too, with every time of day the page holds.
+        let page = html(&with_work_queue());
+        assert!(
+            page.contains("<p class=\"counts\">Times are UTC.</p>"),
+            "{page}"
+        );
+        assert_eq!(page.matches("UTC").count(), 1, "{page}");
+    }
+
+    /// `with_alerting()` with a work queue: one task owned with an ETA, two finished.
+    fn with_work_queue() -> Snapshot {
+        use fleetdash_model::{QueueAck, QueueTask};
+        let mut s = with_alerting();
+        let now = s.generated_at;
+        s.sections.queue.configured = true;
+        s.sections.queue.checked_at = Some(now);
+        let task = |id: &str, state: &str| QueueTask {
+            id: id.into(),
+            title: format!("Task {id}"),
+            owner: Some("juno".into()),
+            tagged: Vec::new(),
+            created_by: "operator".into(),
+            created_at: now - chrono::Duration::minutes(30),
+            deadline: None,
+            state: state.into(),
+            ack: Some(QueueAck {
+                kind: "owning".into(),
+                by: "juno".into(),
+                at: now - chrono::Duration::minutes(29),
+                eta: Some(now + chrono::Duration::minutes(45)),
+                to: None,
+            }),
+            blocked_on: None,
+            last_report_at: None,
+            status_message: None,
+            worker_died: false,
+            band: Band::Green,
+            status: Asc::SUCCESS,
+            reason: None,
+            checked_at: now,
+            stale: false,
+        };
+        s.tasks.queue = Probe::Value(vec![
+            task("q_open", "TASK_STATE_WORKING"),
+            task("q_done1", "TASK_STATE_COMPLETED"),
+            task("q_done2", "TASK_STATE_CANCELED"),
+        ]);
+        s
+    }
+
+    #[test]
+    fn finished_queue_tasks_are_rows_folded_behind_their_groups_title() {
+        let s = with_work_queue();
+        let page = html(&s);
+        let queue = &page[page.find("<section id=\"queue\"").unwrap()..];
+        let queue = &queue[..queue.find("</section>").unwrap()];
+        let note = format!(
+            "<p class=\"sum\">an agent must take a task within {}</p>",
+            human_age(s.rules.ack_within_s)
+        );
+        assert!(queue.contains(&note), "{queue}");
+        assert!(
+            row_of(queue, "queue-q_open")
+                .contains("<span class=\"sum\">owned by juno · ETA 20:45</span>"),
+            "{queue}"
+        );
+        let closed = queue
+            .find("<details class=\"closed\"><summary><h3>finished (2)</h3></summary>")
+            .unwrap_or_else(|| panic!("no closed group:\n{queue}"));
+        let folded = &queue[closed..];
+        assert!(folded.trim_end().ends_with("</details>"), "{folded}");
+        assert!(folded.contains(" id=\"queue-q_done1\""), "{folded}");
+        assert!(folded.contains(" id=\"queue-q_done2\""), "{folded}");
+        assert!(!queue[..closed].contains("q_done"), "{queue}");
+        // Counted once, as the snapshot counts them.
+        assert!(page.contains(&s.verdict().sentence()), "{page}");
     }
 }
