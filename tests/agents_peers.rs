@@ -1403,7 +1403,7 @@ fn the_collectors_own_heartbeats_are_not_exchanges() {
                 &json!("amber"),
                 &json!("amber"),
                 &json!(format!(
-                    "last exchange {} ago",
+                    "no exchange for {}",
                     fleetdash_model::human_age(age)
                 ))
             ),
