@@ -351,7 +351,7 @@ mod tests {
                 "✖ task on min · no reply for 1 min · since 19:19",
                 "✖ board daily-operation · projection refused: daily-operation.kanban has no…",
                 "✖ card Job t_crash · crashed: the worker process died · since 19:12",
-                "✖ card Job t_slow · timed out: the worker was killed after 1 h 30 min… · since 19:13",
+                "✖ card Job t_slow · timed out: the worker was killed after… · since 19:13",
                 "✖ host prod · service hermes-gateway failed · cron db-dump down",
                 "▲ agent juno · no exchange for 3 h · since 16:50",
                 "▲ card Job t_blk · blocked: needs input",

@@ -105,16 +105,29 @@ pub fn few_words_within(text: &str, max: usize) -> String {
     if first.chars().count() <= max {
         return first.to_string();
     }
-    let mut cut = String::new();
-    for word in first.split(' ') {
-        if cut.chars().count() + word.chars().count() + 1 > max {
+    let words: Vec<&str> = first.split(' ').collect();
+    let mut kept = 0;
+    let mut len = 0;
+    for word in &words {
+        let more = word.chars().count() + usize::from(kept > 0);
+        if len + more > max {
             break;
         }
-        if !cut.is_empty() {
-            cut.push(' ');
-        }
-        cut.push_str(word);
+        len += more;
+        kept += 1;
     }
+    // A quantity is not split: "after 1 h 30…" would say another duration than "after 1 h
+    // 30 min". When the cut falls inside one, its numbers and units go too.
+    let quantity = |w: &str| {
+        w.starts_with(|c: char| c.is_ascii_digit())
+            || ["h", "min", "s", "ms", "d", "%"].contains(&w)
+    };
+    if words.get(kept).is_some_and(|next| quantity(next)) {
+        while kept > 0 && quantity(words[kept - 1]) {
+            kept -= 1;
+        }
+    }
+    let mut cut = words[..kept].join(" ");
     if cut.is_empty() {
         // One word longer than the room (a hash, a URL): its start says which.
         cut = first.chars().take(max).collect();
@@ -461,6 +474,16 @@ mod tests {
         }
         assert_eq!(few_words_within(reason, 200), reason);
         assert_eq!(few_words_within(reason, 17), "crashed: the…");
+        // Never inside a quantity.
+        let killed = "timed out: the worker was killed after 1 h 30 min (limit 1 h)";
+        assert_eq!(
+            few_words_within(killed, 46),
+            "timed out: the worker was killed after…"
+        );
+        assert_eq!(
+            few_words_within(killed, 52),
+            "timed out: the worker was killed after 1 h 30 min…"
+        );
     }
 
     #[test]
