@@ -304,10 +304,13 @@ fn a_real_fleet_reads_right_on_a_phone_and_shows_no_secret() {
             )
             .await;
         let vega = &shown[position("vega").expect("a row for vega")];
+        // Closed, the row leaves its reason to its needs-you line; opened, it says it whole.
+        chrome.open_row("agent-vega").await;
+        let vega_opened = chrome.text("#agent-vega").await;
         chrome
             .check(
-                vega.band() == "red" && vega.text.contains("card lists no skills"),
-                || format!("vega's empty card should be red and say so: {vega:#?}"),
+                vega.band() == "red" && vega_opened.contains("card lists no skills"),
+                || format!("vega's empty card should be red and say so: {vega:#?} {vega_opened:?}"),
             )
             .await;
         for name in ["min", "orion", "sec-creds-endpoint"] {
@@ -368,7 +371,7 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
         // Before the rule: the crossing task is green, without the badge, and the verdict
         // counts the stuck task, the failed host, the backups not collected and the work
         // queue's row that cannot be read.
-        let before = chrome.row("#live", "t_crossing").await;
+        let before = chrome.row_at("task-min-t_crossing").await;
         let verdict_before = chrome.text(".counts").await;
         let shown_after = (Utc::now() - now).num_milliseconds();
         eprintln!("2-fixture: tasks read {shown_after} ms after the snapshot was written");
@@ -392,14 +395,11 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
             .rows("#live")
             .await
             .into_iter()
-            .map(|r| r.text.lines().find(|l| l.contains("t_")).unwrap_or_default().to_string())
+            .map(|r| r.id)
             .collect();
         chrome
             .check(
-                order.len() == 3
-                    && order[0].contains("t_flagged")
-                    && order[1].contains("t_crossing")
-                    && order[2].contains("t_done"),
+                order == ["task-min-t_flagged", "task-min-t_crossing", "task-min-t_done"],
                 || format!("live task order: {order:?}"),
             )
             .await;
@@ -411,7 +411,7 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
             .await;
 
         chrome.open_row("task-min-t_flagged").await;
-        let flagged = chrome.row("#live", "t_flagged").await;
+        let flagged = chrome.row_at("task-min-t_flagged").await;
         chrome
             .check(
                 flagged.band() == "red"
@@ -421,7 +421,7 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
                 || format!("the collector's stuck task shows STUCK and why: {flagged:#?}"),
             )
             .await;
-        let done = chrome.row("#live", "t_done").await;
+        let done = chrome.row_at("task-min-t_done").await;
         chrome
             .check(done.band() == "green" && !done.text.contains("STUCK"), || {
                 format!("a completed task is never stuck, however old: {done:#?}")
@@ -432,12 +432,12 @@ fn stuck_tasks_failed_probes_and_missing_sections_are_loud() {
         chrome
             .wait_for(
                 "the STUCK badge on t_crossing",
-                "const li = [...document.querySelectorAll('#live li.row')].find(li => li.innerText.includes('t_crossing'));
+                "const li = document.querySelector('#task-min-t_crossing');
                  const badge = li && li.querySelector('span.badge.red');
                  return !!badge && badge.innerText.includes('STUCK') && li.classList.contains('red');",
             )
             .await;
-        let after = chrome.row("#live", "t_crossing").await;
+        let after = chrome.row_at("task-min-t_crossing").await;
         // The badge came with the age that crossed the rule (read a tick or more later on a
         // busy machine: any age at or past 30 s, never one below it).
         let age_at_rule = shown_seconds(&after.text).is_some_and(|s| s >= 30);
@@ -945,6 +945,7 @@ fn the_demo_fleet_fits_a_phones_first_screen() {
         }
         chrome.colour_scheme("light").await;
         chrome.assert_one_zone("Europe/Berlin").await;
+        chrome.assert_work_queue_reads(&glance).await;
         chrome.assert_desktop_uses_the_width().await;
 
         // Systems: red first; each host's band as the demo planted it; details behind the tap.
@@ -968,10 +969,11 @@ fn the_demo_fleet_fits_a_phones_first_screen() {
                 || format!("host bands, red first: {bands:?}"),
             )
             .await;
-        // Every green row is one line tall, closed.
+        // Every green row is one line tall, closed (a queued task's may take a second line for
+        // its owner: checked below).
         let tall_green: Vec<String> = chrome
             .js(
-                "return [...document.querySelectorAll('main li.row.green')].filter(li => {
+                "return [...document.querySelectorAll('main .panel:not(#queue) li.row.green')].filter(li => {
                      const s = li.querySelector('summary');
                      const line = parseFloat(getComputedStyle(s).lineHeight);
                      const pad = parseFloat(getComputedStyle(s).paddingTop) + parseFloat(getComputedStyle(s).paddingBottom);
@@ -1306,8 +1308,10 @@ fn a_hung_server_freezes_the_page_and_a_reload_shows_what_changed_since_the_last
                 "'nothing changed' after another look",
                 "const s = document.querySelector('#since');
                  if (!s || !document.querySelector('#needs')) return false;
-                 const line = parseFloat(getComputedStyle(s).lineHeight);
-                 return {text: s.innerText, lines: s.getBoundingClientRect().height / line,
+                 const cs = getComputedStyle(s), line = parseFloat(cs.lineHeight);
+                 const pad = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom)
+                     + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
+                 return {text: s.innerText, lines: (s.getBoundingClientRect().height - pad) / line,
                          needs: document.querySelector('#needs').innerText,
                          marked: document.querySelectorAll('#needs .new').length};",
             )
@@ -1492,10 +1496,9 @@ fn a_silenced_host_and_a_failing_alert_channel_are_shown_as_such() {
         let ntfy = chrome.row("#systems", "ntfy").await;
         let deadman = chrome.row("#systems", "deadman").await;
         chrome
-            .check(
-                ntfy.id == "alert-ntfy" && ntfy.band() == "amber" && ntfy.text.contains("503"),
-                || format!("the ntfy row: {ntfy:#?}"),
-            )
+            .check(ntfy.id == "alert-ntfy" && ntfy.band() == "amber", || {
+                format!("the ntfy row: {ntfy:#?}")
+            })
             .await;
         chrome
             .check(
@@ -1506,9 +1509,10 @@ fn a_silenced_host_and_a_failing_alert_channel_are_shown_as_such() {
         chrome.open_row("alert-ntfy").await;
         let ntfy = chrome.text("#alert-ntfy").await;
         chrome
-            .check(ntfy.contains("waiting") && ntfy.contains('3'), || {
-                format!("the ntfy row says how many alerts wait: {ntfy:?}")
-            })
+            .check(
+                ntfy.contains("waiting") && ntfy.contains('3') && ntfy.contains("503"),
+                || format!("the ntfy row says how many alerts wait: {ntfy:?}"),
+            )
             .await;
         // A state file set aside: an amber line, said in the verdict, and a row of
         // "fleetdash's files" that names the copy behind the tap.
@@ -2032,6 +2036,15 @@ impl Chrome {
         .await
     }
 
+    /// The row whose element id is `anchor`.
+    async fn row_at(&self, anchor: &str) -> Row {
+        let rows = self.rows("main").await;
+        match rows.into_iter().find(|r| r.id == anchor) {
+            Some(row) => row,
+            None => self.fail(&format!("no row #{anchor}")).await,
+        }
+    }
+
     /// The row of `panel` whose text names `name`.
     async fn row(&self, panel: &str, name: &str) -> Row {
         let rows = self.rows(panel).await;
@@ -2283,6 +2296,10 @@ impl Chrome {
     /// Opens every row and checks that no text in an opened row is squeezed into a column:
     /// every text box that wraps, and every row's summary, is at least 40 % of the row wide.
     async fn assert_opened_rows_full_width(&self, label: &str) -> u64 {
+        // The folded groups too (the work queue's finished tasks): their rows are rows.
+        let _: Value = self
+            .js("for (const d of document.querySelectorAll('details.fold')) d.open = true; return null")
+            .await;
         self.open_all().await;
         let seen: Value = self
             .js("const narrow = [];
@@ -2361,6 +2378,72 @@ impl Chrome {
             || format!("one zone, marked once at the top: {seen:#}"),
         )
         .await;
+    }
+
+    /// The Work queue, closed: one entry per task whose title and owner (or what is wrong, or
+    /// the ETA) are never cut and take at most two lines; the panel says its rule in words;
+    /// the finished tasks are one tap away, as many as the glance folds.
+    async fn assert_work_queue_reads(&self, glance: &Glance) {
+        let finished = glance
+            .sections
+            .iter()
+            .find(|s| s.id == "queue")
+            .and_then(|s| s.groups.iter().find(|g| g.closed))
+            .map(|g| g.title.clone().unwrap_or_default());
+        let Some(title) = finished else {
+            self.fail("the demo's queue has finished tasks, folded")
+                .await
+        };
+        // "finished (2)": the count is the page's own (the demo may finish another meanwhile).
+        let word = title.split(" (").next().unwrap_or_default().to_string();
+        let seen: Value = self
+            .js("for (const d of document.querySelectorAll('details[open]')) d.open = false;
+                 const rows = [...document.querySelectorAll('#queue li.row')].filter(li => li.getBoundingClientRect().height > 0);
+                 const cut = [...document.querySelectorAll('#queue .name, #queue .sum')]
+                     .filter(e => e.getBoundingClientRect().height > 0 && e.scrollWidth > e.clientWidth + 1)
+                     .map(e => e.innerText);
+                 const tall = rows.filter(li => {
+                     const s = li.querySelector('summary'), cs = getComputedStyle(s);
+                     const pad = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom);
+                     return (s.getBoundingClientRect().height - pad) / parseFloat(cs.lineHeight) > 2.3;
+                 }).map(li => li.innerText);
+                 const fold = document.querySelector('#queue details.fold');
+                 return {open: rows.length, cut, tall, text: document.querySelector('#queue').innerText,
+                         fold: fold && fold.querySelector('summary').innerText};")
+            .await;
+        let text = seen["text"].as_str().unwrap_or_default();
+        self.check(
+            seen["open"].as_u64() >= Some(3)
+                && seen["cut"].as_array().is_some_and(Vec::is_empty)
+                && seen["tall"].as_array().is_some_and(Vec::is_empty)
+                && text.contains("an agent must take a task within")
+                && !text.contains("ACK")
+                && !text.contains("owning")
+                && seen["fold"].as_str().is_some_and(|f| f.starts_with(&word)),
+            || format!("the work queue, closed ({title:?} folded): {seen:#}"),
+        )
+        .await;
+        // One tap shows the finished ones, as many as the fold says.
+        let n: u64 = seen["fold"]
+            .as_str()
+            .and_then(|f| f.split(['(', ')']).nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        let shown = self
+            .wait_for(
+                "the finished tasks after a tap",
+                "const fold = document.querySelector('#queue details.fold');
+                 if (!fold.open) fold.querySelector('summary').click();
+                 const rows = [...fold.querySelectorAll('li.row')].filter(li => li.getBoundingClientRect().height > 0);
+                 return rows.length;",
+            )
+            .await;
+        self.check(n > 0 && shown.as_u64() == Some(n), || {
+            format!("{n} finished tasks one tap away, {shown} shown")
+        })
+        .await;
+        self.screenshot(&format!("{}-queue-finished", self.scenario))
+            .await;
     }
 
     /// At 1280 x 900 the page uses the width: needs-you beside the panels (not above them),

@@ -4,8 +4,10 @@
 //! The glance is computed at the ticking `now` while the page can be trusted (ages count up, a
 //! task crossing the stuck rule turns STUCK); while it cannot (the last good poll is older than
 //! twice the interval, the last poll failed, or the snapshot is stale) it is frozen at the
-//! snapshot's own time, "as of 14:02": nothing is invented from a clock that ticks on without
-//! data.
+//! snapshot's own time and says times, not ages ("as of 14:02"): nothing is invented from a
+//! clock that ticks on without data, and no age contradicts the banner's.
+//!
+//! Every time of day is in the reader's zone, named once at the top.
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::glance::changes::{self, Change, SinceLooked};
@@ -57,8 +59,11 @@ pub fn App() -> impl IntoView {
         let trusted = distrust.with(Vec::is_empty);
         feed.with(|f| {
             f.snapshot.as_ref().map(|s| {
-                let at = if trusted { now.get() } else { s.generated_at };
-                Glance::new(s, at, offset)
+                if trusted {
+                    Glance::new(s, now.get(), offset)
+                } else {
+                    Glance::frozen(s, offset)
+                }
             })
         })
     });
@@ -111,7 +116,11 @@ pub fn App() -> impl IntoView {
 
     view! {
         <header class="top">
-            <h1>"fleet"</h1>
+            <h1>"fleet"{live(Box::new(move || {
+                glance.with(|g| g.as_ref().map(|g| view! {
+                    <small class="zone">"times in "{g.zone.clone()}</small>
+                })).into_any()
+            }))}</h1>
             {live(Box::new(move || {
                 glance.with(|g| g.as_ref().map(|g| verdict(g, distrust.with(Vec::is_empty)))).into_any()
             }))}
@@ -131,14 +140,14 @@ pub fn App() -> impl IntoView {
             }))}
         </main>
         <footer>
-            {live(Box::new(move || {
+            <p>{live(Box::new(move || {
                 feed.with(|f| f.snapshot.as_ref().map(|s| view! {
-                    <p>"Snapshot written " {fleetdash_model::moment(s.generated_at, clock::now(), offset)}
-                       " · schema " {s.schema_version.clone()}</p>
+                    "Snapshot written " {fleetdash_model::moment(s.generated_at, clock::now(), offset)}
+                    " · schema " {s.schema_version.clone()} " · "
                 }))
                 .into_any()
             }))}
-            <p><a href="api/snapshot.html">"Static snapshot (no JavaScript)"</a></p>
+            <a href="api/snapshot.html">"Static snapshot (no JavaScript)"</a></p>
         </footer>
     }
 }

@@ -181,12 +181,7 @@ fn section(id: &'static str, glance: Memo<Option<Glance>>, opened: Opened) -> im
 }
 
 /// The `i`th group of the section `id`: its title line, and its rows by key.
-fn group(
-    glance: Memo<Option<Glance>>,
-    id: &'static str,
-    i: usize,
-    opened: Opened,
-) -> impl IntoView {
+fn group(glance: Memo<Option<Glance>>, id: &'static str, i: usize, opened: Opened) -> AnyView {
     // A titled group (a board column) says its folded cards and its emptiness on its title
     // line; an untitled one on a line of its own.
     let head = live(Box::new(move || {
@@ -234,7 +229,25 @@ fn group(
             })
             .into_any()
     }));
-    view! { {head}{list} }
+    // A closed group (the work queue's finished tasks) is one tap away, folded under its title.
+    let closed = glance.with_untracked(|g| {
+        g.as_ref()
+            .and_then(|g| g.sections.iter().find(|s| s.id == id))
+            .and_then(|s| s.groups.get(i))
+            .is_some_and(|g| g.closed)
+    });
+    if closed {
+        let title = live(Box::new(move || {
+            of_section(glance, id, |s| {
+                s.groups.get(i).and_then(|g| g.title.clone())
+            })
+            .flatten()
+            .into_any()
+        }));
+        return view! { <details class="fold"><summary>{title}</summary>{list}</details> }
+            .into_any();
+    }
+    view! { {head}{list} }.into_any()
 }
 
 /// One row, drawn once for its words: a row whose words change is another row (its key is its
