@@ -930,7 +930,7 @@ async fn an_unacked_work_queue_task_fires_through_fleetdash_run() {
     let _ = child.wait();
     assert_eq!(hook["band"], "red", "{hook:#}");
     let text = hook.to_string();
-    assert!(text.contains("no ACK for "), "{hook:#}");
+    assert!(text.contains("taken it for "), "{hook:#}");
     assert!(text.contains("renew the prod certificate"), "{hook:#}");
     let turned = status["transitions"]
         .as_array()

@@ -946,6 +946,7 @@ fn the_demo_fleet_fits_a_phones_first_screen() {
         chrome.colour_scheme("light").await;
         chrome.assert_one_zone("Europe/Berlin").await;
         chrome.assert_work_queue_reads(&glance).await;
+        chrome.assert_plain_words().await;
         chrome.assert_desktop_uses_the_width().await;
 
         // Systems: red first; each host's band as the demo planted it; details behind the tap.
@@ -2444,6 +2445,47 @@ impl Chrome {
         .await;
         self.screenshot(&format!("{}-queue-finished", self.scenario))
             .await;
+    }
+
+    /// The page, closed, speaks the operator's words: no wire values, rule expressions, config
+    /// keys or task ids (they wait in the opened rows), and one unit per fact: no count of
+    /// seconds that is a minute or more.
+    async fn assert_plain_words(&self) {
+        let text: String = self
+            .js(
+                "for (const d of document.querySelectorAll('details[open]')) d.open = false;
+                 // Names are the operator's own (a card titled 'Verify the 300 s rule source').
+                 let text = document.body.innerText;
+                 for (const n of document.querySelectorAll('.name')) text = text.split(n.innerText).join(' ');
+                 return text",
+            )
+            .await;
+        let jargon: Vec<&str> = [
+            "TASK_STATE_",
+            "timed_out",
+            "needs_input",
+            "gave_up",
+            "spawn_failed",
+            "(>=",
+            "dispatch_profiles",
+            "t_demo",
+            "ACK",
+        ]
+        .into_iter()
+        .filter(|j| text.contains(j))
+        .collect();
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let long_seconds: Vec<String> = words
+            .windows(2)
+            .filter(|w| w[1].trim_end_matches([',', ')', '.']) == "s")
+            .filter_map(|w| w[0].parse::<u64>().ok())
+            .filter(|n| *n >= 60)
+            .map(|n| format!("{n} s"))
+            .collect();
+        self.check(jargon.is_empty() && long_seconds.is_empty(), || {
+            format!("data words on the page: {jargon:?}; seconds that should be minutes: {long_seconds:?}")
+        })
+        .await;
     }
 
     /// At 1280 x 900 the page uses the width: needs-you beside the panels (not above them),

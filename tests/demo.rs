@@ -247,7 +247,7 @@ fn the_demo_agents_report_the_scenario_to_the_queue_and_their_tokens_stay_in_the
         at_limit
             .reason
             .as_deref()
-            .is_some_and(|r| r.starts_with("no ACK for 1 min")),
+            .is_some_and(|r| r.ends_with("taken it for 1 min")),
         "{at_limit:?}"
     );
     // juno owns its task and is never heard from again: WORKING until the watchdog orphans it.

@@ -1377,7 +1377,7 @@ fn task_assign_writes_through_the_queue_and_tasks_lists_red_first() {
     assert!(lines[0].starts_with("ID "), "{stdout}");
     assert!(lines[1].starts_with(&stale), "red first: {stdout}");
     assert!(
-        lines[1].contains("fail  no ACK for 1 d: nobody owns it"),
+        lines[1].contains("fail  ") && lines[1].contains(" taken it for 1 d"),
         "{stdout}"
     );
     assert!(lines[2].starts_with(&id), "{stdout}");

@@ -189,8 +189,10 @@ impl QueueTask {
         }
     }
 
-    /// "no ACK for 14 min: nobody owns it" once the ACK limit is reached with no ACK, or the
-    /// same for the agent an escalation named when it has not ACKed in its turn. A limit of 0
+    /// "nobody has taken it for 14 min" (or "vega has not taken it …" when it is assigned)
+    /// once the ACK limit is reached with no ACK, or "min has not taken it for 14 min" for the
+    /// agent an escalation named when it has not ACKed in its turn: who, in words that agree
+    /// with who the task is assigned to. A limit of 0
     /// (a snapshot written before the rule existed) judges nothing.
     fn no_ack(&self, ack_within_s: u64, now: DateTime<Utc>) -> Option<String> {
         if ack_within_s == 0 {
@@ -199,14 +201,16 @@ impl QueueTask {
         match &self.ack {
             None => {
                 let age = seconds_since(self.created_at, now);
-                (age >= ack_within_s)
-                    .then(|| format!("no ACK for {}: nobody owns it", human_age(age)))
+                (age >= ack_within_s).then(|| match &self.owner {
+                    Some(owner) => format!("{owner} has not taken it for {}", human_age(age)),
+                    None => format!("nobody has taken it for {}", human_age(age)),
+                })
             }
             Some(ack) if ack.kind == "escalating" => {
-                let to = ack.to.as_deref().unwrap_or("?");
+                let to = ack.to.as_deref().or(self.owner.as_deref()).unwrap_or("?");
                 let age = seconds_since(ack.at, now);
                 (age >= ack_within_s)
-                    .then(|| format!("escalated to {to} {} ago: no ACK from {to}", human_age(age)))
+                    .then(|| format!("{to} has not taken it for {}", human_age(age)))
             }
             Some(_) => None,
         }
@@ -263,7 +267,7 @@ mod tests {
         assert_eq!(at(&t, 599), (Band::Green, None));
         assert_eq!(
             at(&t, 600),
-            (Band::Red, Some("no ACK for 10 min: nobody owns it".into()))
+            (Band::Red, Some("nobody has taken it for 10 min".into()))
         );
         let owned = QueueTask {
             owner: Some("sol".into()),
@@ -345,10 +349,7 @@ mod tests {
         assert_eq!(at(&escalated, 599), (Band::Green, None));
         assert_eq!(
             at(&escalated, 600),
-            (
-                Band::Red,
-                Some("escalated to min 10 min ago: no ACK from min".into())
-            )
+            (Band::Red, Some("min has not taken it for 10 min".into()))
         );
         let died = QueueTask {
             owner: Some("sol".into()),

@@ -263,7 +263,7 @@ mod tests {
         assert_eq!(at.band, Band::Red);
         assert_eq!(
             at.reason.as_deref(),
-            Some(format!("no ACK for {}: nobody owns it", human_age(r.ack_within_s)).as_str())
+            Some(format!("sol has not taken it for {}", human_age(r.ack_within_s)).as_str())
         );
         let after = judge(&row(), &r, t0() + limit + secs(1));
         assert_eq!(after.band, Band::Red);
@@ -280,10 +280,7 @@ mod tests {
             worker_died_s: 3600,
         };
         let v = judge(&row(), &r, t0() + Duration::minutes(14));
-        assert_eq!(
-            v.reason.as_deref(),
-            Some("no ACK for 14 min: nobody owns it")
-        );
+        assert_eq!(v.reason.as_deref(), Some("sol has not taken it for 14 min"));
         let late = TaskRow {
             deadline: Some(t0()),
             ..owned(t0())
@@ -349,7 +346,7 @@ mod tests {
         assert_eq!(judge(&row, &r, t0() + limit - secs(1)).band, Band::Green);
         let at = judge(&row, &r, t0() + limit);
         assert_eq!(at.band, Band::Red);
-        assert!(at.reason.unwrap().ends_with("no ACK from mira"));
+        assert!(at.reason.unwrap().starts_with("mira has not taken it for "));
     }
 
     #[test]

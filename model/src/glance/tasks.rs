@@ -173,11 +173,7 @@ fn unreadable_row(t: &UnreadableTask, w: &Reader) -> Row {
 fn queue_row(t: &QueueTask, s: &Snapshot, w: &Reader) -> Row {
     let ack_within = s.rules.ack_within_s;
     let (band, status, judged) = t.judge(ack_within, w.now);
-    let state = t
-        .state
-        .strip_prefix("TASK_STATE_")
-        .unwrap_or(&t.state)
-        .to_ascii_lowercase();
+    let state = state_words(&t.state);
     let not_taken = judged.as_deref().is_some_and(is_not_taken);
     let since = match (&judged, &t.ack) {
         (Some(_), Some(ack)) if not_taken => Some(crossed(ack.at, 0, ack_within)),
@@ -244,11 +240,10 @@ fn queue_row(t: &QueueTask, s: &Snapshot, w: &Reader) -> Row {
     }
 }
 
-/// Whether the judge's reason is an ACK that did not come in time ("no ACK for …", or an
-/// escalation's new owner that did not ACK): the judge's own words, which the glance says
-/// again as who has not taken the task.
+/// Whether the judge's reason is an ACK that did not come in time ("nobody has taken it for
+/// 2 min", "vega has not taken it for 2 min").
 fn is_not_taken(why: &str) -> bool {
-    why.starts_with("no ACK") || why.starts_with("escalated to")
+    why.contains("has not taken it") || why.starts_with("nobody has taken it")
 }
 
 /// Who has the task, in the words its reason agrees with: "owned by juno", "assigned to vega,
@@ -266,22 +261,9 @@ fn owner_words(t: &QueueTask) -> String {
     }
 }
 
-/// The judge's reason in words that agree with the summary: who has not taken it and for how
-/// long, a passed deadline as a moment; any other reason as the judge says it.
+/// The judge's reason (its words agree with the summary's), a passed deadline said as a
+/// moment when the glance is frozen.
 fn queue_reason(t: &QueueTask, why: String, w: &Reader) -> String {
-    if is_not_taken(&why) {
-        let (who, from) = match &t.ack {
-            Some(ack) if ack.kind == "escalating" => {
-                (ack.to.clone().or_else(|| t.owner.clone()), ack.at)
-            }
-            _ => (t.owner.clone(), t.created_at),
-        };
-        let age = human_age(seconds_since(from, w.now));
-        return match who {
-            Some(who) => format!("{who} has not taken it for {age}"),
-            None => format!("nobody has taken it for {age}"),
-        };
-    }
     match t.deadline {
         Some(d) if why.starts_with("deadline passed") => format!("deadline passed {}", w.ago(d)),
         _ => why,
@@ -335,12 +317,7 @@ fn task_row(t: &LiveTask, rule: u64, w: &Reader) -> Row {
     let stuck = stuck_at(t, rule, w.now);
     let band = t.band_at(rule, w.now);
     let age = w.age(t.checked_at, t.age_s);
-    let state = shown(&t.state, |s| {
-        // "working", not "TASK_STATE_WORKING": the wire value breaks mid-word on a phone.
-        s.strip_prefix("TASK_STATE_")
-            .unwrap_or(s)
-            .to_ascii_lowercase()
-    });
+    let state = shown(&t.state, |s| state_words(s));
     let (reason, cut) = if stuck && !t.stuck {
         // Crossed the rule since the poll: said as the collector says it.
         (Some(format!("no reply for {}", human_age(age))), Vec::new())
@@ -396,6 +373,16 @@ fn task_row(t: &LiveTask, rule: u64, w: &Reader) -> Row {
         checks: Vec::new(),
         strip: None,
     }
+}
+
+/// "working", "input required": not "TASK_STATE_INPUT_REQUIRED", the wire's word, which also
+/// breaks mid-word on a phone.
+fn state_words(state: &str) -> String {
+    state
+        .strip_prefix("TASK_STATE_")
+        .unwrap_or(state)
+        .to_ascii_lowercase()
+        .replace('_', " ")
 }
 
 fn task_anchor(t: &LiveTask) -> String {

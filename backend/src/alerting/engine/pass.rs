@@ -509,7 +509,7 @@ mod tests {
         assert!(got.iter().all(|g| g.1 == AlertEvent::Firing), "{got:#?}");
         let reason = |key: &str| got.iter().find(|g| g.0 == key).map(|g| g.2).unwrap();
         assert!(
-            reason("queue:unacked").starts_with("no ACK for "),
+            reason("queue:unacked").contains("taken it for "),
             "{got:#?}"
         );
         assert_eq!(reason("queue:orphaned"), "orphaned: no reply produced");

@@ -344,7 +344,7 @@ mod tests {
             }]);
             elements(&s)
         };
-        let why = "no ACK for 10 min: nobody owns it";
+        let why = "nobody has taken it for 10 min";
         let got = compare(
             Some(&snap(Band::Green, None)),
             &snap(Band::Red, Some(why)),
