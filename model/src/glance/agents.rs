@@ -2,7 +2,7 @@
 //! exchange, and behind the tap its skills, model, usage window, heartbeat and endpoint.
 
 use super::parts::{
-    Reader, anchor, code, crossed, fact, group, join, plain_reason, problem, red_first, section,
+    Words, anchor, code, crossed, fact, group, join, plain_reason, problem, red_first, section,
     shown, sorted, strip,
 };
 use super::types::{Kind, Row, Section};
@@ -12,7 +12,7 @@ use crate::probe::Probe;
 use crate::rules::RulesView;
 use crate::snapshot::{Agent, Snapshot};
 
-pub(super) fn agents(s: &Snapshot, w: &Reader) -> Section {
+pub(super) fn agents(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.agents;
     let mut view = section("agents", "Agents", meta, w);
     view.problem = problem(&s.agents, meta, "agents", w);
@@ -32,7 +32,7 @@ pub(super) fn agents(s: &Snapshot, w: &Reader) -> Section {
     view
 }
 
-fn agent_row(a: &Agent, rules: &RulesView, w: &Reader) -> Row {
+fn agent_row(a: &Agent, rules: &RulesView, w: &Words) -> Row {
     let (reason, cut) = plain_reason(a.reason.clone().filter(|_| a.band != Band::Green));
     let r = reason.as_deref();
     let last = match &a.last_exchange_s {

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::parts::{
-    Reader, anchor, code, fact, group, join, order, plain, plain_reason, problem, red_first,
+    Words, anchor, code, fact, group, join, order, plain, plain_reason, problem, red_first,
     section, shown, without_paths,
 };
 use super::types::{Group, Kind, Need, Row, Section};
@@ -25,7 +25,7 @@ impl Card {
     }
 }
 
-pub(super) fn board(s: &Snapshot, w: &Reader) -> Section {
+pub(super) fn board(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.board;
     let mut view = section("board", "Board", meta, w);
     view.problem = problem(&s.tasks.board, meta, "tasks.board", w);
@@ -113,7 +113,7 @@ fn bands_in_words(red: u64, amber: u64) -> String {
 /// One board's unlisted cards as lots for the verdict: its red and amber ones (each a
 /// needs-you line leading to the board's row, held as their element `board:<name>/unlisted`
 /// is), and the green rest.
-fn unlisted(src: &BoardSource, w: &Reader) -> Vec<Need> {
+fn unlisted(src: &BoardSource, w: &Words) -> Vec<Need> {
     let lot = |band: Band, n: u64, reason: String| Need {
         band,
         what: format!("board {}", src.name),
@@ -147,7 +147,7 @@ fn unlisted(src: &BoardSource, w: &Reader) -> Vec<Need> {
     out
 }
 
-fn board_groups(b: &Board, w: &Reader) -> Vec<Group> {
+fn board_groups(b: &Board, w: &Words) -> Vec<Group> {
     let mut groups = Vec::new();
     let mut sources = group(red_first(
         b.sources.iter().map(|src| source_row(src, w)).collect(),
@@ -190,7 +190,7 @@ fn board_groups(b: &Board, w: &Reader) -> Vec<Group> {
     groups
 }
 
-fn source_row(src: &BoardSource, w: &Reader) -> Row {
+fn source_row(src: &BoardSource, w: &Words) -> Row {
     let band = src.band();
     let cards = shown(&src.cards, |n| {
         format!("{} cards", thousands(u64::from(*n)))
@@ -298,7 +298,7 @@ fn source_row(src: &BoardSource, w: &Reader) -> Row {
 
 /// A condition's text with its UTC stamp (" at 2026-11-30 19:12 UTC", as the board collector
 /// writes it) said in the reader's zone, and that time.
-fn stamped(text: &str, w: &Reader) -> (String, Option<DateTime<Utc>>) {
+fn stamped(text: &str, w: &Words) -> (String, Option<DateTime<Utc>>) {
     const STAMP: usize = " at 2026-11-30 19:12 UTC".len();
     let Some(start) = text.find(" at ") else {
         return (text.to_string(), None);
@@ -335,7 +335,7 @@ fn stamped(text: &str, w: &Reader) -> (String, Option<DateTime<Utc>>) {
     }
 }
 
-fn card_row(c: &Card, w: &Reader) -> Row {
+fn card_row(c: &Card, w: &Words) -> Row {
     let band = c.judged();
     let mut since = None;
     let reason = (band != Band::Green).then(|| {

@@ -66,6 +66,7 @@ pub fn recent(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset) -> Vec<Chan
         now,
         offset,
         held: &[],
+        frozen: false,
     };
     let from = now - Duration::hours(RECENT_H);
     s.transitions
@@ -90,6 +91,7 @@ pub fn since_looked(
         now: s.generated_at.max(looked_at),
         offset,
         held: &[],
+        frozen: false,
     };
     let mut out = SinceLooked {
         looked: w.time(looked_at),

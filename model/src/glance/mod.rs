@@ -50,7 +50,7 @@ use crate::summary::Verdict;
 use crate::words::thousands;
 use agents::agents;
 use board::board;
-use parts::{Reader, Words};
+use parts::Words;
 use systems::{backups, systems};
 use tasks::{live_tasks, queue};
 use types::Kind;
@@ -90,12 +90,10 @@ impl Glance {
     }
 
     fn at(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset, frozen: bool) -> Glance {
-        let w = Reader {
-            words: Words {
-                now,
-                offset,
-                held: &s.alerts.held,
-            },
+        let w = Words {
+            now,
+            offset,
+            held: &s.alerts.held,
             frozen,
         };
         let sections = vec![

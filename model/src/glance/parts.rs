@@ -26,6 +26,9 @@ pub(super) struct Words<'a> {
     pub(super) offset: FixedOffset,
     /// The snapshot's held elements (`alerts.held`).
     pub(super) held: &'a [Held],
+    /// Live, ages count up ("3 min ago"); frozen at the snapshot's moment, an age would count
+    /// from a clock the data no longer follows, so every moment is a time of day ("at 19:15").
+    pub(super) frozen: bool,
 }
 
 impl Words<'_> {
@@ -56,23 +59,7 @@ impl Words<'_> {
     }
 }
 
-/// [`Words`] as a glance says them: live, ages counting up ("3 min ago"), or frozen at the
-/// snapshot's moment, where an age would count from a clock the data no longer follows, so
-/// every moment is a time of day ("at 19:15"). A wrapper, not a field of `Words`: the band
-/// changes build their `Words` by hand and never say an age.
-pub(super) struct Reader<'a> {
-    pub(super) words: Words<'a>,
-    pub(super) frozen: bool,
-}
-
-impl<'a> std::ops::Deref for Reader<'a> {
-    type Target = Words<'a>;
-    fn deref(&self) -> &Words<'a> {
-        &self.words
-    }
-}
-
-impl Reader<'_> {
+impl Words<'_> {
     /// "3 min ago", or, frozen, "at 19:15": every moment the glance says relative to now.
     pub(super) fn ago(&self, t: DateTime<Utc>) -> String {
         if self.frozen {
@@ -323,7 +310,7 @@ pub(super) fn fact(
     }
 }
 
-pub(super) fn checked(meta: &SectionMeta, w: &Reader) -> Option<String> {
+pub(super) fn checked(meta: &SectionMeta, w: &Words) -> Option<String> {
     meta.checked_at.map(|at| w.checked(at))
 }
 
@@ -355,7 +342,7 @@ pub(super) fn section(
     id: &'static str,
     title: &'static str,
     meta: &SectionMeta,
-    w: &Reader,
+    w: &Words,
 ) -> Section {
     Section {
         id,
@@ -433,7 +420,7 @@ pub fn order(keys: &[(u64, String)]) -> Vec<usize> {
     idx
 }
 
-pub(super) fn strip(history: Option<&History>, w: &Reader) -> Option<Strip> {
+pub(super) fn strip(history: Option<&History>, w: &Words) -> Option<Strip> {
     let h = history?;
     Some(Strip {
         label: h.uptime_words_at(w.offset),

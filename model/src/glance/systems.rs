@@ -3,7 +3,7 @@
 //! channels as a group of their own (nobody is paged while one fails); and the backup.
 
 use super::parts::{
-    Reader, anchor, code, crossed, fact, few_words, group, join, plain, plain_reason, problem,
+    Words, anchor, code, crossed, fact, few_words, group, join, plain, plain_reason, problem,
     red_first, section, shown, sorted, strip,
 };
 use super::types::{Check, Checks, Fact, Kind, Row, Section};
@@ -13,7 +13,7 @@ use crate::probe::Probe;
 use crate::snapshot::{Backups, CronCheck, CronState, NamedCheck, SetAside, Snapshot, System};
 use crate::words::{human_age, one_decimal};
 
-pub(super) fn systems(s: &Snapshot, w: &Reader) -> Section {
+pub(super) fn systems(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.systems;
     let mut view = section("systems", "Systems", meta, w);
     view.problem = problem(&s.systems, meta, "systems", w);
@@ -54,7 +54,7 @@ pub(super) fn systems(s: &Snapshot, w: &Reader) -> Section {
 
 /// A state file moved aside: amber (nothing in the fleet is down, but what the file held is
 /// gone from use, and its copy waits for the operator).
-fn set_aside_row(a: &SetAside, w: &Reader) -> Row {
+fn set_aside_row(a: &SetAside, w: &Words) -> Row {
     let band = Band::Amber;
     let when = a.at.map(|t| w.time(t));
     let reason = "corrupt: set aside".to_string();
@@ -86,7 +86,7 @@ fn set_aside_row(a: &SetAside, w: &Reader) -> Row {
 }
 
 /// An alert channel (or the dead man's switch): green while it delivers, amber while it fails.
-fn channel_row(c: &ChannelState, w: &Reader) -> Row {
+fn channel_row(c: &ChannelState, w: &Words) -> Row {
     let band = c.band();
     let reason = c.failing_since.map(|_| {
         c.reason
@@ -132,7 +132,7 @@ fn gb(v: &f64) -> String {
     format!("{} GB", one_decimal(*v))
 }
 
-fn host_row(h: &System, w: &Reader) -> Row {
+fn host_row(h: &System, w: &Words) -> Row {
     let band = h.band();
     // Checks are sampled with their host: until its samples span a day, their uptimes say
     // since when, as the host's strip does.
@@ -321,7 +321,7 @@ fn cron_word(state: CronState) -> &'static str {
     }
 }
 
-fn cron_check(c: &CronCheck, span: Option<&str>, w: &Reader) -> (Check, Option<String>) {
+fn cron_check(c: &CronCheck, span: Option<&str>, w: &Words) -> (Check, Option<String>) {
     let band = if c.stale { Band::Red } else { c.state.band() };
     let last = match &c.last_ok_s {
         Probe::Value(s) => w.ago(crossed(c.checked_at, *s, 0)),
@@ -345,7 +345,7 @@ fn cron_check(c: &CronCheck, span: Option<&str>, w: &Reader) -> (Check, Option<S
     (check, short)
 }
 
-pub(super) fn backups(s: &Snapshot, w: &Reader) -> Section {
+pub(super) fn backups(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.backups;
     let mut view = section("backups", "Backups", meta, w);
     view.problem = problem(&s.backups, meta, "backups", w);
@@ -355,7 +355,7 @@ pub(super) fn backups(s: &Snapshot, w: &Reader) -> Section {
     view
 }
 
-fn backup_row(b: &Backups, s: &Snapshot, w: &Reader) -> Row {
+fn backup_row(b: &Backups, s: &Snapshot, w: &Words) -> Row {
     let band = b.band();
     let name = if b.name.is_empty() { "backup" } else { &b.name };
     // A green backup's reason ("20 h old, amber at 1 d 2 h") is a fact, not a warning.

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 
 use super::parts::{
-    Reader, anchor, code, crossed, fact, few_words, group, join, plain_reason, problem, red_first,
+    Words, anchor, code, crossed, fact, few_words, group, join, plain_reason, problem, red_first,
     section, shown, sorted,
 };
 use super::types::{Fact, Kind, Row, Section};
@@ -60,7 +60,7 @@ impl LiveTask {
 
 /// The work queue (spec 003 §3): who owns what and whether they took it; red rows first,
 /// newest first within a band; finished tasks in a group of their own, folded a tap away.
-pub(super) fn queue(s: &Snapshot, w: &Reader) -> Section {
+pub(super) fn queue(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.queue;
     let mut view = section("queue", "Work queue", meta, w);
     if s.rules.ack_within_s > 0 {
@@ -149,7 +149,7 @@ fn left_out_note(s: &Snapshot) -> Option<String> {
 }
 
 /// A row of the queue that cannot be read: red, its id and why; nothing else is known of it.
-fn unreadable_row(t: &UnreadableTask, w: &Reader) -> Row {
+fn unreadable_row(t: &UnreadableTask, w: &Words) -> Row {
     let reason = format!("unreadable: {}", t.reason);
     let r = Some(reason.as_str());
     Row {
@@ -170,7 +170,7 @@ fn unreadable_row(t: &UnreadableTask, w: &Reader) -> Row {
     }
 }
 
-fn queue_row(t: &QueueTask, s: &Snapshot, w: &Reader) -> Row {
+fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
     let ack_within = s.rules.ack_within_s;
     let (band, status, judged) = t.judge(ack_within, w.now);
     let state = state_words(&t.state);
@@ -263,7 +263,7 @@ fn owner_words(t: &QueueTask) -> String {
 
 /// The judge's reason (its words agree with the summary's), a passed deadline said as a
 /// moment when the glance is frozen.
-fn queue_reason(t: &QueueTask, why: String, w: &Reader) -> String {
+fn queue_reason(t: &QueueTask, why: String, w: &Words) -> String {
     match t.deadline {
         Some(d) if why.starts_with("deadline passed") => format!("deadline passed {}", w.ago(d)),
         _ => why,
@@ -271,7 +271,7 @@ fn queue_reason(t: &QueueTask, why: String, w: &Reader) -> String {
 }
 
 /// An ACK in words: "taken by juno at 14:02, ETA 14:45", "escalated by sol to min at 14:05".
-fn ack_words(ack: &QueueAck, w: &Reader) -> String {
+fn ack_words(ack: &QueueAck, w: &Words) -> String {
     let at = w.time(ack.at);
     let mut words = match (ack.kind.as_str(), &ack.to) {
         ("owning", _) => format!("taken by {} at {at}", ack.by),
@@ -287,7 +287,7 @@ fn ack_words(ack: &QueueAck, w: &Reader) -> String {
     words
 }
 
-pub(super) fn live_tasks(s: &Snapshot, w: &Reader) -> Section {
+pub(super) fn live_tasks(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.live_tasks;
     let mut view = section("live", "Live tasks", meta, w);
     let rule = s.rules.no_reply_s;
@@ -313,7 +313,7 @@ pub(super) fn live_tasks(s: &Snapshot, w: &Reader) -> Section {
     view
 }
 
-fn task_row(t: &LiveTask, rule: u64, w: &Reader) -> Row {
+fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
     let stuck = stuck_at(t, rule, w.now);
     let band = t.band_at(rule, w.now);
     let age = w.age(t.checked_at, t.age_s);
