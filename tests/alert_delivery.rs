@@ -20,7 +20,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use chrono::{DateTime, TimeZone, Utc};
-use fleetdash::alerting::outbox::{BACKOFF_FIRST, ChannelWatch, Delivery, Outbox};
+use fleetdash::alerting::outbox::{BACKOFF_FIRST, ChannelWatch, Delivery, Grouping, Outbox};
 use fleetdash::alerting::provider::Provider;
 use fleetdash::alerting::provider::common::Wants;
 use fleetdash::alerting::provider::ntfy::Ntfy;
@@ -692,7 +692,10 @@ async fn the_configured_channels_deliver_from_the_configured_state_dir() {
     amber.band = Band::Amber;
     // ntfy wants hosts only (and red by default): only the webhook wants this one.
     assert_eq!(d.enqueue(amber, t(0)).await.unwrap().added, 1);
-    assert_eq!(d.pass(t(0)).await.unwrap().delivered, 1);
+    // The rules' grouping holds it for group_wait, then it goes out alone.
+    let wait = shipped_rules().alerts.group_wait.seconds as i64;
+    assert_eq!(d.pass(t(wait - 1)).await.unwrap().delivered, 0);
+    assert_eq!(d.pass(t(wait)).await.unwrap().delivered, 1);
     let paths: Vec<String> = rx.got().into_iter().map(|g| g.path).collect();
     assert_eq!(paths, ["/hook"]);
 }
@@ -886,8 +889,9 @@ async fn status_json_shows_a_silenced_agent_and_a_failing_channel() {
 async fn an_unacked_work_queue_task_fires_through_fleetdash_run() {
     let rx = Receiver::start(Mode::Ok).await;
     let scratch = support::Scratch::new();
-    let rules = support::DEFAULT_RULES.replace("within_seconds: 600", "within_seconds: 2");
-    assert_ne!(rules, support::DEFAULT_RULES);
+    let quick = support::quick_grouping_rules();
+    let rules = quick.replace("within_seconds: 600", "within_seconds: 2");
+    assert_ne!(rules, quick);
     std::fs::write(scratch.path().join("rules.yaml"), rules).unwrap();
     let config = scratch.config(&format!(
         "[cadence]\nqueue = \"1s\"\n\n\
@@ -1141,7 +1145,8 @@ async fn a_corrupt_outbox_is_moved_aside_and_a_fresh_one_delivers() {
         );
         let a = alert("agent:min", AlertEvent::Firing);
         assert_eq!(d.enqueue(a.clone(), t(0)).await.unwrap().added, 1, "{what}");
-        assert_eq!(d.pass(t(0)).await.unwrap().delivered, 1, "{what}");
+        let wait = shipped_rules().alerts.group_wait.seconds as i64;
+        assert_eq!(d.pass(t(wait)).await.unwrap().delivered, 1, "{what}");
         let got = rx.got();
         assert_eq!(got.len(), 1, "{what}");
         let body: Value = serde_json::from_slice(&got[0].body).unwrap();
@@ -1396,4 +1401,225 @@ async fn a_failing_channel_is_told_to_the_others_once_and_its_recovery_too() {
     );
     let pass = d.pass(now + chrono::Duration::hours(3)).await.unwrap();
     assert_eq!((pass.delivered, pass.failed), (0, 0), "no reminder");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 24: one buzz per storm
+// ---------------------------------------------------------------------------------------------
+
+/// A red alert of `kind` `name`, raised at `at` (its dedupe key unique per element).
+fn red(kind: &str, name: &str, at: i64) -> Alert {
+    Alert {
+        id: format!("{kind}:{name}:firing:{at}"),
+        key: format!("{kind}:{name}"),
+        kind: kind.into(),
+        name: name.into(),
+        band: Band::Red,
+        reason: Some("down: connection refused".into()),
+        since: t(at),
+        at: t(at),
+        takes_down: Vec::new(),
+        ..alert("x", AlertEvent::Firing)
+    }
+}
+
+/// A header as ntfy reads it: RFC 2047 (`=?UTF-8?B?…?=`) decoded, plain ASCII as is.
+fn decoded(value: &axum::http::HeaderValue) -> String {
+    use base64::Engine;
+    let text = value.to_str().unwrap();
+    match text
+        .strip_prefix("=?UTF-8?B?")
+        .and_then(|t| t.strip_suffix("?="))
+    {
+        Some(b64) => String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap(),
+        )
+        .unwrap(),
+        None => text.to_string(),
+    }
+}
+
+/// The POSTs of one path, in order.
+fn posts(rx: &Receiver, path: &str) -> Vec<Got> {
+    rx.got().into_iter().filter(|g| g.path == path).collect()
+}
+
+/// Eleven reds of one moment at the shipped grouping (Alertmanager's 30 s / 5 min), with a
+/// clock of the test's own: nothing before `group_wait`, then ONE ntfy message and ONE webhook
+/// POST carrying all eleven; what comes next (a new red, a recovery) waits `group_interval`
+/// after that and goes out together; a lone red later goes out alone, as itself.
+#[tokio::test]
+async fn a_storm_of_eleven_reds_is_one_notification_per_channel() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    let grouping = Grouping::of(&shipped_rules().alerts);
+    let (wait, interval) = (grouping.wait.num_seconds(), grouping.interval.num_seconds());
+    let d = delivery(
+        dir.path(),
+        vec![
+            Arc::new(ntfy("ntfy", rx.url("/topic"))),
+            Arc::new(webhook("hook", rx.url("/hook"))),
+        ],
+    )
+    .with_grouping(grouping);
+    let agents = [
+        "orin", "vega", "kai", "lyra", "juno", "sol", "echo", "mira", "nova", "tam",
+    ];
+    for name in agents {
+        d.enqueue(red("agent", name, 0), t(0)).await.unwrap();
+    }
+    d.enqueue(red("host", "prod", 0), t(0)).await.unwrap();
+
+    // The group waits for the rest of its moment.
+    assert_eq!(d.pass(t(wait - 1)).await.unwrap().delivered, 0);
+    assert!(rx.got().is_empty(), "nothing before group_wait");
+    assert_eq!(d.pass(t(wait)).await.unwrap().delivered, 22);
+    let (topic, hook) = (posts(&rx, "/topic"), posts(&rx, "/hook"));
+    assert_eq!(
+        (topic.len(), hook.len()),
+        (1, 1),
+        "one notification per channel"
+    );
+    let title = decoded(&topic[0].headers["title"]);
+    assert_eq!(
+        title, "11 red: agents orin, vega, kai … (7 more); host prod",
+        "one line that says the storm"
+    );
+    assert_eq!(
+        topic[0].headers["priority"], "high",
+        "a new red wakes the phone, once"
+    );
+    let body = String::from_utf8(topic[0].body.clone()).unwrap();
+    for name in agents.iter().chain(&["prod"]) {
+        assert!(body.contains(&format!(" {name}: down")), "{name} in {body}");
+    }
+    let group: Value = serde_json::from_slice(&hook[0].body).unwrap();
+    assert_eq!(group["group"]["count"], 11, "{group:#}");
+    assert_eq!(group["alerts"].as_array().unwrap().len(), 11);
+    assert!(group["id"].as_str().unwrap().starts_with("group:"));
+    assert!(
+        group["alerts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["event"] == "firing" && a["agent_status"]["code"] == 5003),
+        "each element whole in the one body: {group:#}"
+    );
+
+    // A new red and a recovery after it: held until group_interval after the storm's
+    // notification, then one notification with both.
+    d.enqueue(red("agent", "atlas", wait + 10), t(wait + 10))
+        .await
+        .unwrap();
+    let mut recovered = red("agent", "orin", wait + 20);
+    recovered.id = "agent:orin:recovered".into();
+    recovered.event = AlertEvent::Recovered;
+    recovered.band = Band::Green;
+    recovered.reason = None;
+    d.enqueue(recovered, t(wait + 20)).await.unwrap();
+    assert_eq!(d.pass(t(wait + 20 + wait)).await.unwrap().delivered, 0);
+    assert_eq!(d.pass(t(wait + interval - 1)).await.unwrap().delivered, 0);
+    assert_eq!(d.pass(t(wait + interval)).await.unwrap().delivered, 4);
+    let topic = posts(&rx, "/topic");
+    assert_eq!(topic.len(), 2);
+    assert_eq!(
+        decoded(&topic[1].headers["title"]),
+        "1 red: agent atlas · 1 recovered: agent orin"
+    );
+
+    // Quiet for long, then one red: alone, group_wait late, in the single alert's own shape.
+    let later = 10_000;
+    d.enqueue(red("agent", "kai", later), t(later))
+        .await
+        .unwrap();
+    assert_eq!(d.pass(t(later + wait - 1)).await.unwrap().delivered, 0);
+    assert_eq!(d.pass(t(later + wait)).await.unwrap().delivered, 2);
+    let hook = posts(&rx, "/hook");
+    let single: Value = serde_json::from_slice(&hook.last().unwrap().body).unwrap();
+    assert_eq!(
+        (single["event"].as_str(), single["element"]["name"].as_str()),
+        (Some("firing"), Some("kai")),
+        "{single:#}"
+    );
+    eprintln!(
+        "13 alerts over three moments: {} ntfy messages and {} webhook POSTs (ungrouped: 13 each)",
+        posts(&rx, "/topic").len(),
+        hook.len()
+    );
+}
+
+/// Through `fleetdash run`: eleven agents that all refuse connections go red in one pass and
+/// reach each channel as ONE notification carrying the eleven (the rules' grouping, shortened
+/// to a second here: `support::quick_grouping_rules`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleetdash_run_sends_a_storm_of_eleven_reds_as_one_notification_per_channel() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    let names = [
+        "orin", "vega", "kai", "lyra", "juno", "sol", "echo", "mira", "nova", "tam", "min",
+    ];
+    let agents: String = names
+        .iter()
+        .map(|n| {
+            format!(
+                "[[agents]]\nname = \"{n}\"\nendpoint = \"{}\"\ndialect = \"v1\"\n\n",
+                support::refused_endpoint()
+            )
+        })
+        .collect();
+    let config = scratch.config(&format!(
+        "[cadence]\nagents = \"1s\"\n\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nurl = \"{}\"\n\n\
+         [[alerts.channels]]\ntype = \"ntfy\"\nurl = \"{}\"\n\n{agents}",
+        rx.url("/hook"),
+        rx.url("/topic"),
+    ));
+    let started = std::time::Instant::now();
+    let mut child = run(&config);
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    while posts(&rx, "/hook").is_empty() || posts(&rx, "/topic").is_empty() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("no notification reached both channels: {:?}", rx.got());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let first = started.elapsed();
+    // More passes, all still red: nothing more to say.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let (hook, topic) = (posts(&rx, "/hook"), posts(&rx, "/topic"));
+    assert_eq!(
+        (hook.len(), topic.len()),
+        (1, 1),
+        "one POST per channel for the storm"
+    );
+    let group: Value = serde_json::from_slice(&hook[0].body).unwrap();
+    let keys: Vec<&str> = group["alerts"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x["element"]["key"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(keys.len(), 11, "{group:#}");
+    for n in names {
+        assert!(
+            keys.contains(&format!("agent:{n}").as_str()),
+            "{n}: {keys:?}"
+        );
+    }
+    assert!(
+        decoded(&topic[0].headers["title"]).starts_with("11 red: agents "),
+        "{:?}",
+        topic[0].headers
+    );
+    eprintln!(
+        "11 reds through fleetdash run: 1 webhook POST and 1 ntfy message (ungrouped: 11 each), \
+         the first {first:?} after start (2 red passes 1 s apart, group_wait 1 s, a delivery tick)"
+    );
 }

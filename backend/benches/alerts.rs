@@ -63,6 +63,12 @@ impl Provider for Channel {
         self.sent.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
+    async fn send_group(&self, alerts: &[Alert]) -> Result<(), SendError> {
+        for alert in alerts {
+            self.send(alert).await?;
+        }
+        Ok(())
+    }
 }
 
 fn alert(element: usize, event: AlertEvent, since: DateTime<Utc>, n: i64) -> Alert {

@@ -93,6 +93,21 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
 
 pub const DEFAULT_RULES: &str = include_str!("../../config/rules.yaml");
 
+/// The shipped rules with alert grouping of a second (`grouping`: Alertmanager's 30 s wait and
+/// 5 min interval): a test that runs `fleetdash run` end to end does not wait half a minute
+/// for each alert. Grouping itself is tested at the shipped values with a clock of its own
+/// (`tests/alert_delivery.rs`), and once through `fleetdash run`.
+pub fn quick_grouping_rules() -> String {
+    let quick = DEFAULT_RULES
+        .replace("group_wait_seconds: 30", "group_wait_seconds: 1")
+        .replace("group_interval_seconds: 300", "group_interval_seconds: 1");
+    assert_ne!(
+        quick, DEFAULT_RULES,
+        "config/rules.yaml has no grouping to shorten"
+    );
+    quick
+}
+
 /// The thresholds of the shipped `config/rules.yaml` ([`DEFAULT_RULES`]): tests judge by the
 /// fleet's own rules file, never by literals of their own.
 pub fn fleet_rules() -> RulesView {
@@ -132,7 +147,7 @@ pub struct Scratch {
 impl Scratch {
     pub fn new() -> Scratch {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("rules.yaml"), DEFAULT_RULES).unwrap();
+        std::fs::write(dir.path().join("rules.yaml"), quick_grouping_rules()).unwrap();
         Scratch { dir }
     }
 

@@ -143,13 +143,14 @@ impl Alerts {
                 return;
             }
         };
-        let mut kept = true;
-        for alert in decision.alerts.clone() {
-            if let Err(e) = delivery.enqueue(alert, now).await {
-                tracing::error!("alert not put in the outbox (the pass is replayed): {e:#}");
-                kept = false;
+        // The pass's alerts together: a storm is one group in the outbox.
+        let kept = match delivery.enqueue_all(decision.alerts.clone(), now).await {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::error!("alerts not put in the outbox (the pass is replayed): {e:#}");
+                false
             }
-        }
+        };
         // Saved only once every alert is safe in the outbox: otherwise the next pass replays it.
         let saved = kept && {
             let alerting = self.alerting.clone();

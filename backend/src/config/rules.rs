@@ -77,6 +77,12 @@ pub struct AlertRules {
     pub fail_after: CountRule,
     pub recover_after: CountRule,
     pub remind_every: Rule,
+    /// The `grouping` group (issue 24, Alertmanager's model): a channel's first pending alert
+    /// waits this long for others, and they go out as one notification.
+    pub group_wait: Rule,
+    /// After a notification, a channel's next one waits at least this long (what came in the
+    /// meantime goes out together).
+    pub group_interval: Rule,
 }
 
 /// What a value of the rules file measures, and so which values it may take.
@@ -180,6 +186,10 @@ const GROUPS: &[(&str, &[&str])] = &[
             "recover_after_passes",
             "remind_every_seconds",
         ],
+    ),
+    (
+        "grouping",
+        &["group_wait_seconds", "group_interval_seconds"],
     ),
     ("board", &["cards_max", "newest_per_column"]),
     ("queue", &["finished_kept_seconds", "finished_kept_max"]),
@@ -386,6 +396,15 @@ impl Rules {
             source: c.source,
             ruled_by: c.ruled_by,
         });
+        let mut grouping = |key: &str| {
+            cited("grouping", key, Unit::Seconds).map(|c| Rule {
+                seconds: c.value,
+                source: c.source,
+                ruled_by: c.ruled_by,
+            })
+        };
+        let group_wait = grouping("group_wait_seconds");
+        let group_interval = grouping("group_interval_seconds");
         let mut cards = |key: &str| -> Option<CountRule> {
             cited("board", key, Unit::Cards).map(|c| CountRule {
                 count: c.value,
@@ -423,11 +442,25 @@ impl Rules {
             }),
             _ => None,
         };
-        let alerts = match (fail_after, recover_after, remind_every) {
-            (Some(fail_after), Some(recover_after), Some(remind_every)) => Some(AlertRules {
+        let alerts = match (
+            fail_after,
+            recover_after,
+            remind_every,
+            group_wait,
+            group_interval,
+        ) {
+            (
+                Some(fail_after),
+                Some(recover_after),
+                Some(remind_every),
+                Some(group_wait),
+                Some(group_interval),
+            ) => Some(AlertRules {
                 fail_after,
                 recover_after,
                 remind_every,
+                group_wait,
+                group_interval,
             }),
             _ => None,
         };
@@ -672,6 +705,10 @@ queue:
 doctor:
   clock_skew_seconds: 30
   source: issue 22
+grouping:
+  group_wait_seconds: 30
+  group_interval_seconds: 300
+  source: Alertmanager
 ";
 
     #[test]
@@ -749,6 +786,25 @@ doctor:
         let msg = refused(&text);
         assert!(
             msg.contains("alerts.remind_every_seconds: missing"),
+            "{msg}"
+        );
+    }
+
+    /// Was not a rule: 15 alerts of one storm were 15 buzzes.
+    #[test]
+    fn alerts_group_by_seconds_with_their_source() {
+        let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+        assert_eq!(r.alerts.group_wait.seconds, 30);
+        assert_eq!(r.alerts.group_interval.seconds, 300);
+        assert_eq!(r.alerts.group_wait.source, "Alertmanager");
+        let msg = refused(&FLEET.replace("group_wait_seconds: 30", "group_wait_seconds: 0"));
+        assert!(
+            msg.contains("grouping.group_wait_seconds: expected a whole number of seconds"),
+            "{msg}"
+        );
+        let msg = refused(&FLEET.replace("  group_interval_seconds: 300\n", ""));
+        assert!(
+            msg.contains("grouping.group_interval_seconds: missing"),
             "{msg}"
         );
     }

@@ -2,6 +2,11 @@
 //! channel that wants it; due items are sent in order per channel, the channels side by side,
 //! each send bounded ([`SEND_DEADLINE`]); a pass every tick and at once after an enqueue. The
 //! store's calls block, so they run on blocking threads.
+//!
+//! With [`Grouping`] (what `fleetdash run` uses, from the rules file), a channel's due items go
+//! out together as one notification, Alertmanager's way: the first waits `group_wait` for the
+//! others of its moment, and a channel's next notification waits `group_interval` after its
+//! last one. A storm of eleven reds is one buzz, not eleven.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +38,28 @@ pub struct Pass {
 /// without alerting importing them.
 pub type SendObserver = Arc<dyn Fn(&str, bool) + Send + Sync>;
 
+/// How a channel's alerts are grouped into notifications (Alertmanager's `group_wait` and
+/// `group_interval`, from the rules file's `grouping`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grouping {
+    /// A channel's oldest pending alert waits this long for others.
+    pub wait: chrono::Duration,
+    /// A channel's next notification waits at least this long after its last.
+    pub interval: chrono::Duration,
+}
+
+impl Grouping {
+    pub fn of(rules: &crate::config::AlertRules) -> Grouping {
+        let secs = |r: &crate::config::Rule| {
+            chrono::Duration::seconds(i64::try_from(r.seconds).unwrap_or(i64::MAX / 1000))
+        };
+        Grouping {
+            wait: secs(&rules.group_wait),
+            interval: secs(&rules.group_interval),
+        }
+    }
+}
+
 /// The outbox and its channels: enqueues what each channel wants, and delivers due items.
 pub struct Delivery {
     outbox: Arc<Outbox>,
@@ -43,6 +70,11 @@ pub struct Delivery {
     watch: Option<ChannelWatch>,
     /// Set once, before the loop starts ([`Delivery::observe`]).
     observer: std::sync::OnceLock<SendObserver>,
+    /// `None`: each alert goes out on its own, at once.
+    grouping: Option<Grouping>,
+    /// When each channel last delivered a notification. In memory: after a restart a
+    /// channel's first group waits only `group_wait`.
+    sent_at: std::sync::Mutex<std::collections::HashMap<String, DateTime<Utc>>>,
 }
 
 impl Delivery {
@@ -53,7 +85,15 @@ impl Delivery {
             wake: tokio::sync::Notify::new(),
             watch: None,
             observer: std::sync::OnceLock::new(),
+            grouping: None,
+            sent_at: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
+    }
+
+    /// Each channel's alerts go out grouped ([`Grouping`]).
+    pub fn with_grouping(mut self, grouping: Grouping) -> Delivery {
+        self.grouping = Some(grouping);
+        self
     }
 
     /// A channel failing `watch.down_after` times in a row is told to the other channels, and
@@ -85,7 +125,9 @@ impl Delivery {
                 .as_ref()
                 .map(ToString::to_string),
         };
-        Ok(Delivery::new(Arc::new(outbox), provider::build(config)).with_watch(watch))
+        Ok(Delivery::new(Arc::new(outbox), provider::build(config))
+            .with_watch(watch)
+            .with_grouping(Grouping::of(&rules.alerts)))
     }
 
     pub fn outbox(&self) -> &Arc<Outbox> {
@@ -102,16 +144,39 @@ impl Delivery {
 
     /// Keeps `alert` for every channel that wants it (off the runtime).
     pub async fn enqueue(&self, alert: Alert, now: DateTime<Utc>) -> Result<Enqueued> {
-        let channels: Vec<String> = self
-            .providers
-            .iter()
-            .filter(|p| p.wants(&alert))
-            .map(|p| p.name().to_string())
+        self.enqueue_all(vec![alert], now).await
+    }
+
+    /// Keeps each of `alerts` for every channel that wants it, together (one engine pass's
+    /// alerts: [`Outbox::enqueue_all`]).
+    pub async fn enqueue_all(&self, alerts: Vec<Alert>, now: DateTime<Utc>) -> Result<Enqueued> {
+        if alerts.is_empty() {
+            return Ok(Enqueued::default());
+        }
+        let wanted: Vec<(Alert, Vec<String>)> = alerts
+            .into_iter()
+            .map(|alert| {
+                let channels = self
+                    .providers
+                    .iter()
+                    .filter(|p| p.wants(&alert))
+                    .map(|p| p.name().to_string())
+                    .collect();
+                (alert, channels)
+            })
             .collect();
         let outbox = self.outbox.clone();
         let enqueued = tokio::task::spawn_blocking(move || {
-            let names: Vec<&str> = channels.iter().map(String::as_str).collect();
-            outbox.enqueue(&alert, &names, now)
+            let names: Vec<Vec<&str>> = wanted
+                .iter()
+                .map(|(_, c)| c.iter().map(String::as_str).collect())
+                .collect();
+            let pairs: Vec<(&Alert, &[&str])> = wanted
+                .iter()
+                .zip(&names)
+                .map(|((a, _), n)| (a, n.as_slice()))
+                .collect();
+            outbox.enqueue_all(&pairs, now)
         })
         .await??;
         self.wake.notify_one();
@@ -151,13 +216,17 @@ impl Delivery {
         Ok(pass)
     }
 
-    /// One channel's due items, in order, until the first failure.
+    /// One channel's due items, in order, until the first failure; grouped, all of them as one
+    /// notification once the group's time has come.
     async fn channel_turn(
         &self,
         provider: Arc<dyn Provider>,
         items: Vec<Item>,
         now: DateTime<Utc>,
     ) -> Result<Pass> {
+        if let Some(grouping) = self.grouping {
+            return self.group_turn(provider, items, grouping, now).await;
+        }
         let mut pass = Pass::default();
         for item in items {
             let result = match tokio::time::timeout(SEND_DEADLINE, provider.send(&item.alert)).await
@@ -194,6 +263,88 @@ impl Delivery {
             }
         }
         Ok(pass)
+    }
+
+    /// A channel's due items as one notification (one alert alone as itself), unless the
+    /// group is still waiting: its oldest item for `group_wait`, or the channel's last
+    /// notification for `group_interval`.
+    async fn group_turn(
+        &self,
+        provider: Arc<dyn Provider>,
+        items: Vec<Item>,
+        grouping: Grouping,
+        now: DateTime<Utc>,
+    ) -> Result<Pass> {
+        let channel = provider.name().to_string();
+        let Some(oldest) = items.iter().map(|i| i.enqueued_at).min() else {
+            return Ok(Pass::default());
+        };
+        let last = self
+            .sent_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&channel)
+            .copied();
+        if now < oldest + grouping.wait || last.is_some_and(|at| now < at + grouping.interval) {
+            return Ok(Pass::default());
+        }
+        let alerts: Vec<Alert> = items.into_iter().map(|i| i.alert).collect();
+        let send = if alerts.len() == 1 {
+            provider.send(&alerts[0])
+        } else {
+            provider.send_group(&alerts)
+        };
+        let result = match tokio::time::timeout(SEND_DEADLINE, send).await {
+            Ok(r) => r,
+            Err(_) => Err(SendError {
+                retryable: true,
+                reason: format!("no answer within {}s", SEND_DEADLINE.as_secs()),
+            }),
+        };
+        if let Some(observe) = self.observer.get() {
+            observe(&channel, result.is_ok());
+        }
+        let ids: Vec<String> = alerts.iter().map(|a| a.id.clone()).collect();
+        let outbox = self.outbox.clone();
+        let name = channel.clone();
+        match result {
+            Ok(()) => {
+                self.sent_at
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(channel.clone(), now);
+                self.tell_others(&channel, AlertEvent::Recovered, now)
+                    .await?;
+                tokio::task::spawn_blocking(move || {
+                    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+                    outbox.delivered_group(&ids, &name, now)
+                })
+                .await??;
+                if alerts.len() > 1 {
+                    tracing::info!(
+                        channel,
+                        alerts = alerts.len(),
+                        "alerts sent as one notification"
+                    );
+                }
+                Ok(Pass {
+                    delivered: alerts.len(),
+                    failed: 0,
+                })
+            }
+            Err(e) => {
+                tokio::task::spawn_blocking(move || {
+                    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+                    outbox.failed_group(&ids, &name, &e, now)
+                })
+                .await??;
+                self.tell_others(&channel, AlertEvent::Firing, now).await?;
+                Ok(Pass {
+                    delivered: 0,
+                    failed: alerts.len(),
+                })
+            }
+        }
     }
 
     /// The notice `channel` is owed now ([`ChannelWatch::notice`]), kept for every other

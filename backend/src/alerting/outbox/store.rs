@@ -106,6 +106,8 @@ pub struct Item {
     pub alert: Alert,
     /// Tries so far.
     pub attempts: u32,
+    /// When it was kept: a group of alerts waits `group_wait` from its oldest.
+    pub enqueued_at: DateTime<Utc>,
 }
 
 /// What [`Outbox::enqueue`] did.
@@ -195,22 +197,35 @@ impl Outbox {
         channels: &[&str],
         now: DateTime<Utc>,
     ) -> Result<Enqueued> {
-        let stored = self.gate.to_json(&Stored::of(alert))?.to_string();
+        self.enqueue_all(&[(alert, channels)], now)
+    }
+
+    /// Keeps each alert for its channels, all in one transaction: one engine pass's alerts
+    /// are in the outbox together or not at all (a storm is one group, never split by a
+    /// delivery pass between two of its writes), at the cost of one sync.
+    pub fn enqueue_all(
+        &self,
+        alerts: &[(&Alert, &[&str])],
+        now: DateTime<Utc>,
+    ) -> Result<Enqueued> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         let mut out = Enqueued::default();
-        for channel in channels {
-            let n = tx.execute(
-                "INSERT OR IGNORE INTO outbox (alert_id, channel, event, alert, enqueued_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![alert.id, channel, alert.event.as_str(), stored, secs(now)],
-            )?;
-            if n == 0 {
-                out.known += 1;
-                continue;
+        for (alert, channels) in alerts {
+            let stored = self.gate.to_json(&Stored::of(alert))?.to_string();
+            for channel in *channels {
+                let n = tx.execute(
+                    "INSERT OR IGNORE INTO outbox (alert_id, channel, event, alert, enqueued_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![alert.id, channel, alert.event.as_str(), stored, secs(now)],
+                )?;
+                if n == 0 {
+                    out.known += 1;
+                    continue;
+                }
+                out.added += 1;
+                out.dropped += bound(&tx, channel, now)?;
             }
-            out.added += 1;
-            out.dropped += bound(&tx, channel, now)?;
         }
         tx.commit()?;
         Ok(out)
@@ -221,7 +236,7 @@ impl Outbox {
     pub fn due(&self, now: DateTime<Utc>) -> Result<Vec<Item>> {
         let conn = self.conn();
         let mut stmt = conn.prepare(
-            "SELECT o.channel, o.alert, o.attempts FROM outbox o
+            "SELECT o.channel, o.alert, o.attempts, o.enqueued_at FROM outbox o
              LEFT JOIN channels c ON c.channel = o.channel
              WHERE o.done_at IS NULL AND (c.retry_at IS NULL OR c.retry_at <= ?1)
              ORDER BY o.channel, o.enqueued_at, o.rowid",
@@ -231,12 +246,13 @@ impl Outbox {
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
                 r.get::<_, u32>(2)?,
+                r.get::<_, i64>(3)?,
             ))
         })?;
         let mut out: Vec<Item> = Vec::new();
         let mut per_channel = 0;
         for row in rows {
-            let (channel, text, attempts) = row?;
+            let (channel, text, attempts, enqueued_at) = row?;
             if out.last().is_some_and(|i| i.channel == channel) {
                 per_channel += 1;
             } else {
@@ -256,6 +272,7 @@ impl Outbox {
                 channel,
                 alert,
                 attempts,
+                enqueued_at: time(enqueued_at),
             });
         }
         Ok(out)
@@ -263,13 +280,25 @@ impl Outbox {
 
     /// The channel took the item: it is done, and the channel is fine again.
     pub fn delivered(&self, alert_id: &str, channel: &str, now: DateTime<Utc>) -> Result<()> {
+        self.delivered_group(&[alert_id], channel, now)
+    }
+
+    /// The channel took the items, sent as one notification: all done at once.
+    pub fn delivered_group(
+        &self,
+        alert_ids: &[&str],
+        channel: &str,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        tx.execute(
-            "UPDATE outbox SET alert = '', done_at = ?3, outcome = 'delivered', attempts = attempts + 1
-             WHERE alert_id = ?1 AND channel = ?2",
-            params![alert_id, channel, secs(now)],
-        )?;
+        for alert_id in alert_ids {
+            tx.execute(
+                "UPDATE outbox SET alert = '', done_at = ?3, outcome = 'delivered', attempts = attempts + 1
+                 WHERE alert_id = ?1 AND channel = ?2",
+                params![alert_id, channel, secs(now)],
+            )?;
+        }
         let was_failing: Option<i64> = tx
             .query_row(
                 "SELECT failing_since FROM channels WHERE channel = ?1",
@@ -305,21 +334,35 @@ impl Outbox {
         error: &SendError,
         now: DateTime<Utc>,
     ) -> Result<()> {
+        self.failed_group(&[alert_id], channel, error, now)
+    }
+
+    /// The channel failed to take the items sent as one notification: as [`Outbox::failed`]
+    /// for each, and one failure of the channel.
+    pub fn failed_group(
+        &self,
+        alert_ids: &[&str],
+        channel: &str,
+        error: &SendError,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
         let reason = self.gate.redact_str(&error.reason).into_owned();
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        if error.retryable {
-            tx.execute(
-                "UPDATE outbox SET attempts = attempts + 1 WHERE alert_id = ?1 AND channel = ?2",
-                params![alert_id, channel],
-            )?;
-        } else {
-            tx.execute(
-                "UPDATE outbox SET attempts = attempts + 1, alert = '', done_at = ?3, outcome = 'refused'
-                 WHERE alert_id = ?1 AND channel = ?2",
-                params![alert_id, channel, secs(now)],
-            )?;
-            tracing::error!(channel, alert = alert_id, %reason, "alert refused by its channel, given up");
+        for alert_id in alert_ids {
+            if error.retryable {
+                tx.execute(
+                    "UPDATE outbox SET attempts = attempts + 1 WHERE alert_id = ?1 AND channel = ?2",
+                    params![alert_id, channel],
+                )?;
+            } else {
+                tx.execute(
+                    "UPDATE outbox SET attempts = attempts + 1, alert = '', done_at = ?3, outcome = 'refused'
+                     WHERE alert_id = ?1 AND channel = ?2",
+                    params![alert_id, channel, secs(now)],
+                )?;
+                tracing::error!(channel, alert = alert_id, %reason, "alert refused by its channel, given up");
+            }
         }
         let failures: u32 = tx
             .query_row(

@@ -62,12 +62,27 @@ impl Provider for Hub {
     }
 
     async fn send(&self, alert: &Alert) -> Result<(), SendError> {
+        self.say(&message_id(alert), &text(alert)).await
+    }
+
+    async fn send_group(&self, alerts: &[Alert]) -> Result<(), SendError> {
+        let mut text = common::group_message(alerts);
+        if let Some(link) = alerts.iter().find_map(|a| a.link.as_deref()) {
+            text.push_str(&format!("\n{link}"));
+        }
+        let id = format!("fleetdash-alert:{}", common::group_id(alerts));
+        self.say(&id, &text).await
+    }
+}
+
+impl Hub {
+    /// One message to the hub, in the first of its dialects it answers.
+    async fn say(&self, message_id: &str, text: &str) -> Result<(), SendError> {
         let token = common::token(self.agent.token.as_ref())?;
-        let text = text(alert);
         let mut last = None;
         for wire in Wire::attempts(self.agent.dialect) {
             let rpc_id = uuid::Uuid::new_v4().to_string();
-            let request = wire.send_message(&rpc_id, &message_id(alert), CONTEXT_ID, &text);
+            let request = wire.send_message(&rpc_id, message_id, CONTEXT_ID, text);
             let reply = self
                 .client
                 .post_json(

@@ -65,6 +65,91 @@ pub fn message(alert: &Alert) -> String {
     text
 }
 
+/// Which alerts of a group one part of its title counts.
+type Lot = fn(&Alert) -> bool;
+
+/// Names shown per kind in a group's title before "… (2 more)".
+pub const GROUP_NAMES_SHOWN: usize = 3;
+
+/// A group's title, one line a phone shows whole: per event and band, how many and which,
+/// by kind: "5 red: agents orin, vega, kai … (2 more); host prod · 1 recovered: agent lyra".
+pub fn group_title(alerts: &[Alert]) -> String {
+    let mut parts = Vec::new();
+    let lots: [(&str, Lot); 5] = [
+        ("red", |a| {
+            a.event == AlertEvent::Firing && a.band == Band::Red
+        }),
+        ("amber", |a| {
+            a.event == AlertEvent::Firing && a.band != Band::Red
+        }),
+        ("still red", |a| {
+            a.event == AlertEvent::Reminder && a.band == Band::Red
+        }),
+        ("still amber", |a| {
+            a.event == AlertEvent::Reminder && a.band != Band::Red
+        }),
+        ("recovered", |a| a.event == AlertEvent::Recovered),
+    ];
+    for (words, of_lot) in lots {
+        let lot: Vec<&Alert> = alerts.iter().filter(|a| of_lot(a)).collect();
+        if lot.is_empty() {
+            continue;
+        }
+        let mut kinds: Vec<(&str, Vec<&str>)> = Vec::new();
+        for a in &lot {
+            match kinds.iter_mut().find(|(k, _)| *k == a.kind) {
+                Some((_, names)) => names.push(&a.name),
+                None => kinds.push((&a.kind, vec![&a.name])),
+            }
+        }
+        let by_kind: Vec<String> = kinds
+            .iter()
+            .map(|(kind, names)| {
+                let noun = if names.len() == 1 {
+                    kind.to_string()
+                } else {
+                    format!("{kind}s")
+                };
+                let mut shown = names
+                    .iter()
+                    .take(GROUP_NAMES_SHOWN)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if names.len() > GROUP_NAMES_SHOWN {
+                    shown.push_str(&format!(" … ({} more)", names.len() - GROUP_NAMES_SHOWN));
+                }
+                format!("{noun} {shown}")
+            })
+            .collect();
+        parts.push(format!("{} {words}: {}", lot.len(), by_kind.join("; ")));
+    }
+    parts.join(" · ")
+}
+
+/// A group in words, as a message's body: its title, then each alert's own message.
+pub fn group_message(alerts: &[Alert]) -> String {
+    let mut text = group_title(alerts);
+    for a in alerts {
+        text.push('\n');
+        text.push_str(&message(a));
+    }
+    text
+}
+
+/// A group's dedupe key, stable for the same alerts: a receiver that saw it (delivery is at
+/// least once) can tell a repeat.
+pub fn group_id(alerts: &[Alert]) -> String {
+    let mut ids: Vec<&str> = alerts.iter().map(|a| a.id.as_str()).collect();
+    ids.sort_unstable();
+    let digest = ring::digest::digest(&ring::digest::SHA256, ids.join("\n").as_bytes());
+    let hex: String = digest.as_ref()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("group:{hex}:{}", alerts.len())
+}
+
 /// The channel's token, read now from where the config says.
 pub fn token(source: Option<&TokenSource>) -> Result<Option<String>, SendError> {
     crate::config::read_token(source).map_err(|f| SendError {
@@ -123,6 +208,37 @@ mod tests {
             takes_down: vec![],
             link: None,
         }
+    }
+
+    #[test]
+    fn a_groups_title_counts_each_lot_and_names_a_few_of_each_kind() {
+        let named = |kind: &str, name: &str, band: Band, event: AlertEvent| Alert {
+            name: name.into(),
+            ..alert(kind, band, event)
+        };
+        let group = [
+            named("agent", "a", Band::Red, AlertEvent::Reminder),
+            named("agent", "b", Band::Red, AlertEvent::Reminder),
+            named("agent", "c", Band::Red, AlertEvent::Reminder),
+            named("agent", "d", Band::Red, AlertEvent::Reminder),
+            named("cron", "db-dump on prod", Band::Amber, AlertEvent::Firing),
+            named("host", "lab", Band::Green, AlertEvent::Recovered),
+        ];
+        assert_eq!(
+            group_title(&group),
+            "1 amber: cron db-dump on prod · 4 still red: agents a, b, c … (1 more) · \
+             1 recovered: host lab"
+        );
+        let body = group_message(&group);
+        assert_eq!(
+            body.lines().count(),
+            7,
+            "the title, then each alert: {body}"
+        );
+        // The same alerts in any order are the same group.
+        let mut reversed = group.clone();
+        reversed.reverse();
+        assert_eq!(group_id(&group), group_id(&reversed));
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub trait Provider: Send + Sync {
     fn wants(&self, alert: &Alert) -> bool;
     /// Delivers `alert`, bounded in time and size like every probe.
     async fn send(&self, alert: &Alert) -> Result<(), SendError>;
+    /// Delivers several alerts as one notification (Alertmanager's group: a storm is one
+    /// buzz, every element in it); `alerts` holds two or more.
+    async fn send_group(&self, alerts: &[Alert]) -> Result<(), SendError>;
 }
 
 /// The configured channels, each behind [`Provider`]. An a2a channel's agent is known (the

@@ -82,23 +82,59 @@ impl Provider for Ntfy {
     }
 
     async fn send(&self, alert: &Alert) -> Result<(), SendError> {
+        let title = format!("{} {}: {}", alert.kind, alert.name, alert.event.as_str());
+        let message = Message {
+            title: &title,
+            priority: priority(alert),
+            tags: &tags(alert),
+            link: alert.link.as_deref(),
+            body: common::message(alert),
+        };
+        self.post(message).await
+    }
+
+    async fn send_group(&self, alerts: &[Alert]) -> Result<(), SendError> {
+        // The loudest of its alerts: one new red wakes the phone, once.
+        let loudest = alerts
+            .iter()
+            .max_by_key(|a| {
+                ["min", "low", "default", "high"]
+                    .iter()
+                    .position(|p| *p == priority(a))
+            })
+            .expect("a group holds alerts");
+        let title = common::group_title(alerts);
+        let message = Message {
+            title: &title,
+            priority: priority(loudest),
+            tags: &tags(loudest),
+            link: alerts.iter().find_map(|a| a.link.as_deref()),
+            body: common::group_message(alerts),
+        };
+        self.post(message).await
+    }
+}
+
+/// One ntfy message: its headers and body.
+struct Message<'a> {
+    title: &'a str,
+    priority: &'static str,
+    tags: &'a str,
+    link: Option<&'a str>,
+    body: String,
+}
+
+impl Ntfy {
+    async fn post(&self, message: Message<'_>) -> Result<(), SendError> {
         let token = common::token(self.token.as_ref())?;
         let mut headers = HeaderMap::new();
-        headers.insert(
-            HeaderName::from_static("title"),
-            header_text(&format!(
-                "{} {}: {}",
-                alert.kind,
-                alert.name,
-                alert.event.as_str()
-            )),
-        );
+        headers.insert(HeaderName::from_static("title"), header_text(message.title));
         headers.insert(
             HeaderName::from_static("priority"),
-            HeaderValue::from_static(priority(alert)),
+            HeaderValue::from_static(message.priority),
         );
-        headers.insert(HeaderName::from_static("tags"), header_text(&tags(alert)));
-        if let Some(link) = &alert.link {
+        headers.insert(HeaderName::from_static("tags"), header_text(message.tags));
+        if let Some(link) = message.link {
             headers.insert(HeaderName::from_static("click"), header_text(link));
         }
         headers.insert(
@@ -110,7 +146,7 @@ impl Provider for Ntfy {
             .post(
                 self.url.clone(),
                 headers,
-                common::message(alert).into_bytes(),
+                message.body.into_bytes(),
                 token.as_deref(),
             )
             .await

@@ -1,6 +1,7 @@
 //! A generic webhook: a JSON POST carrying the element (key, kind, name), the event, band,
 //! reason, since / at, what it takes down, the page's link, and the element's Agent Status
 //! Code in the ASC `agent_status` envelope (spec 000, as the intake's problem bodies carry it).
+//! A group of alerts is one POST: `{"id", "group": {"title", "count"}, "alerts": [...]}`.
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -61,6 +62,16 @@ pub fn body(alert: &Alert) -> Value {
     })
 }
 
+/// A group's JSON body: its dedupe key, its one-line title, and every alert's own body, as one
+/// POST (a receiver that wants them one by one iterates `alerts`).
+pub fn group_body(alerts: &[Alert]) -> Value {
+    json!({
+        "id": common::group_id(alerts),
+        "group": {"title": common::group_title(alerts), "count": alerts.len()},
+        "alerts": alerts.iter().map(body).collect::<Vec<_>>(),
+    })
+}
+
 #[async_trait]
 impl Provider for Webhook {
     fn name(&self) -> &str {
@@ -72,10 +83,20 @@ impl Provider for Webhook {
     }
 
     async fn send(&self, alert: &Alert) -> Result<(), SendError> {
+        self.post(&body(alert)).await
+    }
+
+    async fn send_group(&self, alerts: &[Alert]) -> Result<(), SendError> {
+        self.post(&group_body(alerts)).await
+    }
+}
+
+impl Webhook {
+    async fn post(&self, body: &Value) -> Result<(), SendError> {
         let token = common::token(self.token.as_ref())?;
         let reply = self
             .client
-            .post_json(self.url.clone(), &[], &body(alert), token.as_deref())
+            .post_json(self.url.clone(), &[], body, token.as_deref())
             .await
             .map_err(common::transport)?;
         common::judge(&reply)
