@@ -1550,36 +1550,63 @@ async fn a_storm_of_eleven_reds_is_one_notification_per_channel() {
     );
 }
 
-/// Through `fleetdash run`: eleven agents that all refuse connections go red in one pass and
-/// reach each channel as ONE notification carrying the eleven (the rules' grouping, shortened
-/// to a second here: `support::quick_grouping_rules`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fleetdash_run_sends_a_storm_of_eleven_reds_as_one_notification_per_channel() {
-    let rx = Receiver::start(Mode::Ok).await;
-    let scratch = support::Scratch::new();
-    let names = [
-        "orin", "vega", "kai", "lyra", "juno", "sol", "echo", "mira", "nova", "tam", "min",
-    ];
-    let agents: String = names
-        .iter()
-        .map(|n| {
-            format!(
-                "[[agents]]\nname = \"{n}\"\nendpoint = \"{}\"\ndialect = \"v1\"\n\n",
-                support::refused_endpoint()
-            )
-        })
-        .collect();
-    let config = scratch.config(&format!(
+/// `fleetdash run`'s config: a webhook and an ntfy channel on `rx`, `refused` agents that refuse
+/// connections and `healthy` simulated agents that answer, all probed every second.
+fn storm_config(
+    scratch: &support::Scratch,
+    rx: &Receiver,
+    refused: &[&str],
+    healthy: &[support::Sim],
+) -> std::path::PathBuf {
+    let mut agents = String::new();
+    for n in refused {
+        agents.push_str(&format!(
+            "[[agents]]\nname = \"{n}\"\nendpoint = \"{}\"\ndialect = \"v1\"\n\n",
+            support::refused_endpoint()
+        ));
+    }
+    for (i, sim) in healthy.iter().enumerate() {
+        agents.push_str(&format!(
+            "[[agents]]\nname = \"ok{i}\"\nendpoint = \"{}\"\ndialect = \"v1\"\n\n",
+            sim.endpoint
+        ));
+    }
+    scratch.config(&format!(
         "[cadence]\nagents = \"1s\"\n\n\
          [[alerts.channels]]\ntype = \"webhook\"\nurl = \"{}\"\n\n\
          [[alerts.channels]]\ntype = \"ntfy\"\nurl = \"{}\"\n\n{agents}",
         rx.url("/hook"),
         rx.url("/topic"),
-    ));
+    ))
+}
+
+/// `n` healthy simulated agents, each on its own runtime (started off the test's).
+fn healthy_sims(n: usize) -> Vec<support::Sim> {
+    std::thread::spawn(move || {
+        (0..n)
+            .map(|i| support::Sim::healthy(&format!("ok{i}"), fleetdash::a2a::Wire::V1))
+            .collect()
+    })
+    .join()
+    .unwrap()
+}
+
+/// Stops simulated agents off the test's runtime (each owns one).
+fn drop_sims(sims: Vec<support::Sim>) {
+    std::thread::spawn(move || drop(sims)).join().unwrap();
+}
+
+/// Runs `fleetdash run` on `config` until both channels got a notification, then 4 s more
+/// (more passes, nothing new to say); the webhook's and ntfy's POSTs, and how long the first
+/// took from the start.
+async fn run_until_notified(
+    rx: &Receiver,
+    config: &std::path::Path,
+) -> (Vec<Got>, Vec<Got>, Duration) {
     let started = std::time::Instant::now();
-    let mut child = run(&config);
+    let mut child = run(config);
     let deadline = std::time::Instant::now() + support::HANG_BUDGET;
-    while posts(&rx, "/hook").is_empty() || posts(&rx, "/topic").is_empty() {
+    while posts(rx, "/hook").is_empty() || posts(rx, "/topic").is_empty() {
         if std::time::Instant::now() > deadline {
             let _ = child.kill();
             panic!("no notification reached both channels: {:?}", rx.got());
@@ -1587,11 +1614,27 @@ async fn fleetdash_run_sends_a_storm_of_eleven_reds_as_one_notification_per_chan
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let first = started.elapsed();
-    // More passes, all still red: nothing more to say.
     tokio::time::sleep(Duration::from_secs(4)).await;
     let _ = child.kill();
     let _ = child.wait();
-    let (hook, topic) = (posts(&rx, "/hook"), posts(&rx, "/topic"));
+    (posts(rx, "/hook"), posts(rx, "/topic"), first)
+}
+
+/// Through `fleetdash run`: eleven agents that refuse connections (five others answer, so
+/// this is the fleet failing, not fleetdash's reach) go red in one pass and reach each channel
+/// as ONE notification carrying the eleven (the rules' grouping, shortened to a second here:
+/// `support::quick_grouping_rules`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleetdash_run_sends_a_storm_of_eleven_reds_as_one_notification_per_channel() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    let names = [
+        "orin", "vega", "kai", "lyra", "juno", "sol", "echo", "mira", "nova", "tam", "min",
+    ];
+    let healthy = healthy_sims(5);
+    let config = storm_config(&scratch, &rx, &names, &healthy);
+    let (hook, topic, first) = run_until_notified(&rx, &config).await;
+    drop_sims(healthy);
     assert_eq!(
         (hook.len(), topic.len()),
         (1, 1),
@@ -1621,5 +1664,48 @@ async fn fleetdash_run_sends_a_storm_of_eleven_reds_as_one_notification_per_chan
     eprintln!(
         "11 reds through fleetdash run: 1 webhook POST and 1 ntfy message (ungrouped: 11 each), \
          the first {first:?} after start (2 red passes 1 s apart, group_wait 1 s, a delivery tick)"
+    );
+}
+
+/// Through `fleetdash run`: ten of eleven agents refuse at once. That is fleetdash's blind spot
+/// (the rules' `blind_spot`), not ten failures: each channel gets one alert, "fleetdash cannot
+/// reach the fleet: 10 of 11 agents fail at once: this host's network?", naming the ten it
+/// holds under it, and no alert of the agents' own; status.json says it for the page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleetdash_run_says_its_own_blind_spot_once_instead_of_ten_agents() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    let names = [
+        "orin", "vega", "kai", "lyra", "juno", "sol", "echo", "mira", "nova", "tam",
+    ];
+    let healthy = healthy_sims(1);
+    let config = storm_config(&scratch, &rx, &names, &healthy);
+    let (hook, topic, first) = run_until_notified(&rx, &config).await;
+    drop_sims(healthy);
+    assert_eq!((hook.len(), topic.len()), (1, 1), "{:?}", rx.got());
+    let root: Value = serde_json::from_slice(&hook[0].body).unwrap();
+    assert_eq!(
+        root["element"]["key"], "fleetdash:reach",
+        "one alert, the root's: {root:#}"
+    );
+    assert_eq!(
+        root["reason"], "10 of 11 agents fail at once: this host's network?",
+        "{root:#}"
+    );
+    assert_eq!(
+        root["takes_down"].as_array().map(Vec::len),
+        Some(10),
+        "{root:#}"
+    );
+    let title = decoded(&topic[0].headers["title"]);
+    assert!(title.contains("cannot reach the fleet"), "{title}");
+    let status = status_of(&scratch).expect("status.json");
+    assert_eq!(
+        status["alerts"]["reach"],
+        serde_json::json!({"agents_failed": 10, "agents": 11, "hosts_failed": 0, "hosts": 0, "blind": true}),
+        "the page reads it from status.json"
+    );
+    eprintln!(
+        "10 of 11 agents refused through fleetdash run: 1 alert per channel (the blind spot, naming 10), {first:?} after start"
     );
 }

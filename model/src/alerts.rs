@@ -30,6 +30,78 @@ pub struct AlertsView {
     /// Every configured channel (and the dead man's switch), failing or not.
     #[serde(default)]
     pub channels: Vec<ChannelState>,
+    /// How many of the fleet's independent probes failed in the write, and whether that is
+    /// fleetdash's own blind spot (issue 24); absent when alerting is not configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reach: Option<Reach>,
+}
+
+/// fleetdash's own blind spot (issue 24): when most of the fleet's independent probes fail at
+/// once (each agent's endpoint, each remote host's source), the likely cause is fleetdash's own
+/// host or network, not eleven failures. One element ([`key::BLIND_SPOT`]) says so; every agent
+/// and remote host depends on it, so their own alerts wait under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reach {
+    pub agents_failed: usize,
+    pub agents: usize,
+    pub hosts_failed: usize,
+    pub hosts: usize,
+    /// At least the rules' share and count of them failed.
+    pub blind: bool,
+}
+
+impl Reach {
+    /// The snapshot's agents that do not answer and remote hosts whose source does not, judged
+    /// against the rules' `blind_spot.failed_percent` and `blind_spot.min_failed`.
+    pub fn of(s: &crate::Snapshot, failed_percent: u64, min_failed: u64) -> Reach {
+        let (agents, agents_failed) = match &s.agents {
+            crate::Probe::Value(rows) => (rows.len(), rows.iter().filter(|a| !a.up).count()),
+            _ => (0, 0),
+        };
+        let (hosts, hosts_failed) = match &s.systems {
+            crate::Probe::Value(rows) => {
+                // A local host is read without the network; a row of tunnels before its first
+                // probe says nothing of its source.
+                let remote: Vec<_> = rows
+                    .iter()
+                    .filter(|h| h.source != "local")
+                    .filter(|h| h.ram_total_gb.error_reason() != Some(crate::NOT_COLLECTED))
+                    .collect();
+                let failed = remote
+                    .iter()
+                    .filter(|h| {
+                        h.ram_total_gb.error_reason().is_some()
+                            && h.disk_free_gb.error_reason().is_some()
+                    })
+                    .count();
+                (remote.len(), failed)
+            }
+            _ => (0, 0),
+        };
+        let failed = (agents_failed + hosts_failed) as u64;
+        let total = (agents + hosts) as u64;
+        Reach {
+            agents_failed,
+            agents,
+            hosts_failed,
+            hosts,
+            blind: total > 0 && failed >= min_failed && failed * 100 >= failed_percent * total,
+        }
+    }
+
+    /// "10 of 11 agents and 2 of 3 hosts fail at once: this host's network?"
+    pub fn words(&self) -> String {
+        let mut parts = Vec::new();
+        if self.agents > 0 {
+            let noun = if self.agents == 1 { "agent" } else { "agents" };
+            parts.push(format!("{} of {} {noun}", self.agents_failed, self.agents));
+        }
+        if self.hosts > 0 {
+            let noun = if self.hosts == 1 { "host" } else { "hosts" };
+            parts.push(format!("{} of {} {noun}", self.hosts_failed, self.hosts));
+        }
+        format!("{} fail at once: this host's network?", parts.join(" and "))
+    }
 }
 
 /// One element held back from paging.
@@ -151,6 +223,8 @@ pub mod key {
         format!("host:{host}/vault")
     }
     pub const BACKUPS: &str = "backups";
+    /// fleetdash's own reach of the fleet ([`super::Reach`]).
+    pub const BLIND_SPOT: &str = "fleetdash:reach";
     /// A section of the snapshot ("agents", "tasks.queue").
     pub fn section(name: &str) -> String {
         format!("section:{name}")

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use fleetdash_model::alerts::key;
 
 use crate::collect::SectionName;
-use crate::config::Config;
+use crate::config::{Config, HostSource};
 
 /// The dependency edges: element key -> the keys it depends on (besides its host, implied by
 /// its key).
@@ -41,6 +41,18 @@ impl Deps {
                     key::host_check(&h.name, "tunnel", &t.name),
                 );
             }
+        }
+        // Every independent probe hangs on fleetdash's own reach: while most of them fail at
+        // once, that one alert speaks for them (issue 24).
+        for a in &config.agents {
+            deps.add(&key::agent(&a.name), key::BLIND_SPOT);
+        }
+        for h in config
+            .hosts
+            .iter()
+            .filter(|h| h.source != HostSource::Local)
+        {
+            deps.add(&key::host(&h.name), key::BLIND_SPOT);
         }
         for a in &config.agents {
             let key = key::agent(&a.name);
@@ -132,6 +144,8 @@ fn section_of(key: &str) -> Option<SectionName> {
         "board" => SectionName::Board,
         "host" => SectionName::Systems,
         "backups" => SectionName::Backups,
+        // fleetdash's reach is judged on the agents' probes: counted when they are renewed.
+        "fleetdash" => SectionName::Agents,
         _ => return None,
     })
 }
@@ -198,12 +212,25 @@ mod tests {
         );
         let (config, _rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let d = Deps::from_config(&config);
+        // Every agent hangs on fleetdash's own reach too (issue 24); a local host does not.
         assert_eq!(
             d.parents("agent:min"),
-            vec!["host:lab/tunnel:lab-heart", "section:agents"]
+            vec![
+                "fleetdash:reach",
+                "host:lab/tunnel:lab-heart",
+                "section:agents"
+            ]
         );
-        assert_eq!(d.parents("agent:hub"), vec!["host:lab", "section:agents"]);
-        assert_eq!(d.parents("agent:far"), vec!["section:agents"]);
+        assert_eq!(
+            d.parents("agent:hub"),
+            vec!["fleetdash:reach", "host:lab", "section:agents"]
+        );
+        assert_eq!(
+            d.parents("agent:far"),
+            vec!["fleetdash:reach", "section:agents"]
+        );
+        assert_eq!(d.parents("fleetdash:reach"), vec!["section:agents"]);
+        assert!(!d.ancestors("host:lab").contains("fleetdash:reach"));
         let edge: Vec<String> = d.ancestors("host:edge/service:nginx").into_iter().collect();
         assert_eq!(
             edge,

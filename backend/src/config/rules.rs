@@ -83,6 +83,11 @@ pub struct AlertRules {
     /// After a notification, a channel's next one waits at least this long (what came in the
     /// meantime goes out together).
     pub group_interval: Rule,
+    /// The `blind_spot` group (issue 24): when at least this share of the fleet's independent
+    /// probes fail in one write ...
+    pub blind_spot_percent: PercentRule,
+    /// ... and at least this many, the likely cause is fleetdash's own host or network.
+    pub blind_spot_min: CountRule,
 }
 
 /// What a value of the rules file measures, and so which values it may take.
@@ -191,6 +196,7 @@ const GROUPS: &[(&str, &[&str])] = &[
         "grouping",
         &["group_wait_seconds", "group_interval_seconds"],
     ),
+    ("blind_spot", &["failed_percent", "min_failed"]),
     ("board", &["cards_max", "newest_per_column"]),
     ("queue", &["finished_kept_seconds", "finished_kept_max"]),
     ("doctor", &["clock_skew_seconds"]),
@@ -405,6 +411,17 @@ impl Rules {
         };
         let group_wait = grouping("group_wait_seconds");
         let group_interval = grouping("group_interval_seconds");
+        let blind_spot_percent =
+            cited("blind_spot", "failed_percent", Unit::Percent).map(|c| PercentRule {
+                percent: c.value,
+                source: c.source,
+                ruled_by: c.ruled_by,
+            });
+        let blind_spot_min = cited("blind_spot", "min_failed", Unit::Count).map(|c| CountRule {
+            count: c.value,
+            source: c.source,
+            ruled_by: c.ruled_by,
+        });
         let mut cards = |key: &str| -> Option<CountRule> {
             cited("board", key, Unit::Cards).map(|c| CountRule {
                 count: c.value,
@@ -446,21 +463,23 @@ impl Rules {
             fail_after,
             recover_after,
             remind_every,
-            group_wait,
-            group_interval,
+            group_wait.zip(group_interval),
+            blind_spot_percent.zip(blind_spot_min),
         ) {
             (
                 Some(fail_after),
                 Some(recover_after),
                 Some(remind_every),
-                Some(group_wait),
-                Some(group_interval),
+                Some((group_wait, group_interval)),
+                Some((blind_spot_percent, blind_spot_min)),
             ) => Some(AlertRules {
                 fail_after,
                 recover_after,
                 remind_every,
                 group_wait,
                 group_interval,
+                blind_spot_percent,
+                blind_spot_min,
             }),
             _ => None,
         };
@@ -709,6 +728,10 @@ grouping:
   group_wait_seconds: 30
   group_interval_seconds: 300
   source: Alertmanager
+blind_spot:
+  failed_percent: 75
+  min_failed: 3
+  source: issue 24
 ";
 
     #[test]

@@ -21,6 +21,7 @@ use anyhow::{Context, Result};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use fleetdash_model::alerts::Reach;
 use fleetdash_model::{AlertsView, RulesView, Snapshot};
 use serde::Deserialize;
 
@@ -41,6 +42,11 @@ const LOCK_NAME: &str = "status.json.lock";
 /// outbox), read-only. Blocking: it is called under the status lock, off the runtime.
 pub trait AlertsLook: Send + Sync {
     fn look(&self, elements: &transitions::Elements, now: DateTime<Utc>) -> AlertsView;
+    /// The rules' blind spot (failed percent, least failed count): the writer judges
+    /// `alerts.reach` by it (issue 24). `None`: not judged.
+    fn blind_spot(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 pub struct StatusWriter {
@@ -125,7 +131,13 @@ impl StatusWriter {
         }
         snapshot::finalize(&mut snap, configured, rules, now);
         snap.alerts = match &self.alerts {
-            Some(alerts) => alerts.look(&transitions::elements(&snap), now),
+            Some(alerts) => {
+                let mut view = alerts.look(&transitions::elements(&snap), now);
+                view.reach = alerts
+                    .blind_spot()
+                    .map(|(percent, min)| Reach::of(&snap, percent, min));
+                view
+            }
             None => AlertsView::default(),
         };
         let mut history = HistoryStore::load(&self.state_dir, self.gate.clone(), now);

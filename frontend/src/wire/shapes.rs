@@ -2,6 +2,7 @@
 //! (required fields, `#[serde(default)]`s, `Option`s, aliases). A field added to the model stops
 //! this file compiling until it is read here.
 
+use fleetdash_model::alerts::Reach;
 use fleetdash_model::{
     Agent, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState, ColumnCount,
     CronCheck, CronState, EndedTask, Heartbeat, Held, History, LeftOut, LiveTask, NamedCheck,
@@ -91,6 +92,19 @@ fn alerts(r: &mut Reader, v: &Json) -> AlertsView {
         configured: r.req(&o, "configured", boolean),
         held: r.field(&o, "held", |r, v| r.list(v, held), Some(Vec::new())),
         channels: r.field(&o, "channels", |r, v| r.list(v, channel), Some(Vec::new())),
+        reach: r.opt(&o, "reach", reach),
+    }
+}
+
+fn reach(r: &mut Reader, v: &Json) -> Reach {
+    let o = r.object(v);
+    let mut count = |key: &'static str| r.req(&o, key, uint) as usize;
+    Reach {
+        agents_failed: count("agents_failed"),
+        agents: count("agents"),
+        hosts_failed: count("hosts_failed"),
+        hosts: count("hosts"),
+        blind: r.req(&o, "blind", boolean),
     }
 }
 

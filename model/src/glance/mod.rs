@@ -106,6 +106,20 @@ impl Glance {
         ];
         let mut counts = Verdict::default();
         let mut needs = Vec::new();
+        // fleetdash's own blind spot leads: what follows is likely its consequence. Not an
+        // element of the fleet, so not counted.
+        if let Some(reach) = s.alerts.reach.filter(|r| r.blind) {
+            needs.push(Need {
+                band: Band::Red,
+                what: BLIND_SPOT_WHAT.into(),
+                reason: reach.words(),
+                since: None,
+                anchor: "agents".into(),
+                held: None,
+                kind: Kind::BlindSpot,
+                count: 1,
+            });
+        }
         for section in &sections {
             if let Some(Problem {
                 band: Some(band),
@@ -180,7 +194,8 @@ impl Glance {
         let (red, amber): (Vec<Need>, Vec<Need>) =
             needs.into_iter().partition(|n| n.band == Band::Red);
         let mut needs: Vec<Need> = red.into_iter().chain(amber).collect();
-        for n in &mut needs {
+        // The blind spot is said whole: it explains every other red line.
+        for n in needs.iter_mut().filter(|n| n.kind != Kind::BlindSpot) {
             n.reason = few_words_within(&n.reason, n.room_for_reason());
         }
         let headline = headline(&needs, &counts);
@@ -218,6 +233,9 @@ impl Glance {
         }
     }
 }
+
+/// The blind spot's needs-you name and the verdict's first words (issue 24).
+const BLIND_SPOT_WHAT: &str = "fleetdash cannot reach the fleet";
 
 /// A needs-you line on a phone (what, reason, since, and a "new" mark) is at most two lines:
 /// about this many characters of the page's small type at 390 px, measured in the browser
@@ -266,7 +284,7 @@ fn headline(needs: &[Need], counts: &Verdict) -> String {
     };
     let of_band: Vec<&Need> = needs
         .iter()
-        .filter(|n| n.band == band && !Kind::OWN.contains(&n.kind))
+        .filter(|n| n.band == band && !n.kind.is_own())
         .collect();
     let mut parts = Vec::new();
     let mut seen: Vec<Kind> = Vec::new();
@@ -297,6 +315,13 @@ fn headline(needs: &[Need], counts: &Verdict) -> String {
     let mut words = parts.join(" · ");
     if band == Band::Amber && !words.is_empty() {
         words.push_str(" to watch");
+    }
+    if needs.iter().any(|n| n.kind == Kind::BlindSpot) {
+        words = if words.is_empty() {
+            BLIND_SPOT_WHAT.to_string()
+        } else {
+            format!("{BLIND_SPOT_WHAT} · {words}")
+        };
     }
     // fleetdash's own troubles are said whatever else is red: a failing alert channel pages
     // nobody, and a state file set aside lost what it held.
@@ -368,6 +393,82 @@ mod tests {
             .filter(|r| r.band != Band::Green)
             .count();
         assert_eq!(g.needs.len(), not_green);
+    }
+
+    /// Issue 24: most of the fleet's probes failing at once is fleetdash's own blind spot.
+    #[test]
+    fn fleetdashs_blind_spot_is_judged_by_the_rules_and_leads_the_verdict() {
+        use crate::alerts::Reach;
+        let mut s = Snapshot::empty(t0(), rules());
+        s.stale = false;
+        let mut agents: Vec<_> = (0..10)
+            .map(|i| {
+                agent(
+                    &format!("a{i}"),
+                    Band::Red,
+                    false,
+                    Some("down: connection refused"),
+                )
+            })
+            .collect();
+        agents.push(agent("ok", Band::Green, true, None));
+        s.agents = Probe::Value(agents);
+        let mut hosts = vec![
+            host("lab", Band::Red, vec![], vec![]),
+            host("prod", Band::Red, vec![], vec![]),
+            host("edge", Band::Green, vec![], vec![]),
+            host("here", Band::Green, vec![], vec![]),
+        ];
+        for h in &mut hosts[..2] {
+            h.ram_total_gb = Probe::error("connection refused");
+            h.disk_free_gb = Probe::error("connection refused");
+        }
+        // A local host is read without the network: not one of the probes.
+        hosts[3].source = "local".into();
+        s.systems = Probe::Value(hosts);
+        let reach = Reach::of(&s, 75, 3);
+        assert_eq!(
+            (
+                reach.agents_failed,
+                reach.agents,
+                reach.hosts_failed,
+                reach.hosts
+            ),
+            (10, 11, 2, 3)
+        );
+        assert!(reach.blind, "12 of 14 is 86 %");
+        assert_eq!(
+            reach.words(),
+            "10 of 11 agents and 2 of 3 hosts fail at once: this host's network?"
+        );
+        // At the rule's boundaries: the share, then the count.
+        assert!(
+            Reach::of(&s, 85, 3).blind && !Reach::of(&s, 86, 3).blind,
+            "12 of 14"
+        );
+        assert!(Reach::of(&s, 75, 12).blind && !Reach::of(&s, 75, 13).blind);
+
+        // The page says it first, in the verdict and in Needs you; the fleet's counts are the
+        // fleet's own.
+        s.alerts.reach = Some(reach);
+        let g = at(&s, 0);
+        assert!(
+            g.headline
+                .starts_with("fleetdash cannot reach the fleet · 10 agents"),
+            "{}",
+            g.headline
+        );
+        assert_eq!(
+            (g.needs[0].what.as_str(), g.needs[0].reason.as_str()),
+            (
+                "fleetdash cannot reach the fleet",
+                "10 of 11 agents and 2 of 3 hosts fail at once: this host's network?"
+            )
+        );
+        assert_eq!(g.counts, s.verdict());
+        s.alerts.reach = Some(Reach::of(&s, 90, 3));
+        let g = at(&s, 0);
+        assert!(!g.headline.contains("cannot reach"), "{}", g.headline);
     }
 
     #[test]

@@ -48,11 +48,17 @@ pub(super) enum Kind {
     Channel,
     /// A state file of fleetdash's own moved aside as corrupt: said like a channel.
     SetAside,
+    /// fleetdash cannot reach most of the fleet at once (issue 24): said first in the verdict.
+    BlindSpot,
 }
 
 impl Kind {
     /// fleetdash's own troubles, said after the fleet's in the verdict, whatever its band.
     pub(super) const OWN: [Kind; 2] = [Kind::Channel, Kind::SetAside];
+    /// Not the fleet's troubles at all: said apart from them (the blind spot leads).
+    pub(super) fn is_own(self) -> bool {
+        Kind::OWN.contains(&self) || self == Kind::BlindSpot
+    }
 
     /// The noun of the verdict's words, and the qualifier used when every item of the kind has it.
     pub(super) fn words(self) -> (&'static str, &'static str, &'static str) {
@@ -68,6 +74,7 @@ impl Kind {
             Kind::Section => ("section", "sections", "failed"),
             Kind::Channel => ("alert channel", "alert channels", "failing"),
             Kind::SetAside => ("state file", "state files", "set aside"),
+            Kind::BlindSpot => ("blind spot", "blind spots", ""),
         }
     }
 

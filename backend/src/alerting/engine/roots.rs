@@ -39,11 +39,12 @@ pub(super) fn held_back<'a>(
         .collect()
 }
 
-/// What `root` takes down: each element under it not green, as "kind name".
+/// What `root` takes down: each element under it that is red, as "kind name" (an amber one is
+/// answering, only late or warned: not taken down).
 pub(super) fn takes_down(root: &str, elements: &Elements, deps: &Deps) -> Vec<String> {
     elements
         .iter()
-        .filter(|(k, e)| e.band != Band::Green && deps.ancestors(k).contains(root))
+        .filter(|(k, e)| e.band == Band::Red && deps.ancestors(k).contains(root))
         .map(|(_, e)| format!("{} {}", e.kind, e.name))
         .collect()
 }
@@ -119,6 +120,56 @@ mod tests {
             ("host:lab", AlertEvent::Recovered)
         );
         assert_eq!(back[0].takes_down.len(), 6);
+    }
+
+    /// Issue 24: ten of eleven agents down at once is fleetdash's blind spot. Its root alert is
+    /// the only one, naming the ten; when it clears, the two agents still red fire on their own.
+    #[test]
+    fn the_blind_spot_holds_the_fleet_under_it_and_what_stays_red_fires_after() {
+        use fleetdash_model::alerts::key::BLIND_SPOT;
+        let mut b = Bench::new();
+        for i in 1..=11 {
+            b.deps.add(&format!("agent:a{i}"), BLIND_SPOT);
+        }
+        let fleet = |blind: bool, red: usize| -> Vec<(String, Element)> {
+            let band = |r: bool| if r { Band::Red } else { Band::Green };
+            let mut out = vec![(
+                BLIND_SPOT.to_string(),
+                el("fleetdash", "cannot reach the fleet", band(blind)),
+            )];
+            for i in 1..=11 {
+                out.push((
+                    format!("agent:a{i}"),
+                    el("agent", &format!("a{i}"), band(i <= red)),
+                ));
+            }
+            out
+        };
+        let mut all = Vec::new();
+        for _ in 0..b.th.fail_after + 3 {
+            all.extend(run(&mut b, &fleet(true, 10)));
+        }
+        assert_eq!(all.len(), 1, "{all:#?}");
+        assert_eq!(
+            (all[0].key.as_str(), all[0].event, all[0].takes_down.len()),
+            (BLIND_SPOT, AlertEvent::Firing, 10)
+        );
+        // The network is back; a1 and a2 are still down.
+        let mut after = Vec::new();
+        for _ in 0..b.th.fail_after.max(b.th.recover_after) + 2 {
+            after.extend(run(&mut b, &fleet(false, 2)));
+        }
+        let mut said: Vec<(&str, AlertEvent)> =
+            after.iter().map(|a| (a.key.as_str(), a.event)).collect();
+        said.sort_by_key(|(k, _)| *k);
+        assert_eq!(
+            said,
+            [
+                ("agent:a1", AlertEvent::Firing),
+                ("agent:a2", AlertEvent::Firing),
+                (BLIND_SPOT, AlertEvent::Recovered),
+            ]
+        );
     }
 
     #[test]

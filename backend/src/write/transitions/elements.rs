@@ -171,8 +171,24 @@ pub fn elements(snap: &Snapshot) -> Elements {
     for part in SectionName::PARTS {
         section(&mut out, snap, part);
     }
+    // fleetdash's own reach (issue 24): red while most of the fleet fails at once, the root
+    // every agent and remote host depends on (`Deps`), so their alerts wait under it.
+    if let Some(reach) = &snap.alerts.reach {
+        put(
+            &mut out,
+            key::BLIND_SPOT.into(),
+            "fleetdash",
+            BLIND_SPOT_NAME.into(),
+            if reach.blind { Band::Red } else { Band::Green },
+            Some(reach.words()),
+        );
+    }
     out
 }
+
+/// The blind spot's element as alerts name it: "fleetdash cannot reach the fleet: 10 of 11
+/// agents and 2 of 3 hosts fail at once: this host's network?".
+pub const BLIND_SPOT_NAME: &str = "cannot reach the fleet";
 
 fn host(out: &mut Elements, h: &fleetdash_model::System) {
     let key = key::host(&h.host);
