@@ -1709,3 +1709,104 @@ async fn fleetdash_run_says_its_own_blind_spot_once_instead_of_ten_agents() {
         "10 of 11 agents refused through fleetdash run: 1 alert per channel (the blind spot, naming 10), {first:?} after start"
     );
 }
+
+/// A channel's quiet hours (23:00-07:00 in a zone an hour east of UTC), at the shipped rules and
+/// a clock of the test's own: at 23:30 a red, an amber and a reminder come; nothing goes until
+/// the red has lasted `quiet_hours.red_after_seconds`, then the red alone; the amber and the
+/// reminder wait for 07:00 and go out then, together. Another channel without quiet hours got
+/// everything at once.
+#[tokio::test]
+async fn quiet_hours_hold_amber_and_reminders_till_morning_and_let_a_lasting_red_through() {
+    use fleetdash::alerting::outbox::Quiet;
+    use fleetdash::config::QuietHours;
+    let rx = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    let rules = shipped_rules();
+    let plus_one = chrono::FixedOffset::east_opt(3600).unwrap();
+    let quiet = Quiet {
+        channels: [(
+            "ntfy".to_string(),
+            QuietHours::parse("23:00-07:00").unwrap(),
+        )]
+        .into(),
+        red_after: chrono::Duration::seconds(rules.alerts.quiet_red_after.seconds as i64),
+        zone: Some(plus_one),
+    };
+    let red_after = quiet.red_after;
+    let d = delivery(
+        dir.path(),
+        vec![
+            // Red and amber: an amber at night is what quiet hours keep for the morning.
+            Arc::new(Ntfy::new(
+                "ntfy",
+                rx.url("/topic"),
+                None,
+                Wants {
+                    bands: vec![Band::Red, Band::Amber],
+                    sections: Vec::new(),
+                },
+            )),
+            Arc::new(webhook("hook", rx.url("/hook"))),
+        ],
+    )
+    .with_grouping(Grouping::of(&rules.alerts))
+    .with_quiet(quiet);
+    let at = |d: u32, h: u32, m: u32| Utc.with_ymd_and_hms(2026, 12, d, h, m, 0).unwrap();
+    let night = at(1, 22, 30); // 23:30 on the channel's clock
+    let mut red = red("agent", "orin", 0);
+    (red.since, red.at, red.id) = (night, night, "orin:firing".into());
+    let mut amber = red.clone();
+    (amber.id, amber.key, amber.name, amber.band) = (
+        "juno:firing".into(),
+        "agent:juno".into(),
+        "juno".into(),
+        Band::Amber,
+    );
+    let mut reminder = red.clone();
+    (reminder.id, reminder.key, reminder.name, reminder.event) = (
+        "kai:reminder".into(),
+        "agent:kai".into(),
+        "kai".into(),
+        AlertEvent::Reminder,
+    );
+    for a in [&red, &amber, &reminder] {
+        d.enqueue(a.clone(), night).await.unwrap();
+    }
+    let group_wait = Grouping::of(&rules.alerts).wait;
+    d.pass(night + group_wait).await.unwrap();
+    assert!(
+        posts(&rx, "/topic").is_empty(),
+        "a red of a minute wakes nobody at 23:31"
+    );
+    assert_eq!(
+        posts(&rx, "/hook").len(),
+        1,
+        "the channel without quiet hours got the group"
+    );
+    d.pass(night + red_after - chrono::Duration::seconds(1))
+        .await
+        .unwrap();
+    assert!(posts(&rx, "/topic").is_empty());
+    d.pass(night + red_after).await.unwrap();
+    let topic = posts(&rx, "/topic");
+    assert_eq!(topic.len(), 1, "the red that lasted goes out");
+    assert_eq!(decoded(&topic[0].headers["title"]), "agent orin: firing");
+    // 06:59 on the channel's clock: still quiet; 07:00: the rest, together.
+    d.pass(at(2, 5, 59)).await.unwrap();
+    assert_eq!(posts(&rx, "/topic").len(), 1);
+    d.pass(at(2, 6, 0)).await.unwrap();
+    let topic = posts(&rx, "/topic");
+    assert_eq!(
+        topic.len(),
+        2,
+        "{:?}",
+        topic
+            .iter()
+            .map(|g| decoded(&g.headers["title"]))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        decoded(&topic[1].headers["title"]),
+        "1 amber: agent juno · 1 still red: agent kai"
+    );
+}

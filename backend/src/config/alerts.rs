@@ -13,6 +13,7 @@
 //! [[alerts.channels]]
 //! type = "ntfy"
 //! url = "https://ntfy.sh/fleet-alerts"
+//! quiet = "23:00-07:00" # this host's zone: only a red that lasted goes out
 //! [[alerts.maintenance]]
 //! days = ["sun"]
 //! from = "23:00"        # UTC
@@ -68,6 +69,41 @@ pub struct ChannelConfig {
     pub sections: Vec<String>,
     /// ntfy and webhook only: a bearer token (an a2a channel uses its agent's).
     pub token: Option<TokenSource>,
+    /// `quiet = "23:00-07:00"` (issue 24): while it lasts, only a red that has lasted the rules'
+    /// `quiet_hours.red_after_seconds` goes out; the rest waits for its end.
+    pub quiet: Option<QuietHours>,
+}
+
+/// A channel's quiet hours: from a time of day to another, in this host's zone (the operator's
+/// hub keeps the operator's time), across midnight when `to` is earlier than `from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuietHours {
+    /// Minutes after midnight.
+    pub from: u32,
+    pub to: u32,
+}
+
+impl QuietHours {
+    /// "23:00-07:00".
+    pub fn parse(text: &str) -> Option<QuietHours> {
+        let (from, to) = text.trim().split_once('-')?;
+        let minutes = |t: &str| {
+            NaiveTime::parse_from_str(t.trim(), "%H:%M")
+                .ok()
+                .map(|t| chrono::Timelike::hour(&t) * 60 + chrono::Timelike::minute(&t))
+        };
+        let (from, to) = (minutes(from)?, minutes(to)?);
+        (from != to).then_some(QuietHours { from, to })
+    }
+
+    /// Whether `minute` (after midnight) is inside: from inclusive, to exclusive.
+    pub fn contains(&self, minute: u32) -> bool {
+        if self.from < self.to {
+            (self.from..self.to).contains(&minute)
+        } else {
+            minute >= self.from || minute < self.to
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -136,8 +172,22 @@ pub(super) fn read(v: &mut Validator, mut t: Table, agents: &[String]) -> Alerts
         let sections = c.strings(v, "sections");
         let token_env = c.string(v, "token_env");
         let token_file = c.string(v, "token_file");
+        let quiet_text = c.string(v, "quiet");
         c.finish(v);
         let mut ok = true;
+        let quiet = quiet_text.as_ref().and_then(|q| {
+            let hours = QuietHours::parse(q.get_ref());
+            if hours.is_none() {
+                ok = false;
+                v.error(
+                    q,
+                    c.field("quiet"),
+                    "expected two different times of day, HH:MM-HH:MM in this host's zone, \
+                     e.g. \"23:00-07:00\"",
+                );
+            }
+            hours
+        });
         let target = kind.as_ref().and_then(|k| {
             let url_of = |v: &mut Validator, c: &Table| match &url {
                 Some(u) => parse_url(v, u, c.field("url")),
@@ -236,6 +286,7 @@ pub(super) fn read(v: &mut Validator, mut t: Table, agents: &[String]) -> Alerts
                     .map(|(_, s)| s.into_inner())
                     .collect(),
                 token,
+                quiet,
             });
         }
     }
@@ -388,6 +439,33 @@ mod tests {
 
     const BASE: &str = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n\
         [[agents]]\nname = \"hub\"\nendpoint = \"http://127.0.0.1:1\"\n";
+
+    #[test]
+    fn quiet_hours_are_two_times_of_day_across_midnight_or_not() {
+        let text = format!(
+            "{BASE}[[alerts.channels]]\ntype = \"ntfy\"\nurl = \"https://ntfy.sh/fleet\"\n\
+             quiet = \"23:00-07:00\"\n"
+        );
+        let c = Config::parse(Path::new("f.toml"), &text).unwrap();
+        let q = c.alerts.channels[0].quiet.unwrap();
+        assert_eq!((q.from, q.to), (23 * 60, 7 * 60));
+        assert!(q.contains(23 * 60) && q.contains(3 * 60) && q.contains(7 * 60 - 1));
+        assert!(!q.contains(7 * 60) && !q.contains(12 * 60) && !q.contains(23 * 60 - 1));
+        let day = super::QuietHours::parse("12:00-13:30").unwrap();
+        assert!(day.contains(12 * 60 + 59) && !day.contains(13 * 60 + 30) && !day.contains(0));
+        for bad in ["23:00", "25:00-07:00", "07:00-07:00", "late"] {
+            let text = format!(
+                "{BASE}[[alerts.channels]]\ntype = \"ntfy\"\nurl = \"https://ntfy.sh/f\"\nquiet = \"{bad}\"\n"
+            );
+            let e = Config::parse(Path::new("f.toml"), &text)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("alerts.channels[0].quiet: expected two different times of day"),
+                "{bad}: {e}"
+            );
+        }
+    }
 
     #[test]
     fn channels_and_deadman_are_read() {

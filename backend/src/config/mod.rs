@@ -34,7 +34,7 @@ mod validator;
 mod work_queue;
 
 pub use agents::{AgentConfig, Dialect};
-pub use alerts::{AlertsConfig, ChannelConfig, ChannelTarget};
+pub use alerts::{AlertsConfig, ChannelConfig, ChannelTarget, QuietHours};
 pub use backups::{BackupSource, BackupsConfig};
 pub use boards::BoardConfig;
 pub use cadence::Cadences;

@@ -88,6 +88,9 @@ pub struct AlertRules {
     pub blind_spot_percent: PercentRule,
     /// ... and at least this many, the likely cause is fleetdash's own host or network.
     pub blind_spot_min: CountRule,
+    /// The `quiet_hours` group (issue 24): in a channel's quiet hours, a red that has lasted
+    /// this long still goes out; everything else waits for the morning.
+    pub quiet_red_after: Rule,
 }
 
 /// What a value of the rules file measures, and so which values it may take.
@@ -197,6 +200,7 @@ const GROUPS: &[(&str, &[&str])] = &[
         &["group_wait_seconds", "group_interval_seconds"],
     ),
     ("blind_spot", &["failed_percent", "min_failed"]),
+    ("quiet_hours", &["red_after_seconds"]),
     ("board", &["cards_max", "newest_per_column"]),
     ("queue", &["finished_kept_seconds", "finished_kept_max"]),
     ("doctor", &["clock_skew_seconds"]),
@@ -417,6 +421,12 @@ impl Rules {
                 source: c.source,
                 ruled_by: c.ruled_by,
             });
+        let quiet_red_after =
+            cited("quiet_hours", "red_after_seconds", Unit::Seconds).map(|c| Rule {
+                seconds: c.value,
+                source: c.source,
+                ruled_by: c.ruled_by,
+            });
         let blind_spot_min = cited("blind_spot", "min_failed", Unit::Count).map(|c| CountRule {
             count: c.value,
             source: c.source,
@@ -464,14 +474,14 @@ impl Rules {
             recover_after,
             remind_every,
             group_wait.zip(group_interval),
-            blind_spot_percent.zip(blind_spot_min),
+            blind_spot_percent.zip(blind_spot_min).zip(quiet_red_after),
         ) {
             (
                 Some(fail_after),
                 Some(recover_after),
                 Some(remind_every),
                 Some((group_wait, group_interval)),
-                Some((blind_spot_percent, blind_spot_min)),
+                Some(((blind_spot_percent, blind_spot_min), quiet_red_after)),
             ) => Some(AlertRules {
                 fail_after,
                 recover_after,
@@ -480,6 +490,7 @@ impl Rules {
                 group_interval,
                 blind_spot_percent,
                 blind_spot_min,
+                quiet_red_after,
             }),
             _ => None,
         };
@@ -731,6 +742,9 @@ grouping:
 blind_spot:
   failed_percent: 75
   min_failed: 3
+  source: issue 24
+quiet_hours:
+  red_after_seconds: 1800
   source: issue 24
 ";
 

@@ -431,6 +431,13 @@ mod tests {
                 pending: 3,
                 checked_at: at,
             }],
+            reach: Some(fleetdash_model::alerts::Reach {
+                agents_failed: 10,
+                agents: 11,
+                hosts_failed: 2,
+                hosts: 3,
+                blind: true,
+            }),
         };
         s.set_aside = vec![SetAside {
             file: "history.json".into(),

@@ -18,6 +18,7 @@ use super::store::{Enqueued, Item, Outbox};
 use super::watch::ChannelWatch;
 use crate::alerting::provider::{self, Provider, SendError};
 use crate::alerting::{Alert, AlertEvent};
+use crate::config::QuietHours;
 use crate::redact::RedactionGate;
 
 /// One send's deadline on top of the channel's own HTTP timeout: nothing holds the loop.
@@ -75,6 +76,54 @@ pub struct Delivery {
     /// When each channel last delivered a notification. In memory: after a restart a
     /// channel's first group waits only `group_wait`.
     sent_at: std::sync::Mutex<std::collections::HashMap<String, DateTime<Utc>>>,
+    /// Channels' quiet hours, and how long a red lasts before it goes out in them anyway.
+    quiet: Option<Quiet>,
+}
+
+/// Quiet hours per channel (issue 24): in them, only a red that has lasted `red_after` goes
+/// out; the rest waits in the outbox for their end, then leaves grouped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quiet {
+    pub channels: std::collections::HashMap<String, QuietHours>,
+    pub red_after: chrono::Duration,
+    /// The zone the hours are in; `None`: this host's, at each moment (summer time included).
+    pub zone: Option<chrono::FixedOffset>,
+}
+
+impl Quiet {
+    pub fn of(config: &crate::config::Config, rules: &crate::config::AlertRules) -> Quiet {
+        Quiet {
+            channels: config
+                .alerts
+                .channels
+                .iter()
+                .filter_map(|c| c.quiet.map(|q| (c.name.clone(), q)))
+                .collect(),
+            red_after: chrono::Duration::seconds(
+                i64::try_from(rules.quiet_red_after.seconds).unwrap_or(i64::MAX / 1000),
+            ),
+            zone: None,
+        }
+    }
+
+    /// Whether `alert` waits on `channel` at `now`.
+    pub fn holds(&self, channel: &str, alert: &Alert, now: DateTime<Utc>) -> bool {
+        let Some(hours) = self.channels.get(channel) else {
+            return false;
+        };
+        let offset = self
+            .zone
+            .unwrap_or_else(|| *now.with_timezone(&chrono::Local).offset());
+        let local = now.with_timezone(&offset);
+        let minute = chrono::Timelike::hour(&local) * 60 + chrono::Timelike::minute(&local);
+        if !hours.contains(minute) {
+            return false;
+        }
+        let lasting_red = alert.event == AlertEvent::Firing
+            && alert.band == fleetdash_model::Band::Red
+            && alert.since + self.red_after <= now;
+        !lasting_red
+    }
 }
 
 impl Delivery {
@@ -87,7 +136,14 @@ impl Delivery {
             observer: std::sync::OnceLock::new(),
             grouping: None,
             sent_at: std::sync::Mutex::new(std::collections::HashMap::new()),
+            quiet: None,
         }
+    }
+
+    /// Channels keep quiet hours ([`Quiet`]); they apply to grouped delivery.
+    pub fn with_quiet(mut self, quiet: Quiet) -> Delivery {
+        self.quiet = Some(quiet);
+        self
     }
 
     /// Each channel's alerts go out grouped ([`Grouping`]).
@@ -127,7 +183,8 @@ impl Delivery {
         };
         Ok(Delivery::new(Arc::new(outbox), provider::build(config))
             .with_watch(watch)
-            .with_grouping(Grouping::of(&rules.alerts)))
+            .with_grouping(Grouping::of(&rules.alerts))
+            .with_quiet(Quiet::of(config, &rules.alerts)))
     }
 
     pub fn outbox(&self) -> &Arc<Outbox> {
@@ -276,6 +333,14 @@ impl Delivery {
         now: DateTime<Utc>,
     ) -> Result<Pass> {
         let channel = provider.name().to_string();
+        // In the channel's quiet hours what may wait does, kept in the outbox for their end.
+        let items: Vec<Item> = match &self.quiet {
+            Some(quiet) => items
+                .into_iter()
+                .filter(|i| !quiet.holds(&channel, &i.alert, now))
+                .collect(),
+            None => items,
+        };
         let Some(oldest) = items.iter().map(|i| i.enqueued_at).min() else {
             return Ok(Pass::default());
         };

@@ -28,7 +28,7 @@ pub mod guard;
 pub mod store;
 pub mod watch;
 
-pub use delivery::{DELIVERY_TICK, Delivery, Grouping, PRUNE_EVERY, Pass, SEND_DEADLINE};
+pub use delivery::{DELIVERY_TICK, Delivery, Grouping, PRUNE_EVERY, Pass, Quiet, SEND_DEADLINE};
 pub use guard::{APPLICATION_ID, SCHEMA_VERSION};
 pub use store::{
     BACKOFF_FIRST, BACKOFF_MAX, BATCH_PER_CHANNEL, ChannelHealth, DELIVERED_KEPT, Enqueued, Item,
