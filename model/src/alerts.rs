@@ -51,44 +51,6 @@ pub struct Reach {
 }
 
 impl Reach {
-    /// The snapshot's agents that do not answer and remote hosts whose source does not, judged
-    /// against the rules' `blind_spot.failed_percent` and `blind_spot.min_failed`.
-    pub fn of(s: &crate::Snapshot, failed_percent: u64, min_failed: u64) -> Reach {
-        let (agents, agents_failed) = match &s.agents {
-            crate::Probe::Value(rows) => (rows.len(), rows.iter().filter(|a| !a.up).count()),
-            _ => (0, 0),
-        };
-        let (hosts, hosts_failed) = match &s.systems {
-            crate::Probe::Value(rows) => {
-                // A local host is read without the network; a row of tunnels before its first
-                // probe says nothing of its source.
-                let remote: Vec<_> = rows
-                    .iter()
-                    .filter(|h| h.source != "local")
-                    .filter(|h| h.ram_total_gb.error_reason() != Some(crate::NOT_COLLECTED))
-                    .collect();
-                let failed = remote
-                    .iter()
-                    .filter(|h| {
-                        h.ram_total_gb.error_reason().is_some()
-                            && h.disk_free_gb.error_reason().is_some()
-                    })
-                    .count();
-                (remote.len(), failed)
-            }
-            _ => (0, 0),
-        };
-        let failed = (agents_failed + hosts_failed) as u64;
-        let total = (agents + hosts) as u64;
-        Reach {
-            agents_failed,
-            agents,
-            hosts_failed,
-            hosts,
-            blind: total > 0 && failed >= min_failed && failed * 100 >= failed_percent * total,
-        }
-    }
-
     /// "10 of 11 agents and 2 of 3 hosts fail at once: this host's network?"
     pub fn words(&self) -> String {
         let mut parts = Vec::new();

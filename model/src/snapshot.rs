@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::alerts::AlertsView;
+use crate::alerts::{AlertsView, Reach};
 use crate::asc::Asc;
 use crate::band::Band;
 use crate::probe::Probe;
@@ -582,6 +582,48 @@ pub struct Transition {
     /// Why the element is in its new band; absent when it is green.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+impl Snapshot {
+    /// fleetdash's reach of the fleet ([`Reach`], issue 24): its agents that do not answer and
+    /// remote hosts whose source does not, judged against the rules' `blind_spot.failed_percent`
+    /// and `blind_spot.min_failed`.
+    pub fn reach(&self, failed_percent: u64, min_failed: u64) -> Reach {
+        let s = self;
+        let (agents, agents_failed) = match &s.agents {
+            crate::Probe::Value(rows) => (rows.len(), rows.iter().filter(|a| !a.up).count()),
+            _ => (0, 0),
+        };
+        let (hosts, hosts_failed) = match &s.systems {
+            crate::Probe::Value(rows) => {
+                // A local host is read without the network; a row of tunnels before its first
+                // probe says nothing of its source.
+                let remote: Vec<_> = rows
+                    .iter()
+                    .filter(|h| h.source != "local")
+                    .filter(|h| h.ram_total_gb.error_reason() != Some(crate::NOT_COLLECTED))
+                    .collect();
+                let failed = remote
+                    .iter()
+                    .filter(|h| {
+                        h.ram_total_gb.error_reason().is_some()
+                            && h.disk_free_gb.error_reason().is_some()
+                    })
+                    .count();
+                (remote.len(), failed)
+            }
+            _ => (0, 0),
+        };
+        let failed = (agents_failed + hosts_failed) as u64;
+        let total = (agents + hosts) as u64;
+        Reach {
+            agents_failed,
+            agents,
+            hosts_failed,
+            hosts,
+            blind: total > 0 && failed >= min_failed && failed * 100 >= failed_percent * total,
+        }
+    }
 }
 
 #[cfg(test)]

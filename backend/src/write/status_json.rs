@@ -21,7 +21,6 @@ use anyhow::{Context, Result};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::alerts::Reach;
 use fleetdash_model::{AlertsView, RulesView, Snapshot};
 use serde::Deserialize;
 
@@ -135,7 +134,7 @@ impl StatusWriter {
                 let mut view = alerts.look(&transitions::elements(&snap), now);
                 view.reach = alerts
                     .blind_spot()
-                    .map(|(percent, min)| Reach::of(&snap, percent, min));
+                    .map(|(percent, min)| snap.reach(percent, min));
                 view
             }
             None => AlertsView::default(),

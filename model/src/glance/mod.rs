@@ -398,7 +398,6 @@ mod tests {
     /// Issue 24: most of the fleet's probes failing at once is fleetdash's own blind spot.
     #[test]
     fn fleetdashs_blind_spot_is_judged_by_the_rules_and_leads_the_verdict() {
-        use crate::alerts::Reach;
         let mut s = Snapshot::empty(t0(), rules());
         s.stale = false;
         let mut agents: Vec<_> = (0..10)
@@ -426,7 +425,7 @@ mod tests {
         // A local host is read without the network: not one of the probes.
         hosts[3].source = "local".into();
         s.systems = Probe::Value(hosts);
-        let reach = Reach::of(&s, 75, 3);
+        let reach = s.reach(75, 3);
         assert_eq!(
             (
                 reach.agents_failed,
@@ -442,11 +441,8 @@ mod tests {
             "10 of 11 agents and 2 of 3 hosts fail at once: this host's network?"
         );
         // At the rule's boundaries: the share, then the count.
-        assert!(
-            Reach::of(&s, 85, 3).blind && !Reach::of(&s, 86, 3).blind,
-            "12 of 14"
-        );
-        assert!(Reach::of(&s, 75, 12).blind && !Reach::of(&s, 75, 13).blind);
+        assert!(s.reach(85, 3).blind && !s.reach(86, 3).blind, "12 of 14");
+        assert!(s.reach(75, 12).blind && !s.reach(75, 13).blind);
 
         // The page says it first, in the verdict and in Needs you; the fleet's counts are the
         // fleet's own.
@@ -466,7 +462,7 @@ mod tests {
             )
         );
         assert_eq!(g.counts, s.verdict());
-        s.alerts.reach = Some(Reach::of(&s, 90, 3));
+        s.alerts.reach = Some(s.reach(90, 3));
         let g = at(&s, 0);
         assert!(!g.headline.contains("cannot reach"), "{}", g.headline);
     }
