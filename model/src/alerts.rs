@@ -31,7 +31,7 @@ pub struct AlertsView {
     #[serde(default)]
     pub channels: Vec<ChannelState>,
     /// How many of the fleet's independent probes failed in the write, and whether that is
-    /// fleetdash's own blind spot (issue 24); absent when alerting is not configured.
+    /// fleetdash's own blind spot (issue 24), alerting configured or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach: Option<Reach>,
 }

@@ -32,15 +32,9 @@ pub struct Look {
     /// The configured channels, so one that never sent anything is listed too.
     pub channels: Vec<String>,
     pub deadman: Option<Arc<Deadman>>,
-    /// The rules' blind spot: (failed percent, least failed count).
-    pub blind_spot: (u64, u64),
 }
 
 impl AlertsLook for Look {
-    fn blind_spot(&self) -> Option<(u64, u64)> {
-        Some(self.blind_spot)
-    }
-
     fn look(&self, elements: &Elements, now: DateTime<Utc>) -> AlertsView {
         let held = self
             .alerting

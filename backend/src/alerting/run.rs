@@ -41,8 +41,6 @@ pub struct Alerts {
     /// The configured channels' names (said failing when the outbox is unusable).
     channels: Vec<String>,
     deadman: Option<Arc<Deadman>>,
-    /// The rules' blind spot: (failed percent, least failed count).
-    blind_spot: (u64, u64),
     pinged_at: Mutex<Option<tokio::time::Instant>>,
     /// Set at start and after a pass whose alerts or state were not all saved: the engine's
     /// state is then mended from the outbox before the next pass ([`Alerting::reconcile`]).
@@ -90,10 +88,6 @@ impl Alerts {
             delivery,
             channels,
             deadman: Deadman::from_config(config).map(Arc::new),
-            blind_spot: (
-                rules.alerts.blind_spot_percent.percent,
-                rules.alerts.blind_spot_min.count,
-            ),
             pinged_at: Mutex::new(None),
             reconcile_due: std::sync::atomic::AtomicBool::new(true),
         }))
@@ -180,7 +174,6 @@ impl Alerts {
             },
             channels: self.channels.clone(),
             deadman: self.deadman.clone(),
-            blind_spot: self.blind_spot,
         })
     }
 

@@ -50,7 +50,11 @@ impl Writer {
             atomic::sweep_stale_temporaries(&dir);
         }
         Ok(Writer {
-            status: StatusWriter::new(&config.output_dir, &config.state_dir, gate.clone())?,
+            status: StatusWriter::new(&config.output_dir, &config.state_dir, gate.clone())?
+                .with_blind_spot(
+                    rules.alerts.blind_spot_percent.percent,
+                    rules.alerts.blind_spot_min.count,
+                ),
             live_tasks: LiveTaskStore::new(&config.state_dir, StuckRules::of(rules), gate.clone()),
             gate,
         })

@@ -41,11 +41,6 @@ const LOCK_NAME: &str = "status.json.lock";
 /// outbox), read-only. Blocking: it is called under the status lock, off the runtime.
 pub trait AlertsLook: Send + Sync {
     fn look(&self, elements: &transitions::Elements, now: DateTime<Utc>) -> AlertsView;
-    /// The rules' blind spot (failed percent, least failed count): the writer judges
-    /// `alerts.reach` by it (issue 24). `None`: not judged.
-    fn blind_spot(&self) -> Option<(u64, u64)> {
-        None
-    }
 }
 
 pub struct StatusWriter {
@@ -56,6 +51,9 @@ pub struct StatusWriter {
     transitions: TransitionLog,
     gate: RedactionGate,
     alerts: Option<Arc<dyn AlertsLook>>,
+    /// The rules' blind spot (failed percent, least failed count): each write judges
+    /// `alerts.reach` by it (issue 24), alerting configured or not. `None`: not judged.
+    blind_spot: Option<(u64, u64)>,
     zone: Zone,
 }
 
@@ -74,6 +72,7 @@ impl StatusWriter {
             transitions: TransitionLog::new(state_dir, gate.clone()),
             gate,
             alerts: None,
+            blind_spot: None,
             zone: Zone::Host,
         })
     }
@@ -81,6 +80,13 @@ impl StatusWriter {
     /// snapshot.html says times of day in `zone` (by default the host's).
     pub fn with_zone(mut self, zone: Zone) -> Self {
         self.zone = zone;
+        self
+    }
+
+    /// Each write judges fleetdash's reach of the fleet (`alerts.reach`) by the rules' blind
+    /// spot: (failed percent, least failed count).
+    pub fn with_blind_spot(mut self, failed_percent: u64, min_failed: u64) -> Self {
+        self.blind_spot = Some((failed_percent, min_failed));
         self
     }
 
@@ -130,15 +136,12 @@ impl StatusWriter {
         }
         snapshot::finalize(&mut snap, configured, rules, now);
         snap.alerts = match &self.alerts {
-            Some(alerts) => {
-                let mut view = alerts.look(&transitions::elements(&snap), now);
-                view.reach = alerts
-                    .blind_spot()
-                    .map(|(percent, min)| snap.reach(percent, min));
-                view
-            }
+            Some(alerts) => alerts.look(&transitions::elements(&snap), now),
             None => AlertsView::default(),
         };
+        snap.alerts.reach = self
+            .blind_spot
+            .map(|(percent, min)| snap.reach(percent, min));
         let mut history = HistoryStore::load(&self.state_dir, self.gate.clone(), now);
         let samples = Samples::of(&collected, &snap);
         let sampled = !samples.is_empty();
