@@ -9,16 +9,12 @@ mod support;
 
 #[path = "support/kanban.rs"]
 mod kanban;
+#[path = "support/receiver.rs"]
+mod receiver;
 
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::IntoResponse;
 use chrono::{DateTime, TimeZone, Utc};
 use fleetdash::alerting::outbox::{BACKOFF_FIRST, ChannelWatch, Delivery, Grouping, Outbox};
 use fleetdash::alerting::provider::Provider;
@@ -29,87 +25,8 @@ use fleetdash::alerting::{Alert, AlertEvent};
 use fleetdash::config::TokenSource;
 use fleetdash::redact::RedactionGate;
 use fleetdash_model::{Asc, Band};
+use receiver::{Got, Mode, Receiver};
 use serde_json::Value;
-
-/// How the receiver answers.
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum Mode {
-    Ok,
-    Fail500,
-    Hang,
-}
-
-/// One POST as the receiver got it.
-#[derive(Clone, Debug)]
-struct Got {
-    path: String,
-    headers: HeaderMap,
-    body: Vec<u8>,
-    /// When it arrived (for the latency figure: transition to POST).
-    at: DateTime<Utc>,
-}
-
-#[derive(Clone)]
-struct Receiver {
-    mode: Arc<Mutex<Mode>>,
-    got: Arc<Mutex<Vec<Got>>>,
-    addr: SocketAddr,
-}
-
-impl Receiver {
-    async fn start(mode: Mode) -> Receiver {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        Receiver::serve(listener, mode)
-    }
-
-    fn serve(listener: tokio::net::TcpListener, mode: Mode) -> Receiver {
-        let r = Receiver {
-            mode: Arc::new(Mutex::new(mode)),
-            got: Arc::default(),
-            addr: listener.local_addr().unwrap(),
-        };
-        let app = Router::new().fallback(record).with_state(r.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        r
-    }
-
-    fn url(&self, path: &str) -> url::Url {
-        format!("http://{}{path}", self.addr).parse().unwrap()
-    }
-
-    fn set(&self, mode: Mode) {
-        *self.mode.lock().unwrap() = mode;
-    }
-
-    fn got(&self) -> Vec<Got> {
-        self.got.lock().unwrap().clone()
-    }
-}
-
-async fn record(
-    State(r): State<Receiver>,
-    uri: axum::http::Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> impl IntoResponse {
-    let mode = *r.mode.lock().unwrap();
-    match mode {
-        Mode::Hang => {
-            tokio::time::sleep(support::HANG_BUDGET).await;
-            StatusCode::OK
-        }
-        Mode::Fail500 => StatusCode::INTERNAL_SERVER_ERROR,
-        Mode::Ok => {
-            r.got.lock().unwrap().push(Got {
-                path: uri.path().to_string(),
-                headers,
-                body: body.to_vec(),
-                at: Utc::now(),
-            });
-            StatusCode::OK
-        }
-    }
-}
 
 fn t(s: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_800_000_000 + s, 0).unwrap()
@@ -453,6 +370,13 @@ async fn an_enqueued_alert_wakes_the_delivery_loop() {
 
 /// The config `body` (after the folders and rules every test here shares), as if read from
 /// `dir/fleetdash.toml`.
+/// The delivery `fleetdash run` makes of `config`, on the shipped rules.
+async fn configured(config: &fleetdash::config::Config) -> anyhow::Result<Delivery> {
+    let rules = shipped_rules();
+    let channels = fleetdash::alerting::provider::build(config, &rules.alerts);
+    Delivery::from_config(config, &rules, RedactionGate::default(), channels.all).await
+}
+
 fn config_in(dir: &std::path::Path, body: &str) -> fleetdash::config::Config {
     let toml = format!("output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n{body}");
     fleetdash::config::Config::parse(&dir.join("fleetdash.toml"), &toml).unwrap()
@@ -493,7 +417,7 @@ async fn the_hub_agent_gets_the_alert_in_its_dialect_with_its_token() {
             e = peer.endpoint()
         ),
     );
-    let providers = fleetdash::alerting::provider::build(&config);
+    let providers = fleetdash::alerting::provider::build(&config, &shipped_rules().alerts).all;
     assert_eq!(providers.len(), 2);
     let d = delivery(&dir.path().join("state"), providers);
     let a = alert("host:lab/tunnel:lab-heart", AlertEvent::Firing);
@@ -540,7 +464,7 @@ async fn a_hub_refusing_the_token_keeps_the_alert_and_is_reported() {
     );
     let d = delivery(
         &dir.path().join("state"),
-        fleetdash::alerting::provider::build(&config),
+        fleetdash::alerting::provider::build(&config, &shipped_rules().alerts).all,
     );
     d.enqueue(alert("agent:min", AlertEvent::Firing), t(0))
         .await
@@ -654,7 +578,7 @@ async fn a_v03_only_hub_gets_the_alert_under_auto() {
     );
     let d = delivery(
         &dir.path().join("state"),
-        fleetdash::alerting::provider::build(&config),
+        fleetdash::alerting::provider::build(&config, &shipped_rules().alerts).all,
     );
     let a = alert("agent:min", AlertEvent::Recovered);
     d.enqueue(a.clone(), t(0)).await.unwrap();
@@ -678,9 +602,7 @@ async fn the_configured_channels_deliver_from_the_configured_state_dir() {
     );
     let config =
         fleetdash::config::Config::parse(&dir.path().join("fleetdash.toml"), &toml).unwrap();
-    let d = Delivery::from_config(&config, &shipped_rules(), RedactionGate::default())
-        .await
-        .unwrap();
+    let d = configured(&config).await.unwrap();
     assert!(
         dir.path()
             .join("state")
@@ -1125,9 +1047,7 @@ async fn a_corrupt_outbox_is_moved_aside_and_a_fresh_one_delivers() {
                 rx.url("/hook")
             ),
         );
-        let d = match Delivery::from_config(&config, &shipped_rules(), RedactionGate::default())
-            .await
-        {
+        let d = match configured(&config).await {
             Ok(d) => d,
             Err(e) => panic!("{what}: the outbox was not replaced: {e:#}"),
         };

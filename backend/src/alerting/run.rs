@@ -1,7 +1,8 @@
 //! Alerting in `fleetdash run`: after each snapshot write, the engine's pass over the new
 //! snapshot's elements, its alerts put in the outbox, then its state saved (a crash in between
 //! replays the pass with the same alert ids, which the outbox drops); the delivery loop; and the
-//! dead man's switch, pinged after a good write at most every [`DEADMAN_EVERY`].
+//! dead man's switch, pinged after a good write at most every [`DEADMAN_EVERY`]; and what is
+//! firing sent again to each alertmanager channel every `alertmanager.resend_seconds`.
 //!
 //! An outbox that cannot be opened even afresh (a corrupt one is moved aside and replaced by
 //! [`Outbox::open`](super::outbox::Outbox::open)) costs alert delivery only, never the run:
@@ -22,6 +23,8 @@ use super::deadman::Deadman;
 use super::engine::Alerting;
 use super::look::{Look, Unusable};
 use super::outbox::{Delivery, OUTBOX_FILE};
+use super::provider::alertmanager::Alertmanager;
+use super::{Alert, provider};
 use crate::config::{Config, Rules};
 use crate::redact::RedactionGate;
 use crate::write::status_json::AlertsLook;
@@ -42,6 +45,10 @@ pub struct Alerts {
     channels: Vec<String>,
     deadman: Option<Arc<Deadman>>,
     pinged_at: Mutex<Option<tokio::time::Instant>>,
+    /// The alertmanager channels, told what is firing every `resend_every`.
+    alertmanagers: Vec<Arc<Alertmanager>>,
+    resend_every: Duration,
+    resent_at: Mutex<Option<tokio::time::Instant>>,
     /// Set at start and after a pass whose alerts or state were not all saved: the engine's
     /// state is then mended from the outbox before the next pass ([`Alerting::reconcile`]).
     reconcile_due: std::sync::atomic::AtomicBool,
@@ -59,7 +66,9 @@ impl Alerts {
         if config.alerts.channels.is_empty() && config.alerts.deadman_url.is_none() {
             return Ok(None);
         }
-        let delivery = match Delivery::from_config(config, rules, gate.clone()).await {
+        let built = provider::build(config, &rules.alerts);
+        let names: Vec<String> = built.all.iter().map(|p| p.name().to_string()).collect();
+        let delivery = match Delivery::from_config(config, rules, gate.clone(), built.all).await {
             Ok(delivery) => Ok(Arc::new(delivery)),
             Err(e) => {
                 let path = config.state_dir.join(OUTBOX_FILE);
@@ -76,19 +85,15 @@ impl Alerts {
                 })
             }
         };
-        let channels = match &delivery {
-            Ok(delivery) => delivery.channel_names(),
-            Err(_) => super::provider::build(config)
-                .iter()
-                .map(|p| p.name().to_string())
-                .collect(),
-        };
         Ok(Some(Alerts {
             alerting: Arc::new(Alerting::new(config, rules, gate)),
             delivery,
-            channels,
+            channels: names,
             deadman: Deadman::from_config(config).map(Arc::new),
             pinged_at: Mutex::new(None),
+            alertmanagers: built.alertmanagers,
+            resend_every: Duration::from_secs(rules.alerts.am_resend.seconds),
+            resent_at: Mutex::new(None),
             reconcile_due: std::sync::atomic::AtomicBool::new(true),
         }))
     }
@@ -143,6 +148,7 @@ impl Alerts {
                 return;
             }
         };
+        let firing = decision.firing.clone();
         // The pass's alerts together: a storm is one group in the outbox.
         let kept = match delivery.enqueue_all(decision.alerts.clone(), now).await {
             Ok(_) => true,
@@ -161,6 +167,38 @@ impl Alerts {
         };
         if !saved {
             self.reconcile_due.store(true, Ordering::SeqCst);
+        }
+        if kept {
+            self.resend_when_due(firing).await;
+        }
+    }
+
+    /// What is firing, sent again to each alertmanager channel when `resend_every` has passed
+    /// since the last time (at the first pass of a run: a restart renews what Alertmanager
+    /// holds). Off the write's path: a hanging Alertmanager delays no snapshot. A failure is
+    /// logged; the next resend tries again (Alertmanager keeps each alert until its `endsAt`).
+    async fn resend_when_due(&self, firing: Vec<Alert>) {
+        if self.alertmanagers.is_empty() {
+            return;
+        }
+        let mut resent_at = self.resent_at.lock().await;
+        if resent_at.is_some_and(|at| at.elapsed() < self.resend_every) {
+            return;
+        }
+        *resent_at = Some(tokio::time::Instant::now());
+        let firing = Arc::new(firing);
+        for am in &self.alertmanagers {
+            let (am, firing) = (am.clone(), firing.clone());
+            tokio::spawn(async move {
+                if let Err(e) = am.resend(&firing).await {
+                    tracing::warn!(
+                        channel = %super::provider::Provider::name(am.as_ref()),
+                        "what is firing not sent again to alertmanager (next try in \
+                         alertmanager.resend_seconds): {}",
+                        e.reason
+                    );
+                }
+            });
         }
     }
 

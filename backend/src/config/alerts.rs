@@ -1,7 +1,7 @@
 //! The config's alerting parts (issue 12), all under `[alerts]`: where alerts go
-//! (`[[alerts.channels]]`: ntfy, a webhook, A2A to the hub agent; tokens by env var or file
-//! only), the collector's dead man's switch (`deadman_url`), the dashboard's URL (the alerts'
-//! click target) and recurring `[[alerts.maintenance]]` windows; and `depends_on` on an agent or
+//! (`[[alerts.channels]]`: ntfy, a webhook, A2A to the hub agent, Alertmanager; tokens by env
+//! var or file only), the collector's dead man's switch (`deadman_url`), the dashboard's URL
+//! (the alerts' click target) and recurring `[[alerts.maintenance]]` windows; and `depends_on` on an agent or
 //! a host, naming the elements it depends on by their transitions-log keys (`host:lab`,
 //! `host:lab/tunnel:lab-heart`, `agent:hub`), so an alert about it is held back while its root
 //! cause is down.
@@ -46,6 +46,9 @@ pub enum ChannelTarget {
     Webhook(url::Url),
     /// An `[[agents]]` entry by name: its endpoint, dialect and token are used.
     A2a(String),
+    /// Alertmanager's base URL (`http://127.0.0.1:9093/`): alerts are POSTed to its
+    /// `/api/v2/alerts`, as Prometheus does.
+    Alertmanager(url::Url),
 }
 
 impl ChannelTarget {
@@ -54,6 +57,7 @@ impl ChannelTarget {
             ChannelTarget::Ntfy(_) => "ntfy",
             ChannelTarget::Webhook(_) => "webhook",
             ChannelTarget::A2a(_) => "a2a",
+            ChannelTarget::Alertmanager(_) => "alertmanager",
         }
     }
 }
@@ -67,7 +71,7 @@ pub struct ChannelConfig {
     pub bands: Vec<Band>,
     /// The snapshot sections (element kinds: `agents`, `hosts`, ...) it wants; empty: all.
     pub sections: Vec<String>,
-    /// ntfy and webhook only: a bearer token (an a2a channel uses its agent's).
+    /// ntfy, webhook and alertmanager: a bearer token (an a2a channel uses its agent's).
     pub token: Option<TokenSource>,
     /// `quiet = "23:00-07:00"` (issue 24): while it lasts, only a red that has lasted the rules'
     /// `quiet_hours.red_after_seconds` goes out; the rest waits for its end.
@@ -127,7 +131,9 @@ impl AlertsConfig {
         self.channels
             .iter()
             .filter_map(|c| match &c.target {
-                ChannelTarget::Ntfy(u) | ChannelTarget::Webhook(u) => Some(u),
+                ChannelTarget::Ntfy(u)
+                | ChannelTarget::Webhook(u)
+                | ChannelTarget::Alertmanager(u) => Some(u),
                 ChannelTarget::A2a(_) => None,
             })
             .chain(self.deadman_url.as_ref())
@@ -136,7 +142,7 @@ impl AlertsConfig {
     }
 }
 
-const TYPES: &str = "\"ntfy\", \"webhook\" or \"a2a\"";
+const TYPES: &str = "\"ntfy\", \"webhook\", \"a2a\" or \"alertmanager\"";
 
 fn parse_url(v: &mut Validator, raw: &Spanned<String>, field: String) -> Option<url::Url> {
     match url::Url::parse(raw.get_ref()) {
@@ -203,6 +209,7 @@ pub(super) fn read(v: &mut Validator, mut t: Table, agents: &[String]) -> Alerts
             match k.get_ref().as_str() {
                 "ntfy" => url_of(v, &c).map(ChannelTarget::Ntfy),
                 "webhook" => url_of(v, &c).map(ChannelTarget::Webhook),
+                "alertmanager" => url_of(v, &c).map(ChannelTarget::Alertmanager),
                 "a2a" => match &agent {
                     Some(a) if agents.contains(a.get_ref()) => {
                         Some(ChannelTarget::A2a(a.get_ref().clone()))
@@ -473,7 +480,8 @@ mod tests {
             "{BASE}[alerts]\ndeadman_url = \"https://hc-ping.com/abc\"\n\
              [[alerts.channels]]\ntype = \"ntfy\"\nurl = \"https://ntfy.sh/fleet\"\nbands = [\"red\"]\n\
              token_env = \"NTFY_TOKEN\"\n\
-             [[alerts.channels]]\ntype = \"a2a\"\nagent = \"hub\"\nsections = [\"agents\"]\n"
+             [[alerts.channels]]\ntype = \"a2a\"\nagent = \"hub\"\nsections = [\"agents\"]\n\
+             [[alerts.channels]]\ntype = \"alertmanager\"\nurl = \"http://127.0.0.1:9093/\"\n"
         );
         let c = Config::parse(Path::new("f.toml"), &text).unwrap();
         let a = &c.alerts;
@@ -481,7 +489,7 @@ mod tests {
             a.deadman_url.as_ref().unwrap().as_str(),
             "https://hc-ping.com/abc"
         );
-        assert_eq!(a.channels.len(), 2);
+        assert_eq!(a.channels.len(), 3);
         assert_eq!(a.channels[0].name, "ntfy");
         assert_eq!(a.channels[0].bands, vec![Band::Red]);
         assert_eq!(
@@ -490,6 +498,11 @@ mod tests {
         );
         assert_eq!(a.channels[1].target, ChannelTarget::A2a("hub".into()));
         assert_eq!(a.channels[1].sections, vec!["agents".to_string()]);
+        assert_eq!(a.channels[2].name, "alertmanager");
+        assert_eq!(
+            a.channels[2].target,
+            ChannelTarget::Alertmanager("http://127.0.0.1:9093/".parse().unwrap())
+        );
     }
 
     #[test]

@@ -42,6 +42,36 @@ struct Cited {
     ruled_by: Option<String>,
 }
 
+impl From<Cited> for Rule {
+    fn from(c: Cited) -> Rule {
+        Rule {
+            seconds: c.value,
+            source: c.source,
+            ruled_by: c.ruled_by,
+        }
+    }
+}
+
+impl From<Cited> for CountRule {
+    fn from(c: Cited) -> CountRule {
+        CountRule {
+            count: c.value,
+            source: c.source,
+            ruled_by: c.ruled_by,
+        }
+    }
+}
+
+impl From<Cited> for PercentRule {
+    fn from(c: Cited) -> PercentRule {
+        PercentRule {
+            percent: c.value,
+            source: c.source,
+            ruled_by: c.ruled_by,
+        }
+    }
+}
+
 /// One declared count (of consecutive collector passes), with its citation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CountRule {
@@ -91,6 +121,12 @@ pub struct AlertRules {
     /// The `quiet_hours` group (issue 24): in a channel's quiet hours, a red that has lasted
     /// this long still goes out; everything else waits for the morning.
     pub quiet_red_after: Rule,
+    /// The `alertmanager` group (issue 24, Prometheus' model): an alertmanager channel sends
+    /// what is firing again this often ...
+    pub am_resend: Rule,
+    /// ... each sent as ending this long after (so Alertmanager resolves an alert that
+    /// fleetdash stopped sending, e.g. while it is down, by itself).
+    pub am_ends_after: Rule,
 }
 
 /// What a value of the rules file measures, and so which values it may take.
@@ -201,6 +237,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("blind_spot", &["failed_percent", "min_failed"]),
     ("quiet_hours", &["red_after_seconds"]),
+    ("alertmanager", &["resend_seconds", "ends_after_seconds"]),
     ("board", &["cards_max", "newest_per_column"]),
     ("queue", &["finished_kept_seconds", "finished_kept_max"]),
     ("doctor", &["clock_skew_seconds"]),
@@ -367,78 +404,38 @@ impl Rules {
                 ruled_by: g.ruled_by.clone(),
             })
         };
-        let mut rule = |group: &str, key: &str| -> Option<Rule> {
-            cited(group, key, Unit::Seconds).map(|c| Rule {
-                seconds: c.value,
-                source: c.source,
-                ruled_by: c.ruled_by,
-            })
-        };
-        let no_reply = rule("stuck", "no_reply_seconds");
-        let green = rule("last_exchange", "green_below_seconds");
-        let amber = rule("last_exchange", "amber_below_seconds");
-        let stale = rule("snapshot", "stale_after_seconds");
-        let keep_finished = rule("live_tasks", "keep_finished_seconds");
-        let forget_unseen = rule("live_tasks", "forget_unseen_seconds");
-        let backup_amber = rule("backups", "amber_after_seconds");
-        let backup_red = rule("backups", "red_after_seconds");
-        let sweep_every = rule("stuck", "sweep_seconds");
-        let ack_within = rule("ack", "within_seconds");
-        let worker_died = rule("worker_died", "no_report_seconds");
-        let report_grace = rule("heartbeat_reports", "grace_seconds");
+        // Each value read as what it measures, with its citation.
+        let mut seconds = |group: &str, key: &str| cited(group, key, Unit::Seconds).map(Rule::from);
+        let no_reply = seconds("stuck", "no_reply_seconds");
+        let green = seconds("last_exchange", "green_below_seconds");
+        let amber = seconds("last_exchange", "amber_below_seconds");
+        let stale = seconds("snapshot", "stale_after_seconds");
+        let keep_finished = seconds("live_tasks", "keep_finished_seconds");
+        let forget_unseen = seconds("live_tasks", "forget_unseen_seconds");
+        let backup_amber = seconds("backups", "amber_after_seconds");
+        let backup_red = seconds("backups", "red_after_seconds");
+        let sweep_every = seconds("stuck", "sweep_seconds");
+        let ack_within = seconds("ack", "within_seconds");
+        let worker_died = seconds("worker_died", "no_report_seconds");
+        let report_grace = seconds("heartbeat_reports", "grace_seconds");
+        let remind_every = seconds("alerts", "remind_every_seconds");
+        let group_wait = seconds("grouping", "group_wait_seconds");
+        let group_interval = seconds("grouping", "group_interval_seconds");
+        let quiet_red_after = seconds("quiet_hours", "red_after_seconds");
+        let am_resend = seconds("alertmanager", "resend_seconds");
+        let am_ends_after = seconds("alertmanager", "ends_after_seconds");
+        let finished_kept = seconds("queue", "finished_kept_seconds");
+        let clock_skew = seconds("doctor", "clock_skew_seconds");
         let window_amber =
-            cited("window", "amber_at_percent", Unit::Percent).map(|c| PercentRule {
-                percent: c.value,
-                source: c.source,
-                ruled_by: c.ruled_by,
-            });
-        let mut count = |group: &str, key: &str| -> Option<CountRule> {
-            cited(group, key, Unit::Count).map(|c| CountRule {
-                count: c.value,
-                source: c.source,
-                ruled_by: c.ruled_by,
-            })
-        };
+            cited("window", "amber_at_percent", Unit::Percent).map(PercentRule::from);
+        let blind_spot_percent =
+            cited("blind_spot", "failed_percent", Unit::Percent).map(PercentRule::from);
+        let mut count =
+            |group: &str, key: &str| cited(group, key, Unit::Count).map(CountRule::from);
         let fail_after = count("alerts", "fail_after_passes");
         let recover_after = count("alerts", "recover_after_passes");
-        let remind_every = cited("alerts", "remind_every_seconds", Unit::Seconds).map(|c| Rule {
-            seconds: c.value,
-            source: c.source,
-            ruled_by: c.ruled_by,
-        });
-        let mut grouping = |key: &str| {
-            cited("grouping", key, Unit::Seconds).map(|c| Rule {
-                seconds: c.value,
-                source: c.source,
-                ruled_by: c.ruled_by,
-            })
-        };
-        let group_wait = grouping("group_wait_seconds");
-        let group_interval = grouping("group_interval_seconds");
-        let blind_spot_percent =
-            cited("blind_spot", "failed_percent", Unit::Percent).map(|c| PercentRule {
-                percent: c.value,
-                source: c.source,
-                ruled_by: c.ruled_by,
-            });
-        let quiet_red_after =
-            cited("quiet_hours", "red_after_seconds", Unit::Seconds).map(|c| Rule {
-                seconds: c.value,
-                source: c.source,
-                ruled_by: c.ruled_by,
-            });
-        let blind_spot_min = cited("blind_spot", "min_failed", Unit::Count).map(|c| CountRule {
-            count: c.value,
-            source: c.source,
-            ruled_by: c.ruled_by,
-        });
-        let mut cards = |key: &str| -> Option<CountRule> {
-            cited("board", key, Unit::Cards).map(|c| CountRule {
-                count: c.value,
-                source: c.source,
-                ruled_by: c.ruled_by,
-            })
-        };
+        let blind_spot_min = count("blind_spot", "min_failed");
+        let mut cards = |key: &str| cited("board", key, Unit::Cards).map(CountRule::from);
         let board = match (cards("cards_max"), cards("newest_per_column")) {
             (Some(cards_max), Some(newest_per_column)) => Some(BoardRules {
                 cards_max,
@@ -446,22 +443,8 @@ impl Rules {
             }),
             _ => None,
         };
-        let finished_kept = cited("queue", "finished_kept_seconds", Unit::Seconds).map(|c| Rule {
-            seconds: c.value,
-            source: c.source,
-            ruled_by: c.ruled_by,
-        });
         let finished_kept_max =
-            cited("queue", "finished_kept_max", Unit::Tasks).map(|c| CountRule {
-                count: c.value,
-                source: c.source,
-                ruled_by: c.ruled_by,
-            });
-        let clock_skew = cited("doctor", "clock_skew_seconds", Unit::Seconds).map(|c| Rule {
-            seconds: c.value,
-            source: c.source,
-            ruled_by: c.ruled_by,
-        });
+            cited("queue", "finished_kept_max", Unit::Tasks).map(CountRule::from);
         let retention = match (finished_kept, finished_kept_max) {
             (Some(finished_kept), Some(finished_kept_max)) => Some(QueueRetentionRules {
                 finished_kept,
@@ -475,6 +458,7 @@ impl Rules {
             remind_every,
             group_wait.zip(group_interval),
             blind_spot_percent.zip(blind_spot_min).zip(quiet_red_after),
+            am_resend.zip(am_ends_after),
         ) {
             (
                 Some(fail_after),
@@ -482,6 +466,7 @@ impl Rules {
                 Some(remind_every),
                 Some((group_wait, group_interval)),
                 Some(((blind_spot_percent, blind_spot_min), quiet_red_after)),
+                Some((am_resend, am_ends_after)),
             ) => Some(AlertRules {
                 fail_after,
                 recover_after,
@@ -491,9 +476,25 @@ impl Rules {
                 blind_spot_percent,
                 blind_spot_min,
                 quiet_red_after,
+                am_resend,
+                am_ends_after,
             }),
             _ => None,
         };
+        if let Some(a) = &alerts
+            && a.am_ends_after.seconds <= a.am_resend.seconds
+        {
+            errors.push(ConfigError {
+                file: path.to_path_buf(),
+                line: line_of_key(text, "alertmanager", "ends_after_seconds"),
+                field: "alertmanager.ends_after_seconds".into(),
+                message: format!(
+                    "must be greater than resend_seconds ({}): Alertmanager would resolve a \
+                     firing alert between two sends",
+                    a.am_resend.seconds
+                ),
+            });
+        }
         if let (Some(a), Some(r)) = (&backup_amber, &backup_red)
             && a.seconds >= r.seconds
         {
@@ -746,6 +747,10 @@ blind_spot:
 quiet_hours:
   red_after_seconds: 1800
   source: issue 24
+alertmanager:
+  resend_seconds: 60
+  ends_after_seconds: 240
+  source: Prometheus
 ";
 
     #[test]
@@ -842,6 +847,31 @@ quiet_hours:
         let msg = refused(&FLEET.replace("  group_interval_seconds: 300\n", ""));
         assert!(
             msg.contains("grouping.group_interval_seconds: missing"),
+            "{msg}"
+        );
+    }
+
+    /// Issue 24: an alertmanager channel's resend and the end each send announces; an end
+    /// that does not outlast a resend would let Alertmanager resolve what is still red.
+    #[test]
+    fn the_alertmanager_resend_is_shorter_than_the_end_it_announces() {
+        let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+        assert_eq!(r.alerts.am_resend.seconds, 60);
+        assert_eq!(r.alerts.am_ends_after.seconds, 240);
+        let msg = refused(&FLEET.replace("ends_after_seconds: 240", "ends_after_seconds: 60"));
+        assert!(
+            msg.contains(
+                "alertmanager.ends_after_seconds: must be greater than resend_seconds (60)"
+            ),
+            "{msg}"
+        );
+        let msg = refused(&FLEET.replace(
+            "  resend_seconds: 60
+",
+            "",
+        ));
+        assert!(
+            msg.contains("alertmanager.resend_seconds: missing"),
             "{msg}"
         );
     }

@@ -40,6 +40,8 @@ use state::{State, StateFile};
 #[derive(Debug, Clone)]
 pub struct Decision {
     pub alerts: Vec<Alert>,
+    /// What is firing after the pass, each open alert as a Firing ([`pass::firing`]).
+    pub firing: Vec<Alert>,
     state: State,
 }
 
@@ -116,7 +118,12 @@ impl Alerting {
             ended,
         };
         let alerts = pass::pass(&mut state, elements, &cx);
-        Decision { alerts, state }
+        let firing = pass::firing(&state, elements, &cx);
+        Decision {
+            alerts,
+            firing,
+            state,
+        }
     }
 
     /// Saves the pass's state; a failed save is logged with its path, never a failed write.

@@ -238,6 +238,37 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
     alerts
 }
 
+/// What is firing after a pass: each open alert (fired, not yet recovered) as a Firing at
+/// `cx.now`, in key order, its reason the element's while it is still red. For a channel that
+/// is told the whole firing set again and again (Alertmanager), not for the outbox: its id is
+/// the Firing's own.
+pub fn firing(state: &State, elements: &Elements, cx: &PassContext) -> Vec<Alert> {
+    state
+        .tracks
+        .iter()
+        .filter_map(|(key, t)| {
+            let open = t.open.as_ref()?;
+            let shown = elements.get(key);
+            Some(Alert {
+                id: alert_id(key, AlertEvent::Firing, open.since),
+                key: key.clone(),
+                kind: shown.map_or_else(|| t.kind.clone(), |el| el.kind.to_string()),
+                name: shown.map_or_else(|| t.name.clone(), |el| el.name.clone()),
+                event: AlertEvent::Firing,
+                band: Band::Red,
+                reason: shown
+                    .filter(|el| el.band == Band::Red)
+                    .and_then(|el| el.reason.clone()),
+                status: status_of(Band::Red),
+                since: open.since,
+                at: cx.now,
+                takes_down: open.takes_down.clone(),
+                link: cx.link.map(str::to_string),
+            })
+        })
+        .collect()
+}
+
 /// The Recovered that closes `open` for an element this pass does not show, `reason` saying
 /// why it ended: the same dedupe key as the Recovered of a shown element, its kind and name as
 /// its track remembers them.

@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 
 use super::store::{Enqueued, Item, Outbox};
 use super::watch::ChannelWatch;
-use crate::alerting::provider::{self, Provider, SendError};
+use crate::alerting::provider::{Provider, SendError};
 use crate::alerting::{Alert, AlertEvent};
 use crate::config::QuietHours;
 use crate::redact::RedactionGate;
@@ -164,12 +164,14 @@ impl Delivery {
         let _ = self.observer.set(observer);
     }
 
-    /// The configured channels over the outbox in the config's `state_dir` (opened off the
-    /// runtime), ready for [`Delivery::spawn`]; for the wiring in `fleetdash run`.
+    /// `providers` (the configured channels, [`build`](crate::alerting::provider::build)) over the outbox in the
+    /// config's `state_dir` (opened off the runtime), ready for [`Delivery::spawn`]; for the
+    /// wiring in `fleetdash run`.
     pub async fn from_config(
         config: &crate::config::Config,
         rules: &crate::config::Rules,
         gate: RedactionGate,
+        providers: Vec<Arc<dyn Provider>>,
     ) -> Result<Delivery> {
         let dir = config.state_dir.clone();
         let outbox = tokio::task::spawn_blocking(move || Outbox::open(&dir, gate)).await??;
@@ -181,7 +183,7 @@ impl Delivery {
                 .as_ref()
                 .map(ToString::to_string),
         };
-        Ok(Delivery::new(Arc::new(outbox), provider::build(config))
+        Ok(Delivery::new(Arc::new(outbox), providers)
             .with_watch(watch)
             .with_grouping(Grouping::of(&rules.alerts))
             .with_quiet(Quiet::of(config, &rules.alerts)))

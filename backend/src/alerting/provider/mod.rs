@@ -1,15 +1,14 @@
 //! Alert channels, one file per channel behind [`Provider`] (as Gatus' `alerting/provider/`):
-//! ntfy, a generic webhook, and A2A to the hub agent (the spec's "one voice to Young": the hub
-//! relays). Each is configured with the bands and sections it wants; tokens come from an env
+//! ntfy, a generic webhook, A2A to the hub agent (the spec's "one voice to Young": the hub
+//! relays), and Alertmanager (where teams already route alerts). Each is configured with the bands and sections it wants; tokens come from an env
 //! var or a file, never from the config itself.
 //!
 //! A channel depends on [`common`] (what the channels share) and nothing else of this folder;
 //! no channel knows another. Here: the trait, and [`build`], the factory that makes each
 //! configured channel.
 //!
-//! INTERFACE on branch h/abase; the channels are written on h/alert-delivery.
-
 pub mod a2a;
+pub mod alertmanager;
 pub mod common;
 pub mod ntfy;
 pub mod webhook;
@@ -19,8 +18,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::Alert;
+use crate::config::AlertRules;
 use crate::config::{ChannelTarget, Config};
 use a2a::Hub;
+use alertmanager::Alertmanager;
 use common::Wants;
 use ntfy::Ntfy;
 use webhook::Webhook;
@@ -49,27 +50,52 @@ pub trait Provider: Send + Sync {
     async fn send_group(&self, alerts: &[Alert]) -> Result<(), SendError>;
 }
 
-/// The configured channels, each behind [`Provider`]. An a2a channel's agent is known (the
-/// config checked it).
-pub fn build(config: &Config) -> Vec<Arc<dyn Provider>> {
-    config
-        .alerts
-        .channels
-        .iter()
-        .filter_map(|c| -> Option<Arc<dyn Provider>> {
-            let wants = Wants::of(c);
-            Some(match &c.target {
-                ChannelTarget::Ntfy(url) => {
-                    Arc::new(Ntfy::new(&c.name, url.clone(), c.token.clone(), wants))
-                }
-                ChannelTarget::Webhook(url) => {
-                    Arc::new(Webhook::new(&c.name, url.clone(), c.token.clone(), wants))
-                }
-                ChannelTarget::A2a(agent) => {
-                    let agent = config.agents.iter().find(|a| &a.name == agent)?;
-                    Arc::new(Hub::new(&c.name, agent.clone(), wants))
-                }
-            })
-        })
-        .collect()
+/// The configured channels.
+pub struct Channels {
+    /// Each behind [`Provider`], in the config's order (the outbox delivers to these).
+    pub all: Vec<Arc<dyn Provider>>,
+    /// The alertmanager ones again, the same instances: the run loop also sends them what is
+    /// still firing, every `alertmanager.resend_seconds`.
+    pub alertmanagers: Vec<Arc<Alertmanager>>,
+}
+
+/// The configured channels. An a2a channel's agent is known (the config checked it).
+pub fn build(config: &Config, rules: &AlertRules) -> Channels {
+    let mut channels = Channels {
+        all: Vec::new(),
+        alertmanagers: Vec::new(),
+    };
+    for c in &config.alerts.channels {
+        let wants = Wants::of(c);
+        let provider: Arc<dyn Provider> = match &c.target {
+            ChannelTarget::Ntfy(url) => {
+                Arc::new(Ntfy::new(&c.name, url.clone(), c.token.clone(), wants))
+            }
+            ChannelTarget::Webhook(url) => {
+                Arc::new(Webhook::new(&c.name, url.clone(), c.token.clone(), wants))
+            }
+            ChannelTarget::A2a(agent) => {
+                let Some(agent) = config.agents.iter().find(|a| &a.name == agent) else {
+                    continue;
+                };
+                Arc::new(Hub::new(&c.name, agent.clone(), wants))
+            }
+            ChannelTarget::Alertmanager(url) => {
+                let ends_after = chrono::Duration::seconds(
+                    i64::try_from(rules.am_ends_after.seconds).unwrap_or(i64::MAX),
+                );
+                let am = Arc::new(Alertmanager::new(
+                    &c.name,
+                    url,
+                    c.token.clone(),
+                    wants,
+                    ends_after,
+                ));
+                channels.alertmanagers.push(am.clone());
+                am
+            }
+        };
+        channels.all.push(provider);
+    }
+    channels
 }
