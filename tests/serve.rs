@@ -173,8 +173,8 @@ impl Drop for InProcess {
 }
 
 fn options(config: &Path) -> fleetdash::server::ServeOptions {
-    let (config, _rules) = fleetdash::config::Config::load(config).unwrap();
-    fleetdash::server::ServeOptions::from_config(&config).unwrap()
+    let (config, rules) = fleetdash::config::Config::load(config).unwrap();
+    fleetdash::server::ServeOptions::from_config(&config, &rules).unwrap()
 }
 
 /// The options of `config`, with an authenticator on the scratch's htpasswd under `limits`.

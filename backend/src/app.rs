@@ -230,9 +230,9 @@ async fn reload(path: &Path) -> Option<(Config, Rules)> {
 /// in its backlog for the new server; the old one finishes the requests it had), so its
 /// address is kept: a new `[serve] listen` needs a restart.
 pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
-    let (config, _rules) = load(path)?;
+    let (config, rules) = load(path)?;
     let mut options =
-        server::ServeOptions::from_config(&config).map_err(|errors| Failure::Config {
+        server::ServeOptions::from_config(&config, &rules).map_err(|errors| Failure::Config {
             errors,
             list_all: false,
         })?;
@@ -291,8 +291,8 @@ async fn reload_serve(
     tracing::info!(config = %path.display(), "SIGHUP: reading the config and htpasswd again");
     let target = path.to_path_buf();
     let loaded = tokio::task::spawn_blocking(move || {
-        let (config, _rules) = Config::load(&target)?;
-        let options = server::ServeOptions::from_config(&config)?;
+        let (config, rules) = Config::load(&target)?;
+        let options = server::ServeOptions::from_config(&config, &rules)?;
         Ok::<_, ConfigErrors>((config, options))
     })
     .await;

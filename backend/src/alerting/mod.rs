@@ -19,6 +19,7 @@ pub mod deps;
 pub mod engine;
 pub mod look;
 pub mod outbox;
+pub mod phone;
 pub mod provider;
 pub mod run;
 pub mod silences;

@@ -127,6 +127,11 @@ pub struct AlertRules {
     /// ... each sent as ending this long after (so Alertmanager resolves an alert that
     /// fleetdash stopped sending, e.g. while it is down, by itself).
     pub am_ends_after: Rule,
+    /// The `phone_actions` group (issue 24): a notification's signed action link works this
+    /// long after it was sent ...
+    pub phone_link_valid: Rule,
+    /// ... and its "Silence" button silences the element this long.
+    pub phone_silence: Rule,
 }
 
 /// What a value of the rules file measures, and so which values it may take.
@@ -238,6 +243,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("blind_spot", &["failed_percent", "min_failed"]),
     ("quiet_hours", &["red_after_seconds"]),
     ("alertmanager", &["resend_seconds", "ends_after_seconds"]),
+    ("phone_actions", &["link_valid_seconds", "silence_seconds"]),
     ("board", &["cards_max", "newest_per_column"]),
     ("queue", &["finished_kept_seconds", "finished_kept_max"]),
     ("doctor", &["clock_skew_seconds"]),
@@ -424,6 +430,8 @@ impl Rules {
         let quiet_red_after = seconds("quiet_hours", "red_after_seconds");
         let am_resend = seconds("alertmanager", "resend_seconds");
         let am_ends_after = seconds("alertmanager", "ends_after_seconds");
+        let phone_link_valid = seconds("phone_actions", "link_valid_seconds");
+        let phone_silence = seconds("phone_actions", "silence_seconds");
         let finished_kept = seconds("queue", "finished_kept_seconds");
         let clock_skew = seconds("doctor", "clock_skew_seconds");
         let window_amber =
@@ -459,6 +467,7 @@ impl Rules {
             group_wait.zip(group_interval),
             blind_spot_percent.zip(blind_spot_min).zip(quiet_red_after),
             am_resend.zip(am_ends_after),
+            phone_link_valid.zip(phone_silence),
         ) {
             (
                 Some(fail_after),
@@ -467,6 +476,7 @@ impl Rules {
                 Some((group_wait, group_interval)),
                 Some(((blind_spot_percent, blind_spot_min), quiet_red_after)),
                 Some((am_resend, am_ends_after)),
+                Some((phone_link_valid, phone_silence)),
             ) => Some(AlertRules {
                 fail_after,
                 recover_after,
@@ -478,6 +488,8 @@ impl Rules {
                 quiet_red_after,
                 am_resend,
                 am_ends_after,
+                phone_link_valid,
+                phone_silence,
             }),
             _ => None,
         };
@@ -751,6 +763,10 @@ alertmanager:
   resend_seconds: 60
   ends_after_seconds: 240
   source: Prometheus
+phone_actions:
+  link_valid_seconds: 86400
+  silence_seconds: 3600
+  source: issue 24
 ";
 
     #[test]

@@ -293,7 +293,7 @@ pub async fn run(
     )?;
     let (config, rules) =
         Config::load(&config_path).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
-    let options = server::ServeOptions::from_config(&config)?;
+    let options = server::ServeOptions::from_config(&config, &rules)?;
     // The operator's assignments, before the intake opens the queue; the agents' reports
     // follow once it listens.
     let db = &config

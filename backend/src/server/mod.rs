@@ -14,9 +14,12 @@
 //! - gzip for HTML, JS, CSS, JSON and WASM when the client accepts it: the page's pre-compressed
 //!   `.gz` files when the build shipped them (nginx: `gzip_static`), else on the fly; the ETag
 //!   of a compressed answer is made weak (`W/"..."`), as nginx does.
+//! - `POST /act?t=...`: a phone's action button ([`actions`]); the signed link is its own
+//!   authorization (the ntfy app sends no password), so it is the one path without the login.
 //! - Answers go out at once ([`no_delay`]): no ~40 ms Nagle/delayed-ACK wait on a kept-alive
 //!   connection, as nginx's `tcp_nodelay on`.
 
+mod actions;
 pub mod auth;
 mod embedded;
 mod htpasswd;
@@ -73,12 +76,17 @@ pub struct ServeOptions {
     pub auth: Arc<Authenticator>,
     /// `/metrics`: the series status.json gives (docs/metrics.md), behind the same auth.
     pub metrics: Arc<crate::metrics::Source>,
+    /// `/act`: the phone's action links, done in this config's state_dir.
+    pub actions: Arc<crate::alerting::phone::PhoneActions>,
 }
 
 impl ServeOptions {
     /// The options `config` gives. A missing or unusable htpasswd is a configuration error like
     /// any other (exit 2), naming the config's field or the htpasswd's own line.
-    pub fn from_config(config: &Config) -> Result<ServeOptions, ConfigErrors> {
+    pub fn from_config(
+        config: &Config,
+        rules: &crate::config::Rules,
+    ) -> Result<ServeOptions, ConfigErrors> {
         let field_error = |message: String| {
             ConfigErrors(vec![ConfigError {
                 file: config.path.clone(),
@@ -117,6 +125,11 @@ impl ServeOptions {
             dist_dir: config.serve.dist_dir.clone(),
             auth: Arc::new(Authenticator::new(htpasswd)),
             metrics: Arc::new(crate::metrics::Source::of_snapshot(config)),
+            actions: Arc::new(crate::alerting::phone::PhoneActions::new(
+                config,
+                &rules.alerts,
+                config.gate(),
+            )),
         })
     }
 }
@@ -125,6 +138,7 @@ pub fn router(options: ServeOptions) -> Router {
     let options = Arc::new(options);
     let out = &options.output_dir;
     let metrics = options.metrics.clone();
+    let desk = options.actions.clone();
     // From output_dir exactly these two files; every other /api/ path ends in the fallback,
     // which refuses it.
     let app = Router::new()
@@ -132,6 +146,11 @@ pub fn router(options: ServeOptions) -> Router {
             "/metrics",
             axum::routing::get(move || crate::metrics::answer(metrics.clone()))
                 .fallback(|| async { refusals::method_not_allowed().into_response() }),
+        )
+        .route(
+            actions::PATH,
+            axum::routing::post(move |query| actions::act(desk.clone(), query))
+                .fallback(|| async { refusals::action_needs_post().into_response() }),
         )
         .route(
             "/api/status.json",
@@ -282,6 +301,9 @@ async fn require_basic_auth(
     request: Request,
     next: Next,
 ) -> Response {
+    if request.uri().path() == actions::PATH {
+        return next.run(request).await;
+    }
     // The peer address, when the server was started with it (`serve`); throttling is per address.
     let client = request
         .extensions()

@@ -96,3 +96,45 @@ pub fn no_snapshot(file: &str) -> Problem {
         challenge: Challenge::None,
     }
 }
+
+/// A phone's action link that is not honoured (forged, expired, used, not a link): nothing
+/// changed, and trying the same link again cannot help.
+pub fn action_refused(why: String) -> Problem {
+    Problem {
+        status: StatusCode::FORBIDDEN,
+        asc: Asc::PERMISSION_DENIED,
+        title: "This action link is refused",
+        detail: why,
+        scope: "policy_decision",
+        terminal: true,
+        retry: None,
+        challenge: Challenge::None,
+    }
+}
+
+/// A good action link that could not be recorded (state_dir unwritable).
+pub fn action_failed(why: String) -> Problem {
+    Problem {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        asc: Asc::INTERNAL_ERROR,
+        title: "The action could not be recorded",
+        detail: why,
+        scope: "handoff",
+        terminal: false,
+        retry: None,
+        challenge: Challenge::None,
+    }
+}
+
+pub fn action_needs_post() -> Problem {
+    Problem {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        asc: INVALID_REQUEST,
+        title: "Method not allowed",
+        detail: "an action link is followed with POST (the ntfy app's button does)".into(),
+        scope: "handoff",
+        terminal: true,
+        retry: None,
+        challenge: Challenge::None,
+    }
+}

@@ -65,11 +65,17 @@ pub fn build(config: &Config, rules: &AlertRules) -> Channels {
         all: Vec::new(),
         alertmanagers: Vec::new(),
     };
+    // The phone's buttons need the dashboard's URL: their links are under it.
+    let links = crate::alerting::phone::LinkMaker::from_config(config, rules).map(Arc::new);
     for c in &config.alerts.channels {
         let wants = Wants::of(c);
         let provider: Arc<dyn Provider> = match &c.target {
             ChannelTarget::Ntfy(url) => {
-                Arc::new(Ntfy::new(&c.name, url.clone(), c.token.clone(), wants))
+                let ntfy = Ntfy::new(&c.name, url.clone(), c.token.clone(), wants);
+                Arc::new(match &links {
+                    Some(links) => ntfy.with_actions(links.clone()),
+                    None => ntfy,
+                })
             }
             ChannelTarget::Webhook(url) => {
                 Arc::new(Webhook::new(&c.name, url.clone(), c.token.clone(), wants))

@@ -1,5 +1,8 @@
 //! ntfy (https://docs.ntfy.sh/publish/): a POST to the topic URL whose body is the message
-//! ([`common::message`]), with the `Title`, `Priority`, `Tags` and `Click` headers; an optional bearer token.
+//! ([`common::message`]), with the `Title`, `Priority`, `Tags` and `Click` headers; an optional
+//! bearer token. With the dashboard's URL configured, `Actions` buttons too: "Open" (the page
+//! at the element's row) and, on a red, "Silence 1 h" and "Acknowledge", each a signed link
+//! for that element that works once ([`crate::alerting::phone`]).
 
 use async_trait::async_trait;
 use base64::Engine;
@@ -7,10 +10,12 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::common::{self, Wants};
 use super::{Provider, SendError};
+use crate::alerting::phone::{Action, LinkMaker};
 use crate::alerting::{Alert, AlertEvent};
 use crate::config::TokenSource;
 use crate::net::ProbeClient;
 use fleetdash_model::Band;
+use serde_json::{Value, json};
 
 pub struct Ntfy {
     name: String,
@@ -18,6 +23,7 @@ pub struct Ntfy {
     token: Option<TokenSource>,
     wants: Wants,
     client: ProbeClient,
+    links: Option<std::sync::Arc<LinkMaker>>,
 }
 
 impl Ntfy {
@@ -28,7 +34,63 @@ impl Ntfy {
             token,
             wants,
             client: ProbeClient::new(common::HTTP_TIMEOUT, common::REPLY_MAX_BYTES),
+            links: None,
         }
+    }
+
+    /// The same channel with action buttons, their links made by `links`.
+    pub fn with_actions(mut self, links: std::sync::Arc<LinkMaker>) -> Ntfy {
+        self.links = Some(links);
+        self
+    }
+
+    /// The `Actions` header's JSON (ntfy's JSON form: a URL may hold commas): "Open" at the
+    /// element's row; on a red still open, "Silence 1 h" and "Acknowledge" for it. None
+    /// without the dashboard's URL; a link that cannot be signed (the key unreadable) leaves
+    /// its button out and is logged: the alert still goes.
+    async fn actions(&self, alert: Option<&Alert>) -> Option<String> {
+        let links = self.links.clone()?;
+        let Some(alert) = alert else {
+            let open = json!({"action": "view", "label": "Open", "url": links.page()});
+            return Some(Value::Array(vec![open]).to_string());
+        };
+        let mut buttons = vec![json!({
+            "action": "view",
+            "label": "Open",
+            "url": links.open(&alert.kind, &alert.name),
+        })];
+        if alert.event != AlertEvent::Recovered {
+            let (key, at) = (alert.key.clone(), alert.at);
+            let made = tokio::task::spawn_blocking({
+                let links = links.clone();
+                move || -> anyhow::Result<(String, String)> {
+                    Ok((
+                        links.link(&key, Action::Silence, at)?,
+                        links.link(&key, Action::Ack, at)?,
+                    ))
+                }
+            })
+            .await;
+            match made {
+                Ok(Ok((silence, ack))) => {
+                    for (label, url) in [
+                        (links.silence_label(), silence),
+                        ("Acknowledge".into(), ack),
+                    ] {
+                        buttons.push(json!({
+                            "action": "http",
+                            "label": label,
+                            "url": url,
+                            "method": "POST",
+                            "clear": true,
+                        }));
+                    }
+                }
+                Ok(Err(e)) => tracing::warn!(channel = %self.name, "no action buttons: {e:#}"),
+                Err(e) => tracing::warn!(channel = %self.name, "no action buttons: {e}"),
+            }
+        }
+        Some(Value::Array(buttons).to_string())
     }
 
     /// The same channel with another request deadline (a test of a hanging receiver).
@@ -89,6 +151,7 @@ impl Provider for Ntfy {
             tags: &tags(alert),
             link: alert.link.as_deref(),
             body: common::message(alert),
+            actions: self.actions(Some(alert)).await,
         };
         self.post(message).await
     }
@@ -110,6 +173,7 @@ impl Provider for Ntfy {
             tags: &tags(loudest),
             link: alerts.iter().find_map(|a| a.link.as_deref()),
             body: common::group_message(alerts),
+            actions: self.actions(None).await,
         };
         self.post(message).await
     }
@@ -122,6 +186,8 @@ struct Message<'a> {
     tags: &'a str,
     link: Option<&'a str>,
     body: String,
+    /// The `Actions` header's JSON.
+    actions: Option<String>,
 }
 
 impl Ntfy {
@@ -136,6 +202,9 @@ impl Ntfy {
         headers.insert(HeaderName::from_static("tags"), header_text(message.tags));
         if let Some(link) = message.link {
             headers.insert(HeaderName::from_static("click"), header_text(link));
+        }
+        if let Some(actions) = &message.actions {
+            headers.insert(HeaderName::from_static("actions"), header_text(actions));
         }
         headers.insert(
             reqwest::header::CONTENT_TYPE,
