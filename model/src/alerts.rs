@@ -1,9 +1,10 @@
 //! What alerting adds to the snapshot (issue 12), and the element keys it speaks in.
 //!
-//! Alerts leave fleetdash through channels the page cannot see, so the page is told two things:
-//! which elements are held back from paging (a silence or a maintenance window: "silenced until
-//! 16:00 (disk swap)"), and which channels are failing ("alerts: ntfy failing since 14:02: 503").
-//! Holding an alert back never hides the element: it is shown in its band, marked.
+//! Alerts leave fleetdash through channels the page cannot see, so the page is told three
+//! things: which elements are held back from paging (a silence or a maintenance window:
+//! "silenced until 16:00 (disk swap)"), which open alerts the operator acknowledged, so their
+//! reminders stop ("acked 14:02"), and which channels are failing ("alerts: ntfy failing since
+//! 14:02: 503"). Holding an alert back never hides the element: it is shown in its band, marked.
 //!
 //! [`key`] is the one place an element's key is spelt (`agent:min`, `host:lab/tunnel:heart`):
 //! the collector's transitions log, history, alert engine and silences key by it, and the page
@@ -27,6 +28,10 @@ pub struct AlertsView {
     /// whole fleet).
     #[serde(default)]
     pub held: Vec<Held>,
+    /// Elements whose open alert the operator acknowledged (issue 24): no reminders until its
+    /// band changes. Absent from snapshots written before acks existed.
+    #[serde(default)]
+    pub acked: Vec<Acked>,
     /// Every configured channel (and the dead man's switch), failing or not.
     #[serde(default)]
     pub channels: Vec<ChannelState>,
@@ -89,6 +94,29 @@ impl Held {
         } else {
             format!("silenced until {until} ({})", self.reason.trim())
         }
+    }
+}
+
+/// One element whose open alert the operator acknowledged (`fleetdash ack KEY`, or the phone):
+/// it sends no reminders until its band changes. It still needs the operator: it keeps its band
+/// and its needs-you line, marked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Acked {
+    /// The element's [`key`].
+    pub key: String,
+    /// When it was acknowledged.
+    pub at: DateTime<Utc>,
+    /// Where from, in a few words ("cli", "from the phone"); may be empty.
+    #[serde(default)]
+    pub via: String,
+    pub checked_at: DateTime<Utc>,
+}
+
+impl Acked {
+    /// The page's words at `now`, the time said at `offset` from UTC: "acked 14:02" (with its
+    /// date when it is not within the day).
+    pub fn describe(&self, now: DateTime<Utc>, offset: chrono::FixedOffset) -> String {
+        format!("acked {}", moment(self.at, now, offset))
     }
 }
 
@@ -244,6 +272,33 @@ mod tests {
             ch.describe(at + chrono::Duration::days(2), utc).as_deref(),
             Some("alerts: ntfy failing since 30 Nov 14:02: 503 (3 waiting)")
         );
+    }
+
+    /// The time is the reader's: 14:02 UTC is 16:02 two hours east of it, and a day-old ack
+    /// says its date.
+    #[test]
+    fn an_ack_in_the_operators_words_in_their_zone() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 30, 14, 2, 0).unwrap();
+        let acked = Acked {
+            key: key::agent("min"),
+            at,
+            via: "cli".into(),
+            checked_at: at,
+        };
+        let utc = FixedOffset::east_opt(0).unwrap();
+        let east = FixedOffset::east_opt(2 * 3600).unwrap();
+        assert_eq!(acked.describe(at, utc), "acked 14:02");
+        let later = at + chrono::Duration::minutes(30);
+        assert_eq!(acked.describe(later, east), "acked 16:02");
+        let next_day = at + chrono::Duration::days(1);
+        assert_eq!(acked.describe(next_day, east), "acked 30 Nov 16:02");
+    }
+
+    #[test]
+    fn a_snapshot_written_before_acks_reads_as_none_acked() {
+        let view: AlertsView =
+            serde_json::from_str(r#"{"configured":true,"held":[],"channels":[]}"#).unwrap();
+        assert!(view.acked.is_empty());
     }
 
     #[test]

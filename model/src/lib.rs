@@ -26,7 +26,7 @@ mod snapshot;
 mod summary;
 mod words;
 
-pub use alerts::{AlertsView, ChannelState, Held};
+pub use alerts::{Acked, AlertsView, ChannelState, Held};
 pub use asc::Asc;
 pub use band::Band;
 pub use glance::Glance;

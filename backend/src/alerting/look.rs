@@ -84,6 +84,7 @@ impl AlertsLook for Look {
         AlertsView {
             configured: true,
             held,
+            acked: Vec::new(),
             channels,
             // Judged by the writer, on the whole snapshot.
             reach: None,

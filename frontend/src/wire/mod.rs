@@ -424,6 +424,12 @@ mod tests {
                 reason: "disk swap".into(),
                 checked_at: at,
             }],
+            acked: vec![fleetdash_model::Acked {
+                key: "agent:hub".into(),
+                at,
+                via: "from the phone".into(),
+                checked_at: at,
+            }],
             channels: vec![ChannelState {
                 name: "ntfy".into(),
                 failing_since: Some(at),

@@ -4,10 +4,10 @@
 
 use fleetdash_model::alerts::Reach;
 use fleetdash_model::{
-    Agent, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState, ColumnCount,
-    CronCheck, CronState, EndedTask, Heartbeat, Held, History, LeftOut, LiveTask, NamedCheck,
-    Probe, QueueAck, QueueLeftOut, QueueTask, RulesView, SectionMeta, Sections, SetAside, Snapshot,
-    System, Tasks, Transition, UnreadableTask, Window,
+    Acked, Agent, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState,
+    ColumnCount, CronCheck, CronState, EndedTask, Heartbeat, Held, History, LeftOut, LiveTask,
+    NamedCheck, Probe, QueueAck, QueueLeftOut, QueueTask, RulesView, SectionMeta, Sections,
+    SetAside, Snapshot, System, Tasks, Transition, UnreadableTask, Window,
 };
 
 use super::Json;
@@ -91,6 +91,7 @@ fn alerts(r: &mut Reader, v: &Json) -> AlertsView {
     AlertsView {
         configured: r.req(&o, "configured", boolean),
         held: r.field(&o, "held", |r, v| r.list(v, held), Some(Vec::new())),
+        acked: r.field(&o, "acked", |r, v| r.list(v, acked), Some(Vec::new())),
         channels: r.field(&o, "channels", |r, v| r.list(v, channel), Some(Vec::new())),
         reach: r.opt(&o, "reach", reach),
     }
@@ -114,6 +115,16 @@ fn held(r: &mut Reader, v: &Json) -> Held {
         key: r.req(&o, "key", string),
         until: r.req(&o, "until", time),
         reason: r.field(&o, "reason", string, Some(String::new())),
+        checked_at: r.req(&o, "checked_at", time),
+    }
+}
+
+fn acked(r: &mut Reader, v: &Json) -> Acked {
+    let o = r.object(v);
+    Acked {
+        key: r.req(&o, "key", string),
+        at: r.req(&o, "at", time),
+        via: r.field(&o, "via", string, Some(String::new())),
         checked_at: r.req(&o, "checked_at", time),
     }
 }

@@ -66,6 +66,7 @@ pub fn recent(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset) -> Vec<Chan
         now,
         offset,
         held: &[],
+        acked: &[],
         frozen: false,
     };
     let from = now - Duration::hours(RECENT_H);
@@ -91,6 +92,7 @@ pub fn since_looked(
         now: s.generated_at.max(looked_at),
         offset,
         held: &[],
+        acked: &[],
         frozen: false,
     };
     let mut out = SinceLooked {

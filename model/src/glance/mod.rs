@@ -17,8 +17,10 @@
 //!
 //! Alerting adds words, never bands: an element whose alerts are held back (a silence, a
 //! maintenance window) keeps its band, its place and its needs-you line, and carries `held`
-//! ("silenced until 16:00 (disk swap)"); a failing alert channel is an amber needs-you line and
-//! a row of the Systems panel's "alerts" group, since the operator will not be paged.
+//! ("silenced until 16:00 (disk swap)"); so does one whose open alert was acknowledged, its
+//! reminders stopped ("acked 14:02", in the same place); a failing alert channel is an amber
+//! needs-you line and a row of the Systems panel's "alerts" group, since the operator will not
+//! be paged.
 //!
 //! This file holds [`Glance`] and its assembly (the counts, needs-you, the verdict's words);
 //! `types.rs` what a glance is made of, `parts.rs` the words and pieces every section is built
@@ -94,6 +96,7 @@ impl Glance {
             now,
             offset,
             held: &s.alerts.held,
+            acked: &s.alerts.acked,
             frozen,
         };
         let sections = vec![
@@ -729,6 +732,53 @@ mod tests {
         );
         let need = g.needs.iter().find(|n| n.anchor == "systems").unwrap();
         assert_eq!(need.held.as_deref(), Some("silenced until 20:00"));
+    }
+
+    /// An ack stops reminders, nothing else: the acked agent keeps its band, its needs-you line
+    /// and its count, its row says when it was acked in the reader's zone (two hours east of
+    /// UTC here), after a silence when it has both; an ack listed for a green element is not
+    /// said.
+    #[test]
+    fn an_acked_element_keeps_its_band_and_line_and_says_acked_in_the_readers_zone() {
+        let mut s = fleet();
+        s.alerts.configured = true;
+        let acked = |key: String| crate::alerts::Acked {
+            key,
+            at: t0() - chrono::Duration::minutes(18),
+            via: "cli".into(),
+            checked_at: t0(),
+        };
+        s.alerts.acked = vec![acked(key::agent("lyra")), acked(key::agent("min"))];
+        s.alerts.held = vec![hold(key::BACKUPS.into(), 60, "drive swap")];
+        s.alerts.acked.push(acked(key::BACKUPS.into()));
+        if let Probe::Value(b) = &mut s.backups {
+            b.band = Band::Amber;
+            b.reason = Some("latest backup 30 h old".into());
+        }
+        let east = FixedOffset::east_opt(2 * 3600).unwrap();
+        let g = Glance::new(&s, t0(), east);
+        let lyra = row(&g, "agent-lyra");
+        assert_eq!(
+            (lyra.band, lyra.held.as_deref()),
+            (Band::Red, Some("acked 21:02"))
+        );
+        let need = g.needs.iter().find(|n| n.anchor == "agent-lyra").unwrap();
+        assert_eq!(
+            (need.band, need.held.as_deref()),
+            (Band::Red, Some("acked 21:02"))
+        );
+        assert_eq!(
+            row(&g, "backup-gdrive").held.as_deref(),
+            Some("silenced until 22:20 (drive swap) · acked 21:02")
+        );
+        assert_eq!(row(&g, "agent-min").band, Band::Green);
+        assert_eq!(row(&g, "agent-min").held, None);
+        assert_eq!(g.counts, s.verdict());
+        let mut unacked = s.clone();
+        unacked.alerts.acked.clear();
+        let plain = Glance::new(&unacked, t0(), east);
+        assert_eq!(g.needs.len(), plain.needs.len());
+        assert_eq!((g.band, &g.headline), (plain.band, &plain.headline));
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! The parts every section of the glance is built from, worded once: the reader's [`Words`]
-//! (ages and times as of one moment, in one zone, and which elements are held), a reason in a
-//! few words, row anchors, facts, a section and its groups, red rows first, and a stable order
-//! that costs the page little WebAssembly.
+//! (ages and times as of one moment, in one zone, and which elements are held or acked), a
+//! reason in a few words, row anchors, facts, a section and its groups, red rows first, and a
+//! stable order that costs the page little WebAssembly.
 
 use chrono::{DateTime, FixedOffset, Utc};
 
 use super::types::{Fact, Group, Problem, Row, Section, Strip};
-use crate::alerts::{Held, key};
+use crate::alerts::{Acked, Held, key};
 use crate::asc::Asc;
 use crate::band::Band;
 use crate::probe::Probe;
@@ -20,12 +20,15 @@ const FROZEN_AXIS: [&str; 3] = ["24 h before", "12 h", "last known"];
 /// Needs-you reasons are cut here (at a word): a few words, not the whole story.
 const FEW_WORDS: usize = 52;
 
-/// Formats ages and times as of one moment, in one zone, and says which elements are held.
+/// Formats ages and times as of one moment, in one zone, and says which elements are held or
+/// acked.
 pub(super) struct Words<'a> {
     pub(super) now: DateTime<Utc>,
     pub(super) offset: FixedOffset,
     /// The snapshot's held elements (`alerts.held`).
     pub(super) held: &'a [Held],
+    /// The snapshot's acknowledged elements (`alerts.acked`).
+    pub(super) acked: &'a [Acked],
     /// Live, ages count up ("3 min ago"); frozen at the snapshot's moment, an age would count
     /// from a clock the data no longer follows, so every moment is a time of day ("at 19:15").
     pub(super) frozen: bool,
@@ -33,15 +36,25 @@ pub(super) struct Words<'a> {
 
 impl Words<'_> {
     /// The hold on the element `key` in words, while it is not green: a green element has
-    /// nothing to hold back, so a hold listed for one is not said.
+    /// nothing to hold back, so a hold listed for one is not said. An ack holds back its
+    /// reminders, so it is said in the same place ("acked 14:02"), after a silence if both:
+    /// one mark, one line, nothing more for the page to lay out.
     pub(super) fn held(&self, key: &str, band: Band) -> Option<String> {
         if band == Band::Green {
             return None;
         }
-        self.held
-            .iter()
-            .find(|h| h.key == key)
-            .map(|h| h.describe(self.now, self.offset))
+        let held = self.held.iter().find(|h| h.key == key);
+        let acked = self.acked.iter().find(|a| a.key == key);
+        match (held, acked) {
+            (None, None) => None,
+            (Some(h), None) => Some(h.describe(self.now, self.offset)),
+            (None, Some(a)) => Some(a.describe(self.now, self.offset)),
+            (Some(h), Some(a)) => Some(format!(
+                "{} · {}",
+                h.describe(self.now, self.offset),
+                a.describe(self.now, self.offset)
+            )),
+        }
     }
 
     /// Seconds of `base_s` at `at`, plus the time since.

@@ -25,7 +25,8 @@ pub struct Need {
     pub since: Option<String>,
     /// The id of its row (or of its section, for a section that failed as a whole).
     pub anchor: String,
-    /// "silenced until 16:00 (disk swap)": its alerts are held back; it still needs you.
+    /// "silenced until 16:00 (disk swap)": its alerts are held back; it still needs you. An
+    /// acknowledged alert's stopped reminders are said here too ("acked 14:02").
     pub held: Option<String>,
     pub(super) kind: Kind,
     /// How many elements the line stands for: 1, or a lot not listed one by one (a board's
@@ -160,7 +161,8 @@ pub struct Row {
     pub summary: String,
     /// Why it is not green, said once; `None` when it is green.
     pub reason: Option<String>,
-    /// "silenced until 16:00 (disk swap)" while its alerts are held back and it is not green.
+    /// "silenced until 16:00 (disk swap)" while its alerts are held back and it is not green;
+    /// "acked 14:02" while its open alert is acknowledged (after the silence, when both).
     pub held: Option<String>,
     /// Behind the tap: the Agent Status Code ("ASC-5003 DEPENDENCY_UNAVAILABLE") when not success.
     pub code: Option<String>,
