@@ -1,15 +1,16 @@
 //! What alerting tells each snapshot write (`Snapshot.alerts`): the elements whose alerts are
-//! held back now (a silence or a maintenance window), and every channel's delivery health, so
-//! the page shows "silenced until 16:00 (disk swap)" and "alerts: ntfy failing since 14:02: 503".
+//! held back now (a silence or a maintenance window), the open alerts the operator acked, and
+//! every channel's delivery health, so the page shows "silenced until 16:00 (disk swap)",
+//! "acked 14:02" and "alerts: ntfy failing since 14:02: 503".
 //!
-//! Read-only over alerting's files (silences, outbox); a file that cannot be read is logged and
+//! Read-only over alerting's files (silences, acks, the engine's state, outbox); a file that cannot be read is logged and
 //! said on the page as what it costs, never a failed write. An outbox that could not be opened
 //! at all makes every channel failing, with the outbox's path and error as the reason.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::{AlertsView, Band, ChannelState, Held};
+use fleetdash_model::{Acked, AlertsView, Band, ChannelState, Held};
 
 use super::deadman::Deadman;
 use super::engine::Alerting;
@@ -45,6 +46,19 @@ impl AlertsLook for Look {
                 key,
                 until: active.until,
                 reason: active.reason,
+                checked_at: now,
+            })
+            .collect();
+        // The engine's state as of the last pass: an ack listed here stands for the alert that
+        // is open now.
+        let acked = self
+            .alerting
+            .standing_acks(now)
+            .into_iter()
+            .map(|a| Acked {
+                key: a.key,
+                at: a.at,
+                via: a.via,
                 checked_at: now,
             })
             .collect();
@@ -84,7 +98,7 @@ impl AlertsLook for Look {
         AlertsView {
             configured: true,
             held,
-            acked: Vec::new(),
+            acked,
             channels,
             // Judged by the writer, on the whole snapshot.
             reach: None,

@@ -5,7 +5,8 @@
 //! - [`engine`]: after every snapshot write, the elements' bands ([`crate::write::transitions::elements`])
 //!   are counted per key in consecutive passes (fail / recover thresholds from the rules file),
 //!   reminders fall due while red, dependencies suppress what a root cause takes down, silences
-//!   and maintenance windows hold alerts back (never monitoring, never a recovery). Its state
+//!   and maintenance windows hold alerts back (never monitoring, never a recovery), and an
+//!   acknowledged alert ([`acks`]) sends no reminders until its band changes. Its state
 //!   lives in `state_dir` so a restart neither repeats nor forgets. Output: [`Alert`]s.
 //! - [`outbox`]: every alert for every channel that wants it, kept in `state_dir` until
 //!   delivered (at least once, retries with backoff, a dedupe key per alert and channel).
@@ -14,6 +15,7 @@
 //!
 //! INTERFACE on branch h/abase; the bodies are written on h/alert-engine and h/alert-delivery.
 
+pub mod acks;
 pub mod deadman;
 pub mod deps;
 pub mod engine;

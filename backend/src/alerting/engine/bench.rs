@@ -35,6 +35,8 @@ pub(super) struct Bench {
     pub(super) th: Thresholds,
     pub(super) deps: Deps,
     pub(super) silenced: Vec<String>,
+    /// The standing acks: per key, the `since` of the alert acked.
+    pub(super) acked: crate::alerting::acks::Acked,
     /// The sections' readings the passes see; none: every pass counts every element.
     pub(super) readings: Readings,
     /// What the passes are told was taken away (a dismissed or retired task).
@@ -49,6 +51,7 @@ impl Bench {
             th: Thresholds::from(&fleet_alert_rules()),
             deps: Deps::default(),
             silenced: Vec::new(),
+            acked: Default::default(),
             readings: Readings::new(),
             ended: Ended::new(),
         }
@@ -87,6 +90,7 @@ impl Bench {
             thresholds: self.th,
             deps: &self.deps,
             silenced: &is_silenced,
+            acked: &self.acked,
             link: Some("https://dash.example/"),
             readings: &self.readings,
             ended: &self.ended,

@@ -9,9 +9,9 @@
 //! - [`state`]: what the engine remembers between passes, and its file
 //!   `<state_dir>/alerts-engine.json`, so a restart mid-red sends no second Firing and forgets
 //!   no open alert.
-//! - Here, [`Alerting`]: the engine as the write side runs it. It reads the state and the
-//!   silences from disk, runs the pass at the write's clock (given, never read here) and saves
-//!   the state.
+//! - Here, [`Alerting`]: the engine as the write side runs it. It reads the state, the
+//!   silences and the acks from disk, runs the pass at the write's clock (given, never read
+//!   here) and saves the state.
 
 #[cfg(test)]
 mod bench;
@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use super::acks::{self, Ack, AckStore};
 use super::deps::Deps;
 use super::silences::{Active, Silence, SilenceStore};
 use super::{Alert, AlertEvent};
@@ -54,6 +55,7 @@ pub struct Alerting {
     windows: Vec<MaintenanceWindow>,
     state: StateFile,
     silences: SilenceStore,
+    acks: AckStore,
 }
 
 impl Alerting {
@@ -64,7 +66,8 @@ impl Alerting {
             link: config.alerts.dashboard_url.as_ref().map(|u| u.to_string()),
             windows: config.alerts.maintenance.clone(),
             state: StateFile::new(&config.state_dir, gate.clone()),
-            silences: SilenceStore::new(&config.state_dir, gate),
+            silences: SilenceStore::new(&config.state_dir, gate.clone()),
+            acks: AckStore::new(&config.state_dir, gate),
         }
     }
 
@@ -73,6 +76,16 @@ impl Alerting {
     fn silences(&self, now: DateTime<Utc>) -> Vec<Silence> {
         self.silences.load(now).unwrap_or_else(|e| {
             tracing::warn!(file = %self.silences.path().display(), "silences not read, none applied: {e:#}");
+            Vec::new()
+        })
+    }
+
+    /// The operator's acks at `now`, standing or not (the pass judges them against its own
+    /// state); an unreadable or corrupt file is logged with its path (a corrupt one set aside)
+    /// and acks nothing (a reminder too many beats one lost).
+    fn acks(&self, now: DateTime<Utc>) -> Vec<Ack> {
+        self.acks.load(now).unwrap_or_else(|e| {
+            tracing::warn!(file = %self.acks.path().display(), "acks not read, none applied: {e:#}");
             Vec::new()
         })
     }
@@ -108,11 +121,13 @@ impl Alerting {
         let silenced = |key: &str, el: &Element| {
             super::silences::active(&silences, &self.windows, key, el, now).is_some()
         };
+        let acked = acks::by_key(&self.acks(now));
         let cx = PassContext {
             now,
             thresholds: self.thresholds,
             deps: &self.deps,
             silenced: &silenced,
+            acked: &acked,
             link: self.link.as_deref(),
             readings,
             ended,
@@ -186,6 +201,18 @@ impl Alerting {
         mended.len()
     }
 
+    /// The acks that stand at `now` (their alert still open), for the snapshot to carry
+    /// ("acked 14:02"). Blocking (reads the acks and the engine's state).
+    pub fn standing_acks(&self, now: DateTime<Utc>) -> Vec<Ack> {
+        let mut acks = self.acks(now);
+        // Most writes find no ack: the state is read only to judge one.
+        if !acks.is_empty() {
+            let state = self.state.load(now);
+            acks.retain(|a| a.stands(&state));
+        }
+        acks
+    }
+
     /// What holds each element's alerts back at `now`, by key, for the snapshot to carry
     /// ("silenced until 16:00 (disk swap)"). Blocking (reads the silences file).
     pub fn holds(&self, elements: &Elements, now: DateTime<Utc>) -> BTreeMap<String, Active> {
@@ -254,6 +281,46 @@ mod tests {
                 .is_empty()
         );
         assert!(engine.holds(&red, now).is_empty());
+    }
+
+    /// The ack is read from state_dir at each pass, as `fleetdash ack` leaves it: no reminder
+    /// while it stands, and the snapshot is told of it until the alert recovers.
+    #[test]
+    fn after_write_reads_acks_from_state_dir_and_holds_back_reminders() {
+        let (dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n",
+        );
+        std::fs::create_dir_all(dir.path().join("s")).unwrap();
+        let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let gate = RedactionGate::default();
+        let engine = Alerting::new(&config, &rules, gate.clone());
+        let store = AckStore::new(&config.state_dir, gate);
+        let red: Elements = [("agent:min".to_string(), el("agent", "min", Band::Red))].into();
+        let green: Elements = [("agent:min".to_string(), el("agent", "min", Band::Green))].into();
+        let none = (Readings::new(), gone::Ended::new());
+        let mut now = t0();
+        assert!(
+            store.ack("agent:min", now, "cli").is_err(),
+            "nothing open yet"
+        );
+        let mut fired = Vec::new();
+        while fired.is_empty() {
+            now += Duration::minutes(1);
+            fired = engine.after_write(&red, &none.0, &none.1, now);
+        }
+        let acked = store.ack("agent:min", now, "cli").unwrap();
+        assert_eq!(acked.since, fired[0].since);
+        assert_eq!(engine.standing_acks(now), vec![acked]);
+        let every = Duration::seconds(i64::try_from(rules.alerts.remind_every.seconds).unwrap());
+        now += every;
+        assert!(engine.after_write(&red, &none.0, &none.1, now).is_empty());
+        let mut recovered = Vec::new();
+        while recovered.is_empty() {
+            now += Duration::minutes(1);
+            recovered = engine.after_write(&green, &none.0, &none.1, now);
+        }
+        assert_eq!(recovered[0].event, AlertEvent::Recovered);
+        assert!(engine.standing_acks(now).is_empty());
     }
 
     #[test]

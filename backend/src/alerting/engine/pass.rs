@@ -1,7 +1,7 @@
 //! One pass: the new snapshot's elements counted per key into the engine's [`State`], and the
 //! [`Alert`]s that makes.
 //!
-//! Pure over (state, elements, readings, now, thresholds, deps, silences): the write side owns
+//! Pure over (state, elements, readings, now, thresholds, deps, silences, acks): the write side owns
 //! the clock and the files ([`super::Alerting`]); here nothing reads a clock or a disk, so every
 //! boundary is testable exactly.
 //! - A pass counts an element only when its write renewed the element's section (its
@@ -16,7 +16,10 @@
 //!   names what it takes down, and its Recovered repeats them (`super::roots` says which).
 //! - A silenced element (a silence or a maintenance window) raises no Firing nor Reminder; its
 //!   counting goes on, so the Firing goes out at the first pass after the silence if still red.
-//! - A recovery is never suppressed nor silenced.
+//! - An acknowledged alert (`super::super::acks`) raises no Reminder while the ack stands: while
+//!   the open alert is the one it acked (the same `since`). A recovery closes it, and a later
+//!   red run is a new alert whose reminders go out.
+//! - A recovery is never suppressed, silenced nor held by an ack.
 //! - An element with an open alert that a pass no longer shows counts a pass not red when what
 //!   lists it was read whole ([`gone_reads_green`](gone::gone_reads_green)); so its alert
 //!   closes with a Recovered ("no longer listed") instead of staying open until forgotten.
@@ -82,6 +85,9 @@ pub struct PassContext<'a> {
     pub deps: &'a Deps,
     /// Whether an element is silenced at `now` (a silence or a maintenance window).
     pub silenced: &'a dyn Fn(&str, &Element) -> bool,
+    /// The acknowledged alerts: per key, the `since` of the open alert acked. An ack for
+    /// another `since` is for an alert that has ended, and holds nothing back.
+    pub acked: &'a crate::alerting::acks::Acked,
     /// `[alerts] dashboard_url`, the alerts' click target.
     pub link: Option<&'a str>,
     /// The snapshot's sections' readings ([`readings`](super::state::readings)). A section it
@@ -193,7 +199,11 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
                     takes_down: names,
                 });
             }
-            (Band::Red, Some(open)) if now - open.last >= cx.thresholds.remind_every && !held() => {
+            (Band::Red, Some(open))
+                if now - open.last >= cx.thresholds.remind_every
+                    && !held()
+                    && cx.acked.get(key) != Some(&open.since) =>
+            {
                 open.reminders += 1;
                 open.last = now;
                 let id = format!(
@@ -569,6 +579,76 @@ mod tests {
             assert!(b.next(&green).is_empty());
         }
         assert_eq!(b.next(&green), fired("host:lab", AlertEvent::Recovered));
+    }
+
+    /// An ack stops the reminders of the alert it acked and nothing else: the recovery goes
+    /// out, and the next red run is a new alert whose reminders go out again.
+    #[test]
+    fn acked_sends_no_reminder_then_recovers_and_a_new_red_run_reminds_again() {
+        let mut b = Bench::new();
+        let red = [("agent:min", el("agent", "min", Band::Red))];
+        let green = [("agent:min", el("agent", "min", Band::Green))];
+        for _ in 1..b.th.fail_after {
+            b.next(&red);
+        }
+        let fired_at = b.now + Duration::minutes(1);
+        let alerts = {
+            b.now = fired_at;
+            b.full(&red)
+        };
+        assert_eq!(alerts.len(), 1);
+        let since = alerts[0].since;
+        b.acked.insert("agent:min".into(), since);
+        let every = b.th.remind_every;
+        // At the interval, and at three times it: nothing.
+        assert!(b.at(fired_at + every, &red).is_empty());
+        assert!(b.at(fired_at + every * 3, &red).is_empty());
+        assert_eq!(
+            b.state.tracks["agent:min"].open.as_ref().unwrap().reminders,
+            0
+        );
+        // Recovered: it goes out, never held by the ack.
+        for _ in 1..b.th.recover_after {
+            assert!(b.next(&green).is_empty());
+        }
+        assert_eq!(b.next(&green), fired("agent:min", AlertEvent::Recovered));
+        // Red again later: a new alert (a new since) that the old ack does not hold.
+        for _ in 1..b.th.fail_after {
+            assert!(b.next(&red).is_empty());
+        }
+        let refired_at = b.now + Duration::minutes(1);
+        let alerts = {
+            b.now = refired_at;
+            b.full(&red)
+        };
+        assert_eq!(alerts[0].event, AlertEvent::Firing);
+        assert_ne!(alerts[0].since, since);
+        assert_eq!(b.acked["agent:min"], since, "the stale ack is still given");
+        assert!(
+            b.at(refired_at + every - Duration::seconds(1), &red)
+                .is_empty()
+        );
+        assert_eq!(
+            b.at(refired_at + every, &red),
+            fired("agent:min", AlertEvent::Reminder)
+        );
+    }
+
+    /// An ack holds back the one element it names: a neighbour's reminders go out.
+    #[test]
+    fn an_ack_holds_back_only_its_own_key() {
+        let mut b = Bench::new();
+        let red = [
+            ("agent:min", el("agent", "min", Band::Red)),
+            ("agent:sol", el("agent", "sol", Band::Red)),
+        ];
+        for _ in 0..b.th.fail_after {
+            b.next(&red);
+        }
+        let since = b.state.tracks["agent:min"].open.as_ref().unwrap().since;
+        b.acked.insert("agent:min".into(), since);
+        let at = b.now + b.th.remind_every;
+        assert_eq!(b.at(at, &red), fired("agent:sol", AlertEvent::Reminder));
     }
 
     // Found in review: it failed before its fix.

@@ -18,7 +18,7 @@ use crate::write::{atomic, state_file};
 pub const FILE_NAME: &str = "alerts-engine.json";
 
 /// Bumped when the file's layout changes; another version is moved aside, like a corrupt file.
-pub(super) const VERSION: u32 = 1;
+pub const VERSION: u32 = 1;
 
 impl state_file::StateFile for State {
     const WHAT: &'static str = "alert engine state";
