@@ -1,6 +1,7 @@
 //! `fleetdash silence add / list / end` as an operator runs them: the silence kept in
 //! state_dir's silences.json, listed while active, ended early, and bad usage refused with a
-//! line saying why (exit 2).
+//! line saying why (exit 2). And `fleetdash ack KEY / --list / --end KEY`: an open alert
+//! acknowledged, kept in state_dir's acks.json, and a key with no open alert refused (exit 1).
 
 mod support;
 
@@ -133,4 +134,112 @@ fn a_secret_in_the_reason_never_reaches_the_file() {
     let text = std::fs::read_to_string(scratch.path().join("state/silences.json")).unwrap();
     assert!(!text.contains(jwt), "{text}");
     assert!(text.contains("rotating"), "{text}");
+}
+
+fn ack(config: &Path, args: &[&str]) -> Output {
+    support::fleetdash()
+        .arg("ack")
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The alert engine's state with one open alert, for `key`, red since `since`: as `fleetdash
+/// run` leaves it after a Firing.
+fn open_alert(state_dir: &Path, key: &str, since: &str) {
+    let state = serde_json::json!({
+        "version": 1,
+        "tracks": {
+            key: {
+                "red_passes": 4,
+                "clear_passes": 0,
+                "red_since": since,
+                "clear_since": null,
+                "open": {"since": since, "last": since, "reminders": 0, "takes_down": []},
+                "seen": since,
+                "kind": "agent",
+                "name": "min",
+            }
+        },
+        "readings": {},
+    });
+    std::fs::create_dir_all(state_dir).unwrap();
+    std::fs::write(
+        state_dir.join("alerts-engine.json"),
+        serde_json::to_vec(&state).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_open_alert_is_acked_listed_kept_in_state_dir_and_ended() {
+    let scratch = Scratch::new();
+    let config = scratch.config("");
+    let state = scratch.path().join("state");
+    let out = ack(&config, &["agent:min"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr_of(&out),
+        "fleetdash: no open alert for \"agent:min\": no alert is open now\n"
+    );
+    assert!(!state.join("acks.json").exists());
+
+    open_alert(&state, "agent:min", "2026-11-30T13:50:00Z");
+    // Not the log's key: refused, saying what is open.
+    let out = ack(&config, &["agent:MIN"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr_of(&out),
+        "fleetdash: no open alert for \"agent:MIN\": open now: agent:min\n"
+    );
+
+    let out = ack(&config, &["agent:min"]);
+    support::assert_success(&out);
+    let line = stdout_of(&out);
+    assert!(line.starts_with("agent:min  acked "), "{line}");
+    assert!(
+        line.ends_with("  cli  (alert since 2026-11-30 13:50 UTC)\n"),
+        "{line}"
+    );
+    let kept: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(state.join("acks.json")).unwrap()).unwrap();
+    assert_eq!(kept["version"], 1);
+    assert_eq!(kept["acks"][0]["key"], "agent:min");
+    assert_eq!(kept["acks"][0]["via"], "cli");
+    assert_eq!(kept["acks"][0]["since"], "2026-11-30T13:50:00Z");
+
+    let out = ack(&config, &["--list"]);
+    support::assert_success(&out);
+    assert_eq!(stdout_of(&out), line);
+
+    let out = ack(&config, &["--json", "agent:min"]);
+    support::assert_success(&out);
+    let envelope: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["command"], "ack");
+    assert_eq!(envelope["exit_code"], 0);
+
+    let out = ack(&config, &["--end", "agent:min"]);
+    support::assert_success(&out);
+    assert!(stdout_of(&out).starts_with("ended agent:min  acked "));
+    let out = ack(&config, &["--list"]);
+    assert_eq!(stdout_of(&out), "no standing acks\n");
+    let out = ack(&config, &["--end", "agent:min"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("\"agent:min\" is not acked"),
+        "{}",
+        stderr_of(&out)
+    );
+
+    // The alert recovered and a new red run began: the old ack stands for nothing.
+    let out = ack(&config, &["agent:min"]);
+    support::assert_success(&out);
+    open_alert(&state, "agent:min", "2026-11-30T15:00:00Z");
+    let out = ack(&config, &["--list"]);
+    assert_eq!(stdout_of(&out), "no standing acks\n");
+    // No key and no --list: usage, exit 2.
+    let out = ack(&config, &[]);
+    assert_eq!(out.status.code(), Some(2));
 }

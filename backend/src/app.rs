@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
+use crate::alerting::acks::{self, AckStore};
 use crate::alerting::silences::{Silence, SilenceStore};
 use crate::collect::{self, Collection, SectionName, SectionUpdate};
 use crate::config::maintenance::Matcher;
@@ -688,6 +689,70 @@ pub async fn silence_end(path: &Path, id: &str) -> Outcome {
     let id = id.to_string();
     let ended = with_silences(path, move |store, now| store.end(&id, now)).await?;
     println!("ended {}", silence_line(&ended));
+    Ok(())
+}
+
+/// The acks file of this config's state_dir, read and written on a blocking thread (fsync).
+async fn with_acks<T: Send + 'static>(
+    path: &Path,
+    work: impl FnOnce(&AckStore, chrono::DateTime<chrono::Utc>) -> anyhow::Result<T> + Send + 'static,
+) -> Result<T, Failure> {
+    let (config, _rules) = load(path)?;
+    let gate = config.gate();
+    let state_dir = config.state_dir.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        std::fs::create_dir_all(&state_dir)
+            .with_context(|| format!("cannot create {}", state_dir.display()))?;
+        work(&AckStore::new(&state_dir, gate), chrono::Utc::now())
+    })
+    .await
+    .context("the acks task panicked")??;
+    Ok(done)
+}
+
+fn ack_line(a: &acks::Ack) -> String {
+    format!(
+        "{}  acked {}  {}  (alert since {})",
+        a.key,
+        a.at.format("%Y-%m-%d %H:%M UTC"),
+        a.via,
+        a.since.format("%Y-%m-%d %H:%M UTC")
+    )
+}
+
+/// `fleetdash ack KEY`: the open alert of KEY acknowledged from the command line.
+pub async fn ack(path: &Path, key: &str) -> Result<Done, Failure> {
+    let key = key.to_string();
+    let ack = with_acks(path, move |store, now| store.ack(&key, now, "cli")).await?;
+    Ok(Done::ok(
+        format!("{}\n", ack_line(&ack)),
+        serde_json::json!({
+            "key": ack.key,
+            "at": ack.at,
+            "via": ack.via,
+            "since": ack.since,
+        }),
+    ))
+}
+
+/// `fleetdash ack --list`: the acks whose alert is still open, oldest first.
+pub async fn ack_list(path: &Path) -> Outcome {
+    let mut acks = with_acks(path, |store, now| store.standing(now)).await?;
+    acks.sort_by_key(|a| a.at);
+    if acks.is_empty() {
+        println!("no standing acks");
+    }
+    for a in &acks {
+        println!("{}", ack_line(a));
+    }
+    Ok(())
+}
+
+/// `fleetdash ack --end KEY`.
+pub async fn ack_end(path: &Path, key: &str) -> Outcome {
+    let key = key.to_string();
+    let ended = with_acks(path, move |store, now| store.end(&key, now)).await?;
+    println!("ended {}", ack_line(&ended));
     Ok(())
 }
 

@@ -114,6 +114,26 @@ enum Command {
         #[command(subcommand)]
         command: SilenceCommand,
     },
+    /// Acknowledge an open alert: its reminders stop until its element's band changes (it
+    /// recovers, or a new red run begins); the page says "acked 14:02". A key with no open
+    /// alert is refused (exit 1), naming what is open. `--list` the standing acks, `--end KEY`
+    /// to have reminders again.
+    Ack {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// The standing acks, one line each: key, when, where from, the alert's start.
+        #[arg(long, conflicts_with_all = ["key", "end", "json"])]
+        list: bool,
+        /// End the ack of KEY now: its reminders go out again.
+        #[arg(long, conflicts_with = "json")]
+        end: bool,
+        /// Also write the outcome as one ASC envelope (a JSON line) on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The element, as the transitions log keys it: agent:min, host:lab/tunnel:lab-heart.
+        #[arg(value_name = "KEY", required_unless_present = "list")]
+        key: Option<String>,
+    },
     /// List the work queue: id, owner, ACK, state, band and reason, one line each, red first;
     /// then the dismissed tasks.
     Tasks {
@@ -312,6 +332,22 @@ pub fn main() -> ExitCode {
                     quiet(app::silence_end(&config, &id).await),
                 ),
             },
+            Command::Ack {
+                config, list: true, ..
+            } => ("ack", false, quiet(app::ack_list(&config).await)),
+            Command::Ack {
+                config,
+                end: true,
+                key: Some(key),
+                ..
+            } => ("ack", false, quiet(app::ack_end(&config, &key).await)),
+            Command::Ack {
+                config, json, key, ..
+            } => {
+                // clap requires KEY unless --list.
+                let key = key.unwrap_or_default();
+                ("ack", json, done(app::ack(&config, &key).await))
+            }
             Command::CronRun(args) => ("cron-run", args.json, done(app::cron_run(&args).await)),
             Command::SimFleet {
                 agents,
