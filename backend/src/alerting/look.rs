@@ -143,6 +143,62 @@ mod tests {
         }
     }
 
+    /// The ack `fleetdash ack` keeps reaches the write, stamped with the write's clock, while
+    /// its alert is open; not after the alert recovered.
+    #[test]
+    fn a_write_carries_the_standing_acks() {
+        use crate::alerting::acks::AckStore;
+        use crate::alerting::engine::{Readings, gone};
+        use crate::redact::RedactionGate;
+        use chrono::Duration;
+        let (dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n",
+        );
+        std::fs::create_dir_all(dir.path().join("s")).unwrap();
+        let (config, rules) = crate::config::Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let gate = RedactionGate::default();
+        let alerting = Arc::new(Alerting::new(&config, &rules, gate.clone()));
+        let red: Elements = [("agent:min".to_string(), el(Band::Red))].into();
+        let mut now = DateTime::parse_from_rfc3339("2026-11-30T14:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        while alerting
+            .after_write(&red, &Readings::new(), &gone::Ended::new(), now)
+            .is_empty()
+        {
+            now += Duration::minutes(1);
+        }
+        let acked_at = now;
+        AckStore::new(&config.state_dir, gate)
+            .ack("agent:min", acked_at, "from the phone")
+            .unwrap();
+        let look = Look {
+            alerting: alerting.clone(),
+            outbox: Err(Unusable {
+                reason: "not needed here".into(),
+                since: now,
+            }),
+            channels: Vec::new(),
+            deadman: None,
+        };
+        now += Duration::minutes(5);
+        assert_eq!(
+            look.look(&red, now).acked,
+            vec![Acked {
+                key: "agent:min".into(),
+                at: acked_at,
+                via: "from the phone".into(),
+                checked_at: now,
+            }]
+        );
+        let green: Elements = [("agent:min".to_string(), el(Band::Green))].into();
+        for _ in 0..rules.alerts.recover_after.count {
+            now += Duration::minutes(1);
+            alerting.after_write(&green, &Readings::new(), &gone::Ended::new(), now);
+        }
+        assert!(look.look(&green, now).acked.is_empty());
+    }
+
     /// A host that answers but whose service failed is red on the page: a silence on it is said
     /// there. A green host with green checks is not listed; a neighbour's key is not "under".
     #[test]

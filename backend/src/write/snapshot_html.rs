@@ -819,6 +819,32 @@ mod tests {
         }
     }
 
+    /// An acked host says so where its hold is said, after it; still red, still a needs-you
+    /// line.
+    #[test]
+    fn an_acked_host_says_so_beside_its_hold_as_on_the_page() {
+        let mut s = with_alerting();
+        s.alerts.acked = vec![fleetdash_model::Acked {
+            key: fleetdash_model::alerts::key::host("db1"),
+            at: DateTime::parse_from_rfc3339("2026-11-30T19:05:00Z")
+                .unwrap()
+                .with_timezone(&Utc),
+            via: "cli".into(),
+            checked_at: s.generated_at,
+        }];
+        let page = html(&s);
+        let words = "<span class=\"held\"><span aria-hidden=\"true\">🔕 </span>silenced until \
+                     22:00 (disk swap) · acked 19:05</span>";
+        let row = row_of(&page, "host-db1");
+        assert!(row.starts_with("<li class=\"row row-red\""), "{row}");
+        assert!(row.contains(words), "{row}");
+        let line = page
+            .split('\n')
+            .find(|l| l.starts_with("<li class=\"red\"><a href=\"#host-db1\">"))
+            .unwrap_or_else(|| panic!("no red needs-you line for db1:\n{page}"));
+        assert!(line.ends_with(&format!("{words}</a></li>")), "{line}");
+    }
+
     #[test]
     fn times_are_said_in_the_hubs_zone_which_the_top_names_once() {
         let mut s = with_board();
