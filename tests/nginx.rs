@@ -6,6 +6,7 @@
 mod serving;
 mod support;
 
+use serde_json::Value;
 use serving::{Fixture, Nginx, Page};
 
 #[test]
@@ -40,4 +41,84 @@ fn nginx_config_has_one_listen_and_the_install_binds_loopback() {
         readme.contains("s|{{LISTEN}}|127.0.0.1:"),
         "README's sed line"
     );
+}
+
+/// The phone's action buttons through the production block: `/act` reaches `fleetdash run`'s
+/// intake with no login (the ntfy app sends none), a good signed link is done once, a garbled
+/// one refused by fleetdash (403, its problem+json), and every other path still asks for the
+/// password.
+#[test]
+fn nginx_passes_the_phones_act_links_to_the_intake_without_the_login() {
+    let mut fx = Fixture::with_page(Page::Exported);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    fx.intake = format!("127.0.0.1:{port}");
+    let root = fx.scratch.path();
+    let run_config = root.join("run.toml");
+    std::fs::write(
+        &run_config,
+        format!(
+            "output_dir = \"out-run\"\nstate_dir = \"state\"\nrules = \"rules.yaml\"\n\n\
+             [intake]\nlisten = \"{}\"\n\n[work_queue]\ndb = \"state/tasks.db\"\n",
+            fx.intake
+        ),
+    )
+    .unwrap();
+    let mut run = support::fleetdash()
+        .args(["run", "--config"])
+        .arg(&run_config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let nginx = Nginx::start(&fx);
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    while std::net::TcpStream::connect(&fx.intake).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the intake never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let signer = fleetdash::alerting::phone::Signer::load_or_create(&root.join("state")).unwrap();
+    let token = signer.token(
+        "agent:vega",
+        fleetdash::alerting::phone::Action::Silence,
+        chrono::Utc::now() + chrono::Duration::hours(1),
+    );
+    let good = format!("/act?t={token}");
+    let done = serving::request(&nginx.addr, "POST", &good, None);
+    let replayed = serving::request(&nginx.addr, "POST", &good, None);
+    let garbled = serving::request(&nginx.addr, "POST", "/act?t=garbled", None);
+    let _ = run.kill();
+    let _ = run.wait();
+    assert_eq!(done.status, 200, "{}", String::from_utf8_lossy(&done.body));
+    let body: Value = serde_json::from_slice(&done.decoded_body()).unwrap();
+    assert_eq!(body["element"], "agent:vega", "{body:#}");
+    let silences = std::fs::read_to_string(root.join("state/silences.json")).unwrap();
+    assert!(silences.contains("from the phone"), "{silences}");
+    for (what, reply, words) in [
+        ("replayed", &replayed, "used already"),
+        ("garbled", &garbled, "not an action link"),
+    ] {
+        assert_eq!(reply.status, 403, "{what}");
+        assert_eq!(
+            reply.header("content-type"),
+            Some("application/problem+json"),
+            "{what}: fleetdash's refusal, not nginx's"
+        );
+        let body: Value = serde_json::from_slice(&reply.decoded_body()).unwrap();
+        assert_eq!(body["agent_status"]["name"], "PERMISSION_DENIED", "{what}");
+        assert!(
+            body["detail"].as_str().unwrap().contains(words),
+            "{what}: {body:#}"
+        );
+    }
+    for path in ["/act/", "/actx", "/api/status.json", "/"] {
+        let reply = serving::request(&nginx.addr, "POST", path, None);
+        assert_eq!(reply.status, 401, "{path} still needs the login");
+    }
 }

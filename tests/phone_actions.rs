@@ -65,11 +65,19 @@ async fn post(client: &reqwest::Client, url: &str) -> (u16, Value, String) {
     (status, body, kind)
 }
 
-fn held(scratch: &support::Scratch) -> Vec<Value> {
+/// status.json's `alerts`, once there is one.
+fn alerts(scratch: &support::Scratch) -> Value {
     std::fs::read(scratch.status_path())
         .ok()
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .and_then(|s| s["alerts"]["held"].as_array().cloned())
+        .map(|s| s["alerts"].clone())
+        .unwrap_or_default()
+}
+
+fn held(scratch: &support::Scratch) -> Vec<Value> {
+    alerts(scratch)["held"]
+        .as_array()
+        .cloned()
         .unwrap_or_default()
 }
 
@@ -202,6 +210,37 @@ async fn a_phone_button_silences_once_and_every_other_link_is_refused() {
         listed.contains("agent=vega") && listed.contains("from the phone"),
         "{listed}"
     );
+
+    // The Acknowledge button: the alert is acked as `fleetdash ack` would, and shown.
+    let ack_url = ack["url"].as_str().unwrap().to_string();
+    let (status, body, _) = post(&client, &ack_url).await;
+    assert_eq!(status, 200, "{body:#}");
+    assert_eq!(body["action"], "ack");
+    assert!(
+        body["done"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("acked agent:vega at ")),
+        "{body:#}"
+    );
+    let deadline = Instant::now() + support::HANG_BUDGET;
+    loop {
+        let acked = alerts(&scratch)["acked"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if let Some(a) = acked.first() {
+            assert_eq!(a["key"], "agent:vega");
+            assert_eq!(a["via"], "from the phone");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "status.json never showed vega acked"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, body, _) = post(&client, &ack_url).await;
+    assert_eq!(status, 403, "an ack link works once too: {body:#}");
 
     // Every other link: 403 with the ASC envelope, nothing changed.
     let signer =

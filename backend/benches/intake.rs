@@ -61,6 +61,7 @@ fn main() {
             },
             gate: RedactionGate::default(),
             metrics: None,
+            actions: None,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

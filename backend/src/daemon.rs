@@ -82,6 +82,11 @@ pub async fn run_notifying(
                 queue.clone(),
                 config.gate(),
                 Some(metrics),
+                Some(Arc::new(crate::alerting::phone::PhoneActions::new(
+                    config,
+                    &rules.alerts,
+                    config.gate(),
+                ))),
                 shutdown.clone(),
             )
             .await?

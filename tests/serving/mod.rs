@@ -35,6 +35,8 @@ pub struct Fixture {
     pub wasm: String,
     pub js: String,
     pub css: String,
+    /// nginx's `{{INTAKE}}`: where `/act` goes (by default a port nothing listens on).
+    pub intake: String,
 }
 
 /// Which page the fixture's server serves.
@@ -132,6 +134,7 @@ impl Fixture {
             wasm,
             js,
             css,
+            intake: "127.0.0.1:9".into(),
         }
     }
 
@@ -727,7 +730,7 @@ impl Nginx {
     }
 }
 
-/// The production block with its four placeholders substituted (as nginx/README.md's sed line
+/// The production block with its five placeholders substituted (as nginx/README.md's sed line
 /// does), wrapped by nginx/test-wrapper.conf.
 fn write_nginx_conf(prefix: &Path, fx: &Fixture, listen: &str) {
     let server = std::fs::read_to_string(support::repo_root().join("nginx/fleetdash.conf"))
@@ -735,7 +738,8 @@ fn write_nginx_conf(prefix: &Path, fx: &Fixture, listen: &str) {
         .replace("{{LISTEN}}", listen)
         .replace("{{DIST_DIR}}", &fx.dist.display().to_string())
         .replace("{{OUTPUT_DIR}}", &fx.out.display().to_string())
-        .replace("{{HTPASSWD}}", &fx.htpasswd.display().to_string());
+        .replace("{{HTPASSWD}}", &fx.htpasswd.display().to_string())
+        .replace("{{INTAKE}}", &fx.intake);
     assert!(!server.contains("{{"), "a placeholder is left:\n{server}");
     let server_conf = prefix.join("fleetdash.conf");
     std::fs::write(&server_conf, server).unwrap();

@@ -77,6 +77,7 @@ impl Hub {
             limits,
             gate: RedactionGate::new(AGENTS.iter().map(|(_, t)| t.to_string())),
             metrics: None,
+            actions: None,
         };
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))

@@ -147,6 +147,13 @@ impl AckStore {
             .with_context(|| format!("cannot save {}", self.path.display()))
     }
 
+    /// Whether `key` has an open alert (fired, not recovered) at `now`: what an ack needs.
+    /// Blocking (reads the engine's state).
+    pub fn has_open_alert(&self, key: &str, now: DateTime<Utc>) -> bool {
+        let state = self.engine.load(now);
+        state.tracks.get(key).is_some_and(|t| t.open.is_some())
+    }
+
     /// Acknowledges the open alert of the element `key` at `at`, `via` saying where from
     /// ("cli", "from the phone"); acking it again replaces the earlier ack. A key with no
     /// open alert (never fired, or recovered) is refused, naming what is open. Blocking (reads,

@@ -9,9 +9,10 @@
 //! - **single-use**: its random nonce is recorded in `<state_dir>/phone-actions-used.json`
 //!   (under a lock, replaced atomically) until the link would have expired anyway.
 //!
-//! A good link does what the CLI does: a silence of `phone_actions.silence_seconds` recorded
-//! like `fleetdash silence add key=<key>` with the reason "from the phone". Every refusal is
-//! said in words for the problem body and changes nothing.
+//! A good link does what the CLI does, "from the phone": a silence of
+//! `phone_actions.silence_seconds` recorded like `fleetdash silence add key=<key>`, or an ack
+//! like `fleetdash ack <key>` (refused, the link left unused, when the alert is no longer
+//! open). Every refusal is said in words for the problem body and changes nothing.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
+use super::acks::AckStore;
 use super::silences::SilenceStore;
 use crate::config::maintenance::Matcher;
 use crate::config::{AlertRules, Config};
@@ -88,6 +90,10 @@ pub enum Refused {
     },
     /// It worked once already.
     Used,
+    /// An ack of an alert that is no longer open (it recovered): nothing to acknowledge.
+    NothingOpen {
+        key: String,
+    },
 }
 
 impl Refused {
@@ -104,6 +110,9 @@ impl Refused {
                 at.format("%Y-%m-%d %H:%M")
             ),
             Refused::Used => "the link was used already; each works once".into(),
+            Refused::NothingOpen { key } => {
+                format!("{key} has no open alert now (it recovered): nothing to acknowledge")
+            }
         }
     }
 }
@@ -279,6 +288,7 @@ pub struct Done {
 pub struct PhoneActions {
     state_dir: PathBuf,
     silences: SilenceStore,
+    acks: AckStore,
     used: UsedLinks,
     silence_for: Duration,
 }
@@ -287,7 +297,8 @@ impl PhoneActions {
     pub fn new(config: &Config, rules: &AlertRules, gate: RedactionGate) -> PhoneActions {
         PhoneActions {
             state_dir: config.state_dir.clone(),
-            silences: SilenceStore::new(&config.state_dir, gate),
+            silences: SilenceStore::new(&config.state_dir, gate.clone()),
+            acks: AckStore::new(&config.state_dir, gate),
             used: UsedLinks::new(&config.state_dir),
             silence_for: Duration::seconds(
                 i64::try_from(rules.phone_silence.seconds).unwrap_or(i64::MAX),
@@ -303,6 +314,9 @@ impl PhoneActions {
             Ok(link) => link,
             Err(refused) => return Ok(Err(refused)),
         };
+        if link.action == Action::Ack && !self.acks.has_open_alert(&link.key, now) {
+            return Ok(Err(Refused::NothingOpen { key: link.key }));
+        }
         if let Err(refused) = self.used.take(&link, now)? {
             return Ok(Err(refused));
         }
@@ -319,7 +333,14 @@ impl PhoneActions {
                     silence.end.format("%H:%M")
                 )
             }
-            Action::Ack => anyhow::bail!("acknowledging from the phone is not wired yet"),
+            Action::Ack => {
+                let ack = self.acks.ack(&link.key, now, FROM_THE_PHONE)?;
+                format!(
+                    "acked {} at {} UTC ({FROM_THE_PHONE}): no reminders until it changes",
+                    link.key,
+                    ack.at.format("%H:%M")
+                )
+            }
         };
         Ok(Ok(Done {
             key: link.key,
@@ -461,6 +482,35 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("holds 5 bytes, not 32"), "{e}");
+    }
+
+    #[test]
+    fn an_ack_of_what_is_no_longer_open_is_refused_and_leaves_the_link_unused() {
+        let (dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n",
+        );
+        std::fs::create_dir_all(dir.path().join("s")).unwrap();
+        let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let desk = PhoneActions::new(&config, &rules.alerts, RedactionGate::default());
+        let signer = Signer::load_or_create(&config.state_dir).unwrap();
+        let token = signer.token("agent:min", Action::Ack, t(60));
+        assert_eq!(
+            desk.act(&token, t(0)).unwrap(),
+            Err(Refused::NothingOpen {
+                key: "agent:min".into()
+            })
+        );
+        assert!(
+            !config.state_dir.join(USED_FILE).exists(),
+            "the link is not spent"
+        );
+        // A silence needs no open alert: it holds what comes.
+        let token = signer.token("agent:min", Action::Silence, t(60));
+        let done = desk.act(&token, t(0)).unwrap().unwrap();
+        assert_eq!(
+            done.words,
+            "silenced agent:min until 02:30 UTC (from the phone)"
+        );
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub struct IntakeOptions {
     /// `fleetdash run`'s metrics: the intake counts the reports it accepts and refuses, and
     /// serves `/metrics` to the operator's token. `None`: neither.
     pub metrics: Option<Arc<crate::metrics::Source>>,
+    /// `POST /act`: the phone's action links ([`crate::server::actions`]), for an install whose
+    /// nginx passes `/act` here (the package's does). `None`: not served.
+    pub actions: Option<Arc<crate::alerting::phone::PhoneActions>>,
 }
 
 impl IntakeOptions {
@@ -105,6 +108,7 @@ impl IntakeOptions {
                 limits: config.intake.clone(),
                 gate,
                 metrics: None,
+                actions: None,
             },
             warnings,
         ))
@@ -129,15 +133,24 @@ pub fn router(queue: Arc<WorkQueue>, options: IntakeOptions, url: &str) -> Route
         card: card::rendered(url),
         options,
     });
-    Router::new()
+    let actions = intake.options.actions.clone();
+    let router = Router::new()
         .route("/.well-known/agent-card.json", get(agent_card))
         .route("/metrics", get(metrics))
         .route(
             "/",
             axum::routing::post(rpc).fallback(|| async { Problem::method_not_allowed() }),
         )
-        .fallback(|| async { Problem::not_found() })
-        .with_state(intake)
+        .fallback(|| async { Problem::not_found() });
+    let router = match actions {
+        Some(desk) => router.route(
+            crate::server::actions::PATH,
+            axum::routing::post(move |query| crate::server::actions::act(desk.clone(), query))
+                .fallback(|| async { Problem::method_not_allowed() }),
+        ),
+        None => router,
+    };
+    router.with_state(intake)
 }
 
 /// The intake of `fleetdash run` / `demo`: listening, served by its own task.
@@ -153,6 +166,7 @@ pub async fn start(
     queue: Arc<WorkQueue>,
     gate: RedactionGate,
     metrics: Option<Arc<crate::metrics::Source>>,
+    actions: Option<Arc<crate::alerting::phone::PhoneActions>>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<Option<Running>> {
     let Some(listen) = config.intake.listen else {
@@ -160,6 +174,7 @@ pub async fn start(
     };
     let (mut options, warnings) = IntakeOptions::from_config(config, gate)?;
     options.metrics = metrics;
+    options.actions = actions;
     for warning in warnings {
         tracing::warn!("intake: {warning}");
     }

@@ -1,7 +1,7 @@
 //! `POST /act?t=<token>`: a phone's action button (issue 24). The token is checked and done by
 //! [`PhoneActions`] on a blocking thread (a lock, fsync); the answer is a small JSON saying
 //! what was done, or a refusal as problem+json with the ASC envelope (403 for a forged,
-//! expired, used or garbled link: nothing changed). The token itself is never logged.
+//! expired, used or garbled link; 409 for an ack of what recovered since: nothing changed). The token itself is never logged.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,6 +31,9 @@ pub async fn act(
                 "action": done.action.as_str(),
             }))
             .into_response()
+        }
+        Ok(Ok(Err(refused @ Refused::NothingOpen { .. }))) => {
+            refusals::action_moot(refused.words()).into_response()
         }
         Ok(Ok(Err(refused))) => {
             let why = refused.words();

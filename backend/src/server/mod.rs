@@ -19,7 +19,7 @@
 //! - Answers go out at once ([`no_delay`]): no ~40 ms Nagle/delayed-ACK wait on a kept-alive
 //!   connection, as nginx's `tcp_nodelay on`.
 
-mod actions;
+pub mod actions;
 pub mod auth;
 mod embedded;
 mod htpasswd;

@@ -112,6 +112,21 @@ pub fn action_refused(why: String) -> Problem {
     }
 }
 
+/// A good link to acknowledge an alert that has recovered since: nothing to do, the link
+/// stays unused.
+pub fn action_moot(why: String) -> Problem {
+    Problem {
+        status: StatusCode::CONFLICT,
+        asc: Asc::FAILED_PRECONDITION,
+        title: "Nothing to acknowledge",
+        detail: why,
+        scope: "policy_decision",
+        terminal: true,
+        retry: None,
+        challenge: Challenge::None,
+    }
+}
+
 /// A good action link that could not be recorded (state_dir unwritable).
 pub fn action_failed(why: String) -> Problem {
     Problem {
