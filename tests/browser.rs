@@ -1561,6 +1561,115 @@ fn a_silenced_host_and_a_failing_alert_channel_are_shown_as_such() {
     eprintln!("scenario 6 took {:?}", started.elapsed());
 }
 
+/// fleetdash's own blind spot (issue 24): 10 of 11 agents fail at once. The verdict and the
+/// first needs-you line say so ("fleetdash cannot reach the fleet: 10 of 11 agents fail at
+/// once: this host's network?") above the ten agents' own lines, on the first screen; an agent
+/// acknowledged from the phone says "acked HH:MM" on its line, still red.
+#[test]
+fn fleetdashs_blind_spot_leads_the_page_and_an_ack_is_said() {
+    use fleetdash_model::alerts::{Acked, Reach, key};
+    let scratch = Scratch::new();
+    let config = scratch.config(&serve_section(&scratch));
+    let server = Serve::start(&config);
+    let now = Utc::now();
+    let mut snapshot = Snapshot::empty(now, support::fleet_rules());
+    snapshot.stale = false;
+    snapshot.sections.agents.configured = true;
+    snapshot.sections.agents.checked_at = Some(now);
+    let names = [
+        "min", "sol", "vega", "orin", "kai", "lyra", "tam", "mira", "juno", "rhea", "nyx",
+    ];
+    let agents = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut a = green_agent(name, now);
+            if i > 0 {
+                a.up = false;
+                a.band = Band::Red;
+                a.status = Asc::DEPENDENCY_UNAVAILABLE;
+                a.reason = Some("down: connection refused".into());
+            }
+            a
+        })
+        .collect();
+    snapshot.agents = Probe::Value(agents);
+    snapshot.alerts.configured = true;
+    snapshot.alerts.reach = Some(Reach {
+        agents_failed: 10,
+        agents: 11,
+        hosts_failed: 0,
+        hosts: 0,
+        blind: true,
+    });
+    snapshot.alerts.acked = vec![Acked {
+        key: key::agent("vega"),
+        at: now - chrono::Duration::minutes(3),
+        via: "from the phone".into(),
+        checked_at: now,
+    }];
+    write_snapshot(&scratch, &snapshot);
+    runtime().block_on(async {
+        let chrome = Chrome::start("6b-blind-spot").await;
+        chrome.log_in().await;
+        chrome.open(&server.url()).await;
+        chrome
+            .wait_for(
+                "the needs-you lines",
+                "return document.querySelectorAll('#needs li').length >= 2",
+            )
+            .await;
+        chrome.assert_phone_width().await;
+        let behind_min: i32 = chrome.js("return new Date().getTimezoneOffset()").await;
+        let zone = FixedOffset::west_opt(behind_min * 60).unwrap();
+        let acked = snapshot.alerts.acked[0].describe(now, zone);
+        let verdict = chrome.text("#verdict").await;
+        chrome
+            .check(verdict.contains("fleetdash cannot reach the fleet"), || {
+                format!("the verdict leads with the blind spot: {verdict:?}")
+            })
+            .await;
+        let lines: Vec<Value> = chrome
+            .js("window.scrollTo(0, 0);
+                 return [...document.querySelectorAll('#needs li')].map(li => ({
+                     band: li.className, text: li.innerText, href: li.querySelector('a').hash,
+                     bottom: Math.ceil(li.getBoundingClientRect().bottom),
+                 }))")
+            .await;
+        let first = &lines[0];
+        chrome
+            .check(
+                first["text"].as_str().is_some_and(|t| {
+                    t.contains("fleetdash cannot reach the fleet")
+                        && t.contains("10 of 11 agents fail at once: this host's network?")
+                }) && first["band"]
+                    .as_str()
+                    .is_some_and(|c| c.split_whitespace().any(|c| c == "red"))
+                    && first["bottom"].as_u64() <= Some(u64::from(PHONE.1)),
+                || format!("the first needs-you line is the blind spot, on the first screen: {lines:#?}"),
+            )
+            .await;
+        let vega = lines.iter().find(|l| l["href"] == "#agent-vega");
+        chrome
+            .check(
+                vega.is_some_and(|l| {
+                    l["text"].as_str().is_some_and(|t| t.contains(&acked))
+                        && l["band"]
+                            .as_str()
+                            .is_some_and(|c| c.split_whitespace().any(|c| c == "red"))
+                }),
+                || format!("vega's line is still red and says {acked:?}: {lines:#?}"),
+            )
+            .await;
+        chrome
+            .check(acked.starts_with("acked "), || acked.clone())
+            .await;
+        chrome.assert_no_horizontal_scroll().await;
+        chrome.screenshot("6b-blind-spot").await;
+        chrome.quit().await;
+    });
+}
+
 /// A fresh snapshot with alerting configured: hosts LAB (red: a failed service and a dead
 /// tunnel; the host silenced for a disk swap, the tunnel for a rebuild) and hub (green); three
 /// agents, one of them down and not silenced; ntfy failing for 12 min with 503 and 3 alerts
