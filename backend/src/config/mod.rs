@@ -21,6 +21,8 @@ mod cadence;
 pub mod defaults;
 mod error;
 mod files;
+#[cfg(test)]
+mod fixtures;
 mod hosts;
 mod intake;
 pub mod maintenance;
@@ -40,6 +42,8 @@ pub use boards::BoardConfig;
 pub use cadence::Cadences;
 pub use error::{ConfigError, ConfigErrors};
 pub use files::ConfigWarning;
+#[cfg(test)]
+pub(crate) use fixtures::{config_beside_fleet_rules, fleet_alert_rules, fleet_rules};
 pub use hosts::{
     CronConfig, CronEvidence, HostConfig, HostSource, SshTarget, TunnelConfig, VaultParityConfig,
 };
@@ -47,8 +51,6 @@ pub use intake::IntakeConfig;
 pub use metrics::MetricsConfig;
 pub use probe::ProbeLimits;
 pub use rules::{AlertRules, CountRule, Rule, Rules};
-#[cfg(test)]
-pub(crate) use rules::{config_beside_fleet_rules, fleet_alert_rules, fleet_rules};
 pub use secrets::{TokenSource, read_token};
 pub use serve::ServeConfig;
 pub use validator::{is_plain_name, resolve_path};

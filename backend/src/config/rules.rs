@@ -616,44 +616,6 @@ impl Rules {
     }
 }
 
-/// The thresholds of the shipped `config/rules.yaml`, for tests: they judge by the fleet's own
-/// rules file, never by literals of their own.
-#[cfg(test)]
-pub(crate) fn fleet_rules() -> RulesView {
-    Rules::parse(
-        Path::new("config/rules.yaml"),
-        include_str!("../../../config/rules.yaml"),
-    )
-    .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"))
-    .view()
-}
-
-/// The alert thresholds of the shipped `config/rules.yaml`, for tests.
-#[cfg(test)]
-pub(crate) fn fleet_alert_rules() -> AlertRules {
-    Rules::parse(
-        Path::new("config/rules.yaml"),
-        include_str!("../../../config/rules.yaml"),
-    )
-    .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"))
-    .alerts
-}
-
-/// A folder holding the shipped rules file as `rules.yaml` beside `f.toml` with `text`, for
-/// tests that load a whole config.
-#[cfg(test)]
-pub(crate) fn config_beside_fleet_rules(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    std::fs::write(
-        dir.path().join("rules.yaml"),
-        include_str!("../../../config/rules.yaml"),
-    )
-    .expect("rules.yaml written");
-    let path = dir.path().join("f.toml");
-    std::fs::write(&path, text).expect("f.toml written");
-    (dir, path)
-}
-
 #[derive(Deserialize)]
 struct RawGroup {
     source: Option<String>,
