@@ -118,7 +118,14 @@ fn every_report_kind_from_the_v1_sdk_is_applied_and_its_reply_parsed() {
         .collect();
     assert_eq!(
         skills,
-        ["heartbeat", "completion", "blocker", "ack", "assign"]
+        [
+            "heartbeat",
+            "completion",
+            "blocker",
+            "ack",
+            "assign",
+            "fleet.status"
+        ]
     );
 
     let acked = &ok(&results[1])["task"];
@@ -1400,4 +1407,114 @@ fn run_with_intake_logged(
             .unwrap()
     });
     (child, addr, log)
+}
+
+/// A real snapshot to answer from: `fleetdash collect` over one agent that refuses connections.
+fn collected_snapshot() -> fleetdash_model::Snapshot {
+    let scratch = support::Scratch::new();
+    let config = scratch.config(&format!(
+        "[[agents]]\nname = \"vega\"\nendpoint = \"{}\"\ndialect = \"v1\"\n",
+        support::refused_endpoint()
+    ));
+    support::assert_success(&scratch.collect(&config));
+    scratch.snapshot()
+}
+
+/// The text and data parts of an answer, as either SDK parsed them.
+fn answer_parts(message: &Value) -> (String, Value) {
+    let parts = message["parts"].as_array().expect("parts");
+    let text = parts
+        .iter()
+        .find_map(|p| p["text"].as_str())
+        .expect("a text part")
+        .to_string();
+    let data = parts
+        .iter()
+        .find_map(|p| p.get("data"))
+        .expect("a data part")
+        .clone();
+    (text, data)
+}
+
+/// Issue 25: the hub agent (`role = "hub"`) and the operator ask "status" through the official
+/// SDK clients of both dialects, as text or as data, and get the glance: the verdict and the
+/// needs-you lines in the page's words, and the same as data with each non-green element's
+/// key, band and ASC, the snapshot's age. Another agent's token is refused (403, the ASC
+/// envelope); nothing is written to the queue by a question.
+#[test]
+fn the_hub_agent_and_the_operator_ask_the_fleet_status_in_both_dialects() {
+    let hub = Hub::start();
+    let snapshot = collected_snapshot();
+    hub.write_snapshot(&snapshot);
+    let before = hub.contents();
+    let v1 = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some(hub::HUB_AGENT),
+        json!([{"op": "send", "text": "status"}, {"op": "send", "data": {"query": "status"}}]),
+    );
+    let v03 = sdk(
+        Sdk::V03,
+        &hub.url(),
+        Some("operator"),
+        json!([{"op": "send", "text": "status"}]),
+    );
+    let answers = [
+        ("v1.0 text, the hub agent", &ok(&v1[0])["message"]),
+        ("v1.0 data, the hub agent", &ok(&v1[1])["message"]),
+        ("v0.3 text, the operator", ok(&v03[0])),
+    ];
+    for (what, message) in answers {
+        let (text, data) = answer_parts(message);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("✖ "),
+            "{what}: the verdict first: {text}"
+        );
+        assert!(
+            lines.iter().any(|l| l.starts_with("✖ agent vega · ")),
+            "{what}: vega's needs-you line: {text}"
+        );
+        assert!(
+            lines.last().is_some_and(
+                |l| l.starts_with("Snapshot written ") && l.ends_with("Times are UTC.")
+            ),
+            "{what}: {text}"
+        );
+        assert_eq!(data["verdict"]["band"], "red", "{what}: {data:#}");
+        let vega = data["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["key"] == "agent:vega")
+            .unwrap_or_else(|| panic!("{what}: vega among the elements: {data:#}"));
+        assert_eq!(vega["band"], "red");
+        assert!(vega["agent_status"]["name"].is_string(), "{vega}");
+        assert_eq!(data["stale"], false, "{what}: {data:#}");
+        // A number (protobuf's Value, under the v1.0 SDK, has only doubles).
+        assert!(data["snapshot"]["age_s"].is_number(), "{what}: {data:#}");
+        assert_eq!(
+            data["snapshot"]["generated_at"],
+            snapshot
+                .generated_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
+    }
+    assert_eq!(ok(&v03[0])["role"], "agent");
+    // Another agent may not ask: 403 with the ASC envelope, through the SDK and raw.
+    let refused = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some("sol"),
+        json!([{"op": "send", "text": "status"}]),
+    );
+    let e = err(&refused[0]);
+    assert!(
+        e["message"].as_str().unwrap_or_default().contains("403"),
+        "{e}"
+    );
+    let raw = post(&hub, Some("sol"), None, &v03_send("q-1", text("status")));
+    assert_eq!(raw.status, 403, "{}", raw.body);
+    assert_eq!(raw.json()["agent_status"]["name"], "PERMISSION_DENIED");
+    assert_eq!(hub.contents(), before, "a question writes nothing");
 }

@@ -62,6 +62,8 @@ fn main() {
             gate: RedactionGate::default(),
             metrics: None,
             actions: None,
+            hubs: HashSet::new(),
+            snapshot: None,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -28,6 +28,9 @@ pub const AGENTS: &[(&str, &str)] = &[
     ("echo", "report-echo-0a6e2d91"),
 ];
 
+/// The agent marked `role = "hub"`: it reports, and may ask about the fleet too.
+pub const HUB_AGENT: &str = "mira";
+
 /// The operator's read-all token (`[intake] operator_token_*`); `post(hub, Some("operator"), ..)`
 /// sends it.
 pub const OPERATOR_TOKEN: &str = "operator-reads-3f9a61c2";
@@ -78,6 +81,8 @@ impl Hub {
             gate: RedactionGate::new(AGENTS.iter().map(|(_, t)| t.to_string())),
             metrics: None,
             actions: None,
+            hubs: [HUB_AGENT.to_string()].into(),
+            snapshot: Some(dir.path().join("out/status.json")),
         };
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
@@ -98,6 +103,17 @@ impl Hub {
             shutdown,
             _dir: dir,
         }
+    }
+
+    /// Writes `snapshot` where the intake answers questions from.
+    pub fn write_snapshot(&self, snapshot: &fleetdash_model::Snapshot) {
+        let out = self._dir.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(
+            out.join("status.json"),
+            serde_json::to_vec(snapshot).unwrap(),
+        )
+        .unwrap();
     }
 
     pub fn url(&self) -> String {

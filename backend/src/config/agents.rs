@@ -72,6 +72,10 @@ pub struct AgentConfig {
     /// How long past `report_every` a missing report is late before it is down
     /// (`report_grace`; default the rules' `heartbeat_reports.grace_seconds`).
     pub report_grace: Option<Duration>,
+    /// `role = "hub"`: the hub agent ("one voice", spec 003): its report token may also ask
+    /// the intake about the fleet (`fleet.status`, `fleet.changes`, `fleet.queue`); another
+    /// agent's may not.
+    pub hub: bool,
 }
 
 /// Reads each `[[agents]]` entry; an entry with a mistake is reported and left out.
@@ -104,6 +108,19 @@ pub(super) fn read(
         let own_collector_peer = peer_name(v, &mut t, "collector_peer");
         let report_every_raw = t.string_as(v, "report_every", DURATION);
         let report_grace_raw = t.string_as(v, "report_grace", DURATION);
+        let role = t.string(v, "role");
+        let hub = match &role {
+            None => false,
+            Some(r) if r.get_ref() == "hub" => true,
+            Some(r) => {
+                v.error(
+                    r,
+                    t.field("role"),
+                    "expected \"hub\" (the agent that may ask fleetdash about the fleet), or no role",
+                );
+                false
+            }
+        };
         let key = name
             .as_ref()
             .map(|n| format!("agent:{}", n.get_ref().trim()));
@@ -203,6 +220,7 @@ pub(super) fn read(
                 collector_peer: own_collector_peer.unwrap_or_else(|| collector_peer.to_string()),
                 report_every,
                 report_grace,
+                hub,
             });
         }
     }

@@ -117,6 +117,22 @@ mod tests {
         Config::parse(Path::new("/etc/f.toml"), &format!("{BASE}{extra}"))
     }
 
+    /// Issue 25: the hub agent is marked by its role; any other role is a mistake named.
+    #[test]
+    fn the_hub_agent_is_marked_by_its_role() {
+        let entry = |role: &str| {
+            format!(
+                "[[agents]]\nname = \"min\"\nendpoint = \"http://127.0.0.1:1/\"\n{role}\n\
+                 [[agents]]\nname = \"sol\"\nendpoint = \"http://127.0.0.1:2/\"\n"
+            )
+        };
+        let c = parse(&entry("role = \"hub\"")).unwrap();
+        assert!(c.agents[0].hub);
+        assert!(!c.agents[1].hub, "no role: an agent that reports");
+        let e = parse(&entry("role = \"boss\"")).unwrap_err().to_string();
+        assert!(e.contains("agents[0].role: expected \"hub\""), "{e}");
+    }
+
     #[test]
     fn the_intake_is_off_unless_it_listens_and_has_its_defaults() {
         let c = parse("").unwrap();

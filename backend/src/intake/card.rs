@@ -1,7 +1,8 @@
 //! The intake's own agent card, in two shapes: v1.0's own for a client that asks with
 //! `A2A-Version: 1.x`, and for one that names no version a hybrid of v1.0 fields and v0.3
 //! fields, as the Python SDK serves when it speaks both, so that either SDK's client finds its
-//! interface. Its skills are the report kinds. Built once at start (it changes only with the
+//! interface. Its skills are the report kinds, then the questions the hub agent may ask
+//! ([`super::ask`]). Built once at start (it changes only with the
 //! address), each with its ETag.
 
 use ring::digest;
@@ -69,6 +70,17 @@ pub fn card_v1(url: &str) -> Value {
                 json!(["application/json"])
             }})
         })
+        .chain(std::iter::once(json!({
+            "id": super::ask::STATUS_SKILL,
+            "name": "Fleet status",
+            "description": "The hub agent (role = \"hub\") or the operator asks how the fleet is: \
+                            the verdict and what needs the operator, in the page's words (text) \
+                            and as data, with the snapshot's age; a stale answer says so first.",
+            "tags": ["ask"],
+            "examples": ["status", "{\"query\": \"status\"}"],
+            "inputModes": ["text/plain", "application/json"],
+            "outputModes": ["text/plain", "application/json"],
+        })))
         .collect();
     json!({
         "name": "fleetdash-intake",
@@ -151,7 +163,17 @@ mod tests {
             .iter()
             .map(|s| s["id"].as_str().unwrap())
             .collect();
-        assert_eq!(ids, ["heartbeat", "completion", "blocker", "ack", "assign"]);
+        assert_eq!(
+            ids,
+            [
+                "heartbeat",
+                "completion",
+                "blocker",
+                "ack",
+                "assign",
+                "fleet.status"
+            ]
+        );
         assert_eq!(c["supportedInterfaces"][0]["protocolVersion"], "1.0");
         assert_eq!(c["protocolVersion"], "0.3.0");
         assert_eq!(c["url"], "http://127.0.0.1:9/");

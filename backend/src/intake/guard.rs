@@ -197,6 +197,24 @@ impl Problem {
         }
     }
 
+    /// An agent's token asked about the fleet: only the hub agent (`role = "hub"`) and the
+    /// operator ask; the others report.
+    pub fn may_not_ask(who: &str) -> Problem {
+        Problem {
+            status: StatusCode::FORBIDDEN,
+            asc: Asc::PERMISSION_DENIED,
+            title: "Only the hub agent and the operator ask fleetdash about the fleet",
+            detail: format!(
+                "{who} reports with this token; the hub agent is marked role = \"hub\" in its \
+                 [[agents]] entry, and the operator asks with [intake] operator_token_*"
+            ),
+            scope: "policy_decision",
+            terminal: true,
+            retry: None,
+            challenge: Challenge::None,
+        }
+    }
+
     /// An agent's token asked for `/metrics`: the fleet's counts are the operator's to read.
     pub fn metrics_operator_only() -> Problem {
         Problem {

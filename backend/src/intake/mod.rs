@@ -7,7 +7,9 @@
 //! - [`wire`]: JSON-RPC in both dialects (and the Pulse plane's `content`), replies, errors.
 //! - [`report`]: one message's report, from a data part or the lenient text form.
 //! - [`guard`]: each agent's bearer token, the per-agent rate limit, problem+json refusals.
-//! - [`card`]: the intake's agent card; its skills are the report kinds.
+//! - [`ask`]: a question instead of a report (issue 25): the hub agent or the operator asks
+//!   `status`, and the answer is the glance in words and data, from the snapshot.
+//! - [`card`]: the intake's agent card; its skills are the report kinds and the questions.
 //! - [`listen`]: the accept loop: a header deadline, connections bounded per peer and in all.
 //!
 //! Order of the checks, each refusing before anything costly: the token (401), the declared
@@ -20,6 +22,7 @@
 //! Who sees what: an agent's token reads the tasks the agent owns, is tagged on or assigned;
 //! the operator's token (`[intake] operator_token_*`) reads every task and reports nothing.
 
+pub mod ask;
 pub mod card;
 pub mod guard;
 pub mod listen;
@@ -60,6 +63,11 @@ pub struct IntakeOptions {
     /// `fleetdash run`'s metrics: the intake counts the reports it accepts and refuses, and
     /// serves `/metrics` to the operator's token. `None`: neither.
     pub metrics: Option<Arc<crate::metrics::Source>>,
+    /// The agents marked `role = "hub"`: their report tokens may also ask ([`ask`]).
+    pub hubs: HashSet<String>,
+    /// `status.json` as `fleetdash run` writes it: what questions are answered from. `None`:
+    /// every question is answered "no snapshot".
+    pub snapshot: Option<std::path::PathBuf>,
     /// `POST /act`: the phone's action links ([`crate::server::actions`]), for an install whose
     /// nginx passes `/act` here (the package's does). `None`: not served.
     pub actions: Option<Arc<crate::alerting::phone::PhoneActions>>,
@@ -109,6 +117,13 @@ impl IntakeOptions {
                 gate,
                 metrics: None,
                 actions: None,
+                hubs: config
+                    .agents
+                    .iter()
+                    .filter(|a| a.hub)
+                    .map(|a| a.name.clone())
+                    .collect(),
+                snapshot: Some(config.output_dir.join(crate::write::status_json::FILE_NAME)),
             },
             warnings,
         ))
@@ -394,6 +409,9 @@ async fn answer(intake: &Intake, caller: Caller, call: Call) -> Response {
     };
     match params {
         Params::Send(inbound) => {
+            if let Some(query) = ask::asked(&inbound.parts) {
+                return asked(intake, &caller, query, &id, dialect, &inbound).await;
+            }
             let Some(agent) = reporter() else {
                 return Problem::reads_only().into_response();
             };
@@ -615,4 +633,42 @@ fn kind_name(kind: &ReportKind) -> &'static str {
         ReportKind::Ack { .. } => "ack",
         ReportKind::Assign(_) => "assign",
     }
+}
+
+/// A question (issue 25): the hub agent's or the operator's, answered from the snapshot.
+async fn asked(
+    intake: &Intake,
+    caller: &Caller,
+    query: ask::Query,
+    id: &Value,
+    dialect: Dialect,
+    inbound: &wire::Inbound,
+) -> Response {
+    let may_ask = match caller {
+        Caller::Operator => true,
+        Caller::Agent(agent) => intake.options.hubs.contains(agent),
+    };
+    if !may_ask {
+        count_refused(intake, "unread", &fleetdash_model::Asc::PERMISSION_DENIED);
+        return Problem::may_not_ask(caller.name()).into_response();
+    }
+    let now = Utc::now();
+    let snapshot = match intake.options.snapshot.clone() {
+        Some(path) => tokio::task::spawn_blocking(move || ask::read_snapshot(&path))
+            .await
+            .unwrap_or_else(|e| Err(format!("the snapshot could not be read: {e}"))),
+        None => Err("this intake was started without a snapshot to answer from".into()),
+    };
+    let answer = match query {
+        ask::Query::Status => ask::status(snapshot.as_ref().map_err(String::as_str), now),
+    };
+    tracing::debug!(
+        caller = caller.name(),
+        ?query,
+        "intake: a question answered"
+    );
+    json_reply(wire::ok(
+        id,
+        wire::answer_result(dialect, inbound, &answer.text, answer.data),
+    ))
 }

@@ -316,7 +316,7 @@ fn closed_unseen(
 
 /// Elements carry a band, not a status code: the alert's ASC says the family the band means
 /// (red: a failure monitoring keeps retrying; amber: success with warnings).
-fn status_of(band: Band) -> Asc {
+pub fn status_of(band: Band) -> Asc {
     match band {
         Band::Green => Asc::SUCCESS,
         Band::Amber => Asc::SUCCESS_WITH_WARNINGS,

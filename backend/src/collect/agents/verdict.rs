@@ -399,6 +399,7 @@ mod tests {
             collector_peer: "fleetdash".into(),
             report_every: None,
             report_grace: None,
+            hub: false,
         }
     }
 

@@ -24,7 +24,9 @@
 mod reply;
 mod request;
 
-pub use reply::{asc_status, error, list_result, ok, refinement, send_result, task, timestamp};
+pub use reply::{
+    answer_result, asc_status, error, list_result, ok, refinement, send_result, task, timestamp,
+};
 pub use request::read_call;
 
 use chrono::{DateTime, Utc};

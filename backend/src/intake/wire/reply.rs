@@ -241,6 +241,29 @@ pub fn send_result(dialect: Dialect, row: Option<&TaskRow>, inbound: &Inbound) -
     }
 }
 
+/// SendMessage's result for a question (issue 25): a Message of the agent with the answer's
+/// text part, then its data part, in the question's context.
+pub fn answer_result(dialect: Dialect, inbound: &Inbound, text: &str, data: Value) -> Value {
+    let mut m = agent_message(
+        dialect,
+        &format!("answer-{}", inbound.message_id),
+        text,
+        None,
+        inbound.context_id.as_deref(),
+    );
+    let part = match dialect {
+        Dialect::V1 => json!({"data": data}),
+        Dialect::V03 => json!({"kind": "data", "data": data}),
+    };
+    if let Some(parts) = m["parts"].as_array_mut() {
+        parts.push(part);
+    }
+    match dialect {
+        Dialect::V1 => json!({"message": m}),
+        Dialect::V03 => m,
+    }
+}
+
 /// When a task's status last changed, as its `status.timestamp` says.
 fn status_at(row: &TaskRow) -> DateTime<Utc> {
     row.last_report_at.unwrap_or(row.created_at)
