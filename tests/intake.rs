@@ -124,7 +124,8 @@ fn every_report_kind_from_the_v1_sdk_is_applied_and_its_reply_parsed() {
             "blocker",
             "ack",
             "assign",
-            "fleet.status"
+            "fleet.status",
+            "fleet.changes"
         ]
     );
 
@@ -1409,16 +1410,20 @@ fn run_with_intake_logged(
     (child, addr, log)
 }
 
-/// A real snapshot to answer from: `fleetdash collect` over one agent that refuses connections.
-fn collected_snapshot() -> fleetdash_model::Snapshot {
+/// A real snapshot to answer from, and the transitions log beside it: `fleetdash collect` over
+/// one agent that refuses connections.
+fn collected_snapshot() -> (fleetdash_model::Snapshot, Vec<u8>) {
     let scratch = support::Scratch::new();
     let config = scratch.config(&format!(
         "[[agents]]\nname = \"vega\"\nendpoint = \"{}\"\ndialect = \"v1\"\n",
         support::refused_endpoint()
     ));
     support::assert_success(&scratch.collect(&config));
-    scratch.snapshot()
+    let log = std::fs::read(scratch.path().join("state").join(TRANSITIONS)).unwrap();
+    (scratch.snapshot(), log)
 }
+
+const TRANSITIONS: &str = fleetdash::write::transitions::FILE_NAME;
 
 /// The text and data parts of an answer, as either SDK parsed them.
 fn answer_parts(message: &Value) -> (String, Value) {
@@ -1444,7 +1449,7 @@ fn answer_parts(message: &Value) -> (String, Value) {
 #[test]
 fn the_hub_agent_and_the_operator_ask_the_fleet_status_in_both_dialects() {
     let hub = Hub::start();
-    let snapshot = collected_snapshot();
+    let (snapshot, _) = collected_snapshot();
     hub.write_snapshot(&snapshot);
     let before = hub.contents();
     let v1 = sdk(
@@ -1517,4 +1522,60 @@ fn the_hub_agent_and_the_operator_ask_the_fleet_status_in_both_dialects() {
     assert_eq!(raw.status, 403, "{}", raw.body);
     assert_eq!(raw.json()["agent_status"]["name"], "PERMISSION_DENIED");
     assert_eq!(hub.contents(), before, "a question writes nothing");
+}
+
+/// Issue 25: "changes since 14:00" (text, in UTC) or `{"since": RFC 3339}` (data) answers the
+/// band changes after the moment from the transitions log, newest first, through both SDKs;
+/// a time that cannot be read is the caller's mistake (-32602, naming the forms).
+#[test]
+fn the_hub_agent_asks_what_changed_since_a_moment_in_both_dialects() {
+    let hub = Hub::start();
+    let (snapshot, log) = collected_snapshot();
+    hub.write_state_file(TRANSITIONS, &log);
+    let before = snapshot.generated_at - chrono::Duration::minutes(1);
+    let rfc = before.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let v1 = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some(hub::HUB_AGENT),
+        json!([{"op": "send", "data": {"since": rfc}}, {"op": "send", "text": "since lunch"}]),
+    );
+    let v03 = sdk(
+        Sdk::V03,
+        &hub.url(),
+        Some("operator"),
+        json!([{"op": "send", "text": format!("changes since {}", before.format("%H:%M"))}]),
+    );
+    for (what, message) in [("v1.0", &ok(&v1[0])["message"]), ("v0.3", ok(&v03[0]))] {
+        let (text, data) = answer_parts(message);
+        assert!(
+            text.lines().any(|l| l.contains("✖ agent vega: new → fail")),
+            "{what}: {text}"
+        );
+        let vega = data["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["key"] == "agent:vega")
+            .unwrap_or_else(|| panic!("{what}: {data:#}"));
+        assert_eq!(vega["to"], "red", "{what}");
+    }
+    let e = err(&v1[1]);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("expected a time of day in UTC"),
+        "{e}"
+    );
+    // A moment after every change: none.
+    let later = snapshot.generated_at + chrono::Duration::seconds(1);
+    let none = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some("operator"),
+        json!([{"op": "send", "data": {"query": "changes", "since": later.to_rfc3339()}}]),
+    );
+    let (text, _) = answer_parts(&ok(&none[0])["message"]);
+    assert!(text.starts_with("No band changed since "), "{text}");
 }

@@ -64,6 +64,7 @@ fn main() {
             actions: None,
             hubs: HashSet::new(),
             snapshot: None,
+            state_dir: None,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -83,6 +83,7 @@ impl Hub {
             actions: None,
             hubs: [HUB_AGENT.to_string()].into(),
             snapshot: Some(dir.path().join("out/status.json")),
+            state_dir: Some(dir.path().join("state")),
         };
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
@@ -114,6 +115,14 @@ impl Hub {
             serde_json::to_vec(snapshot).unwrap(),
         )
         .unwrap();
+    }
+
+    /// Puts `bytes` in the intake's state_dir as `name` (the transitions log it answers
+    /// `changes since ...` from).
+    pub fn write_state_file(&self, name: &str, bytes: &[u8]) {
+        let state = self._dir.path().join("state");
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::write(state.join(name), bytes).unwrap();
     }
 
     pub fn url(&self) -> String {

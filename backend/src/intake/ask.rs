@@ -3,7 +3,9 @@
 //! is `status` (or whose data part is `{"query": "status"}`) is a question, not a report: the
 //! answer is a Message whose text part is the glance in the page's words (the verdict, then the
 //! needs-you lines) and whose data part carries the same as data, with the snapshot's age and
-//! whether it is stale (a stale answer says so first).
+//! whether it is stale (a stale answer says so first). `changes since 14:00` (or
+//! `{"query": "changes", "since": "2026-12-02T14:00:00Z"}`, or `{"since": ...}`) answers the
+//! band changes after that moment, from the transitions log, newest first.
 //!
 //! - Who may ask: the operator's token, and the report token of an agent marked
 //!   `role = "hub"`; any other agent is refused (403 PERMISSION_DENIED, problem+json).
@@ -13,36 +15,89 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use fleetdash_model::glance::{Glance, Need};
-use fleetdash_model::{Band, Snapshot, human_age};
+use fleetdash_model::{Band, Snapshot, Transition, human_age};
 use serde_json::{Value, json};
 
 use super::report::Part;
 use crate::alerting::engine::pass::status_of;
 use crate::write::transitions;
 
-/// The skill the card lists for it.
+/// The skills the card lists for them.
 pub const STATUS_SKILL: &str = "fleet.status";
+pub const CHANGES_SKILL: &str = "fleet.changes";
+
+/// The most changes one answer lists (newest first); the rest are counted. A week's log of a
+/// flapping fleet would be a megabyte of answer.
+pub const CHANGES_MAX: usize = 200;
+
+/// A bare `changes` looks back this far.
+const CHANGES_DEFAULT_S: i64 = 3600;
 
 /// What a message asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Query {
     Status,
+    Changes { since: DateTime<Utc> },
 }
 
-/// The question `parts` ask, or `None`: a report (the lenient text form never reads a bare
-/// `status` as one).
-pub fn asked(parts: &[Part]) -> Option<Query> {
+/// The question `parts` ask at `now`: `None` is a report (the lenient text form never reads a
+/// bare `status` or `changes since ...` as one); `Some(Err)` a question whose time cannot be
+/// read, in words for the refusal.
+pub fn asked(parts: &[Part], now: DateTime<Utc>) -> Option<Result<Query, String>> {
+    let last_hour = || Query::Changes {
+        since: now - chrono::Duration::seconds(CHANGES_DEFAULT_S),
+    };
     parts.iter().find_map(|p| match p {
-        Part::Text(t) => matches!(
-            t.trim().to_ascii_lowercase().as_str(),
-            "status" | "fleet.status"
+        Part::Text(t) => {
+            let t = t.trim().to_ascii_lowercase();
+            match t.as_str() {
+                "status" | "fleet.status" => Some(Ok(Query::Status)),
+                "changes" | "fleet.changes" => Some(Ok(last_hour())),
+                _ => {
+                    let when = t
+                        .strip_prefix("changes since ")
+                        .or_else(|| t.strip_prefix("since "))?;
+                    Some(moment(when, now).map(|since| Query::Changes { since }))
+                }
+            }
+        }
+        Part::Data(d) => {
+            let since = d.get("since").map(|v| {
+                v.as_str()
+                    .ok_or_else(|| {
+                        "since: a time, e.g. \"14:00\" or an RFC 3339 moment".to_string()
+                    })
+                    .and_then(|s| moment(s, now))
+            });
+            match (d.get("query").and_then(Value::as_str), since) {
+                (Some("status" | "fleet.status"), _) => Some(Ok(Query::Status)),
+                (Some("changes" | "fleet.changes"), None) => Some(Ok(last_hour())),
+                (Some("changes" | "fleet.changes") | None, Some(since)) => {
+                    Some(since.map(|since| Query::Changes { since }))
+                }
+                _ => None,
+            }
+        }
+    })
+}
+
+/// "14:00" (UTC, the last such time at or before `now`) or an RFC 3339 moment.
+fn moment(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    let text = text.trim();
+    if let Ok(at) = DateTime::parse_from_rfc3339(&text.to_ascii_uppercase()) {
+        return Ok(at.with_timezone(&Utc));
+    }
+    let time = chrono::NaiveTime::parse_from_str(text, "%H:%M").map_err(|_| {
+        format!(
+            "since {text:?}: expected a time of day in UTC (\"14:00\") or an RFC 3339 moment \
+             (\"2026-12-02T14:00:00Z\")"
         )
-        .then_some(Query::Status),
-        Part::Data(d) => matches!(
-            d.get("query").and_then(Value::as_str),
-            Some("status" | "fleet.status")
-        )
-        .then_some(Query::Status),
+    })?;
+    let today = now.date_naive().and_time(time).and_utc();
+    Ok(if today > now {
+        today - chrono::Duration::days(1)
+    } else {
+        today
     })
 }
 
@@ -155,6 +210,60 @@ pub fn status(snapshot: Result<&Snapshot, &str>, now: DateTime<Utc>) -> Answer {
     }
 }
 
+/// `fleet.changes`: the band changes of `log` (oldest first, as the transitions log keeps
+/// them) after `since`, newest first, at most [`CHANGES_MAX`]. `Err`: why the log cannot be
+/// read, said as the answer.
+pub fn changes(log: Result<&[Transition], &str>, since: DateTime<Utc>) -> Answer {
+    let since_words = since.format("%Y-%m-%d %H:%M UTC").to_string();
+    let log = match log {
+        Ok(log) => log,
+        Err(why) => {
+            return Answer {
+                text: format!("fleetdash cannot answer: {why}"),
+                data: json!({"since": utc(since), "changes": null, "error": why}),
+            };
+        }
+    };
+    let after: Vec<&Transition> = log.iter().rev().filter(|t| t.at > since).collect();
+    let listed = &after[..after.len().min(CHANGES_MAX)];
+    let word = |b: Option<Band>| b.map_or("new", Band::word);
+    let mut lines = vec![match after.len() {
+        0 => format!("No band changed since {since_words}."),
+        1 => format!("1 band change since {since_words}:"),
+        n => format!("{n} band changes since {since_words}, newest first:"),
+    }];
+    lines.extend(listed.iter().map(|t| {
+        let mut line = format!(
+            "{} {} {} {}: {} → {}",
+            t.at.format("%H:%M"),
+            t.to.icon(),
+            t.kind,
+            t.name,
+            word(t.from),
+            t.to.word()
+        );
+        if let Some(reason) = &t.reason {
+            line.push_str(&format!(" ({reason})"));
+        }
+        line
+    }));
+    let more = after.len() - listed.len();
+    if more > 0 {
+        lines.push(format!("… and {more} older (ask since a later time)."));
+    }
+    let items: Vec<Value> = listed
+        .iter()
+        .map(|t| {
+            json!({"at": utc(t.at), "key": t.key, "kind": t.kind, "name": t.name,
+                   "from": t.from.map(Band::class), "to": t.to.class(), "reason": t.reason})
+        })
+        .collect();
+    Answer {
+        text: lines.join("\n"),
+        data: json!({"since": utc(since), "changes": items, "more": more}),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,15 +287,85 @@ mod tests {
     }
 
     #[test]
-    fn a_bare_status_asks_and_a_report_does_not() {
-        assert_eq!(asked(&[Part::Text(" Status ".into())]), Some(Query::Status));
+    fn a_bare_status_or_changes_asks_and_a_report_does_not() {
+        let ask = |p: Part| asked(&[p], now());
+        assert_eq!(ask(Part::Text(" Status ".into())), Some(Ok(Query::Status)));
         assert_eq!(
-            asked(&[Part::Data(json!({"query": "status"}))]),
-            Some(Query::Status)
+            ask(Part::Data(json!({"query": "status"}))),
+            Some(Ok(Query::Status))
         );
-        assert_eq!(asked(&[Part::Text("ACK owning ETA 5m".into())]), None);
-        assert_eq!(asked(&[Part::Data(json!({"report": "heartbeat"}))]), None);
-        assert_eq!(asked(&[Part::Text("status of the LAB disk".into())]), None);
+        assert_eq!(ask(Part::Text("ACK owning ETA 5m".into())), None);
+        assert_eq!(ask(Part::Data(json!({"report": "heartbeat"}))), None);
+        assert_eq!(ask(Part::Text("status of the LAB disk".into())), None);
+        let at = |h, m| Utc.with_ymd_and_hms(2026, 11, 30, h, m, 0).unwrap();
+        let since = |t| Some(Ok(Query::Changes { since: t }));
+        // now() is 20:00 UTC: 14:00 is today's, 21:00 yesterday's.
+        assert_eq!(
+            ask(Part::Text("changes since 14:00".into())),
+            since(at(14, 0))
+        );
+        assert_eq!(
+            ask(Part::Text("since 21:00".into())),
+            since(at(21, 0) - chrono::Duration::days(1))
+        );
+        assert_eq!(ask(Part::Text("changes".into())), since(at(19, 0)));
+        assert_eq!(
+            ask(Part::Data(json!({"since": "2026-11-30T18:30:00Z"}))),
+            since(at(18, 30))
+        );
+        assert_eq!(
+            ask(Part::Data(json!({"query": "changes", "since": "18:30"}))),
+            since(at(18, 30))
+        );
+        let bad = ask(Part::Text("since lunch".into())).unwrap().unwrap_err();
+        assert!(bad.contains("expected a time of day in UTC"), "{bad}");
+    }
+
+    #[test]
+    fn changes_are_the_logs_after_the_moment_newest_first_and_bounded() {
+        let at = |m: i64| now() - chrono::Duration::minutes(m);
+        let t = |key: &str, to: Band, m: i64| Transition {
+            key: key.into(),
+            kind: "agent".into(),
+            name: key.trim_start_matches("agent:").into(),
+            from: Some(if to == Band::Red {
+                Band::Green
+            } else {
+                Band::Red
+            }),
+            to,
+            at: at(m),
+            reason: (to == Band::Red).then(|| "down: connection refused".into()),
+        };
+        // Oldest first, as the log keeps them.
+        let log = vec![
+            t("agent:orin", Band::Red, 90),
+            t("agent:vega", Band::Red, 30),
+            t("agent:vega", Band::Green, 10),
+        ];
+        let a = changes(Ok(&log), at(60));
+        let lines: Vec<&str> = a.text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "2 band changes since 2026-11-30 19:00 UTC, newest first:"
+        );
+        assert_eq!(lines[1], "19:50 ✔ agent vega: fail → ok");
+        assert_eq!(
+            lines[2],
+            "19:30 ✖ agent vega: ok → fail (down: connection refused)"
+        );
+        assert_eq!(lines.len(), 3, "orin's is before the moment");
+        assert_eq!(a.data["changes"][1]["key"], "agent:vega");
+        assert_eq!(a.data["changes"][1]["to"], "red");
+        let none = changes(Ok(&log), at(5));
+        assert_eq!(none.text, "No band changed since 2026-11-30 19:55 UTC.");
+        let many: Vec<Transition> = (0..CHANGES_MAX + 5)
+            .map(|i| t("agent:kai", Band::Red, 50 - (i as i64 % 50)))
+            .collect();
+        let a = changes(Ok(&many), at(60));
+        assert_eq!(a.data["changes"].as_array().unwrap().len(), CHANGES_MAX);
+        assert_eq!(a.data["more"], 5);
+        assert!(a.text.ends_with("… and 5 older (ask since a later time)."));
     }
 
     #[test]

@@ -81,6 +81,17 @@ pub fn card_v1(url: &str) -> Value {
             "inputModes": ["text/plain", "application/json"],
             "outputModes": ["text/plain", "application/json"],
         })))
+        .chain(std::iter::once(json!({
+            "id": super::ask::CHANGES_SKILL,
+            "name": "Fleet changes",
+            "description": "The hub agent or the operator asks what changed since a moment: \
+                            every band change after it, newest first, from the transitions log, \
+                            in words (text) and as data.",
+            "tags": ["ask"],
+            "examples": ["changes since 14:00", "{\"since\": \"2026-12-02T14:00:00Z\"}"],
+            "inputModes": ["text/plain", "application/json"],
+            "outputModes": ["text/plain", "application/json"],
+        })))
         .collect();
     json!({
         "name": "fleetdash-intake",
@@ -171,7 +182,8 @@ mod tests {
                 "blocker",
                 "ack",
                 "assign",
-                "fleet.status"
+                "fleet.status",
+                "fleet.changes"
             ]
         );
         assert_eq!(c["supportedInterfaces"][0]["protocolVersion"], "1.0");

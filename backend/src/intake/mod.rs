@@ -68,6 +68,8 @@ pub struct IntakeOptions {
     /// `status.json` as `fleetdash run` writes it: what questions are answered from. `None`:
     /// every question is answered "no snapshot".
     pub snapshot: Option<std::path::PathBuf>,
+    /// The state_dir whose transitions log answers `changes since ...`.
+    pub state_dir: Option<std::path::PathBuf>,
     /// `POST /act`: the phone's action links ([`crate::server::actions`]), for an install whose
     /// nginx passes `/act` here (the package's does). `None`: not served.
     pub actions: Option<Arc<crate::alerting::phone::PhoneActions>>,
@@ -124,6 +126,7 @@ impl IntakeOptions {
                     .map(|a| a.name.clone())
                     .collect(),
                 snapshot: Some(config.output_dir.join(crate::write::status_json::FILE_NAME)),
+                state_dir: Some(config.state_dir.clone()),
             },
             warnings,
         ))
@@ -409,8 +412,14 @@ async fn answer(intake: &Intake, caller: Caller, call: Call) -> Response {
     };
     match params {
         Params::Send(inbound) => {
-            if let Some(query) = ask::asked(&inbound.parts) {
-                return asked(intake, &caller, query, &id, dialect, &inbound).await;
+            match ask::asked(&inbound.parts, Utc::now()) {
+                Some(Ok(query)) => {
+                    return asked(intake, &caller, query, &id, dialect, &inbound).await;
+                }
+                Some(Err(why)) => {
+                    return rpc_error(&id, dialect, RpcError::invalid_params(why));
+                }
+                None => {}
             }
             let Some(agent) = reporter() else {
                 return Problem::reads_only().into_response();
@@ -653,14 +662,32 @@ async fn asked(
         return Problem::may_not_ask(caller.name()).into_response();
     }
     let now = Utc::now();
-    let snapshot = match intake.options.snapshot.clone() {
-        Some(path) => tokio::task::spawn_blocking(move || ask::read_snapshot(&path))
-            .await
-            .unwrap_or_else(|e| Err(format!("the snapshot could not be read: {e}"))),
-        None => Err("this intake was started without a snapshot to answer from".into()),
-    };
     let answer = match query {
-        ask::Query::Status => ask::status(snapshot.as_ref().map_err(String::as_str), now),
+        ask::Query::Status => {
+            let snapshot = match intake.options.snapshot.clone() {
+                Some(path) => tokio::task::spawn_blocking(move || ask::read_snapshot(&path))
+                    .await
+                    .unwrap_or_else(|e| Err(format!("the snapshot could not be read: {e}"))),
+                None => Err("this intake was started without a snapshot to answer from".into()),
+            };
+            ask::status(snapshot.as_ref().map_err(String::as_str), now)
+        }
+        ask::Query::Changes { since } => {
+            let log = match intake.options.state_dir.clone() {
+                Some(dir) => {
+                    let gate = intake.options.gate.clone();
+                    tokio::task::spawn_blocking(move || {
+                        crate::write::transitions::TransitionLog::new(&dir, gate)
+                            .read()
+                            .map_err(|e| format!("{e:#}"))
+                    })
+                    .await
+                    .unwrap_or_else(|e| Err(format!("the transitions log could not be read: {e}")))
+                }
+                None => Err("this intake was started without a transitions log".into()),
+            };
+            ask::changes(log.as_deref().map_err(String::as_str), since)
+        }
     };
     tracing::debug!(
         caller = caller.name(),
