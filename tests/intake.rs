@@ -125,7 +125,8 @@ fn every_report_kind_from_the_v1_sdk_is_applied_and_its_reply_parsed() {
             "ack",
             "assign",
             "fleet.status",
-            "fleet.changes"
+            "fleet.changes",
+            "fleet.queue"
         ]
     );
 
@@ -1578,4 +1579,61 @@ fn the_hub_agent_asks_what_changed_since_a_moment_in_both_dialects() {
     );
     let (text, _) = answer_parts(&ok(&none[0])["message"]);
     assert!(text.starts_with("No band changed since "), "{text}");
+}
+
+/// Issue 25: "queue" answers the work queue as `fleetdash tasks` shows it (its column heads,
+/// one line per task, red first), and as data, through both SDKs; another agent may not ask.
+#[test]
+fn the_hub_agent_asks_for_the_work_queue_as_fleetdash_tasks_shows_it() {
+    let hub = Hub::start();
+    let owned = hub.assign("Rotate the LAB logs", Some("sol"), &[]);
+    let untaken = hub.assign("Renew the cert", None, &["nova"]);
+    let v1 = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some(hub::HUB_AGENT),
+        json!([{"op": "send", "text": "queue"}]),
+    );
+    let v03 = sdk(
+        Sdk::V03,
+        &hub.url(),
+        Some("operator"),
+        json!([{"op": "send", "data": {"query": "queue"}}]),
+    );
+    for (what, message) in [("v1.0", &ok(&v1[0])["message"]), ("v0.3", ok(&v03[0]))] {
+        let (text, data) = answer_parts(message);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("Work queue: 2 tasks ("),
+            "{what}: {text}"
+        );
+        assert!(
+            lines[1].starts_with("ID ") && lines[1].ends_with("REASON  TITLE"),
+            "{what}: {text}"
+        );
+        for (id, title) in [
+            (&owned, "Rotate the LAB logs"),
+            (&untaken, "Renew the cert"),
+        ] {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with(id.as_str()) && l.ends_with(&format!("\"{title}\""))),
+                "{what}: {id}'s line: {text}"
+            );
+        }
+        let ids: HashSet<&str> = data["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            HashSet::from([owned.as_str(), untaken.as_str()]),
+            "{what}"
+        );
+    }
+    let raw = post(&hub, Some("nova"), None, &v03_send("q-2", text("queue")));
+    assert_eq!(raw.status, 403, "{}", raw.body);
 }

@@ -65,6 +65,7 @@ fn main() {
             hubs: HashSet::new(),
             snapshot: None,
             state_dir: None,
+            queue_rules: rules,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

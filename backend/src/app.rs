@@ -13,8 +13,8 @@ use crate::collect::{self, Collection, SectionName, SectionUpdate};
 use crate::config::maintenance::Matcher;
 use crate::config::{self, Config, ConfigError, ConfigErrors, Rules};
 use crate::queue::{
-    Ack, Applied, Assignment, Dismissal, QueueRules, Refusal, Report, ReportKind, Reporter,
-    RowRead, TaskRow, WorkQueue,
+    Applied, Assignment, Dismissal, QueueRules, Refusal, Report, ReportKind, Reporter, RowRead,
+    TaskRow, WorkQueue,
 };
 use crate::server;
 use crate::watchdog;
@@ -790,10 +790,8 @@ pub async fn tasks(path: &Path) -> Outcome {
             work_queue.db.display()
         ));
     } else {
-        out.push_str(&format!(
-            "{:<14}  {:<12}  {:<24}  {:<14}  {:<6}  REASON  TITLE\n",
-            "ID", "OWNER", "ACK", "STATE", "BAND"
-        ));
+        out.push_str(&crate::queue::judge::heads());
+        out.push('\n');
     }
     for (_, row) in &rows {
         out.push_str(&row_line(row, &rules, now));
@@ -910,33 +908,9 @@ pub async fn task_dismiss(path: &Path, id: &str, cancel: bool) -> Outcome {
     }
 }
 
-/// One task on one line: id, owner, ACK, state, band and reason.
+/// One task on one line, as the queue words it ([`crate::queue::judge::line`]).
 fn task_line(row: &TaskRow, rules: &Rules, now: chrono::DateTime<chrono::Utc>) -> String {
-    let verdict = crate::queue::judge(row, &QueueRules::of(rules), now);
-    let ack = match &row.ack {
-        None => "no ACK".to_string(),
-        Some(a) => match &a.ack {
-            Ack::Owning { eta: Some(eta) } => {
-                format!("owning ({}, ETA {})", a.by, eta.format("%H:%M UTC"))
-            }
-            Ack::Owning { eta: None } => format!("owning ({})", a.by),
-            Ack::Escalating { to } => format!("escalating to {to} ({})", a.by),
-            Ack::Blocked { .. } => format!("blocked ({})", a.by),
-            Ack::Yielded => format!("yielded ({})", a.by),
-        },
-    };
-    let state = row.state.as_str().trim_start_matches("TASK_STATE_");
-    format!(
-        "{:<14}  {:<12}  {:<24}  {:<14}  {} {:<4}  {}  \"{}\"",
-        row.id,
-        row.owner.as_deref().unwrap_or("-"),
-        ack,
-        state,
-        verdict.band.icon(),
-        verdict.band.word(),
-        verdict.reason.as_deref().unwrap_or("-"),
-        row.title,
-    )
+    crate::queue::judge::line(row, &QueueRules::of(rules), now)
 }
 
 pub async fn sim_fleet(agents: usize, hang_percent: usize) -> Outcome {

@@ -79,14 +79,9 @@ pub async fn run_notifying(
         Some(queue) => {
             crate::intake::start(
                 config,
+                rules,
                 queue.clone(),
-                config.gate(),
                 Some(metrics),
-                Some(Arc::new(crate::alerting::phone::PhoneActions::new(
-                    config,
-                    &rules.alerts,
-                    config.gate(),
-                ))),
                 shutdown.clone(),
             )
             .await?

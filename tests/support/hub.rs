@@ -84,6 +84,7 @@ impl Hub {
             hubs: [HUB_AGENT.to_string()].into(),
             snapshot: Some(dir.path().join("out/status.json")),
             state_dir: Some(dir.path().join("state")),
+            queue_rules: rules,
         };
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))

@@ -5,7 +5,8 @@
 //! needs-you lines) and whose data part carries the same as data, with the snapshot's age and
 //! whether it is stale (a stale answer says so first). `changes since 14:00` (or
 //! `{"query": "changes", "since": "2026-12-02T14:00:00Z"}`, or `{"since": ...}`) answers the
-//! band changes after that moment, from the transitions log, newest first.
+//! band changes after that moment, from the transitions log, newest first. `queue` answers the
+//! work queue as `fleetdash tasks` shows it.
 //!
 //! - Who may ask: the operator's token, and the report token of an agent marked
 //!   `role = "hub"`; any other agent is refused (403 PERMISSION_DENIED, problem+json).
@@ -20,11 +21,16 @@ use serde_json::{Value, json};
 
 use super::report::Part;
 use crate::alerting::engine::pass::status_of;
+use crate::queue::{QueueRules, TaskRow, judge};
 use crate::write::transitions;
 
 /// The skills the card lists for them.
 pub const STATUS_SKILL: &str = "fleet.status";
 pub const CHANGES_SKILL: &str = "fleet.changes";
+pub const QUEUE_SKILL: &str = "fleet.queue";
+
+/// The most tasks one `queue` answer lists (red first); the rest are counted.
+pub const QUEUE_MAX: usize = 200;
 
 /// The most changes one answer lists (newest first); the rest are counted. A week's log of a
 /// flapping fleet would be a megabyte of answer.
@@ -38,6 +44,7 @@ const CHANGES_DEFAULT_S: i64 = 3600;
 pub enum Query {
     Status,
     Changes { since: DateTime<Utc> },
+    Queue,
 }
 
 /// The question `parts` ask at `now`: `None` is a report (the lenient text form never reads a
@@ -53,6 +60,7 @@ pub fn asked(parts: &[Part], now: DateTime<Utc>) -> Option<Result<Query, String>
             match t.as_str() {
                 "status" | "fleet.status" => Some(Ok(Query::Status)),
                 "changes" | "fleet.changes" => Some(Ok(last_hour())),
+                "queue" | "fleet.queue" | "tasks" => Some(Ok(Query::Queue)),
                 _ => {
                     let when = t
                         .strip_prefix("changes since ")
@@ -71,6 +79,7 @@ pub fn asked(parts: &[Part], now: DateTime<Utc>) -> Option<Result<Query, String>
             });
             match (d.get("query").and_then(Value::as_str), since) {
                 (Some("status" | "fleet.status"), _) => Some(Ok(Query::Status)),
+                (Some("queue" | "fleet.queue" | "tasks"), _) => Some(Ok(Query::Queue)),
                 (Some("changes" | "fleet.changes"), None) => Some(Ok(last_hour())),
                 (Some("changes" | "fleet.changes") | None, Some(since)) => {
                     Some(since.map(|since| Query::Changes { since }))
@@ -261,6 +270,61 @@ pub fn changes(log: Result<&[Transition], &str>, since: DateTime<Utc>) -> Answer
     Answer {
         text: lines.join("\n"),
         data: json!({"since": utc(since), "changes": items, "more": more}),
+    }
+}
+
+/// `fleet.queue`: the work queue's tasks as `fleetdash tasks` shows them (red first, then
+/// amber, then green, each as listed), the dismissed ones left out, at most [`QUEUE_MAX`].
+pub fn queue(rows: Result<&[TaskRow], &str>, rules: &QueueRules, now: DateTime<Utc>) -> Answer {
+    let rows = match rows {
+        Ok(rows) => rows,
+        Err(why) => {
+            return Answer {
+                text: format!("fleetdash cannot answer: {why}"),
+                data: json!({"tasks": null, "error": why}),
+            };
+        }
+    };
+    let mut shown: Vec<(Band, &TaskRow)> = rows
+        .iter()
+        .filter(|r| r.dismissed_at.is_none())
+        .map(|r| (crate::queue::judge(r, rules, now).band, r))
+        .collect();
+    shown.sort_by_key(|(band, _)| std::cmp::Reverse(*band));
+    let listed = &shown[..shown.len().min(QUEUE_MAX)];
+    let count = |b: Band| shown.iter().filter(|(band, _)| *band == b).count();
+    let mut lines = vec![match shown.len() {
+        0 => "The work queue is empty.".to_string(),
+        n => format!(
+            "Work queue: {n} task{} ({} red, {} amber, {} green):",
+            if n == 1 { "" } else { "s" },
+            count(Band::Red),
+            count(Band::Amber),
+            count(Band::Green)
+        ),
+    }];
+    if !listed.is_empty() {
+        lines.push(judge::heads());
+    }
+    lines.extend(listed.iter().map(|(_, r)| judge::line(r, rules, now)));
+    let more = shown.len() - listed.len();
+    if more > 0 {
+        lines.push(format!(
+            "… and {more} more (`fleetdash tasks` lists them all)."
+        ));
+    }
+    let tasks: Vec<Value> = listed
+        .iter()
+        .map(|(band, r)| {
+            let verdict = crate::queue::judge(r, rules, now);
+            json!({"id": r.id, "title": r.title, "owner": r.owner, "tagged": r.tagged,
+                   "state": r.state.as_str(), "band": band.class(), "reason": verdict.reason,
+                   "agent_status": {"code": verdict.status.code, "name": verdict.status.name}})
+        })
+        .collect();
+    Answer {
+        text: lines.join("\n"),
+        data: json!({"tasks": tasks, "more": more}),
     }
 }
 

@@ -92,6 +92,17 @@ pub fn card_v1(url: &str) -> Value {
             "inputModes": ["text/plain", "application/json"],
             "outputModes": ["text/plain", "application/json"],
         })))
+        .chain(std::iter::once(json!({
+            "id": super::ask::QUEUE_SKILL,
+            "name": "Work queue",
+            "description": "The hub agent or the operator asks for the work queue as \
+                            `fleetdash tasks` shows it: each task's owner, ACK, state, band and \
+                            reason, red first.",
+            "tags": ["ask"],
+            "examples": ["queue", "{\"query\": \"queue\"}"],
+            "inputModes": ["text/plain", "application/json"],
+            "outputModes": ["text/plain", "application/json"],
+        })))
         .collect();
     json!({
         "name": "fleetdash-intake",
@@ -183,7 +194,8 @@ mod tests {
                 "ack",
                 "assign",
                 "fleet.status",
-                "fleet.changes"
+                "fleet.changes",
+                "fleet.queue"
             ]
         );
         assert_eq!(c["supportedInterfaces"][0]["protocolVersion"], "1.0");

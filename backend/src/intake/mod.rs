@@ -70,6 +70,8 @@ pub struct IntakeOptions {
     pub snapshot: Option<std::path::PathBuf>,
     /// The state_dir whose transitions log answers `changes since ...`.
     pub state_dir: Option<std::path::PathBuf>,
+    /// The rules the queue is judged by, for `queue` (as `fleetdash tasks` judges it).
+    pub queue_rules: crate::queue::QueueRules,
     /// `POST /act`: the phone's action links ([`crate::server::actions`]), for an install whose
     /// nginx passes `/act` here (the package's does). `None`: not served.
     pub actions: Option<Arc<crate::alerting::phone::PhoneActions>>,
@@ -81,6 +83,7 @@ impl IntakeOptions {
     /// token are an error.
     pub fn from_config(
         config: &Config,
+        rules: &crate::config::Rules,
         gate: RedactionGate,
     ) -> anyhow::Result<(IntakeOptions, Vec<String>)> {
         let mut warnings = Vec::new();
@@ -127,6 +130,7 @@ impl IntakeOptions {
                     .collect(),
                 snapshot: Some(config.output_dir.join(crate::write::status_json::FILE_NAME)),
                 state_dir: Some(config.state_dir.clone()),
+                queue_rules: crate::queue::QueueRules::of(rules),
             },
             warnings,
         ))
@@ -181,18 +185,22 @@ pub struct Running {
 /// stderr (`fleetdash: intake listening on http://ADDR/`), and serves `queue` until `shutdown`.
 pub async fn start(
     config: &Config,
+    rules: &crate::config::Rules,
     queue: Arc<WorkQueue>,
-    gate: RedactionGate,
     metrics: Option<Arc<crate::metrics::Source>>,
-    actions: Option<Arc<crate::alerting::phone::PhoneActions>>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<Option<Running>> {
     let Some(listen) = config.intake.listen else {
         return Ok(None);
     };
-    let (mut options, warnings) = IntakeOptions::from_config(config, gate)?;
+    let gate = config.gate();
+    let (mut options, warnings) = IntakeOptions::from_config(config, rules, gate.clone())?;
     options.metrics = metrics;
-    options.actions = actions;
+    options.actions = Some(Arc::new(crate::alerting::phone::PhoneActions::new(
+        config,
+        &rules.alerts,
+        gate,
+    )));
     for warning in warnings {
         tracing::warn!("intake: {warning}");
     }
@@ -687,6 +695,14 @@ async fn asked(
                 None => Err("this intake was started without a transitions log".into()),
             };
             ask::changes(log.as_deref().map_err(String::as_str), since)
+        }
+        ask::Query::Queue => {
+            let rows = intake.queue.list().await;
+            ask::queue(
+                rows.as_deref().map_err(String::as_str),
+                &intake.options.queue_rules,
+                now,
+            )
         }
     };
     tracing::debug!(

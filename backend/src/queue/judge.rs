@@ -25,6 +25,44 @@ pub struct Verdict {
     pub reason: Option<String>,
 }
 
+/// The column heads of [`line`], as `fleetdash tasks` prints them.
+pub fn heads() -> String {
+    format!(
+        "{:<14}  {:<12}  {:<24}  {:<14}  {:<6}  REASON  TITLE",
+        "ID", "OWNER", "ACK", "STATE", "BAND"
+    )
+}
+
+/// One task on one line, as `fleetdash tasks` (and the hub's `queue` question) show it: id,
+/// owner, ACK, state, band, reason and title.
+pub fn line(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> String {
+    let verdict = judge(row, rules, now);
+    let ack = match &row.ack {
+        None => "no ACK".to_string(),
+        Some(a) => match &a.ack {
+            Ack::Owning { eta: Some(eta) } => {
+                format!("owning ({}, ETA {})", a.by, eta.format("%H:%M UTC"))
+            }
+            Ack::Owning { eta: None } => format!("owning ({})", a.by),
+            Ack::Escalating { to } => format!("escalating to {to} ({})", a.by),
+            Ack::Blocked { .. } => format!("blocked ({})", a.by),
+            Ack::Yielded => format!("yielded ({})", a.by),
+        },
+    };
+    let state = row.state.as_str().trim_start_matches("TASK_STATE_");
+    format!(
+        "{:<14}  {:<12}  {:<24}  {:<14}  {} {:<4}  {}  \"{}\"",
+        row.id,
+        row.owner.as_deref().unwrap_or("-"),
+        ack,
+        state,
+        verdict.band.icon(),
+        verdict.band.word(),
+        verdict.reason.as_deref().unwrap_or("-"),
+        row.title,
+    )
+}
+
 /// The band and reason of `row` at `now`: the model's one judge of a queue task
 /// ([`QueueTask::judge`]), which the page also applies between polls, so the CLI, the
 /// snapshot and the page cannot disagree.
