@@ -1637,3 +1637,42 @@ fn the_hub_agent_asks_for_the_work_queue_as_fleetdash_tasks_shows_it() {
     let raw = post(&hub, Some("nova"), None, &v03_send("q-2", text("queue")));
     assert_eq!(raw.status, 403, "{}", raw.body);
 }
+
+/// docs/agents.md's Python example, run as written with the official v1.0 SDK against a real
+/// intake as the hub agent: it prints the glance's words.
+#[test]
+fn the_agents_doc_example_asks_the_intake_and_prints_the_glance() {
+    let hub = Hub::start();
+    let (snapshot, _) = collected_snapshot();
+    hub.write_snapshot(&snapshot);
+    let doc = std::fs::read_to_string(repo_root().join("docs/agents.md")).unwrap();
+    let example = doc
+        .split("```python\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("docs/agents.md has a python block");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("ask.py");
+    std::fs::write(&script, example).unwrap();
+    let python = repo_root().join(".venv/a2a-v1/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup-test-deps (the README's test command does)",
+        python.display()
+    );
+    let out = Command::new(python)
+        .arg(&script)
+        .env("FLEETDASH_INTAKE", hub.url())
+        .env("FLEETDASH_TOKEN", token(hub::HUB_AGENT))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("✖ "), "{stdout}");
+    assert!(stdout.contains("✖ agent vega · "), "{stdout}");
+    assert!(stdout.trim_end().ends_with("Times are UTC."), "{stdout}");
+}

@@ -90,7 +90,12 @@ fn big_board(cards: usize) -> Case {
     let json = std::fs::read(dir.path().join("out/status.json")).expect("status.json");
     let snap: Snapshot = serde_json::from_slice(&json).expect("status.json parses");
     assert_eq!(
-        snap.tasks.board.value().expect("the board was read").sources[0].cards,
+        snap.tasks
+            .board
+            .value()
+            .expect("the board was read")
+            .sources[0]
+            .cards,
         Probe::Value(cards as u32)
     );
     write(dir, "10,000-card board (collected)", &snap)
@@ -198,7 +203,9 @@ fn main() {
                 .as_str()
                 .unwrap_or_else(|| panic!("an answer: {v}"));
             assert!(
-                text.lines().next().is_some_and(|l| l.ends_with(&case.headline)),
+                text.lines()
+                    .next()
+                    .is_some_and(|l| l.ends_with(&case.headline)),
                 "{}: the verdict {:?} first: {text}",
                 case.name,
                 case.headline
