@@ -20,7 +20,8 @@
 //! 8. The faces: [`server`] (`fleetdash serve`) and [`page`] (the built page, embedded),
 //!    [`intake`] (the A2A server agents report to), [`cron_run`], [`watchdog`] (the run-time
 //!    loops: cadences, the queue's sweep), [`logging`] (the log, through the same gate),
-//!    [`metrics`] (`/metrics` for Prometheus).
+//!    [`metrics`] (`/metrics` for Prometheus), [`answers`] (what the hub agent is answered,
+//!    whichever face it asks through).
 //! 9. [`daemon`]: a running fleetdash (`run`, the demo) wired whole.
 //! 10. [`demo`]: a simulated fleet on loopback.
 //! 11. [`app`]: the commands.
@@ -28,6 +29,7 @@
 
 pub mod a2a;
 pub mod alerting;
+pub mod answers;
 pub mod app;
 pub mod cli;
 pub mod collect;

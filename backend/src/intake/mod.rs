@@ -673,12 +673,14 @@ async fn asked(
     let answer = match query {
         ask::Query::Status => {
             let snapshot = match intake.options.snapshot.clone() {
-                Some(path) => tokio::task::spawn_blocking(move || ask::read_snapshot(&path))
-                    .await
-                    .unwrap_or_else(|e| Err(format!("the snapshot could not be read: {e}"))),
+                Some(path) => {
+                    tokio::task::spawn_blocking(move || crate::answers::read_snapshot(&path))
+                        .await
+                        .unwrap_or_else(|e| Err(format!("the snapshot could not be read: {e}")))
+                }
                 None => Err("this intake was started without a snapshot to answer from".into()),
             };
-            ask::status(snapshot.as_ref().map_err(String::as_str), now)
+            crate::answers::status(snapshot.as_ref().map_err(String::as_str), now)
         }
         ask::Query::Changes { since } => {
             let log = match intake.options.state_dir.clone() {
@@ -694,11 +696,11 @@ async fn asked(
                 }
                 None => Err("this intake was started without a transitions log".into()),
             };
-            ask::changes(log.as_deref().map_err(String::as_str), since)
+            crate::answers::changes(log.as_deref().map_err(String::as_str), since)
         }
         ask::Query::Queue => {
             let rows = intake.queue.list().await;
-            ask::queue(
+            crate::answers::queue(
                 rows.as_deref().map_err(String::as_str),
                 &intake.options.queue_rules,
                 now,
