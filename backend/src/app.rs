@@ -756,6 +756,14 @@ pub async fn ack_end(path: &Path, key: &str) -> Outcome {
     Ok(())
 }
 
+/// `fleetdash mcp`: the fleet's answers as MCP tools on stdin/stdout, until the client closes
+/// them. stdout is the protocol's: the log goes to stderr, as always.
+pub async fn mcp(path: &Path) -> Outcome {
+    let (config, rules) = load(path)?;
+    crate::mcp::serve_stdio(&config, &rules).await?;
+    Ok(())
+}
+
 /// `fleetdash tasks`: the queue in a terminal, red rows first (a row that cannot be read among
 /// them), newest first within a band; then the dismissed ones, which the dashboard no longer
 /// shows. Every task the file keeps is listed, those past the dashboard's retention too.

@@ -140,6 +140,12 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
+    /// Serve the fleet's answers as MCP tools over stdin/stdout (fleet_status, changes_since,
+    /// work_queue), for an agent on this host; read-only (docs/agents.md).
+    Mcp {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+    },
     /// Run a cron job and record its start, finish and exit code for the dashboard (its output
     /// is passed through, never stored); exits with the job's exit code.
     CronRun(crate::cron_run::CronRunArgs),
@@ -309,6 +315,7 @@ pub fn main() -> ExitCode {
                 ),
             },
             Command::Tasks { config } => ("tasks", false, quiet(app::tasks(&config).await)),
+            Command::Mcp { config } => ("mcp", false, quiet(app::mcp(&config).await)),
             Command::Silence { command } => match command {
                 SilenceCommand::Add {
                     config,

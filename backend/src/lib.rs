@@ -40,6 +40,7 @@ pub mod demo;
 pub mod doctor;
 pub mod intake;
 pub mod logging;
+pub mod mcp;
 pub mod metrics;
 pub mod net;
 pub mod page;

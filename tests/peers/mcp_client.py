@@ -1,0 +1,50 @@
+"""Asks `fleetdash mcp` with the official MCP Python SDK's own client (mcp 2.3.0): it starts the
+server over stdio (--command, then --args), initializes, and runs the steps read as a JSON array
+on stdin, printing one JSON line per step: {"ok": <the SDK's parsed result>} or
+{"error": {"type", "message"}}. Steps: {"op": "list_tools"} and
+{"op": "call", "name": ..., "arguments": {...}}."""
+
+import argparse
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def as_dict(obj) -> dict:
+    return obj.model_dump(mode='json', by_alias=True, exclude_none=True)
+
+
+async def run(args, steps):
+    server = StdioServerParameters(command=args.command, args=args.args)
+    out = []
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            out_init = as_dict(init)
+            for step in steps:
+                try:
+                    if step['op'] == 'initialize':
+                        out.append({'ok': out_init})
+                    elif step['op'] == 'list_tools':
+                        out.append({'ok': as_dict(await session.list_tools())})
+                    elif step['op'] == 'call':
+                        result = await session.call_tool(step['name'], step.get('arguments') or {})
+                        out.append({'ok': as_dict(result)})
+                    else:
+                        out.append({'error': {'type': 'BadStep', 'message': step['op']}})
+                except Exception as e:  # the test asserts on what the SDK raised
+                    out.append({'error': {'type': type(e).__name__, 'message': str(e)}})
+    return out
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--command', required=True)
+    parser.add_argument('args', nargs='*')
+    parsed = parser.parse_args()
+    steps = json.load(sys.stdin)
+    for line in asyncio.run(run(parsed, steps)):
+        print(json.dumps(line))
