@@ -118,6 +118,12 @@ fn an_mcp_client_lists_and_calls_every_tool_and_reads_the_error_shapes() {
             {"op": "call", "name": "changes_since", "arguments": {"since": "lunch"}},
             {"op": "call", "name": "work_queue"},
             {"op": "call", "name": "no_such_tool"},
+            {"op": "call", "name": "needs_you"},
+            {"op": "call", "name": "explain", "arguments": {"key": "agent:vega"}},
+            {"op": "call", "name": "explain", "arguments": {"key": "agent:nobody"}},
+            {"op": "list_resources"},
+            {"op": "read_resource", "uri": "fleet://glance.txt"},
+            {"op": "read_resource", "uri": "fleet://status.json"},
         ]),
     );
     assert_eq!(ok(&results[0])["serverInfo"]["name"], "fleetdash");
@@ -128,7 +134,16 @@ fn an_mcp_client_lists_and_calls_every_tool_and_reads_the_error_shapes() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     tools.sort();
-    assert_eq!(tools, ["changes_since", "fleet_status", "work_queue"]);
+    assert_eq!(
+        tools,
+        [
+            "changes_since",
+            "explain",
+            "fleet_status",
+            "needs_you",
+            "work_queue"
+        ]
+    );
     let since = ok(&results[1])["tools"]
         .as_array()
         .unwrap()
@@ -179,6 +194,48 @@ fn an_mcp_client_lists_and_calls_every_tool_and_reads_the_error_shapes() {
 
     // An unknown tool stays a protocol error: the SDK raises, no result.
     assert!(results[6].get("error").is_some(), "{}", results[6]);
+
+    let needs = ok(&results[7]);
+    assert_eq!(
+        text(needs).lines().next(),
+        Some("✖ agent vega · down: connection refused")
+    );
+    assert_eq!(needs["structuredContent"]["needs"][0]["what"], "agent vega");
+
+    let vega = ok(&results[8]);
+    assert!(
+        text(vega).starts_with("✖ agent vega: fail (down: connection refused"),
+        "{vega:#}"
+    );
+    assert_eq!(vega["structuredContent"]["band"], "red");
+    assert!(
+        vega["structuredContent"]["history"]["strip"].is_array(),
+        "{vega:#}"
+    );
+    let nobody = ok(&results[9]);
+    assert_eq!(nobody["isError"], true, "{nobody:#}");
+    assert_eq!(envelope(nobody)["name"], "NOT_FOUND");
+
+    let resources: Vec<&str> = ok(&results[10])["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(resources, ["fleet://status.json", "fleet://glance.txt"]);
+    let glance = &ok(&results[11])["contents"][0];
+    assert_eq!(glance["mimeType"], "text/plain");
+    // The same words as fleet_status, but for the age said in the last line (read later).
+    let lines = |t: &str| t.lines().map(str::to_string).collect::<Vec<_>>();
+    let (read, said) = (
+        lines(glance["text"].as_str().unwrap()),
+        lines(&text(status)),
+    );
+    assert_eq!(read[..read.len() - 1], said[..said.len() - 1]);
+    let snapshot = &ok(&results[12])["contents"][0];
+    assert_eq!(snapshot["mimeType"], "application/json");
+    let parsed: Value = serde_json::from_str(snapshot["text"].as_str().unwrap()).unwrap();
+    assert_eq!(parsed["agents"][0]["name"], "vega");
 }
 
 #[test]

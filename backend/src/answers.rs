@@ -89,6 +89,148 @@ fn need_line(n: &Need) -> String {
     line
 }
 
+fn needs_data(glance: &Glance) -> Vec<Value> {
+    glance
+        .needs
+        .iter()
+        .map(|n| {
+            json!({"band": n.band.class(), "what": n.what, "reason": n.reason, "since": n.since,
+                   "held": n.held, "anchor": n.anchor})
+        })
+        .collect()
+}
+
+/// What needs the operator, alone: the needs-you lines of the glance of `snapshot` at `now`
+/// (red first), or that nothing does; a stale snapshot says so first.
+pub fn needs(snapshot: &Snapshot, now: DateTime<Utc>) -> Answer {
+    let glance = Glance::new(
+        snapshot,
+        now,
+        chrono::FixedOffset::east_opt(0).expect("UTC"),
+    );
+    let mut lines = Vec::new();
+    if let Some(why) = &glance.stale {
+        lines.push(format!("Do not trust this yet: {why}."));
+    }
+    if glance.needs.is_empty() {
+        lines.push("Nothing needs the operator.".into());
+    }
+    lines.extend(glance.needs.iter().map(need_line));
+    Answer {
+        text: lines.join("\n"),
+        data: json!({"needs": needs_data(&glance), "stale": glance.stale.is_some()}),
+    }
+}
+
+/// One element by its key: its band and reason, what it is, what it depends on and what
+/// depends on it (among the elements shown), whether its alerts are held or acknowledged, and
+/// its last day as numbers (1 up, 0 down, 0.5 both, null no sample; oldest first) when the
+/// snapshot keeps a strip for it. `None`: no element has that key.
+pub fn explain(
+    snapshot: &Snapshot,
+    key: &str,
+    deps: &crate::alerting::deps::Deps,
+    now: DateTime<Utc>,
+) -> Option<Answer> {
+    let elements = transitions::elements(snapshot);
+    let el = elements.get(key)?;
+    let depends_on: Vec<&String> = {
+        let ancestors = deps.ancestors(key);
+        elements.keys().filter(|k| ancestors.contains(*k)).collect()
+    };
+    let dependents: Vec<&String> = elements
+        .keys()
+        .filter(|k| k.as_str() != key && deps.ancestors(k).contains(key))
+        .collect();
+    let utc0 = chrono::FixedOffset::east_opt(0).expect("UTC");
+    let held = snapshot
+        .alerts
+        .held
+        .iter()
+        .find(|h| h.key == key)
+        .map(|h| h.describe(now, utc0));
+    let acked = snapshot
+        .alerts
+        .acked
+        .iter()
+        .find(|a| a.key == key)
+        .map(|a| a.describe(now, utc0));
+    let history = history_of(snapshot, key);
+    let strip: Option<Vec<Option<f64>>> = history.map(|h| {
+        h.strip
+            .chars()
+            .map(|c| match c {
+                'u' => Some(1.0),
+                'd' => Some(0.0),
+                'p' => Some(0.5),
+                _ => None,
+            })
+            .collect()
+    });
+    let asc = status_of(el.band);
+    let mut lines = vec![format!(
+        "{} {} {}: {}{}",
+        el.band.icon(),
+        el.kind,
+        el.name,
+        el.band.word(),
+        el.reason
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default()
+    )];
+    if !depends_on.is_empty() {
+        let names: Vec<&str> = depends_on.iter().map(|k| k.as_str()).collect();
+        lines.push(format!("depends on: {}", names.join(", ")));
+    }
+    if !dependents.is_empty() {
+        let names: Vec<&str> = dependents.iter().map(|k| k.as_str()).collect();
+        lines.push(format!("what depends on it: {}", names.join(", ")));
+    }
+    lines.extend(held.clone());
+    lines.extend(acked.clone());
+    if let Some(h) = history {
+        lines.push(match h.uptime_24h_pct {
+            Some(pct) => format!("last day: {pct} % up ({} samples)", h.samples),
+            None => "last day: no sample yet".into(),
+        });
+    }
+    Some(Answer {
+        text: lines.join("\n"),
+        data: json!({
+            "key": key, "kind": el.kind, "name": el.name, "band": el.band.class(),
+            "reason": el.reason, "agent_status": {"code": asc.code, "name": asc.name},
+            "depends_on": depends_on, "dependents": dependents, "held": held, "acked": acked,
+            "history": history.map(|h| json!({
+                "uptime_24h_pct": h.uptime_24h_pct, "slot_s": h.slot_s, "samples": h.samples,
+                "strip": strip,
+            })),
+        }),
+    })
+}
+
+/// The strip the snapshot keeps for `key`: an agent's or a host's.
+fn history_of<'a>(snapshot: &'a Snapshot, key: &str) -> Option<&'a fleetdash_model::History> {
+    let (kind, name) = key.split_once(':')?;
+    match kind {
+        "agent" => snapshot
+            .agents
+            .value()?
+            .iter()
+            .find(|a| a.name == name)?
+            .history
+            .as_ref(),
+        "host" if !name.contains('/') => snapshot
+            .systems
+            .value()?
+            .iter()
+            .find(|h| h.host == name)?
+            .history
+            .as_ref(),
+        _ => None,
+    }
+}
+
 /// `fleet.status`: the glance of `snapshot` at `now`, in UTC. `Err`: why there is no snapshot
 /// to answer from (not written yet, unreadable), said as the answer itself.
 pub fn status(snapshot: Result<&Snapshot, &str>, now: DateTime<Utc>) -> Answer {
@@ -118,14 +260,7 @@ pub fn status(snapshot: Result<&Snapshot, &str>, now: DateTime<Utc>) -> Answer {
         human_age(age_s),
         glance.zone
     ));
-    let needs: Vec<Value> = glance
-        .needs
-        .iter()
-        .map(|n| {
-            json!({"band": n.band.class(), "what": n.what, "reason": n.reason, "since": n.since,
-                   "held": n.held, "anchor": n.anchor})
-        })
-        .collect();
+    let needs = needs_data(&glance);
     // Every element not green, by its stable key: what a hub acts on.
     let elements: Vec<Value> = transitions::elements(snap)
         .into_iter()

@@ -140,8 +140,9 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
     },
-    /// Serve the fleet's answers as MCP tools over stdin/stdout (fleet_status, changes_since,
-    /// work_queue), for an agent on this host; read-only (docs/agents.md).
+    /// Serve the fleet's answers as MCP tools over stdin/stdout (fleet_status, needs_you,
+    /// explain, changes_since, work_queue), for an agent on this host; read-only
+    /// (docs/agents.md).
     Mcp {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,

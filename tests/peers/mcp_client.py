@@ -1,8 +1,9 @@
 """Asks `fleetdash mcp` with the official MCP Python SDK's own client (mcp 2.3.0): it starts the
 server over stdio (--command, then --args), initializes, and runs the steps read as a JSON array
 on stdin, printing one JSON line per step: {"ok": <the SDK's parsed result>} or
-{"error": {"type", "message"}}. Steps: {"op": "list_tools"} and
-{"op": "call", "name": ..., "arguments": {...}}."""
+{"error": {"type", "message"}}. Steps: {"op": "list_tools"},
+{"op": "call", "name": ..., "arguments": {...}}, {"op": "list_resources"} and
+{"op": "read_resource", "uri": ...}."""
 
 import argparse
 import asyncio
@@ -30,6 +31,10 @@ async def run(args, steps):
                         out.append({'ok': out_init})
                     elif step['op'] == 'list_tools':
                         out.append({'ok': as_dict(await session.list_tools())})
+                    elif step['op'] == 'list_resources':
+                        out.append({'ok': as_dict(await session.list_resources())})
+                    elif step['op'] == 'read_resource':
+                        out.append({'ok': as_dict(await session.read_resource(step['uri']))})
                     elif step['op'] == 'call':
                         result = await session.call_tool(step['name'], step.get('arguments') or {})
                         out.append({'ok': as_dict(result)})

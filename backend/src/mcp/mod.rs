@@ -3,9 +3,11 @@
 //! FILE`: the agent runs it, as its operator would run the CLI).
 //!
 //! - Tools: `fleet_status` (the glance: verdict, needs-you lines, every non-green element, the
-//!   snapshot's age), `changes_since` (band changes after a moment, from the transitions log),
-//!   `work_queue` (the queue as `fleetdash tasks` words it). Each answers with the words as text
-//!   and the same as structured content.
+//!   snapshot's age), `needs_you` (the needs-you lines alone), `explain` (one element by key:
+//!   band, reason, dependencies, hold, last day), `changes_since` (band changes after a moment,
+//!   from the transitions log), `work_queue` (the queue as `fleetdash tasks` words it). Each
+//!   answers with the words as text and the same as structured content.
+//! - Resources: `fleet://status.json` (the snapshot) and `fleet://glance.txt` (its words).
 //! - Errors as seed 000 binds ASC to MCP: an unknown tool or a malformed call stays a JSON-RPC
 //!   protocol error (rmcp's router); a tool that fails (no snapshot, a stale one, a time it
 //!   cannot read) is a successful response with `isError: true`, its words, and the ASC
@@ -20,9 +22,11 @@ use fleetdash_model::Asc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ResourceContents, ServerCapabilities,
-    ServerConfig,
+    CallToolResult, ContentBlock, Implementation, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig,
 };
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{
     ErrorData as McpError, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router,
 };
@@ -43,10 +47,18 @@ pub struct FleetTools {
     state_dir: PathBuf,
     queue_db: Option<PathBuf>,
     queue_rules: QueueRules,
+    deps: std::sync::Arc<crate::alerting::deps::Deps>,
     gate: RedactionGate,
     // Read by the code #[tool_handler] writes.
     #[allow(dead_code)]
     tool_router: ToolRouter<Self>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct Key {
+    /// The element's stable key, as fleet_status's elements and the transitions log name it:
+    /// "agent:min", "host:lab", "host:lab/tunnel:lab-heart", "queue:q_1a2b".
+    pub key: String,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -79,6 +91,25 @@ fn answered(answer: Answer) -> CallToolResult {
     result
 }
 
+impl FleetTools {
+    /// The snapshot, or the failure that says why there is none.
+    async fn snapshot(
+        &self,
+    ) -> Result<Result<fleetdash_model::Snapshot, CallToolResult>, McpError> {
+        let path = self.snapshot.clone();
+        Ok(blocking(move || answers::read_snapshot(&path))
+            .await?
+            .map_err(|why| {
+                failed(
+                    answers::status(Err(&why), Utc::now()).text,
+                    &Asc::DEPENDENCY_UNAVAILABLE,
+                    false,
+                    None,
+                )
+            }))
+    }
+}
+
 /// The blocking part of a tool, off the async runtime (file reads, SQLite).
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
@@ -96,6 +127,7 @@ impl FleetTools {
             state_dir: config.state_dir.clone(),
             queue_db: config.work_queue.as_ref().map(|q| q.db.clone()),
             queue_rules: QueueRules::of(rules),
+            deps: std::sync::Arc::new(crate::alerting::deps::Deps::from_config(config)),
             gate: config.gate(),
             tool_router: Self::tool_router(),
         }
@@ -128,6 +160,48 @@ impl FleetTools {
                 }
             }
         })
+    }
+
+    #[tool(
+        description = "What needs the operator now, alone: the needs-you lines (red first), or \
+                       that nothing does. Fails (isError) when there is no snapshot."
+    )]
+    async fn needs_you(&self) -> Result<CallToolResult, McpError> {
+        let snapshot = match self.snapshot().await? {
+            Ok(snapshot) => snapshot,
+            Err(failure) => return Ok(failure),
+        };
+        Ok(answered(answers::needs(&snapshot, Utc::now())))
+    }
+
+    #[tool(
+        description = "One element by its key: band and reason, what it depends on and what \
+                       depends on it, whether its alerts are silenced or acknowledged, and its \
+                       last day as numbers. Fails (isError, NOT_FOUND) for a key no element has."
+    )]
+    async fn explain(
+        &self,
+        Parameters(Key { key }): Parameters<Key>,
+    ) -> Result<CallToolResult, McpError> {
+        let snapshot = match self.snapshot().await? {
+            Ok(snapshot) => snapshot,
+            Err(failure) => return Ok(failure),
+        };
+        Ok(
+            match answers::explain(&snapshot, key.trim(), &self.deps, Utc::now()) {
+                Some(answer) => answered(answer),
+                None => failed(
+                    format!(
+                        "no element has the key {:?}: fleet_status lists the keys of what is \
+                         not green (\"agent:min\", \"host:lab\", \"host:lab/tunnel:t\")",
+                        crate::text::clean(&key, 80)
+                    ),
+                    &Asc::NOT_FOUND,
+                    true,
+                    None,
+                ),
+            },
+        )
     }
 
     #[tool(
@@ -182,14 +256,76 @@ impl FleetTools {
 #[tool_handler]
 impl ServerHandler for FleetTools {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("fleetdash", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "fleetdash: how an A2A agent fleet is, in the words its operator reads on the \
-             dashboard. Ask fleet_status first; changes_since and work_queue say more.",
-            )
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("fleetdash", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "fleetdash: how an A2A agent fleet is, in the words its operator reads on the \
+             dashboard. Ask fleet_status first; needs_you, explain, changes_since and \
+             work_queue say more. Resources: fleet://status.json (the snapshot) and \
+             fleet://glance.txt (its words).",
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(STATUS_URI, "status.json").with_mime_type("application/json"),
+            Resource::new(GLANCE_URI, "glance.txt").with_mime_type("text/plain"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let path = self.snapshot.clone();
+        let (text, mime) = match request.uri.as_str() {
+            STATUS_URI => {
+                let bytes = blocking(move || std::fs::read(&path)).await?.map_err(|e| {
+                    McpError::resource_not_found(format!("no snapshot to read: {e}"), None)
+                })?;
+                (
+                    String::from_utf8_lossy(&bytes).into_owned(),
+                    "application/json",
+                )
+            }
+            GLANCE_URI => {
+                let read = blocking(move || answers::read_snapshot(&path)).await?;
+                let answer = answers::status(read.as_ref().map_err(String::as_str), Utc::now());
+                (answer.text, "text/plain")
+            }
+            uri => {
+                return Err(McpError::resource_not_found(
+                    format!("no resource at {uri}: {STATUS_URI} and {GLANCE_URI} are"),
+                    None,
+                ));
+            }
+        };
+        Ok(
+            ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
+                uri: request.uri,
+                mime_type: Some(mime.into()),
+                text,
+                meta: None,
+            }])
+            .into(),
+        )
     }
 }
+
+/// The snapshot as a resource, as `fleetdash run` wrote it (through the redaction gate).
+pub const STATUS_URI: &str = "fleet://status.json";
+/// The glance's words, as `fleet_status` says them.
+pub const GLANCE_URI: &str = "fleet://glance.txt";
 
 /// `fleetdash mcp --config FILE`: serves the tools on stdin/stdout until the client closes.
 pub async fn serve_stdio(config: &Config, rules: &Rules) -> anyhow::Result<()> {
