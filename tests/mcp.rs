@@ -309,3 +309,143 @@ fn the_agents_doc_mcp_example_prints_the_glance() {
     assert!(stdout.starts_with("✖ 1 agent down"), "{stdout}");
     assert!(stdout.contains("✖ agent vega · "), "{stdout}");
 }
+
+/// A process killed and reaped when the test ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs `steps` through the SDK's Streamable HTTP client against `url` with `token`.
+fn ask_http(url: &str, token: Option<&str>, steps: Value) -> Vec<Value> {
+    let mut child = Command::new(repo_root().join(".venv/mcp/bin/python"))
+        .arg(repo_root().join("tests/peers/mcp_client.py"))
+        .args(["--url", url])
+        .args(token.map(|t| ["--token", t]).into_iter().flatten())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(steps.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .chain((!out.status.success()).then(|| {
+            json!({"error": {"type": "ClientFailed",
+                             "message": String::from_utf8_lossy(&out.stderr).to_string()}})
+        }))
+        .collect()
+}
+
+/// The MCP face over Streamable HTTP at the intake's `/mcp` (`fleetdash run`): the operator's
+/// token and the hub agent's (`role = "hub"`) are answered; another agent's token and none
+/// are refused before any tool runs.
+#[test]
+fn the_intakes_mcp_answers_the_operator_and_the_hub_and_refuses_the_others() {
+    let scratch = Scratch::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for (file, token) in [
+        ("op.token", "operator-mcp-7f31c2d9"),
+        ("min.token", "report-min-0c8e41aa"),
+        ("sol.token", "report-sol-52b9d7e3"),
+    ] {
+        std::fs::write(scratch.path().join(file), token).unwrap();
+    }
+    let config = scratch.config(&format!(
+        "[cadence]\nagents = \"1s\"\n\n\
+         [intake]\nlisten = \"127.0.0.1:{port}\"\noperator_token_file = \"op.token\"\n\n\
+         [work_queue]\ndb = \"state/tasks.db\"\n\n\
+         [[agents]]\nname = \"min\"\nendpoint = \"{refused}\"\ndialect = \"v1\"\n\
+         report_token_file = \"min.token\"\nrole = \"hub\"\n\n\
+         [[agents]]\nname = \"sol\"\nendpoint = \"{refused}\"\ndialect = \"v1\"\n\
+         report_token_file = \"sol.token\"\n",
+        refused = support::refused_endpoint()
+    ));
+    let _run = Killed(
+        support::fleetdash()
+            .args(["run", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    while !scratch.status_path().exists()
+        || std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "fleetdash run never wrote nor listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let status = json!([{"op": "call", "name": "fleet_status"}]);
+    for (who, token) in [
+        ("the operator", "operator-mcp-7f31c2d9"),
+        ("the hub", "report-min-0c8e41aa"),
+    ] {
+        let results = ask_http(&url, Some(token), status.clone());
+        let answer = ok(&results[0]);
+        assert!(text(answer).contains("agent min · "), "{who}: {answer:#}");
+        assert!(text(answer).contains("agent sol · "), "{who}: {answer:#}");
+    }
+    for (who, token) in [
+        ("another agent", Some("report-sol-52b9d7e3")),
+        ("no token", None),
+    ] {
+        let results = ask_http(&url, token, status.clone());
+        assert!(
+            results.iter().any(|r| r.get("error").is_some())
+                && results.iter().all(|r| r.get("ok").is_none()),
+            "{who} must be refused: {results:?}"
+        );
+    }
+    // The refusals themselves, as HTTP says them: before rmcp reads anything.
+    for (token, code, name) in [
+        (Some("report-sol-52b9d7e3"), "403", "PERMISSION_DENIED"),
+        (None, "401", "AUTHENTICATION_REQUIRED"),
+    ] {
+        let reply = raw_post(port, "/mcp", token);
+        assert!(reply.starts_with(&format!("HTTP/1.1 {code}")), "{reply}");
+        assert!(reply.contains("application/problem+json"), "{reply}");
+        assert!(reply.contains(name), "{reply}");
+    }
+}
+
+/// A POST of an empty JSON object to 127.0.0.1:`port`, with `token` as its bearer; the reply.
+fn raw_post(port: u16, path: &str, token: Option<&str>) -> String {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(support::HANG_BUDGET)).unwrap();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{auth}Content-Length: 2\r\n\
+         Connection: close\r\n\r\n{{}}"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = s.read_to_string(&mut reply);
+    reply
+}

@@ -162,6 +162,7 @@ fn main() {
             snapshot: Some(case.dir.path().join("out/status.json")),
             state_dir: None,
             queue_rules: rules,
+            mcp: None,
         };
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))

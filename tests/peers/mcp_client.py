@@ -1,5 +1,6 @@
 """Asks `fleetdash mcp` with the official MCP Python SDK's own client (mcp 2.3.0): it starts the
-server over stdio (--command, then --args), initializes, and runs the steps read as a JSON array
+server over stdio (--command, then --args), or talks Streamable HTTP to --url with --token as
+its bearer (the intake's /mcp), initializes, and runs the steps read as a JSON array
 on stdin, printing one JSON line per step: {"ok": <the SDK's parsed result>} or
 {"error": {"type", "message"}}. Steps: {"op": "list_tools"},
 {"op": "call", "name": ..., "arguments": {...}}, {"op": "list_resources"} and
@@ -10,18 +11,34 @@ import asyncio
 import json
 import sys
 
+import contextlib
+
+import httpx2
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 def as_dict(obj) -> dict:
     return obj.model_dump(mode='json', by_alias=True, exclude_none=True)
 
 
+@contextlib.asynccontextmanager
+async def transport(args):
+    if args.url:
+        headers = {'Authorization': f'Bearer {args.token}'} if args.token else {}
+        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+            async with streamable_http_client(args.url, http_client=http) as streams:
+                yield streams
+    else:
+        server = StdioServerParameters(command=args.command, args=args.args)
+        async with stdio_client(server) as streams:
+            yield streams
+
+
 async def run(args, steps):
-    server = StdioServerParameters(command=args.command, args=args.args)
     out = []
-    async with stdio_client(server) as (read, write):
+    async with transport(args) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             out_init = as_dict(init)
@@ -47,7 +64,9 @@ async def run(args, steps):
 
 if __name__ == '__main__':
     parser = argparse.ArgumentParser()
-    parser.add_argument('--command', required=True)
+    parser.add_argument('--command')
+    parser.add_argument('--url')
+    parser.add_argument('--token')
     parser.add_argument('args', nargs='*')
     parsed = parser.parse_args()
     steps = json.load(sys.stdin)

@@ -85,6 +85,7 @@ impl Hub {
             snapshot: Some(dir.path().join("out/status.json")),
             state_dir: Some(dir.path().join("state")),
             queue_rules: rules,
+            mcp: None,
         };
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))

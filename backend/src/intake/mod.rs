@@ -72,6 +72,9 @@ pub struct IntakeOptions {
     pub state_dir: Option<std::path::PathBuf>,
     /// The rules the queue is judged by, for `queue` (as `fleetdash tasks` judges it).
     pub queue_rules: crate::queue::QueueRules,
+    /// `/mcp`: the fleet's answers as MCP tools over Streamable HTTP, for the operator's
+    /// token and the hub agent's. `None`: not served.
+    pub mcp: Option<crate::mcp::FleetTools>,
     /// `POST /act`: the phone's action links ([`crate::server::actions`]), for an install whose
     /// nginx passes `/act` here (the package's does). `None`: not served.
     pub actions: Option<Arc<crate::alerting::phone::PhoneActions>>,
@@ -131,6 +134,7 @@ impl IntakeOptions {
                 snapshot: Some(config.output_dir.join(crate::write::status_json::FILE_NAME)),
                 state_dir: Some(config.state_dir.clone()),
                 queue_rules: crate::queue::QueueRules::of(rules),
+                mcp: Some(crate::mcp::FleetTools::new(config, rules)),
             },
             warnings,
         ))
@@ -156,6 +160,7 @@ pub fn router(queue: Arc<WorkQueue>, options: IntakeOptions, url: &str) -> Route
         options,
     });
     let actions = intake.options.actions.clone();
+    let mcp = intake.options.mcp.clone();
     let router = Router::new()
         .route("/.well-known/agent-card.json", get(agent_card))
         .route("/metrics", get(metrics))
@@ -164,6 +169,21 @@ pub fn router(queue: Arc<WorkQueue>, options: IntakeOptions, url: &str) -> Route
             axum::routing::post(rpc).fallback(|| async { Problem::method_not_allowed() }),
         )
         .fallback(|| async { Problem::not_found() });
+    let router = match mcp {
+        Some(tools) => {
+            let service = crate::mcp::streamable_http(tools, CancellationToken::new());
+            router.route_service(
+                MCP_PATH,
+                tower::ServiceBuilder::new()
+                    .layer(axum::middleware::from_fn_with_state(
+                        intake.clone(),
+                        mcp_guard,
+                    ))
+                    .service(service),
+            )
+        }
+        None => router,
+    };
     let router = match actions {
         Some(desk) => router.route(
             crate::server::actions::PATH,
@@ -649,6 +669,29 @@ fn kind_name(kind: &ReportKind) -> &'static str {
         ReportKind::Blocker { .. } => "blocker",
         ReportKind::Ack { .. } => "ack",
         ReportKind::Assign(_) => "assign",
+    }
+}
+
+/// Where the MCP face is served on the intake's listener.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Who may use `/mcp`: the operator's token and the hub agent's (401 without a known token,
+/// 403 for another agent's), checked before rmcp reads the request.
+async fn mcp_guard(
+    State(intake): State<Arc<Intake>>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match intake
+        .options
+        .tokens
+        .identify(request.headers().get(header::AUTHORIZATION))
+    {
+        None => Problem::unauthorized().into_response(),
+        Some(Caller::Agent(agent)) if !intake.options.hubs.contains(&agent) => {
+            Problem::may_not_ask(&agent).into_response()
+        }
+        Some(_) => next.run(request).await,
     }
 }
 

@@ -327,6 +327,27 @@ pub const STATUS_URI: &str = "fleet://status.json";
 /// The glance's words, as `fleet_status` says them.
 pub const GLANCE_URI: &str = "fleet://glance.txt";
 
+/// The tools over Streamable HTTP, for the intake's listener at `/mcp` (its guard checks the
+/// bearer token first): stateless, each answer a JSON body, any `Host` (the intake's own
+/// `listen` decides who can reach it, and a token is required anyway).
+pub fn streamable_http(
+    tools: FleetTools,
+    stop: tokio_util::sync::CancellationToken,
+) -> rmcp::transport::streamable_http_server::StreamableHttpService<
+    FleetTools,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let mut config = StreamableHttpServerConfig::default();
+    config.legacy_session_mode = false;
+    config.json_response = true;
+    config.allowed_hosts = Vec::new();
+    config.cancellation_token = stop;
+    StreamableHttpService::new(move || Ok(tools.clone()), Default::default(), config)
+}
+
 /// `fleetdash mcp --config FILE`: serves the tools on stdin/stdout until the client closes.
 pub async fn serve_stdio(config: &Config, rules: &Rules) -> anyhow::Result<()> {
     let service = FleetTools::new(config, rules)
