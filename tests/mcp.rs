@@ -14,6 +14,11 @@ use support::{Scratch, repo_root};
 
 /// Runs `steps` through the SDK's client against `fleetdash mcp --config CONFIG`.
 fn ask(config: &std::path::Path, steps: Value) -> Vec<Value> {
+    ask_as(config, &[], steps)
+}
+
+/// The same, with `extra` arguments to `fleetdash mcp` (`--operator`).
+fn ask_as(config: &std::path::Path, extra: &[&str], steps: Value) -> Vec<Value> {
     let python = repo_root().join(".venv/mcp/bin/python");
     assert!(
         python.exists(),
@@ -30,6 +35,7 @@ fn ask(config: &std::path::Path, steps: Value) -> Vec<Value> {
             "--config",
         ])
         .arg(config)
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -137,10 +143,12 @@ fn an_mcp_client_lists_and_calls_every_tool_and_reads_the_error_shapes() {
     assert_eq!(
         tools,
         [
+            "assign_task",
             "changes_since",
             "explain",
             "fleet_status",
             "needs_you",
+            "silence",
             "work_queue"
         ]
     );
@@ -448,4 +456,67 @@ fn raw_post(port: u16, path: &str, token: Option<&str>) -> String {
     let mut reply = String::new();
     let _ = s.read_to_string(&mut reply);
     reply
+}
+
+/// The operator's tools over stdio (`fleetdash mcp --operator`): a silence recorded as
+/// `fleetdash silence add` records it, a task assigned as `fleetdash task assign` does; without
+/// `--operator` both are refused (isError, PERMISSION_DENIED) and nothing is written.
+#[test]
+fn the_operator_silences_and_assigns_through_mcp_and_the_hub_may_not() {
+    let (_scratch, config) = fleet();
+    let steps = json!([
+        {"op": "call", "name": "silence",
+         "arguments": {"matchers": ["agent=vega"], "length": "2h", "reason": "disk swap"}},
+        {"op": "call", "name": "assign_task",
+         "arguments": {"title": "Renew the cert", "to": "vega", "deadline": "45m"}},
+        {"op": "call", "name": "silence",
+         "arguments": {"matchers": ["nonsense"], "length": "2h"}},
+    ]);
+    let hub = ask(&config, steps.clone());
+    for refused in &hub[..2] {
+        assert_eq!(
+            envelope(ok(refused))["name"],
+            "PERMISSION_DENIED",
+            "{refused}"
+        );
+    }
+    let list = |what: &str| {
+        let out = support::fleetdash()
+            .args([what, "list", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    assert!(
+        !list("silence").contains("agent=vega"),
+        "the hub silenced nothing"
+    );
+
+    let done = ask_as(&config, &["--operator"], steps);
+    let silenced = ok(&done[0]);
+    assert!(
+        text(silenced).starts_with("silenced agent=vega until ")
+            && text(silenced).contains("(disk swap)"),
+        "{silenced:#}"
+    );
+    let listed = list("silence");
+    assert!(
+        listed.contains("agent=vega") && listed.contains("disk swap"),
+        "{listed}"
+    );
+    let assigned = ok(&done[1]);
+    assert!(
+        text(assigned).ends_with("\"Renew the cert\""),
+        "{assigned:#}"
+    );
+    let tasks = support::fleetdash()
+        .args(["tasks", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let tasks = String::from_utf8_lossy(&tasks.stdout);
+    assert!(tasks.contains("\"Renew the cert\""), "{tasks}");
+    let bad = ok(&done[2]);
+    assert_eq!(envelope(bad)["name"], "INVALID_REQUEST", "{bad:#}");
 }

@@ -758,9 +758,14 @@ pub async fn ack_end(path: &Path, key: &str) -> Outcome {
 
 /// `fleetdash mcp`: the fleet's answers as MCP tools on stdin/stdout, until the client closes
 /// them. stdout is the protocol's: the log goes to stderr, as always.
-pub async fn mcp(path: &Path) -> Outcome {
+pub async fn mcp(path: &Path, operator: bool) -> Outcome {
     let (config, rules) = load(path)?;
-    crate::mcp::serve_stdio(&config, &rules).await?;
+    let role = if operator {
+        crate::mcp::McpRole::Operator
+    } else {
+        crate::mcp::McpRole::Hub
+    };
+    crate::mcp::serve_stdio(&config, &rules, role).await?;
     Ok(())
 }
 

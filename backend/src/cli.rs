@@ -146,6 +146,10 @@ enum Command {
     Mcp {
         #[arg(long, value_name = "FILE")]
         config: PathBuf,
+        /// As the operator: the assign_task and silence tools work too (without it, the hub
+        /// agent's read-only role).
+        #[arg(long)]
+        operator: bool,
     },
     /// Run a cron job and record its start, finish and exit code for the dashboard (its output
     /// is passed through, never stored); exits with the job's exit code.
@@ -316,7 +320,9 @@ pub fn main() -> ExitCode {
                 ),
             },
             Command::Tasks { config } => ("tasks", false, quiet(app::tasks(&config).await)),
-            Command::Mcp { config } => ("mcp", false, quiet(app::mcp(&config).await)),
+            Command::Mcp { config, operator } => {
+                ("mcp", false, quiet(app::mcp(&config, operator).await))
+            }
             Command::Silence { command } => match command {
                 SilenceCommand::Add {
                     config,

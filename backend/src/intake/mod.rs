@@ -691,7 +691,16 @@ async fn mcp_guard(
         Some(Caller::Agent(agent)) if !intake.options.hubs.contains(&agent) => {
             Problem::may_not_ask(&agent).into_response()
         }
-        Some(_) => next.run(request).await,
+        Some(caller) => {
+            // The tools read who asks from here: the operator also assigns and silences.
+            let role = match caller {
+                Caller::Operator => crate::mcp::McpRole::Operator,
+                Caller::Agent(_) => crate::mcp::McpRole::Hub,
+            };
+            let mut request = request;
+            request.extensions_mut().insert(role);
+            next.run(request).await
+        }
     }
 }
 

@@ -1,19 +1,22 @@
 //! `fleetdash mcp` (issue 25): the fleet's answers ([`crate::answers`]) as MCP tools, on the
 //! official Rust SDK (rmcp), over stdio for an agent on this host (`fleetdash mcp --config
-//! FILE`: the agent runs it, as its operator would run the CLI).
+//! FILE`), and over Streamable HTTP at the intake's `/mcp` ([`streamable_http`], behind the
+//! intake's tokens).
 //!
 //! - Tools: `fleet_status` (the glance: verdict, needs-you lines, every non-green element, the
 //!   snapshot's age), `needs_you` (the needs-you lines alone), `explain` (one element by key:
 //!   band, reason, dependencies, hold, last day), `changes_since` (band changes after a moment,
 //!   from the transitions log), `work_queue` (the queue as `fleetdash tasks` words it). Each
 //!   answers with the words as text and the same as structured content.
+//! - For the operator only ([`McpRole`]): `silence` and `assign_task`, with the CLI's semantics
+//!   (`fleetdash silence add`, `fleetdash task assign`), recorded the same way.
 //! - Resources: `fleet://status.json` (the snapshot) and `fleet://glance.txt` (its words).
 //! - Errors as seed 000 binds ASC to MCP: an unknown tool or a malformed call stays a JSON-RPC
 //!   protocol error (rmcp's router); a tool that fails (no snapshot, a stale one, a time it
 //!   cannot read) is a successful response with `isError: true`, its words, and the ASC
 //!   envelope as a resource of MIME type `application/agent-status+json`.
-//! - Read-only: the snapshot and the transitions log as files, the queue through its read-only
-//!   reader (`fleetdash run` may hold its one writer). Nothing here writes.
+//! - The read tools read the snapshot and the transitions log as files, the queue through its
+//!   read-only reader (`fleetdash run` may hold its one writer).
 
 use std::path::PathBuf;
 
@@ -40,6 +43,15 @@ use crate::redact::RedactionGate;
 /// The ASC envelope's media type (seed 000's MCP binding).
 pub const ASC_MIME: &str = "application/agent-status+json";
 
+/// Who is asking: the hub agent reads; the operator also assigns and silences. Over HTTP the
+/// intake's guard puts it in the request (from the bearer token); over stdio it is the
+/// command's (`--operator`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpRole {
+    Hub,
+    Operator,
+}
+
 /// The fleet as MCP tools, for one config.
 #[derive(Clone)]
 pub struct FleetTools {
@@ -49,6 +61,9 @@ pub struct FleetTools {
     queue_rules: QueueRules,
     deps: std::sync::Arc<crate::alerting::deps::Deps>,
     gate: RedactionGate,
+    /// The role of a caller whose request carries none (stdio).
+    stdio_role: McpRole,
+    queue_config: Option<(PathBuf, QueueRules)>,
     // Read by the code #[tool_handler] writes.
     #[allow(dead_code)]
     tool_router: ToolRouter<Self>,
@@ -59,6 +74,28 @@ pub struct Key {
     /// The element's stable key, as fleet_status's elements and the transitions log name it:
     /// "agent:min", "host:lab", "host:lab/tunnel:lab-heart", "queue:q_1a2b".
     pub key: String,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct SilenceArgs {
+    /// Each `field=value`: host=lab, agent=min, kind=cron, name=nginx, key=host:lab/tunnel:t.
+    pub matchers: Vec<String>,
+    /// How long: "2h", "45m".
+    pub length: String,
+    /// Why, shown on the page beside the element ("disk swap").
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct AssignArgs {
+    /// What is to be done.
+    pub title: String,
+    /// The agent that owns it; without it, the first tagged agent to ACK owns it.
+    pub to: Option<String>,
+    /// Agents the task is also for.
+    pub tags: Option<Vec<String>>,
+    /// Due this long from now: "2h", "45m".
+    pub deadline: Option<String>,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -92,6 +129,38 @@ fn answered(answer: Answer) -> CallToolResult {
 }
 
 impl FleetTools {
+    /// The caller's role: the one the intake's guard put in an HTTP request (none there: the
+    /// hub's, the least), else stdio's.
+    fn role(&self, context: &RequestContext<RoleServer>) -> McpRole {
+        match context.extensions.get::<axum::http::request::Parts>() {
+            Some(parts) => parts
+                .extensions
+                .get::<McpRole>()
+                .copied()
+                .unwrap_or(McpRole::Hub),
+            None => self.stdio_role,
+        }
+    }
+
+    /// `None` for the operator; for anyone else, the refusal.
+    fn operator_only(
+        &self,
+        context: &RequestContext<RoleServer>,
+        what: &str,
+    ) -> Option<CallToolResult> {
+        (self.role(context) != McpRole::Operator).then(|| {
+            failed(
+                format!(
+                    "only the operator {what}: over HTTP with [intake] operator_token_*, over \
+                     stdio with `fleetdash mcp --operator`"
+                ),
+                &Asc::PERMISSION_DENIED,
+                true,
+                None,
+            )
+        })
+    }
+
     /// The snapshot, or the failure that says why there is none.
     async fn snapshot(
         &self,
@@ -129,8 +198,190 @@ impl FleetTools {
             queue_rules: QueueRules::of(rules),
             deps: std::sync::Arc::new(crate::alerting::deps::Deps::from_config(config)),
             gate: config.gate(),
+            stdio_role: McpRole::Hub,
+            queue_config: config
+                .work_queue
+                .as_ref()
+                .map(|q| (q.db.clone(), QueueRules::of(rules))),
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// The same tools for a caller on stdio with `role`.
+    pub fn with_stdio_role(mut self, role: McpRole) -> FleetTools {
+        self.stdio_role = role;
+        self
+    }
+
+    #[tool(
+        description = "Operator only: silence alerts, as `fleetdash silence add` does: every \
+                       matcher must match (host=lab, agent=min, kind=cron, key=host:lab/tunnel:t), \
+                       for a length (\"2h\", \"45m\"), with a reason shown on the page. The \
+                       elements stay red on the page; only their alerts are held."
+    )]
+    async fn silence(
+        &self,
+        Parameters(SilenceArgs {
+            matchers,
+            length,
+            reason,
+        }): Parameters<SilenceArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        if let Some(refused) = self.operator_only(&context, "silences") {
+            return Ok(refused);
+        }
+        let mut parsed = Vec::new();
+        for m in &matchers {
+            match crate::config::maintenance::Matcher::parse(m) {
+                Ok(matcher) => parsed.push(matcher),
+                Err(why) => return Ok(failed(why, &crate::problem::INVALID_REQUEST, true, None)),
+            }
+        }
+        let length = humantime::parse_duration(length.trim())
+            .ok()
+            .and_then(|d| chrono::Duration::from_std(d).ok())
+            .filter(|d| *d > chrono::Duration::zero());
+        let Some(length) = length else {
+            return Ok(failed(
+                "length: a duration longer than zero, e.g. \"2h\" or \"45m\"".into(),
+                &crate::problem::INVALID_REQUEST,
+                true,
+                None,
+            ));
+        };
+        let store =
+            crate::alerting::silences::SilenceStore::new(&self.state_dir, self.gate.clone());
+        let reason = reason.unwrap_or_default();
+        let added = blocking(move || store.add(parsed, length, &reason, Utc::now())).await?;
+        Ok(match added {
+            Ok(silence) => {
+                let matchers: Vec<String> =
+                    silence.matchers.iter().map(ToString::to_string).collect();
+                let mut words = format!(
+                    "silenced {} until {} UTC",
+                    matchers.join(" "),
+                    silence.end.format("%Y-%m-%d %H:%M")
+                );
+                if !silence.reason.is_empty() {
+                    words.push_str(&format!(" ({})", silence.reason));
+                }
+                words.push_str(&format!(" [id {}]", silence.id));
+                let mut result = CallToolResult::success(vec![ContentBlock::text(words)]);
+                result.structured_content = Some(json!({
+                    "id": silence.id, "matchers": matchers, "start": silence.start,
+                    "end": silence.end, "reason": silence.reason,
+                }));
+                result
+            }
+            Err(e) => failed(
+                format!("{e:#}"),
+                &crate::problem::INVALID_REQUEST,
+                true,
+                None,
+            ),
+        })
+    }
+
+    #[tool(
+        description = "Operator only: assign a task, as `fleetdash task assign` does: a title, \
+                       an owner (`to`) or agents it is also for (`tags`), a deadline from now \
+                       (\"2h\"). Answers the task's line as `fleetdash tasks` shows it."
+    )]
+    async fn assign_task(
+        &self,
+        Parameters(AssignArgs {
+            title,
+            to,
+            tags,
+            deadline,
+        }): Parameters<AssignArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        if let Some(refused) = self.operator_only(&context, "assigns tasks") {
+            return Ok(refused);
+        }
+        let Some((db, rules)) = self.queue_config.clone() else {
+            return Ok(failed(
+                "this fleetdash has no work queue: [work_queue] db is not set in its config".into(),
+                &Asc::FAILED_PRECONDITION,
+                true,
+                None,
+            ));
+        };
+        let now = Utc::now();
+        let deadline = match deadline.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(d) => match humantime::parse_duration(d)
+                .ok()
+                .and_then(|d| chrono::Duration::from_std(d).ok())
+                .and_then(|d| now.checked_add_signed(d))
+            {
+                Some(at) => Some(at),
+                None => {
+                    return Ok(failed(
+                        format!("deadline {d:?}: a duration from now, e.g. \"2h\""),
+                        &crate::problem::INVALID_REQUEST,
+                        true,
+                        None,
+                    ));
+                }
+            },
+        };
+        let queue = match crate::queue::WorkQueue::open(&db, rules).await {
+            Ok(queue) => queue,
+            Err(why) => return Ok(failed(why, &Asc::DEPENDENCY_UNAVAILABLE, false, None)),
+        };
+        let report = crate::queue::Report {
+            from: crate::queue::Reporter::Operator,
+            message_id: format!("mcp-{}", uuid::Uuid::new_v4()),
+            context_id: None,
+            received_at: now,
+            kind: crate::queue::ReportKind::Assign(crate::queue::Assignment {
+                title: crate::text::clean(
+                    &self.gate.redact_str(&title),
+                    crate::queue::store::TITLE_MAX_CHARS,
+                ),
+                owner: to,
+                tagged: tags.unwrap_or_default(),
+                deadline,
+            }),
+        };
+        let applied = queue.apply(report).await;
+        if let Err(e) = queue.close().await {
+            tracing::warn!("the work queue did not close cleanly after an MCP assign: {e:#}");
+        }
+        Ok(match applied {
+            Ok(crate::queue::Applied {
+                task: Some(task), ..
+            }) => {
+                let line = crate::queue::judge::line(&task, &rules, now);
+                let mut result = CallToolResult::success(vec![ContentBlock::text(line)]);
+                result.structured_content = Some(json!({
+                    "id": task.id, "title": task.title, "owner": task.owner,
+                    "tagged": task.tagged, "state": task.state.as_str(),
+                }));
+                result
+            }
+            Ok(_) => failed(
+                "the queue recorded no task".into(),
+                &Asc::INTERNAL_ERROR,
+                false,
+                None,
+            ),
+            Err(crate::queue::Refusal::Invalid(why)) => {
+                failed(why, &crate::problem::INVALID_REQUEST, true, None)
+            }
+            Err(crate::queue::Refusal::Store(why)) => {
+                failed(why, &Asc::DEPENDENCY_UNAVAILABLE, false, None)
+            }
+            Err(refusal) => failed(
+                format!("the queue refused it: {refusal:?}"),
+                &crate::problem::INVALID_REQUEST,
+                true,
+                None,
+            ),
+        })
     }
 
     #[tool(
@@ -349,8 +600,9 @@ pub fn streamable_http(
 }
 
 /// `fleetdash mcp --config FILE`: serves the tools on stdin/stdout until the client closes.
-pub async fn serve_stdio(config: &Config, rules: &Rules) -> anyhow::Result<()> {
+pub async fn serve_stdio(config: &Config, rules: &Rules, role: McpRole) -> anyhow::Result<()> {
     let service = FleetTools::new(config, rules)
+        .with_stdio_role(role)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| anyhow::anyhow!("MCP over stdio could not start: {e}"))?;
