@@ -1,6 +1,6 @@
-//! Benchmark of the hub agent's question `status` (issue 25) on loopback: what the one voice
-//! waits for when the operator asks it how the fleet is, and how big the answer is, at the demo
-//! fleet's size and with a 10,000-card board. It prints figures and asserts no timing; it
+//! Benchmark of the hub agent's question `status` (issue 25) on loopback, over A2A and over MCP:
+//! what the one voice waits for when the operator asks it how the fleet is, and how big the
+//! answer is, at the demo fleet's size and with a 10,000-card board. It prints figures and asserts no timing; it
 //! asserts what it times (every answer a Message whose text says the snapshot's verdict).
 //!
 //! Run from a clean clone, at the repository root:
@@ -14,9 +14,10 @@
 //!    status.json lists the rules' capped share and counts the rest.
 //!
 //! Then N v1.0 `SendMessage {"text": "status"}` requests with the operator's token, one at a
-//! time over a kept-alive connection: median, p90 and worst round trip (the intake reads and
-//! parses status.json at each question: no cache to go stale), and the answer's bytes (text
-//! part, and the whole JSON-RPC reply). N = 50 (`FLEETDASH_BENCH_QUICK=1`: 5).
+//! time over a kept-alive connection, and N MCP `tools/call fleet_status` to the intake's `/mcp`
+//! (Streamable HTTP, stateless, JSON answers): median, p90 and worst round trip (each question
+//! reads and parses status.json: no cache to go stale), and the answer's bytes (the words, and
+//! the whole JSON-RPC reply). N = 50 (`FLEETDASH_BENCH_QUICK=1`: 5).
 
 #[allow(dead_code)]
 mod common;
@@ -102,6 +103,16 @@ fn big_board(cards: usize) -> Case {
 }
 
 fn write(dir: tempfile::TempDir, name: &'static str, snap: &Snapshot) -> Case {
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/rules.yaml");
+    std::fs::copy(&rules, dir.path().join("rules.yaml")).expect("rules.yaml copied");
+    let config = dir.path().join("fleetdash.toml");
+    if !config.exists() {
+        std::fs::write(
+            &config,
+            "output_dir = \"out\"\nstate_dir = \"state\"\nrules = \"rules.yaml\"\n",
+        )
+        .expect("config written");
+    }
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).expect("out/");
     let bytes = serde_json::to_vec(snap).expect("a snapshot serialises");
@@ -127,7 +138,9 @@ fn sorted(mut v: Vec<Duration>) -> Vec<Duration> {
 fn main() {
     let quick = std::env::var_os("FLEETDASH_BENCH_QUICK").is_some();
     let asks = if quick { 5 } else { 50 };
-    println!("== fleetdash ask bench: the hub's `status` question (loopback HTTP, v1.0) ==");
+    println!(
+        "== fleetdash ask bench: the hub's `status` question (loopback HTTP: A2A v1.0 and MCP) =="
+    );
     let cases = [demo_fleet(), big_board(10_000)];
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -135,10 +148,13 @@ fn main() {
         .build()
         .expect("a runtime");
     println!(
-        "{:<34} {:>12} | {:>24} | {:>10} {:>10}",
-        "snapshot", "status.json", "round trip median/p90/max", "text", "reply"
+        "{:<34} {:<17} {:>12} | {:>24} | {:>10} {:>10}",
+        "snapshot", "question", "status.json", "round trip median/p90/max", "words", "reply"
     );
     for case in &cases {
+        let (config, all_rules) =
+            fleetdash::config::Config::load(&case.dir.path().join("fleetdash.toml"))
+                .expect("the case's config loads");
         let rules = QueueRules::of(&shipped_rules());
         let queue = Arc::new(
             rt.block_on(WorkQueue::open(&case.dir.path().join("tasks.db"), rules))
@@ -162,7 +178,7 @@ fn main() {
             snapshot: Some(case.dir.path().join("out/status.json")),
             state_dir: None,
             queue_rules: rules,
-            mcp: None,
+            mcp: Some(fleetdash::mcp::FleetTools::new(&config, &all_rules)),
         };
         let listener = rt
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
@@ -176,57 +192,68 @@ fn main() {
             stop.clone(),
         ));
         let client = reqwest::Client::new();
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                          "params": {"message": {"messageId": "q", "role": "ROLE_USER",
-                                                 "parts": [{"text": "status"}]}}})
-        .to_string();
-        let mut times = Vec::new();
-        let (mut text_bytes, mut reply_bytes) = (0, 0);
-        for _ in 0..=asks {
-            let started = Instant::now();
-            let reply = rt.block_on(async {
-                client
-                    .post(&url)
-                    .header("Authorization", format!("Bearer {OPERATOR}"))
-                    .header("A2A-Version", "1.0")
-                    .header("Content-Type", "application/json")
-                    .body(body.clone())
-                    .send()
-                    .await
-                    .expect("the intake answers")
-                    .bytes()
-                    .await
-                    .expect("a body")
-            });
-            times.push(started.elapsed());
-            let v: Value = serde_json::from_slice(&reply).expect("JSON-RPC");
-            let text = v["result"]["message"]["parts"][0]["text"]
-                .as_str()
-                .unwrap_or_else(|| panic!("an answer: {v}"));
-            assert!(
-                text.lines()
-                    .next()
-                    .is_some_and(|l| l.ends_with(&case.headline)),
-                "{}: the verdict {:?} first: {text}",
+        let a2a = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                         "params": {"message": {"messageId": "q", "role": "ROLE_USER",
+                                                "parts": [{"text": "status"}]}}});
+        let mcp = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                         "params": {"name": "fleet_status", "arguments": {}}});
+        for (face, path, body, words) in [
+            ("A2A status", "", a2a, "/result/message/parts/0/text"),
+            ("MCP fleet_status", "mcp", mcp, "/result/content/0/text"),
+        ] {
+            let mut times = Vec::new();
+            let (mut text_bytes, mut reply_bytes) = (0, 0);
+            for _ in 0..=asks {
+                let started = Instant::now();
+                let reply = rt.block_on(async {
+                    client
+                        .post(format!("{url}{path}"))
+                        .header("Authorization", format!("Bearer {OPERATOR}"))
+                        .header("A2A-Version", "1.0")
+                        .header("Content-Type", "application/json")
+                        .header("Accept", "application/json, text/event-stream")
+                        .body(body.to_string())
+                        .send()
+                        .await
+                        .expect("the intake answers")
+                        .bytes()
+                        .await
+                        .expect("a body")
+                });
+                times.push(started.elapsed());
+                let v: Value = serde_json::from_slice(&reply).unwrap_or_else(|e| {
+                    panic!("{face}: JSON-RPC: {e}: {}", String::from_utf8_lossy(&reply))
+                });
+                let text = v
+                    .pointer(words)
+                    .and_then(Value::as_str)
+                    .unwrap_or_else(|| panic!("{face}: an answer: {v}"));
+                assert!(
+                    text.lines()
+                        .next()
+                        .is_some_and(|l| l.ends_with(&case.headline)),
+                    "{}: {face}: the verdict {:?} first: {text}",
+                    case.name,
+                    case.headline
+                );
+                text_bytes = text.len();
+                reply_bytes = reply.len();
+            }
+            // The first was the warm-up (a connection, the first read of the file).
+            let t = sorted(times[1..].to_vec());
+            let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+            println!(
+                "{:<34} {:<17} {:>9.1} KB | {:>8.2} {:>7.2} {:>7.2} ms | {:>7.1} KB {:>7.1} KB",
                 case.name,
-                case.headline
+                face,
+                case.status_bytes as f64 / 1024.0,
+                ms(t[t.len() / 2]),
+                ms(t[t.len() * 9 / 10]),
+                ms(t[t.len() - 1]),
+                text_bytes as f64 / 1024.0,
+                reply_bytes as f64 / 1024.0,
             );
-            text_bytes = text.len();
-            reply_bytes = reply.len();
         }
-        // The first was the warm-up (a connection, the first read of the file).
-        let t = sorted(times[1..].to_vec());
-        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        println!(
-            "{:<34} {:>9.1} KB | {:>8.2} {:>7.2} {:>7.2} ms | {:>7.1} KB {:>7.1} KB",
-            case.name,
-            case.status_bytes as f64 / 1024.0,
-            ms(t[t.len() / 2]),
-            ms(t[t.len() * 9 / 10]),
-            ms(t[t.len() - 1]),
-            text_bytes as f64 / 1024.0,
-            reply_bytes as f64 / 1024.0,
-        );
         stop.cancel();
     }
     println!("({asks} questions per case after a warm-up, one at a time, kept-alive connection)");
