@@ -89,13 +89,29 @@ fn need_line(n: &Need) -> String {
     line
 }
 
-fn needs_data(glance: &Glance) -> Vec<Value> {
+/// Each needs-you line as data, with the key and ASC of the element it stands for when one
+/// element does (its row's anchor is the element's); a line for a section or a lot has none.
+fn needs_data(glance: &Glance, snapshot: &Snapshot) -> Vec<Value> {
+    let elements = transitions::elements(snapshot);
     glance
         .needs
         .iter()
         .map(|n| {
+            let element = elements
+                .iter()
+                .find(|(_, el)| fleetdash_model::glance::anchor(el.kind, &el.name) == n.anchor);
+            let (key, asc) = match element {
+                Some((key, el)) => {
+                    let asc = status_of(el.band);
+                    (
+                        Some(key.clone()),
+                        Some(json!({"code": asc.code, "name": asc.name})),
+                    )
+                }
+                None => (None, None),
+            };
             json!({"band": n.band.class(), "what": n.what, "reason": n.reason, "since": n.since,
-                   "held": n.held, "anchor": n.anchor})
+                   "held": n.held, "anchor": n.anchor, "key": key, "agent_status": asc})
         })
         .collect()
 }
@@ -118,7 +134,7 @@ pub fn needs(snapshot: &Snapshot, now: DateTime<Utc>) -> Answer {
     lines.extend(glance.needs.iter().map(need_line));
     Answer {
         text: lines.join("\n"),
-        data: json!({"needs": needs_data(&glance), "stale": glance.stale.is_some()}),
+        data: json!({"needs": needs_data(&glance, snapshot), "stale": glance.stale.is_some()}),
     }
 }
 
@@ -260,7 +276,7 @@ pub fn status(snapshot: Result<&Snapshot, &str>, now: DateTime<Utc>) -> Answer {
         human_age(age_s),
         glance.zone
     ));
-    let needs = needs_data(&glance);
+    let needs = needs_data(&glance, snap);
     // Every element not green, by its stable key: what a hub acts on.
     let elements: Vec<Value> = transitions::elements(snap)
         .into_iter()
@@ -487,6 +503,11 @@ mod tests {
         assert_eq!(a.data["verdict"]["band"], "red");
         assert_eq!(a.data["verdict"]["counts"]["red"], 1);
         assert_eq!(a.data["needs"][0]["what"], "agent vega");
+        assert_eq!(a.data["needs"][0]["key"], "agent:vega");
+        assert_eq!(
+            a.data["needs"][0]["agent_status"]["name"],
+            "RETRYABLE_ERROR"
+        );
         assert_eq!(a.data["elements"][0]["key"], "agent:vega");
         assert_eq!(
             a.data["elements"][0]["agent_status"]["name"],
