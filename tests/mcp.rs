@@ -415,6 +415,39 @@ fn the_intakes_mcp_answers_the_operator_and_the_hub_and_refuses_the_others() {
         assert!(text(answer).contains("agent min · "), "{who}: {answer:#}");
         assert!(text(answer).contains("agent sol · "), "{who}: {answer:#}");
     }
+    // Every read tool and resource over HTTP too, with the hub's token.
+    let all = ask_http(
+        &url,
+        Some("report-min-0c8e41aa"),
+        json!([
+            {"op": "list_tools"},
+            {"op": "call", "name": "needs_you"},
+            {"op": "call", "name": "explain", "arguments": {"key": "agent:sol"}},
+            {"op": "call", "name": "changes_since", "arguments": {"since": "2000-01-01T00:00:00Z"}},
+            {"op": "call", "name": "work_queue"},
+            {"op": "call", "name": "explain", "arguments": {"key": "agent:nobody"}},
+            {"op": "read_resource", "uri": "fleet://glance.txt"},
+        ]),
+    );
+    assert_eq!(ok(&all[0])["tools"].as_array().unwrap().len(), 7);
+    assert!(text(ok(&all[1])).contains("agent sol · "), "{all:?}");
+    assert!(
+        text(ok(&all[2])).starts_with("✖ agent sol: fail"),
+        "{all:?}"
+    );
+    assert!(
+        text(ok(&all[3])).contains("agent sol: new → fail"),
+        "{all:?}"
+    );
+    assert!(
+        text(ok(&all[4])).starts_with("The work queue is empty."),
+        "{all:?}"
+    );
+    assert_eq!(envelope(ok(&all[5]))["name"], "NOT_FOUND");
+    let glance = ok(&all[6])["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(glance.contains("agent min · "), "{all:?}");
     for (who, token) in [
         ("another agent", Some("report-sol-52b9d7e3")),
         ("no token", None),
