@@ -1676,3 +1676,36 @@ fn the_agents_doc_example_asks_the_intake_and_prints_the_glance() {
     assert!(stdout.contains("✖ agent vega · "), "{stdout}");
     assert!(stdout.trim_end().ends_with("Times are UTC."), "{stdout}");
 }
+
+/// Issue 25: a question is a read. The hub agent asking `status` spends its read budget, not
+/// its reports': with one report a minute, three questions are answered and its report still
+/// goes through once (the next one is 429, the reports' own limit).
+#[test]
+fn the_hub_agents_questions_do_not_use_up_its_reports() {
+    let hub = Hub::with_limits(IntakeConfig {
+        rate_per_minute: 1,
+        ..IntakeConfig::default()
+    });
+    let (snapshot, _) = collected_snapshot();
+    hub.write_snapshot(&snapshot);
+    for n in 0..3 {
+        let asked = post(
+            &hub,
+            Some(hub::HUB_AGENT),
+            None,
+            &v03_send(&format!("q-{n}"), text("status")),
+        );
+        assert_eq!(asked.status, 200, "question {n}: {}", asked.body);
+        assert!(asked.body.contains("Snapshot written"), "{}", asked.body);
+    }
+    let beat = json!({"parts": [{"kind": "data", "data": {"report": "heartbeat"}}]});
+    let first = post(
+        &hub,
+        Some(hub::HUB_AGENT),
+        None,
+        &v03_send("hb-1", beat.clone()),
+    );
+    assert_eq!(first.status, 200, "{}", first.body);
+    let second = post(&hub, Some(hub::HUB_AGENT), None, &v03_send("hb-2", beat));
+    assert_eq!(second.status, 429, "{}", second.body);
+}

@@ -346,6 +346,11 @@ async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
     };
     let call = wire::read_call(version.as_deref(), &body);
     let budget = match &call {
+        // A question (issue 25) reads: it must not use up the hub agent's reports.
+        Ok(Call {
+            params: Params::Send(inbound),
+            ..
+        }) if ask::asked(&inbound.parts, Utc::now()).is_some() => Budget::Reads,
         Ok(Call {
             params: Params::Send(_) | Params::Cancel { .. },
             ..
