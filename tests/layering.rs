@@ -25,7 +25,7 @@ use syn::visit::Visit;
 /// The backend's layers, ground up: each may import only from its own layer and those before it.
 /// The model (its own crate) is below them all.
 const LAYERS: &[&[&str]] = &[
-    &["redact", "text", "net", "sqlite", "problem"],
+    &["redact", "text", "net", "sqlite", "problem", "clock"],
     &["config"],
     &["a2a", "queue"],
     &["collect"],

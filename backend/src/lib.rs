@@ -7,7 +7,8 @@
 //! 1. [`redact`] (the gate every byte passes before a writer puts it on disk), [`problem`] (HTTP
 //!    refusals as problem+json with the ASC envelope), [`text`] (the
 //!    one sanitiser for untrusted text), [`net`] (bounded HTTP for probes), [`sqlite`] (whether
-//!    a SQLite file is one of ours).
+//!    a SQLite file is one of ours), [`clock`] (the wall clock written and shown, the boot clock
+//!    ages are counted on, and the jumps between them).
 //! 2. [`config`]: the registry (TOML) and the rules file (YAML), validated with file and line.
 //! 3. [`a2a`] (A2A wire shapes per dialect), [`queue`] (the work queue's store, spec 003 §3).
 //! 4. [`collect`]: one module per snapshot section behind [`collect::Collector`]; probes never
@@ -32,6 +33,7 @@ pub mod alerting;
 pub mod answers;
 pub mod app;
 pub mod cli;
+pub mod clock;
 pub mod collect;
 pub mod config;
 pub mod cron_run;

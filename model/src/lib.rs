@@ -18,6 +18,7 @@
 pub mod alerts;
 mod asc;
 mod band;
+pub mod clock;
 pub mod glance;
 mod probe;
 pub mod queue;
@@ -29,6 +30,7 @@ mod words;
 pub use alerts::{Acked, AlertsView, ChannelState, Held};
 pub use asc::Asc;
 pub use band::Band;
+pub use clock::{Ahead, ClockJump, ClockView, Jump};
 pub use glance::Glance;
 pub use probe::{NOT_COLLECTED, Probe};
 pub use queue::{EndedTask, QueueAck, QueueLeftOut, QueueTask, UnreadableTask};

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::alerts::{AlertsView, Reach};
 use crate::asc::Asc;
 use crate::band::Band;
+use crate::clock::ClockView;
 use crate::probe::Probe;
 use crate::queue::{QueueLeftOut, QueueTask, UnreadableTask};
 use crate::rules::RulesView;
@@ -51,6 +52,10 @@ pub struct Snapshot {
     /// the copies.
     #[serde(default)]
     pub set_aside: Vec<SetAside>,
+    /// This host's clock as fleetdash saw it: its recent jumps (a step, a sleep), the grace
+    /// after one, stamps found ahead of it (issue 31). Empty while the clock keeps time.
+    #[serde(default)]
+    pub clock: ClockView,
 }
 
 /// One of fleetdash's own state files (the 24 h history, the transitions log, the alert
@@ -93,6 +98,7 @@ impl Snapshot {
             transitions: Vec::new(),
             alerts: AlertsView::default(),
             set_aside: Vec::new(),
+            clock: ClockView::default(),
         }
     }
 }

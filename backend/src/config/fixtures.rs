@@ -41,3 +41,80 @@ pub(crate) fn config_beside_fleet_rules(text: &str) -> (tempfile::TempDir, std::
     std::fs::write(&path, text).expect("f.toml written");
     (dir, path)
 }
+
+/// A whole rules file in the shape of the fleet's, each group citing a short source: the rules
+/// parser's tests change one value of it at a time.
+pub(crate) const FLEET_RULES: &str = "\
+stuck:
+  no_reply_seconds: 300
+  source: plugins/platforms/a2a/adapter.py:38
+  ruled_by: young
+  sweep_seconds: 60
+last_exchange:
+  green_below_seconds: 1800
+  amber_below_seconds: 21600
+  source: fleet-dashboard-plan.md §5.3
+snapshot:
+  stale_after_seconds: 600
+  source: spec 003 §6.5
+live_tasks:
+  keep_finished_seconds: 3600
+  forget_unseen_seconds: 86400
+  source: fleetdash
+backups:
+  amber_after_seconds: 93600
+  red_after_seconds: 172800
+  source: fleetdash (a daily backup plus 2 h of slack; two missed days is red)
+window:
+  amber_at_percent: 90
+  source: the heartbeat's window status (near limit at 90 %)
+ack:
+  within_seconds: 600
+  source: spec 003 §4
+worker_died:
+  no_report_seconds: 3600
+  source: spec 003 §3.5
+heartbeat_reports:
+  grace_seconds: 300
+  source: Healthchecks (period + grace)
+alerts:
+  fail_after_passes: 2
+  recover_after_passes: 2
+  remind_every_seconds: 3600
+  source: Gatus failure-threshold / success-threshold
+board:
+  cards_max: 200
+  newest_per_column: 5
+  source: issue 13
+queue:
+  finished_kept_seconds: 86400
+  finished_kept_max: 100
+  source: issue 21
+doctor:
+  clock_skew_seconds: 30
+  source: issue 22
+grouping:
+  group_wait_seconds: 30
+  group_interval_seconds: 300
+  source: Alertmanager
+blind_spot:
+  failed_percent: 75
+  min_failed: 3
+  source: issue 24
+quiet_hours:
+  red_after_seconds: 1800
+  source: issue 24
+alertmanager:
+  resend_seconds: 60
+  ends_after_seconds: 240
+  source: Prometheus
+phone_actions:
+  link_valid_seconds: 86400
+  silence_seconds: 3600
+  source: issue 24
+clock:
+  step_seconds: 5
+  shown_for_seconds: 3600
+  forget_unseen_seconds: 86400
+  source: issue 31
+";

@@ -209,6 +209,31 @@ pub struct Rules {
     /// `fleetdash doctor`: an agent's `Date` header further than this from this host's clock
     /// is a warning (issue 22).
     pub clock_skew: Rule,
+    /// This host's clock (issue 31): what counts as a jump, how long one is shown.
+    pub clock: ClockRules,
+}
+
+/// The `clock` group (issue 31): when the wall clock has jumped, and for how long it is said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClockRules {
+    /// The wall clock and the boot clock parting by this much between two readings is a step;
+    /// the boot clock ahead of the monotonic one by this much, a sleep.
+    pub step: Rule,
+    /// A jump is shown this long; the grace after a forward step or a wake lasts at most this.
+    pub shown_for: Rule,
+    /// A stamp nobody asked the age of for this long is forgotten.
+    pub forget_unseen: Rule,
+}
+
+impl ClockRules {
+    /// The clock's settings from these rules.
+    pub fn settings(&self) -> crate::clock::Settings {
+        crate::clock::Settings {
+            step_s: self.step.seconds,
+            shown_for_s: self.shown_for.seconds,
+            forget_s: self.forget_unseen.seconds,
+        }
+    }
 }
 
 /// Each group of the rules file and the values it holds (besides `source` and `ruled_by`).
@@ -247,6 +272,10 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("board", &["cards_max", "newest_per_column"]),
     ("queue", &["finished_kept_seconds", "finished_kept_max"]),
     ("doctor", &["clock_skew_seconds"]),
+    (
+        "clock",
+        &["step_seconds", "shown_for_seconds", "forget_unseen_seconds"],
+    ),
 ];
 
 /// What every group holds besides its values.
@@ -434,6 +463,18 @@ impl Rules {
         let phone_silence = seconds("phone_actions", "silence_seconds");
         let finished_kept = seconds("queue", "finished_kept_seconds");
         let clock_skew = seconds("doctor", "clock_skew_seconds");
+        let clock = match (
+            seconds("clock", "step_seconds"),
+            seconds("clock", "shown_for_seconds"),
+            seconds("clock", "forget_unseen_seconds"),
+        ) {
+            (Some(step), Some(shown_for), Some(forget_unseen)) => Some(ClockRules {
+                step,
+                shown_for,
+                forget_unseen,
+            }),
+            _ => None,
+        };
         let window_amber =
             cited("window", "amber_at_percent", Unit::Percent).map(PercentRule::from);
         let blind_spot_percent =
@@ -534,7 +575,7 @@ impl Rules {
             report_grace,
             alerts,
             board,
-            retention.zip(clock_skew),
+            retention.zip(clock_skew.zip(clock)),
         ) {
             (Some(s), Some(a), Some(w), Some(g), Some(al), Some(b), Some(r)) => {
                 Some((s, a, w, g, al, b, r))
@@ -570,7 +611,7 @@ impl Rules {
                     report_grace,
                     alerts,
                     board,
-                    (queue, clock_skew),
+                    (queue, (clock_skew, clock)),
                 )),
             ) if errors.is_empty() => Some(Rules {
                 path: path.to_path_buf(),
@@ -591,6 +632,7 @@ impl Rules {
                 board,
                 queue,
                 clock_skew,
+                clock,
             }),
             _ => None,
         };
@@ -653,6 +695,7 @@ fn line_of_key(text: &str, group: &str, key: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::fixtures::FLEET_RULES as FLEET;
 
     /// Why the rules file `text` (read as `r.yaml`) is refused.
     fn refused(text: &str) -> String {
@@ -660,76 +703,6 @@ mod tests {
             .unwrap_err()
             .to_string()
     }
-
-    const FLEET: &str = "\
-stuck:
-  no_reply_seconds: 300
-  source: plugins/platforms/a2a/adapter.py:38
-  ruled_by: young
-  sweep_seconds: 60
-last_exchange:
-  green_below_seconds: 1800
-  amber_below_seconds: 21600
-  source: fleet-dashboard-plan.md §5.3
-snapshot:
-  stale_after_seconds: 600
-  source: spec 003 §6.5
-live_tasks:
-  keep_finished_seconds: 3600
-  forget_unseen_seconds: 86400
-  source: fleetdash
-backups:
-  amber_after_seconds: 93600
-  red_after_seconds: 172800
-  source: fleetdash (a daily backup plus 2 h of slack; two missed days is red)
-window:
-  amber_at_percent: 90
-  source: the heartbeat's window status (near limit at 90 %)
-ack:
-  within_seconds: 600
-  source: spec 003 §4
-worker_died:
-  no_report_seconds: 3600
-  source: spec 003 §3.5
-heartbeat_reports:
-  grace_seconds: 300
-  source: Healthchecks (period + grace)
-alerts:
-  fail_after_passes: 2
-  recover_after_passes: 2
-  remind_every_seconds: 3600
-  source: Gatus failure-threshold / success-threshold
-board:
-  cards_max: 200
-  newest_per_column: 5
-  source: issue 13
-queue:
-  finished_kept_seconds: 86400
-  finished_kept_max: 100
-  source: issue 21
-doctor:
-  clock_skew_seconds: 30
-  source: issue 22
-grouping:
-  group_wait_seconds: 30
-  group_interval_seconds: 300
-  source: Alertmanager
-blind_spot:
-  failed_percent: 75
-  min_failed: 3
-  source: issue 24
-quiet_hours:
-  red_after_seconds: 1800
-  source: issue 24
-alertmanager:
-  resend_seconds: 60
-  ends_after_seconds: 240
-  source: Prometheus
-phone_actions:
-  link_valid_seconds: 86400
-  silence_seconds: 3600
-  source: issue 24
-";
 
     #[test]
     fn the_fleet_rules_parse_with_their_sources() {
