@@ -451,6 +451,33 @@ mod tests {
             at: Some(at),
             checked_at: at,
         }];
+        s.clock = fleetdash_model::ClockView {
+            jumps: vec![
+                fleetdash_model::ClockJump {
+                    kind: fleetdash_model::Jump::Asleep,
+                    seconds: 25_920,
+                    at,
+                    checked_at: at,
+                    stale: false,
+                },
+                fleetdash_model::ClockJump {
+                    kind: fleetdash_model::Jump::Backward,
+                    seconds: 3_600,
+                    at,
+                    checked_at: at,
+                    stale: false,
+                },
+            ],
+            judging_from: Some(at),
+            unwatched_s: 25_920,
+            ahead: Some(fleetdash_model::Ahead {
+                count: 2,
+                max_s: 3_600,
+                what: "queue task q_1's last report".into(),
+                checked_at: at,
+                stale: false,
+            }),
+        };
         s
     }
 

@@ -4,10 +4,10 @@
 
 use fleetdash_model::alerts::Reach;
 use fleetdash_model::{
-    Acked, Agent, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState,
-    ColumnCount, CronCheck, CronState, EndedTask, Heartbeat, Held, History, LeftOut, LiveTask,
-    NamedCheck, Probe, QueueAck, QueueLeftOut, QueueTask, RulesView, SectionMeta, Sections,
-    SetAside, Snapshot, System, Tasks, Transition, UnreadableTask, Window,
+    Acked, Agent, Ahead, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState,
+    ClockJump, ClockView, ColumnCount, CronCheck, CronState, EndedTask, Heartbeat, Held, History,
+    Jump, LeftOut, LiveTask, NamedCheck, Probe, QueueAck, QueueLeftOut, QueueTask, RulesView,
+    SectionMeta, Sections, SetAside, Snapshot, System, Tasks, Transition, UnreadableTask, Window,
 };
 
 use super::Json;
@@ -73,6 +73,51 @@ pub(super) fn read_snapshot(r: &mut Reader, v: &Json) -> Snapshot {
             |r, v| r.list(v, set_aside),
             Some(Vec::new()),
         ),
+        clock: r.field(&o, "clock", clock, Some(ClockView::default())),
+    }
+}
+
+fn clock(r: &mut Reader, v: &Json) -> ClockView {
+    // Every field has a default, so serde takes an empty array for the struct as well.
+    if matches!(v, Json::Arr(items) if items.is_empty()) {
+        return ClockView::default();
+    }
+    let o = r.object(v);
+    ClockView {
+        jumps: r.field(&o, "jumps", |r, v| r.list(v, clock_jump), Some(Vec::new())),
+        judging_from: r.opt(&o, "judging_from", time),
+        unwatched_s: r.field(&o, "unwatched_s", uint, Some(0)),
+        ahead: r.opt(&o, "ahead", ahead),
+    }
+}
+
+fn clock_jump(r: &mut Reader, v: &Json) -> ClockJump {
+    let o = r.object(v);
+    ClockJump {
+        kind: r.req(&o, "kind", |r, v| match v {
+            Json::Str(s) if s == "forward" => Jump::Forward,
+            Json::Str(s) if s == "backward" => Jump::Backward,
+            Json::Str(s) if s == "asleep" => Jump::Asleep,
+            _ => {
+                r.fail("expected forward, backward or asleep");
+                Jump::Forward
+            }
+        }),
+        seconds: r.req(&o, "seconds", uint),
+        at: r.req(&o, "at", time),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
+    }
+}
+
+fn ahead(r: &mut Reader, v: &Json) -> Ahead {
+    let o = r.object(v);
+    Ahead {
+        count: r.req(&o, "count", uint),
+        max_s: r.req(&o, "max_s", uint),
+        what: r.req(&o, "what", string),
+        checked_at: r.req(&o, "checked_at", time),
+        stale: r.req(&o, "stale", boolean),
     }
 }
 
