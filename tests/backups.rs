@@ -9,6 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Local, TimeDelta, Utc};
+use fleetdash::clock::Clocked;
 use fleetdash::collect::backups::{self, BackupsCollector, Found};
 use fleetdash::config::{Config, Rules};
 use fleetdash_model::{Asc, Backups, Band, Probe};
@@ -46,7 +47,7 @@ fn collector(scratch: &Scratch, table: &str) -> BackupsCollector {
 
 async fn check_dir(scratch: &Scratch, dir: &Path) -> Backups {
     collector(scratch, &format!("dir = \"{}\"\n", dir.display()))
-        .check()
+        .check(&support::clock())
         .await
 }
 
@@ -56,7 +57,7 @@ async fn check_command(scratch: &Scratch, argv: &[&str], timeout: &str) -> Backu
         scratch,
         &format!("command = [{}]\ntimeout = \"{timeout}\"\n", argv.join(", ")),
     )
-    .check()
+    .check(&support::clock())
     .await
 }
 
@@ -144,7 +145,15 @@ fn bands_change_at_the_exact_thresholds_of_the_real_rules_file() {
             times: vec![now - TimeDelta::seconds(age as i64)],
             ..Found::default()
         };
-        backups::judge("g", Ok(found), &rules.view(), "rules.yaml", now, now).band
+        backups::judge(
+            "g",
+            Ok(found),
+            &rules.view(),
+            "rules.yaml",
+            now,
+            &Clocked::wall_only(now),
+        )
+        .band
     };
     assert_eq!(band_at(amber - 1), Band::Green);
     assert_eq!(band_at(amber), Band::Amber);

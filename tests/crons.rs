@@ -9,6 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
+use fleetdash::clock::Clocked;
 use fleetdash::collect::systems::cron::{self, Evidence, Record};
 use fleetdash::collect::systems::node_exporter;
 use fleetdash::config::{Config, CronConfig, CronEvidence};
@@ -87,7 +88,13 @@ fn a_succeeding_command_records_its_success_and_not_its_output() {
     assert!((200..10_000).contains(&ms), "duration {ms} ms");
 
     let cfg = job("nightly", 3600, 600);
-    let check = cron::judge(&cfg, read(dir.path(), &cfg), after, after);
+    let check = cron::judge(
+        &cfg,
+        "lab",
+        read(dir.path(), &cfg),
+        after,
+        &Clocked::wall_only(after),
+    );
     assert_eq!(check.state, CronState::Up, "{check:?}");
     assert_eq!(check.last_ok_s, Probe::Value(0));
 }
@@ -108,7 +115,13 @@ fn a_failing_command_passes_its_exit_code_on_and_is_down() {
 
     let cfg = job("sync", 3600, 600);
     let now = Utc::now();
-    let check = cron::judge(&cfg, read(dir.path(), &cfg), now, now);
+    let check = cron::judge(
+        &cfg,
+        "lab",
+        read(dir.path(), &cfg),
+        now,
+        &Clocked::wall_only(now),
+    );
     assert_eq!(check.state, CronState::Down);
     let reason = check.reason.unwrap();
     assert!(
@@ -118,7 +131,13 @@ fn a_failing_command_passes_its_exit_code_on_and_is_down() {
 
     // It recovers: the next success is up again.
     assert!(run(dir.path(), "sync", &[], &["true"]).status.success());
-    let check = cron::judge(&cfg, read(dir.path(), &cfg), now, Utc::now());
+    let check = cron::judge(
+        &cfg,
+        "lab",
+        read(dir.path(), &cfg),
+        now,
+        &Clocked::wall_only(Utc::now()),
+    );
     assert_eq!(check.state, CronState::Up, "{check:?}");
 }
 
@@ -171,10 +190,22 @@ fn a_hanging_command_shows_started_not_finished_and_is_down_past_the_grace() {
     let grace = 60;
     let cfg = job("dump", 86_400, grace);
     let at_grace = start + TimeDelta::seconds(grace as i64);
-    let check = cron::judge(&cfg, read(dir.path(), &cfg), at_grace, at_grace);
+    let check = cron::judge(
+        &cfg,
+        "lab",
+        read(dir.path(), &cfg),
+        at_grace,
+        &Clocked::wall_only(at_grace),
+    );
     assert_eq!(check.state, CronState::Up, "inside its grace: {check:?}");
     let past = at_grace + TimeDelta::seconds(1);
-    let check = cron::judge(&cfg, read(dir.path(), &cfg), past, past);
+    let check = cron::judge(
+        &cfg,
+        "lab",
+        read(dir.path(), &cfg),
+        past,
+        &Clocked::wall_only(past),
+    );
     assert_eq!(check.state, CronState::Down);
     assert_eq!(
         check.reason.as_deref(),
@@ -194,7 +225,13 @@ fn a_hanging_command_shows_started_not_finished_and_is_down_past_the_grace() {
     assert!(r.last_finish.unwrap() >= start);
     assert_eq!(r.last_success, earlier.last_success);
     let now = Utc::now();
-    let check = cron::judge(&cfg, read(dir.path(), &cfg), now, now);
+    let check = cron::judge(
+        &cfg,
+        "lab",
+        read(dir.path(), &cfg),
+        now,
+        &Clocked::wall_only(now),
+    );
     assert!(
         check
             .reason

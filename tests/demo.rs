@@ -241,7 +241,11 @@ fn the_demo_agents_report_the_scenario_to_the_queue_and_their_tokens_stay_in_the
     // The demo's ACK limit makes it red at 60 s (the rules' clock, not the test's).
     let limits = QueueRules::of(&rules);
     let ack_limit = chrono::Duration::seconds(limits.ack_within_s as i64);
-    let at_limit = fleetdash::queue::judge(&certs, &limits, certs.created_at + ack_limit);
+    let at_limit = fleetdash::queue::judge(
+        &certs,
+        &limits,
+        &fleetdash::clock::Clocked::wall_only(certs.created_at + ack_limit),
+    );
     assert_eq!(at_limit.band, fleetdash_model::Band::Red, "{at_limit:?}");
     assert!(
         at_limit
@@ -263,7 +267,7 @@ fn the_demo_agents_report_the_scenario_to_the_queue_and_their_tokens_stay_in_the
             ..archive.clone()
         },
         &limits,
-        juno_ack.at + no_reply
+        &fleetdash::clock::Clocked::wall_only(juno_ack.at + no_reply)
     ));
     assert!(
         archive.state == WireState::Working

@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use fleetdash::clock::Clocked;
 use fleetdash::config::Rules;
 use fleetdash::queue::schema::CURRENT_VERSION;
 use fleetdash::queue::{
@@ -255,7 +256,7 @@ async fn ack_then_own_in_its_three_shapes_and_yielding() {
         .unwrap();
     assert_eq!(row.state, WireState::InputRequired);
     assert_eq!(row.blocked_on.as_deref(), Some("t_1a2b: LAB disk full"));
-    let v = judge(&row, &queue_rules(), at);
+    let v = judge(&row, &queue_rules(), &Clocked::wall_only(at));
     assert_eq!(
         (v.band, v.reason.as_deref()),
         (Band::Amber, Some("blocked on t_1a2b: LAB disk full"))
@@ -647,10 +648,17 @@ async fn the_watchdog_orphans_a_silent_working_task_once_with_one_escalation_lin
     assert_eq!(task.state, WireState::Failed);
     assert_eq!(task.status_message.as_deref(), Some(ORPHANED_MESSAGE));
     assert_eq!(
-        watchdog::escalate(&events, &log, &rules.no_reply, &gate, due).unwrap(),
+        watchdog::escalate(
+            &events,
+            &log,
+            &rules.no_reply,
+            &gate,
+            &Clocked::wall_only(due)
+        )
+        .unwrap(),
         1
     );
-    let v = judge(task, &r, due);
+    let v = judge(task, &r, &Clocked::wall_only(due));
     assert_eq!(
         (v.band, v.reason.as_deref()),
         (Band::Red, Some("orphaned: no reply produced"))
@@ -737,14 +745,17 @@ async fn worker_died_is_recorded_once_without_a_follow_up() {
             &log,
             &rules.no_reply,
             &RedactionGate::default(),
-            t0()
+            &Clocked::wall_only(t0())
         )
         .unwrap(),
         0
     );
     assert!(!dir.path().join(escalations::FILE_NAME).exists());
     assert_eq!(q.sweep(t0() + limit * 2).await.unwrap(), []);
-    assert_eq!(judge(task, &r, t0() + limit).band, Band::Red);
+    assert_eq!(
+        judge(task, &r, &Clocked::wall_only(t0() + limit)).band,
+        Band::Red
+    );
     q.close().await.unwrap();
     assert_eq!(
         count(

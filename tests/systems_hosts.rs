@@ -256,7 +256,7 @@ fn vault_in_sync(dir: &Path) -> VaultParityConfig {
 
 fn judged(host: &HostConfig, facts: HostFacts) -> System {
     let now = Utc::now();
-    judge(host, facts, now, now)
+    judge(host, facts, now, &fleetdash::clock::Clocked::wall_only(now))
 }
 
 /// Every fact failed with the same reason and code: the host as a whole was not read.
@@ -1089,7 +1089,9 @@ crons = [{{ name = "backup", period = "1h", grace = "10m" }}]
         vault = vault.path,
     );
     let config = Config::parse(&work.path().join("fleetdash.toml"), &text).unwrap();
-    let rows = SystemsCollector::new(&config).probe_all().await;
+    let rows = SystemsCollector::new(&config)
+        .probe_all(&support::clock())
+        .await;
 
     let names: Vec<(&str, &str)> = rows
         .iter()
@@ -1328,7 +1330,9 @@ async fn the_systems_pass_is_bounded_by_probe_concurrency() {
         "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n\n[probe]\ntimeout = \"1s\"\nconcurrency = 2\n\n{hosts}"
     );
     let config = Config::parse(Path::new("fleetdash.toml"), &text).unwrap();
-    let rows = SystemsCollector::new(&config).probe_all().await;
+    let rows = SystemsCollector::new(&config)
+        .probe_all(&support::clock())
+        .await;
 
     let names: Vec<&str> = rows.iter().map(|r| r.host.as_str()).collect();
     assert_eq!(names, ["h1", "h2", "h3", "h4", "h5"]);

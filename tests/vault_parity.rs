@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chrono::Utc;
+use fleetdash::clock::Clocked;
 use fleetdash::collect::systems::command::LocalRunner;
 use fleetdash::collect::systems::vault::{Parity, parity};
 use fleetdash::collect::systems::{HostFacts, Ram, judge};
@@ -301,13 +302,23 @@ async fn judged_rows_are_green_in_sync_and_red_with_the_vaults_reason_when_dirty
     let f = Fixture::new();
     let now = Utc::now();
 
-    let row = judge(&host(f.cfg(None)), facts(f.parity().await), now, now);
+    let row = judge(
+        &host(f.cfg(None)),
+        facts(f.parity().await),
+        now,
+        &Clocked::wall_only(now),
+    );
     assert_eq!(row.band, Band::Green, "{row:?}");
     assert_eq!(row.vault_parity, Probe::Value(true));
     assert_eq!(row.reason, None);
 
     std::fs::write(f.vault.join("draft.md"), "untracked\n").unwrap();
-    let row = judge(&host(f.cfg(None)), facts(f.parity().await), now, now);
+    let row = judge(
+        &host(f.cfg(None)),
+        facts(f.parity().await),
+        now,
+        &Clocked::wall_only(now),
+    );
     assert_eq!(row.band, Band::Red, "{row:?}");
     assert_eq!(row.vault_parity, Probe::Value(false));
     assert_eq!(row.vault_reason.as_deref(), Some("1 uncommitted change"));

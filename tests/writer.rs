@@ -379,7 +379,7 @@ fn stale_temporaries_of_ours_are_removed_at_start_and_on_each_write_everywhere_a
     let job = ProjectionJob::new(&config).expect("the board has a projection");
     let projections = tokio::runtime::Runtime::new()
         .unwrap()
-        .block_on(run_once(&job));
+        .block_on(run_once(&job, &support::clock()));
     let update = writer.settle(projections);
     assert!(vault.join("Docs/Kanban/research.kanban").is_file());
     assert_only_the_stale_temporary_went(&kanban_dir);

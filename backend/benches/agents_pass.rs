@@ -324,8 +324,11 @@ async fn agents_pass(config_path: &Path) -> Pass {
     let (config, rules) = Config::load(config_path).unwrap_or_else(|e| panic!("{e}"));
     let collectors = collect::from_config(&config, &rules, Some(&[SectionName::Agents]));
     let collector = collectors.first().expect("an agents collector");
+    // One clock for every pass, as `fleetdash run` has: ages are remembered between passes.
+    static CLOCK: std::sync::OnceLock<fleetdash::clock::Clock> = std::sync::OnceLock::new();
+    let clock = CLOCK.get_or_init(|| fleetdash::clock::Clock::system(rules.clock.settings()));
     let started = Instant::now();
-    let update = collect::run_once(collector.as_ref()).await;
+    let update = collect::run_once(collector.as_ref(), clock).await;
     let wall = started.elapsed();
     let Findings::Agents { rows, .. } = update.findings else {
         panic!("the agents collector returned another section");

@@ -294,11 +294,12 @@ async fn systems_case(dir: &Path, hosts: usize, passes: usize) -> SystemsCase {
 
     let mut walls = Vec::new();
     let (mut green, mut red) = (0, 0);
+    let clock = fleetdash::clock::Clock::system(shipped_rules().clock.settings());
     for pass in 1..=passes {
         // A collector per pass, as a fresh `fleetdash collect` run builds it.
         let collector = SystemsCollector::new(&config);
         let started = Instant::now();
-        let rows = collector.probe_all().await;
+        let rows = collector.probe_all(&clock).await;
         let wall = started.elapsed();
         (green, red) = check_rows(&rows);
         println!(
@@ -486,7 +487,12 @@ fn history_case(dir: &Path, days: i64, writer_writes: usize) -> HistoryCase {
         for u in updates {
             snapshot::apply(&mut snap, u);
         }
-        snapshot::finalize(&mut snap, &CONFIGURED, rules.clone(), now);
+        snapshot::finalize(
+            &mut snap,
+            &CONFIGURED,
+            rules.clone(),
+            &fleetdash::clock::Clocked::wall_only(now),
+        );
 
         let t0 = Instant::now();
         let mut store = HistoryStore::load(&state, RedactionGate::default(), now);

@@ -15,6 +15,7 @@ use fleetdash_model::{Band, Snapshot, Transition, human_age};
 use serde_json::{Value, json};
 
 use crate::alerting::engine::pass::status_of;
+use crate::clock::Clocked;
 use crate::queue::{QueueRules, TaskRow, judge};
 use crate::write::transitions;
 
@@ -361,7 +362,7 @@ pub fn changes(log: Result<&[Transition], &str>, since: DateTime<Utc>) -> Answer
 
 /// `fleet.queue`: the work queue's tasks as `fleetdash tasks` shows them (red first, then
 /// amber, then green, each as listed), the dismissed ones left out, at most [`QUEUE_MAX`].
-pub fn queue(rows: Result<&[TaskRow], &str>, rules: &QueueRules, now: DateTime<Utc>) -> Answer {
+pub fn queue(rows: Result<&[TaskRow], &str>, rules: &QueueRules, at: &Clocked) -> Answer {
     let rows = match rows {
         Ok(rows) => rows,
         Err(why) => {
@@ -374,7 +375,7 @@ pub fn queue(rows: Result<&[TaskRow], &str>, rules: &QueueRules, now: DateTime<U
     let mut shown: Vec<(Band, &TaskRow)> = rows
         .iter()
         .filter(|r| r.dismissed_at.is_none())
-        .map(|r| (crate::queue::judge(r, rules, now).band, r))
+        .map(|r| (crate::queue::judge(r, rules, at).band, r))
         .collect();
     shown.sort_by_key(|(band, _)| std::cmp::Reverse(*band));
     let listed = &shown[..shown.len().min(QUEUE_MAX)];
@@ -392,7 +393,7 @@ pub fn queue(rows: Result<&[TaskRow], &str>, rules: &QueueRules, now: DateTime<U
     if !listed.is_empty() {
         lines.push(judge::heads());
     }
-    lines.extend(listed.iter().map(|(_, r)| judge::line(r, rules, now)));
+    lines.extend(listed.iter().map(|(_, r)| judge::line(r, rules, at)));
     let more = shown.len() - listed.len();
     if more > 0 {
         lines.push(format!(
@@ -402,7 +403,7 @@ pub fn queue(rows: Result<&[TaskRow], &str>, rules: &QueueRules, now: DateTime<U
     let tasks: Vec<Value> = listed
         .iter()
         .map(|(band, r)| {
-            let verdict = crate::queue::judge(r, rules, now);
+            let verdict = crate::queue::judge(r, rules, at);
             json!({"id": r.id, "title": r.title, "owner": r.owner, "tagged": r.tagged,
                    "state": r.state.as_str(), "band": band.class(), "reason": verdict.reason,
                    "agent_status": {"code": verdict.status.code, "name": verdict.status.name}})

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::alerting::acks::{self, AckStore};
 use crate::alerting::silences::{Silence, SilenceStore};
+use crate::clock::{Clock, Clocked};
 use crate::collect::{self, Collection, SectionName, SectionUpdate};
 use crate::config::maintenance::Matcher;
 use crate::config::{self, Config, ConfigError, ConfigErrors, Rules};
@@ -84,16 +85,21 @@ fn load(path: &Path) -> Result<(Config, Rules), Failure> {
 
 pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Result<Done, Failure> {
     let (config, rules) = load(path)?;
-    let writer = Arc::new(Writer::new(&config, &rules, config.gate())?);
+    // One pass: nothing observed before it, so ages are the wall clock's (a stamp ahead of it
+    // still counts as now and is said).
+    let clock = Clock::system(rules.clock.settings());
+    let writer = Arc::new(Writer::new(&config, &rules, config.gate())?.with_clock(clock.clone()));
     let collectors = collect::from_config(&config, &rules, only);
     // Live tasks are polled after the agents pass, once the write side has noted the ids its
     // heartbeats and audit logs mentioned.
     let (later, first): (Vec<_>, Vec<_>) = collectors.iter().partition(|c| c.follows_mentions());
     let collected =
-        futures::future::join_all(first.iter().map(|c| collect::run_once(c.as_ref()))).await;
+        futures::future::join_all(first.iter().map(|c| collect::run_once(c.as_ref(), &clock)))
+            .await;
     let mut updates = settle(&writer, collected).await?;
     let collected =
-        futures::future::join_all(later.iter().map(|c| collect::run_once(c.as_ref()))).await;
+        futures::future::join_all(later.iter().map(|c| collect::run_once(c.as_ref(), &clock)))
+            .await;
     updates.extend(settle(&writer, collected).await?);
     let configured = collect::configured_sections(&config);
     let written = tokio::task::spawn_blocking(move || {
@@ -158,11 +164,22 @@ pub async fn run(path: &Path) -> Outcome {
         })
     };
     let mut hangups = hangup_signal();
+    // One clock for the whole run, kept across reloads: what it observed (ages, jumps) is not
+    // forgotten because the config changed, unless its own rules did.
+    let mut clock = Clock::system(rules.clock.settings());
     loop {
+        if clock.settings() != rules.clock.settings() {
+            clock = Clock::system(rules.clock.settings());
+        }
         let generation = shutdown.child_token();
         let next = {
-            let running =
-                crate::daemon::run_notifying(&config, &rules, &notifier, generation.clone());
+            let running = crate::daemon::run_notifying(
+                &config,
+                &rules,
+                &notifier,
+                &clock,
+                generation.clone(),
+            );
             tokio::pin!(running);
             let next = loop {
                 tokio::select! {
@@ -547,9 +564,10 @@ pub async fn task_assign(
         Ok(Applied {
             task: Some(task), ..
         }) => {
-            let verdict = crate::queue::judge(&task, &QueueRules::of(&rules), now);
+            let at = Clocked::wall_only(now);
+            let verdict = crate::queue::judge(&task, &QueueRules::of(&rules), &at);
             Ok(Done::ok(
-                format!("{}\n", task_line(&task, &rules, now)),
+                format!("{}\n", task_line(&task, &rules, &at)),
                 serde_json::json!({
                     "id": task.id,
                     "title": task.title,
@@ -784,7 +802,8 @@ pub async fn tasks(path: &Path) -> Outcome {
         .await
         .map_err(|e| anyhow::anyhow!(e))?
         .map_err(|e| anyhow::anyhow!(e))?;
-    let now = chrono::Utc::now();
+    // A one-shot command observed nothing before: the wall clock alone.
+    let now = &Clocked::wall_only(chrono::Utc::now());
     let (dismissed, shown): (Vec<_>, Vec<_>) = view.tasks.into_iter().partition(|row| match row {
         Ok(row) => row.dismissed_at.is_some(),
         Err(bad) => bad.dismissed_at.is_some(),
@@ -826,7 +845,7 @@ pub async fn tasks(path: &Path) -> Outcome {
 
 /// One row of `fleetdash tasks`: a task's line, with when it was dismissed if it was; or a row
 /// that cannot be read, red, with its id and why.
-fn row_line(row: &RowRead, rules: &Rules, now: chrono::DateTime<chrono::Utc>) -> String {
+fn row_line(row: &RowRead, rules: &Rules, now: &Clocked) -> String {
     let utc = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
     match row {
         Ok(task) => {
@@ -922,7 +941,7 @@ pub async fn task_dismiss(path: &Path, id: &str, cancel: bool) -> Outcome {
 }
 
 /// One task on one line, as the queue words it ([`crate::queue::judge::line`]).
-fn task_line(row: &TaskRow, rules: &Rules, now: chrono::DateTime<chrono::Utc>) -> String {
+fn task_line(row: &TaskRow, rules: &Rules, now: &Clocked) -> String {
     crate::queue::judge::line(row, &QueueRules::of(rules), now)
 }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::Clock;
 use crate::collect;
 use crate::config::{Config, Rules};
 use crate::metrics;
@@ -27,26 +28,29 @@ pub async fn run_until(
     rules: &Rules,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    run_notifying(config, rules, &Notifier::none(), shutdown).await
+    let clock = Clock::system(rules.clock.settings());
+    run_notifying(config, rules, &Notifier::none(), &clock, shutdown).await
 }
 
 /// [`run_until`], telling systemd through `notifier` when the first snapshot is written and
-/// after every good write (`fleetdash run` under a `Type=notify` unit).
+/// after every good write (`fleetdash run` under a `Type=notify` unit). Everything judges by
+/// `clock`: the collectors, the writer, the queue's sweep and the intake's queue.
 pub async fn run_notifying(
     config: &Config,
     rules: &Rules,
     notifier: &Notifier,
+    clock: &Clock,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let alerts = crate::alerting::run::Alerts::from_config(config, rules, config.gate())
         .await?
         .map(Arc::new);
-    let mut writer = Writer::new(config, rules, config.gate())?;
+    let mut writer = Writer::new(config, rules, config.gate())?.with_clock(clock.clone());
     if let Some(alerts) = &alerts {
         writer = writer.with_alerts(alerts.look());
     }
     let writer = Arc::new(writer);
-    let queue = open_shared_queue(config, rules).await?;
+    let queue = open_shared_queue(config, rules, clock).await?;
     let collectors = collect::from_config_sharing(config, rules, None, queue.clone());
     if collectors.is_empty() {
         tracing::warn!(config = %config.path.display(), "nothing to collect: the config lists no agents");
@@ -94,6 +98,7 @@ pub async fn run_notifying(
             rules.clone(),
             Escalations::new(&config.state_dir),
             config.gate(),
+            clock.clone(),
             shutdown.clone(),
         ))
     });
@@ -103,6 +108,7 @@ pub async fn run_notifying(
     tracing::info!(file = %writer.path().display(), "collecting");
     watchdog::run(
         collectors,
+        clock.clone(),
         writer,
         configured,
         rules.view(),
@@ -146,12 +152,13 @@ pub async fn run_notifying(
 async fn open_shared_queue(
     config: &Config,
     rules: &Rules,
+    clock: &Clock,
 ) -> anyhow::Result<Option<Arc<WorkQueue>>> {
     let Some(work_queue) = &config.work_queue else {
         return Ok(None);
     };
     match WorkQueue::open(&work_queue.db, QueueRules::of(rules)).await {
-        Ok(queue) => Ok(Some(Arc::new(queue))),
+        Ok(queue) => Ok(Some(Arc::new(queue.with_clock(clock.clone())))),
         Err(e) if config.intake.listen.is_some() => Err(anyhow::Error::msg(e)),
         Err(e) => {
             tracing::error!("{e}: no work queue watchdog in this run");

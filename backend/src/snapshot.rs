@@ -12,9 +12,10 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 use fleetdash_model::{
     Asc, Band, Board, BoardSource, EndedTask, Probe, QueueLeftOut, RulesView, SCHEMA_VERSION,
-    SectionMeta, Snapshot, System, Tasks, human_age, seconds_since,
+    SectionMeta, Snapshot, System, Tasks, human_age,
 };
 
+use crate::clock::Clocked;
 use crate::collect::tunnels::HostTunnels;
 use crate::collect::{SectionData, SectionName, SectionUpdate};
 use crate::collect::{board, systems};
@@ -201,8 +202,9 @@ pub fn finalize(
     snapshot: &mut Snapshot,
     configured: &[SectionName],
     rules: RulesView,
-    now: DateTime<Utc>,
+    at: &Clocked,
 ) {
+    let now = at.wall();
     snapshot.schema_version = SCHEMA_VERSION.to_string();
     snapshot.generated_at = now;
     snapshot.rules = rules;
@@ -227,9 +229,9 @@ pub fn finalize(
                 meta.stale = true;
                 reasons.push(format!("{section}: not collected yet"));
             }
-            Some(at) => {
-                let age = seconds_since(at, now);
-                if age >= limit {
+            Some(checked_at) => {
+                let age = at.age(&format!("section {section}'s last collection"), checked_at);
+                if at.reached(age, limit) {
                     meta.stale = true;
                     reasons.push(format!(
                         "{section}: last collected {} ago (>= {})",
@@ -252,7 +254,7 @@ pub fn finalize(
         duration_ms: parts.iter().filter_map(|p| p.duration_ms).max(),
         stale: parts.iter().any(|p| p.stale),
     };
-    age_tunnels(snapshot, limit, now);
+    age_tunnels(snapshot, limit, at);
     snapshot.stale = !reasons.is_empty();
     snapshot.stale_reasons = reasons;
 }
@@ -260,15 +262,16 @@ pub fn finalize(
 /// Tunnel results are carried from one host probe to the next: one the tunnel probes have not
 /// refreshed within the staleness limit is stale, and its host says so, rather than showing
 /// an old "up" as current.
-fn age_tunnels(snapshot: &mut Snapshot, limit_s: u64, now: DateTime<Utc>) {
+fn age_tunnels(snapshot: &mut Snapshot, limit_s: u64, at: &Clocked) {
     let Probe::Value(rows) = &mut snapshot.systems else {
         return;
     };
     for row in rows {
         let mut aged = false;
         for t in &mut row.tunnels {
-            let age = seconds_since(t.checked_at, now);
-            if !t.stale && age >= limit_s {
+            let what = format!("tunnel {} of {}'s last probe", t.name, row.host);
+            let age = at.age(&what, t.checked_at);
+            if !t.stale && at.reached(age, limit_s) {
                 t.stale = true;
                 t.reason = Some(format!(
                     "not probed for {} (>= {}): are the tunnel probes running?",
@@ -445,7 +448,12 @@ mod tests {
     fn a_configured_section_never_collected_makes_the_snapshot_stale() {
         let now = fixed_now();
         let mut snap = Snapshot::empty(now, fleet_rules());
-        finalize(&mut snap, &[SectionName::Agents], fleet_rules(), now);
+        finalize(
+            &mut snap,
+            &[SectionName::Agents],
+            fleet_rules(),
+            &Clocked::wall_only(now),
+        );
         assert!(snap.stale);
         assert_eq!(snap.stale_reasons, vec!["agents: not collected yet"]);
         assert!(!snap.sections.systems.stale && !snap.sections.systems.configured);
@@ -459,7 +467,12 @@ mod tests {
             &mut snap,
             agents_update(now - chrono::Duration::seconds(30)),
         );
-        finalize(&mut snap, &[SectionName::Agents], fleet_rules(), now);
+        finalize(
+            &mut snap,
+            &[SectionName::Agents],
+            fleet_rules(),
+            &Clocked::wall_only(now),
+        );
         assert!(!snap.stale, "{:?}", snap.stale_reasons);
         assert_eq!(snap.agents, Probe::Value(vec![]));
 
@@ -467,7 +480,7 @@ mod tests {
             &mut snap,
             &[SectionName::Agents],
             fleet_rules(),
-            now + chrono::Duration::seconds(700),
+            &Clocked::wall_only(now + chrono::Duration::seconds(700)),
         );
         assert!(snap.stale);
         assert_eq!(
@@ -481,7 +494,7 @@ mod tests {
         let now = fixed_now();
         let mut snap = Snapshot::empty(now, fleet_rules());
         apply(&mut snap, agents_update(now));
-        finalize(&mut snap, &[], fleet_rules(), now);
+        finalize(&mut snap, &[], fleet_rules(), &Clocked::wall_only(now));
         assert_eq!(snap.agents, Probe::not_collected());
         assert!(!snap.stale);
     }
@@ -532,7 +545,12 @@ mod tests {
 
         fn systems(host: &HostConfig, ok: bool, at: DateTime<Utc>) -> SectionUpdate {
             SectionUpdate {
-                data: SectionData::Systems(vec![judge(host, facts(host, ok), at, at)]),
+                data: SectionData::Systems(vec![judge(
+                    host,
+                    facts(host, ok),
+                    at,
+                    &Clocked::wall_only(at),
+                )]),
                 checked_at: at,
                 duration: Duration::from_millis(1),
             }
@@ -623,7 +641,12 @@ mod tests {
             apply(&mut snap, tunnels(&[("heart", true)], then));
             apply(&mut snap, systems(&host(&["heart"]), true, now));
             assert_eq!(row(&snap).band, Band::Green);
-            finalize(&mut snap, &[SectionName::Systems], fleet_rules(), now);
+            finalize(
+                &mut snap,
+                &[SectionName::Systems],
+                fleet_rules(),
+                &Clocked::wall_only(now),
+            );
             let t = &row(&snap).tunnels[0];
             assert!(t.stale, "{t:?}");
             assert!(

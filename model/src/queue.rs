@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::asc::Asc;
 use crate::band::Band;
+use crate::clock::{Grace, reached};
 use crate::words::{human_age, seconds_since};
 
 /// The status message of a task the 300 s watchdog failed (spec 003 §3.5).
@@ -43,6 +44,18 @@ pub struct QueueTask {
     /// Set by the watchdog: [`ORPHANED_MESSAGE`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
+    /// Seconds nothing was heard about it (since its last report, else since it was created),
+    /// as fleetdash observed them, at `checked_at` (issue 31: a step of the clock changes no
+    /// age). Absent in snapshots written before: the stamps are judged instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_s: Option<u64>,
+    /// Seconds its ACK has been awaited (since it was created, or since it was escalated), as
+    /// observed, at `checked_at`; absent once ACKed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unacked_s: Option<u64>,
+    /// Seconds from `checked_at` to its deadline, as observed (below zero once passed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_in_s: Option<i64>,
     /// No report for the worker-died limit (spec §3.5: recorded, no follow-up).
     #[serde(default)]
     pub worker_died: bool,
@@ -128,15 +141,54 @@ impl QueueTask {
         TERMINAL.contains(&self.state.as_str())
     }
 
-    /// The task's band, code and reason at `now`, with ACKs due within `ack_within_s`: the one judge of a queue task,
-    /// for the collector when it writes and the page between polls. Limits are reached AT N
-    /// seconds (as the stuck rule); a deadline passes strictly after its instant.
+    /// Seconds nothing was heard about it at `now`: as observed at `checked_at`, plus the time
+    /// since (or, in a snapshot written before observed ages, by its stamps).
+    pub fn quiet_age(&self, now: DateTime<Utc>) -> u64 {
+        match self.quiet_s {
+            Some(q) => q.saturating_add(seconds_since(self.checked_at, now)),
+            None => seconds_since(self.last_report_at.unwrap_or(self.created_at), now),
+        }
+    }
+
+    /// Seconds the ACK has been awaited at `now`, since `stamp` (its creation or escalation).
+    fn unacked_age(&self, stamp: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
+        match self.unacked_s {
+            Some(u) => u.saturating_add(seconds_since(self.checked_at, now)),
+            None => seconds_since(stamp, now),
+        }
+    }
+
+    /// Seconds since its deadline passed, once it has (strictly after its instant).
+    fn past_deadline(&self, now: DateTime<Utc>) -> Option<u64> {
+        match self.deadline_in_s {
+            Some(left) => {
+                let since = i64::try_from(seconds_since(self.checked_at, now)).unwrap_or(i64::MAX);
+                let past = since.saturating_sub(left);
+                (past > 0).then(|| past.unsigned_abs())
+            }
+            None => self
+                .deadline
+                .filter(|d| now > *d)
+                .map(|d| seconds_since(d, now).max(1)),
+        }
+    }
+
+    /// The task's band, code and reason at `now`, with ACKs due within `ack_within_s`, in the
+    /// clock's `grace` if one runs: the one judge of a queue task, for the collector when it
+    /// writes and the page between polls. Limits are reached AT N seconds (as the stuck rule),
+    /// after a forward step or a wake once watched again; a deadline passes strictly after its
+    /// instant.
     ///
     /// Red: orphaned by the watchdog, failed, rejected, no ACK within `ack_within_s` (or
     /// an escalation its new owner did not ACK in time), deadline passed, worker died (it fires
     /// no follow-up, so the row is the only place that says nobody is working on it). Amber:
     /// blocked, waiting for input or authorisation. Green otherwise.
-    pub fn judge(&self, ack_within_s: u64, now: DateTime<Utc>) -> (Band, Asc, Option<String>) {
+    pub fn judge(
+        &self,
+        ack_within_s: u64,
+        now: DateTime<Utc>,
+        grace: Option<Grace>,
+    ) -> (Band, Asc, Option<String>) {
         let red = |asc: Asc, why: String| (Band::Red, asc, Some(why));
         let amber = |asc: Asc, why: String| (Band::Amber, asc, Some(why));
         match self.state.as_str() {
@@ -150,27 +202,21 @@ impl QueueTask {
             }
             _ => {}
         }
-        if let Some(why) = self.no_ack(ack_within_s, now) {
+        if let Some(why) = self.no_ack(ack_within_s, now, grace) {
             return red(Asc::TIMEOUT, why);
         }
-        if let Some(deadline) = self.deadline
-            && now > deadline
-        {
+        if let Some(past) = self.past_deadline(now) {
             return red(
                 Asc::TIMEOUT,
-                format!(
-                    "deadline passed {} ago",
-                    human_age(seconds_since(deadline, now).max(1))
-                ),
+                format!("deadline passed {} ago", human_age(past.max(1))),
             );
         }
         if self.worker_died {
-            let quiet = self.last_report_at.unwrap_or(self.created_at);
             return red(
                 Asc::DEPENDENCY_UNAVAILABLE,
                 format!(
                     "worker died: no report for {}",
-                    human_age(seconds_since(quiet, now))
+                    human_age(self.quiet_age(now))
                 ),
             );
         }
@@ -194,22 +240,27 @@ impl QueueTask {
     /// agent an escalation named when it has not ACKed in its turn: who, in words that agree
     /// with who the task is assigned to. A limit of 0
     /// (a snapshot written before the rule existed) judges nothing.
-    fn no_ack(&self, ack_within_s: u64, now: DateTime<Utc>) -> Option<String> {
+    fn no_ack(
+        &self,
+        ack_within_s: u64,
+        now: DateTime<Utc>,
+        grace: Option<Grace>,
+    ) -> Option<String> {
         if ack_within_s == 0 {
             return None;
         }
         match &self.ack {
             None => {
-                let age = seconds_since(self.created_at, now);
-                (age >= ack_within_s).then(|| match &self.owner {
+                let age = self.unacked_age(self.created_at, now);
+                reached(age, ack_within_s, grace).then(|| match &self.owner {
                     Some(owner) => format!("{owner} has not taken it for {}", human_age(age)),
                     None => format!("nobody has taken it for {}", human_age(age)),
                 })
             }
             Some(ack) if ack.kind == "escalating" => {
                 let to = ack.to.as_deref().or(self.owner.as_deref()).unwrap_or("?");
-                let age = seconds_since(ack.at, now);
-                (age >= ack_within_s)
+                let age = self.unacked_age(ack.at, now);
+                reached(age, ack_within_s, grace)
                     .then(|| format!("{to} has not taken it for {}", human_age(age)))
             }
             Some(_) => None,
@@ -247,6 +298,9 @@ mod tests {
             blocked_on: None,
             last_report_at: None,
             status_message: None,
+            quiet_s: None,
+            unacked_s: None,
+            deadline_in_s: None,
             worker_died: false,
             band: Band::Green,
             status: Asc::SUCCESS,
@@ -257,7 +311,7 @@ mod tests {
     }
 
     fn at(t: &QueueTask, secs: i64) -> (Band, Option<String>) {
-        let (band, _, why) = t.judge(rules().ack_within_s, t0() + Duration::seconds(secs));
+        let (band, _, why) = t.judge(rules().ack_within_s, t0() + Duration::seconds(secs), None);
         (band, why)
     }
 
@@ -361,5 +415,71 @@ mod tests {
             at(&died, 3600),
             (Band::Red, Some("worker died: no report for 1 h".into()))
         );
+    }
+
+    /// Ages observed by the collector (issue 31) win over the stamps: after the hub's clock
+    /// jumped a day ahead, a task created 2 min before is not "not taken for 1 d"; after it
+    /// jumped back an hour, a task 15 min unACKed is still red, not green.
+    #[test]
+    fn observed_ages_win_over_the_stamps() {
+        let now = t0() + Duration::days(1) + Duration::seconds(120);
+        let stepped = QueueTask {
+            unacked_s: Some(120),
+            quiet_s: Some(120),
+            deadline_in_s: Some(7200 - 120),
+            checked_at: now,
+            ..task()
+        };
+        assert_eq!(
+            stepped.judge(rules().ack_within_s, now, None).0,
+            Band::Green
+        );
+        let back = t0() - Duration::hours(1) + Duration::minutes(15);
+        let unacked = QueueTask {
+            unacked_s: Some(900),
+            checked_at: back,
+            ..task()
+        };
+        let (band, _, why) = unacked.judge(rules().ack_within_s, back, None);
+        assert_eq!(band, Band::Red);
+        assert_eq!(why.as_deref(), Some("nobody has taken it for 15 min"));
+        // Between polls the page adds the time since the check.
+        let (_, _, why) = unacked.judge(rules().ack_within_s, back + Duration::minutes(2), None);
+        assert_eq!(why.as_deref(), Some("nobody has taken it for 17 min"));
+        // A deadline passes strictly after its instant, as observed.
+        let due = QueueTask {
+            deadline_in_s: Some(0),
+            checked_at: t0(),
+            ..task()
+        };
+        assert_eq!(due.judge(0, t0(), None).0, Band::Green);
+        let (band, _, why) = due.judge(0, t0() + Duration::seconds(1), None);
+        assert_eq!(
+            (band, why.as_deref()),
+            (Band::Red, Some("deadline passed 1 s ago"))
+        );
+    }
+
+    /// After a wake, a task not yet due waits one whole window watched again before it is
+    /// "not taken"; one already red stays red.
+    #[test]
+    fn a_grace_holds_the_ack_window() {
+        let now = t0() + Duration::minutes(9);
+        let woke = Some(crate::clock::Grace {
+            since_s: 60,
+            unwatched_s: 0,
+        });
+        let young = QueueTask {
+            unacked_s: Some(650),
+            checked_at: now,
+            ..task()
+        };
+        assert_eq!(young.judge(rules().ack_within_s, now, None).0, Band::Red);
+        assert_eq!(young.judge(rules().ack_within_s, now, woke).0, Band::Green);
+        let old = QueueTask {
+            unacked_s: Some(700),
+            ..young.clone()
+        };
+        assert_eq!(old.judge(rules().ack_within_s, now, woke).0, Band::Red);
     }
 }

@@ -72,6 +72,7 @@ impl Snapshot {
     /// Every element's band at `now`, counted: live tasks that crossed the stuck rule since
     /// their poll count red (and queue tasks whose ACK or deadline passed), as [`crate::Glance`] shows them.
     pub fn verdict_at(&self, now: DateTime<Utc>) -> Verdict {
+        let grace = self.clock.grace_at(now);
         let mut v = Verdict::default();
         let section_failed = |configured: bool, failed: bool, v: &mut Verdict| {
             if configured && failed {
@@ -85,7 +86,7 @@ impl Snapshot {
         match &self.tasks.live {
             Probe::Value(tasks) => tasks
                 .iter()
-                .for_each(|t| v.add(t.band_at(self.rules.no_reply_s, now))),
+                .for_each(|t| v.add(t.band_at(self.rules.no_reply_s, now, grace))),
             other => section_failed(
                 self.sections.live_tasks.configured,
                 other.is_error(),
@@ -96,7 +97,7 @@ impl Snapshot {
             Probe::Value(tasks) => {
                 tasks
                     .iter()
-                    .for_each(|t| v.add(t.judge(self.rules.ack_within_s, now).0));
+                    .for_each(|t| v.add(t.judge(self.rules.ack_within_s, now, grace).0));
                 // A row that cannot be read is red on its own.
                 self.tasks
                     .queue_unreadable
@@ -149,12 +150,21 @@ impl Snapshot {
         seconds_since(self.generated_at, now)
     }
 
-    /// Why this snapshot should not be trusted at `now`, if it should not: too old, or stale.
+    /// Why this snapshot should not be trusted at `now`, if it should not: too old, stale, or
+    /// stamped ahead of the clock reading it (its age cannot be told: the clock of the host
+    /// that wrote it stepped back since, and its collector may have stopped).
     pub fn staleness(&self, now: DateTime<Utc>) -> Option<String> {
         let age = self.age_s(now);
         let limit = self.rules.snapshot_stale_after_s;
         let mut reasons = Vec::new();
-        if age >= limit {
+        let ahead = seconds_since(now, self.generated_at);
+        if self.rules.clock_step_s > 0 && ahead >= self.rules.clock_step_s {
+            reasons.push(format!(
+                "snapshot stamped {} ahead of the clock: the hub's clock stepped back, so its \
+                 age cannot be told",
+                human_age(ahead)
+            ));
+        } else if age >= limit {
             reasons.push(format!(
                 "snapshot is {} old (limit {}): the collector may have stopped",
                 human_age(age),
@@ -292,5 +302,22 @@ mod tests {
         marked.stale = true;
         marked.stale_reasons = vec!["agents: not collected yet".into()];
         assert_eq!(marked.staleness(at).unwrap(), "agents: not collected yet");
+    }
+
+    /// After the hub's clock stepped back, a snapshot written before the step is stamped ahead
+    /// of the clock reading it: never fresh, whatever the size of the step (issue 31).
+    #[test]
+    fn a_snapshot_stamped_ahead_of_the_clock_is_not_trusted() {
+        let s = snapshot(&[Band::Green]);
+        let at = s.generated_at;
+        let step = s.rules.clock_step_s as i64;
+        // Within a step: the slack of a `Date` header's whole seconds.
+        assert_eq!(s.staleness(at - chrono::Duration::seconds(step - 1)), None);
+        let back = s.staleness(at - chrono::Duration::hours(1)).unwrap();
+        assert_eq!(
+            back,
+            "snapshot stamped 1 h ahead of the clock: the hub's clock stepped back, so its age \
+             cannot be told"
+        );
     }
 }

@@ -116,6 +116,14 @@ pub fn fleet_rules() -> RulesView {
         .view()
 }
 
+/// This host's clock, judged by the shipped rules' `clock` group.
+#[allow(dead_code)]
+pub fn clock() -> fleetdash::clock::Clock {
+    let rules = fleetdash::config::Rules::parse(Path::new("config/rules.yaml"), DEFAULT_RULES)
+        .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"));
+    fleetdash::clock::Clock::system(rules.clock.settings())
+}
+
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()

@@ -204,13 +204,32 @@ impl Clock {
     /// stamp in the operator's words, and is its identity ("agent vega's last exchange"): a
     /// new stamp under it is a new sighting.
     pub fn age(&self, what: &str, stamp: DateTime<Utc>, now: &Now) -> u64 {
-        self.age_ms(what, stamp, now) / 1000
+        self.sight(what, stamp, now).age_s
     }
 
-    fn age_ms(&self, what: &str, stamp: DateTime<Utc>, now: &Now) -> u64 {
+    /// [`Clock::age`], and how far ahead of the wall clock the stamp was when first seen.
+    pub fn sight(&self, what: &str, stamp: DateTime<Utc>, now: &Now) -> Sight {
+        let (ms, ahead_s) = self.age_ms(what, stamp, now);
+        Sight {
+            age_s: ms / 1000,
+            ahead_s,
+        }
+    }
+
+    fn age_ms(&self, what: &str, stamp: DateTime<Utc>, now: &Now) -> (u64, u64) {
         self.state()
             .sightings
             .age_ms(what, stamp, now, self.inner.settings.step_s)
+    }
+
+    /// The seconds until `moment` (a deadline; below zero once passed), as observed: how far
+    /// ahead of the wall clock it was when first seen under `what`, less the boot clock's time
+    /// since. A step alone moves no deadline nearer or further.
+    pub fn until(&self, what: &str, moment: DateTime<Utc>, now: &Now) -> i64 {
+        self.state()
+            .sightings
+            .until_ms(what, moment, now)
+            .div_euclid(1000)
     }
 
     /// Records that fleetdash made `stamp` itself just now (a report received, a task seen to
@@ -225,7 +244,7 @@ impl Clock {
     /// itself while the wall clock agrees with that to the second. What fleetdash stores for
     /// itself is then never later than its clock, and a restart reads the same age.
     pub fn rebase(&self, what: &str, stamp: DateTime<Utc>, now: &Now) -> DateTime<Utc> {
-        let observed = i64::try_from(self.age_ms(what, stamp, now)).unwrap_or(i64::MAX);
+        let observed = i64::try_from(self.age_ms(what, stamp, now).0).unwrap_or(i64::MAX);
         let by_wall = (now.wall - stamp).num_milliseconds();
         if (by_wall - observed).abs() < 1000 {
             return stamp;
@@ -281,6 +300,15 @@ impl Clock {
     }
 }
 
+/// A stamp's observed age, and how far ahead of the wall clock it was when first seen (0 when
+/// it was not): a check-in time from the future is not believed, one stored before a step back
+/// is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sight {
+    pub age_s: u64,
+    pub ahead_s: u64,
+}
+
 /// What a judgement is clocked by: one reading, and the clock that ages stamps (or none: the
 /// wall clock alone, for a test's fixed moment). Cheap to clone and to move to a blocking
 /// thread.
@@ -310,6 +338,25 @@ impl Clocked {
         match &self.clock {
             Some(clock) => clock.age(what, stamp, &self.now),
             None => fleetdash_model::seconds_since(stamp, self.now.wall),
+        }
+    }
+
+    /// [`Clock::sight`]; by the wall clock alone without a clock.
+    pub fn sight(&self, what: &str, stamp: DateTime<Utc>) -> Sight {
+        match &self.clock {
+            Some(clock) => clock.sight(what, stamp, &self.now),
+            None => Sight {
+                age_s: fleetdash_model::seconds_since(stamp, self.now.wall),
+                ahead_s: fleetdash_model::seconds_since(self.now.wall, stamp),
+            },
+        }
+    }
+
+    /// [`Clock::until`]; by the wall clock alone without a clock.
+    pub fn until(&self, what: &str, moment: DateTime<Utc>) -> i64 {
+        match &self.clock {
+            Some(clock) => clock.until(what, moment, &self.now),
+            None => (moment - self.now.wall).num_milliseconds().div_euclid(1000),
         }
     }
 

@@ -21,8 +21,9 @@ pub(super) struct Sightings {
 
 struct Sighting {
     stamp: DateTime<Utc>,
-    /// Its age by the wall clock when first seen; 0 when it was ahead of it.
-    age_then_ms: u64,
+    /// The wall clock less the stamp when first seen: its age then, or, below zero, how far
+    /// ahead of the clock it was (a moment to come, or a stamp from a clock ahead).
+    offset_ms: i64,
     /// On the boot clock: when first seen, and when its age was last asked.
     seen: Duration,
     asked: Duration,
@@ -40,44 +41,78 @@ pub(super) struct AheadSeen {
 }
 
 impl Sightings {
-    /// The observed age of `stamp` under `what`, in milliseconds.
+    /// The observed age of `stamp` under `what`, in milliseconds, and how far ahead of the wall
+    /// clock it was when first seen (whole seconds).
     pub(super) fn age_ms(
         &mut self,
         what: &str,
         stamp: DateTime<Utc>,
         now: &Now,
         step_s: u64,
-    ) -> u64 {
+    ) -> (u64, u64) {
+        let (offset_ms, since) = self.sighting(what, stamp, now, Some(step_s));
+        // A stamp ahead when first seen is taken as made then: it ages from there.
+        let ms = offset_ms
+            .max(0)
+            .unsigned_abs()
+            .saturating_add(u64::try_from(since.as_millis()).unwrap_or(u64::MAX));
+        let ahead_s = offset_ms.min(0).unsigned_abs() / 1000;
+        (ms, ahead_s)
+    }
+
+    /// The observed milliseconds until `moment` under `what` (below zero once it has passed):
+    /// how far ahead of the wall clock it was when first seen, less the time since.
+    pub(super) fn until_ms(&mut self, what: &str, moment: DateTime<Utc>, now: &Now) -> i64 {
+        let (offset_ms, since) = self.sighting(what, moment, now, None);
+        let since = i64::try_from(since.as_millis()).unwrap_or(i64::MAX);
+        offset_ms.saturating_neg().saturating_sub(since)
+    }
+
+    /// The sighting of `stamp` under `what` (its offset then, and the boot clock's time since),
+    /// first seen now if it is new; one ahead by `ahead_after_s` or more is counted to be said.
+    fn sighting(
+        &mut self,
+        what: &str,
+        stamp: DateTime<Utc>,
+        now: &Now,
+        ahead_after_s: Option<u64>,
+    ) -> (i64, Duration) {
         let sighting = match self.by_what.get_mut(what) {
             Some(s) if s.stamp == stamp => s,
             _ => {
-                self.first_sight(what, stamp, now, step_s);
+                self.first_sight(what, stamp, now, ahead_after_s);
                 self.by_what.get_mut(what).expect("just inserted")
             }
         };
         sighting.asked = sighting.asked.max(now.boot);
-        let since = now.boot.saturating_sub(sighting.seen);
-        sighting
-            .age_then_ms
-            .saturating_add(u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+        (sighting.offset_ms, now.boot.saturating_sub(sighting.seen))
     }
 
     pub(super) fn note(&mut self, what: &str, stamp: DateTime<Utc>, now: &Now, step_s: u64) {
-        self.first_sight(what, stamp, now, step_s);
+        self.first_sight(what, stamp, now, Some(step_s));
     }
 
-    fn first_sight(&mut self, what: &str, stamp: DateTime<Utc>, now: &Now, step_s: u64) {
-        let ms = (now.wall - stamp).num_milliseconds();
-        let ahead_s = if ms < 0 { ms.unsigned_abs() / 1000 } else { 0 };
+    fn first_sight(
+        &mut self,
+        what: &str,
+        stamp: DateTime<Utc>,
+        now: &Now,
+        ahead_after_s: Option<u64>,
+    ) {
+        let offset_ms = (now.wall - stamp).num_milliseconds();
+        let ahead_s = offset_ms.min(0).unsigned_abs() / 1000;
         // Less than a step ahead is the ordinary slack between two hosts' clocks.
-        if ahead_s > 0 && ahead_s >= step_s {
+        if let Some(after) = ahead_after_s
+            && ahead_s > 0
+            && ahead_s >= after
+        {
             self.seen_ahead(what, ahead_s, now);
         }
         self.by_what.insert(
             what.to_string(),
             Sighting {
                 stamp,
-                age_then_ms: u64::try_from(ms).unwrap_or(0),
+                offset_ms,
                 seen: now.boot,
                 asked: now.boot,
             },

@@ -18,7 +18,7 @@ pub struct Reading {
 }
 
 /// Something that reads the three clocks.
-pub trait Clocks: Send + Sync {
+pub trait Clocks: Send + Sync + std::panic::RefUnwindSafe + std::panic::UnwindSafe {
     fn read(&self) -> Reading;
 }
 

@@ -247,3 +247,30 @@ fn a_new_stamp_is_a_new_sighting_and_old_ones_are_let_go() {
     clock.now();
     assert_eq!(clock.state().sightings.len(), 0);
 }
+
+/// A deadline is a moment to come: no ahead note, and a step moves it neither nearer nor
+/// further.
+#[test]
+fn a_deadline_is_as_far_as_was_watched() {
+    let (hands, clock) = clock();
+    let now = clock.now();
+    let deadline = now.wall + chrono::Duration::seconds(2 * HOUR);
+    assert_eq!(
+        clock.until("queue task q_1's deadline", deadline, &now),
+        2 * HOUR
+    );
+    hands.pass(secs(60));
+    hands.step(DAY);
+    let now = clock.now();
+    assert_eq!(
+        clock.until("queue task q_1's deadline", deadline, &now),
+        2 * HOUR - 60
+    );
+    assert_eq!(clock.view(&now).ahead, None);
+    hands.pass(secs(2 * HOUR as u64));
+    let now = clock.now();
+    assert_eq!(
+        clock.until("queue task q_1's deadline", deadline, &now),
+        -60
+    );
+}

@@ -23,12 +23,13 @@ use async_trait::async_trait;
 use chrono::{
     DateTime, FixedOffset, Local, MappedLocalTime, NaiveDate, NaiveDateTime, TimeZone, Utc,
 };
-use fleetdash_model::{Asc, Backups, Band, Probe, RulesView, human_age, seconds_since};
+use fleetdash_model::{Asc, Backups, Band, Probe, RulesView, human_age};
 use regex::Regex;
 
 use super::checkin::FUTURE_SKEW;
 use super::systems::command::run_argv;
 use super::{Collector, Findings, SectionData};
+use crate::clock::{Clock, Clocked};
 use crate::config::{BackupSource, BackupsConfig, Config, Rules};
 use crate::net::ProbeFailure;
 
@@ -56,8 +57,8 @@ impl BackupsCollector {
         })
     }
 
-    pub async fn check(&self) -> Backups {
-        let checked_at = Utc::now();
+    pub async fn check(&self, clock: &Clock) -> Backups {
+        let checked_at = clock.now().wall;
         let timeout = self.backups.timeout;
         let found = match &self.backups.source {
             BackupSource::Dir(dir) => newest_in_dir(dir, timeout).await,
@@ -69,7 +70,7 @@ impl BackupsCollector {
             &self.rules,
             &self.rules_file,
             checked_at,
-            Utc::now(),
+            &clock.clocked(),
         )
     }
 }
@@ -80,8 +81,8 @@ impl Collector for BackupsCollector {
         self.cadence
     }
 
-    async fn collect(&self) -> Findings {
-        SectionData::Backups(self.check().await).into()
+    async fn collect(&self, clock: &Clock) -> Findings {
+        SectionData::Backups(self.check(clock).await).into()
     }
 }
 
@@ -96,14 +97,16 @@ pub struct Found {
     pub empty: String,
 }
 
-/// Turns what the source found into the section. `checked_at` stamps it; `now` judges the age.
+/// Turns what the source found into the section. `checked_at` stamps it; `at` judges the age,
+/// as observed: the newest time first seen more than [`FUTURE_SKEW`] ahead of the clock is not
+/// believed (one seen before this clock stepped back is).
 pub fn judge(
     name: &str,
     found: Result<Found, ProbeFailure>,
     rules: &RulesView,
     rules_file: &str,
     checked_at: DateTime<Utc>,
-    now: DateTime<Utc>,
+    at: &Clocked,
 ) -> Backups {
     let failed = |f: ProbeFailure| Backups {
         name: name.to_string(),
@@ -119,24 +122,43 @@ pub fn judge(
         Ok(found) => found,
         Err(f) => return failed(f),
     };
-    let (believed, future): (Vec<_>, Vec<_>) =
-        found.times.iter().partition(|t| **t <= now + FUTURE_SKEW);
-    let mut notes: Vec<String> = found.note.into_iter().collect();
-    if !future.is_empty() {
-        notes.push(format!(
-            "{} timestamp(s) in the future ignored",
-            future.len()
-        ));
+    let skew = u64::try_from(FUTURE_SKEW.num_seconds()).unwrap_or(0);
+    let what = format!("backups {name}'s newest");
+    let mut times = found.times;
+    times.sort_unstable();
+    // Newest first until one is believed, each under a name of its place (so that a time
+    // ignored pass after pass never takes the believed one's name and its observed age).
+    let mut future = 0;
+    let mut newest = None;
+    for t in times.iter().rev() {
+        let sight = match future {
+            0 => at.sight(&what, *t),
+            n => at.sight(&format!("{what} after {n} ignored"), *t),
+        };
+        if sight.ahead_s <= skew {
+            newest = Some((*t, sight.age_s));
+            break;
+        }
+        future += 1;
     }
-    let Some(latest) = believed.into_iter().max() else {
+    let mut notes: Vec<String> = found.note.into_iter().collect();
+    if future > 0 {
+        notes.push(format!("{future} timestamp(s) in the future ignored"));
+    }
+    let Some((latest, age_s)) = newest else {
         let mut reason = found.empty;
         for n in &notes {
             reason.push_str(&format!("; {n}"));
         }
         return failed(ProbeFailure::new(Asc::FAILED_PRECONDITION, reason));
     };
-    let age_s = seconds_since(latest, now);
-    let band = Band::for_backup_age(age_s, rules);
+    let band = if at.reached(age_s, rules.backup_red_after_s) {
+        Band::Red
+    } else if at.reached(age_s, rules.backup_amber_after_s) {
+        Band::Amber
+    } else {
+        Band::Green
+    };
     let amber = format!(
         "amber at {}, {rules_file} backups.amber_after_seconds",
         human_age(rules.backup_amber_after_s)

@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use fleetdash_model::{Agent, Backups, Board, LiveTask, Probe, System};
 
+use crate::clock::Clock;
 use crate::config::{Config, Rules};
 use crate::net::ProbeClient;
 
@@ -212,11 +213,12 @@ impl SectionUpdate {
     }
 }
 
-/// A read-only probe of one part of the fleet, run on its own cadence.
+/// A read-only probe of one part of the fleet, run on its own cadence. It judges by `clock`:
+/// the wall-clock moment it stamps, and the ages of what it read as fleetdash observed them.
 #[async_trait]
 pub trait Collector: Send + Sync {
     fn cadence(&self) -> Duration;
-    async fn collect(&self) -> Findings;
+    async fn collect(&self, clock: &Clock) -> Findings;
 
     /// Whether this collector works on the task ids other passes mention (the live-task poll),
     /// so that a one-shot `collect` runs it after them and it sees the ids just mentioned.
@@ -225,11 +227,11 @@ pub trait Collector: Send + Sync {
     }
 }
 
-/// Runs one collection and stamps it.
-pub async fn run_once(collector: &dyn Collector) -> Collection {
+/// Runs one collection and stamps it by `clock`.
+pub async fn run_once(collector: &dyn Collector, clock: &Clock) -> Collection {
     let started = Instant::now();
-    let checked_at = Utc::now();
-    let findings = collector.collect().await;
+    let checked_at = clock.now().wall;
+    let findings = collector.collect(clock).await;
     Collection {
         findings,
         checked_at,

@@ -17,6 +17,7 @@ use fleetdash_model::{Card, Probe};
 
 use super::board::BoardCollector;
 use super::{Collector, Findings};
+use crate::clock::Clock;
 use crate::config::{BoardConfig, Config};
 
 /// The outcome of a retired board: it writes nothing, and says so.
@@ -125,7 +126,7 @@ impl Collector for ProjectionJob {
         self.cadence
     }
 
-    async fn collect(&self) -> Findings {
+    async fn collect(&self, _clock: &Clock) -> Findings {
         Findings::Projections(self.run().await)
     }
 }

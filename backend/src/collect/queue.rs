@@ -15,10 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, Band, Probe, QueueLeftOut, QueueTask, UnreadableTask};
 
 use super::{Collector, Findings, SectionData};
+use crate::clock::{Clock, Clocked};
 use crate::queue::judge::{LeftOut, left_out};
 use crate::queue::rows::{self, QueueView};
 use crate::queue::{QueueRules, Retention, WorkQueue};
@@ -77,15 +77,16 @@ impl QueuePart {
     }
 }
 
-/// The queue's part from what was read at `now`: every row judged then, newest first, past the
-/// `retention` left out and counted; a row that cannot be read on its own; a read that failed
-/// is the part's error.
+/// The queue's part from what was read, judged at `at`: every row judged then, newest first,
+/// past the `retention` left out and counted; a row that cannot be read on its own; a read that
+/// failed is the part's error.
 pub fn rows(
     read: Result<&QueueView, &str>,
     rules: &QueueRules,
     retention: &Retention,
-    now: DateTime<Utc>,
+    at: &Clocked,
 ) -> QueuePart {
+    let now = at.wall();
     let view = match read {
         Ok(view) => view,
         Err(reason) => {
@@ -97,7 +98,7 @@ pub fn rows(
     };
     let mut part = QueuePart::listed(Vec::new());
     let mut listed = Vec::new();
-    for (row, out) in view.tasks.iter().zip(left_out(&view.tasks, retention, now)) {
+    for (row, out) in view.tasks.iter().zip(left_out(&view.tasks, retention, at)) {
         if let Some(why) = out {
             let id = match row {
                 Ok(row) => row.id.clone(),
@@ -111,7 +112,7 @@ pub fn rows(
             continue;
         }
         match row {
-            Ok(row) => listed.push(crate::queue::judge::to_snapshot(row, rules, now)),
+            Ok(row) => listed.push(crate::queue::judge::to_snapshot(row, rules, at)),
             Err(bad) => part.unreadable.push(UnreadableTask {
                 id: bad.id.clone(),
                 reason: bad.reason.clone(),
@@ -155,9 +156,9 @@ impl Collector for QueueCollector {
         self.cadence
     }
 
-    async fn collect(&self) -> Findings {
+    async fn collect(&self, clock: &Clock) -> Findings {
         let read = self.source.read().await;
-        let now = Utc::now();
+        let at = clock.clocked();
         // A row that cannot be read is said on the dashboard (and logged by the sweep).
         if let Err(e) = &read {
             tracing::warn!("work queue not read: {e}");
@@ -166,7 +167,7 @@ impl Collector for QueueCollector {
             read.as_ref().map_err(String::as_str),
             &self.rules,
             &self.retention,
-            now,
+            &at,
         )))
     }
 }

@@ -11,6 +11,7 @@ use chrono::Utc;
 use fleetdash_model::{Asc, NamedCheck, Probe};
 
 use super::{Collector, Findings, SectionData};
+use crate::clock::Clock;
 use crate::config::{Config, HostConfig, TunnelConfig};
 use crate::net::ProbeFailure;
 
@@ -106,7 +107,7 @@ impl Collector for TunnelsCollector {
         self.cadence
     }
 
-    async fn collect(&self) -> Findings {
+    async fn collect(&self, _clock: &Clock) -> Findings {
         SectionData::Tunnels(self.probe_all().await).into()
     }
 }

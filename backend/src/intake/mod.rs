@@ -760,7 +760,7 @@ async fn asked(
             crate::answers::queue(
                 rows.as_deref().map_err(String::as_str),
                 &intake.options.queue_rules,
-                now,
+                &intake.queue.clocked(),
             )
         }
     };

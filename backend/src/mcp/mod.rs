@@ -36,6 +36,7 @@ use rmcp::{
 use serde_json::{Value, json};
 
 use crate::answers::{self, Answer};
+use crate::clock::Clocked;
 use crate::config::{Config, Rules};
 use crate::queue::QueueRules;
 use crate::redact::RedactionGate;
@@ -355,7 +356,7 @@ impl FleetTools {
             Ok(crate::queue::Applied {
                 task: Some(task), ..
             }) => {
-                let line = crate::queue::judge::line(&task, &rules, now);
+                let line = crate::queue::judge::line(&task, &rules, &Clocked::wall_only(now));
                 let mut result = CallToolResult::success(vec![ContentBlock::text(line)]);
                 result.structured_content = Some(json!({
                     "id": task.id, "title": task.title, "owner": task.owner,
@@ -497,7 +498,12 @@ impl FleetTools {
         Ok(match rows {
             Ok(view) => {
                 let rows: Vec<_> = view.tasks.into_iter().filter_map(Result::ok).collect();
-                answered(answers::queue(Ok(&rows), &self.queue_rules, Utc::now()))
+                // Read-only beside `run`: nothing observed here, the wall clock alone.
+                answered(answers::queue(
+                    Ok(&rows),
+                    &self.queue_rules,
+                    &Clocked::wall_only(Utc::now()),
+                ))
             }
             Err(e) => failed(e, &Asc::DEPENDENCY_UNAVAILABLE, false, None),
         })

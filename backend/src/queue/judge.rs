@@ -9,9 +9,10 @@
 use chrono::{DateTime, Utc};
 #[cfg(test)]
 use fleetdash_model::human_age;
-use fleetdash_model::{Asc, Band, QueueAck, QueueTask, seconds_since};
+use fleetdash_model::{Asc, Band, QueueAck, QueueTask};
 
 use super::{Ack, QueueRules, RowRead, TaskRow, WireState};
+use crate::clock::Clocked;
 use crate::config::Rules;
 
 /// What the watchdog writes on a task it fails (spec §3.5, adapter.py's message).
@@ -35,8 +36,8 @@ pub fn heads() -> String {
 
 /// One task on one line, as `fleetdash tasks` (and the hub's `queue` question) show it: id,
 /// owner, ACK, state, band, reason and title.
-pub fn line(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> String {
-    let verdict = judge(row, rules, now);
+pub fn line(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> String {
+    let verdict = judge(row, rules, at);
     let ack = match &row.ack {
         None => "no ACK".to_string(),
         Some(a) => match &a.ack {
@@ -63,11 +64,12 @@ pub fn line(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> String {
     )
 }
 
-/// The band and reason of `row` at `now`: the model's one judge of a queue task
+/// The band and reason of `row` at `at`: the model's one judge of a queue task
 /// ([`QueueTask::judge`]), which the page also applies between polls, so the CLI, the
 /// snapshot and the page cannot disagree.
-pub fn judge(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> Verdict {
-    let (band, status, reason) = model_row(row, now).judge(rules.ack_within_s, now);
+pub fn judge(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> Verdict {
+    let (band, status, reason) =
+        model_row(row, at).judge(rules.ack_within_s, at.wall(), at.now.grace);
     Verdict {
         band,
         status,
@@ -75,18 +77,61 @@ pub fn judge(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> Verdict {
     }
 }
 
-/// `row` as status.json carries it (`tasks.queue[]`), judged at `now`.
-pub fn to_snapshot(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> QueueTask {
-    let mut task = model_row(row, now);
-    let (band, status, reason) = task.judge(rules.ack_within_s, now);
+/// `row` as status.json carries it (`tasks.queue[]`), judged at `at`, with its ages as
+/// observed.
+pub fn to_snapshot(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> QueueTask {
+    let mut task = model_row(row, at);
+    let (band, status, reason) = task.judge(rules.ack_within_s, at.wall(), at.now.grace);
     task.band = band;
     task.status = status;
     task.reason = reason;
     task
 }
 
-/// The row in the model's shape, not judged yet (green, checked at `now`).
-fn model_row(row: &TaskRow, now: DateTime<Utc>) -> QueueTask {
+/// The names the clock knows a task's stamps by: the same for the sweep and the collector.
+fn quiet_what(id: &str) -> String {
+    format!("queue task {id}'s last news")
+}
+
+fn unacked_what(id: &str) -> String {
+    format!("queue task {id}'s wait for an ACK")
+}
+
+fn deadline_what(id: &str) -> String {
+    format!("queue task {id}'s deadline")
+}
+
+/// Notes on the clock what a report just committed stamped on `row`: its news and, while it
+/// awaits an ACK, since when.
+pub fn note(row: &TaskRow, at: &Clocked) {
+    at.note(&quiet_what(&row.id), quiet_since(row));
+    if let Some(since) = awaited_since(row) {
+        at.note(&unacked_what(&row.id), since);
+    }
+}
+
+/// Notes news of the task `id` received at `received_at`.
+pub fn note_news(id: &str, received_at: DateTime<Utc>, at: &Clocked) {
+    at.note(&quiet_what(id), received_at);
+}
+
+/// Since when the task awaits an ACK: its creation, or its escalation; none once taken.
+fn awaited_since(row: &TaskRow) -> Option<DateTime<Utc>> {
+    match &row.ack {
+        None => Some(row.created_at),
+        Some(a) if matches!(a.ack, Ack::Escalating { .. }) => Some(a.at),
+        Some(_) => None,
+    }
+}
+
+/// Seconds nothing was heard about the task at `at`, as observed.
+pub fn quiet_age(row: &TaskRow, at: &Clocked) -> u64 {
+    at.age(&quiet_what(&row.id), quiet_since(row))
+}
+
+/// The row in the model's shape, not judged yet (green, checked at `at`), its ages observed.
+fn model_row(row: &TaskRow, at: &Clocked) -> QueueTask {
+    let now = at.wall();
     QueueTask {
         id: row.id.clone(),
         title: row.title.clone(),
@@ -114,6 +159,9 @@ fn model_row(row: &TaskRow, now: DateTime<Utc>) -> QueueTask {
         blocked_on: row.blocked_on.clone(),
         last_report_at: row.last_report_at,
         status_message: row.status_message.clone(),
+        quiet_s: Some(quiet_age(row, at)),
+        unacked_s: awaited_since(row).map(|since| at.age(&unacked_what(&row.id), since)),
+        deadline_in_s: row.deadline.map(|d| at.until(&deadline_what(&row.id), d)),
         worker_died: row.worker_died,
         band: Band::Green,
         status: Asc::SUCCESS,
@@ -128,14 +176,15 @@ fn quiet_since(row: &TaskRow) -> DateTime<Utc> {
     row.last_report_at.unwrap_or(row.created_at)
 }
 
-/// The 300 s rule (§3.5): a WORKING task with no report for `no_reply_s` is orphaned.
-pub fn orphan_due(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> bool {
-    row.state == WireState::Working && seconds_since(quiet_since(row), now) >= rules.no_reply_s
+/// The 300 s rule (§3.5): a WORKING task with no report for `no_reply_s` (observed; after a
+/// forward step or a wake, watched again) is orphaned.
+pub fn orphan_due(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> bool {
+    row.state == WireState::Working && at.reached(quiet_age(row, at), rules.no_reply_s)
 }
 
 /// The coarser condition (§3.5): a task its owner claimed (an owning or blocked ACK) with no
 /// report about it for `worker_died_s`, not recorded yet and not finished.
-pub fn worker_died_due(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) -> bool {
+pub fn worker_died_due(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> bool {
     let claimed = row.ack.as_ref().is_some_and(|a| {
         Some(&a.by) == row.owner.as_ref()
             && matches!(a.ack, Ack::Owning { .. } | Ack::Blocked { .. })
@@ -143,7 +192,7 @@ pub fn worker_died_due(row: &TaskRow, rules: &QueueRules, now: DateTime<Utc>) ->
     claimed
         && !row.worker_died
         && !row.state.is_terminal()
-        && seconds_since(quiet_since(row), now) >= rules.worker_died_s
+        && at.reached(quiet_age(row, at), rules.worker_died_s)
 }
 
 /// The rules' `queue` group (issue 21): how long a finished task stays in status.json, and at
@@ -191,11 +240,7 @@ impl LeftOut {
 /// place among the newest, so that a dismissal never brings an older, retired task back (its
 /// alert ended). An open task, and a row that cannot be read (it is red until repaired or
 /// dismissed), are never left out unless dismissed.
-pub fn left_out(
-    rows: &[RowRead],
-    retention: &Retention,
-    now: DateTime<Utc>,
-) -> Vec<Option<LeftOut>> {
+pub fn left_out(rows: &[RowRead], retention: &Retention, at: &Clocked) -> Vec<Option<LeftOut>> {
     let mut out: Vec<Option<LeftOut>> = rows
         .iter()
         .map(|row| {
@@ -217,7 +262,7 @@ pub fn left_out(
         let Some(since) = row.finished_since() else {
             continue;
         };
-        if seconds_since(since, now) >= retention.finished_kept_s {
+        if at.age(&format!("queue task {}'s finish", row.id), since) >= retention.finished_kept_s {
             retire(i, &mut out);
         } else {
             newest.push((since, &row.id, i));
@@ -295,19 +340,22 @@ mod tests {
     fn no_ack_turns_red_at_the_limit_and_not_a_second_before() {
         let r = rules();
         let limit = secs(r.ack_within_s);
-        let before = judge(&row(), &r, t0() + limit - secs(1));
+        let before = judge(&row(), &r, &Clocked::wall_only(t0() + limit - secs(1)));
         assert_eq!(before.band, Band::Green, "{before:?}");
-        let at = judge(&row(), &r, t0() + limit);
+        let at = judge(&row(), &r, &Clocked::wall_only(t0() + limit));
         assert_eq!(at.band, Band::Red);
         assert_eq!(
             at.reason.as_deref(),
             Some(format!("sol has not taken it for {}", human_age(r.ack_within_s)).as_str())
         );
-        let after = judge(&row(), &r, t0() + limit + secs(1));
+        let after = judge(&row(), &r, &Clocked::wall_only(t0() + limit + secs(1)));
         assert_eq!(after.band, Band::Red);
         // An ACK at any time before settles it.
         let acked = owned(t0() + limit - secs(1));
-        assert_eq!(judge(&acked, &r, t0() + limit * 3).band, Band::Green);
+        assert_eq!(
+            judge(&acked, &r, &Clocked::wall_only(t0() + limit * 3)).band,
+            Band::Green
+        );
     }
 
     #[test]
@@ -317,20 +365,24 @@ mod tests {
             no_reply_s: 300,
             worker_died_s: 3600,
         };
-        let v = judge(&row(), &r, t0() + Duration::minutes(14));
+        let v = judge(
+            &row(),
+            &r,
+            &Clocked::wall_only(t0() + Duration::minutes(14)),
+        );
         assert_eq!(v.reason.as_deref(), Some("sol has not taken it for 14 min"));
         let late = TaskRow {
             deadline: Some(t0()),
             ..owned(t0())
         };
-        let v = judge(&late, &r, t0() + Duration::hours(2));
+        let v = judge(&late, &r, &Clocked::wall_only(t0() + Duration::hours(2)));
         assert_eq!(v.reason.as_deref(), Some("deadline passed 2 h ago"));
         let blocked = TaskRow {
             blocked_on: Some("t_1a2b: LAB disk full".into()),
             state: WireState::InputRequired,
             ..owned(t0())
         };
-        let v = judge(&blocked, &r, t0());
+        let v = judge(&blocked, &r, &Clocked::wall_only(t0()));
         assert_eq!(
             (v.band, v.reason.as_deref()),
             (Band::Amber, Some("blocked on t_1a2b: LAB disk full"))
@@ -340,7 +392,7 @@ mod tests {
             status_message: Some(ORPHANED_MESSAGE.into()),
             ..owned(t0())
         };
-        let v = judge(&orphaned, &r, t0());
+        let v = judge(&orphaned, &r, &Clocked::wall_only(t0()));
         assert_eq!(
             (v.band, v.reason.as_deref()),
             (Band::Red, Some("orphaned: no reply produced"))
@@ -355,9 +407,15 @@ mod tests {
             deadline: Some(deadline),
             ..owned(t0())
         };
-        assert_eq!(judge(&row, &r, deadline - secs(1)).band, Band::Green);
-        assert_eq!(judge(&row, &r, deadline).band, Band::Green);
-        let after = judge(&row, &r, deadline + secs(1));
+        assert_eq!(
+            judge(&row, &r, &Clocked::wall_only(deadline - secs(1))).band,
+            Band::Green
+        );
+        assert_eq!(
+            judge(&row, &r, &Clocked::wall_only(deadline)).band,
+            Band::Green
+        );
+        let after = judge(&row, &r, &Clocked::wall_only(deadline + secs(1)));
         assert_eq!(after.band, Band::Red);
         assert_eq!(after.reason.as_deref(), Some("deadline passed 1 s ago"));
         // A finished task is judged by how it finished, not by its deadline.
@@ -365,7 +423,10 @@ mod tests {
             state: WireState::Completed,
             ..row
         };
-        assert_eq!(judge(&done, &r, deadline + secs(60)).band, Band::Green);
+        assert_eq!(
+            judge(&done, &r, &Clocked::wall_only(deadline + secs(60))).band,
+            Band::Green
+        );
     }
 
     #[test]
@@ -381,8 +442,11 @@ mod tests {
             ..row()
         };
         let limit = secs(r.ack_within_s);
-        assert_eq!(judge(&row, &r, t0() + limit - secs(1)).band, Band::Green);
-        let at = judge(&row, &r, t0() + limit);
+        assert_eq!(
+            judge(&row, &r, &Clocked::wall_only(t0() + limit - secs(1))).band,
+            Band::Green
+        );
+        let at = judge(&row, &r, &Clocked::wall_only(t0() + limit));
         assert_eq!(at.band, Band::Red);
         assert!(at.reason.unwrap().starts_with("mira has not taken it for "));
     }
@@ -392,9 +456,17 @@ mod tests {
         let r = rules();
         let row = owned(t0());
         let limit = secs(r.no_reply_s);
-        assert!(!orphan_due(&row, &r, t0() + limit - secs(1)));
-        assert!(orphan_due(&row, &r, t0() + limit));
-        assert!(orphan_due(&row, &r, t0() + limit + secs(1)));
+        assert!(!orphan_due(
+            &row,
+            &r,
+            &Clocked::wall_only(t0() + limit - secs(1))
+        ));
+        assert!(orphan_due(&row, &r, &Clocked::wall_only(t0() + limit)));
+        assert!(orphan_due(
+            &row,
+            &r,
+            &Clocked::wall_only(t0() + limit + secs(1))
+        ));
         for state in WireState::ALL
             .into_iter()
             .filter(|s| *s != WireState::Working)
@@ -403,7 +475,10 @@ mod tests {
                 state,
                 ..row.clone()
             };
-            assert!(!orphan_due(&other, &r, t0() + limit * 10), "{state:?}");
+            assert!(
+                !orphan_due(&other, &r, &Clocked::wall_only(t0() + limit * 10)),
+                "{state:?}"
+            );
         }
     }
 
@@ -416,15 +491,31 @@ mod tests {
             ..owned(t0())
         };
         let limit = secs(r.worker_died_s);
-        assert!(!worker_died_due(&blocked, &r, t0() + limit - secs(1)));
-        assert!(worker_died_due(&blocked, &r, t0() + limit));
-        assert!(worker_died_due(&blocked, &r, t0() + limit + secs(1)));
+        assert!(!worker_died_due(
+            &blocked,
+            &r,
+            &Clocked::wall_only(t0() + limit - secs(1))
+        ));
+        assert!(worker_died_due(
+            &blocked,
+            &r,
+            &Clocked::wall_only(t0() + limit)
+        ));
+        assert!(worker_died_due(
+            &blocked,
+            &r,
+            &Clocked::wall_only(t0() + limit + secs(1))
+        ));
         let recorded = TaskRow {
             worker_died: true,
             ..blocked.clone()
         };
-        assert!(!worker_died_due(&recorded, &r, t0() + limit * 2));
-        let v = judge(&recorded, &r, t0() + limit);
+        assert!(!worker_died_due(
+            &recorded,
+            &r,
+            &Clocked::wall_only(t0() + limit * 2)
+        ));
+        let v = judge(&recorded, &r, &Clocked::wall_only(t0() + limit));
         assert_eq!(
             (v.band, v.reason.as_deref()),
             (
@@ -433,12 +524,20 @@ mod tests {
             )
         );
         // Nobody claimed it: that is the ACK rule's business, not a dead worker.
-        assert!(!worker_died_due(&row(), &r, t0() + limit * 2));
+        assert!(!worker_died_due(
+            &row(),
+            &r,
+            &Clocked::wall_only(t0() + limit * 2)
+        ));
         let done = TaskRow {
             state: WireState::Completed,
             ..blocked
         };
-        assert!(!worker_died_due(&done, &r, t0() + limit * 2));
+        assert!(!worker_died_due(
+            &done,
+            &r,
+            &Clocked::wall_only(t0() + limit * 2)
+        ));
     }
 
     /// Was: every finished task stayed in status.json for ever.
@@ -496,7 +595,7 @@ mod tests {
                 Ok(t) => t.id.clone(),
                 Err(b) => b.id.clone(),
             })
-            .zip(left_out(&rows, &kept, now))
+            .zip(left_out(&rows, &kept, &Clocked::wall_only(now)))
             .collect();
         let want = [
             ("q_1", None),
@@ -519,7 +618,7 @@ mod tests {
             finished_kept_max: 4,
             ..kept
         };
-        let roomy = left_out(&rows, &roomy, now);
+        let roomy = left_out(&rows, &roomy, &Clocked::wall_only(now));
         assert_eq!((roomy[1], roomy[4]), (None, None));
     }
 }

@@ -212,6 +212,9 @@ pub struct WorkQueue {
     reader: Arc<Mutex<Connection>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     checkpointer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// The clock the queue's ages are observed on: each report's stamps are noted on it as
+    /// they are committed, so a step just after a report changes no task's age.
+    clock: Option<crate::clock::Clock>,
 }
 
 impl WorkQueue {
@@ -246,7 +249,23 @@ impl WorkQueue {
             reader: Arc::new(Mutex::new(reader)),
             writer: Mutex::new(Some(handle)),
             checkpointer: Mutex::new(Some(checkpointer)),
+            clock: None,
         })
+    }
+
+    /// A reading of the queue's clock to judge its rows by (the wall clock alone without one).
+    pub fn clocked(&self) -> crate::clock::Clocked {
+        match &self.clock {
+            Some(clock) => clock.clocked(),
+            None => crate::clock::Clocked::wall_only(Utc::now()),
+        }
+    }
+
+    /// Notes each committed report's stamps on `clock` (`fleetdash run`: the clock the sweep
+    /// and the collector judge by).
+    pub fn with_clock(mut self, clock: crate::clock::Clock) -> WorkQueue {
+        self.clock = Some(clock);
+        self
     }
 
     /// The queue's file.
@@ -264,13 +283,31 @@ impl WorkQueue {
     /// Applies one report; durable before it returns.
     pub async fn apply(&self, report: Report) -> Result<Applied, Refusal> {
         let (reply, answer) = oneshot::channel();
+        let named = match &report.kind {
+            ReportKind::Heartbeat { in_flight, .. } => in_flight.clone(),
+            _ => Vec::new(),
+        };
+        let received_at = report.received_at;
         self.jobs
             .send(writer::Job::Apply(Box::new(report), reply))
             .await
             .map_err(|_| Refusal::Store(self.writer_gone()))?;
-        answer
+        let answer = answer
             .await
-            .unwrap_or_else(|_| Err(Refusal::Store(self.writer_gone())))
+            .unwrap_or_else(|_| Err(Refusal::Store(self.writer_gone())));
+        if let (Some(clock), Ok(applied)) = (&self.clock, &answer)
+            && !applied.duplicate
+        {
+            let at = clock.clocked();
+            if let Some(task) = &applied.task {
+                judge::note(task, &at);
+            }
+            // A heartbeat is news of the tasks it names (the claim heartbeat).
+            for id in &named {
+                judge::note_news(id, received_at, &at);
+            }
+        }
+        answer
     }
 
     /// Runs `f` on the read connection, off the async runtime.
@@ -353,11 +390,17 @@ impl WorkQueue {
             .unwrap_or_else(|_| Err(Refusal::Store(self.writer_gone())))
     }
 
-    /// The watchdog at `now` (every 60 s, `stuck.sweep_seconds` in the rules).
+    /// The watchdog at `now` by the wall clock alone (tests at a fixed moment).
     pub async fn sweep(&self, now: DateTime<Utc>) -> Result<Vec<SweepEvent>, String> {
+        self.sweep_at(crate::clock::Clocked::wall_only(now)).await
+    }
+
+    /// The watchdog at `at` (every 60 s, `stuck.sweep_seconds` in the rules): each task's quiet
+    /// time as fleetdash observed it, so a step of the clock fails no task.
+    pub async fn sweep_at(&self, at: crate::clock::Clocked) -> Result<Vec<SweepEvent>, String> {
         let (reply, answer) = oneshot::channel();
         self.jobs
-            .send(writer::Job::Sweep(now, reply))
+            .send(writer::Job::Sweep(Box::new(at), reply))
             .await
             .map_err(|_| self.writer_gone())?;
         answer.await.unwrap_or_else(|_| Err(self.writer_gone()))
@@ -371,6 +414,7 @@ impl WorkQueue {
             reader,
             writer,
             checkpointer,
+            clock: _,
         } = self;
         drop(jobs);
         // A read still running on a blocking thread (its caller gone at shutdown) holds the

@@ -34,6 +34,7 @@ use super::{
     Ack, AckRecord, Applied, Assignment, Dismissal, Provenance, QueueRules, Refusal, Report,
     ReportKind, Reporter, SweepEvent, TaskRow, WireState,
 };
+use crate::clock::Clocked;
 use crate::config::is_plain_name;
 use crate::text::clean;
 
@@ -579,8 +580,9 @@ fn ack_fields(ack: &Ack) -> Value {
 pub(super) fn sweep(
     conn: &Connection,
     rules: &QueueRules,
-    now: DateTime<Utc>,
+    at: &Clocked,
 ) -> rusqlite::Result<Vec<SweepEvent>> {
+    let now = at.wall();
     let mut events = Vec::new();
     for row in rows::open(conn)? {
         // A row that cannot be read is passed by (the caller logs it): the others are swept.
@@ -608,7 +610,7 @@ pub(super) fn sweep(
                 },
             )
         };
-        if worker_died_due(&row, rules, now) {
+        if worker_died_due(&row, rules, at) {
             row.worker_died = true;
             save(conn, &row)?;
             watchdog(
@@ -618,7 +620,7 @@ pub(super) fn sweep(
             )?;
             events.push(SweepEvent::WorkerDied { task: row.clone() });
         }
-        if orphan_due(&row, rules, now) {
+        if orphan_due(&row, rules, at) {
             row.state = WireState::Failed;
             row.status_message = Some(ORPHANED_MESSAGE.to_string());
             row.finished_at = Some(now);

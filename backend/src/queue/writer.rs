@@ -25,7 +25,7 @@ pub const QUEUE_DEPTH: usize = 4096;
 pub(super) enum Job {
     Apply(Box<Report>, oneshot::Sender<Result<Applied, Refusal>>),
     Sweep(
-        DateTime<Utc>,
+        Box<crate::clock::Clocked>,
         oneshot::Sender<Result<Vec<SweepEvent>, String>>,
     ),
     /// The operator's `fleetdash task dismiss`.
@@ -129,9 +129,9 @@ fn commit(
                 };
                 Answer::Apply(reply, Box::new(answer))
             }
-            Job::Sweep(now, reply) => {
+            Job::Sweep(at, reply) => {
                 let answer = in_savepoint(&mut tx, |c| {
-                    store::sweep(c, rules, now).map(|events| (true, events))
+                    store::sweep(c, rules, &at).map(|events| (true, events))
                 })
                 .map_err(|e| failed(&e));
                 Answer::Sweep(reply, answer)

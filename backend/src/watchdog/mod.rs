@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::alerting::run::Alerts;
+use crate::clock::Clock;
 use crate::collect::{self, Collector, SectionName};
 use crate::metrics::Live;
 use crate::write::Writer;
@@ -35,6 +36,7 @@ pub struct Listeners<'a> {
 
 pub async fn run(
     collectors: Vec<Box<dyn Collector>>,
+    clock: Clock,
     writer: Arc<Writer>,
     configured: Vec<SectionName>,
     rules: RulesView,
@@ -67,12 +69,13 @@ pub async fn run(
         let tx = tx.clone();
         let shutdown = shutdown.clone();
         let metrics = metrics.clone();
+        let clock = clock.clone();
         loops.push(tokio::spawn(async move {
             let cadence = collector.cadence();
             loop {
                 let collection = tokio::select! {
                     _ = shutdown.cancelled() => break,
-                    collection = collect::run_once(collector.as_ref()) => collection,
+                    collection = collect::run_once(collector.as_ref(), &clock) => collection,
                 };
                 tracing::info!(section = %collection.section(), took_ms = collection.duration.as_millis() as u64, "collected");
                 if let Some(metrics) = &metrics {

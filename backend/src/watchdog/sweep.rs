@@ -8,10 +8,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
-use fleetdash_model::{Asc, LiveTask, Probe, seconds_since};
+use fleetdash_model::{Asc, LiveTask, Probe};
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::{Clock, Clocked};
 use crate::config::Rule;
 use crate::queue::{SweepEvent, WorkQueue};
 use crate::redact::RedactionGate;
@@ -23,19 +23,19 @@ pub fn escalate(
     log: &Escalations,
     no_reply: &Rule,
     gate: &RedactionGate,
-    now: DateTime<Utc>,
+    at: &Clocked,
 ) -> anyhow::Result<usize> {
+    let now = at.wall();
     let mut written = 0;
     for event in events {
         let SweepEvent::Orphaned { task } = event else {
             continue;
         };
-        let quiet_since = task.last_report_at.unwrap_or(task.created_at);
         let line = LiveTask {
             id: task.id.clone(),
             agent: task.owner.clone().unwrap_or_default(),
             state: Probe::Value(task.state.as_str().to_string()),
-            age_s: seconds_since(quiet_since, now),
+            age_s: crate::queue::judge::quiet_age(task, at),
             stuck: true,
             status: Asc::TIMEOUT,
             reason: task.status_message.clone(),
@@ -55,6 +55,7 @@ pub async fn run(
     rules: crate::config::Rules,
     log: Escalations,
     gate: RedactionGate,
+    clock: Clock,
     shutdown: CancellationToken,
 ) {
     let log = Arc::new(log);
@@ -66,8 +67,8 @@ pub async fn run(
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
-        let now = Utc::now();
-        let events = match queue.sweep(now).await {
+        let at = clock.clocked();
+        let events = match queue.sweep_at(at.clone()).await {
             Ok(events) => events,
             Err(e) => {
                 tracing::error!("work queue sweep failed: {e}");
@@ -92,7 +93,7 @@ pub async fn run(
         }
         let (log, gate, rule) = (log.clone(), gate.clone(), rules.no_reply.clone());
         let written =
-            tokio::task::spawn_blocking(move || escalate(&events, &log, &rule, &gate, now)).await;
+            tokio::task::spawn_blocking(move || escalate(&events, &log, &rule, &gate, &at)).await;
         match written {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => tracing::error!("cannot write the work queue's escalations: {e:#}"),

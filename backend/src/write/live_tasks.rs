@@ -14,11 +14,11 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, Utc};
 use fleetdash_model::LiveTask;
 
 use super::atomic;
 use super::escalations::Escalations;
+use crate::clock::Clocked;
 use crate::collect::live_tasks::Poll;
 use crate::collect::live_tasks::judge::{self, StuckRules};
 use crate::collect::live_tasks::registry::{self, Mention, Registry};
@@ -45,21 +45,36 @@ impl LiveTaskStore {
         }
     }
 
-    /// Notes the task ids an agents pass mentioned, seen at `now`; ids that look like secrets
-    /// are counted, never stored.
-    pub fn note(&self, mentions: &[Mention], now: DateTime<Utc>) -> Result<()> {
-        self.update(|registry| registry.note(mentions, &self.gate, now))
+    /// Notes the task ids an agents pass mentioned, seen at `at`; ids that look like secrets
+    /// are counted, never stored. The stamps made are noted on the clock as made now.
+    pub fn note(&self, mentions: &[Mention], at: &Clocked) -> Result<()> {
+        let now = at.wall();
+        self.update(|registry| {
+            registry.note(mentions, &self.gate, now);
+            for (key, task) in &registry.tasks {
+                if task.last_mentioned == now {
+                    at.note(&judge::mentioned_what(key), now);
+                }
+                if task.last_progress == now {
+                    at.note(&judge::progress_what(key), now);
+                }
+            }
+            for (agent, withheld) in &registry.withheld {
+                at.note(&judge::withheld_what(agent), withheld.last_mentioned);
+            }
+        })
     }
 
-    /// Records what the poll's peers answered, judges every known task at `now`, appends one
+    /// Records what the poll's peers answered, judges every known task at `at`, appends one
     /// escalation per newly stuck task, and returns the rows.
-    pub fn record(&self, poll: &Poll, now: DateTime<Utc>) -> Result<Vec<LiveTask>> {
+    pub fn record(&self, poll: &Poll, at: &Clocked) -> Result<Vec<LiveTask>> {
+        let now = at.wall();
         // Judged without answers, every task would look silent: the pass is the poll's error.
         if let Some(why) = &poll.unread_registry {
             anyhow::bail!("{why}");
         }
         self.update(|registry| {
-            let judged = judge::judge_registry(registry, &poll.answers, &self.rules, now);
+            let judged = judge::judge_registry(registry, &poll.answers, &self.rules, at);
             for row in &judged.newly_stuck {
                 let appended = self
                     .escalations
@@ -112,7 +127,7 @@ mod tests {
     use crate::a2a::TaskFacts;
     use crate::collect::live_tasks::registry::Origin;
     use crate::collect::live_tasks::{Answer, Answers};
-    use chrono::{Duration, TimeZone};
+    use chrono::{Duration, TimeZone, Utc};
 
     /// The shipped rules file's values: judged by the fleet's own thresholds.
     fn rules() -> StuckRules {
@@ -149,7 +164,7 @@ mod tests {
             origin: Origin::Heartbeat,
             id: "t_1".into(),
         };
-        store.note(&[mention], t0).unwrap();
+        store.note(&[mention], &Clocked::wall_only(t0)).unwrap();
         let poll = Poll {
             answers: Answers::from([(
                 crate::collect::live_tasks::registry::TaskKey::new("heart", "t_1"),
@@ -160,22 +175,30 @@ mod tests {
             )]),
             unread_registry: None,
         };
-        store.record(&poll, t0).unwrap();
+        store.record(&poll, &Clocked::wall_only(t0)).unwrap();
 
         let log = state.path().join(crate::write::escalations::FILE_NAME);
         std::fs::create_dir(&log).unwrap();
-        let stuck = store.record(&poll, t0 + Duration::seconds(limit)).unwrap();
+        let stuck = store
+            .record(&poll, &Clocked::wall_only(t0 + Duration::seconds(limit)))
+            .unwrap();
         assert!(stuck[0].stuck, "{stuck:?}");
         std::fs::remove_dir(&log).unwrap();
 
         store
-            .record(&poll, t0 + Duration::seconds(limit + 1))
+            .record(
+                &poll,
+                &Clocked::wall_only(t0 + Duration::seconds(limit + 1)),
+            )
             .unwrap();
         let written = lines(&log);
         assert_eq!(written.len(), 1, "{written:?}");
         assert!(written[0].contains("\"t_1\""), "{written:?}");
         store
-            .record(&poll, t0 + Duration::seconds(limit + 2))
+            .record(
+                &poll,
+                &Clocked::wall_only(t0 + Duration::seconds(limit + 2)),
+            )
             .unwrap();
         assert_eq!(lines(&log).len(), 1, "{:?}", lines(&log));
     }

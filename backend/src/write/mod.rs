@@ -27,6 +27,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use fleetdash_model::{Probe, RulesView, Snapshot};
 
+use crate::clock::Clock;
 use crate::collect::live_tasks::judge::StuckRules;
 use crate::collect::projections::{ProjectionInput, ProjectionPlan};
 use crate::collect::{Collection, Findings, SectionData, SectionName, SectionUpdate};
@@ -40,6 +41,7 @@ pub struct Writer {
     status: StatusWriter,
     live_tasks: LiveTaskStore,
     gate: RedactionGate,
+    clock: Clock,
 }
 
 impl Writer {
@@ -49,15 +51,25 @@ impl Writer {
         for dir in written_folders(config) {
             atomic::sweep_stale_temporaries(&dir);
         }
+        let clock = Clock::system(rules.clock.settings());
         Ok(Writer {
             status: StatusWriter::new(&config.output_dir, &config.state_dir, gate.clone())?
                 .with_blind_spot(
                     rules.alerts.blind_spot_percent.percent,
                     rules.alerts.blind_spot_min.count,
-                ),
+                )
+                .with_clock(clock.clone()),
             live_tasks: LiveTaskStore::new(&config.state_dir, StuckRules::of(rules), gate.clone()),
             gate,
+            clock,
         })
+    }
+
+    /// Judges by `clock` (`run` shares one with the collectors, the sweep and the intake).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.status = self.status.with_clock(clock.clone());
+        self.clock = clock;
+        self
     }
 
     /// Each snapshot write carries what `alerts` holds back and how its channels fare.
@@ -74,18 +86,17 @@ impl Writer {
     /// Does the writes `collection` asks for and returns the section data the snapshot takes.
     /// Blocking (locks, fsync): call it off the async runtime.
     pub fn settle(&self, collection: Collection) -> SectionUpdate {
-        // The collection's own end: what it found was true then.
-        let at = collection.checked_at
-            + chrono::Duration::from_std(collection.duration).unwrap_or_default();
+        // The collection's own end (now, or nearly): what it found was true then.
+        let at = self.clock.clocked();
         let data = match collection.findings {
             Findings::Section(data) => data,
             Findings::Agents { rows, mentions } => {
-                if let Err(e) = self.live_tasks.note(&mentions, at) {
+                if let Err(e) = self.live_tasks.note(&mentions, &at) {
                     tracing::error!("cannot note live tasks: {e:#}");
                 }
                 SectionData::Agents(rows)
             }
-            Findings::LivePoll(poll) => match self.live_tasks.record(&poll, at) {
+            Findings::LivePoll(poll) => match self.live_tasks.record(&poll, &at) {
                 Ok(rows) => SectionData::LiveTasks(Probe::Value(rows)),
                 // The registry cannot be read (or saved): this pass cannot judge anything, and
                 // says so; an unreadable registry is left as it is.

@@ -29,6 +29,7 @@ use super::history::{Collected, HistoryStore, Samples};
 use super::snapshot_html::{self, Zone};
 use super::state_file;
 use super::transitions::{self, TransitionLog};
+use crate::clock::{Clock, Clocked};
 use crate::collect::{SectionName, SectionUpdate};
 use crate::redact::RedactionGate;
 use crate::snapshot;
@@ -55,6 +56,9 @@ pub struct StatusWriter {
     /// `alerts.reach` by it (issue 24), alerting configured or not. `None`: not judged.
     blind_spot: Option<(u64, u64)>,
     zone: Zone,
+    /// The clock each write judges by (ages as observed, `clock` said); without one, the wall
+    /// clock alone.
+    clock: Option<Clock>,
 }
 
 impl StatusWriter {
@@ -74,7 +78,15 @@ impl StatusWriter {
             alerts: None,
             blind_spot: None,
             zone: Zone::Host,
+            clock: None,
         })
+    }
+
+    /// Each write judges by `clock`: ages as fleetdash observed them, and what it saw of this
+    /// host's clock in the snapshot's `clock`.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
     }
 
     /// snapshot.html says times of day in `zone` (by default the host's).
@@ -108,11 +120,15 @@ impl StatusWriter {
         configured: &[SectionName],
         rules: RulesView,
     ) -> Result<Snapshot> {
-        self.write_at(updates, configured, rules, Utc::now())
+        let at = match &self.clock {
+            Some(clock) => clock.clocked(),
+            None => Clocked::wall_only(Utc::now()),
+        };
+        self.write_clocked(updates, configured, rules, &at)
     }
 
-    /// [`StatusWriter::write`] as of `now`: the snapshot's `generated_at`, its staleness and
-    /// the history's samples are all judged by it.
+    /// [`StatusWriter::write`] as of `now` by the wall clock alone: the snapshot's
+    /// `generated_at`, its staleness and the history's samples are all judged by it.
     pub fn write_at(
         &self,
         updates: Vec<SectionUpdate>,
@@ -120,6 +136,18 @@ impl StatusWriter {
         rules: RulesView,
         now: DateTime<Utc>,
     ) -> Result<Snapshot> {
+        self.write_clocked(updates, configured, rules, &Clocked::wall_only(now))
+    }
+
+    /// [`StatusWriter::write`] as of `at`.
+    pub fn write_clocked(
+        &self,
+        updates: Vec<SectionUpdate>,
+        configured: &[SectionName],
+        rules: RulesView,
+        at: &Clocked,
+    ) -> Result<Snapshot> {
+        let now = at.wall();
         let lock = File::create(&self.lock_path)
             .with_context(|| format!("cannot open lock file {}", self.lock_path.display()))?;
         lock.lock()
@@ -134,7 +162,8 @@ impl StatusWriter {
         for update in updates {
             snapshot::apply(&mut snap, update);
         }
-        snapshot::finalize(&mut snap, configured, rules, now);
+        snapshot::finalize(&mut snap, configured, rules, at);
+        snap.clock = at.view();
         snap.alerts = match &self.alerts {
             Some(alerts) => alerts.look(&transitions::elements(&snap), now),
             None => AlertsView::default(),

@@ -146,6 +146,7 @@ mod tests {
             backup_red_after_s: 172800,
             window_amber_at_percent: 90,
             ack_within_s: 600,
+            clock_step_s: 5,
         };
         let mut s = Snapshot::empty(at, rules);
         s.stale_reasons = vec!["board: 12 min old".into()];
@@ -370,6 +371,9 @@ mod tests {
                 blocked_on: Some("t_1: disk full".into()),
                 last_report_at: Some(at),
                 status_message: Some("[task orphaned — no reply produced]".into()),
+                quiet_s: Some(4_000),
+                unacked_s: Some(620),
+                deadline_in_s: Some(-90),
                 worker_died: true,
                 band: Band::Red,
                 status: Asc::TIMEOUT,

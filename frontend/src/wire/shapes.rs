@@ -209,6 +209,7 @@ fn rules(r: &mut Reader, v: &Json) -> RulesView {
         backup_red_after_s: r.field(&o, "backup_red_after_s", uint, Some(0)),
         window_amber_at_percent: r.field(&o, "window_amber_at_percent", uint, Some(0)),
         ack_within_s: r.field(&o, "ack_within_s", uint, Some(0)),
+        clock_step_s: r.field(&o, "clock_step_s", uint, Some(0)),
     }
 }
 
@@ -353,6 +354,9 @@ fn queue_task(r: &mut Reader, v: &Json) -> QueueTask {
         blocked_on: r.opt(&o, "blocked_on", string),
         last_report_at: r.opt(&o, "last_report_at", time),
         status_message: r.opt(&o, "status_message", string),
+        quiet_s: r.opt(&o, "quiet_s", uint),
+        unacked_s: r.opt(&o, "unacked_s", uint),
+        deadline_in_s: r.opt(&o, "deadline_in_s", int),
         worker_died: r.field(&o, "worker_died", boolean, Some(false)),
         band: r.req(&o, "band", band),
         status: r.req(&o, "status", asc),

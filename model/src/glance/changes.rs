@@ -64,6 +64,7 @@ impl SinceLooked {
 pub fn recent(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset) -> Vec<Change> {
     let w = Words {
         now,
+        grace: None,
         offset,
         held: &[],
         acked: &[],
@@ -90,6 +91,7 @@ pub fn since_looked(
 ) -> SinceLooked {
     let w = Words {
         now: s.generated_at.max(looked_at),
+        grace: None,
         offset,
         held: &[],
         acked: &[],

@@ -9,6 +9,7 @@ use super::types::{Fact, Group, Problem, Row, Section, Strip};
 use crate::alerts::{Acked, Held, key};
 use crate::asc::Asc;
 use crate::band::Band;
+use crate::clock::Grace;
 use crate::probe::Probe;
 use crate::snapshot::{History, SectionMeta};
 use crate::words::{human_age, moment, seconds_since};
@@ -24,6 +25,9 @@ const FEW_WORDS: usize = 52;
 /// acked.
 pub(super) struct Words<'a> {
     pub(super) now: DateTime<Utc>,
+    /// The clock's grace at `now`, after a forward step or a wake of the host that wrote the
+    /// snapshot: a window is reached only once watched again.
+    pub(super) grace: Option<Grace>,
     pub(super) offset: FixedOffset,
     /// The snapshot's held elements (`alerts.held`).
     pub(super) held: &'a [Held],

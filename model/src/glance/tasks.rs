@@ -13,6 +13,7 @@ use super::types::{Fact, Kind, Row, Section};
 use crate::alerts::key;
 use crate::asc::Asc;
 use crate::band::Band;
+use crate::clock::{Grace, reached};
 use crate::probe::Probe;
 use crate::queue::{ORPHANED_MESSAGE, QueueAck, QueueTask, UnreadableTask};
 use crate::snapshot::{LiveTask, Snapshot};
@@ -26,10 +27,21 @@ const TERMINAL_STATES: [&str; 4] = [
 ];
 
 /// Whether a live task is stuck at `now`: flagged by the collector, or, still under the rule,
-/// its age (which keeps counting after the poll) has reached the rule.
-pub fn stuck_at(task: &LiveTask, no_reply_s: u64, now: DateTime<Utc>) -> bool {
+/// its age (which keeps counting after the poll) has reached the rule (in a `grace`, once
+/// watched again).
+pub fn stuck_at(
+    task: &LiveTask,
+    no_reply_s: u64,
+    now: DateTime<Utc>,
+    grace: Option<Grace>,
+) -> bool {
     task.stuck
-        || (under_the_rule(task) && task.age_s + seconds_since(task.checked_at, now) >= no_reply_s)
+        || (under_the_rule(task)
+            && reached(
+                task.age_s + seconds_since(task.checked_at, now),
+                no_reply_s,
+                grace,
+            ))
 }
 
 /// Unfinished, and neither a task its peer does not know (NOT_FOUND) nor ids withheld as
@@ -49,8 +61,8 @@ fn finished(task: &LiveTask) -> bool {
 impl LiveTask {
     /// The task's band at `now` under the stuck rule: red also once it crossed the rule after
     /// the collector's poll.
-    pub fn band_at(&self, no_reply_s: u64, now: DateTime<Utc>) -> Band {
-        if stuck_at(self, no_reply_s, now) {
+    pub fn band_at(&self, no_reply_s: u64, now: DateTime<Utc>, grace: Option<Grace>) -> Band {
+        if stuck_at(self, no_reply_s, now, grace) {
             Band::Red
         } else {
             self.band()
@@ -79,7 +91,7 @@ pub(super) fn queue(s: &Snapshot, w: &Words) -> Section {
         });
         let (open, done): (Vec<&QueueTask>, Vec<&QueueTask>) =
             newest_first.into_iter().partition(|t| {
-                !t.is_terminal() || t.judge(s.rules.ack_within_s, w.now).0 != Band::Green
+                !t.is_terminal() || t.judge(s.rules.ack_within_s, w.now, w.grace).0 != Band::Green
             });
         // A row that cannot be read comes first: red, with its id and why.
         let unreadable = s
@@ -172,10 +184,14 @@ fn unreadable_row(t: &UnreadableTask, w: &Words) -> Row {
 
 fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
     let ack_within = s.rules.ack_within_s;
-    let (band, status, judged) = t.judge(ack_within, w.now);
+    let (band, status, judged) = t.judge(ack_within, w.now, w.grace);
     let state = state_words(&t.state);
     let not_taken = judged.as_deref().is_some_and(is_not_taken);
     let since = match (&judged, &t.ack) {
+        // As observed at `checked_at` when the snapshot says (issue 31), else by the stamp.
+        (Some(_), _) if not_taken && t.unacked_s.is_some() => {
+            Some(crossed(t.checked_at, t.unacked_s.unwrap_or(0), ack_within))
+        }
         (Some(_), Some(ack)) if not_taken => Some(crossed(ack.at, 0, ack_within)),
         (Some(_), None) if not_taken => Some(crossed(t.created_at, 0, ack_within)),
         (Some(r), _) if r.starts_with("deadline passed") => t.deadline,
@@ -314,8 +330,8 @@ pub(super) fn live_tasks(s: &Snapshot, w: &Words) -> Section {
 }
 
 fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
-    let stuck = stuck_at(t, rule, w.now);
-    let band = t.band_at(rule, w.now);
+    let stuck = stuck_at(t, rule, w.now, w.grace);
+    let band = t.band_at(rule, w.now, w.grace);
     let age = w.age(t.checked_at, t.age_s);
     let state = shown(&t.state, |s| state_words(s));
     let (reason, cut) = if stuck && !t.stuck {

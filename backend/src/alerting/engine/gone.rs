@@ -343,11 +343,16 @@ mod tests {
                 Ok(&view),
                 &crate::queue::QueueRules::of(&rules),
                 &crate::queue::Retention::of(&rules),
-                now,
+                &crate::clock::Clocked::wall_only(now),
             );
             let update = crate::write::history::tests::update(SectionData::Queue(part), now);
             crate::snapshot::apply(&mut self.snap, update);
-            crate::snapshot::finalize(&mut self.snap, &[SectionName::Queue], rules.view(), now);
+            crate::snapshot::finalize(
+                &mut self.snap,
+                &[SectionName::Queue],
+                rules.view(),
+                &crate::clock::Clocked::wall_only(now),
+            );
             self.b.write(&self.snap)
         }
     }

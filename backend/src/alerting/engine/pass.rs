@@ -501,6 +501,9 @@ mod tests {
             blocked_on: None,
             last_report_at: None,
             status_message: None,
+            quiet_s: None,
+            unacked_s: None,
+            deadline_in_s: None,
             worker_died: false,
             band: Band::Green,
             status: Asc::SUCCESS,
@@ -522,7 +525,7 @@ mod tests {
             });
             t.deadline = Some(now - Duration::minutes(5));
         }
-        (t.band, t.status, t.reason) = t.judge(600, now);
+        (t.band, t.status, t.reason) = t.judge(600, now, None);
         t
     }
 
@@ -668,7 +671,12 @@ mod tests {
         let mut read = |at: DateTime<Utc>, data: SectionData| {
             b.now = at;
             crate::snapshot::apply(&mut snap, update(data, at));
-            crate::snapshot::finalize(&mut snap, &configured, crate::config::fleet_rules(), at);
+            crate::snapshot::finalize(
+                &mut snap,
+                &configured,
+                crate::config::fleet_rules(),
+                &crate::clock::Clocked::wall_only(at),
+            );
             let alerts = b.write(&snap);
             alerts
                 .iter()

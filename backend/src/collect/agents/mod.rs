@@ -19,13 +19,13 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::Utc;
 use fleetdash_model::{Agent, Asc, RulesView};
 use futures::StreamExt;
 
 use super::queue::QueueSource;
 use super::{Collector, Findings};
 use crate::a2a::Wire;
+use crate::clock::Clock;
 use crate::collect::live_tasks::registry::{Mention, Origin};
 use crate::config::{AgentConfig, Config, Dialect, ProbeLimits, Rules, read_token};
 use crate::net::{ProbeClient, ProbeFailure};
@@ -77,7 +77,7 @@ impl AgentsCollector {
     /// Unordered, then sorted: `buffered` would count rows that finished behind a slower one
     /// against the limit, so each hung agent would stall its whole window for a timeout and a
     /// pass would cost one timeout per `concurrency` agents instead of about one in all.
-    pub async fn probe_all(&self) -> (Vec<Agent>, Vec<Mention>) {
+    pub async fn probe_all(&self, clock: &Clock) -> (Vec<Agent>, Vec<Mention>) {
         let reports = self.read_reports().await;
         if let Some(Err(e)) = &reports {
             tracing::warn!("agents' reports not read: {e}");
@@ -86,7 +86,8 @@ impl AgentsCollector {
         let mut rows: Vec<(usize, Agent, Seen)> = futures::stream::iter(0..self.agents.len())
             .map(|i| async move {
                 let agent = &self.agents[i];
-                let (row, seen) = self.probe_one(agent, self.reports_of(reports, agent)).await;
+                let reports = self.reports_of(reports, agent);
+                let (row, seen) = self.probe_one(agent, reports, clock).await;
                 (i, row, seen)
             })
             .buffer_unordered(self.limits.concurrency)
@@ -114,13 +115,17 @@ impl AgentsCollector {
         }
     }
 
-    async fn probe_one(&self, agent: &AgentConfig, reports: verdict::Reports) -> (Agent, Seen) {
-        let checked_at = Utc::now();
+    async fn probe_one(
+        &self,
+        agent: &AgentConfig,
+        reports: verdict::Reports,
+        clock: &Clock,
+    ) -> (Agent, Seen) {
         let token = match read_token(agent.token.as_ref()) {
             Ok(t) => t,
             Err(failure) => {
                 return (
-                    verdict::unprobed(agent, failure, reports, &self.rules, checked_at),
+                    verdict::unprobed(agent, failure, reports, &self.rules, &clock.clocked()),
                     Seen::default(),
                 );
             }
@@ -160,7 +165,8 @@ impl AgentsCollector {
                 reports,
             },
             &self.rules,
-            checked_at,
+            // Judged when the probes are in: ages as of now.
+            &clock.clocked(),
         );
         (row, seen)
     }
@@ -244,8 +250,8 @@ impl Collector for AgentsCollector {
         self.cadence
     }
 
-    async fn collect(&self) -> Findings {
-        let (rows, mentions) = self.probe_all().await;
+    async fn collect(&self, clock: &Clock) -> Findings {
+        let (rows, mentions) = self.probe_all(clock).await;
         Findings::Agents { rows, mentions }
     }
 }

@@ -6,14 +6,15 @@
 //! above the rules' percentage is amber. Every failed probe turns its field into
 //! `"error: <reason>"`, marks the row stale and red: a failure is shown, never smoothed over.
 
-use chrono::{DateTime, Utc};
+use chrono::DateTime;
 use fleetdash_model::{
-    Agent, Asc, Band, CronState, Heartbeat, Probe, RulesView, Window, human_age, seconds_since,
+    Agent, Asc, Band, CronState, Heartbeat, Probe, RulesView, Window, human_age,
 };
 
 use super::audit_tail::AuditTail;
 use super::card::CardProbe;
 use super::heartbeat::HeartbeatReply;
+use crate::clock::Clocked;
 use crate::collect::checkin::healthchecks_state;
 use crate::config::AgentConfig;
 use crate::net::ProbeFailure;
@@ -50,8 +51,8 @@ impl Reports {
 }
 
 /// The push check (spec 003: heartbeat reports judged like Healthchecks' pings) of an agent
-/// with `report_every`, at `now`: nothing when it is up, else the condition to add to its row.
-fn push_check(agent: &AgentConfig, reports: &Reports, now: DateTime<Utc>) -> Option<Condition> {
+/// with `report_every`, at `at`: nothing when it is up, else the condition to add to its row.
+fn push_check(agent: &AgentConfig, reports: &Reports, at: &Clocked) -> Option<Condition> {
     let period = agent.report_every?;
     let period_s = period.as_secs();
     let grace_s = agent
@@ -86,8 +87,11 @@ fn push_check(agent: &AgentConfig, reports: &Reports, now: DateTime<Utc>) -> Opt
             format!("no heartbeat report received (every {every} promised)"),
         );
     };
-    let age_s = seconds_since(last, now);
-    match healthchecks_state(age_s, period_s, grace_s) {
+    let age_s = at.age(
+        &format!("agent {}'s last heartbeat report", agent.name),
+        last,
+    );
+    match healthchecks_state(age_s, period_s, grace_s, &at.now) {
         CronState::Up => None,
         CronState::Late => condition(
             Band::Amber,
@@ -148,12 +152,9 @@ impl Conditions {
     }
 }
 
-pub fn row(
-    agent: &AgentConfig,
-    evidence: Evidence,
-    rules: &RulesView,
-    now: DateTime<Utc>,
-) -> Agent {
+/// The row of `agent` from `evidence`, judged at `at`: every age as fleetdash observed it.
+pub fn row(agent: &AgentConfig, evidence: Evidence, rules: &RulesView, at: &Clocked) -> Agent {
+    let now = at.wall();
     let mut conditions = Conditions::default();
     let Evidence {
         card,
@@ -221,7 +222,7 @@ pub fn row(
         Some(Ok(tail)) => {
             audit_skipped_lines = tail.skipped_lines;
             match tail.last_exchange_ts {
-                Some(ts) => Probe::Value(age_seconds(ts, now)),
+                Some(ts) => Probe::Value(exchange_age(&agent.name, ts, at)),
                 None => {
                     let reason = if tail.collector_lines > 0 {
                         format!(
@@ -239,7 +240,7 @@ pub fn row(
         }
     };
     let age_band = match &last_exchange_s {
-        Probe::Value(age) => Band::for_exchange_age(*age, rules),
+        Probe::Value(age) => exchange_band(*age, rules, at),
         Probe::Unknown => Band::Amber,
         Probe::Error(_) => Band::Red,
     };
@@ -296,10 +297,13 @@ pub fn row(
     });
 
     let last_report_s = match &reports.read {
-        Some(Ok(Some(r))) => Some(seconds_since(r.last_report_at, now)),
+        Some(Ok(Some(r))) => Some(at.age(
+            &format!("agent {}'s last report", agent.name),
+            r.last_report_at,
+        )),
         _ => None,
     };
-    if let Some(c) = push_check(agent, &reports, now) {
+    if let Some(c) = push_check(agent, &reports, at) {
         conditions.0.push(c);
     }
 
@@ -335,7 +339,7 @@ pub fn unprobed(
     failure: ProbeFailure,
     reports: Reports,
     rules: &RulesView,
-    now: DateTime<Utc>,
+    at: &Clocked,
 ) -> Agent {
     let reason = format!("not probed: {}", failure.reason);
     let mut row = row(
@@ -350,16 +354,31 @@ pub fn unprobed(
             reports,
         },
         rules,
-        now,
+        at,
     );
     row.reason = Some(reason);
     row
 }
 
-fn age_seconds(ts: f64, now: DateTime<Utc>) -> u64 {
-    let now_s = now.timestamp_millis() as f64 / 1000.0;
-    // A timestamp from the future (clock skew between hosts) counts as "just now".
-    (now_s - ts).max(0.0) as u64
+/// The age of an audit line's `ts` (seconds since the epoch) as observed: a line from the
+/// future (another host's clock ahead) counts from when it was seen, and is said.
+fn exchange_age(agent: &str, ts: f64, at: &Clocked) -> u64 {
+    let Some(stamp) = DateTime::from_timestamp_millis((ts * 1000.0) as i64) else {
+        return 0;
+    };
+    at.age(&format!("agent {agent}'s last exchange"), stamp)
+}
+
+/// The band of a last exchange `age_s` old (spec §5.2): amber and red are reached like every
+/// window, after a forward step or a wake only once watched again.
+fn exchange_band(age_s: u64, rules: &RulesView, at: &Clocked) -> Band {
+    if at.reached(age_s, rules.exchange_amber_below_s) {
+        Band::Red
+    } else if at.reached(age_s, rules.exchange_green_below_s) {
+        Band::Amber
+    } else {
+        Band::Green
+    }
 }
 
 /// The endpoint as shown: no user, password, query or fragment.
@@ -378,6 +397,7 @@ mod tests {
     use crate::a2a::{CardFacts, ReplyFacts, Wire};
     use crate::config::Dialect;
     use crate::config::fleet_rules;
+    use chrono::Utc;
     use std::time::Duration;
 
     /// The tests' clock: one fixed moment, so that no outcome depends on the day they run.
@@ -433,7 +453,12 @@ mod tests {
     #[test]
     fn a_healthy_agent_is_green_with_success() {
         let now = fixed_now();
-        let row = row(&agent(), healthy(3, 60.0, now), &fleet_rules(), now);
+        let row = row(
+            &agent(),
+            healthy(3, 60.0, now),
+            &fleet_rules(),
+            &Clocked::wall_only(now),
+        );
         assert_eq!(row.band, Band::Green);
         assert_eq!(row.status, Asc::SUCCESS);
         assert_eq!(row.reason, None);
@@ -448,7 +473,12 @@ mod tests {
     #[test]
     fn empty_skills_are_red_with_their_own_reason() {
         let now = fixed_now();
-        let row = row(&agent(), healthy(0, 60.0, now), &fleet_rules(), now);
+        let row = row(
+            &agent(),
+            healthy(0, 60.0, now),
+            &fleet_rules(),
+            &Clocked::wall_only(now),
+        );
         assert_eq!(row.band, Band::Red);
         assert_eq!(row.status, Asc::FAILED_PRECONDITION);
         assert_eq!(
@@ -461,13 +491,23 @@ mod tests {
     #[test]
     fn the_exchange_age_sets_amber_and_red() {
         let now = fixed_now();
-        let amber = row(&agent(), healthy(1, 3600.0, now), &fleet_rules(), now);
+        let amber = row(
+            &agent(),
+            healthy(1, 3600.0, now),
+            &fleet_rules(),
+            &Clocked::wall_only(now),
+        );
         assert_eq!(
             (amber.band, amber.exchange_band),
             (Band::Amber, Band::Amber)
         );
         assert_eq!(amber.reason.as_deref(), Some("no exchange for 1 h"));
-        let red = row(&agent(), healthy(1, 7.0 * 3600.0, now), &fleet_rules(), now);
+        let red = row(
+            &agent(),
+            healthy(1, 7.0 * 3600.0, now),
+            &fleet_rules(),
+            &Clocked::wall_only(now),
+        );
         assert_eq!(red.band, Band::Red);
         assert_eq!(red.status, Asc::TIMEOUT);
         assert_eq!(red.reason.as_deref(), Some("no exchange for 7 h (>= 6 h)"));
@@ -492,7 +532,7 @@ mod tests {
             Asc::DEPENDENCY_UNAVAILABLE,
             "connection refused",
         ));
-        let row = row(&agent(), ev, &fleet_rules(), now);
+        let row = row(&agent(), ev, &fleet_rules(), &Clocked::wall_only(now));
         assert!(!row.up && row.stale);
         assert_eq!(row.band, Band::Red);
         assert_eq!(row.status, Asc::DEPENDENCY_UNAVAILABLE);
@@ -526,7 +566,7 @@ mod tests {
                     ..Default::default()
                 });
             }
-            row(&agent(), ev, &rules, now)
+            row(&agent(), ev, &rules, &Clocked::wall_only(now))
         };
         let at = rules.window_amber_at_percent as f64;
         let below = with_window(at - 0.1);
@@ -580,7 +620,7 @@ mod tests {
             let now = DateTime::from_timestamp(now, 0).unwrap();
             let mut ev = healthy(3, 0.0, now);
             ev.audit = Some(Ok(tail));
-            row(&agent(), ev, &rules, now)
+            row(&agent(), ev, &rules, &Clocked::wall_only(now))
         };
         for (age, band) in [
             (green - 1, Band::Green),
@@ -616,7 +656,7 @@ mod tests {
             bytes_read: 1200,
             ..AuditTail::default()
         }));
-        let row = row(&agent(), ev, &fleet_rules(), now);
+        let row = row(&agent(), ev, &fleet_rules(), &Clocked::wall_only(now));
         assert_eq!(row.band, Band::Red);
         assert_eq!(
             row.last_exchange_s,
@@ -666,7 +706,7 @@ mod tests {
                 },
                 ..healthy(3, 60.0, now)
             };
-            row(agent, evidence, &fleet_rules(), now)
+            row(agent, evidence, &fleet_rules(), &Clocked::wall_only(now))
         }
 
         #[test]
@@ -729,7 +769,12 @@ mod tests {
                 },
                 ..healthy(3, 60.0, now)
             };
-            let never = row(&every_5_min(), with(Some(Ok(None))), &fleet_rules(), now);
+            let never = row(
+                &every_5_min(),
+                with(Some(Ok(None))),
+                &fleet_rules(),
+                &Clocked::wall_only(now),
+            );
             assert_eq!(never.band, Band::Red);
             assert_eq!(
                 never.reason.as_deref(),
@@ -740,7 +785,7 @@ mod tests {
                 &every_5_min(),
                 with(Some(Err("q.db: not a SQLite database".into()))),
                 &fleet_rules(),
-                now,
+                &Clocked::wall_only(now),
             );
             assert_eq!(broken.band, Band::Red);
             assert!(

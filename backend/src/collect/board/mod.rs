@@ -32,6 +32,7 @@ use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, Board, BoardSource, Card, Probe};
 
 use super::{Collector, Findings, SectionData};
+use crate::clock::Clock;
 use crate::config::{BoardConfig, Config};
 use crate::net::ProbeFailure;
 use cap::Cap;
@@ -216,7 +217,7 @@ impl Collector for BoardCollector {
         self.cadence
     }
 
-    async fn collect(&self) -> Findings {
+    async fn collect(&self, _clock: &Clock) -> Findings {
         SectionData::Board {
             read: Probe::Value(self.read_all().await),
             cap: self.cap,

@@ -3,12 +3,12 @@
 //! the rule can be tested at its exact boundary; the write side runs it under the registry's
 //! lock and writes what it returns.
 
-use chrono::{DateTime, Utc};
-use fleetdash_model::{Asc, LiveTask, Probe, human_age, seconds_since};
+use fleetdash_model::{Asc, LiveTask, Probe, human_age};
 
-use super::registry::{KnownTask, Origin, Registry, Tasks, Withheld};
+use super::registry::{KnownTask, Origin, Registry, TaskKey, Tasks, Withheld};
 use super::{Answer, Answers};
 use crate::a2a::{self, TaskFacts};
+use crate::clock::Clocked;
 use crate::config::{Rule, Rules};
 use crate::redact::REDACTED;
 
@@ -51,25 +51,45 @@ pub fn judge_registry(
     registry: &mut Registry,
     answers: &Answers,
     rules: &StuckRules,
-    now: DateTime<Utc>,
+    at: &Clocked,
 ) -> Judged {
-    let mut judged = judge(&mut registry.tasks, answers, rules, now);
+    let mut judged = judge(&mut registry.tasks, answers, rules, at);
     registry
         .withheld
-        .retain(|_, w| seconds_since(w.last_mentioned, now) < rules.forget_unseen_s);
+        .retain(|agent, w| at.age(&withheld_what(agent), w.last_mentioned) < rules.forget_unseen_s);
+    for (agent, w) in registry.withheld.iter_mut() {
+        w.last_mentioned = at.rebase(&withheld_what(agent), w.last_mentioned);
+    }
     judged.rows.extend(
         registry
             .withheld
             .iter()
-            .map(|(agent, withheld)| withheld_row(agent, withheld, now)),
+            .map(|(agent, withheld)| withheld_row(agent, withheld, at)),
     );
     judged
+}
+
+/// The names the clock knows a live task's stamps by (the registry's, made by fleetdash).
+pub fn mentioned_what(key: &TaskKey) -> String {
+    format!("task {}/{}'s last mention", key.agent, key.id)
+}
+
+pub fn progress_what(key: &TaskKey) -> String {
+    format!("task {}/{}'s last progress", key.agent, key.id)
+}
+
+fn finished_what(key: &TaskKey) -> String {
+    format!("task {}/{}'s finish", key.agent, key.id)
+}
+
+pub fn withheld_what(agent: &str) -> String {
+    format!("agent {agent}'s withheld task ids' last mention")
 }
 
 /// Says that `agent` mentioned task ids that look like secrets and that they are not tracked.
 /// An untracked id has no progress to measure: its `age_s` is the time since the last mention
 /// (docs/status-json.md says so).
-fn withheld_row(agent: &str, withheld: &Withheld, now: DateTime<Utc>) -> LiveTask {
+fn withheld_row(agent: &str, withheld: &Withheld, at: &Clocked) -> LiveTask {
     let n = withheld.ids;
     let (ids, were) = if n == 1 {
         ("id", "was")
@@ -80,7 +100,7 @@ fn withheld_row(agent: &str, withheld: &Withheld, now: DateTime<Utc>) -> LiveTas
         id: REDACTED.to_string(),
         agent: agent.to_string(),
         state: Probe::Error(WITHHELD.to_string()),
-        age_s: seconds_since(withheld.last_mentioned, now),
+        age_s: at.age(&withheld_what(agent), withheld.last_mentioned),
         stuck: false,
         status: Asc::GUARDRAIL_BLOCKED,
         reason: Some(format!(
@@ -88,31 +108,28 @@ fn withheld_row(agent: &str, withheld: &Withheld, now: DateTime<Utc>) -> LiveTas
              tracked: fleetdash writes no secret down, so it cannot poll them; a peer's task \
              ids should carry none"
         )),
-        checked_at: now,
+        checked_at: at.wall(),
         stale: false,
     }
 }
 
 /// Records `answers` into `tasks`, forgets what is no longer mentioned, and judges the rest at
-/// `now`.
-pub fn judge(
-    tasks: &mut Tasks,
-    answers: &Answers,
-    rules: &StuckRules,
-    now: DateTime<Utc>,
-) -> Judged {
+/// `at`, every age as fleetdash observed it (a step of the clock forgets nothing and turns no
+/// stuck task green). The stamps kept are then as this clock would write them now: never in
+/// its future, and a restart reads the same ages.
+pub fn judge(tasks: &mut Tasks, answers: &Answers, rules: &StuckRules, at: &Clocked) -> Judged {
     for (key, task) in tasks.iter_mut() {
         match answers.get(key) {
             Some(Answer::Task(facts)) => {
                 let returned = task.not_found.take().is_some();
-                record(task, facts, returned, now);
+                record(key, task, facts, returned, at);
             }
             Some(Answer::NotFound(call)) => task.not_found = Some(call.clone()),
             Some(Answer::Failed(_)) | None => {}
         }
     }
-    tasks.retain(|_, t| {
-        seconds_since(t.last_mentioned, now) < rules.forget_unseen_s
+    tasks.retain(|key, t| {
+        at.age(&mentioned_what(key), t.last_mentioned) < rules.forget_unseen_s
             // A heartbeat's task that completed is our own probe done: nothing to show.
             && !(t.origin == Origin::HeartbeatTask && t.state.as_deref() == Some(COMPLETED))
     });
@@ -121,22 +138,28 @@ pub fn judge(
         let answer = answers.get(key);
         if task
             .finished_at
-            .is_some_and(|f| seconds_since(f, now) >= rules.keep_finished_s)
+            .is_some_and(|f| at.age(&finished_what(key), f) >= rules.keep_finished_s)
         {
             continue;
         }
-        let row = row(&key.id, task, answer, &rules.no_reply, now);
+        let row = row(key, task, answer, &rules.no_reply, at);
         if row.stuck && !task.escalated {
             judged.newly_stuck.push(row.clone());
         }
         judged.rows.push(row);
+    }
+    for (key, task) in tasks.iter_mut() {
+        task.last_mentioned = at.rebase(&mentioned_what(key), task.last_mentioned);
+        task.last_progress = at.rebase(&progress_what(key), task.last_progress);
+        task.finished_at = task.finished_at.map(|f| at.rebase(&finished_what(key), f));
     }
     judged
 }
 
 /// A polled state that differs from the last one, or a newer status timestamp, is progress;
 /// so is being known again after its peer did not know it (`returned`), whatever its state.
-fn record(task: &mut KnownTask, facts: &TaskFacts, returned: bool, now: DateTime<Utc>) {
+fn record(key: &TaskKey, task: &mut KnownTask, facts: &TaskFacts, returned: bool, at: &Clocked) {
+    let now = at.wall();
     let state = facts.state.map(str::to_string);
     let moved = returned
         || (state.is_some() && state != task.state)
@@ -145,6 +168,7 @@ fn record(task: &mut KnownTask, facts: &TaskFacts, returned: bool, now: DateTime
             && task.updated_at.is_some());
     if moved {
         task.last_progress = now;
+        at.note(&progress_what(key), now);
         // A new stuck episode, if one follows, is escalated again.
         task.escalated = false;
     }
@@ -156,6 +180,7 @@ fn record(task: &mut KnownTask, facts: &TaskFacts, returned: bool, now: DateTime
     }
     if task.finished_at.is_none() && facts.state.is_some_and(a2a::is_terminal) {
         task.finished_at = Some(now);
+        at.note(&finished_what(key), now);
     }
 }
 
@@ -170,13 +195,14 @@ const COMPLETED: &str = "TASK_STATE_COMPLETED";
 pub const NOT_FOUND_REASON: &str = "the peer does not know this task";
 
 fn row(
-    id: &str,
+    key: &TaskKey,
     task: &KnownTask,
     answer: Option<&Answer>,
     no_reply: &Rule,
-    now: DateTime<Utc>,
+    at: &Clocked,
 ) -> LiveTask {
-    let since_progress = seconds_since(task.last_progress, now);
+    let (id, now) = (key.id.as_str(), at.wall());
+    let since_progress = at.age(&progress_what(key), task.last_progress);
     let failure = match answer {
         Some(Answer::Failed(f)) => Some(f),
         _ => None,
@@ -214,7 +240,7 @@ fn row(
         };
     }
     let finished = task.finished_at.is_some();
-    let stuck = !finished && since_progress >= no_reply.seconds;
+    let stuck = !finished && at.reached(since_progress, no_reply.seconds);
     let state = match (failure, &task.state) {
         (Some(f), _) => Probe::Error(f.reason.clone()),
         (None, Some(s)) => Probe::Value(s.clone()),
@@ -281,6 +307,7 @@ mod tests {
     use super::*;
     use crate::collect::live_tasks::registry::TaskKey;
     use crate::collect::live_tasks::registry::{Mention, Origin, note};
+    use chrono::{DateTime, Utc};
     use chrono::{Duration, TimeZone};
 
     /// The shipped rules file's values: the test judges by the fleet's own thresholds.
@@ -340,7 +367,7 @@ mod tests {
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
         let mut tasks = registry_with("t_1");
         let answers = Answers::from([(key("t_1"), Answer::Task(working()))]);
-        let first = judge(&mut tasks, &answers, &rules, t0());
+        let first = judge(&mut tasks, &answers, &rules, &Clocked::wall_only(t0()));
         assert!(!first.rows[0].stuck && first.newly_stuck.is_empty());
         assert_eq!(first.rows[0].status, Asc::RUNNING);
 
@@ -348,7 +375,7 @@ mod tests {
             &mut tasks,
             &answers,
             &rules,
-            t0() + Duration::seconds(limit - 1),
+            &Clocked::wall_only(t0() + Duration::seconds(limit - 1)),
         );
         assert!(!before.rows[0].stuck, "{:?}", before.rows[0]);
         assert_eq!(before.rows[0].age_s, rules.no_reply.seconds - 1);
@@ -357,7 +384,7 @@ mod tests {
             &mut tasks,
             &answers,
             &rules,
-            t0() + Duration::seconds(limit),
+            &Clocked::wall_only(t0() + Duration::seconds(limit)),
         );
         assert!(at.rows[0].stuck, "{:?}", at.rows[0]);
         assert_eq!(at.rows[0].status, Asc::TIMEOUT);
@@ -383,7 +410,7 @@ mod tests {
             &mut tasks,
             &answers,
             &rules,
-            t0() + Duration::seconds(limit + 60),
+            &Clocked::wall_only(t0() + Duration::seconds(limit + 60)),
         );
         assert!(later.rows[0].stuck && later.newly_stuck.is_empty());
     }
@@ -395,7 +422,7 @@ mod tests {
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
         let mut tasks = registry_with("t_1");
         let answers = Answers::from([(key("t_1"), Answer::Task(working()))]);
-        judge(&mut tasks, &answers, &rules, t0());
+        judge(&mut tasks, &answers, &rules, &Clocked::wall_only(t0()));
         let moved_at = t0() + Duration::seconds(limit - 1);
         let moved = Answers::from([(
             key("t_1"),
@@ -404,8 +431,13 @@ mod tests {
                 updated_at: Some(moved_at),
             }),
         )]);
-        judge(&mut tasks, &moved, &rules, moved_at);
-        let judged = judge(&mut tasks, &moved, &rules, t0() + Duration::seconds(limit));
+        judge(&mut tasks, &moved, &rules, &Clocked::wall_only(moved_at));
+        let judged = judge(
+            &mut tasks,
+            &moved,
+            &rules,
+            &Clocked::wall_only(t0() + Duration::seconds(limit)),
+        );
         assert!(!judged.rows[0].stuck, "{:?}", judged.rows[0]);
         assert_eq!(judged.rows[0].age_s, 1);
     }
@@ -423,21 +455,21 @@ mod tests {
                 updated_at: None,
             }),
         )]);
-        let judged = judge(&mut tasks, &done, &rules, t0());
+        let judged = judge(&mut tasks, &done, &rules, &Clocked::wall_only(t0()));
         assert_eq!(judged.rows[0].status, Asc::SUCCESS);
         let keep = i64::try_from(rules.keep_finished_s).unwrap();
         let shown = judge(
             &mut tasks,
             &Answers::new(),
             &rules,
-            t0() + Duration::seconds(keep - 1),
+            &Clocked::wall_only(t0() + Duration::seconds(keep - 1)),
         );
         assert!(!shown.rows[0].stuck);
         let gone = judge(
             &mut tasks,
             &Answers::new(),
             &rules,
-            t0() + Duration::seconds(keep),
+            &Clocked::wall_only(t0() + Duration::seconds(keep)),
         );
         assert!(gone.rows.is_empty());
         let forget = i64::try_from(rules.forget_unseen_s).unwrap();
@@ -445,7 +477,7 @@ mod tests {
             &mut tasks,
             &Answers::new(),
             &rules,
-            t0() + Duration::seconds(forget),
+            &Clocked::wall_only(t0() + Duration::seconds(forget)),
         );
         assert!(tasks.is_empty());
     }
@@ -466,7 +498,7 @@ mod tests {
                 &mut tasks,
                 &unknown,
                 &rules,
-                t0() + Duration::seconds(after),
+                &Clocked::wall_only(t0() + Duration::seconds(after)),
             );
             let row = &judged.rows[0];
             assert!(!row.stuck && judged.newly_stuck.is_empty(), "{row:?}");
@@ -478,18 +510,23 @@ mod tests {
             &mut tasks,
             &Answers::new(),
             &rules,
-            t0() + Duration::seconds(limit),
+            &Clocked::wall_only(t0() + Duration::seconds(limit)),
         );
         assert_eq!(judged.rows[0].status, Asc::NOT_FOUND);
         // Known again: its first state is progress, and the rule counts from there.
         let known = Answers::from([(key("t_1"), Answer::Task(working()))]);
         let again = t0() + Duration::seconds(limit * 11);
-        let judged = judge(&mut tasks, &known, &rules, again);
+        let judged = judge(&mut tasks, &known, &rules, &Clocked::wall_only(again));
         assert_eq!(
             (judged.rows[0].status.clone(), judged.rows[0].stuck),
             (Asc::RUNNING, false)
         );
-        let judged = judge(&mut tasks, &known, &rules, again + Duration::seconds(limit));
+        let judged = judge(
+            &mut tasks,
+            &known,
+            &rules,
+            &Clocked::wall_only(again + Duration::seconds(limit)),
+        );
         assert!(judged.rows[0].stuck, "{:?}", judged.rows[0]);
     }
 
@@ -517,13 +554,18 @@ mod tests {
         let rules = rules();
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
         let mut tasks = registry_with("t_1");
-        judge(&mut tasks, &answer("t_1", not_found()), &rules, t0());
+        judge(
+            &mut tasks,
+            &answer("t_1", not_found()),
+            &rules,
+            &Clocked::wall_only(t0()),
+        );
         for after in [1, limit - 1, limit, limit * 2] {
             let judged = judge(
                 &mut tasks,
                 &answer("t_1", refused()),
                 &rules,
-                t0() + Duration::seconds(after),
+                &Clocked::wall_only(t0() + Duration::seconds(after)),
             );
             let row = &judged.rows[0];
             assert_eq!(
@@ -546,7 +588,7 @@ mod tests {
             &mut tasks,
             &answer("t_1", not_found()),
             &rules,
-            t0() + Duration::seconds(limit * 3),
+            &Clocked::wall_only(t0() + Duration::seconds(limit * 3)),
         );
         assert_eq!(judged.rows[0].status, Asc::NOT_FOUND);
         assert!(!judged.rows[0].stale);
@@ -561,25 +603,30 @@ mod tests {
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
         let mut tasks = registry_with("t_1");
         let known = answer("t_1", Answer::Task(working()));
-        judge(&mut tasks, &known, &rules, t0());
+        judge(&mut tasks, &known, &rules, &Clocked::wall_only(t0()));
         judge(
             &mut tasks,
             &answer("t_1", not_found()),
             &rules,
-            t0() + Duration::seconds(10),
+            &Clocked::wall_only(t0() + Duration::seconds(10)),
         );
         let back = t0() + Duration::seconds(limit * 5);
-        let judged = judge(&mut tasks, &known, &rules, back);
+        let judged = judge(&mut tasks, &known, &rules, &Clocked::wall_only(back));
         assert!(!judged.rows[0].stuck, "{:?}", judged.rows[0]);
         assert_eq!(judged.rows[0].age_s, 0);
         let judged = judge(
             &mut tasks,
             &known,
             &rules,
-            back + Duration::seconds(limit - 1),
+            &Clocked::wall_only(back + Duration::seconds(limit - 1)),
         );
         assert!(!judged.rows[0].stuck, "{:?}", judged.rows[0]);
-        let judged = judge(&mut tasks, &known, &rules, back + Duration::seconds(limit));
+        let judged = judge(
+            &mut tasks,
+            &known,
+            &rules,
+            &Clocked::wall_only(back + Duration::seconds(limit)),
+        );
         assert!(judged.rows[0].stuck, "{:?}", judged.rows[0]);
         assert_eq!(judged.newly_stuck.len(), 1);
     }
@@ -592,8 +639,13 @@ mod tests {
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
         let mut tasks = registry_with("t_1");
         let known = answer("t_1", Answer::Task(working()));
-        judge(&mut tasks, &known, &rules, t0());
-        let first = judge(&mut tasks, &known, &rules, t0() + Duration::seconds(limit));
+        judge(&mut tasks, &known, &rules, &Clocked::wall_only(t0()));
+        let first = judge(
+            &mut tasks,
+            &known,
+            &rules,
+            &Clocked::wall_only(t0() + Duration::seconds(limit)),
+        );
         assert_eq!(first.newly_stuck.len(), 1);
         escalate(&mut tasks, &first);
 
@@ -605,20 +657,20 @@ mod tests {
                 updated_at: Some(moved_at),
             }),
         );
-        let recovered = judge(&mut tasks, &moved, &rules, moved_at);
+        let recovered = judge(&mut tasks, &moved, &rules, &Clocked::wall_only(moved_at));
         assert!(!recovered.rows[0].stuck, "{:?}", recovered.rows[0]);
         let before = judge(
             &mut tasks,
             &moved,
             &rules,
-            moved_at + Duration::seconds(limit - 1),
+            &Clocked::wall_only(moved_at + Duration::seconds(limit - 1)),
         );
         assert!(!before.rows[0].stuck && before.newly_stuck.is_empty());
         let again = judge(
             &mut tasks,
             &moved,
             &rules,
-            moved_at + Duration::seconds(limit),
+            &Clocked::wall_only(moved_at + Duration::seconds(limit)),
         );
         assert!(again.rows[0].stuck, "{:?}", again.rows[0]);
         assert_eq!(
@@ -631,7 +683,7 @@ mod tests {
             &mut tasks,
             &moved,
             &rules,
-            moved_at + Duration::seconds(limit + 1),
+            &Clocked::wall_only(moved_at + Duration::seconds(limit + 1)),
         );
         assert!(later.rows[0].stuck && later.newly_stuck.is_empty());
     }
@@ -655,7 +707,7 @@ mod tests {
         let mut tasks = Tasks::new();
         note(&mut tasks, &[heartbeat_task("hb-1")], t0());
         let answers = Answers::from([(key("hb-1"), Answer::Task(working()))]);
-        let judged = judge(&mut tasks, &answers, &rules, t0());
+        let judged = judge(&mut tasks, &answers, &rules, &Clocked::wall_only(t0()));
         assert_eq!(judged.rows[0].reason.as_deref(), Some(HEARTBEAT_TASK));
         for i in 2..6 {
             note(
@@ -673,7 +725,7 @@ mod tests {
             &mut tasks,
             &answers,
             &rules,
-            t0() + Duration::seconds(limit),
+            &Clocked::wall_only(t0() + Duration::seconds(limit)),
         );
         assert!(judged.rows[0].stuck);
         assert_eq!(judged.newly_stuck.len(), 1);
@@ -697,7 +749,7 @@ mod tests {
             &mut tasks,
             &done,
             &rules,
-            t0() + Duration::seconds(limit + 1),
+            &Clocked::wall_only(t0() + Duration::seconds(limit + 1)),
         );
         assert!(judged.rows.is_empty() && tasks.is_empty(), "{tasks:#?}");
         note(

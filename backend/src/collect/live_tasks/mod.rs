@@ -25,6 +25,7 @@ use futures::StreamExt;
 
 use super::{Collector, Findings};
 use crate::a2a::{self, RpcOutcome, TaskFacts, Wire, rpc_url};
+use crate::clock::Clock;
 use crate::config::{AgentConfig, Config, read_token};
 use crate::net::{ProbeClient, ProbeFailure};
 use registry::{KnownTask, TaskKey};
@@ -185,7 +186,7 @@ impl Collector for LiveTasksCollector {
         self.cadence
     }
 
-    async fn collect(&self) -> Findings {
+    async fn collect(&self, _clock: &Clock) -> Findings {
         Findings::LivePoll(self.poll_all().await)
     }
 

@@ -8,9 +8,10 @@
 use std::path::Path;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use fleetdash_model::{Asc, CronCheck, CronState, Probe, human_age, seconds_since};
+use fleetdash_model::{Asc, CronCheck, CronState, Probe, human_age};
 use serde::{Deserialize, Serialize};
 
+use crate::clock::Clocked;
 use crate::collect::checkin::{FUTURE_SKEW, healthchecks_state};
 use crate::config::{CronConfig, CronEvidence};
 use crate::net::ProbeFailure;
@@ -206,17 +207,20 @@ pub fn evidence_from_stamp(mtime: DateTime<Utc>) -> Evidence {
     }
 }
 
-/// Judges one cron at `now`. `checked_at` stamps the row. Ages are whole seconds; each
-/// boundary belongs to the better state (an age equal to the period is still up).
+/// Judges one cron of `host` at `at`. `checked_at` stamps the row. Ages are whole seconds, as
+/// fleetdash observed them; each boundary belongs to the better state (an age equal to the
+/// period is still up).
 ///
-/// A record with a time more than [`FUTURE_SKEW`] ahead of `now` (success, start or finish) is
-/// down: its age would read 0 for ever and keep it up. Its last success is then unknown unless
-/// that one is believable.
+/// A record with a time more than [`FUTURE_SKEW`] ahead of the clock when first seen (success,
+/// start or finish) is down: its age would read 0 for ever and keep it up. Its last success is
+/// then unknown unless that one is believable. One seen before this clock stepped back is
+/// believed: it was not ahead then.
 pub fn judge(
     cfg: &CronConfig,
+    host: &str,
     evidence: Result<Evidence, ProbeFailure>,
     checked_at: DateTime<Utc>,
-    now: DateTime<Utc>,
+    at: &Clocked,
 ) -> CronCheck {
     let period_s = cfg.period.as_secs();
     let grace_s = cfg.grace.as_secs();
@@ -242,17 +246,25 @@ pub fn judge(
             );
         }
     };
-    let believable = |t: &DateTime<Utc>| *t <= now + FUTURE_SKEW;
+    let ages = Ages {
+        at,
+        cron: format!("cron {} on {host}", cfg.name),
+    };
+    let skew = u64::try_from(FUTURE_SKEW.num_seconds()).unwrap_or(0);
+    let believable = |what: &str, t: &DateTime<Utc>| ages.sight(what, *t).ahead_s <= skew;
     let last_ok_s: Probe<u64> = ev
         .last_success
-        .filter(believable)
-        .map(|t| seconds_since(t, now))
+        .filter(|t| believable(SUCCESS, t))
+        .map(|t| ages.age(SUCCESS, t))
         .into();
-    let future = [ev.last_success, ev.last_start, ev.last_finish]
-        .into_iter()
-        .flatten()
-        .filter(|t| !believable(t))
-        .max();
+    let future = [
+        (SUCCESS, ev.last_success),
+        (START, ev.last_start),
+        (FINISH, ev.last_finish),
+    ]
+    .into_iter()
+    .filter_map(|(what, t)| t.filter(|t| !believable(what, t)))
+    .max();
     if let Some(t) = future {
         let reason = format!(
             "record dated in the future ({}): check the clock of the host that wrote it",
@@ -260,24 +272,39 @@ pub fn judge(
         );
         return row(CronState::Down, last_ok_s, Some(reason), false);
     }
-    let (state, reason) = verdict(&ev, period_s, grace_s, now);
+    let (state, reason) = verdict(&ev, period_s, grace_s, &ages);
     row(state, last_ok_s, reason, false)
 }
 
-fn verdict(
-    ev: &Evidence,
-    period_s: u64,
-    grace_s: u64,
-    now: DateTime<Utc>,
-) -> (CronState, Option<String>) {
+const SUCCESS: &str = "last success";
+const START: &str = "last start";
+const FINISH: &str = "last finish";
+
+/// One cron's stamps, aged by the clock under their names.
+struct Ages<'a> {
+    at: &'a Clocked,
+    cron: String,
+}
+
+impl Ages<'_> {
+    fn sight(&self, what: &str, t: DateTime<Utc>) -> crate::clock::Sight {
+        self.at.sight(&format!("{}'s {what}", self.cron), t)
+    }
+
+    fn age(&self, what: &str, t: DateTime<Utc>) -> u64 {
+        self.sight(what, t).age_s
+    }
+}
+
+fn verdict(ev: &Evidence, period_s: u64, grace_s: u64, ages: &Ages) -> (CronState, Option<String>) {
     let grace = human_age(grace_s);
     // A run in progress: started after the last finish (or never finished at all).
     let running_since = ev
         .last_start
         .filter(|start| ev.last_finish.is_none_or(|finish| *start > finish));
     if let Some(start) = running_since {
-        let running_s = seconds_since(start, now);
-        if running_s > grace_s {
+        let running_s = ages.age(START, start);
+        if ages.at.reached(running_s, grace_s.saturating_add(1)) {
             return (
                 CronState::Down,
                 Some(format!(
@@ -295,7 +322,7 @@ fn verdict(
             CronState::Down,
             Some(format!(
                 "last run failed with exit code {code}, {} ago",
-                human_age(seconds_since(finish, now))
+                human_age(ages.age(FINISH, finish))
             )),
         );
     }
@@ -309,22 +336,17 @@ fn verdict(
             ),
         );
     };
-    let age_s = seconds_since(last_success, now);
+    let age_s = ages.age(SUCCESS, last_success);
     let running = running_since
-        .map(|start| {
-            format!(
-                "; a run started {} ago",
-                human_age(seconds_since(start, now))
-            )
-        })
+        .map(|start| format!("; a run started {} ago", human_age(ages.age(START, start))))
         .unwrap_or_default();
-    match healthchecks_state(age_s, period_s, grace_s) {
+    match healthchecks_state(age_s, period_s, grace_s, &ages.at.now) {
         CronState::Up => (CronState::Up, None),
         CronState::Late => (
             CronState::Late,
             Some(format!(
                 "{} late: last success {} ago, period {}, within the grace ({grace}){running}",
-                human_age(age_s - period_s),
+                human_age(age_s.saturating_sub(period_s)),
                 human_age(age_s),
                 human_age(period_s),
             )),
@@ -334,7 +356,7 @@ fn verdict(
             Some(format!(
                 "last success {} ago: {} past its period ({}) and beyond the grace ({grace}){running}",
                 human_age(age_s),
-                human_age(age_s - period_s),
+                human_age(age_s.saturating_sub(period_s)),
                 human_age(period_s),
             )),
         ),
@@ -370,7 +392,7 @@ mod tests {
     }
 
     fn judge_at(ev: Evidence, now: DateTime<Utc>) -> CronCheck {
-        judge(&cfg(), Ok(ev), now, now)
+        judge(&cfg(), "lab", Ok(ev), now, &Clocked::wall_only(now))
     }
 
     fn succeeded_at(t: DateTime<Utc>) -> Evidence {
@@ -518,7 +540,13 @@ mod tests {
     #[test]
     fn unreadable_evidence_is_down_and_stale() {
         let failure = ProbeFailure::new(Asc::DEPENDENCY_UNAVAILABLE, "ssh: connection refused");
-        let c = judge(&cfg(), Err(failure), t0(), at(5));
+        let c = judge(
+            &cfg(),
+            "lab",
+            Err(failure),
+            t0(),
+            &Clocked::wall_only(at(5)),
+        );
         assert_eq!(c.state, CronState::Down);
         assert_eq!(c.last_ok_s, Probe::Error("ssh: connection refused".into()));
         assert_eq!(c.reason.as_deref(), Some("ssh: connection refused"));

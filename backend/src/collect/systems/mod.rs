@@ -26,6 +26,7 @@ use fleetdash_model::{Asc, Band, CronState, NamedCheck, Probe, System};
 use futures::StreamExt;
 
 use super::{Collector, Findings, SectionData};
+use crate::clock::{Clock, Clocked};
 use crate::config::{Config, HostConfig, HostSource, ProbeLimits};
 use crate::net::{ProbeClient, ProbeFailure};
 
@@ -119,13 +120,13 @@ impl SystemsCollector {
     /// Each host may start a dozen ssh or git processes: unbounded, 200 hosts would be
     /// thousands of processes at once. Unordered, then sorted, as the agents pass does, so a
     /// hung host holds one slot for its timeout, not a whole window.
-    pub async fn probe_all(&self) -> Vec<System> {
+    pub async fn probe_all(&self, clock: &Clock) -> Vec<System> {
         let mut rows: Vec<(usize, System)> = futures::stream::iter(0..self.hosts.len())
             .map(|i| async move {
                 let host = &self.hosts[i];
-                let checked_at = Utc::now();
+                let checked_at = clock.now().wall;
                 let facts = self.read(host).await;
-                (i, judge(host, facts, checked_at, Utc::now()))
+                (i, judge(host, facts, checked_at, &clock.clocked()))
             })
             .buffer_unordered(self.limits.concurrency)
             .collect()
@@ -141,8 +142,8 @@ impl Collector for SystemsCollector {
         self.cadence
     }
 
-    async fn collect(&self) -> Findings {
-        SectionData::Systems(self.probe_all().await).into()
+    async fn collect(&self, clock: &Clock) -> Findings {
+        SectionData::Systems(self.probe_all(clock).await).into()
     }
 }
 
@@ -158,12 +159,12 @@ fn probe_of<T, U>(r: &Result<T, ProbeFailure>, f: impl FnOnce(&T) -> U) -> Probe
     }
 }
 
-/// Turns a host's facts into its row. `checked_at` is when the read started; `now` judges ages.
+/// Turns a host's facts into its row. `checked_at` is when the read started; `at` judges ages.
 pub fn judge(
     host: &HostConfig,
     facts: HostFacts,
     checked_at: DateTime<Utc>,
-    now: DateTime<Utc>,
+    at: &Clocked,
 ) -> System {
     let services = host
         .services
@@ -186,7 +187,7 @@ pub fn judge(
         .crons
         .iter()
         .zip(facts.crons)
-        .map(|(cfg, evidence)| cron::judge(cfg, evidence, checked_at, now))
+        .map(|(cfg, evidence)| cron::judge(cfg, &host.name, evidence, checked_at, at))
         .collect();
     let mut row = System {
         host: host.name.clone(),
