@@ -1130,11 +1130,15 @@ async fn an_unusable_outbox_is_said_failing_for_each_channel() {
         support::DEFAULT_RULES,
     )
     .unwrap();
-    let alerts =
-        fleetdash::alerting::run::Alerts::from_config(&config, &rules, RedactionGate::default())
-            .await
-            .expect("alerting's outbox costs alert delivery, never the run")
-            .expect("a channel is configured");
+    let alerts = fleetdash::alerting::run::Alerts::from_config(
+        &config,
+        &rules,
+        RedactionGate::default(),
+        &fleetdash::clock::Clock::system(rules.clock.settings()),
+    )
+    .await
+    .expect("alerting's outbox costs alert delivery, never the run")
+    .expect("a channel is configured");
     let view = alerts.look().look(&Default::default(), t(0));
     assert!(view.configured);
     assert_eq!(view.channels.len(), 1, "{view:?}");

@@ -42,7 +42,7 @@ pub async fn run_notifying(
     clock: &Clock,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let alerts = crate::alerting::run::Alerts::from_config(config, rules, config.gate())
+    let alerts = crate::alerting::run::Alerts::from_config(config, rules, config.gate(), clock)
         .await?
         .map(Arc::new);
     let mut writer = Writer::new(config, rules, config.gate())?.with_clock(clock.clone());

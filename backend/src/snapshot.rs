@@ -489,6 +489,40 @@ mod tests {
         );
     }
 
+    /// A step of the clock makes no section stale, nor fresh: 30 s after a collection the
+    /// clock jumps a day ahead, and the section is stale only once the limit was watched
+    /// after the jump; jumped back an hour, a stale section stays stale.
+    #[test]
+    fn a_step_of_the_clock_makes_no_section_stale_nor_fresh() {
+        let now = fixed_now();
+        let (hands, clock) = crate::config::manual_clock(now);
+        let limit = fleet_rules().snapshot_stale_after_s;
+        let configured = [SectionName::Agents];
+        let mut snap = Snapshot::empty(now, fleet_rules());
+        apply(&mut snap, agents_update(now));
+        hands.pass(std::time::Duration::from_secs(30));
+        hands.step(86_400);
+        finalize(&mut snap, &configured, fleet_rules(), &clock.clocked());
+        assert!(!snap.stale, "{:?}", snap.stale_reasons);
+        hands.pass(std::time::Duration::from_secs(limit - 1));
+        finalize(&mut snap, &configured, fleet_rules(), &clock.clocked());
+        assert!(!snap.stale, "{:?}", snap.stale_reasons);
+        hands.pass(std::time::Duration::from_secs(1));
+        finalize(&mut snap, &configured, fleet_rules(), &clock.clocked());
+        assert!(snap.stale, "a whole limit watched after the jump");
+        hands.step(-3_600);
+        finalize(&mut snap, &configured, fleet_rules(), &clock.clocked());
+        assert!(snap.stale, "stale stays stale after a step back");
+        assert_eq!(
+            snap.stale_reasons,
+            vec![format!(
+                "agents: last collected {} ago (>= {})",
+                human_age(30 + limit),
+                human_age(limit)
+            )]
+        );
+    }
+
     #[test]
     fn a_section_no_longer_configured_is_cleared() {
         let now = fixed_now();

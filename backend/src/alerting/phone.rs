@@ -27,6 +27,7 @@ use sha2::Sha256;
 
 use super::acks::AckStore;
 use super::silences::SilenceStore;
+use crate::clock::{Clock, Clocked};
 use crate::config::maintenance::Matcher;
 use crate::config::{AlertRules, Config};
 use crate::redact::RedactionGate;
@@ -166,6 +167,16 @@ impl Signer {
 
     /// A link's token: what it says, then its signature, each base64url.
     pub fn token(&self, key: &str, action: Action, expires: DateTime<Utc>) -> String {
+        self.token_and_nonce(key, action, expires).0
+    }
+
+    /// [`Signer::token`], and the link's nonce (its name on the clock).
+    fn token_and_nonce(
+        &self,
+        key: &str,
+        action: Action,
+        expires: DateTime<Utc>,
+    ) -> (String, String) {
         let nonce = B64.encode(rand::random::<[u8; 16]>());
         let payload = format!(
             "{LINK_VERSION}\n{}\n{}\n{nonce}\n{key}",
@@ -173,12 +184,19 @@ impl Signer {
             expires.timestamp()
         );
         let signature = self.mac(payload.as_bytes()).finalize().into_bytes();
-        format!("{}.{}", B64.encode(payload), B64.encode(signature))
+        let token = format!("{}.{}", B64.encode(payload), B64.encode(signature));
+        (token, nonce)
     }
 
     /// What `token` says, if this key signed it and it has not expired at `now`. Not yet
     /// whether it was used ([`UsedLinks::take`]).
     pub fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<Link, Refused> {
+        self.verify_at(token, &Clocked::wall_only(now))
+    }
+
+    /// [`Signer::verify`] at `at`: a link made in this run has as much time left as was
+    /// observed since it was made (a step of the clock neither kills nor prolongs it).
+    pub fn verify_at(&self, token: &str, at: &Clocked) -> Result<Link, Refused> {
         if token.len() > TOKEN_MAX_BYTES {
             return Err(Refused::Malformed);
         }
@@ -206,7 +224,7 @@ impl Signer {
             .ok()
             .and_then(|s| DateTime::from_timestamp(s, 0))
             .ok_or(Refused::Malformed)?;
-        if now >= expires {
+        if at.until(&link_what(nonce), expires) <= 0 {
             return Err(Refused::Expired { at: expires });
         }
         Ok(Link {
@@ -291,6 +309,13 @@ pub struct PhoneActions {
     acks: AckStore,
     used: UsedLinks,
     silence_for: Duration,
+    /// The run's clock, which the links it made were noted on; without one, the wall clock.
+    clock: Option<Clock>,
+}
+
+/// The name the clock knows a link's time left by.
+fn link_what(nonce: &str) -> String {
+    format!("phone link {nonce}")
 }
 
 impl PhoneActions {
@@ -303,14 +328,35 @@ impl PhoneActions {
             silence_for: Duration::seconds(
                 i64::try_from(rules.phone_silence.seconds).unwrap_or(i64::MAX),
             ),
+            clock: None,
         }
+    }
+
+    /// Checks links' time left on `clock` (the run's, which made them).
+    pub fn with_clock(mut self, clock: Option<Clock>) -> PhoneActions {
+        self.clock = clock;
+        self
+    }
+
+    /// Checks `token` at this desk's clock and does what it says, once.
+    pub fn act_now(&self, token: &str) -> Result<Result<Done, Refused>> {
+        let at = match &self.clock {
+            Some(clock) => clock.clocked(),
+            None => Clocked::wall_only(Utc::now()),
+        };
+        self.act_at(token, &at)
     }
 
     /// Checks `token` and does what it says, once. `Ok(Err(_))`: refused, nothing changed;
     /// `Err(_)`: a file could not be read or written. Blocking (reads, a lock, fsync).
     pub fn act(&self, token: &str, now: DateTime<Utc>) -> Result<Result<Done, Refused>> {
+        self.act_at(token, &Clocked::wall_only(now))
+    }
+
+    fn act_at(&self, token: &str, at: &Clocked) -> Result<Result<Done, Refused>> {
+        let now = at.wall();
         let signer = Signer::load_or_create(&self.state_dir)?;
-        let link = match signer.verify(token, now) {
+        let link = match signer.verify_at(token, at) {
             Ok(link) => link,
             Err(refused) => return Ok(Err(refused)),
         };
@@ -357,6 +403,8 @@ pub struct LinkMaker {
     base: url::Url,
     valid_for: Duration,
     silence_s: u64,
+    /// The run's clock: each link's time left is noted on it as the link is made.
+    clock: Option<Clock>,
 }
 
 impl LinkMaker {
@@ -368,7 +416,14 @@ impl LinkMaker {
                 i64::try_from(rules.phone_link_valid.seconds).unwrap_or(i64::MAX),
             ),
             silence_s: rules.phone_silence.seconds,
+            clock: None,
         })
+    }
+
+    /// Notes each link's time left on `clock` as it is made.
+    pub fn with_clock(mut self, clock: Option<Clock>) -> LinkMaker {
+        self.clock = clock;
+        self
     }
 
     /// The silence button's label: "Silence 1 h".
@@ -392,7 +447,12 @@ impl LinkMaker {
     /// makes it).
     pub fn link(&self, key: &str, action: Action, now: DateTime<Utc>) -> Result<String> {
         let signer = Signer::load_or_create(&self.state_dir)?;
-        let token = signer.token(key, action, now + self.valid_for);
+        let expires = now + self.valid_for;
+        let (token, nonce) = signer.token_and_nonce(key, action, expires);
+        if let Some(clock) = &self.clock {
+            // Its time left, first seen now: from here on it runs on the boot clock.
+            clock.until(&link_what(&nonce), expires, &clock.now());
+        }
         let mut url = self.base.join(PATH)?;
         url.query_pairs_mut().append_pair("t", &token);
         Ok(url.to_string())

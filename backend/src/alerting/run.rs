@@ -25,6 +25,7 @@ use super::look::{Look, Unusable};
 use super::outbox::{Delivery, OUTBOX_FILE};
 use super::provider::alertmanager::Alertmanager;
 use super::{Alert, provider};
+use crate::clock::Clock;
 use crate::config::{Config, Rules};
 use crate::redact::RedactionGate;
 use crate::write::status_json::AlertsLook;
@@ -52,6 +53,8 @@ pub struct Alerts {
     /// Set at start and after a pass whose alerts or state were not all saved: the engine's
     /// state is then mended from the outbox before the next pass ([`Alerting::reconcile`]).
     reconcile_due: std::sync::atomic::AtomicBool,
+    /// The clock the engine's and the delivery's waits are observed on.
+    clock: Clock,
 }
 
 impl Alerts {
@@ -62,14 +65,15 @@ impl Alerts {
         config: &Config,
         rules: &Rules,
         gate: RedactionGate,
+        clock: &Clock,
     ) -> Result<Option<Alerts>> {
         if config.alerts.channels.is_empty() && config.alerts.deadman_url.is_none() {
             return Ok(None);
         }
-        let built = provider::build(config, &rules.alerts);
+        let built = provider::build_clocked(config, &rules.alerts, Some(clock));
         let names: Vec<String> = built.all.iter().map(|p| p.name().to_string()).collect();
         let delivery = match Delivery::from_config(config, rules, gate.clone(), built.all).await {
-            Ok(delivery) => Ok(Arc::new(delivery)),
+            Ok(delivery) => Ok(Arc::new(delivery.with_clock(clock.clone()))),
             Err(e) => {
                 let path = config.state_dir.join(OUTBOX_FILE);
                 tracing::error!(
@@ -95,6 +99,7 @@ impl Alerts {
             resend_every: Duration::from_secs(rules.alerts.am_resend.seconds),
             resent_at: Mutex::new(None),
             reconcile_due: std::sync::atomic::AtomicBool::new(true),
+            clock: clock.clone(),
         }))
     }
 
@@ -118,7 +123,9 @@ impl Alerts {
     /// outbox: a state saved with its alerts nowhere would never send them; unsaved, the
     /// engine raises them once a later run has an outbox.
     async fn decide(&self, delivery: &Delivery, snapshot: &Snapshot) {
-        let now = snapshot.generated_at;
+        // The snapshot is judged at its own moment (its writer read the clock just before).
+        let at = self.clock.clocked().with_wall(snapshot.generated_at);
+        let now = at.wall();
         if self.reconcile_due.swap(false, Ordering::SeqCst) {
             let outbox = delivery.outbox().clone();
             let alerting = self.alerting.clone();
@@ -138,7 +145,7 @@ impl Alerts {
         let ended = super::engine::gone::ended(snapshot);
         let alerting = self.alerting.clone();
         let decision = match tokio::task::spawn_blocking(move || {
-            alerting.decide(&elements, &readings, &ended, now)
+            alerting.decide_clocked(&elements, &readings, &ended, &at)
         })
         .await
         {
@@ -315,10 +322,15 @@ mod tests {
             recover_after,
         } = Crash::new();
         let start = || async {
-            Alerts::from_config(&config, &rules, RedactionGate::default())
-                .await
-                .unwrap()
-                .unwrap()
+            Alerts::from_config(
+                &config,
+                &rules,
+                RedactionGate::default(),
+                &Clock::system(rules.clock.settings()),
+            )
+            .await
+            .unwrap()
+            .unwrap()
         };
 
         let first = start().await;
@@ -359,10 +371,15 @@ mod tests {
             recover_after,
         } = Crash::new();
         let start = || async {
-            Alerts::from_config(&config, &rules, RedactionGate::default())
-                .await
-                .unwrap()
-                .unwrap()
+            Alerts::from_config(
+                &config,
+                &rules,
+                RedactionGate::default(),
+                &Clock::system(rules.clock.settings()),
+            )
+            .await
+            .unwrap()
+            .unwrap()
         };
         let first = start().await;
         let mut now = 0;

@@ -107,12 +107,13 @@ struct State {
     sightings: Sightings,
 }
 
-/// A jump, on the boot clock.
+/// A jump, on the boot clock, and the wall clock's reading just after it.
 #[derive(Debug, Clone, Copy)]
 struct Seen {
     kind: Jump,
     seconds: u64,
     boot: Duration,
+    wall: DateTime<Utc>,
 }
 
 impl Clock {
@@ -217,27 +218,30 @@ impl Clock {
     }
 
     fn age_ms(&self, what: &str, stamp: DateTime<Utc>, now: &Now) -> (u64, u64) {
-        self.state()
+        let state = &mut *self.state();
+        state
             .sightings
-            .age_ms(what, stamp, now, self.inner.settings.step_s)
+            .age_ms(what, stamp, now, self.inner.settings.step_s, &state.jumps)
     }
 
     /// The seconds until `moment` (a deadline; below zero once passed), as observed: how far
     /// ahead of the wall clock it was when first seen under `what`, less the boot clock's time
     /// since. A step alone moves no deadline nearer or further.
     pub fn until(&self, what: &str, moment: DateTime<Utc>, now: &Now) -> i64 {
-        self.state()
+        let state = &mut *self.state();
+        state
             .sightings
-            .until_ms(what, moment, now)
+            .until_ms(what, moment, now, &state.jumps)
             .div_euclid(1000)
     }
 
     /// Records that fleetdash made `stamp` itself just now (a report received, a task seen to
     /// progress): its age counts from here, whatever the wall clock does before it is asked.
     pub fn note(&self, what: &str, stamp: DateTime<Utc>, now: &Now) {
-        self.state()
+        let state = &mut *self.state();
+        state
             .sightings
-            .note(what, stamp, now, self.inner.settings.step_s);
+            .note(what, stamp, now, self.inner.settings.step_s, &state.jumps);
     }
 
     /// `stamp` as this clock would write it now: `now` less its observed age, or `stamp`
@@ -333,6 +337,16 @@ impl Clocked {
         self.now.wall
     }
 
+    /// This reading, its wall clock said to be `wall`: a judgement of something stamped by a
+    /// reading just before (a snapshot at its `generated_at`) judges at that moment, its ages
+    /// still observed on the same clock.
+    pub fn with_wall(&self, wall: DateTime<Utc>) -> Clocked {
+        Clocked {
+            now: Now { wall, ..self.now },
+            clock: self.clock.clone(),
+        }
+    }
+
     /// [`Clock::age`]; by the wall clock alone without a clock (0 for a stamp ahead).
     pub fn age(&self, what: &str, stamp: DateTime<Utc>) -> u64 {
         match &self.clock {
@@ -401,6 +415,7 @@ fn jumps_between(last: &Reading, reading: &Reading, step_s: u64) -> Vec<Seen> {
             kind: Jump::Asleep,
             seconds: slept.as_secs(),
             boot: reading.boot,
+            wall: reading.wall,
         });
     }
     let wall_ms = (reading.wall - last.wall).num_milliseconds();
@@ -416,6 +431,7 @@ fn jumps_between(last: &Reading, reading: &Reading, step_s: u64) -> Vec<Seen> {
             },
             seconds,
             boot: reading.boot,
+            wall: reading.wall,
         });
     }
     out

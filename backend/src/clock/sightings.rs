@@ -2,12 +2,14 @@
 //! [`super::Clock::age`] counts on from there on the boot clock, and the stamps seen ahead of
 //! the wall clock.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{Now, Settings};
+use fleetdash_model::Jump;
+
+use super::{Now, Seen, Settings};
 
 /// How often the stamps nobody asks about any more are let go.
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
@@ -27,6 +29,37 @@ struct Sighting {
     /// On the boot clock: when first seen, and when its age was last asked.
     seen: Duration,
     asked: Duration,
+}
+
+/// The wall clock less `stamp` at `now`, with the recent jumps the stamp predates taken out:
+/// a stamp first seen just after a jump was most likely made just before it (a report
+/// received, a section collected, a peer's heartbeat), in the wall clock's frame of then.
+///
+/// Newest jump first, while the stamp predates each: it predates a forward jump of Δ when it
+/// is earlier than half Δ before the wall clock's reading just after it (a stamp made after
+/// the jump is later than that reading), and a backward one of Δ when it is later both than
+/// now (no stamp made since can be) and than half Δ after that reading. Another host's stamp
+/// in the frame before the jump is taken out alike; one in the frame after it is not. A
+/// sleep moves nothing: the wall clock was right.
+fn offset_across(stamp: DateTime<Utc>, now: &Now, jumps: &VecDeque<Seen>) -> i64 {
+    let mut offset_ms = (now.wall - stamp).num_milliseconds();
+    for jump in jumps.iter().rev() {
+        let jump_ms = i64::try_from(jump.seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
+        let half = chrono::Duration::milliseconds(jump_ms / 2);
+        let predates = match jump.kind {
+            Jump::Asleep => continue,
+            Jump::Forward => stamp < jump.wall - half,
+            Jump::Backward => stamp > now.wall && stamp > jump.wall + half,
+        };
+        if !predates {
+            break;
+        }
+        offset_ms = match jump.kind {
+            Jump::Forward => offset_ms.saturating_sub(jump_ms),
+            _ => offset_ms.saturating_add(jump_ms),
+        };
+    }
+    offset_ms
 }
 
 /// The stamps seen ahead of the wall clock, while they are shown.
@@ -49,8 +82,9 @@ impl Sightings {
         stamp: DateTime<Utc>,
         now: &Now,
         step_s: u64,
+        jumps: &VecDeque<Seen>,
     ) -> (u64, u64) {
-        let (offset_ms, since) = self.sighting(what, stamp, now, Some(step_s));
+        let (offset_ms, since) = self.sighting(what, stamp, now, Some(step_s), jumps);
         // A stamp ahead when first seen is taken as made then: it ages from there.
         let ms = offset_ms
             .max(0)
@@ -62,8 +96,14 @@ impl Sightings {
 
     /// The observed milliseconds until `moment` under `what` (below zero once it has passed):
     /// how far ahead of the wall clock it was when first seen, less the time since.
-    pub(super) fn until_ms(&mut self, what: &str, moment: DateTime<Utc>, now: &Now) -> i64 {
-        let (offset_ms, since) = self.sighting(what, moment, now, None);
+    pub(super) fn until_ms(
+        &mut self,
+        what: &str,
+        moment: DateTime<Utc>,
+        now: &Now,
+        jumps: &VecDeque<Seen>,
+    ) -> i64 {
+        let (offset_ms, since) = self.sighting(what, moment, now, None, jumps);
         let since = i64::try_from(since.as_millis()).unwrap_or(i64::MAX);
         offset_ms.saturating_neg().saturating_sub(since)
     }
@@ -76,11 +116,12 @@ impl Sightings {
         stamp: DateTime<Utc>,
         now: &Now,
         ahead_after_s: Option<u64>,
+        jumps: &VecDeque<Seen>,
     ) -> (i64, Duration) {
         let sighting = match self.by_what.get_mut(what) {
             Some(s) if s.stamp == stamp => s,
             _ => {
-                self.first_sight(what, stamp, now, ahead_after_s);
+                self.first_sight(what, stamp, now, ahead_after_s, jumps);
                 self.by_what.get_mut(what).expect("just inserted")
             }
         };
@@ -88,8 +129,15 @@ impl Sightings {
         (sighting.offset_ms, now.boot.saturating_sub(sighting.seen))
     }
 
-    pub(super) fn note(&mut self, what: &str, stamp: DateTime<Utc>, now: &Now, step_s: u64) {
-        self.first_sight(what, stamp, now, Some(step_s));
+    pub(super) fn note(
+        &mut self,
+        what: &str,
+        stamp: DateTime<Utc>,
+        now: &Now,
+        step_s: u64,
+        jumps: &VecDeque<Seen>,
+    ) {
+        self.first_sight(what, stamp, now, Some(step_s), jumps);
     }
 
     fn first_sight(
@@ -98,8 +146,9 @@ impl Sightings {
         stamp: DateTime<Utc>,
         now: &Now,
         ahead_after_s: Option<u64>,
+        jumps: &VecDeque<Seen>,
     ) {
-        let offset_ms = (now.wall - stamp).num_milliseconds();
+        let offset_ms = offset_across(stamp, now, jumps);
         let ahead_s = offset_ms.min(0).unsigned_abs() / 1000;
         // Less than a step ahead is the ordinary slack between two hosts' clocks.
         if let Some(after) = ahead_after_s

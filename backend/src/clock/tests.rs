@@ -274,3 +274,45 @@ fn a_deadline_is_as_far_as_was_watched() {
         -60
     );
 }
+
+/// A stamp made just before a jump and first seen just after it (a report received a second
+/// before the laptop's clock is set a day ahead, read at the next pass) is as old as it is,
+/// not a day: the jump it predates is taken out. Likewise one made just before a step back is
+/// not "ahead" of the clock, and not said as such.
+#[test]
+fn a_stamp_first_seen_just_after_a_jump_it_predates_keeps_its_age() {
+    let (hands, clock) = clock();
+    let report = hands.wall();
+    hands.pass(secs(2));
+    hands.step(DAY);
+    clock.now();
+    hands.pass(secs(3));
+    let now = clock.now();
+    assert_eq!(clock.age("queue task q_1's last news", report, &now), 5);
+    // Made after the jump: nothing taken out.
+    let later = now.wall - chrono::Duration::seconds(1);
+    assert_eq!(clock.age("queue task q_2's last news", later, &now), 1);
+
+    let (hands, clock) = self::clock();
+    let report = hands.wall();
+    hands.pass(secs(2));
+    hands.step(-HOUR);
+    clock.now();
+    hands.pass(secs(3));
+    let now = clock.now();
+    assert_eq!(clock.age("queue task q_1's last news", report, &now), 5);
+    assert_eq!(
+        clock.view(&now).ahead,
+        None,
+        "explained by the step, not skew"
+    );
+    // A deadline set before the forward jump, first seen after it, is as far as it was.
+    let (hands, clock) = self::clock();
+    let deadline = hands.wall() + chrono::Duration::seconds(2 * HOUR);
+    hands.step(DAY);
+    let now = clock.now();
+    assert_eq!(
+        clock.until("queue task q_1's deadline", deadline, &now),
+        2 * HOUR
+    );
+}

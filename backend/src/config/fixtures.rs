@@ -28,6 +28,25 @@ pub(crate) fn fleet_alert_rules() -> AlertRules {
     .alerts
 }
 
+/// A clock whose hands a test moves (step, sleep, pass), reading `wall`, judged by the shipped
+/// rules' `clock` group.
+pub(crate) fn manual_clock(
+    wall: chrono::DateTime<chrono::Utc>,
+) -> (
+    std::sync::Arc<crate::clock::ManualClocks>,
+    crate::clock::Clock,
+) {
+    let rules = Rules::parse(
+        Path::new("config/rules.yaml"),
+        include_str!("../../../config/rules.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"));
+    let hands = std::sync::Arc::new(crate::clock::ManualClocks::at(wall));
+    let clock = crate::clock::Clock::new(hands.clone(), rules.clock.settings());
+    clock.now();
+    (hands, clock)
+}
+
 /// A folder holding the shipped rules file as `rules.yaml` beside `f.toml` with `text`, for
 /// tests that load a whole config.
 pub(crate) fn config_beside_fleet_rules(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {

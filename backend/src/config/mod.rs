@@ -43,7 +43,9 @@ pub use cadence::Cadences;
 pub use error::{ConfigError, ConfigErrors};
 pub use files::ConfigWarning;
 #[cfg(test)]
-pub(crate) use fixtures::{config_beside_fleet_rules, fleet_alert_rules, fleet_rules};
+pub(crate) use fixtures::{
+    config_beside_fleet_rules, fleet_alert_rules, fleet_rules, manual_clock,
+};
 pub use hosts::{
     CronConfig, CronEvidence, HostConfig, HostSource, SshTarget, TunnelConfig, VaultParityConfig,
 };

@@ -216,11 +216,10 @@ pub async fn start(
     let gate = config.gate();
     let (mut options, warnings) = IntakeOptions::from_config(config, rules, gate.clone())?;
     options.metrics = metrics;
-    options.actions = Some(Arc::new(crate::alerting::phone::PhoneActions::new(
-        config,
-        &rules.alerts,
-        gate,
-    )));
+    options.actions = Some(Arc::new(
+        crate::alerting::phone::PhoneActions::new(config, &rules.alerts, gate)
+            .with_clock(queue.clock()),
+    ));
     for warning in warnings {
         tracing::warn!("intake: {warning}");
     }

@@ -621,4 +621,84 @@ mod tests {
         let roomy = left_out(&rows, &roomy, &Clocked::wall_only(now));
         assert_eq!((roomy[1], roomy[4]), (None, None));
     }
+
+    const DAY: i64 = 86_400;
+    const HOUR: i64 = 3_600;
+
+    fn pass(hands: &crate::clock::ManualClocks, s: u64) {
+        hands.pass(std::time::Duration::from_secs(s));
+    }
+
+    /// The hub's clock jumps a day ahead 20 s after the owner's report (a laptop waking): the
+    /// task is not orphaned, its quiet time is the 20 s observed; a whole window watched after
+    /// the jump with no report, it is.
+    #[test]
+    fn a_forward_step_orphans_no_task_whose_owner_reported() {
+        let r = rules();
+        let (hands, clock) = crate::config::manual_clock(t0());
+        let working = owned(t0());
+        // As the queue does on committing the report.
+        note(&working, &clock.clocked());
+        pass(&hands, 20);
+        hands.step(DAY);
+        let at = clock.clocked();
+        assert_eq!(quiet_age(&working, &at), 20);
+        assert!(!orphan_due(&working, &r, &at));
+        assert!(!worker_died_due(&working, &r, &at));
+        pass(&hands, r.no_reply_s - 1);
+        assert!(!orphan_due(&working, &r, &clock.clocked()));
+        pass(&hands, 1);
+        assert!(
+            orphan_due(&working, &r, &clock.clocked()),
+            "a whole window watched after the step"
+        );
+    }
+
+    /// Back an hour: a task due to be orphaned stays due, and one nobody took stays red with
+    /// its age counting on (not "0 s" from a creation now in the future).
+    #[test]
+    fn a_backward_step_hides_no_red() {
+        let r = rules();
+        let (hands, clock) = crate::config::manual_clock(t0());
+        let working = owned(t0());
+        let unacked = row();
+        note(&working, &clock.clocked());
+        note(&unacked, &clock.clocked());
+        pass(&hands, r.ack_within_s.max(r.no_reply_s) + 60);
+        hands.step(-HOUR);
+        let at = clock.clocked();
+        assert!(orphan_due(&working, &r, &at));
+        let v = judge(&unacked, &r, &at);
+        assert_eq!(v.band, Band::Red);
+        let age = r.ack_within_s.max(r.no_reply_s) + 60;
+        assert_eq!(
+            v.reason.as_deref(),
+            Some(format!("sol has not taken it for {}", human_age(age)).as_str())
+        );
+        // What the snapshot carries: the ages observed, so the page judges alike.
+        let shown = to_snapshot(&unacked, &r, &at);
+        assert_eq!(shown.unacked_s, Some(age));
+        assert_eq!(shown.band, Band::Red);
+    }
+
+    /// A deadline two hours ahead is still about two hours ahead after the clock jumps a day:
+    /// a step passes no deadline.
+    #[test]
+    fn a_step_passes_no_deadline() {
+        let r = rules();
+        let (hands, clock) = crate::config::manual_clock(t0());
+        let due = TaskRow {
+            deadline: Some(t0() + Duration::hours(2)),
+            ..owned(t0())
+        };
+        assert_eq!(judge(&due, &r, &clock.clocked()).band, Band::Green);
+        pass(&hands, 60);
+        hands.step(DAY);
+        let at = clock.clocked();
+        assert_eq!(judge(&due, &r, &at).band, Band::Green);
+        assert_eq!(
+            to_snapshot(&due, &r, &at).deadline_in_s,
+            Some(2 * HOUR - 60)
+        );
+    }
 }

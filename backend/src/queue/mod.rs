@@ -261,6 +261,11 @@ impl WorkQueue {
         }
     }
 
+    /// The clock the queue's ages are observed on, when it has one.
+    pub fn clock(&self) -> Option<crate::clock::Clock> {
+        self.clock.clone()
+    }
+
     /// Notes each committed report's stamps on `clock` (`fleetdash run`: the clock the sweep
     /// and the collector judge by).
     pub fn with_clock(mut self, clock: crate::clock::Clock) -> WorkQueue {

@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use axum::extract::Query;
 use axum::response::{IntoResponse, Response};
-use chrono::Utc;
 use serde_json::json;
 
 use super::refusals;
@@ -21,7 +20,7 @@ pub async fn act(
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let token = query.get("t").cloned().unwrap_or_default();
-    let done = tokio::task::spawn_blocking(move || desk.act(&token, Utc::now())).await;
+    let done = tokio::task::spawn_blocking(move || desk.act_now(&token)).await;
     match done {
         Ok(Ok(Ok(done))) => {
             tracing::info!(element = %done.key, action = done.action.as_str(), "done from the phone: {}", done.words);

@@ -28,6 +28,7 @@ use super::acks::{self, Ack, AckStore};
 use super::deps::Deps;
 use super::silences::{Active, Silence, SilenceStore};
 use super::{Alert, AlertEvent};
+use crate::clock::Clocked;
 use crate::config::maintenance::MaintenanceWindow;
 use crate::config::{Config, Rules};
 use crate::redact::RedactionGate;
@@ -56,6 +57,40 @@ pub struct Alerting {
     state: StateFile,
     silences: SilenceStore,
     acks: AckStore,
+}
+
+/// The names the clock knows an element's stamps in the engine's state by.
+fn seen_what(key: &str) -> String {
+    format!("alert track {key}'s last sight")
+}
+
+fn sent_what(key: &str) -> String {
+    format!("alert {key}'s last notice")
+}
+
+/// The stamps whose age the pass judges (when an element was last seen, when its alert was
+/// last sent) as this clock would write them now; an alert's `since`, part of its identity,
+/// stays as it is.
+fn rebase(state: &mut State, at: &Clocked) {
+    for (key, t) in &mut state.tracks {
+        t.seen = at.rebase(&seen_what(key), t.seen);
+        if let Some(open) = &mut t.open {
+            open.last = at.rebase(&sent_what(key), open.last);
+        }
+    }
+}
+
+/// Notes the stamps the pass made now, so their ages count from here whatever the clock does.
+fn note(state: &State, at: &Clocked) {
+    let now = at.wall();
+    for (key, t) in &state.tracks {
+        if t.seen == now {
+            at.note(&seen_what(key), now);
+        }
+        if let Some(open) = t.open.as_ref().filter(|o| o.last == now) {
+            at.note(&sent_what(key), open.last);
+        }
+    }
 }
 
 impl Alerting {
@@ -116,7 +151,22 @@ impl Alerting {
         ended: &gone::Ended,
         now: DateTime<Utc>,
     ) -> Decision {
+        self.decide_clocked(elements, readings, ended, &Clocked::wall_only(now))
+    }
+
+    /// [`Alerting::decide`] at `at`: the state's stamps taken as this clock would write them
+    /// now before the pass (a step of the clock makes no reminder due, delays none, forgets no
+    /// element), and the ones the pass makes noted on it.
+    pub fn decide_clocked(
+        &self,
+        elements: &Elements,
+        readings: &Readings,
+        ended: &gone::Ended,
+        at: &Clocked,
+    ) -> Decision {
+        let now = at.wall();
         let mut state = self.state.load(now);
+        rebase(&mut state, at);
         let silences = self.silences(now);
         let silenced = |key: &str, el: &Element| {
             super::silences::active(&silences, &self.windows, key, el, now).is_some()
@@ -134,6 +184,7 @@ impl Alerting {
         };
         let alerts = pass::pass(&mut state, elements, &cx);
         let firing = pass::firing(&state, elements, &cx);
+        note(&state, at);
         Decision {
             alerts,
             firing,
@@ -361,5 +412,59 @@ mod tests {
                 .alerts
                 .is_empty()
         );
+    }
+
+    /// A red element with an open alert when the hub's clock jumps a day ahead: no reminder
+    /// falls due because of the jump (each open alert would otherwise remind at once, a
+    /// burst), and one falls due `remind_every` of observed time after the last; back an hour,
+    /// none is delayed an hour.
+    #[test]
+    fn a_step_of_the_clock_makes_no_reminder_due_and_delays_none() {
+        let (dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n",
+        );
+        std::fs::create_dir_all(dir.path().join("s")).unwrap();
+        let (config, rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let engine = Alerting::new(&config, &rules, RedactionGate::default());
+        let (hands, clock) = crate::config::manual_clock(t0());
+        let minute = std::time::Duration::from_secs(60);
+        let keys = ["agent:min", "agent:vega", "host:lab"];
+        let red: Elements = keys
+            .iter()
+            .map(|k| {
+                let (kind, name) = k.split_once(':').unwrap();
+                (k.to_string(), el(kind, name, Band::Red))
+            })
+            .collect();
+        let none = (Readings::new(), gone::Ended::new());
+        let pass = || {
+            let d = engine.decide_clocked(&red, &none.0, &none.1, &clock.clocked());
+            engine.commit(&d);
+            d.alerts
+        };
+        let mut fired = Vec::new();
+        while fired.is_empty() {
+            hands.pass(minute);
+            fired = pass();
+        }
+        assert_eq!(fired.len(), keys.len());
+        hands.pass(minute);
+        hands.step(86_400);
+        assert!(
+            pass().is_empty(),
+            "a jump a day ahead makes no reminder due"
+        );
+        let every = rules.alerts.remind_every.seconds;
+        hands.pass(std::time::Duration::from_secs(every - 2 * 60));
+        assert!(pass().is_empty());
+        hands.pass(minute);
+        let reminders = pass();
+        assert_eq!(reminders.len(), keys.len(), "{reminders:?}");
+        assert!(reminders.iter().all(|a| a.event == AlertEvent::Reminder));
+        // Back an hour: the next reminder is due `remind_every` after this one, not an hour
+        // later.
+        hands.step(-3_600);
+        hands.pass(std::time::Duration::from_secs(every));
+        assert_eq!(pass().len(), keys.len());
     }
 }

@@ -18,6 +18,7 @@ use super::store::{Enqueued, Item, Outbox};
 use super::watch::ChannelWatch;
 use crate::alerting::provider::{Provider, SendError};
 use crate::alerting::{Alert, AlertEvent};
+use crate::clock::{Clock, Clocked};
 use crate::config::QuietHours;
 use crate::redact::RedactionGate;
 
@@ -73,11 +74,20 @@ pub struct Delivery {
     observer: std::sync::OnceLock<SendObserver>,
     /// `None`: each alert goes out on its own, at once.
     grouping: Option<Grouping>,
-    /// When each channel last delivered a notification. In memory: after a restart a
-    /// channel's first group waits only `group_wait`.
+    /// When each channel last delivered a notification (its age observed on the clock: a step
+    /// of the wall clock neither holds a group back nor lets it out early). In memory: after a
+    /// restart a channel's first group waits only `group_wait`.
     sent_at: std::sync::Mutex<std::collections::HashMap<String, DateTime<Utc>>>,
     /// Channels' quiet hours, and how long a red lasts before it goes out in them anyway.
     quiet: Option<Quiet>,
+    /// The clock the groups' waits and the quiet hours' lasting reds are observed on; without
+    /// one, the wall clock alone.
+    clock: Option<Clock>,
+}
+
+/// The name the clock knows a channel's last notification by.
+fn sent_what(channel: &str) -> String {
+    format!("channel {channel}'s last notification")
 }
 
 /// Quiet hours per channel (issue 24): in them, only a red that has lasted `red_after` goes
@@ -106,8 +116,10 @@ impl Quiet {
         }
     }
 
-    /// Whether `alert` waits on `channel` at `now`.
-    pub fn holds(&self, channel: &str, alert: &Alert, now: DateTime<Utc>) -> bool {
+    /// Whether `alert` waits on `channel` at `at`: the hours are the wall clock's, how long a
+    /// red has lasted is as observed (after a forward step or a wake, only once watched again).
+    pub fn holds(&self, channel: &str, alert: &Alert, at: &Clocked) -> bool {
+        let now = at.wall();
         let Some(hours) = self.channels.get(channel) else {
             return false;
         };
@@ -119,9 +131,13 @@ impl Quiet {
         if !hours.contains(minute) {
             return false;
         }
+        let red_after = u64::try_from(self.red_after.num_seconds()).unwrap_or(0);
         let lasting_red = alert.event == AlertEvent::Firing
             && alert.band == fleetdash_model::Band::Red
-            && alert.since + self.red_after <= now;
+            && at.reached(
+                at.age(&format!("alert {}'s red run", alert.key), alert.since),
+                red_after,
+            );
         !lasting_red
     }
 }
@@ -137,6 +153,7 @@ impl Delivery {
             grouping: None,
             sent_at: std::sync::Mutex::new(std::collections::HashMap::new()),
             quiet: None,
+            clock: None,
         }
     }
 
@@ -187,6 +204,20 @@ impl Delivery {
             .with_watch(watch)
             .with_grouping(Grouping::of(&rules.alerts))
             .with_quiet(Quiet::of(config, &rules.alerts)))
+    }
+
+    /// Observes waits on `clock` (`fleetdash run`'s).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// A reading to judge a pass by.
+    fn clocked(&self) -> Clocked {
+        match &self.clock {
+            Some(clock) => clock.clocked(),
+            None => Clocked::wall_only(Utc::now()),
+        }
     }
 
     pub fn outbox(&self) -> &Arc<Outbox> {
@@ -246,6 +277,12 @@ impl Delivery {
     /// holds up no other); a channel's first failure ends its turn in this pass (it backs
     /// off). Each send is bounded by [`SEND_DEADLINE`].
     pub async fn pass(&self, now: DateTime<Utc>) -> Result<Pass> {
+        self.pass_at(&Clocked::wall_only(now)).await
+    }
+
+    /// [`Delivery::pass`] at `at`.
+    pub async fn pass_at(&self, at: &Clocked) -> Result<Pass> {
+        let now = at.wall();
         let outbox = self.outbox.clone();
         let items = tokio::task::spawn_blocking(move || outbox.due(now)).await??;
         let mut per_channel: Vec<(Arc<dyn Provider>, Vec<Item>)> = Vec::new();
@@ -265,7 +302,7 @@ impl Delivery {
         }
         let turns = per_channel
             .into_iter()
-            .map(|(provider, items)| self.channel_turn(provider, items, now));
+            .map(|(provider, items)| self.channel_turn(provider, items, at));
         let mut pass = Pass::default();
         for turn in futures::future::join_all(turns).await {
             let turn = turn?;
@@ -281,10 +318,11 @@ impl Delivery {
         &self,
         provider: Arc<dyn Provider>,
         items: Vec<Item>,
-        now: DateTime<Utc>,
+        at: &Clocked,
     ) -> Result<Pass> {
+        let now = at.wall();
         if let Some(grouping) = self.grouping {
-            return self.group_turn(provider, items, grouping, now).await;
+            return self.group_turn(provider, items, grouping, at).await;
         }
         let mut pass = Pass::default();
         for item in items {
@@ -332,14 +370,15 @@ impl Delivery {
         provider: Arc<dyn Provider>,
         items: Vec<Item>,
         grouping: Grouping,
-        now: DateTime<Utc>,
+        at: &Clocked,
     ) -> Result<Pass> {
+        let now = at.wall();
         let channel = provider.name().to_string();
         // In the channel's quiet hours what may wait does, kept in the outbox for their end.
         let items: Vec<Item> = match &self.quiet {
             Some(quiet) => items
                 .into_iter()
-                .filter(|i| !quiet.holds(&channel, &i.alert, now))
+                .filter(|i| !quiet.holds(&channel, &i.alert, at))
                 .collect(),
             None => items,
         };
@@ -352,7 +391,11 @@ impl Delivery {
             .unwrap_or_else(|p| p.into_inner())
             .get(&channel)
             .copied();
-        if now < oldest + grouping.wait || last.is_some_and(|at| now < at + grouping.interval) {
+        let waited = at.age(&format!("channel {channel}'s oldest waiting alert"), oldest);
+        let wait = u64::try_from(grouping.wait.num_seconds()).unwrap_or(0);
+        let interval = u64::try_from(grouping.interval.num_seconds()).unwrap_or(0);
+        let since_last = |sent| at.age(&sent_what(&channel), sent);
+        if waited < wait || last.is_some_and(|sent| since_last(sent) < interval) {
             return Ok(Pass::default());
         }
         let alerts: Vec<Alert> = items.into_iter().map(|i| i.alert).collect();
@@ -380,6 +423,7 @@ impl Delivery {
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .insert(channel.clone(), now);
+                at.note(&sent_what(&channel), now);
                 self.tell_others(&channel, AlertEvent::Recovered, now)
                     .await?;
                 tokio::task::spawn_blocking(move || {
@@ -478,8 +522,9 @@ impl Delivery {
                     _ = interval.tick() => {}
                     _ = self.wake.notified() => {}
                 }
-                let now = Utc::now();
-                if let Err(e) = self.pass(now).await {
+                let at = self.clocked();
+                let now = at.wall();
+                if let Err(e) = self.pass_at(&at).await {
                     tracing::error!("alert delivery pass failed: {e:#}");
                 }
                 if pruned_at.is_some_and(|at| at.elapsed() < PRUNE_EVERY) {

@@ -232,16 +232,20 @@ impl Outbox {
     }
 
     /// The due items of every channel not backing off, oldest first, at most
-    /// [`BATCH_PER_CHANNEL`] per channel.
+    /// [`BATCH_PER_CHANNEL`] per channel. A retry set further ahead than the longest backoff
+    /// can only be one made before this clock stepped back: it is due now, not an hour later
+    /// (issue 31).
     pub fn due(&self, now: DateTime<Utc>) -> Result<Vec<Item>> {
         let conn = self.conn();
         let mut stmt = conn.prepare(
             "SELECT o.channel, o.alert, o.attempts, o.enqueued_at FROM outbox o
              LEFT JOIN channels c ON c.channel = o.channel
-             WHERE o.done_at IS NULL AND (c.retry_at IS NULL OR c.retry_at <= ?1)
+             WHERE o.done_at IS NULL
+               AND (c.retry_at IS NULL OR c.retry_at <= ?1 OR c.retry_at > ?2)
              ORDER BY o.channel, o.enqueued_at, o.rowid",
         )?;
-        let rows = stmt.query_map(params![secs(now)], |r| {
+        let furthest = now + chrono::Duration::from_std(BACKOFF_MAX)?;
+        let rows = stmt.query_map(params![secs(now), secs(furthest)], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
@@ -542,6 +546,31 @@ pub(super) mod tests {
             takes_down: vec![],
             link: None,
         }
+    }
+
+    /// A channel backing off when the clock steps back an hour: its retry, now further ahead
+    /// than any backoff, is due at once rather than an hour later.
+    #[test]
+    fn a_retry_set_before_a_step_back_is_due() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+        let now = time(1_700_000_100);
+        let a = alert("agent:min:firing:1700000000", AlertEvent::Firing);
+        o.enqueue(&a, &["ntfy"], now).unwrap();
+        let error = SendError {
+            retryable: true,
+            reason: "503".into(),
+        };
+        o.failed(&a.id, "ntfy", &error, now).unwrap();
+        assert!(o.due(now).unwrap().is_empty(), "backing off");
+        let backoff = chrono::Duration::from_std(BACKOFF_FIRST).unwrap();
+        assert_eq!(o.due(now + backoff).unwrap().len(), 1);
+        let back = now - chrono::Duration::hours(1);
+        assert_eq!(
+            o.due(back).unwrap().len(),
+            1,
+            "not held an hour by a step back"
+        );
     }
 
     #[test]

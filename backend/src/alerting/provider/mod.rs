@@ -61,12 +61,23 @@ pub struct Channels {
 
 /// The configured channels. An a2a channel's agent is known (the config checked it).
 pub fn build(config: &Config, rules: &AlertRules) -> Channels {
+    build_clocked(config, rules, None)
+}
+
+/// [`build`], the phone's links made on `clock` (`fleetdash run`'s: a link's time left is then
+/// as observed where it is checked in the same run).
+pub fn build_clocked(
+    config: &Config,
+    rules: &AlertRules,
+    clock: Option<&crate::clock::Clock>,
+) -> Channels {
     let mut channels = Channels {
         all: Vec::new(),
         alertmanagers: Vec::new(),
     };
     // The phone's buttons need the dashboard's URL: their links are under it.
-    let links = crate::alerting::phone::LinkMaker::from_config(config, rules).map(Arc::new);
+    let links = crate::alerting::phone::LinkMaker::from_config(config, rules)
+        .map(|l| Arc::new(l.with_clock(clock.cloned())));
     for c in &config.alerts.channels {
         let wants = Wants::of(c);
         let provider: Arc<dyn Provider> = match &c.target {

@@ -759,4 +759,44 @@ mod tests {
         );
         assert!(tasks.contains_key(&key("hb-9")));
     }
+
+    /// The hub's clock jumps a day ahead (the registry's forget window is a day), then back
+    /// to now: the task that never progresses is neither forgotten nor unstuck; it turns stuck
+    /// once a whole window was watched after the jump, and stays stuck after the jump back
+    /// with its age counting on; what the registry keeps is never in the clock's future.
+    #[test]
+    fn a_step_of_the_clock_forgets_no_task_and_unsticks_none() {
+        let rules = rules();
+        let limit = rules.no_reply.seconds;
+        let (hands, clock) = crate::config::manual_clock(t0());
+        let pass = |s: u64| hands.pass(std::time::Duration::from_secs(s));
+        let mut tasks = registry_with("t_1");
+        let known = answer("t_1", Answer::Task(working()));
+        judge(&mut tasks, &known, &rules, &clock.clocked());
+        pass(10);
+        hands.step(86_400);
+        let after = judge(&mut tasks, &known, &rules, &clock.clocked());
+        assert_eq!(after.rows.len(), 1, "not forgotten: {after:?}");
+        assert_eq!(after.rows[0].age_s, 10);
+        assert!(!after.rows[0].stuck);
+        pass(limit - 1);
+        assert!(!judge(&mut tasks, &known, &rules, &clock.clocked()).rows[0].stuck);
+        pass(1);
+        let stuck = judge(&mut tasks, &known, &rules, &clock.clocked());
+        assert!(stuck.rows[0].stuck, "{stuck:?}");
+        assert_eq!(stuck.newly_stuck.len(), 1);
+        escalate(&mut tasks, &stuck);
+        hands.step(-86_400);
+        let at = clock.clocked();
+        let back = judge(&mut tasks, &known, &rules, &at);
+        assert!(back.rows[0].stuck, "{back:?}");
+        assert_eq!(back.rows[0].age_s, 10 + limit);
+        assert!(back.newly_stuck.is_empty(), "escalated once");
+        let kept = &tasks[&key("t_1")];
+        assert!(kept.last_progress <= at.wall() && kept.last_mentioned <= at.wall());
+        assert_eq!(
+            (at.wall() - kept.last_progress).num_seconds() as u64,
+            10 + limit
+        );
+    }
 }
