@@ -215,6 +215,8 @@ pub mod key {
     pub const BACKUPS: &str = "backups";
     /// fleetdash's own reach of the fleet ([`super::Reach`]).
     pub const BLIND_SPOT: &str = "fleetdash:reach";
+    /// This host's clock, as fleetdash saw it ([`crate::clock::ClockView`]).
+    pub const CLOCK: &str = "fleetdash:clock";
     /// A section of the snapshot ("agents", "tasks.queue").
     pub fn section(name: &str) -> String {
         format!("section:{name}")

@@ -79,18 +79,29 @@ impl ClockJump {
     /// "this host's clock jumped forward 1 d at 07:40" / "… back 1 h at 07:40" / "the hub was
     /// asleep 7 h 12 min, 23:40–06:52", times said at `offset`.
     pub fn words(&self, now: DateTime<Utc>, offset: FixedOffset) -> String {
+        let sep = if self.kind == Jump::Asleep { ", " } else { " " };
+        format!("{}{sep}{}", self.what(), self.when(now, offset))
+    }
+
+    /// What happened: "this host's clock jumped forward 1 d", "the hub was asleep 7 h 12 min".
+    pub fn what(&self) -> String {
         let how_far = human_age(self.seconds);
+        match self.kind {
+            Jump::Forward => format!("this host's clock jumped forward {how_far}"),
+            Jump::Backward => format!("this host's clock jumped back {how_far}"),
+            Jump::Asleep => format!("the hub was asleep {how_far}"),
+        }
+    }
+
+    /// When: "at 07:40", or a sleep's span "23:40–06:52".
+    pub fn when(&self, now: DateTime<Utc>, offset: FixedOffset) -> String {
         let at = moment(self.at, now, offset);
         match self.kind {
-            Jump::Forward => format!("this host's clock jumped forward {how_far} at {at}"),
-            Jump::Backward => format!("this host's clock jumped back {how_far} at {at}"),
             Jump::Asleep => {
                 let fell = self.at - chrono::Duration::seconds(self.seconds as i64);
-                format!(
-                    "the hub was asleep {how_far}, {}–{at}",
-                    moment(fell, now, offset)
-                )
+                format!("{}–{at}", moment(fell, now, offset))
             }
+            _ => format!("at {at}"),
         }
     }
 }
@@ -109,6 +120,23 @@ pub struct Ahead {
     pub what: String,
     pub checked_at: DateTime<Utc>,
     pub stale: bool,
+}
+
+impl Ahead {
+    /// "2 stamps ahead of this host's clock (up to 1 h, queue task q_1's last report): judged
+    /// from when seen".
+    pub fn words(&self) -> String {
+        let n = if self.count == 1 {
+            "a stamp".to_string()
+        } else {
+            format!("{} stamps", self.count)
+        };
+        format!(
+            "{n} ahead of this host's clock (up to {}, {}): judged from when seen",
+            human_age(self.max_s),
+            self.what
+        )
+    }
 }
 
 /// status.json's `clock`: fleetdash's own element for its clock. Empty (and green) while the
@@ -155,29 +183,38 @@ impl ClockView {
     /// rule): "judging again from 06:52: agents have until 06:57 to report".
     pub fn words(&self, now: DateTime<Utc>, offset: FixedOffset, report_s: u64) -> Vec<String> {
         let mut lines: Vec<String> = self.jumps.iter().map(|j| j.words(now, offset)).collect();
-        if let Some(from) = self.judging_from {
-            let until = from + chrono::Duration::seconds(report_s as i64);
-            if until > now {
-                lines.push(format!(
-                    "judging again from {}: agents have until {} to report",
-                    moment(from, now, offset),
-                    moment(until, now, offset)
-                ));
-            }
-        }
+        lines.extend(self.grace_words(now, offset, report_s));
         if let Some(a) = &self.ahead {
-            let n = if a.count == 1 {
-                "a stamp".to_string()
-            } else {
-                format!("{} stamps", a.count)
-            };
-            lines.push(format!(
-                "{n} ahead of this host's clock (up to {}, {}): judged from when seen",
-                human_age(a.max_s),
-                a.what
-            ));
+            lines.push(a.words());
         }
         lines
+    }
+
+    /// While the agents still have time to report after a forward jump or a wake: "judging
+    /// again from 06:52: agents have until 06:57 to report".
+    pub fn grace_words(
+        &self,
+        now: DateTime<Utc>,
+        offset: FixedOffset,
+        report_s: u64,
+    ) -> Option<String> {
+        let from = self.judging_from?;
+        let until = self.report_by(now, offset, report_s)?;
+        Some(format!(
+            "judging again from {}: {until}",
+            moment(from, now, offset)
+        ))
+    }
+
+    /// The grace's short words, where room is short: "agents have until 06:57 to report".
+    pub fn report_by(
+        &self,
+        now: DateTime<Utc>,
+        offset: FixedOffset,
+        report_s: u64,
+    ) -> Option<String> {
+        let until = self.judging_from? + chrono::Duration::seconds(report_s as i64);
+        (until > now).then(|| format!("agents have until {} to report", moment(until, now, offset)))
     }
 }
 

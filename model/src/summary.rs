@@ -142,6 +142,10 @@ impl Snapshot {
         }
         // A state file moved aside is amber until its copy is removed.
         self.set_aside.iter().for_each(|_| v.add(Band::Amber));
+        // This host's clock, while a jump of it is shown (issue 31).
+        if self.clock.band() != Band::Green {
+            v.add(self.clock.band());
+        }
         v
     }
 

@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicU64;
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::alerts::key;
-use fleetdash_model::{Band, Probe, Snapshot};
+use fleetdash_model::{Band, Jump, Probe, Snapshot};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
@@ -108,7 +108,22 @@ fn fleet(out: &mut Out, snap: &Snapshot, names: &Names, now: DateTime<Utc>) {
         "snapshot_age_seconds",
         "Seconds since status.json was generated",
     );
-    out.set(age, Vec::new(), since(snap.generated_at, now));
+    // Stamped ahead of this clock by a step or more: the clock stepped back since it was
+    // written, and its age cannot be told; +Inf, so that an alert on its age fires rather than
+    // the snapshot looking fresh (issue 31).
+    let ahead_s = (snap.generated_at - now).num_milliseconds().max(0) as f64 / 1000.0;
+    let untold = snap.rules.clock_step_s > 0 && ahead_s >= snap.rules.clock_step_s as f64;
+    let age_s = if untold {
+        f64::INFINITY
+    } else {
+        since(snap.generated_at, now)
+    };
+    out.set(age, Vec::new(), age_s);
+    let ahead = out.family(
+        "snapshot_ahead_seconds",
+        "Seconds status.json's generated_at is ahead of this clock (0 unless it stepped back)",
+    );
+    out.set(ahead, Vec::new(), ahead_s);
     let limit = out.family(
         "snapshot_stale_after_seconds",
         "The rules' staleness limit: a section older than this makes the snapshot stale",
@@ -127,6 +142,51 @@ fn fleet(out: &mut Out, snap: &Snapshot, names: &Names, now: DateTime<Utc>) {
     backups(out, snap, names, &elements, now);
     tasks(out, snap, names);
     channels(out, snap, names);
+    clock(out, snap);
+}
+
+/// This host's clock as the snapshot says it (issue 31): the jumps shown, by kind (a closed
+/// list), the newest one's size, the grace, the stamps found ahead.
+fn clock(out: &mut Out, snap: &Snapshot) {
+    let c = &snap.clock;
+    let jumps = out.family(
+        "clock_jumps",
+        "Jumps of this host's clock shown now (each for the rules' clock.shown_for_seconds), by kind",
+    );
+    let size = out.family(
+        "clock_jump_seconds",
+        "How far the newest shown jump of each kind moved the wall clock (for asleep: how long)",
+    );
+    let kinds = [Jump::Forward, Jump::Backward, Jump::Asleep];
+    for (kind, word) in kinds.into_iter().zip(names::JUMP_KINDS.iter().copied()) {
+        let of_kind: Vec<_> = c.jumps.iter().filter(|j| j.kind == kind).collect();
+        let l = labels(&[("kind", word)]);
+        out.set(jumps, l.clone(), of_kind.len() as f64);
+        out.set(size, l, of_kind.first().map_or(0.0, |j| j.seconds as f64));
+    }
+    let grace = out.family(
+        "clock_grace",
+        "1 while windowed verdicts wait after a forward jump or a wake (judging_from is set)",
+    );
+    out.set(
+        grace,
+        Vec::new(),
+        f64::from(u8::from(c.judging_from.is_some())),
+    );
+    let ahead = out.family(
+        "clock_stamps_ahead",
+        "Stamps seen ahead of this host's clock while that is shown (judged from when seen)",
+    );
+    out.set(
+        ahead,
+        Vec::new(),
+        c.ahead.as_ref().map_or(0.0, |a| a.count as f64),
+    );
+    let band = out.family(
+        "clock_band",
+        "This host's clock as an element of fleetdash's own: amber while a jump is shown",
+    );
+    out.bands(band, &Vec::new(), c.band());
 }
 
 fn sections(out: &mut Out, snap: &Snapshot, elements: &Elements, now: DateTime<Utc>) {

@@ -235,13 +235,48 @@ mod tests {
             line(&text, "fleetdash_snapshot_age_seconds "),
             Some("fleetdash_snapshot_age_seconds 45.0")
         );
-        // A clock stepped back says 0, not a negative age.
+        // A clock stepped back since the write: the age cannot be told, and is never said
+        // fresh (issue 31); how far ahead the snapshot is, is said.
         let text = Source::new(names(&["sol"]), PathBuf::new(), None)
             .render(Some(&snap), now - chrono::Duration::hours(1));
         assert_eq!(
             line(&text, "fleetdash_snapshot_age_seconds "),
-            Some("fleetdash_snapshot_age_seconds 0.0")
+            Some("fleetdash_snapshot_age_seconds +Inf")
         );
+        assert_eq!(
+            line(&text, "fleetdash_snapshot_ahead_seconds "),
+            Some("fleetdash_snapshot_ahead_seconds 3555.0")
+        );
+    }
+
+    /// A jump of this host's clock shown by the snapshot is in /metrics, by kind, with the
+    /// grace and the clock's band.
+    #[test]
+    fn a_jump_of_the_clock_is_a_series() {
+        let now = fixed_now();
+        let mut snap = snapshot(now);
+        snap.clock = fleetdash_model::ClockView {
+            jumps: vec![fleetdash_model::ClockJump {
+                kind: fleetdash_model::Jump::Forward,
+                seconds: 86_400,
+                at: now,
+                checked_at: now,
+                stale: false,
+            }],
+            judging_from: Some(now),
+            unwatched_s: 0,
+            ahead: None,
+        };
+        let text = Source::new(names(&["sol"]), PathBuf::new(), None).render(Some(&snap), now);
+        for want in [
+            "fleetdash_clock_jumps{kind=\"forward\"} 1.0",
+            "fleetdash_clock_jumps{kind=\"backward\"} 0.0",
+            "fleetdash_clock_jump_seconds{kind=\"forward\"} 86400.0",
+            "fleetdash_clock_grace 1.0",
+            "fleetdash_clock_band{band=\"amber\"} 1.0",
+        ] {
+            assert!(text.lines().any(|l| l == want), "{want}\n{text}");
+        }
     }
 
     #[test]

@@ -73,6 +73,9 @@ pub const REPORT_KINDS: &[&str] = &[
 /// The kinds of a host's checks.
 pub const CHECK_KINDS: &[&str] = &["service", "tunnel", "cron", "vault"];
 
+/// The kinds of a jump of this host's clock.
+pub const JUMP_KINDS: &[&str] = &["forward", "backward", "asleep"];
+
 /// Every value of the `state` label.
 pub const QUEUE_STATES: &[&str] = &[
     "submitted",
@@ -169,7 +172,7 @@ impl Names {
             "board" => self.boards.contains(value),
             "backup" => self.backup.as_deref() == Some(value),
             "channel" => self.channels.contains(value),
-            "kind" => in_list(REPORT_KINDS) || in_list(CHECK_KINDS),
+            "kind" => in_list(REPORT_KINDS) || in_list(CHECK_KINDS) || in_list(JUMP_KINDS),
             "section" => crate::collect::SectionName::PARTS
                 .iter()
                 .any(|s| s.as_str() == value),

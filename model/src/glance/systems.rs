@@ -9,6 +9,7 @@ use super::parts::{
 use super::types::{Check, Checks, Fact, Kind, Row, Section};
 use crate::alerts::{ChannelState, key};
 use crate::band::Band;
+use crate::clock::ClockView;
 use crate::probe::Probe;
 use crate::snapshot::{Backups, CronCheck, CronState, NamedCheck, SetAside, Snapshot, System};
 use crate::words::{human_age, one_decimal};
@@ -49,7 +50,58 @@ pub(super) fn systems(s: &Snapshot, w: &Words) -> Section {
         g.title = Some("fleetdash's files".into());
         view.groups.push(g);
     }
+    // This host's clock jumped or slept (issue 31): said while it is shown, nothing otherwise.
+    if s.clock.band() != Band::Green {
+        let mut g = group(vec![clock_row(&s.clock, s.rules.no_reply_s, w)]);
+        g.title = Some("fleetdash's clock".into());
+        view.groups.push(g);
+    }
     view
+}
+
+/// This host's clock, amber while a jump of it (or a stamp found ahead of it) is shown: each
+/// verdict's ages were observed across it, and after a forward jump or a wake the agents have
+/// a whole window to report before anything is judged late.
+fn clock_row(c: &ClockView, report_s: u64, w: &Words) -> Row {
+    let band = c.band();
+    let lines = c.words(w.now, w.offset, report_s);
+    // The needs-you line: the newest jump, then what matters now (until when the agents may
+    // report, while they may), else when it was; only stamps ahead, what they were.
+    let (what, reason) = match (c.jumps.first(), &c.ahead) {
+        (Some(j), _) => (
+            j.what(),
+            c.report_by(w.now, w.offset, report_s)
+                .unwrap_or_else(|| j.when(w.now, w.offset)),
+        ),
+        (None, Some(a)) => ("this host's clock".to_string(), a.words()),
+        (None, None) => ("this host's clock".to_string(), String::new()),
+    };
+    let r = Some(reason.as_str());
+    let mut facts: Vec<Fact> = lines
+        .iter()
+        .map(|l| fact("said", (l.clone(), None), r))
+        .collect();
+    facts.push(fact(
+        "ages",
+        ("as fleetdash observed them, not by the jump".into(), None),
+        r,
+    ));
+    Row {
+        kind: Some(Kind::Clock),
+        what,
+        since: None,
+        anchor: "clock".into(),
+        band,
+        badge: band.word(),
+        title: "this host's clock".into(),
+        summary: lines.first().cloned().unwrap_or_default(),
+        code: Some(c.status().to_string()),
+        facts,
+        reason: Some(reason),
+        held: None,
+        checks: Vec::new(),
+        strip: None,
+    }
 }
 
 /// A state file moved aside: amber (nothing in the fleet is down, but what the file held is
@@ -762,5 +814,66 @@ mod tests {
         let systems = g.sections.iter().find(|x| x.id == "systems").unwrap();
         assert_eq!(systems.groups.len(), 1);
         assert_eq!(g.counts, s.verdict());
+    }
+
+    /// A wake of the hub (issue 31): one amber line of fleetdash's own, counted, in Needs you
+    /// with its span and until when the agents may report, in the Systems panel; gone once
+    /// the snapshot no longer shows the jump.
+    #[test]
+    fn a_jump_of_the_clock_is_an_amber_line_of_fleetdashs_own() {
+        let mut calm = Snapshot::empty(t0(), rules());
+        calm.stale = false;
+        calm.agents = Probe::Value(vec![agent("min", Band::Green, true, None)]);
+        assert_eq!(at(&calm, 0).band, Band::Green);
+        let asleep = 7 * 3600 + 12 * 60;
+        calm.clock = ClockView {
+            jumps: vec![crate::clock::ClockJump {
+                kind: crate::clock::Jump::Asleep,
+                seconds: asleep,
+                at: t0(),
+                checked_at: t0(),
+                stale: false,
+            }],
+            judging_from: Some(t0()),
+            unwatched_s: asleep,
+            ahead: None,
+        };
+        let g = at(&calm, 0);
+        assert_eq!(
+            (g.band, g.headline.as_str()),
+            (Band::Amber, "1 clock out of step")
+        );
+        assert_eq!(g.counts, calm.verdict());
+        let need = g.needs.last().unwrap();
+        let wake = crate::words::moment(t0(), t0(), FixedOffset::east_opt(0).unwrap());
+        let fell = crate::words::moment(
+            t0() - chrono::Duration::seconds(asleep as i64),
+            t0(),
+            FixedOffset::east_opt(0).unwrap(),
+        );
+        let until = crate::words::moment(
+            t0() + chrono::Duration::seconds(rules().no_reply_s as i64),
+            t0(),
+            FixedOffset::east_opt(0).unwrap(),
+        );
+        assert_eq!(
+            (need.band, need.what.as_str(), need.reason.as_str()),
+            (
+                Band::Amber,
+                "the hub was asleep 7 h 12 min",
+                format!("agents have until {until} to report").as_str()
+            )
+        );
+        assert_eq!(
+            row(&g, "clock").summary,
+            format!("the hub was asleep 7 h 12 min, {fell}–{wake}")
+        );
+        let systems = g.sections.iter().find(|x| x.id == "systems").unwrap();
+        assert_eq!(
+            systems.groups.last().unwrap().title.as_deref(),
+            Some("fleetdash's clock")
+        );
+        calm.clock = ClockView::default();
+        assert_eq!(at(&calm, 0).band, Band::Green);
     }
 }

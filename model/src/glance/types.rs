@@ -51,11 +51,14 @@ pub(super) enum Kind {
     SetAside,
     /// fleetdash cannot reach most of the fleet at once (issue 24): said first in the verdict.
     BlindSpot,
+    /// This host's clock jumped (or slept), or stamps ahead of it were seen (issue 31): said
+    /// like a channel.
+    Clock,
 }
 
 impl Kind {
     /// fleetdash's own troubles, said after the fleet's in the verdict, whatever its band.
-    pub(super) const OWN: [Kind; 2] = [Kind::Channel, Kind::SetAside];
+    pub(super) const OWN: [Kind; 3] = [Kind::Channel, Kind::SetAside, Kind::Clock];
     /// Not the fleet's troubles at all: said apart from them (the blind spot leads).
     pub(super) fn is_own(self) -> bool {
         Kind::OWN.contains(&self) || self == Kind::BlindSpot
@@ -76,6 +79,7 @@ impl Kind {
             Kind::Channel => ("alert channel", "alert channels", "failing"),
             Kind::SetAside => ("state file", "state files", "set aside"),
             Kind::BlindSpot => ("blind spot", "blind spots", ""),
+            Kind::Clock => ("clock", "clocks", "out of step"),
         }
     }
 

@@ -183,7 +183,27 @@ pub fn elements(snap: &Snapshot) -> Elements {
             Some(reach.words()),
         );
     }
+    clock(&mut out, snap);
     out
+}
+
+/// This host's clock's element: amber while a jump of it is shown (amber pages nobody; the
+/// band change is logged, and the hub agent's `changes since` says it).
+fn clock(out: &mut Elements, snap: &Snapshot) {
+    let c = &snap.clock;
+    let reason = c
+        .jumps
+        .first()
+        .map(fleetdash_model::ClockJump::what)
+        .or_else(|| c.ahead.as_ref().map(fleetdash_model::Ahead::words));
+    put(
+        out,
+        key::CLOCK.into(),
+        "fleetdash",
+        "this host's clock".into(),
+        c.band(),
+        reason,
+    );
 }
 
 /// The blind spot's element as alerts name it: "fleetdash cannot reach the fleet: 10 of 11
@@ -525,6 +545,7 @@ mod tests {
                 ("backups", "backups", "gdrive"),
                 ("board:research", "board", "research"),
                 ("board:research/card:t_1", "card", "Card t_1"),
+                ("fleetdash:clock", "fleetdash", "this host's clock"),
                 ("host:lab", "host", "lab"),
                 ("host:lab/cron:backup", "cron", "backup on lab"),
                 ("host:lab/service:nginx", "service", "nginx on lab"),
