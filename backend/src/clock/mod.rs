@@ -410,10 +410,12 @@ fn jumps_between(last: &Reading, reading: &Reading, step_s: u64) -> Vec<Seen> {
     let boot = reading.boot.saturating_sub(last.boot);
     let mono = reading.mono.saturating_sub(last.mono);
     let slept = boot.saturating_sub(mono);
-    if slept.as_secs() >= step_s {
+    // Whole seconds, rounded: a jump of 25 h read a millisecond short is still 25 h.
+    let slept_s = (slept + Duration::from_millis(500)).as_secs();
+    if slept_s >= step_s {
         out.push(Seen {
             kind: Jump::Asleep,
-            seconds: slept.as_secs(),
+            seconds: slept_s,
             boot: reading.boot,
             wall: reading.wall,
         });
@@ -421,7 +423,7 @@ fn jumps_between(last: &Reading, reading: &Reading, step_s: u64) -> Vec<Seen> {
     let wall_ms = (reading.wall - last.wall).num_milliseconds();
     let boot_ms = i64::try_from(boot.as_millis()).unwrap_or(i64::MAX);
     let step_ms = wall_ms.saturating_sub(boot_ms);
-    let seconds = step_ms.unsigned_abs() / 1000;
+    let seconds = (step_ms.unsigned_abs() + 500) / 1000;
     if seconds >= step_s {
         out.push(Seen {
             kind: if step_ms > 0 {
