@@ -36,7 +36,10 @@ fn main() {
         "{CLIENTS} clients x {per_client} reports, durable commits (WAL, synchronous=FULL), \
          group commit of up to {MAX_BATCH} (channel depth {QUEUE_DEPTH})"
     );
-    let rules = QueueRules::of(&common::shipped_rules());
+    let shipped = common::shipped_rules();
+    let rules = QueueRules::of(&shipped);
+    // As `fleetdash run` opens it: each committed report's stamps noted on the run's clock.
+    let clock = fleetdash::clock::Clock::system(shipped.clock.settings());
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a folder under target/");
     let db = dir.path().join("tasks.db");
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -44,7 +47,12 @@ fn main() {
         .build()
         .expect("a runtime");
     let (elapsed, mut latencies) = rt.block_on(async {
-        let q = Arc::new(WorkQueue::open(&db, rules).await.expect("the queue opens"));
+        let q = Arc::new(
+            WorkQueue::open(&db, rules)
+                .await
+                .expect("the queue opens")
+                .with_clock(clock),
+        );
         let start = Instant::now();
         let clients: Vec<_> = (0..CLIENTS)
             .map(|c| {
