@@ -316,3 +316,50 @@ fn a_stamp_first_seen_just_after_a_jump_it_predates_keeps_its_age() {
         2 * HOUR
     );
 }
+
+/// Random runs of time passing, steps either way and sleeps (seeded: the same runs each time):
+/// a stamp seen at the start is always exactly as old as the boot clock says time passed, and
+/// once a window is reached for it, no later step or sleep un-reaches it.
+#[test]
+fn over_random_steps_and_sleeps_ages_follow_the_boot_clock_and_no_red_turns_green() {
+    use rand::{Rng, SeedableRng};
+    let window = settings_window();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(31);
+    for run in 0..200 {
+        let (hands, clock) = clock();
+        let stamp = hands.wall();
+        clock.age("task q_1's last news", stamp, &clock.now());
+        let mut boot_passed = 0u64;
+        let mut was_reached = false;
+        for op in 0..30 {
+            match rng.random_range(0..4) {
+                0 | 1 => {
+                    let s = rng.random_range(1..=400);
+                    hands.pass(secs(s));
+                    boot_passed += s;
+                }
+                2 => {
+                    let mut s = rng.random_range(-2 * DAY..=2 * DAY);
+                    if s == 0 {
+                        s = 1;
+                    }
+                    hands.step(s);
+                }
+                _ => {
+                    let s = rng.random_range(60..=12 * 3600);
+                    hands.sleep(secs(s));
+                    boot_passed += s;
+                }
+            }
+            let now = clock.now();
+            let age = clock.age("task q_1's last news", stamp, &now);
+            assert_eq!(age, boot_passed, "run {run}, op {op}");
+            let reached = now.reached(age, window);
+            assert!(
+                reached || !was_reached,
+                "run {run}, op {op}: reached before, not now ({now:?})"
+            );
+            was_reached |= reached;
+        }
+    }
+}

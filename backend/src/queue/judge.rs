@@ -701,4 +701,24 @@ mod tests {
             Some(2 * HOUR - 60)
         );
     }
+
+    /// The hub sleeps 7 h a minute after the owner's report: its task is as quiet as the wall
+    /// clock says (the sleep counts), but nothing was watched, so it is orphaned only once a
+    /// whole window has been watched after the wake.
+    #[test]
+    fn after_a_sleep_the_owner_has_a_whole_window_to_report() {
+        let r = rules();
+        let (hands, clock) = crate::config::manual_clock(t0());
+        let working = owned(t0());
+        note(&working, &clock.clocked());
+        pass(&hands, 60);
+        hands.sleep(std::time::Duration::from_secs(7 * 3600));
+        let at = clock.clocked();
+        assert_eq!(quiet_age(&working, &at), 60 + 7 * 3600);
+        assert!(!orphan_due(&working, &r, &at));
+        pass(&hands, r.no_reply_s - 1);
+        assert!(!orphan_due(&working, &r, &clock.clocked()));
+        pass(&hands, 1);
+        assert!(orphan_due(&working, &r, &clock.clocked()));
+    }
 }
