@@ -146,6 +146,36 @@ fn main() {
     };
     let tails = audit_tail_cases(work.path(), with_large);
 
+    // 5: what observing ages costs a pass (issue 31): each row asks the clock the age of a few
+    // stamps (last exchange, last report, heartbeat report); here 3 per agent, remembered.
+    let clock = fleetdash::clock::Clock::system(common::shipped_rules().clock.settings());
+    let names: Vec<String> = (0..AGENTS * 3)
+        .map(|i| format!("agent a{:04}'s stamp {}", i / 3, i % 3))
+        .collect();
+    let stamp = chrono::Utc::now() - chrono::Duration::seconds(30);
+    let first = Instant::now();
+    let at = clock.clocked();
+    names.iter().for_each(|n| {
+        std::hint::black_box(at.age(n, stamp));
+    });
+    let first = first.elapsed();
+    let rounds = 20;
+    let again = Instant::now();
+    for _ in 0..rounds {
+        let at = clock.clocked();
+        names.iter().for_each(|n| {
+            std::hint::black_box(at.age(n, stamp));
+        });
+    }
+    let again = again.elapsed() / rounds;
+    println!(
+        "clock: {} ages of a pass: first seen {:.2} ms, then {:.2} ms a pass ({:.0} ns an age)",
+        names.len(),
+        first.as_secs_f64() * 1e3,
+        again.as_secs_f64() * 1e3,
+        again.as_secs_f64() * 1e9 / names.len() as f64
+    );
+
     let t = TIMEOUT.as_secs_f64();
     let fast_ratio = fast.wall.as_secs_f64() / t;
     let timeout = humantime::format_duration(TIMEOUT);
