@@ -306,6 +306,19 @@ mod tests {
         }
     }
 
+    /// Alerting as `run` starts it over `config`, on this host's clock.
+    async fn start(config: &Config, rules: &Rules) -> Alerts {
+        Alerts::from_config(
+            config,
+            rules,
+            RedactionGate::default(),
+            &Clock::system(rules.clock.settings()),
+        )
+        .await
+        .unwrap()
+        .unwrap()
+    }
+
     /// Issue 21: a crash after a pass put its Firing in the outbox and before the engine's
     /// state was saved left the state a pass behind: no open alert. If the element was green
     /// by the next pass, its Recovered was never sent; the operator kept a red that had ended.
@@ -321,17 +334,7 @@ mod tests {
             fail_after,
             recover_after,
         } = Crash::new();
-        let start = || async {
-            Alerts::from_config(
-                &config,
-                &rules,
-                RedactionGate::default(),
-                &Clock::system(rules.clock.settings()),
-            )
-            .await
-            .unwrap()
-            .unwrap()
-        };
+        let start = || start(&config, &rules);
 
         let first = start().await;
         for pass in 1..fail_after {
@@ -370,17 +373,7 @@ mod tests {
             fail_after,
             recover_after,
         } = Crash::new();
-        let start = || async {
-            Alerts::from_config(
-                &config,
-                &rules,
-                RedactionGate::default(),
-                &Clock::system(rules.clock.settings()),
-            )
-            .await
-            .unwrap()
-            .unwrap()
-        };
+        let start = || start(&config, &rules);
         let first = start().await;
         let mut now = 0;
         for _ in 0..fail_after {
