@@ -799,4 +799,25 @@ mod tests {
             10 + limit
         );
     }
+
+    /// The hub sleeps 7 h 30 s after a task's progress: its age counts the sleep (the wall clock
+    /// was right), but it turns stuck only once a whole window was watched after the wake, so
+    /// the peer has a window to answer; the registry forgets nothing meanwhile.
+    #[test]
+    fn after_a_sleep_a_task_has_a_whole_window_before_it_is_stuck() {
+        let rules = rules();
+        let limit = rules.no_reply.seconds;
+        let (hands, clock) = crate::config::manual_clock(t0());
+        let mut tasks = registry_with("t_1");
+        let known = answer("t_1", Answer::Task(working()));
+        judge(&mut tasks, &known, &rules, &clock.clocked());
+        hands.pass(std::time::Duration::from_secs(30));
+        hands.sleep(std::time::Duration::from_secs(7 * 3600));
+        let woke = judge(&mut tasks, &known, &rules, &clock.clocked());
+        assert_eq!(woke.rows[0].age_s, 30 + 7 * 3600);
+        assert!(!woke.rows[0].stuck, "{woke:?}");
+        hands.pass(std::time::Duration::from_secs(limit));
+        let later = judge(&mut tasks, &known, &rules, &clock.clocked());
+        assert!(later.rows[0].stuck, "{later:?}");
+    }
 }
