@@ -49,6 +49,35 @@ impl ClockView {
             unwatched_s: self.unwatched_s,
         })
     }
+
+    /// Whole seconds from `then` (a `checked_at` of this snapshot's, stamped by the clock as it
+    /// read then) to `now`, with the jumps shown that `then` predates taken out: an element
+    /// checked just before the clock jumped a day ahead is seconds old, not a day, when a
+    /// later write carries it. The rule of the collector's own clock: `then` predates a
+    /// forward jump of D when it is earlier than D/2 before the wall clock's reading just
+    /// after it, a backward one when it is later than `now` and than D/2 after it.
+    pub fn elapsed(&self, then: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
+        let mut ms = (now - then).num_milliseconds();
+        // Each jump's `at` is said by the clock as it read at the write: undo the newer
+        // jumps to compare it with a stamp of its own time.
+        let mut newer_ms = 0i64;
+        for j in &self.jumps {
+            let d = i64::try_from(j.seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
+            let at = j.at - chrono::Duration::milliseconds(newer_ms);
+            let half = chrono::Duration::milliseconds(d / 2);
+            let (signed, predates) = match j.kind {
+                Jump::Asleep => continue,
+                Jump::Forward => (d, then < at - half),
+                Jump::Backward => (-d, then > now && then > at + half),
+            };
+            if !predates {
+                break;
+            }
+            ms = ms.saturating_sub(signed);
+            newer_ms = newer_ms.saturating_add(signed);
+        }
+        u64::try_from(ms.max(0) / 1000).unwrap_or(0)
+    }
 }
 
 /// What happened to this host's clock.
@@ -276,6 +305,34 @@ mod tests {
         assert!(reached(60 + slept + 300, 300, woke(300)));
         // 6 min quiet before it fell asleep: still reached.
         assert!(reached(360 + slept + 10, 300, woke(10)));
+    }
+
+    /// A row checked 20 s before the clock jumped a day ahead and carried by the write after
+    /// it is 20 s and more old, not a day; one checked after it, as ever. Likewise back.
+    #[test]
+    fn an_age_carried_across_a_jump_has_the_jump_taken_out() {
+        let checked = t0();
+        let jumped = checked + chrono::Duration::days(1) + chrono::Duration::seconds(20);
+        let view = |kind, seconds, at| ClockView {
+            jumps: vec![ClockJump {
+                kind,
+                seconds,
+                at,
+                checked_at: at,
+                stale: false,
+            }],
+            ..ClockView::default()
+        };
+        let ahead = view(Jump::Forward, 86_400, jumped);
+        let now = jumped + chrono::Duration::seconds(5);
+        assert_eq!(ahead.elapsed(checked, now), 25);
+        assert_eq!(ahead.elapsed(jumped, now), 5);
+        assert_eq!(ClockView::default().elapsed(checked, now), 86_425);
+        let back_at = checked + chrono::Duration::seconds(20) - chrono::Duration::hours(1);
+        let back = view(Jump::Backward, 3_600, back_at);
+        let now = back_at + chrono::Duration::seconds(5);
+        assert_eq!(back.elapsed(checked, now), 25);
+        assert_eq!(back.elapsed(back_at, now), 5);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::asc::Asc;
 use crate::band::Band;
-use crate::clock::{Grace, reached};
+use crate::clock::{ClockView, reached};
 use crate::words::{human_age, seconds_since};
 
 /// The status message of a task the 300 s watchdog failed (spec 003 §3.5).
@@ -142,27 +142,27 @@ impl QueueTask {
     }
 
     /// Seconds nothing was heard about it at `now`: as observed at `checked_at`, plus the time
-    /// since (or, in a snapshot written before observed ages, by its stamps).
-    pub fn quiet_age(&self, now: DateTime<Utc>) -> u64 {
+    /// since by `clock` (or, in a snapshot written before observed ages, by its stamps).
+    pub fn quiet_age(&self, now: DateTime<Utc>, clock: &ClockView) -> u64 {
         match self.quiet_s {
-            Some(q) => q.saturating_add(seconds_since(self.checked_at, now)),
+            Some(q) => q.saturating_add(clock.elapsed(self.checked_at, now)),
             None => seconds_since(self.last_report_at.unwrap_or(self.created_at), now),
         }
     }
 
     /// Seconds the ACK has been awaited at `now`, since `stamp` (its creation or escalation).
-    fn unacked_age(&self, stamp: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
+    fn unacked_age(&self, stamp: DateTime<Utc>, now: DateTime<Utc>, clock: &ClockView) -> u64 {
         match self.unacked_s {
-            Some(u) => u.saturating_add(seconds_since(self.checked_at, now)),
+            Some(u) => u.saturating_add(clock.elapsed(self.checked_at, now)),
             None => seconds_since(stamp, now),
         }
     }
 
     /// Seconds since its deadline passed, once it has (strictly after its instant).
-    fn past_deadline(&self, now: DateTime<Utc>) -> Option<u64> {
+    fn past_deadline(&self, now: DateTime<Utc>, clock: &ClockView) -> Option<u64> {
         match self.deadline_in_s {
             Some(left) => {
-                let since = i64::try_from(seconds_since(self.checked_at, now)).unwrap_or(i64::MAX);
+                let since = i64::try_from(clock.elapsed(self.checked_at, now)).unwrap_or(i64::MAX);
                 let past = since.saturating_sub(left);
                 (past > 0).then(|| past.unsigned_abs())
             }
@@ -173,8 +173,9 @@ impl QueueTask {
         }
     }
 
-    /// The task's band, code and reason at `now`, with ACKs due within `ack_within_s`, in the
-    /// clock's `grace` if one runs: the one judge of a queue task, for the collector when it
+    /// The task's band, code and reason at `now`, with ACKs due within `ack_within_s`, by the
+    /// `clock` of the snapshot (its jumps taken out of the time since `checked_at`; in its grace
+    /// if one runs): the one judge of a queue task, for the collector when it
     /// writes and the page between polls. Limits are reached AT N seconds (as the stuck rule),
     /// after a forward step or a wake once watched again; a deadline passes strictly after its
     /// instant.
@@ -187,7 +188,7 @@ impl QueueTask {
         &self,
         ack_within_s: u64,
         now: DateTime<Utc>,
-        grace: Option<Grace>,
+        clock: &ClockView,
     ) -> (Band, Asc, Option<String>) {
         let red = |asc: Asc, why: String| (Band::Red, asc, Some(why));
         let amber = |asc: Asc, why: String| (Band::Amber, asc, Some(why));
@@ -202,10 +203,10 @@ impl QueueTask {
             }
             _ => {}
         }
-        if let Some(why) = self.no_ack(ack_within_s, now, grace) {
+        if let Some(why) = self.no_ack(ack_within_s, now, clock) {
             return red(Asc::TIMEOUT, why);
         }
-        if let Some(past) = self.past_deadline(now) {
+        if let Some(past) = self.past_deadline(now, clock) {
             return red(
                 Asc::TIMEOUT,
                 format!("deadline passed {} ago", human_age(past.max(1))),
@@ -216,7 +217,7 @@ impl QueueTask {
                 Asc::DEPENDENCY_UNAVAILABLE,
                 format!(
                     "worker died: no report for {}",
-                    human_age(self.quiet_age(now))
+                    human_age(self.quiet_age(now, clock))
                 ),
             );
         }
@@ -240,18 +241,14 @@ impl QueueTask {
     /// agent an escalation named when it has not ACKed in its turn: who, in words that agree
     /// with who the task is assigned to. A limit of 0
     /// (a snapshot written before the rule existed) judges nothing.
-    fn no_ack(
-        &self,
-        ack_within_s: u64,
-        now: DateTime<Utc>,
-        grace: Option<Grace>,
-    ) -> Option<String> {
+    fn no_ack(&self, ack_within_s: u64, now: DateTime<Utc>, clock: &ClockView) -> Option<String> {
         if ack_within_s == 0 {
             return None;
         }
+        let grace = clock.grace_at(now);
         match &self.ack {
             None => {
-                let age = self.unacked_age(self.created_at, now);
+                let age = self.unacked_age(self.created_at, now, clock);
                 reached(age, ack_within_s, grace).then(|| match &self.owner {
                     Some(owner) => format!("{owner} has not taken it for {}", human_age(age)),
                     None => format!("nobody has taken it for {}", human_age(age)),
@@ -259,7 +256,7 @@ impl QueueTask {
             }
             Some(ack) if ack.kind == "escalating" => {
                 let to = ack.to.as_deref().or(self.owner.as_deref()).unwrap_or("?");
-                let age = self.unacked_age(ack.at, now);
+                let age = self.unacked_age(ack.at, now, clock);
                 reached(age, ack_within_s, grace)
                     .then(|| format!("{to} has not taken it for {}", human_age(age)))
             }
@@ -311,7 +308,11 @@ mod tests {
     }
 
     fn at(t: &QueueTask, secs: i64) -> (Band, Option<String>) {
-        let (band, _, why) = t.judge(rules().ack_within_s, t0() + Duration::seconds(secs), None);
+        let (band, _, why) = t.judge(
+            rules().ack_within_s,
+            t0() + Duration::seconds(secs),
+            &ClockView::default(),
+        );
         (band, why)
     }
 
@@ -431,7 +432,9 @@ mod tests {
             ..task()
         };
         assert_eq!(
-            stepped.judge(rules().ack_within_s, now, None).0,
+            stepped
+                .judge(rules().ack_within_s, now, &ClockView::default())
+                .0,
             Band::Green
         );
         let back = t0() - Duration::hours(1) + Duration::minutes(15);
@@ -440,11 +443,15 @@ mod tests {
             checked_at: back,
             ..task()
         };
-        let (band, _, why) = unacked.judge(rules().ack_within_s, back, None);
+        let (band, _, why) = unacked.judge(rules().ack_within_s, back, &ClockView::default());
         assert_eq!(band, Band::Red);
         assert_eq!(why.as_deref(), Some("nobody has taken it for 15 min"));
         // Between polls the page adds the time since the check.
-        let (_, _, why) = unacked.judge(rules().ack_within_s, back + Duration::minutes(2), None);
+        let (_, _, why) = unacked.judge(
+            rules().ack_within_s,
+            back + Duration::minutes(2),
+            &ClockView::default(),
+        );
         assert_eq!(why.as_deref(), Some("nobody has taken it for 17 min"));
         // A deadline passes strictly after its instant, as observed.
         let due = QueueTask {
@@ -452,8 +459,8 @@ mod tests {
             checked_at: t0(),
             ..task()
         };
-        assert_eq!(due.judge(0, t0(), None).0, Band::Green);
-        let (band, _, why) = due.judge(0, t0() + Duration::seconds(1), None);
+        assert_eq!(due.judge(0, t0(), &ClockView::default()).0, Band::Green);
+        let (band, _, why) = due.judge(0, t0() + Duration::seconds(1), &ClockView::default());
         assert_eq!(
             (band, why.as_deref()),
             (Band::Red, Some("deadline passed 1 s ago"))
@@ -465,16 +472,22 @@ mod tests {
     #[test]
     fn a_grace_holds_the_ack_window() {
         let now = t0() + Duration::minutes(9);
-        let woke = Some(crate::clock::Grace {
-            since_s: 60,
-            unwatched_s: 0,
-        });
+        // Woken a minute ago (a jump ahead, nothing unwatched before it).
+        let woke = &ClockView {
+            judging_from: Some(now - Duration::seconds(60)),
+            ..ClockView::default()
+        };
         let young = QueueTask {
             unacked_s: Some(650),
             checked_at: now,
             ..task()
         };
-        assert_eq!(young.judge(rules().ack_within_s, now, None).0, Band::Red);
+        assert_eq!(
+            young
+                .judge(rules().ack_within_s, now, &ClockView::default())
+                .0,
+            Band::Red
+        );
         assert_eq!(young.judge(rules().ack_within_s, now, woke).0, Band::Green);
         let old = QueueTask {
             unacked_s: Some(700),

@@ -72,7 +72,6 @@ impl Snapshot {
     /// Every element's band at `now`, counted: live tasks that crossed the stuck rule since
     /// their poll count red (and queue tasks whose ACK or deadline passed), as [`crate::Glance`] shows them.
     pub fn verdict_at(&self, now: DateTime<Utc>) -> Verdict {
-        let grace = self.clock.grace_at(now);
         let mut v = Verdict::default();
         let section_failed = |configured: bool, failed: bool, v: &mut Verdict| {
             if configured && failed {
@@ -86,7 +85,7 @@ impl Snapshot {
         match &self.tasks.live {
             Probe::Value(tasks) => tasks
                 .iter()
-                .for_each(|t| v.add(t.band_at(self.rules.no_reply_s, now, grace))),
+                .for_each(|t| v.add(t.band_at(self.rules.no_reply_s, now, &self.clock))),
             other => section_failed(
                 self.sections.live_tasks.configured,
                 other.is_error(),
@@ -97,7 +96,7 @@ impl Snapshot {
             Probe::Value(tasks) => {
                 tasks
                     .iter()
-                    .for_each(|t| v.add(t.judge(self.rules.ack_within_s, now, grace).0));
+                    .for_each(|t| v.add(t.judge(self.rules.ack_within_s, now, &self.clock).0));
                 // A row that cannot be read is red on its own.
                 self.tasks
                     .queue_unreadable

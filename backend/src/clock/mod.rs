@@ -75,6 +75,16 @@ impl Now {
         fleetdash_model::clock::reached(age_s, window_s, self.grace)
     }
 
+    /// The clock as a judgement at this moment needs it of the model: its grace, no jumps (what
+    /// is judged was checked now).
+    pub fn grace_view(&self) -> ClockView {
+        ClockView {
+            judging_from: self.judging_from(),
+            unwatched_s: self.grace.map_or(0, |g| g.unwatched_s),
+            ..ClockView::default()
+        }
+    }
+
     /// The wall-clock moment the grace began, while one runs.
     pub fn judging_from(&self) -> Option<DateTime<Utc>> {
         self.grace

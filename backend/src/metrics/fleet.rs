@@ -80,6 +80,12 @@ fn since(at: DateTime<Utc>, now: DateTime<Utc>) -> f64 {
     (now - at).num_milliseconds().max(0) as f64 / 1000.0
 }
 
+/// Seconds from an element's `checked_at` to `now`, the jumps of the clock that wrote the
+/// snapshot taken out: an age carried to the scrape does not leap a day because the clock did.
+fn carried(snap: &Snapshot, checked_at: DateTime<Utc>, now: DateTime<Utc>) -> f64 {
+    snap.clock.elapsed(checked_at, now) as f64
+}
+
 /// Registers the series of `snapshot` (or says it could not be read) into `registry`.
 pub fn register(
     registry: &mut Registry,
@@ -219,7 +225,7 @@ fn sections(out: &mut Out, snap: &Snapshot, elements: &Elements, now: DateTime<U
         let l = labels(&[("section", part.as_str())]);
         out.set(stale, l.clone(), f64::from(u8::from(meta.stale)));
         if let Some(at) = meta.checked_at {
-            out.set(age, l.clone(), since(at, now));
+            out.set(age, l.clone(), carried(snap, at, now));
         }
         if let Some(e) = elements.get(&key::section(part.as_str())) {
             out.bands(band, &l, e.band);
@@ -254,7 +260,7 @@ fn agents(out: &mut Out, snap: &Snapshot, names: &Names, elements: &Elements, no
         if let Some(e) = elements.get(&key::agent(&a.name)) {
             out.bands(band, &l, e.band);
         }
-        let carried = since(a.checked_at, now);
+        let carried = carried(snap, a.checked_at, now);
         if let Probe::Value(s) = a.last_exchange_s {
             out.set(exchange, l.clone(), s as f64 + carried);
         }
@@ -328,7 +334,7 @@ fn hosts(out: &mut Out, snap: &Snapshot, names: &Names, elements: &Elements, now
         for c in h.crons.iter().filter(|c| declared.crons.contains(&c.name)) {
             if let Probe::Value(s) = c.last_ok_s {
                 let l = labels(&[("host", &h.host), ("check", &c.name)]);
-                out.set(cron_age, l, s as f64 + since(c.checked_at, now));
+                out.set(cron_age, l, s as f64 + carried(snap, c.checked_at, now));
             }
         }
     }
@@ -409,7 +415,7 @@ fn backups(out: &mut Out, snap: &Snapshot, names: &Names, elements: &Elements, n
     }
     if let Probe::Value(h) = b.age_h {
         let age = out.family("backup_age_seconds", "Seconds since the newest backup, now");
-        out.set(age, l, h * 3600.0 + since(b.checked_at, now));
+        out.set(age, l, h * 3600.0 + carried(snap, b.checked_at, now));
     }
 }
 

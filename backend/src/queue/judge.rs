@@ -69,7 +69,7 @@ pub fn line(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> String {
 /// snapshot and the page cannot disagree.
 pub fn judge(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> Verdict {
     let (band, status, reason) =
-        model_row(row, at).judge(rules.ack_within_s, at.wall(), at.now.grace);
+        model_row(row, at).judge(rules.ack_within_s, at.wall(), &at.now.grace_view());
     Verdict {
         band,
         status,
@@ -81,7 +81,7 @@ pub fn judge(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> Verdict {
 /// observed.
 pub fn to_snapshot(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> QueueTask {
     let mut task = model_row(row, at);
-    let (band, status, reason) = task.judge(rules.ack_within_s, at.wall(), at.now.grace);
+    let (band, status, reason) = task.judge(rules.ack_within_s, at.wall(), &at.now.grace_view());
     task.band = band;
     task.status = status;
     task.reason = reason;

@@ -10,6 +10,7 @@ use chrono::{DateTime, Duration, FixedOffset, Utc};
 use super::Glance;
 use super::parts::{Words, anchor, few_words};
 use crate::band::Band;
+use crate::clock::ClockView;
 use crate::snapshot::{Snapshot, Transition};
 
 /// How far back snapshot.html lists changes (the snapshot carries about this much).
@@ -62,9 +63,10 @@ impl SinceLooked {
 
 /// The changes of the last [`RECENT_H`] hours before `now`, newest first.
 pub fn recent(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset) -> Vec<Change> {
+    let none = ClockView::default();
     let w = Words {
         now,
-        grace: None,
+        clock: &none,
         offset,
         held: &[],
         acked: &[],
@@ -91,7 +93,7 @@ pub fn since_looked(
 ) -> SinceLooked {
     let w = Words {
         now: s.generated_at.max(looked_at),
-        grace: None,
+        clock: &s.clock,
         offset,
         held: &[],
         acked: &[],

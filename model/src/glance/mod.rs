@@ -94,7 +94,7 @@ impl Glance {
     fn at(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset, frozen: bool) -> Glance {
         let w = Words {
             now,
-            grace: s.clock.grace_at(now),
+            clock: &s.clock,
             offset,
             held: &s.alerts.held,
             acked: &s.alerts.acked,

@@ -9,10 +9,10 @@ use super::types::{Fact, Group, Problem, Row, Section, Strip};
 use crate::alerts::{Acked, Held, key};
 use crate::asc::Asc;
 use crate::band::Band;
-use crate::clock::Grace;
+use crate::clock::ClockView;
 use crate::probe::Probe;
 use crate::snapshot::{History, SectionMeta};
-use crate::words::{human_age, moment, seconds_since};
+use crate::words::{human_age, moment};
 
 const STRIP_AXIS: [&str; 3] = ["24 h ago", "12 h", "now"];
 /// A frozen glance's axis: its "now" is the snapshot's moment, not the reader's.
@@ -25,9 +25,10 @@ const FEW_WORDS: usize = 52;
 /// acked.
 pub(super) struct Words<'a> {
     pub(super) now: DateTime<Utc>,
-    /// The clock's grace at `now`, after a forward step or a wake of the host that wrote the
-    /// snapshot: a window is reached only once watched again.
-    pub(super) grace: Option<Grace>,
+    /// The clock of the host that wrote the snapshot: its jumps are taken out of the time
+    /// since an element was checked, and in its grace (after a forward jump or a wake) a
+    /// window is reached only once watched again.
+    pub(super) clock: &'a ClockView,
     pub(super) offset: FixedOffset,
     /// The snapshot's held elements (`alerts.held`).
     pub(super) held: &'a [Held],
@@ -63,7 +64,7 @@ impl Words<'_> {
 
     /// Seconds of `base_s` at `at`, plus the time since.
     pub(super) fn age(&self, at: DateTime<Utc>, base_s: u64) -> u64 {
-        base_s + seconds_since(at, self.now)
+        base_s + self.clock.elapsed(at, self.now)
     }
 
     /// "19:12", or "29 Nov 19:12" when it is not recent.
@@ -82,7 +83,7 @@ impl Words<'_> {
         if self.frozen {
             format!("at {}", self.time(t))
         } else {
-            format!("{} ago", human_age(seconds_since(t, self.now)))
+            format!("{} ago", human_age(self.clock.elapsed(t, self.now)))
         }
     }
 

@@ -13,11 +13,11 @@ use super::types::{Fact, Kind, Row, Section};
 use crate::alerts::key;
 use crate::asc::Asc;
 use crate::band::Band;
-use crate::clock::{Grace, reached};
+use crate::clock::{ClockView, reached};
 use crate::probe::Probe;
 use crate::queue::{ORPHANED_MESSAGE, QueueAck, QueueTask, UnreadableTask};
 use crate::snapshot::{LiveTask, Snapshot};
-use crate::words::{human_age, seconds_since, thousands};
+use crate::words::{human_age, thousands};
 
 const TERMINAL_STATES: [&str; 4] = [
     "TASK_STATE_COMPLETED",
@@ -27,20 +27,15 @@ const TERMINAL_STATES: [&str; 4] = [
 ];
 
 /// Whether a live task is stuck at `now`: flagged by the collector, or, still under the rule,
-/// its age (which keeps counting after the poll) has reached the rule (in a `grace`, once
-/// watched again).
-pub fn stuck_at(
-    task: &LiveTask,
-    no_reply_s: u64,
-    now: DateTime<Utc>,
-    grace: Option<Grace>,
-) -> bool {
+/// its age (which keeps counting after the poll, by the snapshot's `clock`) has reached the
+/// rule (in the clock's grace, once watched again).
+pub fn stuck_at(task: &LiveTask, no_reply_s: u64, now: DateTime<Utc>, clock: &ClockView) -> bool {
     task.stuck
         || (under_the_rule(task)
             && reached(
-                task.age_s + seconds_since(task.checked_at, now),
+                task.age_s + clock.elapsed(task.checked_at, now),
                 no_reply_s,
-                grace,
+                clock.grace_at(now),
             ))
 }
 
@@ -61,8 +56,8 @@ fn finished(task: &LiveTask) -> bool {
 impl LiveTask {
     /// The task's band at `now` under the stuck rule: red also once it crossed the rule after
     /// the collector's poll.
-    pub fn band_at(&self, no_reply_s: u64, now: DateTime<Utc>, grace: Option<Grace>) -> Band {
-        if stuck_at(self, no_reply_s, now, grace) {
+    pub fn band_at(&self, no_reply_s: u64, now: DateTime<Utc>, clock: &ClockView) -> Band {
+        if stuck_at(self, no_reply_s, now, clock) {
             Band::Red
         } else {
             self.band()
@@ -91,7 +86,7 @@ pub(super) fn queue(s: &Snapshot, w: &Words) -> Section {
         });
         let (open, done): (Vec<&QueueTask>, Vec<&QueueTask>) =
             newest_first.into_iter().partition(|t| {
-                !t.is_terminal() || t.judge(s.rules.ack_within_s, w.now, w.grace).0 != Band::Green
+                !t.is_terminal() || t.judge(s.rules.ack_within_s, w.now, w.clock).0 != Band::Green
             });
         // A row that cannot be read comes first: red, with its id and why.
         let unreadable = s
@@ -184,7 +179,7 @@ fn unreadable_row(t: &UnreadableTask, w: &Words) -> Row {
 
 fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
     let ack_within = s.rules.ack_within_s;
-    let (band, status, judged) = t.judge(ack_within, w.now, w.grace);
+    let (band, status, judged) = t.judge(ack_within, w.now, w.clock);
     let state = state_words(&t.state);
     let not_taken = judged.as_deref().is_some_and(is_not_taken);
     let since = match (&judged, &t.ack) {
@@ -330,8 +325,8 @@ pub(super) fn live_tasks(s: &Snapshot, w: &Words) -> Section {
 }
 
 fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
-    let stuck = stuck_at(t, rule, w.now, w.grace);
-    let band = t.band_at(rule, w.now, w.grace);
+    let stuck = stuck_at(t, rule, w.now, w.clock);
+    let band = t.band_at(rule, w.now, w.clock);
     let age = w.age(t.checked_at, t.age_s);
     let state = shown(&t.state, |s| state_words(s));
     let (reason, cut) = if stuck && !t.stuck {
@@ -622,5 +617,58 @@ mod tests {
         let g = at(&s, 0);
         let q = g.sections.iter().find(|x| x.id == "queue").unwrap();
         assert_eq!(q.groups[0].empty, Some("No open tasks."));
+    }
+
+    /// A row checked just before the hub's clock jumped two hours ahead, carried by a write
+    /// after the jump (its section not read again yet): its ages are those observed plus the
+    /// time since, the jump taken out; not "not taken for 2 h", not stuck.
+    #[test]
+    fn rows_carried_across_a_jump_of_the_clock_keep_their_ages() {
+        let mut s = Snapshot::empty(t0(), rules());
+        s.stale = false;
+        let mut new = queue_task("q_new", 0);
+        new.unacked_s = Some(50);
+        new.quiet_s = Some(50);
+        s.tasks.queue = Probe::Value(vec![new]);
+        s.sections.queue = SectionMeta {
+            configured: true,
+            checked_at: Some(t0()),
+            duration_ms: None,
+            stale: false,
+        };
+        let jumped = t0() + chrono::Duration::hours(2) + chrono::Duration::seconds(10);
+        s.generated_at = jumped;
+        s.clock = ClockView {
+            jumps: vec![crate::clock::ClockJump {
+                kind: crate::clock::Jump::Forward,
+                seconds: 7200,
+                at: jumped,
+                checked_at: jumped,
+                stale: false,
+            }],
+            judging_from: Some(jumped),
+            ..ClockView::default()
+        };
+        let g = crate::glance::Glance::new(&s, jumped + chrono::Duration::seconds(5), utc());
+        let task = row(&g, "queue-q_new");
+        assert_eq!(task.band, Band::Green, "{task:?}");
+        assert!(
+            !g.needs.iter().any(|n| n.what.contains("q_new")),
+            "{:?}",
+            g.needs
+        );
+        let (band, _, _) = s.tasks.queue.value().unwrap()[0].judge(
+            s.rules.ack_within_s,
+            jumped + chrono::Duration::seconds(5),
+            &s.clock,
+        );
+        assert_eq!(band, Band::Green);
+        // Without the jump said, the same row reads two hours old: red.
+        let (band, _, why) = s.tasks.queue.value().unwrap()[0].judge(
+            s.rules.ack_within_s,
+            jumped + chrono::Duration::seconds(5),
+            &ClockView::default(),
+        );
+        assert_eq!(band, Band::Red, "{why:?}");
     }
 }

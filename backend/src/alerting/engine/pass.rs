@@ -525,7 +525,7 @@ mod tests {
             });
             t.deadline = Some(now - Duration::minutes(5));
         }
-        (t.band, t.status, t.reason) = t.judge(600, now, None);
+        (t.band, t.status, t.reason) = t.judge(600, now, &Default::default());
         t
     }
 
