@@ -157,13 +157,12 @@ fn the_response_carries_the_requests_id() {
     }
 }
 
-/// JSON-RPC §4.1: a notification (a valid Request without an id) is never answered; the
-/// intake applies nothing for it either (docs/reporting.md).
+/// JSON-RPC §4.1: a notification (a valid Request without an id) is never answered, and the
+/// server still processes it (issue 32: it was dropped): the ACK is applied.
 #[test]
-fn a_notification_is_not_answered() {
+fn a_notification_is_applied_and_not_answered() {
     let hub = Hub::start();
     let t = hub.assign("Rotate the logs", Some("sol"), &[]);
-    let before = hub.contents();
     let mut body = send(
         "n-1",
         json!({"taskId": t, "parts": [{"text": "ACK owning ETA 5m"}]}),
@@ -171,7 +170,7 @@ fn a_notification_is_not_answered() {
     body.as_object_mut().unwrap().remove("id");
     let a = post(&hub, Some("sol"), Some("1.0"), &body.to_string());
     assert_eq!((a.status, a.body.as_str()), (204, ""));
-    assert_eq!(hub.contents(), before);
+    assert_eq!(hub.row(&t).state.as_str(), "TASK_STATE_WORKING");
 }
 
 /// §3.3.2 (validation), §9.5: invalid params are -32602.

@@ -536,11 +536,11 @@ fn hostile_input_gets_its_error_and_writes_nothing() {
         assert_eq!(hub.contents(), before, "{what} wrote something");
     }
 
-    // A notification (no id): JSON-RPC 2.0 never answers one; nothing is applied (issue 21).
-    let notification = json!({"jsonrpc": "2.0", "method": "message/send", "params": {"message": {"kind": "message", "messageId": "n", "role": "user", "parts": [{"kind": "text", "text": format!("DONE {t}")}]}}}).to_string();
+    // A notification that cannot be read: refused, and not answered, not even with its error.
+    let notification = json!({"jsonrpc": "2.0", "method": "message/send", "params": {"message": {"kind": "message", "messageId": "n", "role": "user", "parts": [{"kind": "text", "text": "DONE"}]}}}).to_string();
     let a = post(&hub, Some("sol"), None, &notification);
     assert_eq!((a.status, a.body.as_str()), (204, ""), "a notification");
-    assert_eq!(hub.contents(), before, "a notification wrote something");
+    assert_eq!(hub.contents(), before, "a bad notification wrote something");
     // No id, and not a Request either (the TCK's invalid_request0/1): an Invalid Request,
     // answered with a null id, never taken for a notification.
     for invalid in [
@@ -1183,12 +1183,81 @@ fn closed_by_server(mut s: TcpStream) -> bool {
     }
 }
 
-/// Issue 21, found by hostile clients: headers sent a byte at a time held a connection for
-/// ever (300 of them, 300 descriptors). Headers not read within `header_timeout` close it; a
-/// peer past `max_connections_per_peer` has its new connection closed at once, and the
-/// intake still answers the others.
+/// Issue 32: a notification (a request without an id) was answered 204 and dropped; JSON-RPC
+/// 2.0 says the server processes it and does not reply. Now a report sent as one is applied,
+/// durably and once per messageId, and nothing is answered but HTTP's 204.
 #[test]
-fn slow_headers_and_too_many_connections_from_one_peer_are_cut() {
+fn a_notification_is_applied_once_and_never_answered() {
+    let hub = Hub::start();
+    let t = hub.assign("Applied without an answer", Some("sol"), &[]);
+    let events = hub.events();
+    let mut notification: Value =
+        serde_json::from_str(&v03_send("note-1", text(&format!("DONE {t}")))).unwrap();
+    notification.as_object_mut().unwrap().remove("id");
+    let notification = notification.to_string();
+    for _ in 0..2 {
+        let a = post(&hub, Some("sol"), None, &notification);
+        assert_eq!((a.status, a.body.as_str()), (204, ""), "never answered");
+    }
+    assert_eq!(hub.row(&t).state.as_str(), "TASK_STATE_COMPLETED");
+    assert_eq!(hub.events(), events + 1, "applied once for its messageId");
+    // A v1.0 heartbeat as a notification, the same.
+    let mut beat: Value = serde_json::from_str(&v1_send(
+        "beat-1",
+        json!({"parts": [{"data": {"report": "heartbeat"}}]}),
+    ))
+    .unwrap();
+    beat.as_object_mut().unwrap().remove("id");
+    let a = post(&hub, Some("nova"), Some("1.0"), &beat.to_string());
+    assert_eq!((a.status, a.body.as_str()), (204, ""));
+    assert_eq!(hub.events(), events + 2, "the heartbeat was applied");
+}
+
+/// Issue 32: five concurrent CancelTask on one task answered one Task and four -32602 (invalid
+/// params); A2A says a task that can no longer be canceled is -32002 TaskNotCancelableError.
+#[test]
+fn the_losers_of_a_cancel_race_are_told_the_task_is_not_cancelable() {
+    let hub = Arc::new(Hub::start());
+    let t = hub.assign("Cancelled five times at once", Some("sol"), &[]);
+    let cancel = json!({"jsonrpc": "2.0", "id": "c", "method": "CancelTask", "params": {"id": t}})
+        .to_string();
+    let barrier = Arc::new(std::sync::Barrier::new(5));
+    let racers: Vec<_> = (0..5)
+        .map(|_| {
+            let (hub, cancel, barrier) = (hub.clone(), cancel.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                post(&hub, Some("sol"), Some("1.0"), &cancel).json()
+            })
+        })
+        .collect();
+    let answers: Vec<Value> = racers.into_iter().map(|r| r.join().unwrap()).collect();
+    let won = answers.iter().filter(|a| a["result"]["id"] == t).count();
+    let lost: Vec<&Value> = answers
+        .iter()
+        .filter(|a| a.get("error").is_some())
+        .collect();
+    assert_eq!(won, 1, "{answers:#?}");
+    assert_eq!(lost.len(), 4, "{answers:#?}");
+    for a in lost {
+        assert_eq!(a["error"]["code"], -32002, "{a}");
+        assert!(
+            a["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("TASK_STATE_CANCELED"),
+            "{a}"
+        );
+    }
+    assert_eq!(hub.row(&t).state.as_str(), "TASK_STATE_CANCELED");
+}
+
+/// Issue 21, found by hostile clients: headers sent a byte at a time held a connection for
+/// ever (300 of them, 300 descriptors). Headers not read within `header_timeout` close it.
+/// Issue 32: past `max_unauthenticated_connections`, a newcomer closes the connection idle the
+/// longest (it was the newcomer that was closed, by address, before), and is answered.
+#[test]
+fn slow_headers_are_cut_and_make_room_for_a_client_that_speaks() {
     let hub = Hub::with_limits(IntakeConfig {
         header_timeout: std::time::Duration::from_secs(1),
         ..IntakeConfig::default()
@@ -1200,39 +1269,40 @@ fn slow_headers_and_too_many_connections_from_one_peer_are_cut() {
         "half-sent headers were held past the header deadline"
     );
 
+    // A header deadline far away: only making room closes a connection here.
     let hub = Hub::with_limits(IntakeConfig {
-        max_connections_per_peer: 3,
+        max_unauthenticated_connections: 3,
+        header_timeout: std::time::Duration::from_secs(600),
         ..IntakeConfig::default()
     });
-    let idle: Vec<TcpStream> = (0..3)
-        .map(|_| TcpStream::connect(hub.addr).unwrap())
-        .collect();
-    // Accepted in the order they connected: the three hold the places before the fourth.
-    for s in &idle {
-        s.set_nodelay(true).unwrap();
+    let mut idle: Vec<TcpStream> = Vec::new();
+    for _ in 0..3 {
+        let mut s = TcpStream::connect(hub.addr).unwrap();
+        s.write_all(b"POST / HTTP/1.1\r\nHo").unwrap();
+        idle.push(s);
+        // Accepted in the order they connected.
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let fourth = TcpStream::connect(hub.addr).unwrap();
-    assert!(
-        closed_by_server(fourth),
-        "a fourth connection from one peer was kept"
-    );
-    drop(idle);
-    // Their places are given back once the server sees them closed.
     let get = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "q_x"}})
         .to_string();
-    let mut answered = false;
-    for _ in 0..50 {
-        let a = std::panic::catch_unwind(|| post(&hub, Some("sol"), None, &get));
-        if a.is_ok_and(|a| a.status == 200) {
-            answered = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let answer = post(&hub, Some("sol"), None, &get);
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.json()["error"]["code"], -32001, "{}", answer.body);
+    let first = idle.remove(0);
     assert!(
-        answered,
-        "the intake answered nobody once the idle connections closed"
+        closed_by_server(first),
+        "the slow connection idle the longest was kept"
     );
+    for s in &idle {
+        s.set_read_timeout(Some(std::time::Duration::from_millis(200)))
+            .unwrap();
+        let mut probe = [0u8; 1];
+        let mut reader: &TcpStream = s;
+        assert!(
+            reader.read(&mut probe).is_err(),
+            "a newer slow connection was closed too"
+        );
+    }
 }
 
 /// Issue 21, measured: a slowloris from many peer addresses against `fleetdash run` under a

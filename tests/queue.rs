@@ -430,7 +430,7 @@ async fn reports_that_are_not_allowed_are_refused_and_write_nothing() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&late, Refusal::Invalid(why) if why.contains("already finished")),
+        matches!(&late, Refusal::Finished { state, .. } if state.is_terminal()),
         "{late:?}"
     );
     q.close().await.unwrap();

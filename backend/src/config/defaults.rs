@@ -54,10 +54,14 @@ pub const INTAKE_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request's headers must arrive within this: a client sending them a byte at a time
 /// (slowloris) holds a connection for this long at most.
 pub const INTAKE_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// Open connections one peer address may hold at once: the fleet's agents reach the intake
-/// over loopback tunnels, a handful each; past this, new ones are closed at once, so that no
-/// one peer can hold the intake (or the descriptors the snapshot writer needs).
-pub const INTAKE_MAX_CONNECTIONS_PER_PEER: usize = 32;
+/// Connections not yet authenticated (headers not read) the intake holds at once: a newcomer
+/// past it closes the one idle the longest, so slow clients never shut out one that speaks at
+/// once. Enough for the fleet's agents connecting together (about eleven).
+pub const INTAKE_MAX_UNAUTHENTICATED_CONNECTIONS: usize = 16;
+/// Connections one token holds on each face (A2A, MCP): an agent sends a few reports at
+/// once; its client's idle kept-alive connections beyond this are closed to make room, and a
+/// request past this many in flight is refused (429).
+pub const INTAKE_MAX_CONNECTIONS_PER_TOKEN: usize = 8;
 /// Open connections the intake holds at once, whoever the peers: far below the process's open
 /// files limit (1024 on a stock Debian unit), so the collector's own files always open.
 pub const INTAKE_MAX_CONNECTIONS: usize = 256;

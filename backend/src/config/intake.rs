@@ -29,9 +29,12 @@ pub struct IntakeConfig {
     pub body_timeout: Duration,
     /// Headers not received within this: the connection is closed.
     pub header_timeout: Duration,
-    /// Open connections one peer address may hold; past it, new ones are closed at once.
-    pub max_connections_per_peer: usize,
-    /// Open connections in all; past it, new ones are closed at once.
+    /// Connections whose token is not read yet; past it, the one idle the longest is closed.
+    pub max_unauthenticated_connections: usize,
+    /// Connections one token holds on each face (A2A, MCP); past it, its idlest is closed, or
+    /// with all of them in a request the newcomer's request is refused (429).
+    pub max_connections_per_token: usize,
+    /// Open connections in all; past it, the idlest is closed, or a newcomer at once.
     pub max_connections: usize,
 }
 
@@ -45,7 +48,8 @@ impl Default for IntakeConfig {
             operator_token: None,
             body_timeout: defaults::INTAKE_BODY_TIMEOUT,
             header_timeout: defaults::INTAKE_HEADER_TIMEOUT,
-            max_connections_per_peer: defaults::INTAKE_MAX_CONNECTIONS_PER_PEER,
+            max_unauthenticated_connections: defaults::INTAKE_MAX_UNAUTHENTICATED_CONNECTIONS,
+            max_connections_per_token: defaults::INTAKE_MAX_CONNECTIONS_PER_TOKEN,
             max_connections: defaults::INTAKE_MAX_CONNECTIONS,
         }
     }
@@ -55,6 +59,17 @@ impl Default for IntakeConfig {
 /// intake needs `[work_queue]` (`has_queue`).
 pub(super) fn read(v: &mut Validator, mut t: Table, has_queue: bool) -> IntakeConfig {
     let listen = t.string(v, "listen");
+    // Issue 32: an address is no identity (every tunnelled agent is 127.0.0.1); the old bound
+    // is named with its replacement rather than left as an unknown key.
+    if let Some(old) = t.integer(v, "max_connections_per_peer", "a number") {
+        v.error(
+            &old,
+            t.field("max_connections_per_peer"),
+            "no longer read: every agent behind an SSH tunnel arrives from 127.0.0.1, so \
+             connections are shared out by token: use max_connections_per_token (and \
+             max_unauthenticated_connections), or remove the line",
+        );
+    }
     let operator_token_env = t.string(v, "operator_token_env");
     let operator_token_file = t.string(v, "operator_token_file");
     let operator_token = TokenSource::choose(
@@ -77,10 +92,15 @@ pub(super) fn read(v: &mut Validator, mut t: Table, has_queue: bool) -> IntakeCo
         operator_token,
         body_timeout: t.duration(v, "body_timeout", defaults::INTAKE_BODY_TIMEOUT),
         header_timeout: t.duration(v, "header_timeout", defaults::INTAKE_HEADER_TIMEOUT),
-        max_connections_per_peer: t.positive(
+        max_unauthenticated_connections: t.positive(
             v,
-            "max_connections_per_peer",
-            defaults::INTAKE_MAX_CONNECTIONS_PER_PEER,
+            "max_unauthenticated_connections",
+            defaults::INTAKE_MAX_UNAUTHENTICATED_CONNECTIONS,
+        ),
+        max_connections_per_token: t.positive(
+            v,
+            "max_connections_per_token",
+            defaults::INTAKE_MAX_CONNECTIONS_PER_TOKEN,
         ),
         max_connections: t.positive(v, "max_connections", defaults::INTAKE_MAX_CONNECTIONS),
     };

@@ -270,6 +270,50 @@ impl Problem {
         }
     }
 
+    /// A token whose every connection on this face is in a request (`[intake]
+    /// max_connections_per_token`): its client waits for one to finish.
+    pub fn too_many_connections(per_token: usize) -> Problem {
+        Problem {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            asc: RATE_LIMITED,
+            title: "Too many connections on this token",
+            detail: format!(
+                "this token has {per_token} requests in flight on this face ([intake] \
+                 max_connections_per_token): send the next when one is answered"
+            ),
+            scope: "handoff",
+            terminal: false,
+            retry: Some(Some(Duration::from_secs(1))),
+            challenge: Challenge::None,
+        }
+    }
+
+    /// What the MCP SDK refused in plain words (a missing Accept header, an unknown session),
+    /// as problem+json.
+    pub fn from_mcp(status: StatusCode, words: String) -> Problem {
+        let server = status.is_server_error();
+        Problem {
+            status,
+            asc: if server {
+                Asc::INTERNAL_ERROR
+            } else {
+                INVALID_REQUEST
+            },
+            title: "The MCP request was refused",
+            detail: if words.is_empty() {
+                "the MCP server gave no reason (docs/agents.md: POST JSON-RPC with Accept: \
+                 application/json, text/event-stream)"
+                    .into()
+            } else {
+                words
+            },
+            scope: "handoff",
+            terminal: !server,
+            retry: server.then_some(None),
+            challenge: Challenge::None,
+        }
+    }
+
     pub fn too_large(limit: usize) -> Problem {
         Problem {
             status: StatusCode::PAYLOAD_TOO_LARGE,

@@ -1,20 +1,18 @@
-//! The intake's accept loop (issue 21): what `axum::serve` does, plus the bounds a server that
-//! agents reach must hold whoever connects.
+//! The intake's accept loop (issue 21, issue 32): what `axum::serve` does, plus the bounds a
+//! server that agents reach must hold whoever connects.
 //!
 //! - A request's headers must arrive within `[intake] header_timeout`: a client sending them a
 //!   byte at a time (slowloris) is cut, as a slow body already is (`body_timeout`).
-//! - One peer address holds at most `max_connections_per_peer` connections, and the intake at
-//!   most `max_connections` in all: past either, a new connection is closed at once, so that no
-//!   peer can hold the intake, nor the open files the snapshot writer needs.
+//! - Connections are shared out by token, not by address ([`super::pools`]): a small pool for
+//!   those not yet authenticated, a share per caller and face after, `max_connections` in all.
+//!   A connection closed to make room is dropped by its task here.
 //! - Whatever `max_connections` says, the intake holds at most half the process's open-files
 //!   limit ([`connection_ceiling`]): under a lowered limit (a unit's `LimitNOFILE`, a shell's
 //!   `ulimit -n`) the other half stays for the collector's snapshot writes, databases, probes
 //!   and the dashboard.
 //! - At shutdown, no new connection is taken and the open ones finish their request.
 
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::Router;
@@ -23,13 +21,15 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tower::ServiceExt as _;
+
+use super::pools::{Admitted, Limits, Pools};
 
 /// The bounds the loop holds.
 #[derive(Debug, Clone, Copy)]
 pub struct Bounds {
     pub header_timeout: Duration,
-    pub per_peer: usize,
-    pub total: usize,
+    pub pools: Limits,
 }
 
 /// The connections the intake may hold: `configured`, but at most half of `open_files` (the
@@ -58,49 +58,6 @@ pub fn open_files_limit() -> Option<u64> {
     rustix::process::getrlimit(rustix::process::Resource::Nofile).current
 }
 
-/// Open connections, by peer address.
-#[derive(Default)]
-struct Open {
-    by_peer: HashMap<IpAddr, usize>,
-    total: usize,
-}
-
-/// One open connection's place, given back when it closes.
-struct Slot {
-    open: Arc<Mutex<Open>>,
-    peer: IpAddr,
-}
-
-impl Slot {
-    /// A place for a connection from `peer`, if the bounds leave one.
-    fn take(open: &Arc<Mutex<Open>>, peer: IpAddr, bounds: &Bounds) -> Option<Slot> {
-        let mut o = open.lock().unwrap_or_else(|p| p.into_inner());
-        let mine = o.by_peer.get(&peer).copied().unwrap_or(0);
-        if mine >= bounds.per_peer || o.total >= bounds.total {
-            return None;
-        }
-        *o.by_peer.entry(peer).or_insert(0) += 1;
-        o.total += 1;
-        Some(Slot {
-            open: open.clone(),
-            peer,
-        })
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut o = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        o.total = o.total.saturating_sub(1);
-        if let Some(n) = o.by_peer.get_mut(&self.peer) {
-            *n -= 1;
-            if *n == 0 {
-                o.by_peer.remove(&self.peer);
-            }
-        }
-    }
-}
-
 /// Serves `app` on `listener` within `bounds` until `shutdown`; then waits for the open
 /// connections to finish.
 pub async fn serve(
@@ -109,12 +66,14 @@ pub async fn serve(
     bounds: Bounds,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let (total, lowered) = connection_ceiling(bounds.total, open_files_limit());
+    let (total, lowered) = connection_ceiling(bounds.pools.total, open_files_limit());
     if let Some(why) = lowered {
         tracing::warn!("intake: {why}");
     }
-    let bounds = Bounds { total, ..bounds };
-    let open = Arc::new(Mutex::new(Open::default()));
+    let pools = Pools::new(Limits {
+        total,
+        ..bounds.pools
+    });
     let tracker = TaskTracker::new();
     loop {
         let (stream, peer): (tokio::net::TcpStream, SocketAddr) = tokio::select! {
@@ -130,19 +89,37 @@ pub async fn serve(
                 }
             },
         };
-        let Some(slot) = Slot::take(&open, peer.ip(), &bounds) else {
-            tracing::warn!(%peer, "intake: too many open connections, one closed at once");
+        let Some((place, admitted)) = pools.admit() else {
+            tracing::warn!(
+                %peer,
+                "intake: every connection is in a request ([intake] max_connections), a new one \
+                 closed at once"
+            );
             drop(stream);
             continue;
         };
+        if let Admitted::Closed(released) = admitted {
+            tracing::debug!(%peer, "intake: an idle connection closed to make room");
+            // Its socket is let go before another is accepted: a flood never holds more
+            // descriptors than the bound. Its task only has to notice (it was idle).
+            let _ = tokio::time::timeout(Duration::from_secs(1), released.cancelled()).await;
+        }
         // Agents' reports are answered at once, not after a delayed ACK.
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!("TCP_NODELAY not set on a connection: {e}");
         }
-        let service = TowerToHyperService::new(app.clone());
+        let handle = place.handle();
+        let app = app
+            .clone()
+            .map_request(move |mut request: axum::extract::Request<_>| {
+                request.extensions_mut().insert(handle.clone());
+                request
+            });
+        let service = TowerToHyperService::new(app);
         let shutdown = shutdown.clone();
         tracker.spawn(async move {
-            let _slot = slot;
+            let closed = place.closed();
+            let _place = place;
             let mut http = hyper::server::conn::http1::Builder::new();
             http.timer(TokioTimer::new())
                 .header_read_timeout(bounds.header_timeout);
@@ -150,6 +127,8 @@ pub async fn serve(
             tokio::pin!(connection);
             let finished = tokio::select! {
                 finished = connection.as_mut() => finished,
+                // Made room for another: dropped where it stands (it was idle).
+                _ = closed.cancelled() => Ok(()),
                 _ = shutdown.cancelled() => {
                     connection.as_mut().graceful_shutdown();
                     connection.await
@@ -168,35 +147,6 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::Ipv4Addr;
-
-    #[test]
-    fn slots_are_bounded_per_peer_and_in_all_and_given_back() {
-        let open = Arc::new(Mutex::new(Open::default()));
-        let bounds = Bounds {
-            header_timeout: Duration::from_secs(1),
-            per_peer: 2,
-            total: 3,
-        };
-        let a = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1));
-        let b = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
-        let a1 = Slot::take(&open, a, &bounds).unwrap();
-        let a2 = Slot::take(&open, a, &bounds).unwrap();
-        assert!(
-            Slot::take(&open, a, &bounds).is_none(),
-            "a third from one peer"
-        );
-        let b1 = Slot::take(&open, b, &bounds).unwrap();
-        assert!(Slot::take(&open, b, &bounds).is_none(), "a fourth in all");
-        drop(a1);
-        assert!(
-            Slot::take(&open, b, &bounds).is_some(),
-            "a closed one's place is free"
-        );
-        drop((a2, b1));
-        assert_eq!(open.lock().unwrap().total, 0);
-        assert!(open.lock().unwrap().by_peer.is_empty());
-    }
 
     #[test]
     fn the_intake_holds_at_most_half_the_open_files_limit() {

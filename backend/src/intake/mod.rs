@@ -22,20 +22,20 @@
 //! Who sees what: an agent's token reads the tasks the agent owns, is tagged on or assigned;
 //! the operator's token (`[intake] operator_token_*`) reads every task and reports nothing.
 
+pub mod admission;
 pub mod ask;
 pub mod card;
 pub mod guard;
 pub mod listen;
+pub mod pools;
 pub mod report;
 pub mod wire;
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -175,10 +175,7 @@ pub fn router(queue: Arc<WorkQueue>, options: IntakeOptions, url: &str) -> Route
             router.route_service(
                 MCP_PATH,
                 tower::ServiceBuilder::new()
-                    .layer(axum::middleware::from_fn_with_state(
-                        intake.clone(),
-                        mcp_guard,
-                    ))
+                    .layer(axum::middleware::from_fn(mcp_role))
                     .service(service),
             )
         }
@@ -192,7 +189,12 @@ pub fn router(queue: Arc<WorkQueue>, options: IntakeOptions, url: &str) -> Route
         ),
         None => router,
     };
-    router.with_state(intake)
+    router
+        .layer(axum::middleware::from_fn_with_state(
+            intake.clone(),
+            admission::guard,
+        ))
+        .with_state(intake)
 }
 
 /// The intake of `fleetdash run` / `demo`: listening, served by its own task.
@@ -245,8 +247,11 @@ pub async fn serve(
     );
     let bounds = listen::Bounds {
         header_timeout: options.limits.header_timeout,
-        per_peer: options.limits.max_connections_per_peer,
-        total: options.limits.max_connections,
+        pools: pools::Limits {
+            unauthenticated: options.limits.max_unauthenticated_connections,
+            per_token: options.limits.max_connections_per_token,
+            total: options.limits.max_connections,
+        },
     };
     let app = router(queue, options, &url);
     listen::serve(listener, app, bounds, shutdown)
@@ -313,35 +318,14 @@ fn version_of(request: &Request) -> Option<String> {
 }
 
 async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
-    let Some(caller) = intake
-        .options
-        .tokens
-        .identify(request.headers().get(header::AUTHORIZATION))
-    else {
+    // The guard ([`admission`]) identified the caller and read the body within its bounds.
+    let Some(caller) = request.extensions().get::<Caller>().cloned() else {
         return refused(&intake, "unread", Problem::unauthorized());
     };
-    let limit = intake.options.limits.max_body_bytes;
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return refused(&intake, "unread", Problem::too_large(limit));
-    }
-    if let Some(problem) = not_json(request.headers().get(header::CONTENT_TYPE)) {
-        return refused(&intake, "unread", problem);
-    }
     let version = version_of(&request);
-    let body = match read_body(
-        request.into_body(),
-        limit,
-        intake.options.limits.body_timeout,
-    )
-    .await
-    {
+    let body = match axum::body::to_bytes(request.into_body(), usize::MAX).await {
         Ok(body) => body,
-        Err(problem) => return refused(&intake, "unread", problem),
+        Err(_) => return refused(&intake, "unread", Problem::unreadable()),
     };
     let call = wire::read_call(version.as_deref(), &body);
     let budget = match &call {
@@ -364,11 +348,29 @@ async fn rpc(State(intake): State<Arc<Intake>>, request: Request) -> Response {
         };
     }
     match call {
+        // A notification that reports is applied (durably, once per messageId, as any
+        // report) and never answered (JSON-RPC 2.0 §4.1); one that reads has nothing to do.
+        Ok(call) if call.notification => {
+            let reports = budget == Budget::Reports;
+            let status = if reports {
+                answer(&intake, caller.clone(), call).await.status()
+            } else {
+                StatusCode::NO_CONTENT
+            };
+            tracing::debug!(
+                caller = caller.name(),
+                reports,
+                %status,
+                "intake: a notification, not answered"
+            );
+            StatusCode::NO_CONTENT.into_response()
+        }
         Ok(call) => answer(&intake, caller, call).await,
         Err(refused) if refused.notification => {
             tracing::debug!(
                 caller = caller.name(),
-                "intake: a notification, neither applied nor answered"
+                error = refused.error.message,
+                "intake: a notification refused, not answered"
             );
             StatusCode::NO_CONTENT.into_response()
         }
@@ -388,47 +390,12 @@ fn spend(intake: &Intake, caller: &Caller, budget: Budget) -> Result<(), Problem
     })
 }
 
-/// A request whose `Content-Type` is not JSON (`application/json`, or a `+json` type) is
-/// refused before its body is read: JSON-RPC over HTTP is JSON, and a form or text body
-/// accepted silently hides a misconfigured client.
-fn not_json(content_type: Option<&HeaderValue>) -> Option<Problem> {
-    let Some(value) = content_type else {
-        return Some(Problem::unsupported_media_type(None));
-    };
-    let essence = value
-        .to_str()
-        .unwrap_or_default()
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    (essence != "application/json" && !essence.ends_with("+json"))
-        .then(|| Problem::unsupported_media_type(value.to_str().ok()))
-}
-
-/// The body, within `limit` bytes and `deadline`.
-async fn read_body(body: Body, limit: usize, deadline: Duration) -> Result<Vec<u8>, Problem> {
-    match tokio::time::timeout(deadline, axum::body::to_bytes(body, limit)).await {
-        Err(_) => Err(Problem::too_slow(deadline)),
-        Ok(Ok(bytes)) => Ok(bytes.to_vec()),
-        Ok(Err(e)) => {
-            let too_large = std::error::Error::source(&e)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-            Err(if too_large {
-                Problem::too_large(limit)
-            } else {
-                Problem::unreadable()
-            })
-        }
-    }
-}
-
 async fn answer(intake: &Intake, caller: Caller, call: Call) -> Response {
     let Call {
         id,
         dialect,
         params,
+        ..
     } = call;
     let queue = &intake.queue;
     // An agent reads the tasks it owns, is tagged on or assigned; another agent's task is
@@ -503,7 +470,7 @@ async fn answer(intake: &Intake, caller: Caller, call: Call) -> Response {
                 received_at,
                 kind,
             };
-            apply(intake, &agent, report, &id, dialect, |row| {
+            apply(intake, &agent, report, &id, dialect, false, |row| {
                 wire::send_result(dialect, row, &inbound)
             })
             .await
@@ -555,7 +522,7 @@ async fn answer(intake: &Intake, caller: Caller, call: Call) -> Response {
                 },
             };
             // Always the Task (the SDKs read the result as one), never null.
-            apply(intake, &agent, report, &id, dialect, |applied| {
+            apply(intake, &agent, report, &id, dialect, true, |applied| {
                 wire::task(dialect, applied.unwrap_or(&row))
             })
             .await
@@ -575,13 +542,15 @@ fn store_failed(why: &str) -> Response {
     Problem::not_stored().into_response()
 }
 
-/// Applies `report`; answers only once the queue returned (durable), with `result` of the row.
+/// Applies `report` (`cancel`: a CancelTask's); answers only once the queue returned (durable),
+/// with `result` of the row.
 async fn apply(
     intake: &Intake,
     agent: &str,
     report: Report,
     id: &Value,
     dialect: Dialect,
+    cancel: bool,
     result: impl FnOnce(Option<&crate::queue::TaskRow>) -> Value,
 ) -> Response {
     let kind = kind_name(&report.kind);
@@ -621,6 +590,29 @@ async fn apply(
                 }),
             },
         ),
+        // Five cancels of one task at once: the first cancels it, the others lost the race
+        // (checked before they were queued, finished by the time they were applied).
+        Err(Refusal::Finished { task_id, state }) if cancel => rpc_error(
+            id,
+            dialect,
+            RpcError {
+                code: code::TASK_NOT_CANCELABLE,
+                message: format!("task {task_id} is already {}", state.as_str()),
+                asc: Some(wire::AscError {
+                    asc: guard::ABORTED_CONCURRENCY,
+                    terminal: true,
+                    facts: vec![("state", state.as_str().to_string()), ("task_id", task_id)],
+                }),
+            },
+        ),
+        Err(Refusal::Finished { task_id, state }) => rpc_error(
+            id,
+            dialect,
+            RpcError::invalid_params(format!(
+                "task {task_id} is already finished ({})",
+                state.as_str()
+            )),
+        ),
         Err(Refusal::Invalid(why)) => rpc_error(id, dialect, RpcError::invalid_params(why)),
         Err(Refusal::Store(why)) => store_failed(&why),
     }
@@ -632,7 +624,7 @@ fn refusal_asc(refusal: &Refusal) -> fleetdash_model::Asc {
         Refusal::UnknownTask(_) => fleetdash_model::Asc::NOT_FOUND,
         Refusal::NotYours { .. } => fleetdash_model::Asc::PERMISSION_DENIED,
         Refusal::AlreadyOwned { .. } => guard::ABORTED_CONCURRENCY,
-        Refusal::Invalid(_) => guard::INVALID_REQUEST,
+        Refusal::Invalid(_) | Refusal::Finished { .. } => guard::INVALID_REQUEST,
         Refusal::Store(_) => fleetdash_model::Asc::INTERNAL_ERROR,
     }
 }
@@ -651,15 +643,11 @@ fn count_refused(intake: &Intake, kind: &str, asc: &fleetdash_model::Asc) {
 
 /// `GET /metrics`: the operator's token only (an agent's token reads its own tasks, not the
 /// fleet's counts); 404 when this intake keeps no metrics.
-async fn metrics(State(intake): State<Arc<Intake>>, headers: HeaderMap) -> Response {
+async fn metrics(State(intake): State<Arc<Intake>>, request: Request) -> Response {
     let Some(source) = intake.options.metrics.clone() else {
         return Problem::not_found().into_response();
     };
-    match intake
-        .options
-        .tokens
-        .identify(headers.get(header::AUTHORIZATION))
-    {
+    match request.extensions().get::<Caller>() {
         Some(Caller::Operator) => crate::metrics::answer(source).await,
         Some(Caller::Agent(_)) => Problem::metrics_operator_only().into_response(),
         None => Problem::unauthorized().into_response(),
@@ -679,33 +667,16 @@ fn kind_name(kind: &ReportKind) -> &'static str {
 /// Where the MCP face is served on the intake's listener.
 pub const MCP_PATH: &str = "/mcp";
 
-/// Who may use `/mcp`: the operator's token and the hub agent's (401 without a known token,
-/// 403 for another agent's), checked before rmcp reads the request.
-async fn mcp_guard(
-    State(intake): State<Arc<Intake>>,
-    request: Request,
-    next: axum::middleware::Next,
-) -> Response {
-    match intake
-        .options
-        .tokens
-        .identify(request.headers().get(header::AUTHORIZATION))
-    {
-        None => Problem::unauthorized().into_response(),
-        Some(Caller::Agent(agent)) if !intake.options.hubs.contains(&agent) => {
-            Problem::may_not_ask(&agent).into_response()
-        }
-        Some(caller) => {
-            // The tools read who asks from here: the operator also assigns and silences.
-            let role = match caller {
-                Caller::Operator => crate::mcp::McpRole::Operator,
-                Caller::Agent(_) => crate::mcp::McpRole::Hub,
-            };
-            let mut request = request;
-            request.extensions_mut().insert(role);
-            next.run(request).await
-        }
-    }
+/// The MCP tools read who asks from the request: the operator also assigns and silences. The
+/// guard ([`admission`]) let only the operator's token and the hub agent's through.
+async fn mcp_role(request: Request, next: axum::middleware::Next) -> Response {
+    let role = match request.extensions().get::<Caller>() {
+        Some(Caller::Operator) => crate::mcp::McpRole::Operator,
+        _ => crate::mcp::McpRole::Hub,
+    };
+    let mut request = request;
+    request.extensions_mut().insert(role);
+    next.run(request).await
 }
 
 /// A question (issue 25): the hub agent's or the operator's, answered from the snapshot.

@@ -140,6 +140,9 @@ pub enum Refusal {
     /// An owning ACK after another agent owns it (§4.2): ASC `ABORTED_CONCURRENCY`; recorded
     /// as yielded.
     AlreadyOwned { task_id: String, owner: String },
+    /// A report on a task already finished (a second completion, a cancel that lost a race):
+    /// for a cancel, A2A TaskNotCancelable (-32002).
+    Finished { task_id: String, state: WireState },
     /// Well-formed but not a legal report (a non-terminal state in a completion, ...).
     Invalid(String),
     /// The database failed: the report is not stored (500), and the reason names the file.

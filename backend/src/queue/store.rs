@@ -284,11 +284,10 @@ impl Ctx<'_> {
             }));
         }
         if row.state.is_terminal() && !finished_ok {
-            return Ok(Err(Refusal::Invalid(format!(
-                "task {} is already finished ({})",
-                row.id,
-                row.state.as_str()
-            ))));
+            return Ok(Err(Refusal::Finished {
+                task_id: row.id,
+                state: row.state,
+            }));
         }
         Ok(Ok(row))
     }
@@ -532,11 +531,10 @@ impl Ctx<'_> {
         let orphaned = row.state == WireState::Failed
             && row.status_message.as_deref() == Some(ORPHANED_MESSAGE);
         if row.state.is_terminal() && !orphaned {
-            return Step::refused(Refusal::Invalid(format!(
-                "task {} is already finished ({})",
-                row.id,
-                row.state.as_str()
-            )));
+            return Step::refused(Refusal::Finished {
+                task_id: row.id,
+                state: row.state,
+            });
         }
         let mut row = self.touched(row);
         if row.owner.is_none() {

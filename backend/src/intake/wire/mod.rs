@@ -133,6 +133,8 @@ pub struct Call {
     pub id: Value,
     pub dialect: Dialect,
     pub params: Params,
+    /// No id: applied, never answered (JSON-RPC 2.0 §4.1).
+    pub notification: bool,
 }
 
 /// A JSON-RPC error, with the ASC refinement when there is one.
@@ -191,8 +193,7 @@ pub struct Refused {
     pub id: Value,
     pub dialect: Dialect,
     pub error: RpcError,
-    /// A request without an `id`: JSON-RPC 2.0 says a server never replies to one, so the
-    /// intake answers HTTP 204 with no body, and applies nothing (a report nobody can
-    /// acknowledge would be retried blind).
+    /// A request without an `id`: JSON-RPC 2.0 says a server never replies to one, not even
+    /// with an error, so the intake answers HTTP 204 with no body.
     pub notification: bool,
 }

@@ -61,32 +61,25 @@ pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<
             RpcError::new(code::INVALID_REQUEST, "method: expected a string"),
         ));
     };
-    let id = match request.get("id") {
-        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+    // A notification (no id) is read and applied like any request (JSON-RPC 2.0 §4.1), but
+    // never answered, not even with an error.
+    let (id, notification) = match request.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => (id.clone(), false),
         Some(_) => {
             return Err(refuse(
                 Value::Null,
                 RpcError::new(code::INVALID_REQUEST, "id: expected a string or a number"),
             ));
         }
-        None => {
-            // A notification gets no answer (JSON-RPC 2.0), and a report nobody can
-            // acknowledge may be retried blind: none is applied.
-            return Err(Box::new(Refused {
-                id: Value::Null,
-                dialect,
-                error: RpcError::new(
-                    code::INVALID_REQUEST,
-                    "id: required (a notification is neither applied nor answered)",
-                ),
-                notification: true,
-            }));
-        }
+        None => (Value::Null, true),
     };
     let dialect = match header_dialect {
         Ok(d) => d,
         Err(why) => {
-            return Err(refuse(id, RpcError::new(code::VERSION_NOT_SUPPORTED, why)));
+            return Err(Box::new(Refused {
+                notification,
+                ..*refuse(id, RpcError::new(code::VERSION_NOT_SUPPORTED, why))
+            }));
         }
     };
     let refuse = |error: RpcError| {
@@ -94,7 +87,7 @@ pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<
             id: id.clone(),
             dialect,
             error,
-            notification: false,
+            notification,
         })
     };
     let (method_dialect, op) = method_of(method).ok_or_else(|| {
@@ -144,6 +137,7 @@ pub fn read_call(version_header: Option<&str>, body: &[u8]) -> Result<Call, Box<
         id,
         dialect,
         params,
+        notification,
     })
 }
 
@@ -522,7 +516,15 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"message/send","params":{}}"#,
         )
         .unwrap_err();
-        assert!(notification.notification, "a notification");
+        assert!(
+            notification.notification,
+            "a notification, refused unanswered"
+        );
+        let notification = call(None, &V03_SEND.replace("\"id\":7,", "")).unwrap();
+        assert!(
+            notification.notification,
+            "a notification, read to be applied"
+        );
         // Issue 21 (the TCK's invalid_request0/1): no id, but not a Request object either: an
         // Invalid Request, answered with a null id, never taken for a notification.
         for invalid in [
