@@ -323,3 +323,94 @@ async fn a_phone_button_silences_once_and_every_other_link_is_refused() {
         "the refused links changed nothing"
     );
 }
+
+/// Issue 32: a link's validity counted from the alert's moment, so a notification held back (a
+/// channel down, quiet hours) arrived with dead buttons and did not say so. With links valid
+/// for 8 s and the ntfy receiver failing the first attempt (the outbox retries 10 s later),
+/// the notification that finally leaves carries links valid from then, and its body says until
+/// when.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_held_back_leaves_with_buttons_that_work_and_says_until_when() {
+    let ntfy = Receiver::start(Mode::Fail500).await;
+    let scratch = support::Scratch::new();
+    let rules = std::fs::read_to_string(scratch.path().join("rules.yaml")).unwrap();
+    let shortened = rules.replace("link_valid_seconds: 86400", "link_valid_seconds: 8");
+    assert_ne!(rules, shortened, "the rules file's link validity moved");
+    std::fs::write(scratch.path().join("rules.yaml"), shortened).unwrap();
+    std::fs::write(
+        scratch.path().join("htpasswd"),
+        format!("{USER}:{}\n", bcrypt::hash(PASSWORD, 4).unwrap()),
+    )
+    .unwrap();
+    let serve_port = free_port();
+    let config = scratch.config(&format!(
+        "[cadence]\nagents = \"1s\"\n\n\
+         [serve]\nhtpasswd = \"htpasswd\"\n\n\
+         [alerts]\ndashboard_url = \"http://127.0.0.1:{serve_port}/\"\n\n\
+         [[alerts.channels]]\ntype = \"ntfy\"\nurl = \"{topic}\"\n\n\
+         [[agents]]\nname = \"vega\"\nendpoint = \"{vega}\"\ndialect = \"v1\"\n",
+        topic = ntfy.url("/fleet"),
+        vega = support::refused_endpoint(),
+    ));
+    let _run = Killed(
+        support::fleetdash()
+            .args(["run", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let _serve = Killed(
+        support::fleetdash()
+            .args([
+                "serve",
+                "--listen",
+                &format!("127.0.0.1:{serve_port}"),
+                "--config",
+            ])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // The first attempt fails (status.json says since when); the channel comes back for the
+    // retry.
+    let deadline = Instant::now() + support::HANG_BUDGET;
+    let failing_since = loop {
+        let since = alerts(&scratch)["channels"]
+            .as_array()
+            .and_then(|c| c.iter().find_map(|c| c["failing_since"].as_str()))
+            .map(|s| chrono::DateTime::parse_from_rfc3339(s).unwrap());
+        if let Some(since) = since {
+            break since;
+        }
+        assert!(Instant::now() < deadline, "the first attempt never failed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    ntfy.set(Mode::Ok);
+    let deadline = Instant::now() + support::HANG_BUDGET;
+    let message = loop {
+        if let Some(m) = ntfy.got().into_iter().find(|g| g.path == "/fleet") {
+            break m;
+        }
+        assert!(Instant::now() < deadline, "the retry never came");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let actions: Vec<Value> =
+        serde_json::from_str(message.headers["actions"].to_str().unwrap()).unwrap();
+    let silence_url = button(&actions, "Silence 1 h")["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let client = reqwest::Client::new();
+    let (status, body, _) = post(&client, &silence_url).await;
+    assert!(
+        (message.at - failing_since.with_timezone(&chrono::Utc)).num_seconds() >= 8,
+        "the retry came before the first attempt's links would have expired"
+    );
+    assert_eq!(status, 200, "a held-back notification's button: {body:#}");
+    let text = String::from_utf8_lossy(&message.body);
+    assert!(text.contains("Buttons work until "), "{text}");
+}

@@ -536,14 +536,13 @@ pub async fn task_assign(
 ) -> Result<Done, Failure> {
     let (config, rules) = load(path)?;
     let now = chrono::Utc::now();
-    let deadline = match deadline {
+    let deadline = match deadline.map(|d| crate::clock::ahead(now, d)) {
         None => None,
-        Some(d) => Some(
-            chrono::Duration::from_std(d)
-                .ok()
-                .and_then(|d| now.checked_add_signed(d))
-                .ok_or_else(|| anyhow::anyhow!("--deadline is too far away"))?,
-        ),
+        Some(Ok(at)) => Some(at),
+        Some(Err(why)) => {
+            eprintln!("fleetdash: task assign: --deadline: {why}");
+            return Err(Failure::Exit(2));
+        }
     };
     let queue = work_queue(&config, &rules).await?;
     let report = Report {
@@ -636,6 +635,10 @@ pub async fn silence_add(
                 return Err(Failure::Exit(2));
             }
         }
+    }
+    if let Err(why) = crate::clock::ahead(chrono::Utc::now(), length) {
+        eprintln!("fleetdash: silence add: --for: {why}");
+        return Err(Failure::Exit(2));
     }
     let Some(length) = chrono::Duration::from_std(length)
         .ok()

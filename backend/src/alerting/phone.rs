@@ -95,6 +95,9 @@ pub enum Refused {
     NothingOpen {
         key: String,
     },
+    /// Signed, but its expiry is no date, or further out than any link is made for (the
+    /// horizon): a 400, never arithmetic on it.
+    OutOfRange,
 }
 
 impl Refused {
@@ -114,6 +117,10 @@ impl Refused {
             Refused::NothingOpen { key } => {
                 format!("{key} has no open alert now (it recovered): nothing to acknowledge")
             }
+            Refused::OutOfRange => format!(
+                "the link's expiry is out of range: no link is valid for more than {}",
+                crate::clock::HORIZON_WORDS
+            ),
         }
     }
 }
@@ -219,11 +226,10 @@ impl Signer {
             return Err(Refused::Malformed);
         };
         let action = Action::parse(action).ok_or(Refused::Malformed)?;
-        let expires = expires
-            .parse::<i64>()
-            .ok()
-            .and_then(|s| DateTime::from_timestamp(s, 0))
-            .ok_or(Refused::Malformed)?;
+        let expires = expires.parse::<i64>().map_err(|_| Refused::Malformed)?;
+        let expires = DateTime::from_timestamp(expires, 0)
+            .and_then(|expires| crate::clock::within_horizon(expires, at.wall()).ok())
+            .ok_or(Refused::OutOfRange)?;
         if at.until(&link_what(nonce), expires) <= 0 {
             return Err(Refused::Expired { at: expires });
         }
@@ -443,11 +449,16 @@ impl LinkMaker {
         url.to_string()
     }
 
+    /// When a link made at `now` expires (the rules bound its validity to the horizon).
+    pub fn expires(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        now.checked_add_signed(self.valid_for).unwrap_or(now)
+    }
+
     /// A signed link doing `action` on `key`, valid from `now`. Blocking (reads the key, or
     /// makes it).
     pub fn link(&self, key: &str, action: Action, now: DateTime<Utc>) -> Result<String> {
         let signer = Signer::load_or_create(&self.state_dir)?;
-        let expires = now + self.valid_for;
+        let expires = self.expires(now);
         let (token, nonce) = signer.token_and_nonce(key, action, expires);
         if let Some(clock) = &self.clock {
             // Its time left, first seen now: from here on it runs on the boot clock.

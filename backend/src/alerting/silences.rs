@@ -187,12 +187,17 @@ impl SilenceStore {
         if length <= Duration::zero() {
             bail!("a silence needs a length greater than zero, e.g. --for 2h");
         }
+        let end = length
+            .to_std()
+            .map_err(|e| e.to_string())
+            .and_then(|span| crate::clock::ahead(now, span))
+            .map_err(|why| anyhow::anyhow!("a silence's length: {why}"))?;
         let reason = crate::text::clean(&self.gate.redact_str(reason), REASON_MAX_CHARS);
         let silence = Silence {
             id: uuid::Uuid::new_v4().simple().to_string()[..8].to_string(),
             matchers,
             start: now,
-            end: now + length,
+            end,
             reason,
         };
         self.locked(|| {

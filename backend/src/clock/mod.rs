@@ -35,6 +35,38 @@ use fleetdash_model::{Ahead, ClockJump, ClockView, Jump, human_age};
 use sightings::Sightings;
 pub use source::{Clocks, ManualClocks, Reading, SystemClocks};
 
+/// The longest span fleetdash takes from its input (issue 32): an ETA, a deadline, a silence,
+/// a window of the rules file. Further out than a year is a mistake, not a plan; and any stamp
+/// plus this stays far inside what a date can hold, so no sum of input and a time can overflow.
+pub const HORIZON: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// The horizon in the operator's words, as refusals name it.
+pub const HORIZON_WORDS: &str = "366 d";
+
+/// `now + span`, or the refusal naming the limit when `span` is past [`HORIZON`].
+pub fn ahead(now: DateTime<Utc>, span: Duration) -> Result<DateTime<Utc>, String> {
+    if span > HORIZON {
+        return Err(beyond_horizon());
+    }
+    chrono::Duration::from_std(span)
+        .ok()
+        .and_then(|d| now.checked_add_signed(d))
+        .ok_or_else(beyond_horizon)
+}
+
+/// Whether `at` is within [`HORIZON`] of `now` (an absolute time from input); else the refusal.
+pub fn within_horizon(at: DateTime<Utc>, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    let horizon = chrono::Duration::from_std(HORIZON).unwrap_or(chrono::Duration::MAX);
+    if at - now > horizon {
+        return Err(beyond_horizon());
+    }
+    Ok(at)
+}
+
+fn beyond_horizon() -> String {
+    format!("more than {HORIZON_WORDS} ahead: fleetdash takes spans up to {HORIZON_WORDS}")
+}
+
 /// The `clock` rules as this module needs them (the config turns its rules into these).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {

@@ -363,3 +363,29 @@ fn over_random_steps_and_sleeps_ages_follow_the_boot_clock_and_no_red_turns_gree
         }
     }
 }
+
+/// Issue 32: `silence add --for 300000y` panicked on `DateTime + TimeDelta`; every span from
+/// input is now refused past the horizon, the limit named, before any arithmetic.
+#[test]
+fn a_span_past_the_horizon_is_refused_with_the_limit_named() {
+    let now = Utc.with_ymd_and_hms(2026, 12, 3, 12, 0, 0).unwrap();
+    assert_eq!(
+        ahead(now, Duration::from_secs(3600)),
+        Ok(Utc.with_ymd_and_hms(2026, 12, 3, 13, 0, 0).unwrap())
+    );
+    assert!(ahead(now, HORIZON).is_ok(), "the horizon itself is taken");
+    for span in [
+        HORIZON + Duration::from_secs(1),
+        Duration::from_secs(300_000 * 365 * 86_400),
+        Duration::MAX,
+    ] {
+        let why = ahead(now, span).unwrap_err();
+        assert!(why.contains("more than 366 d ahead"), "{why}");
+    }
+    let far = Utc.with_ymd_and_hms(9999, 12, 31, 0, 0, 0).unwrap();
+    assert!(within_horizon(far, now).is_err());
+    assert_eq!(within_horizon(now, now), Ok(now));
+    // The words and the number the rules file's refusal names agree with the constant.
+    assert_eq!(HORIZON.as_secs(), 31_622_400);
+    assert_eq!(HORIZON_WORDS, fleetdash_model::human_age(HORIZON.as_secs()));
+}

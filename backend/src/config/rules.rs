@@ -152,14 +152,19 @@ enum Unit {
 impl Unit {
     fn accepts(self, value: u64) -> bool {
         match self {
-            Unit::Seconds | Unit::Count | Unit::Cards | Unit::Tasks => value > 0,
+            // A window is added to and taken from times: within the horizon it never overflows.
+            Unit::Seconds => value > 0 && value <= crate::clock::HORIZON.as_secs(),
+            Unit::Count | Unit::Cards | Unit::Tasks => value > 0,
             Unit::Percent => (1..=100).contains(&value),
         }
     }
 
     fn expected(self) -> &'static str {
         match self {
-            Unit::Seconds => "expected a whole number of seconds greater than zero",
+            Unit::Seconds => {
+                "expected a whole number of seconds from 1 to 31622400 (366 d, the longest span \
+                 fleetdash takes)"
+            }
             Unit::Percent => "expected a whole percentage from 1 to 100",
             Unit::Count => "expected a whole number of passes, at least 1",
             Unit::Cards => "expected a whole number of cards, at least 1",
@@ -849,6 +854,26 @@ mod tests {
         let text = FLEET.replace("  newest_per_column: 5\n", "");
         let msg = refused(&text);
         assert!(msg.contains("board.newest_per_column: missing"), "{msg}");
+    }
+
+    /// Issue 32: a window is added to times (a phone link's expiry, the transitions kept): a
+    /// value past the horizon overflowed the date arithmetic; it is refused with the limit.
+    #[test]
+    fn a_window_past_the_horizon_is_refused_naming_the_limit() {
+        let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+        assert_eq!(r.alerts.phone_link_valid.seconds, 86400);
+        let text = FLEET.replace(
+            "link_valid_seconds: 86400",
+            "link_valid_seconds: 99999999999999",
+        );
+        let msg = refused(&text);
+        assert!(
+            msg.contains(
+                "phone_actions.link_valid_seconds: expected a whole number of seconds from 1 to \
+                 31622400 (366 d"
+            ),
+            "{msg}"
+        );
     }
 
     /// Was not a rule: every finished work-queue task stayed in status.json for ever (864 KiB

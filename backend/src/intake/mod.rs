@@ -438,7 +438,7 @@ async fn answer(intake: &Intake, caller: Caller, call: Call) -> Response {
                 Ok(kind) => kind,
                 Err(why) => {
                     count_refused(intake, "unread", &guard::INVALID_REQUEST);
-                    return rpc_error(&id, dialect, RpcError::invalid_params(why));
+                    return rpc_error(&id, dialect, RpcError::invalid_report(why));
                 }
             };
             // A2A §3.4.3: a message naming a task (its taskId) in another context is refused;

@@ -41,8 +41,6 @@ pub const BLOCKED_ON_MAX_CHARS: usize = 160;
 pub const ID_MAX_CHARS: usize = 128;
 /// In-flight ids in one heartbeat (the collector's own bound on a peer's list).
 pub const MAX_IN_FLIGHT: usize = crate::a2a::MAX_IN_FLIGHT;
-/// An ETA or a deadline further out than this is a mistake, not a plan.
-pub const MAX_HORIZON: std::time::Duration = std::time::Duration::from_secs(366 * 24 * 3600);
 
 /// One part of a message, as the dialects carry it.
 #[derive(Debug, Clone, PartialEq)]
@@ -261,9 +259,15 @@ fn when(
 ) -> Result<Option<DateTime<Utc>>, String> {
     match (at, after) {
         (Some(_), Some(_)) => Err(format!("{field}: give {field} or {field}_in, not both")),
-        (Some(at), None) => time(at).map(Some).ok_or_else(|| {
-            format!("{field}: expected an RFC 3339 time such as 2026-01-02T15:04:05Z")
-        }),
+        (Some(at), None) => time(at)
+            .ok_or_else(|| {
+                format!("{field}: expected an RFC 3339 time such as 2026-01-02T15:04:05Z")
+            })
+            .and_then(|at| {
+                crate::clock::within_horizon(at, cx.received_at)
+                    .map_err(|e| format!("{field}: {e}"))
+            })
+            .map(Some),
         (None, Some(after)) => in_from(after, cx)
             .map(Some)
             .map_err(|e| format!("{field}_in: {e}")),
@@ -277,16 +281,12 @@ fn time(s: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-/// `45m`, `2h 30m`: from the hub's receiving time, within [`MAX_HORIZON`].
+/// `45m`, `2h 30m`: from the hub's receiving time, within [`crate::clock::HORIZON`].
 fn in_from(s: &str, cx: &Context<'_>) -> Result<DateTime<Utc>, String> {
     let d = humantime::parse_duration(s.trim())
         .ok()
         .ok_or("expected a duration such as 45m or 2h")?;
-    if d > MAX_HORIZON {
-        return Err("more than a year ahead".into());
-    }
-    let d = chrono::Duration::from_std(d).map_err(|_| "out of range".to_string())?;
-    Ok(cx.received_at + d)
+    crate::clock::ahead(cx.received_at, d)
 }
 
 /// A task id, message id or context id from the wire: short, printable, no spaces, and nothing
@@ -519,12 +519,13 @@ fn ack_text(rest: &str, cx: &Context<'_>) -> Result<ReportKind, String> {
                 let at = tail(after);
                 // A time, or a duration up to the end of the line or the first comma.
                 let at = at.split(',').next().unwrap_or("").trim();
-                Some(
-                    time(at)
-                        .map(Ok)
-                        .unwrap_or_else(|| in_from(at, cx))
-                        .map_err(|e| format!("ETA: {e}, or an RFC 3339 time"))?,
-                )
+                Some(match time(at) {
+                    Some(at) => crate::clock::within_horizon(at, cx.received_at)
+                        .map_err(|e| format!("ETA: {e}"))?,
+                    None => {
+                        in_from(at, cx).map_err(|e| format!("ETA: {e}, or an RFC 3339 time"))?
+                    }
+                })
             }
             _ => None,
         };
@@ -806,7 +807,18 @@ mod tests {
         assert!(
             text_with(Some("t"), "ACK owning ETA 9999d")
                 .unwrap_err()
-                .contains("year")
+                .contains("more than 366 d ahead")
+        );
+        // Issue 32: an absolute time past the horizon too, and one past any date.
+        assert!(
+            text_with(Some("t"), "ACK owning ETA 9999-12-31T00:00:00Z")
+                .unwrap_err()
+                .contains("more than 366 d ahead")
+        );
+        assert!(
+            text_with(Some("t"), "ACK owning ETA 300000y")
+                .unwrap_err()
+                .contains("ETA")
         );
         assert!(
             text_with(Some("t"), "ACK blocked on")

@@ -239,8 +239,16 @@ impl FleetTools {
                 Err(why) => return Ok(failed(why, &crate::problem::INVALID_REQUEST, true, None)),
             }
         }
-        let length = humantime::parse_duration(length.trim())
-            .ok()
+        let span = humantime::parse_duration(length.trim()).ok();
+        if let Some(Err(why)) = span.map(|d| crate::clock::ahead(Utc::now(), d)) {
+            return Ok(failed(
+                format!("length {length:?}: {why}"),
+                &crate::problem::INVALID_REQUEST,
+                true,
+                None,
+            ));
+        }
+        let length = span
             .and_then(|d| chrono::Duration::from_std(d).ok())
             .filter(|d| *d > chrono::Duration::zero());
         let Some(length) = length else {
@@ -314,14 +322,13 @@ impl FleetTools {
         let deadline = match deadline.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(d) => match humantime::parse_duration(d)
-                .ok()
-                .and_then(|d| chrono::Duration::from_std(d).ok())
-                .and_then(|d| now.checked_add_signed(d))
+                .map_err(|_| "a duration from now, e.g. \"2h\"".to_string())
+                .and_then(|span| crate::clock::ahead(now, span))
             {
-                Some(at) => Some(at),
-                None => {
+                Ok(at) => Some(at),
+                Err(why) => {
                     return Ok(failed(
-                        format!("deadline {d:?}: a duration from now, e.g. \"2h\""),
+                        format!("deadline {d:?}: {why}"),
                         &crate::problem::INVALID_REQUEST,
                         true,
                         None,

@@ -34,6 +34,10 @@ pub async fn act(
         Ok(Ok(Err(refused @ Refused::NothingOpen { .. }))) => {
             refusals::action_moot(refused.words()).into_response()
         }
+        Ok(Ok(Err(refused @ Refused::OutOfRange))) => {
+            tracing::warn!("an action link refused: {}", refused.words());
+            refusals::action_out_of_range(refused.words()).into_response()
+        }
         Ok(Ok(Err(refused))) => {
             let why = refused.words();
             let level_is_warn = !matches!(refused, Refused::Expired { .. } | Refused::Used);

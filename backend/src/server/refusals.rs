@@ -153,3 +153,18 @@ pub fn action_needs_post() -> Problem {
         challenge: Challenge::None,
     }
 }
+
+/// A signed link whose expiry is out of range (issue 32): the value is refused, with the limit
+/// named, before any arithmetic on it.
+pub fn action_out_of_range(why: String) -> Problem {
+    Problem {
+        status: StatusCode::BAD_REQUEST,
+        asc: INVALID_REQUEST,
+        title: "This action link's time is out of range",
+        detail: why,
+        scope: "policy_decision",
+        terminal: true,
+        retry: None,
+        challenge: Challenge::None,
+    }
+}

@@ -6,6 +6,7 @@
 
 use async_trait::async_trait;
 use base64::Engine;
+use chrono::{DateTime, Utc};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::common::{self, Wants};
@@ -45,34 +46,40 @@ impl Ntfy {
     }
 
     /// The `Actions` header's JSON (ntfy's JSON form: a URL may hold commas): "Open" at the
-    /// element's row; on a red still open, "Silence 1 h" and "Acknowledge" for it. None
-    /// without the dashboard's URL; a link that cannot be signed (the key unreadable) leaves
-    /// its button out and is logged: the alert still goes.
-    async fn actions(&self, alert: Option<&Alert>) -> Option<String> {
+    /// element's row; on a red still open, "Silence 1 h" and "Acknowledge" for it, and until
+    /// when their links work. None without the dashboard's URL; a link that cannot be signed
+    /// (the key unreadable) leaves its button out and is logged: the alert still goes.
+    ///
+    /// A link is valid for `phone_actions.link_valid_seconds` from when the notification
+    /// leaves (issue 32), not from the alert's moment: one held back (a channel down, quiet
+    /// hours) arrives with buttons that work.
+    async fn actions(&self, alert: Option<&Alert>) -> Option<(String, Option<DateTime<Utc>>)> {
         let links = self.links.clone()?;
         let Some(alert) = alert else {
             let open = json!({"action": "view", "label": "Open", "url": links.page()});
-            return Some(Value::Array(vec![open]).to_string());
+            return Some((Value::Array(vec![open]).to_string(), None));
         };
+        let mut until = None;
         let mut buttons = vec![json!({
             "action": "view",
             "label": "Open",
             "url": links.open(&alert.kind, &alert.name),
         })];
         if alert.event != AlertEvent::Recovered {
-            let (key, at) = (alert.key.clone(), alert.at);
+            let (key, leaves) = (alert.key.clone(), Utc::now());
             let made = tokio::task::spawn_blocking({
                 let links = links.clone();
                 move || -> anyhow::Result<(String, String)> {
                     Ok((
-                        links.link(&key, Action::Silence, at)?,
-                        links.link(&key, Action::Ack, at)?,
+                        links.link(&key, Action::Silence, leaves)?,
+                        links.link(&key, Action::Ack, leaves)?,
                     ))
                 }
             })
             .await;
             match made {
                 Ok(Ok((silence, ack))) => {
+                    until = Some(links.expires(leaves));
                     for (label, url) in [
                         (links.silence_label(), silence),
                         ("Acknowledge".into(), ack),
@@ -90,7 +97,7 @@ impl Ntfy {
                 Err(e) => tracing::warn!(channel = %self.name, "no action buttons: {e}"),
             }
         }
-        Some(Value::Array(buttons).to_string())
+        Some((Value::Array(buttons).to_string(), until))
     }
 
     /// The same channel with another request deadline (a test of a hanging receiver).
@@ -145,13 +152,23 @@ impl Provider for Ntfy {
 
     async fn send(&self, alert: &Alert) -> Result<(), SendError> {
         let title = format!("{} {}: {}", alert.kind, alert.name, alert.event.as_str());
+        let (actions, until) = self.actions(Some(alert)).await.unzip();
+        let mut body = common::message(alert);
+        if let Some(until) = until.flatten() {
+            // Read late (the phone offline, the notification left unread), the buttons are
+            // known dead without pressing them.
+            body.push_str(&format!(
+                "\nButtons work until {} UTC.",
+                until.format("%Y-%m-%d %H:%M")
+            ));
+        }
         let message = Message {
             title: &title,
             priority: priority(alert),
             tags: &tags(alert),
             link: alert.link.as_deref(),
-            body: common::message(alert),
-            actions: self.actions(Some(alert)).await,
+            body,
+            actions,
         };
         self.post(message).await
     }
@@ -173,7 +190,7 @@ impl Provider for Ntfy {
             tags: &tags(loudest),
             link: alerts.iter().find_map(|a| a.link.as_deref()),
             body: common::group_message(alerts),
-            actions: self.actions(None).await,
+            actions: self.actions(None).await.map(|(json, _)| json),
         };
         self.post(message).await
     }

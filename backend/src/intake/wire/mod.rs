@@ -167,6 +167,19 @@ impl RpcError {
         RpcError::new(code::INVALID_PARAMS, message)
     }
 
+    /// Invalid params that no retry will mend (a report that cannot be read, a time past the
+    /// horizon), with the ASC envelope saying so: `INVALID_REQUEST`, terminal.
+    pub fn invalid_report(message: impl Into<String>) -> RpcError {
+        RpcError {
+            asc: Some(AscError {
+                asc: crate::problem::INVALID_REQUEST,
+                terminal: true,
+                facts: Vec::new(),
+            }),
+            ..RpcError::invalid_params(message)
+        }
+    }
+
     /// A2A's own name for the code, in the v1.0 ErrorInfo.
     fn reason(&self) -> &'static str {
         match self.code {
