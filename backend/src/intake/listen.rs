@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt as _;
 
-use super::pools::{Admitted, Limits, Pools};
+use super::pools::{Admitted, Limits, NoRoom, Pools};
 
 /// The bounds the loop holds.
 #[derive(Debug, Clone, Copy)]
@@ -89,14 +89,31 @@ pub async fn serve(
                 }
             },
         };
-        let Some((place, admitted)) = pools.admit() else {
-            tracing::warn!(
-                %peer,
-                "intake: every connection is in a request ([intake] max_connections), a new one \
-                 closed at once"
-            );
-            drop(stream);
-            continue;
+        // A pool full of connections too young to close: wait for one to speak (or come of
+        // age) while the kernel's backlog holds the newcomers.
+        let admitted = loop {
+            match pools.admit(std::time::Instant::now()) {
+                Ok(admitted) => break Ok(admitted),
+                Err(NoRoom::Full) => break Err(NoRoom::Full),
+                Err(wait @ NoRoom::Wait(d)) => tokio::select! {
+                    _ = shutdown.cancelled() => break Err(wait),
+                    _ = tokio::time::sleep(d) => {}
+                    _ = pools.freed() => {}
+                },
+            }
+        };
+        let (place, admitted) = match admitted {
+            Ok(admitted) => admitted,
+            Err(NoRoom::Full) => {
+                tracing::warn!(
+                    %peer,
+                    "intake: every connection is in a request ([intake] max_connections), a \
+                     new one closed at once"
+                );
+                drop(stream);
+                continue;
+            }
+            Err(NoRoom::Wait(_)) => break,
         };
         if let Admitted::Closed(released) = admitted {
             tracing::debug!(%peer, "intake: an idle connection closed to make room");

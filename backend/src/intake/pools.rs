@@ -5,7 +5,10 @@
 //! - A new connection joins a small pool of connections not yet authenticated
 //!   (`max_unauthenticated_connections`). When that pool is full, its connection idle the
 //!   longest (headers not yet read: a slowloris, or a client that never spoke) is closed to make
-//!   room: a newcomer that sends its headers at once is never shut out by slow ones.
+//!   room: a newcomer that sends its headers at once is never shut out by slow ones. A
+//!   connection younger than [`GRACE`] is never the one closed: the accept loop waits for one
+//!   to come of age (or speak), so that a burst of agents connecting together does not close
+//!   each other before their headers are read.
 //! - Once a request's token is read, the connection belongs to that caller and face (A2A or
 //!   MCP) ([`Holder`]), which holds at most `max_connections_per_token`. A newcomer past that
 //!   closes the holder's connection idle the longest (a client's pool of kept-alive
@@ -20,10 +23,15 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
 use super::guard::Caller;
+
+/// How long a connection has to send its headers before it may be closed to make room: a
+/// client that speaks does so within a round trip, on a loopback tunnel a few milliseconds.
+pub const GRACE: Duration = Duration::from_millis(250);
 
 /// Which face of the intake a token's connection uses: each caller has a share on each, so
 /// that the hub agent's MCP client cannot take the connections its reports need.
@@ -54,6 +62,8 @@ struct Connection {
     /// When it last changed hands or finished a request, in ticks: the smallest is the
     /// longest idle.
     used: u64,
+    /// The same moment on the monotonic clock: how long it has been idle.
+    idle_since: Instant,
     close: CancellationToken,
     /// Cancelled once its task let go of the socket.
     released: CancellationToken,
@@ -119,6 +129,9 @@ impl Book {
 pub struct Pools {
     limits: Limits,
     book: Mutex<Book>,
+    /// Told when a place may have freed (a connection spoke, or closed): the accept loop
+    /// waiting for room asks again at once rather than after [`GRACE`].
+    freed: tokio::sync::Notify,
 }
 
 /// How a new connection found its place.
@@ -131,11 +144,21 @@ pub enum Admitted {
     Closed(CancellationToken),
 }
 
+/// Why a new connection has no place yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoRoom {
+    /// The idle ones are all younger than [`GRACE`]: ask again after this.
+    Wait(Duration),
+    /// Every place is taken by a connection in a request: close the newcomer.
+    Full,
+}
+
 impl Pools {
     pub fn new(limits: Limits) -> Arc<Pools> {
         Arc::new(Pools {
             limits,
             book: Mutex::new(Book::default()),
+            freed: tokio::sync::Notify::new(),
         })
     }
 
@@ -143,21 +166,35 @@ impl Pools {
         self.book.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A place for a new connection, not yet authenticated; `None` when every place is taken
-    /// by a connection in a request.
-    pub fn admit(self: &Arc<Self>) -> Option<(Place, Admitted)> {
+    /// A place for a new connection, not yet authenticated, at `now` (the monotonic clock).
+    pub fn admit(self: &Arc<Self>, now: Instant) -> Result<(Place, Admitted), NoRoom> {
         let mut book = self.book();
         let mut admitted = Admitted::Room;
-        if book.connections.len() >= self.limits.total {
-            // The not yet authenticated first, then anyone's.
+        let over_total = book.connections.len() >= self.limits.total;
+        let over_unauthenticated = book.unauthenticated >= self.limits.unauthenticated;
+        if over_total || over_unauthenticated {
+            let come_of_age = |c: &Connection| now.duration_since(c.idle_since) >= GRACE;
+            // The not yet authenticated first, then (past the total) anyone's.
             let released = book
-                .close_idlest(|c| c.holder.is_none())
-                .or_else(|| book.close_idlest(|_| true))?;
-            admitted = Admitted::Closed(released);
-        }
-        if book.unauthenticated >= self.limits.unauthenticated {
-            let released = book.close_idlest(|c| c.holder.is_none())?;
-            admitted = Admitted::Closed(released);
+                .close_idlest(|c| c.holder.is_none() && come_of_age(c))
+                .or_else(|| over_total.then(|| book.close_idlest(come_of_age)).flatten());
+            match released {
+                Some(released) => admitted = Admitted::Closed(released),
+                None => {
+                    let eligible =
+                        |c: &&Connection| c.busy == 0 && (over_total || c.holder.is_none());
+                    let soonest = book
+                        .connections
+                        .values()
+                        .filter(eligible)
+                        .map(|c| GRACE.saturating_sub(now.duration_since(c.idle_since)))
+                        .min();
+                    return Err(match soonest {
+                        Some(wait) => NoRoom::Wait(wait.max(Duration::from_millis(1))),
+                        None => NoRoom::Full,
+                    });
+                }
+            }
         }
         let id = book.tick();
         let close = CancellationToken::new();
@@ -168,12 +205,13 @@ impl Pools {
                 holder: None,
                 busy: 0,
                 used: id,
+                idle_since: now,
                 close: close.clone(),
                 released: released.clone(),
             },
         );
         book.count(&None);
-        Some((
+        Ok((
             Place {
                 pools: self.clone(),
                 id,
@@ -182,6 +220,11 @@ impl Pools {
             },
             admitted,
         ))
+    }
+
+    /// Resolves when a place may have freed since (or a permit was left by an earlier one).
+    pub async fn freed(&self) {
+        self.freed.notified().await;
     }
 
     /// How many connections are open, and how many of them are not yet authenticated.
@@ -218,6 +261,7 @@ impl Drop for Place {
     fn drop(&mut self) {
         self.pools.book().forget(self.id);
         self.released.cancel();
+        self.pools.freed.notify_one();
     }
 }
 
@@ -263,6 +307,9 @@ impl Handle {
             if let Some(c) = book.connections.get_mut(&self.id) {
                 c.holder = Some(holder);
             }
+            if current.is_none() {
+                pools.freed.notify_one();
+            }
         }
         let used = book.tick();
         if let Some(c) = book.connections.get_mut(&self.id) {
@@ -289,7 +336,10 @@ impl Drop for Busy {
         if let Some(c) = book.connections.get_mut(&handle.id) {
             c.busy = c.busy.saturating_sub(1);
             c.used = used;
+            c.idle_since = Instant::now();
         }
+        drop(book);
+        handle.pools.freed.notify_one();
     }
 }
 
@@ -313,11 +363,17 @@ mod tests {
     }
 
     #[test]
-    fn a_newcomer_closes_the_longest_idle_of_the_unauthenticated() {
+    fn a_newcomer_closes_the_longest_idle_of_the_unauthenticated_once_of_age() {
         let pools = Pools::new(limits(2, 4, 100));
-        let (first, _) = pools.admit().unwrap();
-        let (second, _) = pools.admit().unwrap();
-        let (third, how) = pools.admit().unwrap();
+        let t0 = Instant::now();
+        let (first, _) = pools.admit(t0).unwrap();
+        let (second, _) = pools.admit(t0 + Duration::from_millis(10)).unwrap();
+        // A burst: the two are too young to close; the newcomer waits for the first to age.
+        assert_eq!(
+            pools.admit(t0 + Duration::from_millis(50)).err(),
+            Some(NoRoom::Wait(GRACE - Duration::from_millis(50)))
+        );
+        let (third, how) = pools.admit(t0 + GRACE).unwrap();
         assert!(matches!(how, Admitted::Closed(_)));
         assert!(first.closed().is_cancelled(), "the oldest slow one goes");
         assert!(!second.closed().is_cancelled());
@@ -336,7 +392,8 @@ mod tests {
     #[test]
     fn a_token_holds_its_share_and_no_more() {
         let pools = Pools::new(limits(8, 2, 100));
-        let places: Vec<Place> = (0..4).map(|_| pools.admit().unwrap().0).collect();
+        let t0 = Instant::now();
+        let places: Vec<Place> = (0..4).map(|_| pools.admit(t0).unwrap().0).collect();
         let a = places[0].handle().claim(agent("rogue", Face::A2a)).unwrap();
         let b = places[1].handle().claim(agent("rogue", Face::A2a)).unwrap();
         assert_eq!(
@@ -358,7 +415,7 @@ mod tests {
         );
         drop(a);
         // Its first connection is idle now (kept alive): a newcomer takes its place.
-        let (fifth, _) = pools.admit().unwrap();
+        let (fifth, _) = pools.admit(t0).unwrap();
         let _c = fifth.handle().claim(agent("rogue", Face::A2a)).unwrap();
         assert!(places[0].closed().is_cancelled());
         assert!(
@@ -371,20 +428,26 @@ mod tests {
     #[test]
     fn in_all_the_idle_go_first_and_the_busy_never() {
         let pools = Pools::new(limits(8, 8, 2));
-        let (a, _) = pools.admit().unwrap();
-        let (b, _) = pools.admit().unwrap();
+        let t0 = Instant::now();
+        let (a, _) = pools.admit(t0).unwrap();
+        let (b, _) = pools.admit(t0).unwrap();
         let _busy_a = a.handle().claim(agent("sol", Face::A2a)).unwrap();
-        let _busy_b = b.handle().claim(None).unwrap();
-        assert!(pools.admit().is_none(), "every place is in a request");
-        drop(_busy_b);
-        let (_c, how) = pools.admit().unwrap();
+        let busy_b = b.handle().claim(None).unwrap();
+        assert_eq!(
+            pools.admit(t0 + GRACE).err(),
+            Some(NoRoom::Full),
+            "every place is in a request"
+        );
+        drop(busy_b);
+        let later = Instant::now() + GRACE;
+        let (_c, how) = pools.admit(later).unwrap();
         let Admitted::Closed(released) = how else {
             panic!("no room was made")
         };
         assert!(b.closed().is_cancelled());
+        assert!(!a.closed().is_cancelled());
         assert!(!released.is_cancelled(), "its task still holds the socket");
         drop(b);
         assert!(released.is_cancelled());
-        assert!(!a.closed().is_cancelled());
     }
 }
