@@ -57,6 +57,18 @@ fn fleetdash_serve_without_a_dist_dir_serves_the_page_built_in_like_production()
     );
 }
 
+/// Issue 32: the page's headers on every answer of `serve`, for the page built in (its inline
+/// script's hash is the committed page/'s) and for a dist_dir's page (hashed from its own
+/// index.html, whatever script it starts with).
+#[test]
+fn fleetdash_serve_sends_the_pages_security_headers_on_every_answer() {
+    for page in [Page::Embedded, Page::Fake] {
+        let fx = Fixture::with_page(page);
+        let server = FleetdashServe::start(&fx);
+        serving::assert_sends_the_pages_security_headers(&server.addr, &fx);
+    }
+}
+
 /// A dist_dir without a page is a mistake said at start (exit 2, naming the field and the
 /// folder), never a reason to serve some other page.
 #[test]

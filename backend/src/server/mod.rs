@@ -18,10 +18,13 @@
 //!   authorization (the ntfy app sends no password), so it is the one path without the login.
 //! - Answers go out at once ([`no_delay`]): no ~40 ms Nagle/delayed-ACK wait on a kept-alive
 //!   connection, as nginx's `tcp_nodelay on`.
+//! - Every answer carries the page's guard ([`headers`]): its Content-Security-Policy (with the
+//!   hash of the served page's inline script), `nosniff`, `no-referrer`.
 
 pub mod actions;
 pub mod auth;
 mod embedded;
+pub mod headers;
 mod htpasswd;
 mod refusals;
 
@@ -78,6 +81,8 @@ pub struct ServeOptions {
     pub metrics: Arc<crate::metrics::Source>,
     /// `/act`: the phone's action links, done in this config's state_dir.
     pub actions: Arc<crate::alerting::phone::PhoneActions>,
+    /// The Content-Security-Policy of the page served (its inline script's hash).
+    pub policy: HeaderValue,
 }
 
 impl ServeOptions {
@@ -105,22 +110,29 @@ impl ServeOptions {
             .map_err(|e| field_error(format!("cannot read {}: {e}", path.display())))?;
         let htpasswd = Htpasswd::parse(path, &text).map_err(|e| ConfigErrors(vec![e]))?;
         // A dist_dir without a page is a mistake to say, not a reason to serve another page.
-        if let Some(dist) = &config.serve.dist_dir
-            && !dist.join(crate::page::INDEX).is_file()
-        {
-            return Err(ConfigErrors(vec![ConfigError {
-                file: config.path.clone(),
-                line: None,
-                field: "serve.dist_dir".into(),
-                message: format!(
-                    "{} has no index.html: build the page into it (scripts/build-frontend, \
-                     or `fleetdash page export DIR`), or remove dist_dir to serve the page \
-                     built into fleetdash",
-                    dist.display()
-                ),
-            }]));
-        }
+        let policy = match &config.serve.dist_dir {
+            None => embedded::policy().clone(),
+            Some(dist) => match std::fs::read_to_string(dist.join(crate::page::INDEX)) {
+                // Read now (start and SIGHUP): a page rebuilt into dist_dir needs a reload.
+                Ok(index) => headers::policy_header(&index),
+                Err(e) => {
+                    return Err(ConfigErrors(vec![ConfigError {
+                        file: config.path.clone(),
+                        line: None,
+                        field: "serve.dist_dir".into(),
+                        message: format!(
+                            "{} has no index.html ({e}): build the page into it \
+                             (scripts/build-frontend, or `fleetdash page export DIR`), or \
+                             remove dist_dir to serve the page built into fleetdash",
+                            dist.display()
+                        ),
+                    }]));
+                }
+            },
+        };
+
         Ok(ServeOptions {
+            policy,
             output_dir: config.output_dir.clone(),
             dist_dir: config.serve.dist_dir.clone(),
             auth: Arc::new(Authenticator::new(htpasswd)),
@@ -135,6 +147,9 @@ impl ServeOptions {
 }
 
 pub fn router(options: ServeOptions) -> Router {
+    let guard = Guard {
+        policy: options.policy.clone(),
+    };
     let options = Arc::new(options);
     let out = &options.output_dir;
     let metrics = options.metrics.clone();
@@ -188,6 +203,29 @@ pub fn router(options: ServeOptions) -> Router {
         ))
         .layer(CompressionLayer::new().compress_when(gzip_worthy))
         .layer(middleware::map_response(weaken_etag_when_encoded))
+        .layer(middleware::map_response_with_state(
+            Arc::new(guard),
+            guard_headers,
+        ))
+}
+
+/// The headers every answer carries, refusals included ([`headers`]).
+struct Guard {
+    policy: HeaderValue,
+}
+
+async fn guard_headers(State(guard): State<Arc<Guard>>, mut response: Response) -> Response {
+    let out = response.headers_mut();
+    out.insert(header::CONTENT_SECURITY_POLICY, guard.policy.clone());
+    out.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static(headers::NOSNIFF),
+    );
+    out.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static(headers::NO_REFERRER),
+    );
+    response
 }
 
 fn not_found() -> Response {
@@ -381,11 +419,11 @@ mod tests {
     fn nginx_config_uses_the_same_asset_pattern_and_headers() {
         let conf = include_str!("../../../nginx/fleetdash.conf");
         assert!(
-            conf.contains(&format!("location ~ \"{HASHED_ASSET}\"")),
-            "nginx/fleetdash.conf lost the HASHED_ASSET location"
+            conf.contains(&format!("\"~{HASHED_ASSET}\" \"{IMMUTABLE}\";")),
+            "nginx/fleetdash.conf's Cache-Control map lost the HASHED_ASSET pattern"
         );
-        assert!(conf.contains(&format!("add_header Cache-Control \"{IMMUTABLE}\";")));
-        assert!(conf.contains(&format!("add_header Cache-Control \"{NO_CACHE}\";")));
+        assert!(conf.contains(&format!("default \"{NO_CACHE}\";")));
+        assert!(conf.contains("add_header Cache-Control $fleetdash_cache_control;"));
         assert!(conf.contains(&format!("gzip_min_length {GZIP_MIN_LENGTH};")));
     }
 
