@@ -384,7 +384,7 @@ pub fn basic(scheme: &str, user: &str, pass: &str) -> String {
     format!("{scheme} {token}")
 }
 
-fn parse_reply(raw: &[u8]) -> Option<Reply> {
+pub fn parse_reply(raw: &[u8]) -> Option<Reply> {
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&raw[..split]).ok()?;
     let mut lines = head.split("\r\n");

@@ -19,7 +19,9 @@
 //! - Answers go out at once ([`no_delay`]): no ~40 ms Nagle/delayed-ACK wait on a kept-alive
 //!   connection, as nginx's `tcp_nodelay on`.
 //! - Every answer carries the page's guard ([`headers`]): its Content-Security-Policy (with the
-//!   hash of the served page's inline script), `nosniff`, `no-referrer`.
+//!   hash of the served page's inline script), `nosniff`, `no-referrer`; over TLS ([`tls`],
+//!   `[serve] tls_cert`/`tls_key`) HSTS too. Plain HTTP off loopback is refused unless the
+//!   operator says `plain_http_on_network = true` ([`ServeOptions::listening_on`]).
 
 pub mod actions;
 pub mod auth;
@@ -27,6 +29,7 @@ mod embedded;
 pub mod headers;
 mod htpasswd;
 mod refusals;
+pub mod tls;
 
 pub use auth::{AuthLimits, Authenticator, Verdict};
 pub use htpasswd::Htpasswd;
@@ -83,6 +86,10 @@ pub struct ServeOptions {
     pub actions: Arc<crate::alerting::phone::PhoneActions>,
     /// The Content-Security-Policy of the page served (its inline script's hash).
     pub policy: HeaderValue,
+    /// HTTPS with this certificate and key, read when the options were built.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// `[serve] plain_http_on_network`: the operator's word that plain HTTP off loopback is meant.
+    pub plain_http_on_network: bool,
 }
 
 impl ServeOptions {
@@ -131,8 +138,21 @@ impl ServeOptions {
             },
         };
 
+        let tls = match &config.serve.tls {
+            None => None,
+            Some(files) => Some(tls::load(&files.cert, &files.key).map_err(|e| {
+                ConfigErrors(vec![ConfigError {
+                    file: config.path.clone(),
+                    line: None,
+                    field: format!("serve.{}", e.key),
+                    message: e.message,
+                }])
+            })?),
+        };
         Ok(ServeOptions {
             policy,
+            tls,
+            plain_http_on_network: config.serve.plain_http_on_network,
             output_dir: config.output_dir.clone(),
             dist_dir: config.serve.dist_dir.clone(),
             auth: Arc::new(Authenticator::new(htpasswd)),
@@ -146,9 +166,43 @@ impl ServeOptions {
     }
 }
 
+impl ServeOptions {
+    /// [`ServeOptions::from_config`] for a server on `listen`, refused as `[serve] listen` is
+    /// in the config when it would put basic auth on a network in the clear: for `--listen`,
+    /// which the config's own check never sees, and at SIGHUP for a config that drops TLS
+    /// under a socket already bound off loopback.
+    pub fn listening_on(
+        config: &Config,
+        rules: &crate::config::Rules,
+        listen: SocketAddr,
+    ) -> Result<ServeOptions, ConfigErrors> {
+        let options = ServeOptions::from_config(config, rules)?;
+        let refusal = crate::config::plain_http_refusal(
+            listen,
+            options.tls.is_some(),
+            options.plain_http_on_network,
+        );
+        match refusal {
+            None => Ok(options),
+            Some(why) => Err(ConfigErrors(vec![ConfigError {
+                file: config.path.clone(),
+                line: None,
+                field: "serve.listen".into(),
+                message: why,
+            }])),
+        }
+    }
+
+    /// `https` or `http`, for the address said at start.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+}
+
 pub fn router(options: ServeOptions) -> Router {
     let guard = Guard {
         policy: options.policy.clone(),
+        hsts: options.tls.is_some(),
     };
     let options = Arc::new(options);
     let out = &options.output_dir;
@@ -212,6 +266,8 @@ pub fn router(options: ServeOptions) -> Router {
 /// The headers every answer carries, refusals included ([`headers`]).
 struct Guard {
     policy: HeaderValue,
+    /// Over TLS: Strict-Transport-Security.
+    hsts: bool,
 }
 
 async fn guard_headers(State(guard): State<Arc<Guard>>, mut response: Response) -> Response {
@@ -225,6 +281,12 @@ async fn guard_headers(State(guard): State<Arc<Guard>>, mut response: Response) 
         header::REFERRER_POLICY,
         HeaderValue::from_static(headers::NO_REFERRER),
     );
+    if guard.hsts {
+        out.insert(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static(headers::HSTS),
+        );
+    }
     response
 }
 
@@ -385,6 +447,11 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: CancellationToken,
 ) -> Result<()> {
+    if let Some(config) = options.tls.clone() {
+        return tls::serve(listener, router(options), config, shutdown)
+            .await
+            .context("the HTTPS server failed");
+    }
     let app = router(options).into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(no_delay(listener), app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
