@@ -1973,6 +1973,77 @@ fn a_10000_card_board_reads_on_a_phone_and_the_page_updates_by_key() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 8. The page under its Content-Security-Policy (issue 32)
+// ---------------------------------------------------------------------------------------------
+
+/// The page, served with its policy, starts its wasm, fetches the snapshot and draws it with no
+/// violation; and the watch on violations every scenario ends with does see one: an image from
+/// another origin, which the policy refuses, is reported.
+#[test]
+fn the_page_runs_under_its_content_security_policy() {
+    let scratch = Scratch::new();
+    let config = scratch.config(&serve_section(&scratch));
+    let server = Serve::start(&config);
+    let now = Utc::now();
+    write_snapshot(&scratch, &fixture_snapshot(now));
+    runtime().block_on(async {
+        let chrome = Chrome::start("8-csp").await;
+        chrome.log_in().await;
+        chrome.open(&server.url()).await;
+        let policy = chrome
+            .wait_for(
+                "the page's policy",
+                "return fetch('/', {cache: 'no-store'})
+                     .then(r => r.headers.get('content-security-policy') || 'none');",
+            )
+            .await;
+        let policy = policy.as_str().unwrap_or_default().to_string();
+        chrome
+            .check(
+                policy.contains("'wasm-unsafe-eval'") && policy.contains("frame-ancestors 'none'"),
+                || format!("the page must be served with its policy, got {policy:?}"),
+            )
+            .await;
+        // The wasm ran: it drew the verdict from the snapshot it fetched.
+        chrome
+            .wait_for(
+                "the verdict, drawn by the wasm",
+                "const v = document.querySelector('#verdict');
+                 return v && v.innerText.trim().length > 0;",
+            )
+            .await;
+        chrome.screenshot("8-under-csp").await;
+        let before = chrome.csp_violations().await;
+        chrome
+            .check(before == Some(Vec::new()), || {
+                format!("violations while the page started: {before:?}")
+            })
+            .await;
+        // The watch sees what the policy refuses.
+        let _: Value = chrome
+            .js("new Image().src = 'http://127.0.0.2:9/provoked.png'; return null;")
+            .await;
+        let seen = chrome
+            .wait_for(
+                "the provoked violation",
+                "const s = JSON.parse(sessionStorage.getItem('fleetdash-csp-violations') || '[]');
+                 return s.length > 0 && s;",
+            )
+            .await;
+        chrome
+            .check(
+                seen.to_string().contains("img-src") && seen.to_string().contains("provoked.png"),
+                || format!("the provoked violation should be seen as img-src: {seen}"),
+            )
+            .await;
+        let _: Value = chrome
+            .js("sessionStorage.removeItem('fleetdash-csp-violations'); return null;")
+            .await;
+        chrome.quit().await;
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Harness: the page's build, the `[serve]` section, the scenarios' Chrome (chromedriver,
 // Chromium and `fleetdash serve` themselves: support/chrome.rs)
 // ---------------------------------------------------------------------------------------------
@@ -2079,7 +2150,26 @@ impl Chrome {
         let _ = std::fs::remove_file(screenshot_dir().join(format!("{scenario}-FAILED.png")));
         let browser = chrome::Browser::start().await;
         eprintln!("{scenario}: Chromium up in {:?}", started.elapsed());
+        // Every Content-Security-Policy violation of every document the scenario opens, kept
+        // in the tab's sessionStorage (it outlives a reload) for `quit` to fail on (issue 32).
+        browser
+            .cdp(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({"source": CSP_VIOLATIONS_LISTENER}),
+            )
+            .await;
         Chrome { browser, scenario }
+    }
+
+    /// The CSP violations seen so far in this tab, each as the browser's console names it
+    /// (directive, what was blocked, where); `None` when the open document cannot say (a
+    /// browser error page has no storage).
+    async fn csp_violations(&self) -> Option<Vec<String>> {
+        self.js(
+            "try { return JSON.parse(sessionStorage.getItem('fleetdash-csp-violations') || '[]'); }
+             catch (e) { return null; }",
+        )
+        .await
     }
 
     /// From now on every request of the page carries the basic-auth header.
@@ -2663,7 +2753,35 @@ impl Chrome {
         );
     }
 
+    /// Ends the scenario: it fails if the page broke its Content-Security-Policy anywhere
+    /// (the console's "Refused to ..."), since what the policy blocked did not run.
     async fn quit(self) {
+        match self.csp_violations().await {
+            Some(seen) if seen.is_empty() => {}
+            Some(seen) => {
+                self.fail(&format!(
+                    "the page broke its Content-Security-Policy:\n{}",
+                    seen.join("\n")
+                ))
+                .await
+            }
+            None => {
+                self.fail("the open document cannot say its CSP violations")
+                    .await
+            }
+        }
         self.browser.quit().await;
     }
 }
+
+/// Installed in every document before its own scripts: each `securitypolicyviolation` event
+/// (what Chromium logs to the console as "Refused to load/execute/apply ...") appended to the
+/// tab's sessionStorage.
+const CSP_VIOLATIONS_LISTENER: &str = "document.addEventListener('securitypolicyviolation', e => {
+    try {
+        const key = 'fleetdash-csp-violations';
+        const seen = JSON.parse(sessionStorage.getItem(key) || '[]');
+        seen.push(`${e.effectiveDirective} refused ${e.blockedURI || 'inline'} in ${e.documentURI} (${e.sourceFile}:${e.lineNumber})`);
+        sessionStorage.setItem(key, JSON.stringify(seen));
+    } catch (_) {}
+});";

@@ -66,6 +66,52 @@ fn check_reports_every_config_error_with_file_line_and_field() {
     }
 }
 
+/// Issue 32: `[serve] listen` off loopback without TLS would send basic auth across the
+/// network in the clear: check refuses it (exit 2, file, line and field, and what to do)
+/// unless the operator says `plain_http_on_network = true` or TLS is on; loopback is fine.
+#[test]
+fn check_refuses_plain_http_off_loopback_unless_tls_or_said() {
+    let scratch = Scratch::new();
+    let file = |scratch: &Scratch, serve: &str| scratch.config(&format!("[serve]\n{serve}"));
+    for listen in ["0.0.0.0:8080", "192.168.1.20:8080", "[::]:8080"] {
+        let config = file(&scratch, &format!("listen = \"{listen}\"\n"));
+        let out = check(&config);
+        let stderr = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{listen}: {stderr}");
+        let at = format!(
+            "{}:9: serve.listen: {listen} is reachable from the network",
+            config.display()
+        );
+        assert!(
+            stderr.contains(&at),
+            "{listen}: missing {at:?} in:\n{stderr}"
+        );
+        assert!(
+            stderr.contains("set tls_cert and tls_key")
+                && stderr.contains("plain_http_on_network = true"),
+            "{stderr}"
+        );
+    }
+    for serve in [
+        "listen = \"127.0.0.1:8080\"\n",
+        "listen = \"[::1]:8080\"\n",
+        "listen = \"0.0.0.0:8080\"\nplain_http_on_network = true\n",
+        "listen = \"0.0.0.0:8443\"\ntls_cert = \"cert.pem\"\ntls_key = \"key.pem\"\n",
+    ] {
+        let out = check(&file(&scratch, serve));
+        assert!(out.status.success(), "{serve}: {}", stderr_of(&out));
+    }
+    // Half a pair is a mistake too, said at the key that is set.
+    let config = file(&scratch, "tls_key = \"key.pem\"\n");
+    let out = check(&config);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains(&format!("{}:9: serve.tls_cert: not set", config.display())),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
 #[test]
 fn check_refuses_host_settings_ssh_or_a_probe_would_misread() {
     let scratch = Scratch::new();

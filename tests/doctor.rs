@@ -242,3 +242,43 @@ fn every_json_command_writes_one_asc_envelope() {
         "{v}"
     );
 }
+
+/// Issue 32: the doctor fails a `[serve] listen` off loopback without TLS (basic auth in the
+/// clear on the network), naming the field and what to do, and passes it once the operator
+/// says `plain_http_on_network = true`.
+#[test]
+fn the_doctor_fails_plain_http_off_loopback_unless_said() {
+    let scratch = Scratch::new();
+    std::fs::create_dir_all(scratch.path().join("out")).unwrap();
+    std::fs::create_dir_all(scratch.path().join("state")).unwrap();
+    let config = scratch.config("[serve]\nlisten = \"0.0.0.0:8080\"\n");
+    let out = doctor(&config, &["--offline", "--json"]);
+    let v = envelope(&out);
+    assert_eq!(v["result"]["worst"], "fail", "{v:#}");
+    let failed: Vec<&Value> = v["result"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["level"] == "fail" && f["check"] == "config")
+        .collect();
+    assert_eq!(failed.len(), 1, "{v:#}");
+    let detail = failed[0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("serve.listen")
+            && detail.contains("0.0.0.0:8080")
+            && detail.contains("tls_cert")
+            && detail.contains("plain_http_on_network"),
+        "{detail}"
+    );
+
+    let config =
+        scratch.config("[serve]\nlisten = \"0.0.0.0:8080\"\nplain_http_on_network = true\n");
+    let out = doctor(&config, &["--offline", "--json"]);
+    let v = envelope(&out);
+    let config_failed = v["result"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["level"] == "fail" && f["check"] == "config");
+    assert!(!config_failed, "{v:#}");
+}

@@ -22,6 +22,16 @@ fn nginx_serves_the_page_and_the_snapshot_like_production() {
     );
 }
 
+/// Issue 32: the production block sends the page's headers on every answer, with the policy
+/// of the page it serves (`fleetdash page export`: the committed page/). A page rebuilt without
+/// updating the block's script hash fails here (scripts/build-frontend --update rewrites it).
+#[test]
+fn nginx_sends_the_pages_security_headers_on_every_answer() {
+    let fx = Fixture::with_page(Page::Exported);
+    let nginx = Nginx::start(&fx);
+    serving::assert_sends_the_pages_security_headers(&nginx.addr, &fx);
+}
+
 #[test]
 fn nginx_config_has_one_listen_and_the_install_binds_loopback() {
     let conf = std::fs::read_to_string(support::repo_root().join("nginx/fleetdash.conf")).unwrap();

@@ -57,6 +57,18 @@ fn fleetdash_serve_without_a_dist_dir_serves_the_page_built_in_like_production()
     );
 }
 
+/// Issue 32: the page's headers on every answer of `serve`, for the page built in (its inline
+/// script's hash is the committed page/'s) and for a dist_dir's page (hashed from its own
+/// index.html, whatever script it starts with).
+#[test]
+fn fleetdash_serve_sends_the_pages_security_headers_on_every_answer() {
+    for page in [Page::Embedded, Page::Fake] {
+        let fx = Fixture::with_page(page);
+        let server = FleetdashServe::start(&fx);
+        serving::assert_sends_the_pages_security_headers(&server.addr, &fx);
+    }
+}
+
 /// A dist_dir without a page is a mistake said at start (exit 2, naming the field and the
 /// folder), never a reason to serve some other page.
 #[test]
@@ -509,4 +521,409 @@ fn every_refusal_of_serve_is_problem_json_with_the_asc_envelope() {
         serving::get(&server.addr, "/api/status.json", None, &[]).status,
         401
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTPS (issue 32): `[serve] tls_cert` / `tls_key`, certificates made by the test
+// ---------------------------------------------------------------------------------------------
+
+/// A certificate authority made for one test: its certificate (what a client trusts) and the
+/// issuer that signs server certificates with it.
+struct TestCa {
+    pem: String,
+    issuer: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
+}
+
+impl TestCa {
+    fn new(name: &str) -> TestCa {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
+        let issuer =
+            rcgen::CertifiedIssuer::self_signed(params, rcgen::KeyPair::generate().unwrap())
+                .unwrap();
+        TestCa {
+            pem: issuer.pem(),
+            issuer,
+        }
+    }
+
+    /// A server certificate for 127.0.0.1 and its private key, both PEM.
+    fn server_pair(&self) -> (String, String) {
+        let params =
+            rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+                .unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        (cert.pem(), key.serialize_pem())
+    }
+
+    /// A TLS client that trusts this authority alone.
+    fn client(&self) -> tokio_rustls::TlsConnector {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(self.pem.as_bytes()) {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        tokio_rustls::TlsConnector::from(Arc::new(config))
+    }
+}
+
+/// A GET over a fresh TLS connection from a client trusting `ca` alone: the answer, or why
+/// the handshake or the request failed.
+fn https_get(
+    addr: &str,
+    path: &str,
+    auth: Option<(&str, &str)>,
+    ca: &TestCa,
+) -> Result<serving::Reply, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let mut tls = tokio::time::timeout(support::HANG_BUDGET, ca.client().connect(name, tcp))
+            .await
+            .map_err(|_| "the handshake hung".to_string())?
+            .map_err(|e| format!("handshake: {e}"))?;
+        let mut request =
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+        if let Some((user, pass)) = auth {
+            request.push_str(&format!(
+                "Authorization: {}\r\n",
+                basic("Basic", user, pass)
+            ));
+        }
+        request.push_str("\r\n");
+        tls.write_all(request.as_bytes())
+            .await
+            .map_err(|e| format!("write: {e}"))?;
+        let mut raw = Vec::new();
+        // A server may close without close_notify after `Connection: close`: what was read counts.
+        let _ = tokio::time::timeout(support::HANG_BUDGET, tls.read_to_end(&mut raw)).await;
+        serving::parse_reply(&raw).ok_or_else(|| format!("no HTTP answer: {raw:?}"))
+    })
+}
+
+/// Writes `pem` to `path` the way a rotation does: whole, by rename.
+fn replace_file(path: &Path, pem: &str) {
+    let tmp = path.with_extension("new");
+    std::fs::write(&tmp, pem).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// The real `fleetdash serve` with its log (at info) read line by line; SIGTERM on drop.
+struct LoggedServe {
+    child: std::process::Child,
+    /// As it said it: `https://127.0.0.1:PORT/` or `http://...`.
+    url: String,
+    addr: String,
+    lines: std::sync::mpsc::Receiver<String>,
+    /// Every line read so far.
+    seen: Vec<String>,
+}
+
+impl LoggedServe {
+    fn start(config: &Path) -> LoggedServe {
+        use std::io::BufRead;
+        let mut child = support::fleetdash()
+            .env("FLEETDASH_LOG", "info")
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(config)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let mut serve = LoggedServe {
+            child,
+            url: String::new(),
+            addr: String::new(),
+            lines,
+            seen: Vec::new(),
+        };
+        let first = serve.wait_for_line("the address it serves on", |l| {
+            l.starts_with("fleetdash: serving on ")
+        });
+        serve.url = first["fleetdash: serving on ".len()..].to_string();
+        serve.addr = serve
+            .url
+            .split("://")
+            .nth(1)
+            .unwrap()
+            .trim_end_matches('/')
+            .to_string();
+        serve
+    }
+
+    /// The next line that `matches`, failing with every line seen if none comes, or if the
+    /// server exits first.
+    fn wait_for_line(&mut self, what: &str, matches: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + support::HANG_BUDGET;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if matches(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "serve never logged {what}; its log:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    fn hang_up(&self) {
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGHUP);
+        }
+    }
+}
+
+impl Drop for LoggedServe {
+    fn drop(&mut self) {
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + support::HANG_BUDGET;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `[serve] tls_cert` and `tls_key`: serve speaks HTTPS with that certificate (and nothing in
+/// the clear), sends HSTS, takes a rotated certificate at SIGHUP for the next connection, and
+/// keeps the running one when the new pair is broken, saying which file and field, never the
+/// key's bytes.
+#[test]
+fn serve_speaks_https_with_its_certificate_and_takes_a_new_one_at_sighup() {
+    let (scratch, _) = serve_scratch(&[(USER, PASSWORD)], 4);
+    let cert = scratch.path().join("cert.pem");
+    let key = scratch.path().join("key.pem");
+    let (old_ca, new_ca) = (TestCa::new("old authority"), TestCa::new("new authority"));
+    let (old_cert, old_key) = old_ca.server_pair();
+    replace_file(&cert, &old_cert);
+    replace_file(&key, &old_key);
+    let config = scratch.config(
+        "[serve]\nhtpasswd = \"htpasswd\"\ntls_cert = \"cert.pem\"\ntls_key = \"key.pem\"\n",
+    );
+    let mut serve = LoggedServe::start(&config);
+    assert!(serve.url.starts_with("https://127.0.0.1:"), "{}", serve.url);
+    let addr = serve.addr.clone();
+
+    // HTTPS with the configured certificate; HSTS on every answer, the 401 too.
+    let status = https_get(&addr, "/api/status.json", Some((USER, PASSWORD)), &old_ca).unwrap();
+    assert_eq!(status.status, 200, "{status:?}");
+    assert_eq!(status.body, b"{\"schema_version\": 0}\n");
+    let refused = https_get(&addr, "/", None, &old_ca).unwrap();
+    assert_eq!(refused.status, 401, "{refused:?}");
+    for reply in [&status, &refused] {
+        assert_eq!(
+            reply.header("strict-transport-security"),
+            Some("max-age=31536000"),
+            "{reply:?}"
+        );
+        assert!(
+            reply.header("content-security-policy").is_some(),
+            "{reply:?}"
+        );
+    }
+    // Nothing in the clear: a plain HTTP request gets no HTTP answer.
+    let mut plain = std::net::TcpStream::connect(&addr).unwrap();
+    plain.set_read_timeout(Some(support::HANG_BUDGET)).unwrap();
+    std::io::Write::write_all(
+        &mut plain,
+        format!(
+            "GET /api/status.json HTTP/1.1\r\nHost: x\r\nAuthorization: {}\r\n\r\n",
+            basic("Basic", USER, PASSWORD)
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut plain, &mut raw);
+    assert!(
+        !raw.starts_with(b"HTTP/") && !String::from_utf8_lossy(&raw).contains("schema_version"),
+        "plain HTTP was answered: {:?}",
+        String::from_utf8_lossy(&raw)
+    );
+    // A client that trusts another authority does not get through.
+    let other = https_get(&addr, "/", None, &new_ca).unwrap_err();
+    assert!(other.contains("handshake"), "{other}");
+
+    // Rotation: new files, SIGHUP; the next connection gets the new certificate.
+    let (new_cert, new_key) = new_ca.server_pair();
+    replace_file(&cert, &new_cert);
+    replace_file(&key, &new_key);
+    serve.hang_up();
+    serve.wait_for_line("the reload", |l| {
+        l.contains("reloaded: serving with the new config")
+    });
+    let rotated = https_get(&addr, "/api/status.json", Some((USER, PASSWORD)), &new_ca).unwrap();
+    assert_eq!(rotated.status, 200, "{rotated:?}");
+    let stale = https_get(&addr, "/", None, &old_ca).unwrap_err();
+    assert!(
+        stale.contains("handshake"),
+        "the old certificate is gone: {stale}"
+    );
+
+    // A broken pair (the old key under the new certificate) is refused, naming the field and
+    // the file; the running certificate stays.
+    replace_file(&key, &old_key);
+    serve.hang_up();
+    let error = serve.wait_for_line("the refused key", |l| l.contains("serve.tls_key"));
+    assert!(
+        error.contains(&key.display().to_string()),
+        "names the key's file: {error}"
+    );
+    serve.wait_for_line("the refusal", |l| l.contains("the running config stays"));
+    let kept = https_get(&addr, "/api/status.json", Some((USER, PASSWORD)), &new_ca).unwrap();
+    assert_eq!(kept.status, 200, "{kept:?}");
+    // The keys' bytes never reach the log: not one line of either key's base64.
+    let log = serve.seen.join("\n");
+    for pem in [&old_key, &new_key] {
+        for line in pem.lines().filter(|l| !l.starts_with("-----")) {
+            assert!(!log.contains(line), "a key line is in the log:\n{log}");
+        }
+    }
+}
+
+/// A certificate or key that cannot be used stops serve before it listens (exit 2), naming the
+/// field and the file; so does one of the pair without the other.
+#[test]
+fn serve_with_an_unusable_certificate_or_key_exits_2_naming_the_field_and_file() {
+    let (scratch, _) = serve_scratch(&[(USER, PASSWORD)], 4);
+    let (cert_pem, key_pem) = TestCa::new("authority").server_pair();
+    let cert = scratch.path().join("cert.pem");
+    let key = scratch.path().join("key.pem");
+    let not_pem = scratch.path().join("not.pem");
+    replace_file(&cert, &cert_pem);
+    replace_file(&key, &key_pem);
+    replace_file(&not_pem, "hello\n");
+    let missing = scratch.path().join("missing.pem");
+    let pair = |c: &Path, k: &Path| {
+        format!(
+            "[serve]\nhtpasswd = \"htpasswd\"\ntls_cert = {:?}\ntls_key = {:?}\n",
+            c.display().to_string(),
+            k.display().to_string()
+        )
+    };
+    let cases = [
+        (
+            pair(&missing, &key),
+            vec!["serve.tls_cert".to_string(), missing.display().to_string()],
+        ),
+        (
+            pair(&not_pem, &key),
+            vec!["serve.tls_cert".to_string(), not_pem.display().to_string()],
+        ),
+        (
+            pair(&cert, &not_pem),
+            vec!["serve.tls_key".to_string(), not_pem.display().to_string()],
+        ),
+        (
+            // The certificate where the key should be: no private key in it.
+            pair(&cert, &cert),
+            vec!["serve.tls_key".to_string(), cert.display().to_string()],
+        ),
+        (
+            "[serve]\nhtpasswd = \"htpasswd\"\ntls_cert = \"cert.pem\"\n".to_string(),
+            vec![
+                "serve.tls_key".to_string(),
+                "needs the certificate and its key".to_string(),
+            ],
+        ),
+    ];
+    for (body, expected) in cases {
+        let config = scratch.config(&body);
+        let out = support::fleetdash()
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body:?}: {stderr}");
+        for words in &expected {
+            assert!(
+                stderr.contains(words.as_str()),
+                "{body:?}: {words:?} in {stderr}"
+            );
+        }
+        assert!(
+            !stderr.contains(key_pem.lines().nth(1).unwrap()),
+            "{stderr}"
+        );
+    }
+}
+
+/// Plain HTTP off loopback puts the password on the network in the clear: serve refuses such
+/// a `--listen` (exit 2, before binding anything) unless TLS is on or the operator said
+/// `plain_http_on_network = true`; loopback stays as it was.
+#[test]
+fn serve_refuses_plain_http_off_loopback() {
+    let (_scratch, config) = serve_scratch(&[(USER, PASSWORD)], 4);
+    for listen in ["0.0.0.0:0", "[::]:0"] {
+        let mut child = support::fleetdash()
+            .args(["serve", "--listen", listen, "--config"])
+            .arg(&config)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A server that starts anyway would never exit: it fails here instead of hanging.
+        let deadline = Instant::now() + support::HANG_BUDGET;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("serve started on {listen} in plain HTTP instead of exiting 2");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(2), "{listen}: {stderr}");
+        assert!(
+            stderr.contains("serve.listen")
+                && stderr.contains("tls_cert")
+                && stderr.contains("plain_http_on_network"),
+            "{listen}: {stderr}"
+        );
+        assert!(!stderr.contains("serving on"), "{stderr}");
+    }
+    // Loopback: served as before, over plain HTTP.
+    let serve = LoggedServe::start(&config);
+    assert!(serve.url.starts_with("http://127.0.0.1:"), "{}", serve.url);
 }

@@ -249,14 +249,16 @@ async fn reload(path: &Path) -> Option<(Config, Rules)> {
 /// address is kept: a new `[serve] listen` needs a restart.
 pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
     let (config, rules) = load(path)?;
-    let mut options =
-        server::ServeOptions::from_config(&config, &rules).map_err(|errors| Failure::Config {
-            errors,
-            list_all: false,
-        })?;
     let addr = listen
         .or(config.serve.listen)
         .unwrap_or(server::DEFAULT_LISTEN);
+    let mut options =
+        server::ServeOptions::listening_on(&config, &rules, addr).map_err(|errors| {
+            Failure::Config {
+                errors,
+                list_all: false,
+            }
+        })?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
@@ -265,7 +267,7 @@ pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
         tracing::error!("cannot handle SIGTERM ({e}): a SIGTERM ends the server at once");
     }
     let bound = listener.local_addr().context("local address")?;
-    eprintln!("fleetdash: serving on http://{bound}/");
+    eprintln!("fleetdash: serving on {}://{bound}/", options.scheme());
     let mut hangups = hangup_signal();
     // Each server gets its own handle on the one listening socket.
     let listener = listener.into_std().context("the listening socket")?;
@@ -310,7 +312,7 @@ async fn reload_serve(
     let target = path.to_path_buf();
     let loaded = tokio::task::spawn_blocking(move || {
         let (config, rules) = Config::load(&target)?;
-        let options = server::ServeOptions::from_config(&config, &rules)?;
+        let options = server::ServeOptions::listening_on(&config, &rules, bound)?;
         Ok::<_, ConfigErrors>((config, options))
     })
     .await;

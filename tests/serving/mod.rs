@@ -384,7 +384,7 @@ pub fn basic(scheme: &str, user: &str, pass: &str) -> String {
     format!("{scheme} {token}")
 }
 
-fn parse_reply(raw: &[u8]) -> Option<Reply> {
+pub fn parse_reply(raw: &[u8]) -> Option<Reply> {
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&raw[..split]).ok()?;
     let mut lines = head.split("\r\n");
@@ -655,6 +655,183 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
     assert_ne!(after.header("etag"), Some(old_tag.as_str()));
 }
 
+/// The inline scripts of a page (`<script>` elements without `src`), as the browser hashes
+/// them for a Content-Security-Policy: the exact text between the tags.
+pub fn inline_scripts(html: &str) -> Vec<&str> {
+    let mut scripts = Vec::new();
+    let mut rest = html;
+    while let Some(open) = rest.find("<script") {
+        let after = &rest[open..];
+        let Some(tag_end) = after.find('>') else {
+            break;
+        };
+        let tag = &after[..tag_end];
+        let body = &after[tag_end + 1..];
+        let Some(close) = body.find("</script>") else {
+            break;
+        };
+        if !tag.contains(" src=") {
+            scripts.push(&body[..close]);
+        }
+        rest = &body[close..];
+    }
+    scripts
+}
+
+/// A CSP source for `script`'s text: `'sha256-<base64 of its SHA-256>'`.
+pub fn sha256_source(script: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, script.as_bytes());
+    format!(
+        "'sha256-{}'",
+        base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
+    )
+}
+
+/// A Content-Security-Policy header, directive by directive (name, then its sources).
+pub fn directives(policy: &str) -> Vec<(String, Vec<String>)> {
+    policy
+        .split(';')
+        .filter_map(|d| {
+            let mut words = d.split_whitespace();
+            let name = words.next()?.to_ascii_lowercase();
+            Some((name, words.map(str::to_string).collect()))
+        })
+        .collect()
+}
+
+/// The headers that guard the page (issue 32), on every answer a browser may get, whatever its
+/// status: the 401 before the login, the page, its assets, the snapshot, a 304, a 404. The
+/// policy lets the page run (its inline module script by hash, its wasm by
+/// `'wasm-unsafe-eval'`, its fetches to itself) and nothing else: no inline script unhashed, no
+/// eval, no framing. Plain HTTP carries no Strict-Transport-Security. Returns the policy.
+pub fn assert_sends_the_pages_security_headers(addr: &str, fx: &Fixture) -> String {
+    let index = String::from_utf8(fx.dist_file("/index.html")).unwrap();
+    let scripts = inline_scripts(&index);
+    assert!(
+        !scripts.is_empty(),
+        "the page starts its wasm from an inline module script"
+    );
+    let etag = ok(addr, "/api/status.json", &[])
+        .header("etag")
+        .unwrap()
+        .to_string();
+    let answers = [
+        ("401", get(addr, "/", None, &[])),
+        ("401 asset", get(addr, &fx.wasm, None, &[])),
+        ("page", get(addr, "/", Some((USER, PASSWORD)), &[])),
+        (
+            "index.html",
+            get(addr, "/index.html", Some((USER, PASSWORD)), &[]),
+        ),
+        (
+            "gzip page",
+            get(
+                addr,
+                "/",
+                Some((USER, PASSWORD)),
+                &[("Accept-Encoding", "gzip")],
+            ),
+        ),
+        ("wasm", get(addr, &fx.wasm, Some((USER, PASSWORD)), &[])),
+        ("js", get(addr, &fx.js, Some((USER, PASSWORD)), &[])),
+        ("css", get(addr, &fx.css, Some((USER, PASSWORD)), &[])),
+        (
+            "status.json",
+            get(addr, "/api/status.json", Some((USER, PASSWORD)), &[]),
+        ),
+        (
+            "snapshot.html",
+            get(addr, "/api/snapshot.html", Some((USER, PASSWORD)), &[]),
+        ),
+        (
+            "304",
+            get(
+                addr,
+                "/api/status.json",
+                Some((USER, PASSWORD)),
+                &[("If-None-Match", &etag)],
+            ),
+        ),
+        ("404", get(addr, "/nope", Some((USER, PASSWORD)), &[])),
+    ];
+    let policy = answers[2]
+        .1
+        .header("content-security-policy")
+        .map(str::to_string);
+    let Some(policy) = policy else {
+        panic!(
+            "the page has no Content-Security-Policy: {:?}",
+            answers[2].1
+        );
+    };
+    for (what, reply) in &answers {
+        assert_eq!(
+            reply.header("content-security-policy"),
+            Some(policy.as_str()),
+            "{what}: the same policy on every answer: {reply:?}"
+        );
+        assert_eq!(
+            reply.header("x-content-type-options"),
+            Some("nosniff"),
+            "{what}: {reply:?}"
+        );
+        assert_eq!(
+            reply.header("referrer-policy"),
+            Some("no-referrer"),
+            "{what}: {reply:?}"
+        );
+        assert_eq!(
+            reply.header("strict-transport-security"),
+            None,
+            "{what}: HSTS over plain HTTP means nothing and pins nothing: {reply:?}"
+        );
+    }
+    let parsed = directives(&policy);
+    let sources = |name: &str| -> Vec<String> {
+        let found: Vec<&Vec<String>> = parsed
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, s)| s)
+            .collect();
+        assert_eq!(found.len(), 1, "one {name} in {policy}");
+        found[0].clone()
+    };
+    assert_eq!(sources("default-src"), ["'none'"], "{policy}");
+    assert_eq!(sources("frame-ancestors"), ["'none'"], "{policy}");
+    assert_eq!(sources("base-uri"), ["'none'"], "{policy}");
+    assert_eq!(sources("form-action"), ["'none'"], "{policy}");
+    let script_src = sources("script-src");
+    for needed in ["'self'".to_string(), "'wasm-unsafe-eval'".to_string()]
+        .into_iter()
+        .chain(scripts.iter().map(|s| sha256_source(s)))
+    {
+        assert!(
+            script_src.contains(&needed),
+            "script-src lacks {needed}: {policy}"
+        );
+    }
+    for never in [
+        "'unsafe-inline'",
+        "'unsafe-eval'",
+        "*",
+        "data:",
+        "http:",
+        "https:",
+    ] {
+        assert!(
+            !script_src.iter().any(|s| s == never),
+            "script-src allows {never}: {policy}"
+        );
+    }
+    assert_eq!(
+        script_src.len(),
+        2 + scripts.len(),
+        "script-src is 'self', the wasm and the page's own scripts: {policy}"
+    );
+    assert_eq!(sources("connect-src"), ["'self'"], "{policy}");
+    policy
+}
+
 /// The real nginx, running the repository's server block (placeholders substituted) inside the
 /// test wrapper, from its own prefix directory. `kill -QUIT` on drop.
 pub struct Nginx {
@@ -708,7 +885,9 @@ impl Nginx {
                     last_error = format!("nginx exited with {status}: {stderr}{log}");
                     break;
                 }
-                if TcpStream::connect(&addr).is_ok() {
+                // Ours, not another test's nginx on a port both picked: the master writes its
+                // pid file only once it holds its listening socket.
+                if p.join("nginx.pid").exists() && TcpStream::connect(&addr).is_ok() {
                     return Nginx {
                         addr,
                         child,

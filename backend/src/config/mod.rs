@@ -54,7 +54,7 @@ pub use metrics::MetricsConfig;
 pub use probe::ProbeLimits;
 pub use rules::{AlertRules, ClockRules, CountRule, Rule, Rules};
 pub use secrets::{TokenSource, read_token};
-pub use serve::ServeConfig;
+pub use serve::{ServeConfig, TlsFiles, plain_http_refusal};
 pub use validator::{is_plain_name, resolve_path};
 pub use work_queue::WorkQueueConfig;
 

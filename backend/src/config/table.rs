@@ -388,7 +388,7 @@ mod tests {
                 "f.toml:4: outptu_dir: unknown key `outptu_dir`, did you mean `output_dir`?",
                 "f.toml:6: probe.timout: unknown key `timout`, did you mean `timeout`?",
                 "f.toml:8: serve.colour: unknown key `colour`; expected one of listen, htpasswd, \
-                 dist_dir",
+                 dist_dir, tls_cert, tls_key, plain_http_on_network",
                 // A misspelled required key is one mistake: no "destination: missing" besides.
                 "f.toml:12: hosts[0].ssh.destinaton: unknown key `destinaton`, did you mean \
                  `destination`?",

@@ -8,7 +8,8 @@
 //! - [`local`]: the config and rules, the folders, what nginx could serve, the htpasswd, the
 //!   token files and the boards (the Hermes WAL hazard);
 //! - [`reach`]: the agents and hosts over the network, and the clock against the agents' `Date`;
-//! - [`nginx`]: the nginx site against the config, and `nginx -t` where nginx is installed.
+//! - [`nginx`]: the nginx site against the config, and `nginx -t` where nginx is installed;
+//! - [`tls`]: `fleetdash serve`'s certificate and key: they load, the key is the service's alone.
 //!
 //! Each finding is ok, warn or fail with an ASC status; the command's outcome is the worst.
 
@@ -16,6 +17,7 @@ pub mod access;
 pub mod local;
 pub mod nginx;
 pub mod reach;
+pub mod tls;
 
 use std::path::{Path, PathBuf};
 
@@ -47,7 +49,7 @@ impl Level {
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// The check's name: `config`, `folders`, `exposure`, `htpasswd`, `tokens`, `boards`,
-    /// `agents`, `hosts`, `clock`, `nginx`, `user`.
+    /// `agents`, `hosts`, `clock`, `nginx`, `tls`, `user`.
     pub check: &'static str,
     pub level: Level,
     /// What was looked at: a path, an agent's name, a field.
@@ -162,6 +164,7 @@ pub async fn examine(config_path: &Path, options: &Options) -> Vec<Finding> {
         let (config2, user2, site) = (config.clone(), user.clone(), options.nginx_site.clone());
         let more = tokio::task::spawn_blocking(move || {
             let mut out = local::files(&config2, &user2);
+            out.extend(tls::files(&config2, Some(&user2)));
             out.extend(nginx::site(&config2, site.as_deref()));
             out
         })

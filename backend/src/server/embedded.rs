@@ -11,6 +11,15 @@ use axum::response::{IntoResponse, Response};
 
 use crate::page::{self, GZ, INDEX};
 
+/// The embedded page's Content-Security-Policy ([`super::headers`]), worked out once.
+pub fn policy() -> &'static HeaderValue {
+    static POLICY: std::sync::LazyLock<HeaderValue> = std::sync::LazyLock::new(|| {
+        let index = page::file(INDEX).expect("the page has an index.html").bytes;
+        super::headers::policy_header(&String::from_utf8_lossy(index))
+    });
+    &POLICY
+}
+
 /// Answers `request` from the embedded page (`/` is `index.html`).
 pub async fn serve(request: Request) -> Response {
     if request.method() != Method::GET && request.method() != Method::HEAD {

@@ -18,12 +18,18 @@
 //!   authorization (the ntfy app sends no password), so it is the one path without the login.
 //! - Answers go out at once ([`no_delay`]): no ~40 ms Nagle/delayed-ACK wait on a kept-alive
 //!   connection, as nginx's `tcp_nodelay on`.
+//! - Every answer carries the page's guard ([`headers`]): its Content-Security-Policy (with the
+//!   hash of the served page's inline script), `nosniff`, `no-referrer`; over TLS ([`tls`],
+//!   `[serve] tls_cert`/`tls_key`) HSTS too. Plain HTTP off loopback is refused unless the
+//!   operator says `plain_http_on_network = true` ([`ServeOptions::listening_on`]).
 
 pub mod actions;
 pub mod auth;
 mod embedded;
+pub mod headers;
 mod htpasswd;
 mod refusals;
+pub mod tls;
 
 pub use auth::{AuthLimits, Authenticator, Verdict};
 pub use htpasswd::Htpasswd;
@@ -78,6 +84,12 @@ pub struct ServeOptions {
     pub metrics: Arc<crate::metrics::Source>,
     /// `/act`: the phone's action links, done in this config's state_dir.
     pub actions: Arc<crate::alerting::phone::PhoneActions>,
+    /// The Content-Security-Policy of the page served (its inline script's hash).
+    pub policy: HeaderValue,
+    /// HTTPS with this certificate and key, read when the options were built.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// `[serve] plain_http_on_network`: the operator's word that plain HTTP off loopback is meant.
+    pub plain_http_on_network: bool,
 }
 
 impl ServeOptions {
@@ -105,22 +117,42 @@ impl ServeOptions {
             .map_err(|e| field_error(format!("cannot read {}: {e}", path.display())))?;
         let htpasswd = Htpasswd::parse(path, &text).map_err(|e| ConfigErrors(vec![e]))?;
         // A dist_dir without a page is a mistake to say, not a reason to serve another page.
-        if let Some(dist) = &config.serve.dist_dir
-            && !dist.join(crate::page::INDEX).is_file()
-        {
-            return Err(ConfigErrors(vec![ConfigError {
-                file: config.path.clone(),
-                line: None,
-                field: "serve.dist_dir".into(),
-                message: format!(
-                    "{} has no index.html: build the page into it (scripts/build-frontend, \
-                     or `fleetdash page export DIR`), or remove dist_dir to serve the page \
-                     built into fleetdash",
-                    dist.display()
-                ),
-            }]));
-        }
+        let policy = match &config.serve.dist_dir {
+            None => embedded::policy().clone(),
+            Some(dist) => match std::fs::read_to_string(dist.join(crate::page::INDEX)) {
+                // Read now (start and SIGHUP): a page rebuilt into dist_dir needs a reload.
+                Ok(index) => headers::policy_header(&index),
+                Err(e) => {
+                    return Err(ConfigErrors(vec![ConfigError {
+                        file: config.path.clone(),
+                        line: None,
+                        field: "serve.dist_dir".into(),
+                        message: format!(
+                            "{} has no index.html ({e}): build the page into it \
+                             (scripts/build-frontend, or `fleetdash page export DIR`), or \
+                             remove dist_dir to serve the page built into fleetdash",
+                            dist.display()
+                        ),
+                    }]));
+                }
+            },
+        };
+
+        let tls = match &config.serve.tls {
+            None => None,
+            Some(files) => Some(tls::load(&files.cert, &files.key).map_err(|e| {
+                ConfigErrors(vec![ConfigError {
+                    file: config.path.clone(),
+                    line: None,
+                    field: format!("serve.{}", e.key),
+                    message: e.message,
+                }])
+            })?),
+        };
         Ok(ServeOptions {
+            policy,
+            tls,
+            plain_http_on_network: config.serve.plain_http_on_network,
             output_dir: config.output_dir.clone(),
             dist_dir: config.serve.dist_dir.clone(),
             auth: Arc::new(Authenticator::new(htpasswd)),
@@ -134,7 +166,44 @@ impl ServeOptions {
     }
 }
 
+impl ServeOptions {
+    /// [`ServeOptions::from_config`] for a server on `listen`, refused as `[serve] listen` is
+    /// in the config when it would put basic auth on a network in the clear: for `--listen`,
+    /// which the config's own check never sees, and at SIGHUP for a config that drops TLS
+    /// under a socket already bound off loopback.
+    pub fn listening_on(
+        config: &Config,
+        rules: &crate::config::Rules,
+        listen: SocketAddr,
+    ) -> Result<ServeOptions, ConfigErrors> {
+        let options = ServeOptions::from_config(config, rules)?;
+        let refusal = crate::config::plain_http_refusal(
+            listen,
+            options.tls.is_some(),
+            options.plain_http_on_network,
+        );
+        match refusal {
+            None => Ok(options),
+            Some(why) => Err(ConfigErrors(vec![ConfigError {
+                file: config.path.clone(),
+                line: None,
+                field: "serve.listen".into(),
+                message: why,
+            }])),
+        }
+    }
+
+    /// `https` or `http`, for the address said at start.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+}
+
 pub fn router(options: ServeOptions) -> Router {
+    let guard = Guard {
+        policy: options.policy.clone(),
+        hsts: options.tls.is_some(),
+    };
     let options = Arc::new(options);
     let out = &options.output_dir;
     let metrics = options.metrics.clone();
@@ -188,6 +257,37 @@ pub fn router(options: ServeOptions) -> Router {
         ))
         .layer(CompressionLayer::new().compress_when(gzip_worthy))
         .layer(middleware::map_response(weaken_etag_when_encoded))
+        .layer(middleware::map_response_with_state(
+            Arc::new(guard),
+            guard_headers,
+        ))
+}
+
+/// The headers every answer carries, refusals included ([`headers`]).
+struct Guard {
+    policy: HeaderValue,
+    /// Over TLS: Strict-Transport-Security.
+    hsts: bool,
+}
+
+async fn guard_headers(State(guard): State<Arc<Guard>>, mut response: Response) -> Response {
+    let out = response.headers_mut();
+    out.insert(header::CONTENT_SECURITY_POLICY, guard.policy.clone());
+    out.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static(headers::NOSNIFF),
+    );
+    out.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static(headers::NO_REFERRER),
+    );
+    if guard.hsts {
+        out.insert(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static(headers::HSTS),
+        );
+    }
+    response
 }
 
 fn not_found() -> Response {
@@ -347,6 +447,11 @@ pub async fn serve(
     options: ServeOptions,
     shutdown: CancellationToken,
 ) -> Result<()> {
+    if let Some(config) = options.tls.clone() {
+        return tls::serve(listener, router(options), config, shutdown)
+            .await
+            .context("the HTTPS server failed");
+    }
     let app = router(options).into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(no_delay(listener), app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
@@ -381,11 +486,11 @@ mod tests {
     fn nginx_config_uses_the_same_asset_pattern_and_headers() {
         let conf = include_str!("../../../nginx/fleetdash.conf");
         assert!(
-            conf.contains(&format!("location ~ \"{HASHED_ASSET}\"")),
-            "nginx/fleetdash.conf lost the HASHED_ASSET location"
+            conf.contains(&format!("\"~{HASHED_ASSET}\" \"{IMMUTABLE}\";")),
+            "nginx/fleetdash.conf's Cache-Control map lost the HASHED_ASSET pattern"
         );
-        assert!(conf.contains(&format!("add_header Cache-Control \"{IMMUTABLE}\";")));
-        assert!(conf.contains(&format!("add_header Cache-Control \"{NO_CACHE}\";")));
+        assert!(conf.contains(&format!("default \"{NO_CACHE}\";")));
+        assert!(conf.contains("add_header Cache-Control $fleetdash_cache_control;"));
         assert!(conf.contains(&format!("gzip_min_length {GZIP_MIN_LENGTH};")));
     }
 
