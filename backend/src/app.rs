@@ -8,7 +8,7 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 use crate::alerting::acks::{self, AckStore};
-use crate::alerting::silences::{Silence, SilenceStore};
+use crate::alerting::silences::SilenceStore;
 use crate::clock::{Clock, Clocked};
 use crate::collect::{self, Collection, SectionName, SectionUpdate};
 use crate::config::maintenance::Matcher;
@@ -610,17 +610,6 @@ async fn with_silences<T: Send + 'static>(
     Ok(done)
 }
 
-fn silence_line(s: &Silence) -> String {
-    let matchers: Vec<String> = s.matchers.iter().map(ToString::to_string).collect();
-    format!(
-        "{}  until {}  {}  {}",
-        s.id,
-        s.end.format("%Y-%m-%d %H:%M UTC"),
-        matchers.join(" "),
-        s.reason
-    )
-}
-
 /// `fleetdash silence add MATCHER... --for 2h --reason "..."`.
 pub async fn silence_add(
     path: &Path,
@@ -638,24 +627,24 @@ pub async fn silence_add(
             }
         }
     }
-    if let Err(why) = crate::clock::ahead(chrono::Utc::now(), length) {
-        eprintln!("fleetdash: silence add: --for: {why}");
-        return Err(Failure::Exit(2));
-    }
-    let Some(length) = chrono::Duration::from_std(length)
-        .ok()
-        .filter(|l| *l > chrono::Duration::zero())
-    else {
-        eprintln!("fleetdash: silence add: --for must be longer than zero, e.g. 2h");
-        return Err(Failure::Exit(2));
+    let length = match crate::clock::ahead(chrono::Utc::now(), length) {
+        Err(why) => Err(format!("--for: {why}")),
+        Ok(_) => chrono::Duration::from_std(length)
+            .ok()
+            .filter(|l| *l > chrono::Duration::zero())
+            .ok_or_else(|| "--for must be longer than zero, e.g. 2h".to_string()),
     };
+    let length = length.map_err(|why| {
+        eprintln!("fleetdash: silence add: {why}");
+        Failure::Exit(2)
+    })?;
     let reason = reason.to_string();
     let silence = with_silences(path, move |store, now| {
         store.add(parsed, length, &reason, now)
     })
     .await?;
     Ok(Done::ok(
-        format!("{}\n", silence_line(&silence)),
+        format!("{}\n", silence.line()),
         serde_json::json!({
             "id": silence.id,
             "start": silence.start,
@@ -699,7 +688,7 @@ pub async fn silence_list(path: &Path) -> Outcome {
         println!("no active silences");
     }
     for s in &active {
-        println!("{}", silence_line(s));
+        println!("{}", s.line());
     }
     for w in &windows {
         println!("{w}");
@@ -711,7 +700,7 @@ pub async fn silence_list(path: &Path) -> Outcome {
 pub async fn silence_end(path: &Path, id: &str) -> Outcome {
     let id = id.to_string();
     let ended = with_silences(path, move |store, now| store.end(&id, now)).await?;
-    println!("ended {}", silence_line(&ended));
+    println!("ended {}", ended.line());
     Ok(())
 }
 

@@ -52,6 +52,18 @@ impl Silence {
     pub fn active_at(&self, now: DateTime<Utc>) -> bool {
         self.start <= now && now < self.end
     }
+
+    /// One line for `fleetdash silence add/list/end`: id, end, matchers, reason.
+    pub fn line(&self) -> String {
+        let matchers: Vec<String> = self.matchers.iter().map(ToString::to_string).collect();
+        format!(
+            "{}  until {}  {}  {}",
+            self.id,
+            self.end.format("%Y-%m-%d %H:%M UTC"),
+            matchers.join(" "),
+            self.reason
+        )
+    }
 }
 
 /// What holds an element's alerts back at a moment, for the engine and the page.
