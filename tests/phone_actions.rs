@@ -81,10 +81,9 @@ fn held(scratch: &support::Scratch) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_phone_button_silences_once_and_every_other_link_is_refused() {
-    let ntfy = Receiver::start(Mode::Ok).await;
-    let scratch = support::Scratch::new();
+/// `fleetdash run` sending the red agent vega to `ntfy` with buttons, and `fleetdash serve`
+/// taking the buttons' links: the config, serve's port, and both processes.
+fn start(scratch: &support::Scratch, ntfy: &Receiver) -> (std::path::PathBuf, u16, Killed, Killed) {
     std::fs::write(
         scratch.path().join("htpasswd"),
         format!("{USER}:{}\n", bcrypt::hash(PASSWORD, 4).unwrap()),
@@ -100,7 +99,7 @@ async fn a_phone_button_silences_once_and_every_other_link_is_refused() {
         topic = ntfy.url("/fleet"),
         vega = support::refused_endpoint(),
     ));
-    let _run = Killed(
+    let run = Killed(
         support::fleetdash()
             .args(["run", "--config"])
             .arg(&config)
@@ -109,7 +108,7 @@ async fn a_phone_button_silences_once_and_every_other_link_is_refused() {
             .spawn()
             .unwrap(),
     );
-    let _serve = Killed(
+    let serve = Killed(
         support::fleetdash()
             .args([
                 "serve",
@@ -123,6 +122,14 @@ async fn a_phone_button_silences_once_and_every_other_link_is_refused() {
             .spawn()
             .unwrap(),
     );
+    (config, serve_port, run, serve)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phone_button_silences_once_and_every_other_link_is_refused() {
+    let ntfy = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    let (config, serve_port, _run, _serve) = start(&scratch, &ntfy);
 
     // The Firing reaches ntfy with its buttons.
     let deadline = Instant::now() + support::HANG_BUDGET;
@@ -337,44 +344,7 @@ async fn a_notification_held_back_leaves_with_buttons_that_work_and_says_until_w
     let shortened = rules.replace("link_valid_seconds: 86400", "link_valid_seconds: 8");
     assert_ne!(rules, shortened, "the rules file's link validity moved");
     std::fs::write(scratch.path().join("rules.yaml"), shortened).unwrap();
-    std::fs::write(
-        scratch.path().join("htpasswd"),
-        format!("{USER}:{}\n", bcrypt::hash(PASSWORD, 4).unwrap()),
-    )
-    .unwrap();
-    let serve_port = free_port();
-    let config = scratch.config(&format!(
-        "[cadence]\nagents = \"1s\"\n\n\
-         [serve]\nhtpasswd = \"htpasswd\"\n\n\
-         [alerts]\ndashboard_url = \"http://127.0.0.1:{serve_port}/\"\n\n\
-         [[alerts.channels]]\ntype = \"ntfy\"\nurl = \"{topic}\"\n\n\
-         [[agents]]\nname = \"vega\"\nendpoint = \"{vega}\"\ndialect = \"v1\"\n",
-        topic = ntfy.url("/fleet"),
-        vega = support::refused_endpoint(),
-    ));
-    let _run = Killed(
-        support::fleetdash()
-            .args(["run", "--config"])
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let _serve = Killed(
-        support::fleetdash()
-            .args([
-                "serve",
-                "--listen",
-                &format!("127.0.0.1:{serve_port}"),
-                "--config",
-            ])
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let (_config, _serve_port, _run, _serve) = start(&scratch, &ntfy);
     // The first attempt fails (status.json says since when); the channel comes back for the
     // retry.
     let deadline = Instant::now() + support::HANG_BUDGET;
