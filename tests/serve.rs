@@ -81,28 +81,11 @@ fn serve_with_a_dist_dir_without_index_html_exits_2() {
     )
     .unwrap();
     let config = scratch.config("[serve]\nhtpasswd = \"htpasswd\"\ndist_dir = \"empty-dist\"\n");
-    let mut child = support::fleetdash()
-        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A server that starts anyway would never exit: it fails here instead of hanging the run.
-    let deadline = Instant::now() + support::HANG_BUDGET;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("serve started with a dist_dir without index.html instead of exiting 2");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = serve_refused(
+        &config,
+        "127.0.0.1:0",
+        "serve started with a dist_dir without index.html instead of exiting 2",
+    );
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("serve.dist_dir")
@@ -892,28 +875,11 @@ fn serve_with_an_unusable_certificate_or_key_exits_2_naming_the_field_and_file()
 fn serve_refuses_plain_http_off_loopback() {
     let (_scratch, config) = serve_scratch(&[(USER, PASSWORD)], 4);
     for listen in ["0.0.0.0:0", "[::]:0"] {
-        let mut child = support::fleetdash()
-            .args(["serve", "--listen", listen, "--config"])
-            .arg(&config)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        // A server that starts anyway would never exit: it fails here instead of hanging.
-        let deadline = Instant::now() + support::HANG_BUDGET;
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("serve started on {listen} in plain HTTP instead of exiting 2");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        let (status, stderr) = serve_refused(
+            &config,
+            listen,
+            &format!("serve started on {listen} in plain HTTP instead of exiting 2"),
+        );
         assert_eq!(status.code(), Some(2), "{listen}: {stderr}");
         assert!(
             stderr.contains("serve.listen")
@@ -926,4 +892,36 @@ fn serve_refuses_plain_http_off_loopback() {
     // Loopback: served as before, over plain HTTP.
     let serve = LoggedServe::start(&config);
     assert!(serve.url.starts_with("http://127.0.0.1:"), "{}", serve.url);
+}
+
+/// `fleetdash serve --listen LISTEN --config CONFIG`, which must exit at once: its status and
+/// stderr. A server that starts anyway would never exit: it fails with `started` instead of
+/// hanging the run.
+fn serve_refused(
+    config: &std::path::Path,
+    listen: &str,
+    started: &str,
+) -> (std::process::ExitStatus, String) {
+    let mut child = support::fleetdash()
+        .args(["serve", "--listen", listen, "--config"])
+        .arg(config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + support::HANG_BUDGET;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{started}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    (status, stderr)
 }
