@@ -688,18 +688,7 @@ impl LoggedServe {
 
 impl Drop for LoggedServe {
     fn drop(&mut self) {
-        unsafe {
-            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
-        }
-        let deadline = Instant::now() + support::HANG_BUDGET;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        serving::stop(&mut self.child);
     }
 }
 
