@@ -420,13 +420,12 @@ fn serve_without_a_usable_htpasswd_exits_2() {
     ];
     for (body, expected) in cases {
         let config = scratch.config(&body);
-        let out = support::fleetdash()
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-            .arg(&config)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{body:?}: {stderr}");
+        let (status, stderr) = serve_refused(
+            &config,
+            "127.0.0.1:0",
+            &format!("serve started with {body:?} instead of exiting 2"),
+        );
+        assert_eq!(status.code(), Some(2), "{body:?}: {stderr}");
         assert!(stderr.contains(&expected), "{body:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     }
@@ -837,13 +836,12 @@ fn serve_with_an_unusable_certificate_or_key_exits_2_naming_the_field_and_file()
     ];
     for (body, expected) in cases {
         let config = scratch.config(&body);
-        let out = support::fleetdash()
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-            .arg(&config)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{body:?}: {stderr}");
+        let (status, stderr) = serve_refused(
+            &config,
+            "127.0.0.1:0",
+            &format!("serve started with {body:?} instead of exiting 2"),
+        );
+        assert_eq!(status.code(), Some(2), "{body:?}: {stderr}");
         for words in &expected {
             assert!(
                 stderr.contains(words.as_str()),
