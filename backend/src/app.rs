@@ -146,6 +146,12 @@ async fn settle(
 /// READY after the first snapshot of each start or reload, STOPPING at shutdown.
 pub async fn run(path: &Path) -> Outcome {
     let (mut config, mut rules) = load(path)?;
+    crate::write::folders::tried(&config)
+        .await
+        .map_err(|errors| Failure::Config {
+            errors,
+            list_all: true,
+        })?;
     let notifier = Notifier::from_env();
     let shutdown = CancellationToken::new();
     if let Err(e) = watchdog::cancel_on_signal(shutdown.clone()) {
@@ -233,13 +239,14 @@ async fn reload(path: &Path) -> Option<(Config, Rules)> {
             return None;
         }
     };
-    match loaded {
-        Ok(loaded) => Some(loaded),
-        Err(errors) => {
-            refused(path, &errors);
-            None
-        }
-    }
+    // A config whose folders cannot be written is refused like a broken one.
+    let tried = match loaded {
+        Ok(loaded) => crate::write::folders::tried(&loaded.0)
+            .await
+            .map(|()| loaded),
+        Err(errors) => Err(errors),
+    };
+    tried.inspect_err(|errors| refused(path, errors)).ok()
 }
 
 /// `fleetdash serve` until SIGTERM or ctrl-c. SIGHUP rereads the config and the htpasswd: a

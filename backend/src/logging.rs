@@ -1,7 +1,9 @@
 //! The log: stderr, filtered by `FLEETDASH_LOG`, coloured only on a terminal, and every line
 //! through the redaction gate before it is written. `FLEETDASH_LOG_FORMAT=json` makes it one
 //! JSON object per line for log shippers (journald → Loki, Vector, ...): the event's fields
-//! flattened beside `timestamp`, `level`, `target` and `message`.
+//! flattened beside `timestamp`, `level`, `target` and `message`. Under a systemd unit (stderr
+//! is the journal) the same events go to journald with their fields as journal fields
+//! ([`journal`]), unless `FLEETDASH_LOG_FORMAT` asks for text or json.
 //!
 //! A log line is an output like status.json. Other crates log too (reqwest and hyper print the
 //! addresses they connect to at debug and trace), so the gate guards the writer, not each call:
@@ -17,12 +19,17 @@ use tracing_subscriber::fmt::MakeWriter;
 use crate::config::Config;
 use crate::redact::RedactionGate;
 
+mod journal;
+
 static GATE: LazyLock<RwLock<RedactionGate>> =
     LazyLock::new(|| RwLock::new(RedactionGate::default()));
 
 /// Whether lines are JSON objects (then the gate redacts each string in them, so a redaction
 /// never breaks the JSON a shipper parses).
 static JSON: AtomicBool = AtomicBool::new(false);
+
+/// Whether those JSON objects go to journald as entries rather than to stderr as lines.
+static JOURNAL: AtomicBool = AtomicBool::new(false);
 
 /// The environment variable that picks the format: `text` (the default) or `json`.
 pub const FORMAT_VAR: &str = "FLEETDASH_LOG_FORMAT";
@@ -32,19 +39,26 @@ pub const FORMAT_VAR: &str = "FLEETDASH_LOG_FORMAT";
 pub enum Format {
     Text,
     Json,
+    /// Entries with fields, to journald (the default when stderr is the journal).
+    Journal,
 }
 
 impl Format {
-    /// The format `FLEETDASH_LOG_FORMAT` asks for; an unknown value is an error naming it.
+    /// The format `FLEETDASH_LOG_FORMAT` asks for, else the journal's when stderr is the
+    /// journal, else text; an unknown value is an error naming it.
     pub fn from_env() -> Result<Format, String> {
+        let under_journald = journal::stderr_is_journal();
         match std::env::var(FORMAT_VAR) {
+            Err(_) if under_journald => Ok(Format::Journal),
             Err(_) => Ok(Format::Text),
             Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
                 "" | "text" => Ok(Format::Text),
                 "json" => Ok(Format::Json),
+                "journal" => Ok(Format::Journal),
                 _ => Err(format!(
-                    "{FORMAT_VAR}={v:?} is no log format: use text (the default) or json; \
-                     logging as text"
+                    "{FORMAT_VAR}={v:?} is no log format: use text (the default), json or \
+                     journal; logging as {}",
+                    if under_journald { "journal" } else { "text" }
                 )),
             },
         }
@@ -59,6 +73,7 @@ pub fn init() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let (format, mistake) = match Format::from_env() {
         Ok(format) => (format, None),
+        Err(why) if journal::stderr_is_journal() => (Format::Journal, Some(why)),
         Err(why) => (Format::Text, Some(why)),
     };
     match format {
@@ -67,8 +82,9 @@ pub fn init() {
             .with_ansi(std::io::stderr().is_terminal())
             .with_env_filter(filter)
             .init(),
-        Format::Json => {
+        Format::Json | Format::Journal => {
             JSON.store(true, Ordering::Relaxed);
+            JOURNAL.store(format == Format::Journal, Ordering::Relaxed);
             tracing_subscriber::fmt()
                 .json()
                 .flatten_event(true)
@@ -148,6 +164,9 @@ impl Drop for GatedLine {
             return;
         }
         let line = String::from_utf8_lossy(&self.0);
+        if JOURNAL.load(Ordering::Relaxed) && to_journal(&line) {
+            return;
+        }
         let clean = if JSON.load(Ordering::Relaxed) {
             gated_json_line(&line)
         } else {
@@ -156,6 +175,19 @@ impl Drop for GatedLine {
         // Nowhere to report a failed write to stderr.
         let _ = std::io::stderr().lock().write_all(clean.as_bytes());
     }
+}
+
+/// Sends the formatter's JSON line to journald, through the gate first; false when it cannot
+/// (not JSON, or journald not listening), and then the line goes to stderr, which is the
+/// journal too, as one line of text.
+fn to_journal(line: &str) -> bool {
+    let Ok(serde_json::Value::Object(event)) = serde_json::from_str(line.trim_end()) else {
+        return false;
+    };
+    let serde_json::Value::Object(event) = redact_json(serde_json::Value::Object(event)) else {
+        return false;
+    };
+    journal::send(&event).is_ok()
 }
 
 /// A formatted line as the log may show it. On a terminal the formatter has put colour codes

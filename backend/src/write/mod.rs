@@ -13,6 +13,7 @@
 
 pub mod atomic;
 pub mod escalations;
+pub mod folders;
 pub mod history;
 pub mod live_tasks;
 pub mod projection;
