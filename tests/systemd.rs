@@ -239,6 +239,55 @@ fn sighup_with_a_broken_config_is_refused_and_the_snapshot_keeps_being_renewed()
     assert!(running.wait_exit().success());
 }
 
+/// A folder `run` cannot write stops it before it starts, exit 2 (a config mistake: the unit's
+/// RestartPreventExitStatus=2 keeps systemd from restarting it into the same failure); a reload
+/// to such a config is refused and the running one goes on. (The sandbox's read-only folders
+/// are tried under a real systemd by scripts/test-systemd.)
+#[test]
+fn a_folder_run_cannot_write_stops_the_start_and_refuses_the_reload() {
+    let scratch = Scratch::new();
+    // A file where a folder should be: nothing can be made below it, not even by root.
+    let blocker = scratch.path().join("not-a-folder");
+    std::fs::write(&blocker, "").unwrap();
+    let good = scratch.config(&format!("[cadence]\nsystems = \"1s\"\n\n{LOCAL_HOST}"));
+    let good_text = std::fs::read_to_string(&good).unwrap();
+    let unwritable = good_text.replace(
+        "output_dir = \"out\"",
+        &format!("output_dir = \"{}\"", blocker.join("out").display()),
+    );
+    assert_ne!(unwritable, good_text);
+
+    std::fs::write(&good, &unwritable).unwrap();
+    // Before the fix it ran on, failing every pass: wait_exit fails it rather than hang.
+    let mut refused = Running::start(&good, None);
+    let status = refused.wait_exit();
+    // The reader thread ends at the pipe's end, after the last line.
+    let stderr: Vec<String> = refused.stderr.iter().collect();
+    let stderr = stderr.join("\n");
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("output_dir")
+            && stderr.contains(&blocker.join("out").display().to_string()),
+        "the error names the field and the folder: {stderr}"
+    );
+    assert!(!scratch.status_path().exists());
+
+    std::fs::write(&good, &good_text).unwrap();
+    let notify = NotifySocket::bind(scratch.path());
+    let mut running = Running::start(&good, Some(&notify.path));
+    assert_eq!(first_line(&notify.next()), "READY=1");
+    std::fs::write(&good, &unwritable).unwrap();
+    running.signal(libc::SIGHUP);
+    running.wait_for_line(&["output_dir", "cannot create"]);
+    running.wait_for_line(&["refused", "the running config stays"]);
+    let refused_at = chrono::Utc::now();
+    wait_for_snapshot(&scratch, |s| {
+        s.sections.systems.checked_at > Some(refused_at)
+    });
+    running.signal(libc::SIGTERM);
+    assert!(running.wait_exit().success());
+}
+
 #[test]
 fn sighup_with_a_good_config_restarts_the_parts_and_the_next_snapshot_has_the_new_agent() {
     let scratch = Scratch::new();
