@@ -44,7 +44,7 @@ use crate::config::Rules;
 pub use judge::{ORPHANED_MESSAGE, Retention, Verdict, judge};
 pub use report::{Ack, Assignment, Report, ReportKind, Reporter, WireState};
 pub use rows::{RowRead, Unreadable};
-pub use writer::{MAX_BATCH, QUEUE_DEPTH};
+pub use writer::{CHECKPOINT_PAUSE, MAX_BATCH, QUEUE_DEPTH};
 
 /// One task row (§3.2), as the queue holds it.
 #[derive(Debug, Clone, PartialEq)]

@@ -28,6 +28,12 @@ const KIND: Kind = Kind {
     tables: None,
 };
 
+/// The WAL left on disk after a checkpoint is cut back to this (SQLite's `journal_size_limit`):
+/// otherwise it keeps the size of the largest burst it ever held (a first retention over a
+/// file that kept months of events, a storm of reports) for good (issue 33). A few hundred
+/// KiB is a busy minute's commits; a megabyte leaves room so that it is rarely cut.
+pub const WAL_KEPT_BYTES: i64 = 1024 * 1024;
+
 /// How long a connection waits for another's lock (a reader's checkpoint, a second writer)
 /// before it reports the database busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -160,6 +166,8 @@ pub fn open_writer(path: &Path) -> Result<Connection, String> {
     // holds up every caller of that batch. The checkpointer's own connection does it beside it.
     conn.pragma_update(None, "wal_autocheckpoint", 0)
         .map_err(|e| named("cannot hand checkpoints to the checkpointer", &e))?;
+    conn.pragma_update(None, "journal_size_limit", WAL_KEPT_BYTES)
+        .map_err(|e| named("cannot bound the WAL", &e))?;
     migrate(&conn, version).map_err(|e| named("cannot migrate the schema", &e))?;
     Ok(conn)
 }
@@ -211,6 +219,8 @@ pub fn open_checkpointer(path: &Path) -> Result<Connection, String> {
         .map_err(|e| format!("{}: cannot set the busy timeout: {e}", path.display()))?;
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(|e| format!("{}: cannot make checkpoints durable: {e}", path.display()))?;
+    conn.pragma_update(None, "journal_size_limit", WAL_KEPT_BYTES)
+        .map_err(|e| format!("{}: cannot bound the WAL: {e}", path.display()))?;
     Ok(conn)
 }
 
