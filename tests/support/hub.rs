@@ -72,7 +72,7 @@ impl Hub {
             ..QueueRules::of(
                 &fleetdash::config::Rules::parse(
                     std::path::Path::new("config/rules.yaml"),
-                    super::DEFAULT_RULES,
+                    crate::support::DEFAULT_RULES,
                 )
                 .unwrap(),
             )
