@@ -633,7 +633,7 @@ async fn the_watchdog_orphans_a_silent_working_task_once_with_one_escalation_lin
     .await
     .unwrap();
 
-    let log = Escalations::new(dir.path());
+    let log = Escalations::new(dir.path(), &rules.state);
     let gate = RedactionGate::default();
     let limit = secs(r.no_reply_s);
     let early = q.sweep(acked + limit - secs(1)).await.unwrap();
@@ -738,7 +738,7 @@ async fn worker_died_is_recorded_once_without_a_follow_up() {
         WireState::InputRequired,
         "not failed: only recorded"
     );
-    let log = Escalations::new(dir.path());
+    let log = Escalations::new(dir.path(), &rules.state);
     assert_eq!(
         watchdog::escalate(
             &events,

@@ -96,7 +96,7 @@ pub async fn run_notifying(
         tokio::spawn(crate::watchdog::sweep::run(
             queue,
             rules.clone(),
-            Escalations::new(&config.state_dir),
+            Escalations::new(&config.state_dir, &rules.state),
             config.gate(),
             clock.clone(),
             shutdown.clone(),

@@ -69,6 +69,13 @@ impl Hub {
             ack_within_s: 600,
             no_reply_s: 300,
             worker_died_s: 3600,
+            ..QueueRules::of(
+                &fleetdash::config::Rules::parse(
+                    std::path::Path::new("config/rules.yaml"),
+                    crate::support::DEFAULT_RULES,
+                )
+                .unwrap(),
+            )
         };
         let queue = Arc::new(rt.block_on(WorkQueue::open(&db, rules)).unwrap());
         let options = IntakeOptions {

@@ -136,4 +136,14 @@ clock:
   shown_for_seconds: 3600
   forget_unseen_seconds: 86400
   source: issue 31
+queue_file:
+  finished_stored_seconds: 604800
+  events_stored_seconds: 604800
+  source: issue 33
+escalations:
+  rotate_after_seconds: 604800
+  source: issue 33
+set_aside:
+  copies_kept: 3
+  source: issue 33
 ";

@@ -52,7 +52,7 @@ pub use hosts::{
 pub use intake::IntakeConfig;
 pub use metrics::MetricsConfig;
 pub use probe::ProbeLimits;
-pub use rules::{AlertRules, ClockRules, CountRule, Rule, Rules};
+pub use rules::{AlertRules, ClockRules, CountRule, Rule, Rules, StateRules};
 pub use secrets::{TokenSource, read_token};
 pub use serve::{ServeConfig, TlsFiles, plain_http_refusal};
 pub use validator::{is_plain_name, resolve_path};

@@ -101,6 +101,12 @@ fn deadline_what(id: &str) -> String {
     format!("queue task {id}'s deadline")
 }
 
+/// What the clock knows a finished task's finish by: status.json's retention and the file's
+/// judge its age on the same sighting.
+pub fn finish_what(id: &str) -> String {
+    format!("queue task {id}'s finish")
+}
+
 /// Notes on the clock what a report just committed stamped on `row`: its news and, while it
 /// awaits an ACK, since when.
 pub fn note(row: &TaskRow, at: &Clocked) {
@@ -262,7 +268,7 @@ pub fn left_out(rows: &[RowRead], retention: &Retention, at: &Clocked) -> Vec<Op
         let Some(since) = row.finished_since() else {
             continue;
         };
-        if at.age(&format!("queue task {}'s finish", row.id), since) >= retention.finished_kept_s {
+        if at.age(&finish_what(&row.id), since) >= retention.finished_kept_s {
             retire(i, &mut out);
         } else {
             newest.push((since, &row.id, i));
@@ -364,6 +370,7 @@ mod tests {
             ack_within_s: 600,
             no_reply_s: 300,
             worker_died_s: 3600,
+            ..rules()
         };
         let v = judge(
             &row(),

@@ -12,7 +12,8 @@
 //! Modules: [`schema`] (opening, refusing what is not ours, migrations), [`rows`] (a row in SQL,
 //! read row by row: one that cannot be read is its own failure), [`store`] (the state machine,
 //! ACK-then-own, permissions, dismissals), [`writer`] (the one writer thread, group commit),
-//! [`judge`] (the rules as pure functions of a row and `now`). The sweep's cadence and its
+//! [`judge`] (the rules as pure functions of a row and `now`), [`retention`] (what the file lets
+//! go, after each sweep: finished tasks and old events, issue 33). The sweep's cadence and its
 //! escalation lines are a run-time loop: `crate::watchdog::sweep`.
 //!
 //! Semantics:
@@ -24,6 +25,7 @@
 
 pub mod judge;
 pub mod report;
+pub mod retention;
 pub mod rows;
 pub mod schema;
 pub mod store;
@@ -42,7 +44,7 @@ use crate::config::Rules;
 pub use judge::{ORPHANED_MESSAGE, Retention, Verdict, judge};
 pub use report::{Ack, Assignment, Report, ReportKind, Reporter, WireState};
 pub use rows::{RowRead, Unreadable};
-pub use writer::{MAX_BATCH, QUEUE_DEPTH};
+pub use writer::{CHECKPOINT_PAUSE, MAX_BATCH, QUEUE_DEPTH};
 
 /// One task row (§3.2), as the queue holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,6 +179,12 @@ pub struct QueueRules {
     pub ack_within_s: u64,
     pub no_reply_s: u64,
     pub worker_died_s: u64,
+    /// A finished task leaves the file, with its events, this long after it finished
+    /// (`queue_file.finished_stored_seconds`).
+    pub finished_stored_s: u64,
+    /// An event about no stored task leaves the file this long after it was received
+    /// (`queue_file.events_stored_seconds`).
+    pub events_stored_s: u64,
 }
 
 impl QueueRules {
@@ -186,6 +194,8 @@ impl QueueRules {
             ack_within_s: rules.ack_within.seconds,
             no_reply_s: rules.no_reply.seconds,
             worker_died_s: rules.worker_died.seconds,
+            finished_stored_s: rules.state.queue_finished_stored.seconds,
+            events_stored_s: rules.state.queue_events_stored.seconds,
         }
     }
 }

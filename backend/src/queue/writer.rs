@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, TransactionBehavior};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Applied, Dismissal, QueueRules, Refusal, Report, SweepEvent, store};
+use super::{Applied, Dismissal, QueueRules, Refusal, Report, SweepEvent, retention, store};
 
 /// At most this many jobs share one transaction (bounds a transaction's size and the wait of
 /// the first caller in it).
@@ -134,6 +134,23 @@ fn commit(
                     store::sweep(c, rules, &at).map(|events| (true, events))
                 })
                 .map_err(|e| failed(&e));
+                // The retention after the watchdog, on its own: a failed one keeps the sweep.
+                match in_savepoint(&mut tx, |c| {
+                    retention::prune(c, rules, &at).map(|pruned| (true, pruned))
+                }) {
+                    // Routine, every sweep: not worth the operator's log.
+                    Ok(pruned) if pruned != retention::Pruned::default() => tracing::debug!(
+                        file = %path.display(),
+                        tasks = pruned.tasks,
+                        events = pruned.events,
+                        "work queue retention: finished tasks and old events deleted"
+                    ),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(
+                        file = %path.display(),
+                        "work queue retention failed, tried again at the next sweep: {e}"
+                    ),
+                }
                 Answer::Sweep(reply, answer)
             }
             Job::Dismiss {

@@ -42,7 +42,7 @@ pub fn escalate(
             checked_at: now,
             stale: false,
         };
-        log.append(&line, no_reply, gate, now)?;
+        log.append(&line, no_reply, gate, at)?;
         written += 1;
     }
     Ok(written)

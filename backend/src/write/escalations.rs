@@ -2,7 +2,10 @@
 //! `state_dir/escalations.jsonl` (like the fleet's `operation/state/escalations.jsonl`), so the
 //! follow-up loop fires without a human deciding (spec §5.3). Only ids, states and the cause are
 //! written: never message text. Appended by the live-task store, under the registry's lock,
-//! and bounded like the audit log: at [`ROTATE_AT_BYTES`] it moves to `escalations.jsonl.1`.
+//! and by the work queue's watchdog. Bounded like the audit log, and by age (issue 33): before
+//! a line is appended, a log of [`ROTATE_AT_BYTES`], or whose first line is the rules'
+//! `escalations.rotate_after_seconds` old, moves to `escalations.jsonl.1` (replacing the one
+//! before), so the two hold at most two such periods and never more than twice the size.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,8 +15,9 @@ use chrono::{DateTime, Utc};
 use fleetdash_model::LiveTask;
 use serde_json::json;
 
+use crate::clock::Clocked;
 use crate::collect::agents::audit_tail::rotated_path;
-use crate::config::Rule;
+use crate::config::{Rule, StateRules};
 use crate::redact::RedactionGate;
 
 pub const FILE_NAME: &str = "escalations.jsonl";
@@ -23,23 +27,35 @@ pub const ROTATE_AT_BYTES: u64 = 2 * 1024 * 1024;
 
 pub struct Escalations {
     path: PathBuf,
+    /// The rules' `escalations.rotate_after_seconds`.
+    rotate_after_s: u64,
 }
 
+/// What the clock knows the log's first line by: a new first line is a new sighting.
+const FIRST_LINE_WHAT: &str = "escalations.jsonl's first line";
+
 impl Escalations {
-    pub fn new(state_dir: &Path) -> Escalations {
+    pub fn new(state_dir: &Path, rules: &StateRules) -> Escalations {
         Escalations {
             path: state_dir.join(FILE_NAME),
+            rotate_after_s: rules.escalations_rotate_after.seconds,
         }
     }
 
-    /// Appends one line for `task`, passed through the gate.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one line for `task`, passed through the gate, stamped `at`; a log that is full
+    /// or old ([`Escalations`]) moves to `.1` first.
     pub fn append(
         &self,
         task: &LiveTask,
         rule: &Rule,
         gate: &RedactionGate,
-        now: DateTime<Utc>,
+        at: &Clocked,
     ) -> Result<()> {
+        let now = at.wall();
         let line = json!({
             "ts": now.to_rfc3339(),
             "kind": "stuck",
@@ -52,7 +68,7 @@ impl Escalations {
         let line = gate
             .to_json(&line)
             .context("cannot serialise the escalation")?;
-        self.rotate_if_full()?;
+        self.rotate_if_due(at)?;
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -62,8 +78,10 @@ impl Escalations {
             .with_context(|| format!("cannot append to {}", self.path.display()))
     }
 
-    /// Moves a full log to `<file>.1`, replacing the previous rotation.
-    fn rotate_if_full(&self) -> Result<()> {
+    /// Moves a full or old log to `<file>.1`, replacing the previous rotation. The age is the
+    /// first line's, as the clock observed it; a first line without a readable stamp (edited
+    /// by hand) leaves the size alone to decide.
+    fn rotate_if_due(&self, at: &Clocked) -> Result<()> {
         let size = match std::fs::metadata(&self.path) {
             Ok(meta) => meta.len(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -71,7 +89,11 @@ impl Escalations {
                 return Err(e).with_context(|| format!("cannot inspect {}", self.path.display()));
             }
         };
-        if size < ROTATE_AT_BYTES {
+        let old = || {
+            self.first_stamp()
+                .is_some_and(|ts| at.reached(at.age(FIRST_LINE_WHAT, ts), self.rotate_after_s))
+        };
+        if size < ROTATE_AT_BYTES && !old() {
             return Ok(());
         }
         let rotated = rotated_path(&self.path);
@@ -82,6 +104,19 @@ impl Escalations {
                 rotated.display()
             )
         })
+    }
+
+    /// The `ts` of the log's first line, when it has one.
+    fn first_stamp(&self) -> Option<DateTime<Utc>> {
+        use std::io::BufRead as _;
+        let file = std::fs::File::open(&self.path).ok()?;
+        let mut line = String::new();
+        // A line is a few hundred bytes; a first "line" past this is not one of ours.
+        std::io::Read::take(std::io::BufReader::new(file), 64 * 1024)
+            .read_line(&mut line)
+            .ok()?;
+        let value: serde_json::Value = serde_json::from_str(&line).ok()?;
+        value.get("ts")?.as_str()?.parse().ok()
     }
 }
 
@@ -109,6 +144,19 @@ mod tests {
         }
     }
 
+    fn at(now: chrono::DateTime<chrono::Utc>) -> Clocked {
+        Clocked::wall_only(now)
+    }
+
+    fn state_rules() -> StateRules {
+        crate::config::Rules::parse(
+            Path::new("config/rules.yaml"),
+            include_str!("../../../config/rules.yaml"),
+        )
+        .unwrap()
+        .state
+    }
+
     fn rule() -> Rule {
         Rule {
             seconds: 300,
@@ -123,7 +171,7 @@ mod tests {
     #[test]
     fn the_log_rotates_at_its_bound_to_dot_one() {
         let dir = tempfile::tempdir().unwrap();
-        let log = Escalations::new(dir.path());
+        let log = Escalations::new(dir.path(), &state_rules());
         let path = dir.path().join(FILE_NAME);
         let rotated = dir.path().join(format!("{FILE_NAME}.1"));
         std::fs::write(&rotated, "the rotation before\n").unwrap();
@@ -135,7 +183,7 @@ mod tests {
         std::fs::write(&path, &full).unwrap();
 
         let gate = RedactionGate::default();
-        log.append(&stuck("t_new"), &rule(), &gate, fixed_now())
+        log.append(&stuck("t_new"), &rule(), &gate, &at(fixed_now()))
             .unwrap();
         let moved = std::fs::read_to_string(&rotated).unwrap();
         assert!(
@@ -148,12 +196,67 @@ mod tests {
         assert!(fresh.contains("\"t_new\""));
 
         // Under the bound, appending just appends.
-        log.append(&stuck("t_next"), &rule(), &gate, fixed_now())
+        log.append(&stuck("t_next"), &rule(), &gate, &at(fixed_now()))
             .unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
         assert_eq!(
             std::fs::metadata(&rotated).unwrap().len(),
             full.len() as u64
+        );
+    }
+
+    /// Issue 33: at a fleet's pace the 2 MiB bound took months. A log whose first line is
+    /// `escalations.rotate_after_seconds` old moves to `.1` before the next line; one a
+    /// second younger stays, and so does a first line without a stamp (the size decides).
+    #[test]
+    fn the_log_rotates_once_its_first_line_is_as_old_as_the_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let rules = state_rules();
+        let log = Escalations::new(dir.path(), &rules);
+        let rotated = dir.path().join(format!("{FILE_NAME}.1"));
+        let gate = RedactionGate::default();
+        let t0 = fixed_now();
+        let window = chrono::Duration::seconds(
+            i64::try_from(rules.escalations_rotate_after.seconds).unwrap(),
+        );
+        log.append(&stuck("t_first"), &rule(), &gate, &at(t0))
+            .unwrap();
+        let just_before = t0 + window - chrono::Duration::seconds(1);
+        log.append(&stuck("t_second"), &rule(), &gate, &at(just_before))
+            .unwrap();
+        assert!(!rotated.exists(), "a second short of the rule: kept");
+        assert_eq!(
+            std::fs::read_to_string(log.path()).unwrap().lines().count(),
+            2
+        );
+
+        log.append(&stuck("t_third"), &rule(), &gate, &at(t0 + window))
+            .unwrap();
+        let moved = std::fs::read_to_string(&rotated).unwrap();
+        assert!(
+            moved.contains("t_first") && moved.contains("t_second"),
+            "{moved}"
+        );
+        let fresh = std::fs::read_to_string(log.path()).unwrap();
+        assert_eq!(fresh.lines().count(), 1, "{fresh}");
+        assert!(fresh.contains("t_third"));
+
+        // A week later again: the week before replaces the `.1` of the week before that.
+        log.append(&stuck("t_fourth"), &rule(), &gate, &at(t0 + window * 2))
+            .unwrap();
+        let moved = std::fs::read_to_string(&rotated).unwrap();
+        assert!(
+            moved.contains("t_third") && !moved.contains("t_first"),
+            "{moved}"
+        );
+
+        // A first line edited by hand, without a stamp: only the size rotates it.
+        std::fs::write(log.path(), "not a line of ours\n").unwrap();
+        log.append(&stuck("t_fifth"), &rule(), &gate, &at(t0 + window * 9))
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(log.path()).unwrap().lines().count(),
+            2
         );
     }
 }

@@ -35,11 +35,17 @@ pub struct LiveTaskStore {
 }
 
 impl LiveTaskStore {
-    pub fn new(state_dir: &Path, rules: StuckRules, gate: RedactionGate) -> LiveTaskStore {
+    /// The registry in `state_dir`; each newly stuck task's line goes to `escalations`.
+    pub fn new(
+        state_dir: &Path,
+        rules: StuckRules,
+        escalations: Escalations,
+        gate: RedactionGate,
+    ) -> LiveTaskStore {
         LiveTaskStore {
             path: state_dir.join(registry::FILE_NAME),
             lock_path: state_dir.join(LOCK_NAME),
-            escalations: Escalations::new(state_dir),
+            escalations,
             rules,
             gate,
         }
@@ -68,7 +74,6 @@ impl LiveTaskStore {
     /// Records what the poll's peers answered, judges every known task at `at`, appends one
     /// escalation per newly stuck task, and returns the rows.
     pub fn record(&self, poll: &Poll, at: &Clocked) -> Result<Vec<LiveTask>> {
-        let now = at.wall();
         // Judged without answers, every task would look silent: the pass is the poll's error.
         if let Some(why) = &poll.unread_registry {
             anyhow::bail!("{why}");
@@ -78,7 +83,7 @@ impl LiveTaskStore {
             for row in &judged.newly_stuck {
                 let appended = self
                     .escalations
-                    .append(row, &self.rules.no_reply, &self.gate, now);
+                    .append(row, &self.rules.no_reply, &self.gate, at);
                 match appended {
                     // Marked only once written: a failed append is tried again next pass.
                     Ok(()) => registry.mark_escalated(&row.agent, &row.id),
@@ -156,7 +161,17 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let rules = rules();
         let limit = i64::try_from(rules.no_reply.seconds).unwrap();
-        let store = LiveTaskStore::new(state.path(), rules, RedactionGate::default());
+        let shipped = crate::config::Rules::parse(
+            Path::new("config/rules.yaml"),
+            include_str!("../../../config/rules.yaml"),
+        )
+        .unwrap();
+        let store = LiveTaskStore::new(
+            state.path(),
+            rules,
+            Escalations::new(state.path(), &shipped.state),
+            RedactionGate::default(),
+        );
         let t0 = Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap();
         let mention = Mention {
             agent: "heart".into(),

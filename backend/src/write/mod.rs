@@ -59,8 +59,14 @@ impl Writer {
                     rules.alerts.blind_spot_percent.percent,
                     rules.alerts.blind_spot_min.count,
                 )
+                .with_set_aside_kept(rules.state.set_aside_kept.count)
                 .with_clock(clock.clone()),
-            live_tasks: LiveTaskStore::new(&config.state_dir, StuckRules::of(rules), gate.clone()),
+            live_tasks: LiveTaskStore::new(
+                &config.state_dir,
+                StuckRules::of(rules),
+                escalations::Escalations::new(&config.state_dir, &rules.state),
+                gate.clone(),
+            ),
             gate,
             clock,
         })

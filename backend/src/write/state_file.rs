@@ -10,6 +10,9 @@
 //!   removes them.
 //! - A file that is there but cannot be read (permissions, an I/O error) is left as it is,
 //!   and said: it may well be fine.
+//! - Of each file's copies, only the newest `set_aside.copies_kept` (rules file) are kept
+//!   ([`prune_set_aside`], at each snapshot write): a file that keeps breaking leaves a few
+//!   copies to look at, not one per failure for ever (issue 33).
 //!
 //! Blocking (reads, renames): call from a blocking thread.
 
@@ -139,6 +142,63 @@ pub fn move_aside(path: &Path, now: DateTime<Utc>) -> Result<PathBuf> {
     Ok(aside)
 }
 
+/// Removes, for each state file in `dir`, its copies moved aside beyond the newest `keep` (with
+/// their `-wal` and `-shm`), each said at warn level with its path. Returns the copies removed.
+/// A folder that cannot be listed removes nothing; a copy that cannot be removed is said and
+/// left. Blocking.
+pub fn prune_set_aside(dir: &Path, keep: usize) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    // By file: each copy's name, its stamp and its same-second number (`-1`, `-2`, ...).
+    let mut by_file: std::collections::BTreeMap<String, Vec<(String, String, u32)>> =
+        std::collections::BTreeMap::new();
+    for name in entries.filter_map(|e| e.ok()?.file_name().into_string().ok()) {
+        let Some((file, tail)) = name.split_once(ASIDE_MARK) else {
+            continue;
+        };
+        if file.is_empty() || COMPANIONS.iter().any(|c| tail.ends_with(c)) {
+            continue;
+        }
+        let (stamp, n) = match tail.split_once('-') {
+            Some((stamp, n)) => (stamp.to_string(), n.parse().unwrap_or(u32::MAX)),
+            None => (tail.to_string(), 0),
+        };
+        by_file
+            .entry(file.to_string())
+            .or_default()
+            .push((name, stamp, n));
+    }
+    let mut removed = Vec::new();
+    for (file, mut copies) in by_file {
+        // Newest first.
+        copies.sort_by(|a, b| (&b.1, b.2).cmp(&(&a.1, a.2)));
+        for (name, _, _) in copies.into_iter().skip(keep) {
+            let copy = dir.join(&name);
+            match std::fs::remove_file(&copy) {
+                Ok(()) => {
+                    for companion in COMPANIONS {
+                        let _ = std::fs::remove_file(dir.join(format!("{name}{companion}")));
+                    }
+                    tracing::warn!(
+                        file = %dir.join(&file).display(),
+                        removed = %copy.display(),
+                        kept = keep,
+                        "state file copy set aside removed: only the newest copies are kept \
+                         (set_aside.copies_kept)"
+                    );
+                    removed.push(copy);
+                }
+                Err(e) => tracing::warn!(
+                    file = %copy.display(),
+                    "cannot remove an old state file copy set aside: {e}"
+                ),
+            }
+        }
+    }
+    removed
+}
+
 /// Every copy moved aside in `dir`, by name, as of `now`. A folder that cannot be listed
 /// lists nothing (the state files' own loads say what is wrong with it).
 pub fn set_aside_in(dir: &Path, now: DateTime<Utc>) -> Vec<SetAside> {
@@ -184,6 +244,61 @@ mod tests {
         fn layout_problem(&self) -> Option<String> {
             (self.version != 1).then(|| format!("layout version {}, not 1", self.version))
         }
+    }
+
+    /// Issue 33: a file that keeps breaking left a copy per failure, for ever. Only the newest
+    /// `keep` copies of each file stay (a SQLite copy with its `-wal` and `-shm`); the other
+    /// files' copies and the state files themselves are not touched.
+    #[test]
+    fn only_the_newest_copies_of_each_file_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let keep = 2;
+        for name in [
+            "history.json",
+            "history.json.corrupt-20261128T060000Z",
+            "history.json.corrupt-20261129T060000Z",
+            "history.json.corrupt-20261130T060000Z",
+            "history.json.corrupt-20261130T060000Z-1",
+            "acks.json.corrupt-20261101T000000Z",
+            "outbox.sqlite.corrupt-20261120T000000Z",
+            "outbox.sqlite.corrupt-20261120T000000Z-wal",
+            "outbox.sqlite.corrupt-20261120T000000Z-shm",
+            "outbox.sqlite.corrupt-20261121T000000Z",
+            "outbox.sqlite.corrupt-20261122T000000Z",
+        ] {
+            std::fs::write(d.join(name), name).unwrap();
+        }
+        let (removed, logs) = crate::logging::logs_of(|| prune_set_aside(d, keep));
+        let mut removed: Vec<String> = removed
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        removed.sort();
+        assert_eq!(
+            removed,
+            [
+                "history.json.corrupt-20261128T060000Z",
+                "history.json.corrupt-20261129T060000Z",
+                "outbox.sqlite.corrupt-20261120T000000Z",
+            ]
+        );
+        assert!(
+            logs.contains("history.json.corrupt-20261128T060000Z"),
+            "{logs}"
+        );
+        assert_eq!(
+            names(d),
+            [
+                "acks.json.corrupt-20261101T000000Z",
+                "history.json",
+                "history.json.corrupt-20261130T060000Z",
+                "history.json.corrupt-20261130T060000Z-1",
+                "outbox.sqlite.corrupt-20261121T000000Z",
+                "outbox.sqlite.corrupt-20261122T000000Z",
+            ]
+        );
+        assert_eq!(set_aside_in(d, at("2026-11-30T07:00:00Z")).len(), 5);
     }
 
     fn at(s: &str) -> DateTime<Utc> {

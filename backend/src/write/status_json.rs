@@ -55,6 +55,9 @@ pub struct StatusWriter {
     /// The rules' blind spot (failed percent, least failed count): each write judges
     /// `alerts.reach` by it (issue 24), alerting configured or not. `None`: not judged.
     blind_spot: Option<(u64, u64)>,
+    /// The rules' `set_aside.copies_kept`: each write removes older copies of a state file set
+    /// aside. `None`: none are removed.
+    set_aside_kept: Option<usize>,
     zone: Zone,
     /// The clock each write judges by (ages as observed, `clock` said); without one, the wall
     /// clock alone.
@@ -77,6 +80,7 @@ impl StatusWriter {
             gate,
             alerts: None,
             blind_spot: None,
+            set_aside_kept: None,
             zone: Zone::Host,
             clock: None,
         })
@@ -99,6 +103,13 @@ impl StatusWriter {
     /// spot: (failed percent, least failed count).
     pub fn with_blind_spot(mut self, failed_percent: u64, min_failed: u64) -> Self {
         self.blind_spot = Some((failed_percent, min_failed));
+        self
+    }
+
+    /// Each write keeps only the newest `kept` copies of each state file set aside (the rules'
+    /// `set_aside.copies_kept`), removing the older ones before it lists them.
+    pub fn with_set_aside_kept(mut self, kept: u64) -> Self {
+        self.set_aside_kept = Some(usize::try_from(kept).unwrap_or(usize::MAX));
         self
     }
 
@@ -197,6 +208,9 @@ impl StatusWriter {
         snap.transitions = recent;
         // Listed once every state file of this write has been loaded (any may have just been
         // moved aside): the page says so until the operator removes the copy.
+        if let Some(kept) = self.set_aside_kept {
+            state_file::prune_set_aside(&self.state_dir, kept);
+        }
         let set_aside = state_file::set_aside_in(&self.state_dir, now);
         json["set_aside"] = self
             .gate

@@ -1,0 +1,301 @@
+use super::*;
+use crate::config::fixtures::FLEET_RULES as FLEET;
+
+/// Why the rules file `text` (read as `r.yaml`) is refused.
+fn refused(text: &str) -> String {
+    Rules::parse(Path::new("r.yaml"), text)
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn the_fleet_rules_parse_with_their_sources() {
+    let r = Rules::parse(Path::new("rules.yaml"), FLEET).unwrap();
+    assert_eq!(r.no_reply.seconds, 300);
+    assert_eq!(r.no_reply.source, "plugins/platforms/a2a/adapter.py:38");
+    assert_eq!(r.no_reply.ruled_by.as_deref(), Some("young"));
+    assert_eq!(r.view().exchange_amber_below_s, 21600);
+}
+
+#[test]
+fn a_rule_without_source_or_with_a_bad_value_is_reported_with_its_line() {
+    let text = FLEET
+        .replace("  source: plugins/platforms/a2a/adapter.py:38\n", "")
+        .replace("21600", "-5");
+    let errs = Rules::parse(Path::new("rules.yaml"), &text).unwrap_err();
+    let msg = errs.to_string();
+    assert!(msg.contains("rules.yaml:1: stuck.source: missing"), "{msg}");
+    assert!(
+        msg.contains("rules.yaml:7: last_exchange.amber_below_seconds: expected a whole number"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn the_window_rule_is_a_percentage_with_its_source() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.window_amber_at.percent, 90);
+    assert_eq!(r.view().window_amber_at_percent, 90);
+    for bad in ["0", "101", "90.5", "ninety"] {
+        let text = FLEET.replace("amber_at_percent: 90", &format!("amber_at_percent: {bad}"));
+        let msg = Rules::parse(Path::new("r.yaml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains(
+                "r.yaml:22: window.amber_at_percent: expected a whole percentage from 1 to 100"
+            ),
+            "{bad}: {msg}"
+        );
+    }
+    let text = FLEET.replace(
+        "  source: the heartbeat's window status (near limit at 90 %)\n",
+        "",
+    );
+    let msg = refused(&text);
+    assert!(
+        msg.contains("r.yaml:21: window.source: missing; every rule cites"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn the_alert_thresholds_are_counts_of_passes_with_their_source() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.alerts.fail_after.count, 2);
+    assert_eq!(r.alerts.recover_after.count, 2);
+    assert_eq!(r.alerts.remind_every.seconds, 3600);
+    assert_eq!(
+        r.alerts.fail_after.source,
+        "Gatus failure-threshold / success-threshold"
+    );
+    let text = FLEET.replace("fail_after_passes: 2", "fail_after_passes: 0");
+    let msg = refused(&text);
+    assert!(
+        msg.contains(
+            "r.yaml:34: alerts.fail_after_passes: expected a whole number of passes, at least 1"
+        ),
+        "{msg}"
+    );
+    let text = FLEET.replace("  remind_every_seconds: 3600\n", "");
+    let msg = refused(&text);
+    assert!(
+        msg.contains("alerts.remind_every_seconds: missing"),
+        "{msg}"
+    );
+}
+
+/// Was not a rule: 15 alerts of one storm were 15 buzzes.
+#[test]
+fn alerts_group_by_seconds_with_their_source() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.alerts.group_wait.seconds, 30);
+    assert_eq!(r.alerts.group_interval.seconds, 300);
+    assert_eq!(r.alerts.group_wait.source, "Alertmanager");
+    let msg = refused(&FLEET.replace("group_wait_seconds: 30", "group_wait_seconds: 0"));
+    assert!(
+        msg.contains("grouping.group_wait_seconds: expected a whole number of seconds"),
+        "{msg}"
+    );
+    let msg = refused(&FLEET.replace("  group_interval_seconds: 300\n", ""));
+    assert!(
+        msg.contains("grouping.group_interval_seconds: missing"),
+        "{msg}"
+    );
+}
+
+/// Issue 24: an alertmanager channel's resend and the end each send announces; an end
+/// that does not outlast a resend would let Alertmanager resolve what is still red.
+#[test]
+fn the_alertmanager_resend_is_shorter_than_the_end_it_announces() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.alerts.am_resend.seconds, 60);
+    assert_eq!(r.alerts.am_ends_after.seconds, 240);
+    let msg = refused(&FLEET.replace("ends_after_seconds: 240", "ends_after_seconds: 60"));
+    assert!(
+        msg.contains("alertmanager.ends_after_seconds: must be greater than resend_seconds (60)"),
+        "{msg}"
+    );
+    let msg = refused(&FLEET.replace(
+        "  resend_seconds: 60
+",
+        "",
+    ));
+    assert!(
+        msg.contains("alertmanager.resend_seconds: missing"),
+        "{msg}"
+    );
+}
+
+/// Was not a rule: every card went into status.json, 4.4 MiB at 10,000 cards.
+#[test]
+fn the_board_listing_cap_is_a_count_of_cards_with_its_source() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.board.cards_max.count, 200);
+    assert_eq!(r.board.newest_per_column.count, 5);
+    assert_eq!(r.board.cards_max.source, "issue 13");
+    let text = FLEET.replace("cards_max: 200", "cards_max: 0");
+    let msg = refused(&text);
+    assert!(
+        msg.contains("r.yaml:39: board.cards_max: expected a whole number of cards, at least 1"),
+        "{msg}"
+    );
+    let text = FLEET.replace("  source: issue 13\n", "");
+    let msg = refused(&text);
+    assert!(msg.contains("board.source: missing"), "{msg}");
+    let text = FLEET.replace("  newest_per_column: 5\n", "");
+    let msg = refused(&text);
+    assert!(msg.contains("board.newest_per_column: missing"), "{msg}");
+}
+
+/// Issue 32: a window is added to times (a phone link's expiry, the transitions kept): a
+/// value past the horizon overflowed the date arithmetic; it is refused with the limit.
+#[test]
+fn a_window_past_the_horizon_is_refused_naming_the_limit() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.alerts.phone_link_valid.seconds, 86400);
+    let text = FLEET.replace(
+        "link_valid_seconds: 86400",
+        "link_valid_seconds: 99999999999999",
+    );
+    let msg = refused(&text);
+    assert!(
+        msg.contains(
+            "phone_actions.link_valid_seconds: expected a whole number of seconds from 1 to \
+             31622400 (366 d"
+        ),
+        "{msg}"
+    );
+}
+
+/// Was not a rule: every finished work-queue task stayed in status.json for ever (864 KiB
+/// at 1,197 rows).
+#[test]
+fn the_finished_task_retention_is_seconds_and_a_count_of_tasks_with_its_source() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.queue.finished_kept.seconds, 86400);
+    assert_eq!(r.queue.finished_kept_max.count, 100);
+    assert_eq!(r.queue.finished_kept.source, "issue 21");
+    let text = FLEET.replace("finished_kept_max: 100", "finished_kept_max: 0");
+    let msg = refused(&text);
+    assert!(
+        msg.contains(
+            "r.yaml:44: queue.finished_kept_max: expected a whole number of tasks, at least 1"
+        ),
+        "{msg}"
+    );
+    let text = FLEET.replace("finished_kept_seconds: 86400", "finished_kept_seconds: 1d");
+    let msg = refused(&text);
+    assert!(
+        msg.contains("r.yaml:43: queue.finished_kept_seconds: expected a whole number of seconds"),
+        "{msg}"
+    );
+    let text = FLEET.replace("  source: issue 21\n", "");
+    let msg = refused(&text);
+    assert!(msg.contains("r.yaml:42: queue.source: missing"), "{msg}");
+    // A rules file written before the group is refused, saying what to add.
+    let end = FLEET.find("queue:").unwrap();
+    let msg = refused(&FLEET[..end]);
+    assert!(
+        msg.contains(
+            "queue.finished_kept_seconds: missing; expected a `queue:` group with \
+             `finished_kept_seconds` and `source`"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+fn backup_thresholds_must_rise_from_amber_to_red() {
+    let text = FLEET.replace("red_after_seconds: 172800", "red_after_seconds: 3600");
+    let msg = refused(&text);
+    assert!(
+        msg.contains("backups.red_after_seconds: must be greater than amber_after_seconds (93600)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn amber_must_lie_beyond_green() {
+    let text = FLEET.replace("21600", "60");
+    let msg = refused(&text);
+    assert!(
+        msg.contains("must be greater than green_below_seconds (1800)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unknown_groups_and_keys_are_each_named_with_the_closest_known_one() {
+    let text = FLEET
+        .replace("snapshot:", "snapshots:")
+        .replace("green_below_seconds", "green_below_secs")
+        .replace("  ruled_by: young\n", "  ruled_by: young\n  colour: red\n");
+    let errors: Vec<String> = Rules::parse(Path::new("r.yaml"), &text)
+        .unwrap_err()
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    for expected in [
+        "r.yaml:5: stuck.colour: unknown key `colour`; expected one of no_reply_seconds, \
+         sweep_seconds, source, ruled_by",
+        "r.yaml:8: last_exchange.green_below_secs: unknown key `green_below_secs`, did you \
+         mean `green_below_seconds`?",
+        "r.yaml:11: snapshots: unknown group `snapshots`, did you mean `snapshot`?",
+        // What the misspellings leave out is still said.
+        "r.yaml:7: last_exchange.green_below_seconds: missing",
+        "r.yaml: snapshot.stale_after_seconds: missing; expected a `snapshot:` group with \
+         `stale_after_seconds` and `source`",
+    ] {
+        assert!(
+            errors.iter().any(|e| e == expected),
+            "missing {expected:?} in {errors:#?}"
+        );
+    }
+    assert_eq!(errors.len(), 5, "{errors:#?}");
+}
+
+/// Issue 33: tasks.db, escalations.jsonl and the set-aside copies grew for ever; each bound is
+/// declared with its source, and tasks.db keeps a finished task at least as long as
+/// status.json lists it.
+#[test]
+fn the_state_file_bounds_are_declared_with_their_source() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.state.queue_finished_stored.seconds, 604800);
+    assert_eq!(r.state.queue_events_stored.seconds, 604800);
+    assert_eq!(r.state.escalations_rotate_after.seconds, 604800);
+    assert_eq!(r.state.set_aside_kept.count, 3);
+    assert_eq!(r.state.set_aside_kept.source, "issue 33");
+    let msg = refused(&FLEET.replace("copies_kept: 3", "copies_kept: 0"));
+    assert!(
+        msg.contains("set_aside.copies_kept: expected a whole number of copies, at least 1"),
+        "{msg}"
+    );
+    let msg = refused(&FLEET.replace("rotate_after_seconds: 604800", "rotate_after_seconds: 0"));
+    assert!(
+        msg.contains("escalations.rotate_after_seconds: expected a whole number of seconds"),
+        "{msg}"
+    );
+    let msg = refused(&FLEET.replace(
+        "finished_stored_seconds: 604800",
+        "finished_stored_seconds: 3600",
+    ));
+    assert!(
+        msg.contains(
+            "queue_file.finished_stored_seconds: must be at least queue.finished_kept_seconds \
+             (86400)"
+        ),
+        "{msg}"
+    );
+    // A rules file written before the groups is refused, saying what to add.
+    let end = FLEET.find("queue_file:").unwrap();
+    let msg = refused(&FLEET[..end]);
+    for expected in [
+        "queue_file.finished_stored_seconds: missing; expected a `queue_file:` group",
+        "escalations.rotate_after_seconds: missing; expected a `escalations:` group",
+        "set_aside.copies_kept: missing; expected a `set_aside:` group",
+    ] {
+        assert!(msg.contains(expected), "{expected}: {msg}");
+    }
+}
