@@ -16,7 +16,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
-use fleetdash::alerting::outbox::{BACKOFF_FIRST, ChannelWatch, Delivery, Grouping, Outbox};
+use fleetdash::alerting::outbox::{
+    BACKOFF_FIRST, ChannelWatch, Delivery, Grouping, Limits, Outbox,
+};
 use fleetdash::alerting::provider::Provider;
 use fleetdash::alerting::provider::common::Wants;
 use fleetdash::alerting::provider::ntfy::Ntfy;
@@ -71,8 +73,13 @@ fn shipped_rules() -> fleetdash::config::Rules {
     .unwrap()
 }
 
+/// The outbox's limits in the shipped rules (`alert_outbox`).
+fn limits() -> Limits {
+    Limits::of(&shipped_rules().alerts)
+}
+
 fn delivery(dir: &std::path::Path, providers: Vec<Arc<dyn Provider>>) -> Delivery {
-    let outbox = Outbox::open(dir, RedactionGate::default()).unwrap();
+    let outbox = Outbox::open(dir, RedactionGate::default(), limits()).unwrap();
     Delivery::new(Arc::new(outbox), providers)
 }
 
@@ -1000,7 +1007,7 @@ async fn a_corrupt_outbox_is_moved_aside_and_a_fresh_one_delivers() {
     // A real outbox with rows on many pages, cut in half: its header is fine, its tree is not.
     let truncated = {
         let dir = tempfile::tempdir().unwrap();
-        let outbox = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+        let outbox = Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap();
         for i in 0..400 {
             let mut a = alert(&format!("agent:a{i}"), AlertEvent::Firing);
             a.reason = Some("x".repeat(300));
@@ -1073,7 +1080,7 @@ async fn a_corrupt_outbox_is_moved_aside_and_a_fresh_one_delivers() {
         assert_eq!(body["event"], "firing", "{what}: {body:#}");
         // The fresh outbox is ours from now on: a second open keeps it (and moves nothing).
         drop(d);
-        let again = Outbox::open(&state, RedactionGate::default()).unwrap();
+        let again = Outbox::open(&state, RedactionGate::default(), limits()).unwrap();
         assert_eq!(again.rows().unwrap(), 1, "{what}");
         moved_aside(&state);
     }
@@ -1085,7 +1092,7 @@ async fn a_corrupt_outbox_is_moved_aside_and_a_fresh_one_delivers() {
 async fn an_outbox_from_before_the_mark_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let outbox = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+        let outbox = Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap();
         outbox
             .enqueue(&alert("agent:min", AlertEvent::Firing), &["hook"], t(0))
             .unwrap();
@@ -1095,7 +1102,7 @@ async fn an_outbox_from_before_the_mark_is_kept() {
     conn.execute_batch("PRAGMA application_id = 0; PRAGMA user_version = 0;")
         .unwrap();
     drop(conn);
-    let outbox = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+    let outbox = Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap();
     assert_eq!(outbox.due(t(0)).unwrap().len(), 1);
     assert_eq!(
         state_files(dir.path())

@@ -56,10 +56,16 @@ fn update(rows: usize) -> SectionUpdate {
 fn a_reader_never_sees_a_partial_or_invalid_snapshot_during_hundreds_of_writes() {
     let scratch = Scratch::new();
     let out = scratch.path().join("out");
+    let rules = fleetdash::config::Rules::parse(
+        std::path::Path::new("config/rules.yaml"),
+        support::DEFAULT_RULES,
+    )
+    .unwrap();
     let writer = StatusWriter::new(
         &out,
         &scratch.path().join("state"),
         RedactionGate::default(),
+        fleetdash::write::transitions::Bounds::of(&rules.state),
     )
     .unwrap();
     writer

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
-use fleetdash::alerting::outbox::{Delivery, MAX_PENDING_PER_CHANNEL, OUTBOX_FILE, Outbox};
+use fleetdash::alerting::outbox::{Delivery, Limits, OUTBOX_FILE, Outbox};
 use fleetdash::alerting::provider::{Provider, SendError};
 use fleetdash::alerting::{Alert, AlertEvent};
 use fleetdash::redact::RedactionGate;
@@ -124,7 +124,15 @@ fn main() {
         down: AtomicBool::new(false),
         sent: AtomicUsize::new(0),
     });
-    let outbox = Arc::new(Outbox::open(dir.path(), RedactionGate::default()).unwrap());
+    // The shipped rules' `alert_outbox` bounds.
+    let rules = fleetdash::config::Rules::parse(
+        std::path::Path::new("config/rules.yaml"),
+        include_str!("../../config/rules.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"));
+    let limits = Limits::of(&rules.alerts);
+    let max_pending_per_channel = limits.max_pending_per_channel;
+    let outbox = Arc::new(Outbox::open(dir.path(), RedactionGate::default(), limits).unwrap());
     let d = Delivery::new(outbox.clone(), vec![up.clone(), flaky.clone()]);
     let t0 = Utc.timestamp_opt(1_800_000_000, 0).unwrap();
     let (mut raised, mut dropped) = (0usize, 0usize);
@@ -180,8 +188,8 @@ fn main() {
         flaky.sent.load(Ordering::Relaxed)
     );
     println!(
-        "hook's most pending {max_pending} (bound {MAX_PENDING_PER_CHANNEL}: {})",
-        if max_pending <= MAX_PENDING_PER_CHANNEL {
+        "hook's most pending {max_pending} (bound {max_pending_per_channel}: {})",
+        if max_pending <= max_pending_per_channel {
             "ok"
         } else {
             "MISSED"
@@ -200,7 +208,7 @@ fn main() {
     // The data, not the speed: the healthy channel got every alert, the bound held, the down
     // channel lost only reminders and got everything pending once it came back.
     assert_eq!(up.sent.load(Ordering::Relaxed), raised);
-    assert!(max_pending <= MAX_PENDING_PER_CHANNEL);
+    assert!(max_pending <= max_pending_per_channel);
     assert_eq!(flaky.sent.load(Ordering::Relaxed) + dropped, raised);
     assert_eq!(outbox.pending(None).unwrap(), 0);
 }

@@ -49,7 +49,7 @@ use common::{shipped_rules, verdict};
 use fleetdash::a2a::TaskFacts;
 use fleetdash::alerting::acks::AckStore;
 use fleetdash::alerting::engine::{Alerting, gone, readings};
-use fleetdash::alerting::outbox::Outbox;
+use fleetdash::alerting::outbox::{Limits, Outbox};
 use fleetdash::alerting::phone::{Action, LinkMaker, PhoneActions};
 use fleetdash::alerting::provider::SendError;
 use fleetdash::alerting::silences::SilenceStore;
@@ -234,7 +234,8 @@ impl Run {
             state_dir: config.state_dir.clone(),
             escalations: Escalations::new(&config.state_dir, &rules.state),
             alerting: Alerting::new(&config, &rules, gate.clone()),
-            outbox: Outbox::open(&config.state_dir, gate.clone()).expect("the outbox"),
+            outbox: Outbox::open(&config.state_dir, gate.clone(), Limits::of(&rules.alerts))
+                .expect("the outbox"),
             silences: SilenceStore::new(&config.state_dir, gate.clone()),
             acks: AckStore::new(&config.state_dir, gate.clone()),
             links: LinkMaker::from_config(&config, &rules.alerts)
@@ -259,7 +260,7 @@ impl Run {
     /// What a real run has between two passes and the bench does not: idle time. The queue's
     /// checkpointer checkpoints at a commit after its pause (`CHECKPOINT_PAUSE`, real time),
     /// and a commit after a complete checkpoint starts the WAL afresh, cutting it back to
-    /// `WAL_KEPT_BYTES`. The bench's passes, milliseconds apart, never let that happen: without
+    /// `queue_file.wal_kept_bytes`. The bench's passes, milliseconds apart, never let that happen: without
     /// this the WAL would measure the bench's speed, not the file. So before each day's
     /// measure: the pause passes, a heartbeat's commit wakes the checkpointer, which catches
     /// up, and the next heartbeat's commit starts the WAL afresh.

@@ -606,7 +606,13 @@ fn history_case(dir: &Path, days: i64, writer_writes: usize) -> HistoryCase {
     let writer_state = dir.join("writer-state");
     std::fs::create_dir_all(&writer_state).expect("state dir");
     std::fs::copy(&file, writer_state.join(history::FILE_NAME)).expect("copy history.json");
-    let writer = StatusWriter::new(&out, &writer_state, RedactionGate::default()).expect("writer");
+    let writer = StatusWriter::new(
+        &out,
+        &writer_state,
+        RedactionGate::default(),
+        fleetdash::write::transitions::Bounds::of(&shipped_rules().state),
+    )
+    .expect("writer");
     let mut total = Duration::ZERO;
     for k in 1..=writer_writes as i64 {
         let now = start + chrono::Duration::minutes(CADENCE_MIN * (steps + k));

@@ -17,8 +17,8 @@
 //!    a card every 10; the rest is steady. Driven through the calls `StatusWriter::write_at`
 //!    makes: the elements of the previous and new snapshots and their comparison ("compare"),
 //!    then the log's load, append, bound and save ("record"). Time per write, and the log's
-//!    entries and bytes at each day's mark (targets: at most `MAX_ENTRIES` and
-//!    `MAX_FILE_BYTES`; no growth once the ring is full).
+//!    entries and bytes at each day's mark (targets: at most the rules'
+//!    `transitions_log.max_entries` and `max_file_bytes`; no growth once the ring is full).
 //! 2. A 10,000-card board (the board_read bench's size), one card changing band per write:
 //!    compare per write.
 //! 3. Whole `StatusWriter::write_at` writes (status.json, snapshot.html, history, transitions),
@@ -40,9 +40,7 @@ use common::{micros, shipped_rules, verdict};
 use fleetdash::collect::{SectionData, SectionName, SectionUpdate};
 use fleetdash::redact::RedactionGate;
 use fleetdash::write::status_json::StatusWriter;
-use fleetdash::write::transitions::{
-    self, MAX_ENTRIES, MAX_FILE_BYTES, TransitionLog, compare, elements,
-};
+use fleetdash::write::transitions::{self, Bounds, TransitionLog, compare, elements};
 use fleetdash_model::{Asc, Backups, Band, Board, BoardSource, Card, Probe, RulesView, Snapshot};
 
 const CARDS: usize = 60;
@@ -50,6 +48,11 @@ const BIG_BOARD: usize = 10_000;
 /// A service flaps every this many writes; a card every [`CARD_FLAP_EVERY`].
 const SERVICE_FLAP_EVERY: i64 = 15;
 const CARD_FLAP_EVERY: i64 = 10;
+
+/// The shipped rules' `transitions_log` bounds.
+fn bounds() -> Bounds {
+    Bounds::of(&shipped_rules().state)
+}
 
 fn main() {
     let quick = std::env::var_os("FLEETDASH_BENCH_QUICK").is_some();
@@ -91,8 +94,13 @@ fn main() {
         week.writes,
         week.transitions,
     );
+    let Bounds {
+        max_entries,
+        max_file_bytes,
+        ..
+    } = bounds();
     println!(
-        "transitions.json after 1 day: {} entries, {} B; after {days} day(s): {} entries, {} B (targets: ≤ {MAX_ENTRIES} entries, ≤ {MAX_FILE_BYTES} B, no growth once full) {}",
+        "transitions.json after 1 day: {} entries, {} B; after {days} day(s): {} entries, {} B (targets: ≤ {max_entries} entries, ≤ {max_file_bytes} B, no growth once full) {}",
         week.day_marks[0].0,
         week.day_marks[0].1,
         week.day_marks.last().expect("a day").0,
@@ -239,7 +247,8 @@ struct WeekCase {
 fn week_case(dir: &Path, days: i64, rules: &RulesView) -> WeekCase {
     let state = dir.join("week-state");
     std::fs::create_dir_all(&state).expect("state dir");
-    let log = TransitionLog::new(&state, RedactionGate::default());
+    let bounds = bounds();
+    let log = TransitionLog::new(&state, RedactionGate::default(), bounds);
     let steps = days * WRITES_PER_DAY;
     println!(
         "week: {days} day(s) of writes every {CADENCE_MIN} min ({} writes), state in {}",
@@ -271,10 +280,10 @@ fn week_case(dir: &Path, days: i64, rules: &RulesView) -> WeekCase {
         records.push(t2 - t1);
         previous = next;
         let bytes = std::fs::metadata(log.path()).expect("the log").len();
-        bounded &= bytes as usize <= MAX_FILE_BYTES;
+        bounded &= bytes as usize <= bounds.max_file_bytes;
         if step % WRITES_PER_DAY == 0 {
             let entries = log.read().expect("the log reads back");
-            bounded &= entries.len() <= MAX_ENTRIES;
+            bounded &= entries.len() <= bounds.max_entries;
             println!(
                 "  after day {}: {} entries, {bytes} B; compare {:.0} µs, record {:.0} µs per write so far",
                 step / WRITES_PER_DAY,
@@ -285,12 +294,12 @@ fn week_case(dir: &Path, days: i64, rules: &RulesView) -> WeekCase {
             day_marks.push((entries.len(), bytes));
         }
     }
-    // Once the ring is full, the file holds MAX_ENTRIES of the same shape: no growth.
+    // Once the ring is full, the file holds max_entries of the same shape: no growth.
     if let (Some(first_full), Some(last)) = (
-        day_marks.iter().find(|(n, _)| *n == MAX_ENTRIES),
+        day_marks.iter().find(|(n, _)| *n == bounds.max_entries),
         day_marks.last(),
     ) {
-        bounded &= last.0 == MAX_ENTRIES && last.1.abs_diff(first_full.1) <= 64;
+        bounded &= last.0 == bounds.max_entries && last.1.abs_diff(first_full.1) <= 64;
     }
     WeekCase {
         elements: element_count,
@@ -351,11 +360,10 @@ impl Whole {
         if let Some(log) = log {
             std::fs::copy(log, state.join(transitions::FILE_NAME)).expect("copy the week's log");
         }
-        let entries = TransitionLog::new(&state, RedactionGate::default())
-            .read()
-            .expect("the log reads");
+        let entries = transitions::read_log(&state).expect("the log reads");
         Whole {
-            writer: StatusWriter::new(&out, &state, RedactionGate::default()).expect("a writer"),
+            writer: StatusWriter::new(&out, &state, RedactionGate::default(), bounds())
+                .expect("a writer"),
             with_log: log.is_some(),
             flap,
             entries_at_start: entries.len(),

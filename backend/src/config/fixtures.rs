@@ -5,7 +5,7 @@ use std::path::Path;
 
 use fleetdash_model::RulesView;
 
-use super::{AlertRules, Rules};
+use super::{AlertRules, Rules, StateRules};
 
 /// The thresholds of the shipped `config/rules.yaml`, for tests: they judge by the fleet's own
 /// rules file, never by literals of their own.
@@ -26,6 +26,16 @@ pub(crate) fn fleet_alert_rules() -> AlertRules {
     )
     .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"))
     .alerts
+}
+
+/// The bounds of fleetdash's own files in the shipped `config/rules.yaml`, for tests.
+pub(crate) fn fleet_state_rules() -> StateRules {
+    Rules::parse(
+        Path::new("config/rules.yaml"),
+        include_str!("../../../config/rules.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("config/rules.yaml: {e}"))
+    .state
 }
 
 /// A clock whose hands a test moves (step, sleep, pass), reading `wall`, judged by the shipped
@@ -139,11 +149,26 @@ clock:
 queue_file:
   finished_stored_seconds: 604800
   events_stored_seconds: 604800
+  wal_kept_bytes: 1048576
   source: issue 33
 escalations:
   rotate_after_seconds: 604800
+  rotate_at_bytes: 2097152
   source: issue 33
 set_aside:
   copies_kept: 3
+  source: issue 33
+transitions_log:
+  max_entries: 4096
+  keep_seconds: 604800
+  max_file_bytes: 2097152
+  source: issue 33
+alert_memory:
+  forget_quiet_seconds: 3600
+  forget_unseen_seconds: 604800
+  source: issue 33
+alert_outbox:
+  max_pending_per_channel: 500
+  delivered_kept_seconds: 172800
   source: issue 33
 ";

@@ -44,7 +44,7 @@ pub use error::{ConfigError, ConfigErrors};
 pub use files::ConfigWarning;
 #[cfg(test)]
 pub(crate) use fixtures::{
-    config_beside_fleet_rules, fleet_alert_rules, fleet_rules, manual_clock,
+    config_beside_fleet_rules, fleet_alert_rules, fleet_rules, fleet_state_rules, manual_clock,
 };
 pub use hosts::{
     CronConfig, CronEvidence, HostConfig, HostSource, SshTarget, TunnelConfig, VaultParityConfig,
@@ -52,7 +52,7 @@ pub use hosts::{
 pub use intake::IntakeConfig;
 pub use metrics::MetricsConfig;
 pub use probe::ProbeLimits;
-pub use rules::{AlertRules, ClockRules, CountRule, Rule, Rules, StateRules};
+pub use rules::{AlertRules, ByteRule, ClockRules, CountRule, Rule, Rules, StateRules};
 pub use secrets::{TokenSource, read_token};
 pub use serve::{ServeConfig, TlsFiles, plain_http_refusal};
 pub use validator::{is_plain_name, resolve_path};

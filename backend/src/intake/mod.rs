@@ -711,16 +711,11 @@ async fn asked(
         }
         ask::Query::Changes { since } => {
             let log = match intake.options.state_dir.clone() {
-                Some(dir) => {
-                    let gate = intake.options.gate.clone();
-                    tokio::task::spawn_blocking(move || {
-                        crate::write::transitions::TransitionLog::new(&dir, gate)
-                            .read()
-                            .map_err(|e| format!("{e:#}"))
-                    })
-                    .await
-                    .unwrap_or_else(|e| Err(format!("the transitions log could not be read: {e}")))
-                }
+                Some(dir) => tokio::task::spawn_blocking(move || {
+                    crate::write::transitions::read_log(&dir).map_err(|e| format!("{e:#}"))
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("the transitions log could not be read: {e}"))),
                 None => Err("this intake was started without a transitions log".into()),
             };
             crate::answers::changes(log.as_deref().map_err(String::as_str), since)

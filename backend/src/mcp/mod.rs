@@ -475,11 +475,9 @@ impl FleetTools {
             Ok(moment) => moment,
             Err(why) => return Ok(failed(why, &crate::problem::INVALID_REQUEST, true, None)),
         };
-        let (dir, gate) = (self.state_dir.clone(), self.gate.clone());
+        let dir = self.state_dir.clone();
         let log = blocking(move || {
-            crate::write::transitions::TransitionLog::new(&dir, gate)
-                .read()
-                .map_err(|e| format!("{e:#}"))
+            crate::write::transitions::read_log(&dir).map_err(|e| format!("{e:#}"))
         })
         .await?;
         Ok(match log {

@@ -185,6 +185,8 @@ pub struct QueueRules {
     /// An event about no stored task leaves the file this long after it was received
     /// (`queue_file.events_stored_seconds`).
     pub events_stored_s: u64,
+    /// The WAL left after a checkpoint is cut back to this (`queue_file.wal_kept_bytes`).
+    pub wal_kept_bytes: u64,
 }
 
 impl QueueRules {
@@ -196,6 +198,7 @@ impl QueueRules {
             worker_died_s: rules.worker_died.seconds,
             finished_stored_s: rules.state.queue_finished_stored.seconds,
             events_stored_s: rules.state.queue_events_stored.seconds,
+            wal_kept_bytes: rules.state.queue_wal_kept.bytes,
         }
     }
 }
@@ -237,9 +240,9 @@ impl WorkQueue {
     pub async fn open(path: &Path, rules: QueueRules) -> Result<WorkQueue, String> {
         let owned = path.to_path_buf();
         let (conn, reader, checkpointer) = tokio::task::spawn_blocking(move || {
-            let conn = schema::open_writer(&owned)?;
+            let conn = schema::open_writer(&owned, rules.wal_kept_bytes)?;
             let reader = schema::open_reader(&owned)?;
-            let checkpointer = schema::open_checkpointer(&owned)?;
+            let checkpointer = schema::open_checkpointer(&owned, rules.wal_kept_bytes)?;
             Ok::<_, String>((conn, reader, checkpointer))
         })
         .await

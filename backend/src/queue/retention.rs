@@ -150,7 +150,7 @@ mod tests {
     #[test]
     fn finished_tasks_and_loose_events_go_at_their_age_and_open_work_stays() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = open_writer(&dir.path().join("tasks.db")).unwrap();
+        let conn = open_writer(&dir.path().join("tasks.db"), rules().wal_kept_bytes).unwrap();
         let r = rules();
         let now = t0();
         let finished_due = now - secs(r.finished_stored_s);
@@ -208,7 +208,7 @@ mod tests {
     #[test]
     fn the_file_refuses_to_delete_open_tasks_and_the_events_of_stored_ones() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = open_writer(&dir.path().join("tasks.db")).unwrap();
+        let conn = open_writer(&dir.path().join("tasks.db"), rules().wal_kept_bytes).unwrap();
         task(&conn, "q_open", "TASK_STATE_SUBMITTED", None);
         task(&conn, "q_done", "TASK_STATE_COMPLETED", Some(t0()));
         event(&conn, "done-1", Some("q_done"), t0());

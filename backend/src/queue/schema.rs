@@ -28,12 +28,6 @@ const KIND: Kind = Kind {
     tables: None,
 };
 
-/// The WAL left on disk after a checkpoint is cut back to this (SQLite's `journal_size_limit`):
-/// otherwise it keeps the size of the largest burst it ever held (a first retention over a
-/// file that kept months of events, a storm of reports) for good (issue 33). A few hundred
-/// KiB is a busy minute's commits; a megabyte leaves room so that it is rarely cut.
-pub const WAL_KEPT_BYTES: i64 = 1024 * 1024;
-
 /// How long a connection waits for another's lock (a reader's checkpoint, a second writer)
 /// before it reports the database busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -137,8 +131,10 @@ CREATE INDEX events_by_task ON events (task_id);
 ";
 
 /// Opens `path` for writing: checked, migrated, WAL, durable commits. Nothing is written to a
-/// file that is refused.
-pub fn open_writer(path: &Path) -> Result<Connection, String> {
+/// file that is refused. The WAL left on disk after a checkpoint is cut back to
+/// `wal_kept_bytes` (the rules' `queue_file.wal_kept_bytes`, SQLite's `journal_size_limit`):
+/// otherwise it keeps the size of the largest burst it ever held for good (issue 33).
+pub fn open_writer(path: &Path, wal_kept_bytes: u64) -> Result<Connection, String> {
     let named = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", path.display());
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| named("cannot create its folder", &e))?;
@@ -166,7 +162,7 @@ pub fn open_writer(path: &Path) -> Result<Connection, String> {
     // holds up every caller of that batch. The checkpointer's own connection does it beside it.
     conn.pragma_update(None, "wal_autocheckpoint", 0)
         .map_err(|e| named("cannot hand checkpoints to the checkpointer", &e))?;
-    conn.pragma_update(None, "journal_size_limit", WAL_KEPT_BYTES)
+    conn.pragma_update(None, "journal_size_limit", wal_limit(wal_kept_bytes))
         .map_err(|e| named("cannot bound the WAL", &e))?;
     migrate(&conn, version).map_err(|e| named("cannot migrate the schema", &e))?;
     Ok(conn)
@@ -193,7 +189,8 @@ pub fn open_reader(path: &Path) -> Result<Connection, String> {
 /// After every connection of ours is closed: one that reads (so it opens the WAL), checkpoints
 /// everything into the file and closes last, so SQLite removes the -wal and -shm files.
 pub fn tidy_after_close(path: &Path) -> Result<(), String> {
-    let conn = open_checkpointer(path)?;
+    // A TRUNCATE checkpoint empties the WAL whatever its limit.
+    let conn = open_read_write(path)?;
     conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
         r.get::<_, i64>(0)
     })
@@ -204,7 +201,21 @@ pub fn tidy_after_close(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-pub fn open_checkpointer(path: &Path) -> Result<Connection, String> {
+/// Its WAL cut back to `wal_kept_bytes` after each checkpoint, as the writer's.
+pub fn open_checkpointer(path: &Path, wal_kept_bytes: u64) -> Result<Connection, String> {
+    let conn = open_read_write(path)?;
+    conn.pragma_update(None, "journal_size_limit", wal_limit(wal_kept_bytes))
+        .map_err(|e| format!("{}: cannot bound the WAL: {e}", path.display()))?;
+    Ok(conn)
+}
+
+/// SQLite's `journal_size_limit` is signed; the rules bound the value far below its range.
+fn wal_limit(bytes: u64) -> i64 {
+    i64::try_from(bytes).unwrap_or(i64::MAX)
+}
+
+/// A read-write connection with durable checkpoints (the checkpointer's and the last one's).
+fn open_read_write(path: &Path) -> Result<Connection, String> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -219,8 +230,6 @@ pub fn open_checkpointer(path: &Path) -> Result<Connection, String> {
         .map_err(|e| format!("{}: cannot set the busy timeout: {e}", path.display()))?;
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(|e| format!("{}: cannot make checkpoints durable: {e}", path.display()))?;
-    conn.pragma_update(None, "journal_size_limit", WAL_KEPT_BYTES)
-        .map_err(|e| format!("{}: cannot bound the WAL: {e}", path.display()))?;
     Ok(conn)
 }
 
@@ -293,11 +302,58 @@ pub(super) fn v1_file(path: &Path) {
 mod tests {
     use super::*;
 
+    /// The shipped rules' `queue_file.wal_kept_bytes`.
+    fn wal_kept() -> u64 {
+        crate::config::Rules::parse(
+            Path::new("config/rules.yaml"),
+            include_str!("../../../config/rules.yaml"),
+        )
+        .unwrap()
+        .state
+        .queue_wal_kept
+        .bytes
+    }
+
+    /// Issue 33: the WAL left after a checkpoint is the rules' `queue_file.wal_kept_bytes`,
+    /// on the writer's and the checkpointer's connections: 200 KiB of commits stay in the WAL
+    /// under the shipped megabyte, and are cut back to 8 KiB under rules that say so.
+    #[test]
+    fn the_wal_is_cut_back_to_the_size_the_rules_declare() {
+        for (limit, cut) in [(wal_kept(), false), (8 * 1024, true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("tasks.db");
+            let conn = open_writer(&path, limit).unwrap();
+            let checkpointer = open_checkpointer(&path, limit).unwrap();
+            for c in [&conn, &checkpointer] {
+                let set: i64 = c
+                    .pragma_query_value(None, "journal_size_limit", |r| r.get(0))
+                    .unwrap();
+                assert_eq!(set, i64::try_from(limit).unwrap());
+            }
+            conn.execute_batch("CREATE TABLE pad (x BLOB)").unwrap();
+            for _ in 0..50 {
+                conn.execute("INSERT INTO pad VALUES (zeroblob(4096))", [])
+                    .unwrap();
+            }
+            checkpointer
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                .unwrap();
+            // The next commit starts the WAL over, and cuts the file back to the limit.
+            conn.execute("INSERT INTO pad VALUES (1)", []).unwrap();
+            let wal = std::fs::metadata(dir.path().join("tasks.db-wal"))
+                .unwrap()
+                .len();
+            assert!(wal <= limit, "limit {limit} B: the WAL is {wal} B");
+            assert_eq!(wal <= 8 * 1024, cut, "limit {limit} B: the WAL is {wal} B");
+            assert!(wal > 0);
+        }
+    }
+
     #[test]
     fn a_new_file_is_created_at_the_current_version_in_wal() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state/tasks.db");
-        let conn = open_writer(&path).unwrap();
+        let conn = open_writer(&path, wal_kept()).unwrap();
         let v: i32 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
@@ -312,7 +368,7 @@ mod tests {
         assert_eq!(sync, 2, "synchronous = FULL");
         drop(conn);
         // Opening again migrates nothing and keeps the data.
-        let conn = open_writer(&path).unwrap();
+        let conn = open_writer(&path, wal_kept()).unwrap();
         let n: i64 = conn
             .query_row("SELECT count(*) FROM tasks", [], |r| r.get(0))
             .unwrap();
@@ -324,7 +380,7 @@ mod tests {
     #[test]
     fn events_cannot_be_rewritten() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = open_writer(&dir.path().join("q.db")).unwrap();
+        let conn = open_writer(&dir.path().join("q.db"), wal_kept()).unwrap();
         conn.execute(
             "INSERT INTO events (reporter_kind, reporter, message_id, received_at, kind, outcome, \
              fields) VALUES ('agent', 'sol', 'm1', 0, 'heartbeat', 'applied', '{}')",
@@ -347,7 +403,7 @@ mod tests {
             c.execute_batch("CREATE TABLE cards (id TEXT);").unwrap();
         }
         let before = std::fs::read(&path).unwrap();
-        let err = open_writer(&path).unwrap_err();
+        let err = open_writer(&path, wal_kept()).unwrap_err();
         assert!(err.starts_with(&path.display().to_string()), "{err}");
         assert!(err.contains("another program"), "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), before);
@@ -361,7 +417,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tasks.db");
         v1_file(&path);
-        let conn = open_writer(&path).unwrap();
+        let conn = open_writer(&path, wal_kept()).unwrap();
         let v: i32 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();

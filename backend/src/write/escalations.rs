@@ -3,8 +3,8 @@
 //! follow-up loop fires without a human deciding (spec §5.3). Only ids, states and the cause are
 //! written: never message text. Appended by the live-task store, under the registry's lock,
 //! and by the work queue's watchdog. Bounded like the audit log, and by age (issue 33): before
-//! a line is appended, a log of [`ROTATE_AT_BYTES`], or whose first line is the rules'
-//! `escalations.rotate_after_seconds` old, moves to `escalations.jsonl.1` (replacing the one
+//! a line is appended, a log of the rules' `escalations.rotate_at_bytes`, or whose first line is
+//! the rules' `escalations.rotate_after_seconds` old, moves to `escalations.jsonl.1` (replacing the one
 //! before), so the two hold at most two such periods and never more than twice the size.
 
 use std::io::Write;
@@ -21,14 +21,14 @@ use crate::config::{Rule, StateRules};
 use crate::redact::RedactionGate;
 
 pub const FILE_NAME: &str = "escalations.jsonl";
-/// Past this size the log moves to `escalations.jsonl.1` before the next line, as the A2A
-/// audit log does (reference a2a-audit-log.md: rotated at 2 MiB to `<file>.1`).
-pub const ROTATE_AT_BYTES: u64 = 2 * 1024 * 1024;
 
 pub struct Escalations {
     path: PathBuf,
     /// The rules' `escalations.rotate_after_seconds`.
     rotate_after_s: u64,
+    /// The rules' `escalations.rotate_at_bytes`: past this size the log moves to
+    /// `escalations.jsonl.1` before the next line, as the A2A audit log does.
+    rotate_at_bytes: u64,
 }
 
 /// What the clock knows the log's first line by: a new first line is a new sighting.
@@ -39,6 +39,7 @@ impl Escalations {
         Escalations {
             path: state_dir.join(FILE_NAME),
             rotate_after_s: rules.escalations_rotate_after.seconds,
+            rotate_at_bytes: rules.escalations_rotate_at.bytes,
         }
     }
 
@@ -93,7 +94,7 @@ impl Escalations {
             self.first_stamp()
                 .is_some_and(|ts| at.reached(at.age(FIRST_LINE_WHAT, ts), self.rotate_after_s))
         };
-        if size < ROTATE_AT_BYTES && !old() {
+        if size < self.rotate_at_bytes && !old() {
             return Ok(());
         }
         let rotated = rotated_path(&self.path);
@@ -165,13 +166,14 @@ mod tests {
         }
     }
 
-    /// Like the audit log it sits beside: past `ROTATE_AT_BYTES` the file moves to `<file>.1`
+    /// Like the audit log it sits beside: past `escalations.rotate_at_bytes` the file moves to `<file>.1`
     /// (replacing the one before) and a new one starts, so the log never grows past about
     /// twice the bound.
     #[test]
     fn the_log_rotates_at_its_bound_to_dot_one() {
         let dir = tempfile::tempdir().unwrap();
-        let log = Escalations::new(dir.path(), &state_rules());
+        let rules = state_rules();
+        let log = Escalations::new(dir.path(), &rules);
         let path = dir.path().join(FILE_NAME);
         let rotated = dir.path().join(format!("{FILE_NAME}.1"));
         std::fs::write(&rotated, "the rotation before\n").unwrap();
@@ -179,7 +181,8 @@ mod tests {
             "{}\n",
             serde_json::json!({"kind": "stuck", "task_id": "t_old"})
         );
-        let full = filler.repeat(usize::try_from(ROTATE_AT_BYTES).unwrap() / filler.len() + 1);
+        let bound = usize::try_from(rules.escalations_rotate_at.bytes).unwrap();
+        let full = filler.repeat(bound / filler.len() + 1);
         std::fs::write(&path, &full).unwrap();
 
         let gate = RedactionGate::default();
@@ -258,5 +261,34 @@ mod tests {
             std::fs::read_to_string(log.path()).unwrap().lines().count(),
             2
         );
+    }
+
+    /// The size bound is the rules' `escalations.rotate_at_bytes`: a log of 8 KiB is kept under
+    /// the shipped 2 MiB, and moves to `.1` under rules that say 8 KiB.
+    #[test]
+    fn the_size_bound_is_the_one_the_rules_declare() {
+        let filler = format!(
+            "{}\n",
+            serde_json::json!({"kind": "stuck", "task_id": "t_old"})
+        );
+        let full = filler.repeat(8 * 1024 / filler.len() + 1);
+        let gate = RedactionGate::default();
+        let shipped = state_rules();
+        let mut small = shipped.clone();
+        small.escalations_rotate_at.bytes = 8 * 1024;
+        for (rules, moves) in [(shipped, false), (small, true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let log = Escalations::new(dir.path(), &rules);
+            std::fs::write(log.path(), &full).unwrap();
+            log.append(&stuck("t_new"), &rule(), &gate, &at(fixed_now()))
+                .unwrap();
+            let rotated = dir.path().join(format!("{FILE_NAME}.1"));
+            assert_eq!(
+                rotated.exists(),
+                moves,
+                "bound {} B",
+                rules.escalations_rotate_at.bytes
+            );
+        }
     }
 }

@@ -54,13 +54,18 @@ impl Writer {
         }
         let clock = Clock::system(rules.clock.settings());
         Ok(Writer {
-            status: StatusWriter::new(&config.output_dir, &config.state_dir, gate.clone())?
-                .with_blind_spot(
-                    rules.alerts.blind_spot_percent.percent,
-                    rules.alerts.blind_spot_min.count,
-                )
-                .with_set_aside_kept(rules.state.set_aside_kept.count)
-                .with_clock(clock.clone()),
+            status: StatusWriter::new(
+                &config.output_dir,
+                &config.state_dir,
+                gate.clone(),
+                transitions::Bounds::of(&rules.state),
+            )?
+            .with_blind_spot(
+                rules.alerts.blind_spot_percent.percent,
+                rules.alerts.blind_spot_min.count,
+            )
+            .with_set_aside_kept(rules.state.set_aside_kept.count)
+            .with_clock(clock.clone()),
             live_tasks: LiveTaskStore::new(
                 &config.state_dir,
                 StuckRules::of(rules),

@@ -65,8 +65,14 @@ pub struct StatusWriter {
 }
 
 impl StatusWriter {
-    /// Creates the output and state directories if needed.
-    pub fn new(output_dir: &Path, state_dir: &Path, gate: RedactionGate) -> Result<Self> {
+    /// Creates the output and state directories if needed. The transitions log is kept within
+    /// `transitions` (the rules' `transitions_log`, [`transitions::Bounds::of`]).
+    pub fn new(
+        output_dir: &Path,
+        state_dir: &Path,
+        gate: RedactionGate,
+        transitions: transitions::Bounds,
+    ) -> Result<Self> {
         for dir in [output_dir, state_dir] {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create directory {}", dir.display()))?;
@@ -76,7 +82,7 @@ impl StatusWriter {
             html_path: output_dir.join(snapshot_html::FILE_NAME),
             lock_path: state_dir.join(LOCK_NAME),
             state_dir: state_dir.to_path_buf(),
-            transitions: TransitionLog::new(state_dir, gate.clone()),
+            transitions: TransitionLog::new(state_dir, gate.clone(), transitions),
             gate,
             alerts: None,
             blind_spot: None,
@@ -285,9 +291,14 @@ mod tests {
         Utc.with_ymd_and_hms(2026, 11, 30, 6, 0, 0).unwrap()
     }
 
+    /// The shipped rules' `transitions_log` bounds.
+    fn fleet_transitions() -> transitions::Bounds {
+        transitions::Bounds::of(&crate::config::fleet_state_rules())
+    }
+
     /// A writer saying times of day in UTC, whatever this machine's zone.
     fn writer(out: &Path, state: &Path) -> StatusWriter {
-        StatusWriter::new(out, state, RedactionGate::default())
+        StatusWriter::new(out, state, RedactionGate::default(), fleet_transitions())
             .unwrap()
             .with_zone(Zone::Fixed(chrono::FixedOffset::east_opt(0).unwrap()))
     }
@@ -450,7 +461,11 @@ mod tests {
             Band::Green,
             t0 + Duration::minutes(8),
         );
-        let log = super::transitions::TransitionLog::new(&state, RedactionGate::default());
+        let log = super::transitions::TransitionLog::new(
+            &state,
+            RedactionGate::default(),
+            fleet_transitions(),
+        );
         assert_eq!(said(&log.read().unwrap()), [down.clone(), up.clone()]);
         let on_disk: Snapshot =
             serde_json::from_slice(&std::fs::read(out.join(FILE_NAME)).unwrap()).unwrap();
@@ -578,7 +593,11 @@ mod tests {
                 "old"
             ]
         );
-        let log = super::transitions::TransitionLog::new(&state, RedactionGate::default());
+        let log = super::transitions::TransitionLog::new(
+            &state,
+            RedactionGate::default(),
+            fleet_transitions(),
+        );
         let said: Vec<_> = log
             .read()
             .unwrap()

@@ -90,7 +90,6 @@ pub fn gone_reads_green(
 #[cfg(test)]
 mod tests {
     use super::super::bench::{Bench, el, fired};
-    use super::super::pass::FORGET_UNSEEN_S;
     use super::*;
     use crate::alerting::AlertEvent;
     use chrono::Duration;
@@ -250,8 +249,9 @@ mod tests {
     // Found in review: it failed before its fix.
 
     /// Was: an element under a parent that leaves the snapshot (a host, board or agent removed
-    /// from the config) kept its open alert, forgotten silently after FORGET_UNSEEN_S. Now a
-    /// parent gone from a section read whole vouches for its children: they recover.
+    /// from the config) kept its open alert, forgotten silently after the rules'
+    /// `alert_memory.forget_unseen_seconds`. Now a parent gone from a section read whole vouches
+    /// for its children: they recover.
     #[test]
     fn a_check_of_a_host_removed_from_the_config_recovers_with_it() {
         let mut b = Bench::new();
@@ -273,7 +273,7 @@ mod tests {
         for _ in 0..10 {
             all.extend(b.next(&without));
         }
-        let later = b.now + Duration::seconds(FORGET_UNSEEN_S);
+        let later = b.now + b.th.forget_unseen;
         all.extend(b.at(later, &without));
         assert_eq!(
             all,

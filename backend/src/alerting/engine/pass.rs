@@ -49,31 +49,31 @@ pub fn alert_id(key: &str, event: AlertEvent, red_since: DateTime<Utc>) -> Strin
     format!("{key}:{}:{}", event.as_str(), red_since.timestamp())
 }
 
-/// An element no snapshot has shown for this long is forgotten (a removed agent, a finished
-/// task). Shorter would let a section that failed for a weekend come back with its open alerts
-/// forgotten, and fire them again.
-pub const FORGET_UNSEEN_S: i64 = 7 * 24 * 3600;
-
-/// An element with no open alert is forgotten sooner: the file stays the size of the fleet,
-/// however many short-lived tasks pass through. Coming back red, it counts its passes again.
-pub const FORGET_QUIET_S: i64 = 3600;
-
-/// The thresholds, from the rules file's `alerts` group.
+/// The thresholds, from the rules file's `alerts` and `alert_memory` groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Thresholds {
     pub fail_after: u64,
     pub recover_after: u64,
     pub remind_every: Duration,
+    /// An element with an open alert that no snapshot has shown for this long is forgotten (a
+    /// removed agent, a finished task): `alert_memory.forget_unseen_seconds`.
+    pub forget_unseen: Duration,
+    /// An element with no open alert is forgotten sooner, so the file stays the size of the
+    /// fleet: `alert_memory.forget_quiet_seconds`. Coming back red, it counts its passes again.
+    pub forget_quiet: Duration,
 }
 
 impl From<&AlertRules> for Thresholds {
     fn from(r: &AlertRules) -> Self {
+        let span = |rule: &crate::config::Rule| {
+            Duration::seconds(i64::try_from(rule.seconds).unwrap_or(i64::MAX))
+        };
         Thresholds {
             fail_after: r.fail_after.count,
             recover_after: r.recover_after.count,
-            remind_every: Duration::seconds(
-                i64::try_from(r.remind_every.seconds).unwrap_or(i64::MAX),
-            ),
+            remind_every: span(&r.remind_every),
+            forget_unseen: span(&r.forget_unseen),
+            forget_quiet: span(&r.forget_quiet),
         }
     }
 }
@@ -156,11 +156,11 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
     }
     state.tracks.retain(|_, t| {
         let keep = if t.open.is_some() {
-            FORGET_UNSEEN_S
+            cx.thresholds.forget_unseen
         } else {
-            FORGET_QUIET_S
+            cx.thresholds.forget_quiet
         };
-        (now - t.seen).num_seconds() < keep
+        now - t.seen < keep
     });
 
     let suppressed = roots::held_back(elements, &state.tracks, cx.deps);
@@ -461,7 +461,7 @@ mod tests {
             b.at(later + Duration::minutes(1), &red),
             fired("agent:min", AlertEvent::Reminder)
         );
-        b.at(later + Duration::seconds(FORGET_UNSEEN_S + 120), &[]);
+        b.at(later + b.th.forget_unseen + Duration::minutes(2), &[]);
         assert!(b.state.tracks.is_empty());
     }
 
@@ -479,10 +479,43 @@ mod tests {
         run(&mut b, &tasks);
         assert_eq!(b.state.tracks.len(), 50);
         let seen = b.now;
-        b.at(seen + Duration::seconds(FORGET_QUIET_S - 1), &[]);
+        b.at(seen + b.th.forget_quiet - Duration::seconds(1), &[]);
         assert_eq!(b.state.tracks.len(), 50);
-        b.at(seen + Duration::seconds(FORGET_QUIET_S), &[]);
+        b.at(seen + b.th.forget_quiet, &[]);
         assert!(b.state.tracks.is_empty());
+    }
+
+    /// Issue 33: how long the engine remembers an element is the rules' `alert_memory`: under
+    /// rules that say ten minutes quiet and a day with an open alert, a quiet task is forgotten
+    /// ten minutes after it was last shown, and a fired one a day after.
+    #[test]
+    fn the_elements_are_forgotten_after_what_the_rules_declare() {
+        let mut rules = crate::config::fleet_alert_rules();
+        rules.forget_quiet.seconds = 600;
+        rules.forget_unseen.seconds = 86400;
+        let mut b = Bench::new();
+        b.th = Thresholds::from(&rules);
+        let quiet = [("task:min/t", el("task", "t", Band::Green))];
+        b.next(&quiet);
+        let seen = b.now;
+        b.at(seen + Duration::minutes(10) - Duration::seconds(1), &[]);
+        assert_eq!(b.state.tracks.len(), 1);
+        b.at(seen + Duration::minutes(10), &[]);
+        assert!(b.state.tracks.is_empty(), "a quiet element: ten minutes");
+
+        let red = [("agent:min", el("agent", "min", Band::Red))];
+        for _ in 0..b.th.fail_after {
+            b.next(&red);
+        }
+        assert!(b.state.tracks["agent:min"].open.is_some());
+        let seen = b.now;
+        b.at(seen + Duration::hours(23), &[]);
+        assert!(
+            b.state.tracks.contains_key("agent:min"),
+            "kept within the day"
+        );
+        b.at(seen + Duration::days(1), &[]);
+        assert!(b.state.tracks.is_empty(), "an open alert: a day");
     }
 
     /// A work-queue task as the queue judges it at `now` (the model's one judge): unACKed past

@@ -191,7 +191,9 @@ impl Delivery {
         providers: Vec<Arc<dyn Provider>>,
     ) -> Result<Delivery> {
         let dir = config.state_dir.clone();
-        let outbox = tokio::task::spawn_blocking(move || Outbox::open(&dir, gate)).await??;
+        let limits = super::Limits::of(&rules.alerts);
+        let outbox =
+            tokio::task::spawn_blocking(move || Outbox::open(&dir, gate, limits)).await??;
         let watch = ChannelWatch {
             down_after: u32::try_from(rules.alerts.fail_after.count).unwrap_or(u32::MAX),
             link: config

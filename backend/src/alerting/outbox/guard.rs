@@ -190,7 +190,7 @@ pub(super) fn open(path: &Path) -> Result<Connection> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::store::tests::alert;
+    use super::super::store::tests::{alert, limits};
     use super::super::store::{OUTBOX_FILE, Outbox, time};
     use super::*;
     use crate::alerting::AlertEvent;
@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn a_fresh_outbox_is_marked_and_reopened_as_ours() {
         let dir = tempfile::tempdir().unwrap();
-        drop(Outbox::open(dir.path(), RedactionGate::default()).unwrap());
+        drop(Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap());
         let conn = Connection::open(dir.path().join(OUTBOX_FILE)).unwrap();
         let app: i32 = conn
             .pragma_query_value(None, "application_id", |r| r.get(0))
@@ -222,7 +222,7 @@ mod tests {
             .unwrap();
         assert_eq!((app, version), (APPLICATION_ID, SCHEMA_VERSION));
         drop(conn);
-        drop(Outbox::open(dir.path(), RedactionGate::default()).unwrap());
+        drop(Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap());
         assert!(aside(dir.path()).is_empty());
     }
 
@@ -234,14 +234,14 @@ mod tests {
             "ALTER TABLE outbox ADD COLUMN extra TEXT;".to_string(),
         ] {
             let dir = tempfile::tempdir().unwrap();
-            let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+            let o = Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap();
             o.enqueue(&alert("a", AlertEvent::Firing), &["c"], time(1))
                 .unwrap();
             drop(o);
             let conn = Connection::open(dir.path().join(OUTBOX_FILE)).unwrap();
             conn.execute_batch(&sql).unwrap();
             drop(conn);
-            let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+            let o = Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap();
             assert_eq!(o.rows().unwrap(), 0, "{sql}: a fresh outbox");
             // With its -wal and -shm beside it, as the open that refused it left them.
             let moved: Vec<PathBuf> = aside(dir.path())

@@ -1,8 +1,8 @@
 //! The outbox's store: every (alert, channel that wants it) pair, kept in `state_dir` until
 //! delivered. Enqueued once per pair (the dedupe key), taken when due, marked delivered or
 //! failed; a failing channel backs off as a whole ([`backoff`]); the pending set is bounded per
-//! channel ([`MAX_PENDING_PER_CHANNEL`]); delivered pairs are remembered for [`DELIVERED_KEPT`],
-//! then pruned. SQLite (WAL); every call blocks. Its file is opened through [`guard`].
+//! channel and delivered pairs are remembered for a while, then pruned, both as the rules'
+//! `alert_outbox` group declares ([`Limits`]). SQLite (WAL); every call blocks. Its file is opened through [`guard`].
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,12 +27,30 @@ pub const BACKOFF_FIRST: Duration = Duration::from_secs(10);
 /// The longest wait between two tries of a failing channel (Gatus and Uptime Kuma retry
 /// notifications on the order of minutes; a phone alert later than this is of little use).
 pub const BACKOFF_MAX: Duration = Duration::from_secs(10 * 60);
-/// Pending items per channel; past it the oldest reminders are dropped first. A day of a
-/// channel down, with an alert and its reminders every few minutes, stays under it.
-pub const MAX_PENDING_PER_CHANNEL: usize = 500;
-/// How long a delivered (alert, channel) pair is remembered (its key only: the alert's body
-/// goes once it is done), so a re-raised alert is not sent again: far longer than a restart.
-pub const DELIVERED_KEPT: Duration = Duration::from_secs(2 * 24 * 3600);
+/// What the outbox keeps, from the rules' `alert_outbox` group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Pending items per channel; past it the oldest reminders are dropped first
+    /// (`max_pending_per_channel`).
+    pub max_pending_per_channel: usize,
+    /// How long a delivered (alert, channel) pair is remembered (its key only: the alert's
+    /// body goes once it is done), so a re-raised alert is not sent again
+    /// (`delivered_kept_seconds`).
+    pub delivered_kept: chrono::Duration,
+}
+
+impl Limits {
+    /// The outbox's limits in `rules`.
+    pub fn of(rules: &crate::config::AlertRules) -> Limits {
+        Limits {
+            max_pending_per_channel: usize::try_from(rules.outbox_pending_max.count)
+                .unwrap_or(usize::MAX),
+            delivered_kept: chrono::Duration::seconds(
+                i64::try_from(rules.outbox_delivered_kept.seconds).unwrap_or(i64::MAX),
+            ),
+        }
+    }
+}
 /// Items taken per channel per delivery pass: one pass stays bounded in time.
 pub const BATCH_PER_CHANNEL: usize = 20;
 
@@ -117,7 +135,7 @@ pub struct Enqueued {
     pub added: usize,
     /// Pairs already pending or already delivered: the dedupe key held.
     pub known: usize,
-    /// Items dropped to keep a channel under [`MAX_PENDING_PER_CHANNEL`].
+    /// Items dropped to keep a channel under [`Limits::max_pending_per_channel`].
     pub dropped: usize,
 }
 
@@ -141,6 +159,7 @@ pub struct Outbox {
     conn: Mutex<Connection>,
     path: PathBuf,
     gate: RedactionGate,
+    limits: Limits,
 }
 
 fn secs(t: DateTime<Utc>) -> i64 {
@@ -160,7 +179,8 @@ pub fn backoff(failures: u32) -> Duration {
         .min(BACKOFF_MAX)
 }
 impl Outbox {
-    /// Opens (or creates) the outbox in `state_dir`. `gate` passes every stored text.
+    /// Opens (or creates) the outbox in `state_dir`, bounded by `limits`. `gate` passes every
+    /// stored text.
     ///
     /// A file there that is not a usable outbox of ours (not SQLite, corrupt, another
     /// program's database, a newer schema) is moved aside to
@@ -168,7 +188,7 @@ impl Outbox {
     /// level with both paths and why, and a fresh outbox takes its place: alerting goes on, and
     /// the operator's file is never deleted. Any other failure (the folder unwritable, the file
     /// busy) is returned, with nothing moved ([`guard`]).
-    pub fn open(state_dir: &Path, gate: RedactionGate) -> Result<Outbox> {
+    pub fn open(state_dir: &Path, gate: RedactionGate, limits: Limits) -> Result<Outbox> {
         std::fs::create_dir_all(state_dir)
             .with_context(|| format!("cannot create state_dir {}", state_dir.display()))?;
         let path = state_dir.join(OUTBOX_FILE);
@@ -177,6 +197,7 @@ impl Outbox {
             conn: Mutex::new(conn),
             path,
             gate,
+            limits,
         })
     }
 
@@ -224,7 +245,7 @@ impl Outbox {
                     continue;
                 }
                 out.added += 1;
-                out.dropped += bound(&tx, channel, now)?;
+                out.dropped += bound(&tx, channel, self.limits.max_pending_per_channel, now)?;
             }
         }
         tx.commit()?;
@@ -417,10 +438,10 @@ impl Outbox {
         Ok(n as usize)
     }
 
-    /// Forgets delivered pairs older than [`DELIVERED_KEPT`], and folds the WAL back into the
-    /// file (it would otherwise stay at its high-water mark).
+    /// Forgets delivered pairs older than [`Limits::delivered_kept`], and folds the WAL back
+    /// into the file (it would otherwise stay at its high-water mark).
     pub fn prune(&self, now: DateTime<Utc>) -> Result<usize> {
-        let cutoff = now - chrono::Duration::from_std(DELIVERED_KEPT)?;
+        let cutoff = now - self.limits.delivered_kept;
         let conn = self.conn();
         let n = conn.execute(
             "DELETE FROM outbox WHERE done_at IS NOT NULL AND done_at < ?1",
@@ -482,15 +503,20 @@ impl Outbox {
     }
 }
 
-/// Drops the oldest items of `channel` past [`MAX_PENDING_PER_CHANNEL`]: reminders first,
-/// then (loudly) anything else. Returns how many went.
-fn bound(tx: &rusqlite::Transaction<'_>, channel: &str, now: DateTime<Utc>) -> Result<usize> {
+/// Drops the oldest items of `channel` past `max_pending`: reminders first, then (loudly)
+/// anything else. Returns how many went.
+fn bound(
+    tx: &rusqlite::Transaction<'_>,
+    channel: &str,
+    max_pending: usize,
+    now: DateTime<Utc>,
+) -> Result<usize> {
     let pending: i64 = tx.query_row(
         "SELECT COUNT(*) FROM outbox WHERE done_at IS NULL AND channel = ?1",
         params![channel],
         |r| r.get(0),
     )?;
-    let mut over = (pending as usize).saturating_sub(MAX_PENDING_PER_CHANNEL);
+    let mut over = (pending as usize).saturating_sub(max_pending);
     let mut dropped = 0;
     for reminders_only in [true, false] {
         if over == 0 {
@@ -530,6 +556,11 @@ fn bound(tx: &rusqlite::Transaction<'_>, channel: &str, now: DateTime<Utc>) -> R
 pub(super) mod tests {
     use super::*;
 
+    /// The shipped rules' `alert_outbox` limits.
+    pub(crate) fn limits() -> Limits {
+        Limits::of(&crate::config::fleet_alert_rules())
+    }
+
     /// Agent min's alert `event`, under the dedupe key `id`.
     pub(crate) fn alert(id: &str, event: AlertEvent) -> Alert {
         Alert {
@@ -553,7 +584,7 @@ pub(super) mod tests {
     #[test]
     fn a_retry_set_before_a_step_back_is_due() {
         let dir = tempfile::tempdir().unwrap();
-        let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+        let o = Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap();
         let now = time(1_700_000_100);
         let a = alert("agent:min:firing:1700000000", AlertEvent::Firing);
         o.enqueue(&a, &["ntfy"], now).unwrap();
@@ -587,13 +618,13 @@ pub(super) mod tests {
         let now = time(1_700_000_100);
         let a = alert("agent:min:firing:1700000000", AlertEvent::Firing);
         {
-            let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+            let o = Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap();
             let e = o.enqueue(&a, &["ntfy", "hook"], now).unwrap();
             assert_eq!((e.added, e.known), (2, 0));
             let e = o.enqueue(&a, &["ntfy"], now).unwrap();
             assert_eq!((e.added, e.known), (0, 1));
         }
-        let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+        let o = Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap();
         let due = o.due(now).unwrap();
         assert_eq!(due.len(), 2);
         assert_eq!(due[0].alert, a);
@@ -608,7 +639,7 @@ pub(super) mod tests {
     #[test]
     fn a_failing_channel_backs_off_and_is_reported() {
         let dir = tempfile::tempdir().unwrap();
-        let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+        let o = Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap();
         let t0 = time(1_700_000_100);
         let a = alert("a1", AlertEvent::Firing);
         o.enqueue(&a, &["ntfy"], t0).unwrap();
@@ -636,12 +667,12 @@ pub(super) mod tests {
     #[test]
     fn a_full_channel_drops_its_oldest_reminders_first() {
         let dir = tempfile::tempdir().unwrap();
-        let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+        let o = Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap();
         let t0 = time(1_700_000_000);
         o.enqueue(&alert("firing", AlertEvent::Firing), &["c"], t0)
             .unwrap();
         let mut dropped = 0;
-        for i in 0..MAX_PENDING_PER_CHANNEL + 5 {
+        for i in 0..limits().max_pending_per_channel + 5 {
             let t = t0 + chrono::Duration::seconds(i as i64 + 1);
             dropped += o
                 .enqueue(&alert(&format!("r{i}"), AlertEvent::Reminder), &["c"], t)
@@ -649,21 +680,65 @@ pub(super) mod tests {
                 .dropped;
         }
         assert_eq!(dropped, 6);
-        assert_eq!(o.pending(Some("c")).unwrap(), MAX_PENDING_PER_CHANNEL);
+        assert_eq!(
+            o.pending(Some("c")).unwrap(),
+            limits().max_pending_per_channel
+        );
         let due = o.due(t0).unwrap();
         // The older firing is kept; the oldest reminders went.
         assert_eq!(due[0].alert.id, "firing");
         assert_eq!(due[1].alert.id, "r6");
     }
 
+    /// Issue 33: the bounds are the rules' `alert_outbox`: under rules that say 3 pending per
+    /// channel and a day for a delivered pair, the fourth reminder drops the oldest, and a pair
+    /// delivered over a day ago is forgotten (then enqueued again as new), one delivered 23 h
+    /// before kept.
+    #[test]
+    fn the_outbox_keeps_what_the_rules_declare() {
+        let mut rules = crate::config::fleet_alert_rules();
+        rules.outbox_pending_max.count = 3;
+        rules.outbox_delivered_kept.seconds = 86400;
+        let dir = tempfile::tempdir().unwrap();
+        let o = Outbox::open(dir.path(), RedactionGate::default(), Limits::of(&rules)).unwrap();
+        let t0 = time(1_700_000_000);
+        let mut dropped = 0;
+        for i in 0..4 {
+            let t = t0 + chrono::Duration::seconds(i);
+            dropped += o
+                .enqueue(&alert(&format!("r{i}"), AlertEvent::Reminder), &["c"], t)
+                .unwrap()
+                .dropped;
+        }
+        assert_eq!((dropped, o.pending(Some("c")).unwrap()), (1, 3));
+        assert_eq!(o.due(t0).unwrap()[0].alert.id, "r1");
+
+        let day = chrono::Duration::days(1);
+        o.delivered("r1", "c", t0).unwrap();
+        o.delivered("r2", "c", t0 + chrono::Duration::hours(1))
+            .unwrap();
+        let later = t0 + day + chrono::Duration::seconds(1);
+        assert_eq!(
+            o.prune(later).unwrap(),
+            1,
+            "r1, over a day old, is forgotten"
+        );
+        let again = |id: &str| {
+            o.enqueue(&alert(id, AlertEvent::Reminder), &["c"], later)
+                .unwrap()
+        };
+        assert_eq!(again("r1").added, 1, "forgotten: new again");
+        assert_eq!(again("r2").known, 1, "23 h old: still known");
+    }
+
     #[test]
     fn a_firing_goes_only_when_no_reminder_is_left() {
         let dir = tempfile::tempdir().unwrap();
-        let o = Outbox::open(dir.path(), RedactionGate::default()).unwrap();
+        let o = Outbox::open(dir.path(), RedactionGate::default(), limits()).unwrap();
         let t0 = time(1_700_000_000);
         o.enqueue(&alert("reminder", AlertEvent::Reminder), &["c"], t0)
             .unwrap();
-        for i in 0..MAX_PENDING_PER_CHANNEL {
+        for i in 0..limits().max_pending_per_channel {
             let t = t0 + chrono::Duration::seconds(i as i64 + 1);
             o.enqueue(&alert(&format!("f{i}"), AlertEvent::Firing), &["c"], t)
                 .unwrap();
@@ -678,14 +753,22 @@ pub(super) mod tests {
         assert_eq!(e.dropped, 1);
         // No reminder left: the oldest firing went (and said so in the log).
         assert_eq!(o.due(t0).unwrap()[0].alert.id, "f1");
-        assert_eq!(o.pending(Some("c")).unwrap(), MAX_PENDING_PER_CHANNEL);
+        assert_eq!(
+            o.pending(Some("c")).unwrap(),
+            limits().max_pending_per_channel
+        );
     }
 
     #[test]
     fn stored_text_passes_the_gate() {
         let dir = tempfile::tempdir().unwrap();
         let secret = "s3cr3t-token-value";
-        let o = Outbox::open(dir.path(), RedactionGate::new([secret.to_string()])).unwrap();
+        let o = Outbox::open(
+            dir.path(),
+            RedactionGate::new([secret.to_string()]),
+            limits(),
+        )
+        .unwrap();
         let mut a = alert("a", AlertEvent::Firing);
         a.reason = Some(format!("said {secret}"));
         o.enqueue(&a, &["c"], time(1)).unwrap();

@@ -72,6 +72,24 @@ impl From<Cited> for PercentRule {
     }
 }
 
+/// One declared size of a file, in bytes, with its citation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByteRule {
+    pub bytes: u64,
+    pub source: String,
+    pub ruled_by: Option<String>,
+}
+
+impl From<Cited> for ByteRule {
+    fn from(c: Cited) -> ByteRule {
+        ByteRule {
+            bytes: c.value,
+            source: c.source,
+            ruled_by: c.ruled_by,
+        }
+    }
+}
+
 /// One declared count (of consecutive collector passes), with its citation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CountRule {
@@ -132,6 +150,16 @@ pub struct AlertRules {
     pub phone_link_valid: Rule,
     /// ... and its "Silence" button silences the element this long.
     pub phone_silence: Rule,
+    /// The `alert_memory` group (issue 33): the engine forgets an element without an open
+    /// alert this long after a snapshot last showed it ...
+    pub forget_quiet: Rule,
+    /// ... and one with an open alert this long after.
+    pub forget_unseen: Rule,
+    /// The `alert_outbox` group (issue 33): at most this many items wait per channel (the
+    /// oldest reminders dropped first) ...
+    pub outbox_pending_max: CountRule,
+    /// ... and a pair done with (delivered, refused, dropped) is remembered this long.
+    pub outbox_delivered_kept: Rule,
 }
 
 /// What a value of the rules file measures, and so which values it may take.
@@ -149,7 +177,21 @@ enum Unit {
     Tasks,
     /// A whole number of copies of a file, at least 1.
     Copies,
+    /// A whole number of entries of a log, from 1 to [`MAX_ITEMS`].
+    Entries,
+    /// A whole number of pending alerts, from 1 to [`MAX_ITEMS`].
+    Items,
+    /// A size of a file in bytes, from [`MIN_BYTES`] to [`MAX_BYTES`].
+    Bytes,
 }
+
+/// The most entries or items a bound of the rules file may allow: past it, a bound bounds
+/// nothing a month of state can reach.
+const MAX_ITEMS: u64 = 1_000_000;
+/// The smallest size a file's bound may declare (one entry of a log must fit) ...
+const MIN_BYTES: u64 = 4096;
+/// ... and the largest (1 GiB: a state file fleetdash keeps is never meant to reach it).
+const MAX_BYTES: u64 = 1 << 30;
 
 impl Unit {
     fn accepts(self, value: u64) -> bool {
@@ -158,6 +200,8 @@ impl Unit {
             Unit::Seconds => value > 0 && value <= crate::clock::HORIZON.as_secs(),
             Unit::Count | Unit::Cards | Unit::Tasks | Unit::Copies => value > 0,
             Unit::Percent => (1..=100).contains(&value),
+            Unit::Entries | Unit::Items => (1..=MAX_ITEMS).contains(&value),
+            Unit::Bytes => (MIN_BYTES..=MAX_BYTES).contains(&value),
         }
     }
 
@@ -172,6 +216,11 @@ impl Unit {
             Unit::Cards => "expected a whole number of cards, at least 1",
             Unit::Tasks => "expected a whole number of tasks, at least 1",
             Unit::Copies => "expected a whole number of copies, at least 1",
+            Unit::Entries => "expected a whole number of entries from 1 to 1000000",
+            Unit::Items => "expected a whole number of alerts from 1 to 1000000",
+            Unit::Bytes => {
+                "expected a whole number of bytes from 4096 to 1073741824 (4 KiB to 1 GiB)"
+            }
         }
     }
 }
@@ -224,7 +273,8 @@ pub struct Rules {
 }
 
 /// The bounds of fleetdash's own files that grow with time (issue 33: a month of state): the
-/// `queue_file`, `escalations` and `set_aside` groups.
+/// `queue_file`, `escalations`, `set_aside` and `transitions_log` groups (the alert engine's
+/// and outbox's are in [`AlertRules`], which alerting is given).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateRules {
     /// tasks.db: a finished task is deleted, with its events, this long after it finished.
@@ -232,8 +282,18 @@ pub struct StateRules {
     /// tasks.db: an event about no stored task (a heartbeat) is deleted this long after it was
     /// received.
     pub queue_events_stored: Rule,
-    /// escalations.jsonl moves to `.1` once its first line is this old.
+    /// tasks.db: the WAL left after a checkpoint is cut back to this (`journal_size_limit`).
+    pub queue_wal_kept: ByteRule,
+    /// escalations.jsonl moves to `.1` once its first line is this old ...
     pub escalations_rotate_after: Rule,
+    /// ... or once it holds this many bytes.
+    pub escalations_rotate_at: ByteRule,
+    /// transitions.json keeps at most this many transitions (the oldest go first) ...
+    pub transitions_max_entries: CountRule,
+    /// ... none older than this ...
+    pub transitions_keep: Rule,
+    /// ... and the file never grows past this many bytes.
+    pub transitions_max_file: ByteRule,
     /// At most this many copies of one state file set aside are kept, the newest.
     pub set_aside_kept: CountRule,
 }
@@ -299,10 +359,26 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("doctor", &["clock_skew_seconds"]),
     (
         "queue_file",
-        &["finished_stored_seconds", "events_stored_seconds"],
+        &[
+            "finished_stored_seconds",
+            "events_stored_seconds",
+            "wal_kept_bytes",
+        ],
     ),
-    ("escalations", &["rotate_after_seconds"]),
+    ("escalations", &["rotate_after_seconds", "rotate_at_bytes"]),
     ("set_aside", &["copies_kept"]),
+    (
+        "transitions_log",
+        &["max_entries", "keep_seconds", "max_file_bytes"],
+    ),
+    (
+        "alert_memory",
+        &["forget_quiet_seconds", "forget_unseen_seconds"],
+    ),
+    (
+        "alert_outbox",
+        &["max_pending_per_channel", "delivered_kept_seconds"],
+    ),
     (
         "clock",
         &["step_seconds", "shown_for_seconds", "forget_unseen_seconds"],
@@ -497,6 +573,10 @@ impl Rules {
         let queue_finished_stored = seconds("queue_file", "finished_stored_seconds");
         let queue_events_stored = seconds("queue_file", "events_stored_seconds");
         let escalations_rotate_after = seconds("escalations", "rotate_after_seconds");
+        let transitions_keep = seconds("transitions_log", "keep_seconds");
+        let alerts_forget_quiet = seconds("alert_memory", "forget_quiet_seconds");
+        let alerts_forget_unseen = seconds("alert_memory", "forget_unseen_seconds");
+        let outbox_delivered_kept = seconds("alert_outbox", "delivered_kept_seconds");
         let clock = match (
             seconds("clock", "step_seconds"),
             seconds("clock", "shown_for_seconds"),
@@ -529,17 +609,39 @@ impl Rules {
         let finished_kept_max =
             cited("queue", "finished_kept_max", Unit::Tasks).map(CountRule::from);
         let set_aside_kept = cited("set_aside", "copies_kept", Unit::Copies).map(CountRule::from);
+        let transitions_max_entries =
+            cited("transitions_log", "max_entries", Unit::Entries).map(CountRule::from);
+        let outbox_pending_max =
+            cited("alert_outbox", "max_pending_per_channel", Unit::Items).map(CountRule::from);
+        let mut bytes = |group: &str, key: &str| cited(group, key, Unit::Bytes).map(ByteRule::from);
+        let queue_wal_kept = bytes("queue_file", "wal_kept_bytes");
+        let escalations_rotate_at = bytes("escalations", "rotate_at_bytes");
+        let transitions_max_file = bytes("transitions_log", "max_file_bytes");
         let state = match (
-            queue_finished_stored,
-            queue_events_stored,
-            escalations_rotate_after,
+            queue_finished_stored
+                .zip(queue_events_stored)
+                .zip(queue_wal_kept),
+            escalations_rotate_after.zip(escalations_rotate_at),
             set_aside_kept,
+            transitions_max_entries
+                .zip(transitions_keep)
+                .zip(transitions_max_file),
         ) {
-            (Some(f), Some(e), Some(r), Some(k)) => Some(StateRules {
-                queue_finished_stored: f,
-                queue_events_stored: e,
-                escalations_rotate_after: r,
-                set_aside_kept: k,
+            (
+                Some(((queue_finished_stored, queue_events_stored), queue_wal_kept)),
+                Some((escalations_rotate_after, escalations_rotate_at)),
+                Some(set_aside_kept),
+                Some(((transitions_max_entries, transitions_keep), transitions_max_file)),
+            ) => Some(StateRules {
+                queue_finished_stored,
+                queue_events_stored,
+                queue_wal_kept,
+                escalations_rotate_after,
+                escalations_rotate_at,
+                set_aside_kept,
+                transitions_max_entries,
+                transitions_keep,
+                transitions_max_file,
             }),
             _ => None,
         };
@@ -558,6 +660,8 @@ impl Rules {
             blind_spot_percent.zip(blind_spot_min).zip(quiet_red_after),
             am_resend.zip(am_ends_after),
             phone_link_valid.zip(phone_silence),
+            alerts_forget_quiet.zip(alerts_forget_unseen),
+            outbox_pending_max.zip(outbox_delivered_kept),
         ) {
             (
                 Some(fail_after),
@@ -567,6 +671,8 @@ impl Rules {
                 Some(((blind_spot_percent, blind_spot_min), quiet_red_after)),
                 Some((am_resend, am_ends_after)),
                 Some((phone_link_valid, phone_silence)),
+                Some((forget_quiet, forget_unseen)),
+                Some((outbox_pending_max, outbox_delivered_kept)),
             ) => Some(AlertRules {
                 fail_after,
                 recover_after,
@@ -580,6 +686,10 @@ impl Rules {
                 am_ends_after,
                 phone_link_valid,
                 phone_silence,
+                forget_quiet,
+                forget_unseen,
+                outbox_pending_max,
+                outbox_delivered_kept,
             }),
             _ => None,
         };

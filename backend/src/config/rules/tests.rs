@@ -299,3 +299,129 @@ fn the_state_file_bounds_are_declared_with_their_source() {
         assert!(msg.contains(expected), "{expected}: {msg}");
     }
 }
+
+/// Issue 33: the bounds that were constants in code (the transitions log's ring, the alert
+/// engine's forgetting, the outbox's, escalations' size, the queue's WAL) are declared with
+/// their source, at the values the code had.
+#[test]
+fn the_bounds_once_in_code_are_declared_with_their_source() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.state.transitions_max_entries.count, 4096);
+    assert_eq!(r.state.transitions_keep.seconds, 7 * 24 * 3600);
+    assert_eq!(r.state.transitions_max_file.bytes, 2 * 1024 * 1024);
+    assert_eq!(r.state.transitions_keep.source, "issue 33");
+    assert_eq!(r.state.escalations_rotate_at.bytes, 2 * 1024 * 1024);
+    assert_eq!(r.state.queue_wal_kept.bytes, 1024 * 1024);
+    assert_eq!(r.alerts.forget_quiet.seconds, 3600);
+    assert_eq!(r.alerts.forget_unseen.seconds, 7 * 24 * 3600);
+    assert_eq!(r.alerts.outbox_pending_max.count, 500);
+    assert_eq!(r.alerts.outbox_delivered_kept.seconds, 2 * 24 * 3600);
+    assert_eq!(r.alerts.outbox_delivered_kept.source, "issue 33");
+}
+
+/// The shipped rules file declares the same values as the fixture, each with a source.
+#[test]
+fn the_shipped_rules_declare_the_old_constants() {
+    let shipped = Rules::parse(
+        Path::new("config/rules.yaml"),
+        include_str!("../../../../config/rules.yaml"),
+    )
+    .unwrap();
+    let fixture = Rules::parse(Path::new("config/rules.yaml"), FLEET).unwrap();
+    let values = |r: &Rules| {
+        (
+            r.state.transitions_max_entries.count,
+            r.state.transitions_keep.seconds,
+            r.state.transitions_max_file.bytes,
+            r.state.escalations_rotate_at.bytes,
+            r.state.queue_wal_kept.bytes,
+            r.alerts.forget_quiet.seconds,
+            r.alerts.forget_unseen.seconds,
+            r.alerts.outbox_pending_max.count,
+            r.alerts.outbox_delivered_kept.seconds,
+        )
+    };
+    assert_eq!(values(&shipped), values(&fixture));
+    for source in [
+        &shipped.state.transitions_keep.source,
+        &shipped.alerts.forget_quiet.source,
+        &shipped.alerts.outbox_pending_max.source,
+    ] {
+        assert!(source.starts_with("issue 33"), "{source}");
+    }
+}
+
+/// Each new bound refuses a bad value, naming the file, the field and what it takes.
+#[test]
+fn a_bad_bound_of_a_kept_file_is_refused_naming_the_field() {
+    for (from, to, expected) in [
+        (
+            "max_entries: 4096",
+            "max_entries: 0",
+            "r.yaml:86: transitions_log.max_entries: expected a whole number of entries from 1 \
+             to 1000000",
+        ),
+        (
+            "max_entries: 4096",
+            "max_entries: 1000001",
+            "transitions_log.max_entries: expected a whole number of entries",
+        ),
+        (
+            "keep_seconds: 604800",
+            "keep_seconds: 31622401",
+            "transitions_log.keep_seconds: expected a whole number of seconds from 1 to 31622400",
+        ),
+        (
+            "max_file_bytes: 2097152",
+            "max_file_bytes: 100",
+            "transitions_log.max_file_bytes: expected a whole number of bytes from 4096 to \
+             1073741824",
+        ),
+        (
+            "rotate_at_bytes: 2097152",
+            "rotate_at_bytes: 2 MiB",
+            "escalations.rotate_at_bytes: expected a whole number of bytes",
+        ),
+        (
+            "wal_kept_bytes: 1048576",
+            "wal_kept_bytes: 1073741825",
+            "queue_file.wal_kept_bytes: expected a whole number of bytes",
+        ),
+        (
+            "forget_quiet_seconds: 3600",
+            "forget_quiet_seconds: 0",
+            "alert_memory.forget_quiet_seconds: expected a whole number of seconds",
+        ),
+        (
+            "forget_unseen_seconds: 604800",
+            "forget_unseen_seconds: -1",
+            "alert_memory.forget_unseen_seconds: expected a whole number of seconds",
+        ),
+        (
+            "max_pending_per_channel: 500",
+            "max_pending_per_channel: 0",
+            "alert_outbox.max_pending_per_channel: expected a whole number of alerts from 1 to \
+             1000000",
+        ),
+        (
+            "delivered_kept_seconds: 172800",
+            "delivered_kept_seconds: 2.5",
+            "alert_outbox.delivered_kept_seconds: expected a whole number of seconds",
+        ),
+    ] {
+        assert_eq!(FLEET.matches(from).count(), 1, "{from}");
+        let msg = refused(&FLEET.replace(from, to));
+        assert!(msg.contains(expected), "{to}: {msg}");
+    }
+    // A rules file without the new groups, or keys, is refused saying what to add.
+    let end = FLEET.find("transitions_log:").unwrap();
+    let msg = refused(&FLEET[..end].replace("  wal_kept_bytes: 1048576\n", ""));
+    for expected in [
+        "transitions_log.max_entries: missing; expected a `transitions_log:` group",
+        "alert_memory.forget_quiet_seconds: missing; expected a `alert_memory:` group",
+        "alert_outbox.max_pending_per_channel: missing; expected a `alert_outbox:` group",
+        "queue_file.wal_kept_bytes: missing",
+    ] {
+        assert!(msg.contains(expected), "{expected}: {msg}");
+    }
+}

@@ -1,8 +1,9 @@
 //! The transitions log on disk: `<state_dir>/transitions.json`, a ring of every band change,
 //! and the recent ones `status.json` carries ([`recent`]).
 //!
-//! The log is a ring: at most [`MAX_ENTRIES`], none older than [`KEEP_S`], and the file never
-//! past [`MAX_FILE_BYTES`] (the oldest go first). It is replaced atomically. A corrupt log is
+//! The log is a ring ([`Bounds`], the rules' `transitions_log` group): at most `max_entries`,
+//! none older than `keep_seconds`, and the file never past `max_file_bytes` (the oldest go
+//! first). It is replaced atomically. A corrupt log is
 //! moved aside (`write::state_file`) and replaced, starting again from what the previous
 //! snapshot carried; an unreadable one is left alone; both are logged, and neither ever fails
 //! the snapshot. Every entry passes the
@@ -15,18 +16,12 @@ use chrono::{DateTime, Duration, Utc};
 use fleetdash_model::Transition;
 use serde::{Deserialize, Serialize};
 
+use crate::config::StateRules;
 use crate::redact::RedactionGate;
 use crate::write::{atomic, state_file};
 
 pub const FILE_NAME: &str = "transitions.json";
 
-/// The most transitions the log keeps (a ring: the oldest go first). A fleet of a few dozen
-/// elements flapping every pass fills it in hours; a quiet one keeps a week.
-pub const MAX_ENTRIES: usize = 4096;
-/// Nothing older than this is kept: a week covers "since you last looked" after a weekend.
-pub const KEEP_S: i64 = 7 * 24 * 3600;
-/// The file never grows past this, whatever text its entries hold.
-pub const MAX_FILE_BYTES: usize = 2 * 1024 * 1024;
 /// `status.json` carries the transitions of this last window...
 pub const RECENT_S: i64 = 24 * 3600;
 /// ...at most this many, newest first: the snapshot stays small on a phone's connection.
@@ -36,21 +31,52 @@ const TEXT_MAX_CHARS: usize = 240;
 /// Bumped when the file's layout changes; another version is replaced, like a corrupt file.
 const VERSION: u32 = 1;
 
-/// The log's size bounds: [`Bounds::FLEET`] (the constants above) everywhere but in tests and
-/// benches, which shrink them to reach them quickly.
+/// The log's bounds, from the rules' `transitions_log` group ([`Bounds::of`]); tests and
+/// benches shrink them to reach them quickly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bounds {
+    /// The most transitions the log keeps (a ring: the oldest go first).
     pub max_entries: usize,
+    /// Nothing older than this is kept.
     pub keep_s: i64,
+    /// The file never grows past this, whatever text its entries hold.
     pub max_file_bytes: usize,
 }
 
 impl Bounds {
-    pub const FLEET: Bounds = Bounds {
-        max_entries: MAX_ENTRIES,
-        keep_s: KEEP_S,
-        max_file_bytes: MAX_FILE_BYTES,
-    };
+    /// The bounds the rules declare (`transitions_log`).
+    pub fn of(rules: &StateRules) -> Bounds {
+        Bounds {
+            max_entries: usize::try_from(rules.transitions_max_entries.count).unwrap_or(usize::MAX),
+            keep_s: i64::try_from(rules.transitions_keep.seconds).unwrap_or(i64::MAX),
+            max_file_bytes: usize::try_from(rules.transitions_max_file.bytes).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+/// Every entry of the log in `state_dir`, oldest first; an empty log when the file is missing.
+/// The error says why the file cannot be used. Reading needs no bounds (the answers to "what
+/// changed since").
+pub fn read_log(state_dir: &Path) -> Result<Vec<Transition>> {
+    read_file(&state_dir.join(FILE_NAME))
+}
+
+fn read_file(path: &Path) -> Result<Vec<Transition>> {
+    match std::fs::read(path) {
+        Ok(bytes) => parse(path, &bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<Transition>> {
+    let file: File = serde_json::from_slice(bytes)
+        .with_context(|| format!("{} is not a transitions log", path.display()))?;
+    // The same layout rule the loader applies (`state_file::StateFile`).
+    if let Some(problem) = state_file::StateFile::layout_problem(&file) {
+        anyhow::bail!("{} has {problem}", path.display());
+    }
+    Ok(file.entries)
 }
 /// The file: oldest first.
 #[derive(Debug, Serialize, Deserialize)]
@@ -106,11 +132,7 @@ struct Loaded {
 }
 
 impl TransitionLog {
-    pub fn new(state_dir: &Path, gate: RedactionGate) -> TransitionLog {
-        TransitionLog::with_bounds(state_dir, gate, Bounds::FLEET)
-    }
-
-    pub fn with_bounds(state_dir: &Path, gate: RedactionGate, bounds: Bounds) -> TransitionLog {
+    pub fn new(state_dir: &Path, gate: RedactionGate, bounds: Bounds) -> TransitionLog {
         TransitionLog {
             path: state_dir.join(FILE_NAME),
             gate,
@@ -122,24 +144,9 @@ impl TransitionLog {
         &self.path
     }
 
-    /// Every entry on disk, oldest first; an empty log when the file is missing. The error
-    /// says why the file cannot be used.
+    /// Every entry on disk, oldest first ([`read_log`]).
     pub fn read(&self) -> Result<Vec<Transition>> {
-        match std::fs::read(&self.path) {
-            Ok(bytes) => self.parse(&bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(e).with_context(|| format!("cannot read {}", self.path.display())),
-        }
-    }
-
-    fn parse(&self, bytes: &[u8]) -> Result<Vec<Transition>> {
-        let file: File = serde_json::from_slice(bytes)
-            .with_context(|| format!("{} is not a transitions log", self.path.display()))?;
-        // The same layout rule the loader applies (`state_file::StateFile`).
-        if let Some(problem) = state_file::StateFile::layout_problem(&file) {
-            anyhow::bail!("{} has {problem}", self.path.display());
-        }
-        Ok(file.entries)
+        read_file(&self.path)
     }
 
     /// `carried` (newest first, as a snapshot holds them) is where the log starts again when
@@ -246,7 +253,7 @@ impl TransitionLog {
     }
 
     /// The file's bytes, compact JSON, dropping the oldest entries until it fits the bound
-    /// ([`MAX_FILE_BYTES`]; `entries` loses them too). Every entry passed the gate on its way
+    /// ([`Bounds::max_file_bytes`]; `entries` loses them too). Every entry passed the gate on its way
     /// in ([`TransitionLog::admit`]).
     fn to_bytes(&self, entries: &mut Vec<Transition>) -> Result<Vec<u8>> {
         let whole = |entries: &[Transition]| {
@@ -284,7 +291,7 @@ struct FileRef<'a> {
 }
 
 /// Time order (a stable sort: one write's entries keep their key order), nothing older than
-/// [`KEEP_S`], at most [`MAX_ENTRIES`].
+/// `keep_s`, at most `max_entries` ([`Bounds`]).
 fn bound(entries: &mut Vec<Transition>, now: DateTime<Utc>, bounds: Bounds) {
     entries.sort_by_key(|t| t.at);
     let from = now - Duration::seconds(bounds.keep_s);
@@ -310,6 +317,11 @@ mod tests {
     use crate::logging::logs_of;
     use crate::write::transitions::tests::{changes, t0};
     use fleetdash_model::Band;
+
+    /// The shipped rules' `transitions_log` bounds.
+    fn fleet() -> Bounds {
+        Bounds::of(&crate::config::fleet_state_rules())
+    }
 
     fn transition(key: &str, to: Band, at: DateTime<Utc>) -> Transition {
         Transition {
@@ -343,7 +355,7 @@ mod tests {
             keep_s: 24 * 3600,
             max_file_bytes: 8 * 1024,
         };
-        let log = TransitionLog::with_bounds(dir.path(), RedactionGate::default(), bounds);
+        let log = TransitionLog::new(dir.path(), RedactionGate::default(), bounds);
         let mut biggest = 0;
         let mut last = Vec::new();
         for i in 0..10_000i64 {
@@ -386,10 +398,15 @@ mod tests {
     #[test]
     fn the_fleets_bounds_hold_for_a_full_ring_of_the_longest_entries() {
         let dir = tempfile::tempdir().unwrap();
-        let log = TransitionLog::new(dir.path(), RedactionGate::default());
+        let Bounds {
+            max_entries,
+            keep_s,
+            max_file_bytes,
+        } = fleet();
+        let log = TransitionLog::new(dir.path(), RedactionGate::default(), fleet());
         let now = t0();
         let longest = "😀".repeat(TEXT_MAX_CHARS);
-        let entries: Vec<Transition> = (0..MAX_ENTRIES)
+        let entries: Vec<Transition> = (0..max_entries)
             .map(|i| Transition {
                 key: format!("{i}/{longest}"),
                 kind: longest.clone(),
@@ -402,7 +419,7 @@ mod tests {
             .collect();
         let raw = serde_json::to_vec(&entries).unwrap().len();
         assert!(
-            raw > 4 * MAX_FILE_BYTES,
+            raw > 4 * max_file_bytes,
             "the bytes bound must bind: {raw} B"
         );
         log.save(Appended {
@@ -410,21 +427,70 @@ mod tests {
             save: true,
         });
         let len = file_len(&log);
-        assert!(len <= MAX_FILE_BYTES, "{len} bytes");
+        assert!(len <= max_file_bytes, "{len} bytes");
         assert!(
-            len > MAX_FILE_BYTES - 8 * 1024,
+            len > max_file_bytes - 8 * 1024,
             "only what did not fit went: {len} bytes"
         );
         let kept = log.read().unwrap();
-        let newest = format!("{}/", MAX_ENTRIES - 1);
+        let newest = format!("{}/", max_entries - 1);
         assert!(kept.last().unwrap().key.starts_with(&newest));
         // A week and a second later, all of it is too old.
-        let later = now + Duration::seconds(KEEP_S + 1);
+        let later = now + Duration::seconds(keep_s + 1);
         let appended = log.append(vec![transition("agent:new", Band::Red, later)], None, later);
         assert_eq!(
             changes(appended.entries()),
             [("agent:new", Some(Band::Green), Band::Red)]
         );
+    }
+
+    /// Issue 33: the ring's bounds are the rules' `transitions_log`: under rules that say 3
+    /// entries, an hour and 4 KiB, a fourth transition pushes out the oldest, an hour-old one
+    /// goes, and long texts keep the file under 4 KiB.
+    #[test]
+    fn the_ring_keeps_what_the_rules_declare() {
+        let mut rules = crate::config::fleet_state_rules();
+        rules.transitions_max_entries.count = 3;
+        rules.transitions_keep.seconds = 3600;
+        rules.transitions_max_file.bytes = 4096;
+        let bounds = Bounds::of(&rules);
+        assert_eq!(
+            bounds,
+            Bounds {
+                max_entries: 3,
+                keep_s: 3600,
+                max_file_bytes: 4096
+            }
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let log = TransitionLog::new(dir.path(), RedactionGate::default(), bounds);
+        for i in 0..4 {
+            let at = t0() + Duration::minutes(i);
+            let appended = log.append(
+                vec![transition(&format!("agent:a{i}"), Band::Red, at)],
+                None,
+                at,
+            );
+            log.save(appended);
+        }
+        let keys = |log: &TransitionLog| -> Vec<String> {
+            log.read().unwrap().into_iter().map(|t| t.key).collect()
+        };
+        assert_eq!(keys(&log), ["agent:a1", "agent:a2", "agent:a3"]);
+        // An hour after a1: it goes.
+        let at = t0() + Duration::minutes(61);
+        log.save(log.append(vec![transition("agent:b", Band::Red, at)], None, at));
+        assert_eq!(keys(&log), ["agent:a2", "agent:a3", "agent:b"]);
+        // Long texts: the oldest go until the file fits 4 KiB.
+        let mut long = transition("agent:long", Band::Red, at);
+        long.name = "n".repeat(TEXT_MAX_CHARS);
+        long.reason = Some("r".repeat(TEXT_MAX_CHARS));
+        for i in 0..3 {
+            let mut t = long.clone();
+            t.key = format!("agent:long{i}");
+            log.save(log.append(vec![t], None, at));
+        }
+        assert!(file_len(&log) <= 4096, "{} B", file_len(&log));
     }
 
     /// status.json's share: the last 24 h only, at most RECENT_MAX, newest first.
@@ -458,7 +524,7 @@ mod tests {
     #[test]
     fn a_corrupt_log_is_replaced_from_the_snapshot_and_an_unreadable_one_left_alone() {
         let dir = tempfile::tempdir().unwrap();
-        let log = TransitionLog::new(dir.path(), RedactionGate::default());
+        let log = TransitionLog::new(dir.path(), RedactionGate::default(), fleet());
         let now = t0();
         let carried = vec![transition(
             "agent:carried",
@@ -524,7 +590,7 @@ mod tests {
     #[test]
     fn a_write_with_nothing_new_takes_the_last_day_from_the_previous_snapshot() {
         let dir = tempfile::tempdir().unwrap();
-        let log = TransitionLog::new(dir.path(), RedactionGate::default());
+        let log = TransitionLog::new(dir.path(), RedactionGate::default(), fleet());
         let now = t0();
         let carried = vec![
             transition("agent:hour", Band::Red, now - Duration::hours(1)),
@@ -550,7 +616,11 @@ mod tests {
     fn the_log_passes_the_redaction_gate() {
         let dir = tempfile::tempdir().unwrap();
         let secret = "s3cr3t-peer-token-value";
-        let log = TransitionLog::new(dir.path(), RedactionGate::new([secret.to_string()]));
+        let log = TransitionLog::new(
+            dir.path(),
+            RedactionGate::new([secret.to_string()]),
+            fleet(),
+        );
         let mut t = transition("agent:min", Band::Red, t0());
         t.reason = Some(format!("down: 401 for {secret}"));
         log.save(log.append(vec![t], None, t0()));

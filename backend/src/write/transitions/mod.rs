@@ -19,10 +19,7 @@ pub mod said;
 
 pub use compare::compare;
 pub use elements::{Elements, elements};
-pub use log::{
-    Appended, Bounds, FILE_NAME, KEEP_S, MAX_ENTRIES, MAX_FILE_BYTES, RECENT_MAX, RECENT_S,
-    TransitionLog, recent,
-};
+pub use log::{Appended, Bounds, FILE_NAME, RECENT_MAX, RECENT_S, TransitionLog, read_log, recent};
 
 /// Fixtures the parts' tests share.
 #[cfg(test)]
