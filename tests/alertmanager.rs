@@ -9,143 +9,16 @@ mod support;
 #[path = "support/receiver.rs"]
 mod receiver;
 
-use std::net::SocketAddr;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+#[path = "support/alertmanager.rs"]
+mod am;
+
+use std::process::Stdio;
+use std::time::Instant;
+
+use am::{Am, keys};
 
 use receiver::{Mode, Receiver};
 use serde_json::Value;
-
-const ALERTMANAGER: &str = "/usr/bin/prometheus-alertmanager";
-
-/// Alertmanager killed and reaped when the test ends.
-struct Am {
-    child: Child,
-    addr: SocketAddr,
-    log: std::path::PathBuf,
-}
-
-impl Drop for Am {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Am {
-    /// The real Alertmanager on a free loopback port, clustering off, routing every alert by
-    /// `alertname` to `webhook` with resolved notifications; ready once `/-/ready` says so.
-    fn start(dir: &Path, webhook: &url::Url) -> Am {
-        assert!(
-            Path::new(ALERTMANAGER).exists(),
-            "{ALERTMANAGER} is missing: run scripts/test, which installs Debian's \
-             prometheus-alertmanager"
-        );
-        std::fs::create_dir_all(dir).unwrap();
-        let config = dir.join("alertmanager.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "route:\n  receiver: fleet\n  group_by: [alertname]\n  group_wait: 1s\n  \
-                 group_interval: 1s\n  repeat_interval: 1h\n\
-                 receivers:\n- name: fleet\n  webhook_configs:\n  - url: {webhook}\n    \
-                 send_resolved: true\n"
-            ),
-        )
-        .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let log = dir.join("alertmanager.log");
-        let child = Command::new(ALERTMANAGER)
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.path={}", dir.join("data").display()))
-            .arg(format!("--web.listen-address={addr}"))
-            // One instance: no gossip port, no peers to wait for.
-            .arg("--cluster.listen-address=")
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(std::fs::File::create(&log).unwrap().try_clone().unwrap())
-            .spawn()
-            .unwrap();
-        let am = Am { child, addr, log };
-        am.eventually("Alertmanager ready", || {
-            get(am.addr, "/-/ready").map(|_| ())
-        });
-        am
-    }
-
-    fn said(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Waits until `check` holds, or fails with what Alertmanager logged.
-    fn eventually<T>(&self, what: &str, mut check: impl FnMut() -> Result<T, String>) -> T {
-        let deadline = Instant::now() + support::HANG_BUDGET * 2;
-        loop {
-            match check() {
-                Ok(v) => return v,
-                Err(e) if Instant::now() > deadline => {
-                    panic!("{what}: never: {e}\nalertmanager said:\n{}", self.said())
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(200)),
-            }
-        }
-    }
-
-    /// Alertmanager's active alerts named by fleetdash (its API, as amtool reads it).
-    fn fleetdash_alerts(&self) -> Result<Vec<Value>, String> {
-        let body = get(
-            self.addr,
-            "/api/v2/alerts?active=true&silenced=false&inhibited=false",
-        )?;
-        let all: Vec<Value> = serde_json::from_str(&body).map_err(|e| format!("{e}: {body}"))?;
-        Ok(all
-            .into_iter()
-            .filter(|a| a["labels"]["alertname"] == "FleetdashRed")
-            .collect())
-    }
-}
-
-/// A blocking GET on loopback; the body of a 200.
-fn get(addr: SocketAddr, path: &str) -> Result<String, String> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(support::HANG_BUDGET)).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).map_err(|e| e.to_string())?;
-    let (head, body) = reply.split_once("\r\n\r\n").ok_or("no header end")?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(head.lines().next().unwrap_or_default().to_string());
-    }
-    // Go's server chunks a long body.
-    if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        let mut out = String::new();
-        let mut rest = body;
-        while let Some((size, tail)) = rest.split_once("\r\n") {
-            let n = usize::from_str_radix(size.trim(), 16).map_err(|e| e.to_string())?;
-            if n == 0 {
-                break;
-            }
-            out.push_str(&tail[..n]);
-            rest = &tail[n + 2..];
-        }
-        return Ok(out);
-    }
-    Ok(body.to_string())
-}
 
 /// The webhook notifications Alertmanager sent the receiver.
 fn notifications(rx: &Receiver) -> Vec<Value> {
@@ -154,15 +27,6 @@ fn notifications(rx: &Receiver) -> Vec<Value> {
         .filter(|g| g.path == "/am")
         .map(|g| serde_json::from_slice(&g.body).unwrap())
         .collect()
-}
-
-fn keys(alerts: &[Value]) -> Vec<String> {
-    let mut keys: Vec<String> = alerts
-        .iter()
-        .map(|a| a["labels"]["key"].as_str().unwrap_or_default().to_string())
-        .collect();
-    keys.sort();
-    keys
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -221,6 +85,9 @@ async fn fleetdash_run_fires_groups_keeps_and_resolves_alerts_in_a_real_alertman
     assert_eq!(here["labels"]["name"], "here");
     assert_eq!(here["labels"]["band"], "red");
     assert_eq!(here["labels"]["section"], "systems");
+    // No `hub` in the config: this machine's name says which hub saw it.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert_eq!(here["labels"]["hub"], host.trim(), "{here:#}");
     assert_eq!(here["status"]["state"], "active");
     let reason = here["annotations"]["reason"].as_str().unwrap_or_default();
     assert!(

@@ -34,7 +34,7 @@ use fleetdash_model::Band;
 use toml::Spanned;
 
 use super::TokenSource;
-use super::table::Table;
+use super::table::{Element, Table};
 use super::validator::{Validator, is_plain_name};
 
 /// Where one channel delivers.
@@ -46,9 +46,10 @@ pub enum ChannelTarget {
     Webhook(url::Url),
     /// An `[[agents]]` entry by name: its endpoint, dialect and token are used.
     A2a(String),
-    /// Alertmanager's base URL (`http://127.0.0.1:9093/`): alerts are POSTed to its
-    /// `/api/v2/alerts`, as Prometheus does.
-    Alertmanager(url::Url),
+    /// Alertmanager's base URLs (`http://127.0.0.1:9093/`), one per member of an HA cluster
+    /// (`urls`), or one (`url`): alerts are POSTed to each member's `/api/v2/alerts`, as
+    /// Prometheus does, and the members' gossip makes them one notification.
+    Alertmanager(Vec<url::Url>),
 }
 
 impl ChannelTarget {
@@ -130,16 +131,50 @@ impl AlertsConfig {
     pub fn url_passwords(&self) -> impl Iterator<Item = String> + '_ {
         self.channels
             .iter()
-            .filter_map(|c| match &c.target {
-                ChannelTarget::Ntfy(u)
-                | ChannelTarget::Webhook(u)
-                | ChannelTarget::Alertmanager(u) => Some(u),
-                ChannelTarget::A2a(_) => None,
+            .flat_map(|c| match &c.target {
+                ChannelTarget::Ntfy(u) | ChannelTarget::Webhook(u) => std::slice::from_ref(u),
+                ChannelTarget::Alertmanager(urls) => urls.as_slice(),
+                ChannelTarget::A2a(_) => &[],
             })
             .chain(self.deadman_url.as_ref())
             .filter_map(|u| u.password())
             .map(str::to_string)
     }
+}
+
+/// The members of an Alertmanager cluster (`urls`): at least one, each a URL, none twice.
+fn cluster_urls(
+    v: &mut Validator,
+    c: &Table,
+    list: &Spanned<Vec<Element>>,
+    kind: &Spanned<String>,
+) -> Option<ChannelTarget> {
+    let mut urls: Vec<url::Url> = Vec::new();
+    let mut ok = true;
+    for (j, raw) in list.get_ref() {
+        match parse_url(v, raw, c.field(&format!("urls[{j}]"))) {
+            Some(u) if urls.contains(&u) => {
+                ok = false;
+                v.error(
+                    raw,
+                    c.field(&format!("urls[{j}]")),
+                    "this member is listed twice",
+                );
+            }
+            Some(u) => urls.push(u),
+            None => ok = false,
+        }
+    }
+    if list.get_ref().is_empty() {
+        v.error(
+            kind,
+            c.field("urls"),
+            "list every member of the Alertmanager cluster, e.g. \
+             [\"http://127.0.0.1:9093/\", \"http://lab:9093/\"]",
+        );
+        return None;
+    }
+    ok.then_some(ChannelTarget::Alertmanager(urls))
 }
 
 const TYPES: &str = "\"ntfy\", \"webhook\", \"a2a\" or \"alertmanager\"";
@@ -173,6 +208,7 @@ pub(super) fn read(v: &mut Validator, mut t: Table, agents: &[String]) -> Alerts
         let kind = c.required_string(v, "type", TYPES);
         let name = c.string(v, "name");
         let url = c.string(v, "url");
+        let urls = c.strings(v, "urls");
         let agent = c.string(v, "agent");
         let bands = c.strings(v, "bands");
         let sections = c.strings(v, "sections");
@@ -209,7 +245,19 @@ pub(super) fn read(v: &mut Validator, mut t: Table, agents: &[String]) -> Alerts
             match k.get_ref().as_str() {
                 "ntfy" => url_of(v, &c).map(ChannelTarget::Ntfy),
                 "webhook" => url_of(v, &c).map(ChannelTarget::Webhook),
-                "alertmanager" => url_of(v, &c).map(ChannelTarget::Alertmanager),
+                "alertmanager" => match (&url, &urls) {
+                    (Some(_), Some(list)) => {
+                        v.error(
+                            list,
+                            c.field("urls"),
+                            "give url (one Alertmanager) or urls (every member of a cluster), \
+                             not both",
+                        );
+                        None
+                    }
+                    (None, Some(list)) => cluster_urls(v, &c, list, k),
+                    _ => url_of(v, &c).map(|u| ChannelTarget::Alertmanager(vec![u])),
+                },
                 "a2a" => match &agent {
                     Some(a) if agents.contains(a.get_ref()) => {
                         Some(ChannelTarget::A2a(a.get_ref().clone()))
@@ -258,6 +306,19 @@ pub(super) fn read(v: &mut Validator, mut t: Table, agents: &[String]) -> Alerts
                 e,
                 c.field("token_env"),
                 "an a2a channel uses its agent's token",
+            );
+        }
+        if let (Some(t), Some(list)) = (&target, &urls)
+            && !matches!(t, ChannelTarget::Alertmanager(_))
+        {
+            ok = false;
+            v.error(
+                list,
+                c.field("urls"),
+                format!(
+                    "only an alertmanager channel takes urls; a {} channel takes url",
+                    t.type_name()
+                ),
             );
         }
         let Some(target) = target else { continue };
@@ -501,7 +562,56 @@ mod tests {
         assert_eq!(a.channels[2].name, "alertmanager");
         assert_eq!(
             a.channels[2].target,
-            ChannelTarget::Alertmanager("http://127.0.0.1:9093/".parse().unwrap())
+            ChannelTarget::Alertmanager(vec!["http://127.0.0.1:9093/".parse().unwrap()])
+        );
+    }
+
+    /// Issue 34: an HA pair of Alertmanagers is one channel listing both members.
+    #[test]
+    fn an_alertmanager_cluster_lists_its_members() {
+        let text = format!(
+            "{BASE}[[alerts.channels]]\ntype = \"alertmanager\"\n\
+             urls = [\"http://127.0.0.1:9093/\", \"http://u:am-pass-4711@lab:9093/\"]\n"
+        );
+        let c = Config::parse(Path::new("f.toml"), &text).unwrap();
+        let ChannelTarget::Alertmanager(urls) = &c.alerts.channels[0].target else {
+            panic!("{:?}", c.alerts.channels[0].target)
+        };
+        assert_eq!(urls.len(), 2);
+        assert_eq!(urls[1].host_str(), Some("lab"));
+        assert!(
+            !c.gate().is_clean("am-pass-4711"),
+            "a member's password is a secret"
+        );
+
+        for (body, want) in [
+            (
+                "url = \"http://a:9093/\"\nurls = [\"http://b:9093/\"]",
+                "alerts.channels[0].urls: give url (one Alertmanager) or urls",
+            ),
+            ("urls = []", "alerts.channels[0].urls: list every member"),
+            (
+                "urls = [\"http://a:9093/\", \"http://a:9093/\"]",
+                "alerts.channels[0].urls[1]: this member is listed twice",
+            ),
+            ("urls = [\"not a url\"]", "alerts.channels[0].urls[0]"),
+        ] {
+            let text = format!("{BASE}[[alerts.channels]]\ntype = \"alertmanager\"\n{body}\n");
+            let e = Config::parse(Path::new("f.toml"), &text)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{body}: {e}");
+        }
+        let text = format!(
+            "{BASE}[[alerts.channels]]\ntype = \"ntfy\"\nurl = \"https://ntfy.sh/f\"\n\
+             urls = [\"https://ntfy.sh/g\"]\n"
+        );
+        let e = Config::parse(Path::new("f.toml"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("alerts.channels[0].urls: only an alertmanager channel takes urls"),
+            "{e}"
         );
     }
 

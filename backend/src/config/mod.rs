@@ -24,6 +24,7 @@ mod files;
 #[cfg(test)]
 mod fixtures;
 mod hosts;
+mod hub;
 mod intake;
 pub mod maintenance;
 mod metrics;
@@ -77,6 +78,8 @@ pub struct Config {
     pub output_dir: PathBuf,
     pub state_dir: PathBuf,
     pub rules_path: PathBuf,
+    /// `hub`: this hub's name, which says which hub saw what when several watch one fleet.
+    pub hub: String,
     pub cadence: Cadences,
     pub probe: ProbeLimits,
     /// The collector's identity in the agents' audit logs (`[probe] collector_peer`): the
@@ -232,6 +235,7 @@ fn read(path: &Path, text: &str) -> Read {
         "fleetdash's own folder (locks, registries; not served)",
     );
     let rules_path = required_path(&mut v, "rules", "the rules file, e.g. \"rules.yaml\"");
+    let hub = hub::read(&mut v, &mut top);
     let cadence_table = top.table(&mut v, "cadence");
     let probe_table = top.table(&mut v, "probe");
     let agent_entries = top.tables(&mut v, "agents");
@@ -283,6 +287,7 @@ fn read(path: &Path, text: &str) -> Read {
             output_dir: output_dir.unwrap_or_default(),
             state_dir,
             rules_path: rules_path.unwrap_or_default(),
+            hub,
             cadence,
             probe,
             collector_peer,

@@ -13,6 +13,14 @@
 //!   firing while it lasts and resolves it by itself if fleetdash falls silent. A Recovered is
 //!   the same labels with `endsAt` now: resolved at once.
 //! - A group is one POST of every alert in it (Alertmanager groups again by its own routes).
+//! - Several hubs, one Alertmanager cluster (docs/scale.md): the labels above identify the
+//!   element on every hub alike; `hub` (the config's `hub`) says which hub saw it. Routes that
+//!   group without `hub` make a storm both hubs see one notification; an inhibit rule with
+//!   `equal: [hub]` lets a hub's own `fleetdash:reach` hold back only that hub's agents.
+//! - A cluster (`urls`): every member gets every POST, as Prometheus sends to each of its
+//!   Alertmanagers; the members' gossip (their notification log) makes one notification of
+//!   it. A send is delivered when one member took it: the others may be down for an upgrade,
+//!   and the resend brings them what is still firing when they are back.
 
 use std::collections::BTreeMap;
 
@@ -34,8 +42,13 @@ pub const ALERTNAME: &str = "FleetdashRed";
 
 pub struct Alertmanager {
     name: String,
-    /// `<base>/api/v2/alerts`.
-    url: url::Url,
+    /// Each member's `<base>/api/v2/alerts`.
+    members: Vec<url::Url>,
+    /// The `hub` label: which hub saw what it sends.
+    hub: String,
+    /// Whether each member refused the last POST, so its going down and coming back are
+    /// logged once each, not at every resend.
+    member_failing: std::sync::Mutex<Vec<bool>>,
     token: Option<TokenSource>,
     wants: Wants,
     /// How long after a send a firing alert ends unless sent again.
@@ -49,14 +62,17 @@ pub struct Alertmanager {
 impl Alertmanager {
     pub fn new(
         name: &str,
-        base: &url::Url,
+        bases: &[url::Url],
+        hub: &str,
         token: Option<TokenSource>,
         wants: Wants,
         ends_after: Duration,
     ) -> Alertmanager {
         Alertmanager {
             name: name.to_string(),
-            url: alerts_endpoint(base),
+            members: bases.iter().map(alerts_endpoint).collect(),
+            hub: hub.to_string(),
+            member_failing: std::sync::Mutex::new(vec![false; bases.len()]),
             token,
             wants,
             ends_after,
@@ -71,7 +87,7 @@ impl Alertmanager {
         let wanted: Vec<Value> = firing
             .iter()
             .filter(|a| self.wants.wants(a))
-            .map(|a| postable(a, self.ends_after))
+            .map(|a| postable(a, &self.hub, self.ends_after))
             .collect();
         if wanted.is_empty() {
             return Ok(0);
@@ -100,8 +116,8 @@ fn time(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// One alert as Alertmanager's `postableAlert`.
-pub fn postable(alert: &Alert, ends_after: Duration) -> Value {
+/// One alert as Alertmanager's `postableAlert`, seen by `hub`.
+pub fn postable(alert: &Alert, hub: &str, ends_after: Duration) -> Value {
     let resolved = alert.event == AlertEvent::Recovered;
     // The band it fired with: a resolution must carry the firing's labels.
     let fired_with = if resolved { Band::Red } else { alert.band };
@@ -111,6 +127,7 @@ pub fn postable(alert: &Alert, ends_after: Duration) -> Value {
         ("kind", alert.kind.clone()),
         ("name", alert.name.clone()),
         ("band", fired_with.class().to_string()),
+        ("hub", hub.to_string()),
     ]);
     if let Some(section) = Deps::section_of(&alert.key) {
         let section = section.trim_start_matches("section:").to_string();
@@ -164,28 +181,85 @@ impl Provider for Alertmanager {
     }
 
     async fn send(&self, alert: &Alert) -> Result<(), SendError> {
-        self.post(&json!([postable(alert, self.ends_after)])).await
+        self.post(&json!([postable(alert, &self.hub, self.ends_after)]))
+            .await
     }
 
     async fn send_group(&self, alerts: &[Alert]) -> Result<(), SendError> {
         let all: Vec<Value> = alerts
             .iter()
-            .map(|a| postable(a, self.ends_after))
+            .map(|a| postable(a, &self.hub, self.ends_after))
             .collect();
         self.post(&Value::Array(all)).await
     }
 }
 
 impl Alertmanager {
+    /// POSTs `body` to every member at once; delivered when one took it. When none did, the
+    /// first member's failure is the send's (retryable if any member's is).
     async fn post(&self, body: &Value) -> Result<(), SendError> {
         let token = common::token(self.token.as_ref())?;
         let _one_at_a_time = self.posting.lock().await;
-        let reply = self
-            .client
-            .post_json(self.url.clone(), &[], body, token.as_deref())
-            .await
-            .map_err(common::transport)?;
-        common::judge(&reply)
+        let sends = self.members.iter().map(|url| async {
+            let reply = self
+                .client
+                .post_json(url.clone(), &[], body, token.as_deref())
+                .await
+                .map_err(common::transport)?;
+            common::judge(&reply)
+        });
+        let results = futures::future::join_all(sends).await;
+        self.log_members(&results);
+        if results.iter().any(Result::is_ok) {
+            return Ok(());
+        }
+        let retryable = results
+            .iter()
+            .any(|r| r.as_ref().is_err_and(|e| e.retryable));
+        let mut first = results
+            .into_iter()
+            .find_map(Result::err)
+            .unwrap_or_else(|| SendError {
+                retryable: false,
+                reason: "no Alertmanager listed".into(),
+            });
+        first.retryable = retryable;
+        if self.members.len() > 1 {
+            first.reason = format!("every member failed, the first: {}", first.reason);
+        }
+        Err(first)
+    }
+
+    /// Logs a member that starts failing and one that answers again, once each, by its
+    /// place in `urls` and its host (never its URL, which may carry a password).
+    fn log_members(&self, results: &[Result<(), SendError>]) {
+        if self.members.len() < 2 {
+            return;
+        }
+        let mut failing = self
+            .member_failing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (i, (result, was)) in results.iter().zip(failing.iter_mut()).enumerate() {
+            let host = self.members[i].host_str().unwrap_or_default();
+            let port = self.members[i].port_or_known_default().unwrap_or_default();
+            match (result, *was) {
+                (Err(e), false) => tracing::warn!(
+                    channel = %self.name,
+                    member = i,
+                    "Alertmanager {host}:{port} (urls[{i}]) is not taking alerts, the others are \
+                     sent them: {}",
+                    e.reason
+                ),
+                (Ok(()), true) => tracing::info!(
+                    channel = %self.name,
+                    member = i,
+                    "Alertmanager {host}:{port} (urls[{i}]) takes alerts again"
+                ),
+                _ => {}
+            }
+            *was = result.is_err();
+        }
     }
 }
 
@@ -223,16 +297,16 @@ mod tests {
     #[test]
     fn a_firing_and_its_resolution_carry_the_same_labels() {
         let ends_after = Duration::seconds(240);
-        let firing = postable(&alert(AlertEvent::Firing, Band::Red), ends_after);
+        let firing = postable(&alert(AlertEvent::Firing, Band::Red), "lab", ends_after);
         let mut recovered = alert(AlertEvent::Recovered, Band::Green);
         recovered.since = at(14, 10);
         recovered.at = at(14, 11);
-        let resolved = postable(&recovered, ends_after);
+        let resolved = postable(&recovered, "lab", ends_after);
         assert_eq!(firing["labels"], resolved["labels"]);
         assert_eq!(
             firing["labels"],
             json!({"alertname": "FleetdashRed", "key": "agent:vega", "kind": "agent",
-                   "name": "vega", "band": "red", "section": "agents"})
+                   "name": "vega", "band": "red", "section": "agents", "hub": "lab"})
         );
         assert_eq!(firing["startsAt"], "2026-03-29T14:00:00Z");
         assert_eq!(firing["endsAt"], "2026-03-29T14:06:00Z", "at + ends_after");

@@ -97,13 +97,14 @@ pub fn build_clocked(
                 };
                 Arc::new(Hub::new(&c.name, agent.clone(), wants))
             }
-            ChannelTarget::Alertmanager(url) => {
+            ChannelTarget::Alertmanager(urls) => {
                 let ends_after = chrono::Duration::seconds(
                     i64::try_from(rules.am_ends_after.seconds).unwrap_or(i64::MAX),
                 );
                 let am = Arc::new(Alertmanager::new(
                     &c.name,
-                    url,
+                    urls,
+                    &config.hub,
                     c.token.clone(),
                     wants,
                     ends_after,
