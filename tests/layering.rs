@@ -33,7 +33,7 @@ const LAYERS: &[&[&str]] = &[
     &["write"],
     &["alerting"],
     &[
-        "server", "page", "intake", "cron_run", "watchdog", "logging", "doctor", "metrics",
+        "server", "page", "intake", "cron_run", "watchdog", "logging", "doctor", "metrics", "otel",
         "answers", "mcp",
     ],
     &["daemon"],

@@ -1,8 +1,8 @@
 //! The daemon: a running fleetdash wired whole. [`run_until`] opens what `fleetdash run` shares
 //! (the work queue's one writer, the alert engine and outbox, the snapshot writer), starts the
-//! faces (the report intake, the queue's sweep, alert delivery, `/metrics`) and the collectors'
-//! cadences, and on shutdown stops them in order, closing the queue last. `fleetdash run` and
-//! the demo both run it; neither wires a part of its own.
+//! faces (the report intake, the queue's sweep, alert delivery, `/metrics`, OpenTelemetry
+//! export) and the collectors' cadences, and on shutdown stops them in order, closing the queue
+//! last. `fleetdash run` and the demo both run it; neither wires a part of its own.
 
 use std::sync::Arc;
 
@@ -13,6 +13,7 @@ use crate::clock::Clock;
 use crate::collect;
 use crate::config::{Config, Rules};
 use crate::metrics;
+use crate::otel::Otel;
 use crate::queue::{QueueRules, WorkQueue};
 use crate::watchdog;
 use crate::watchdog::notify::Notifier;
@@ -63,6 +64,11 @@ pub async fn run_notifying(
         alerts.observe_deliveries(live.delivery_observer());
     }
     let metrics_listener = metrics::start(config, metrics.clone(), shutdown.clone()).await?;
+    // `[otel]`: each pass's spans; a token that cannot be read means no export, said once.
+    let otel = Otel::start(config).unwrap_or_else(|e| {
+        tracing::error!("{e:#}: no OpenTelemetry export in this run");
+        None
+    });
     // Any good write feeds systemd's watchdog: when even the fastest section passes less often
     // than the watchdog allows, systemd would restart a healthy collector between passes.
     if let (Some(limit), Some(fastest)) = (
@@ -115,11 +121,15 @@ pub async fn run_notifying(
         watchdog::Listeners {
             alerts,
             metrics: Some(live),
+            otel: otel.clone(),
             notifier,
         },
         shutdown,
     )
     .await;
+    if let Some(otel) = otel {
+        otel.shutdown().await;
+    }
     if let Some(delivery) = delivery {
         delivery.await.context("the alert delivery loop stopped")?;
     }

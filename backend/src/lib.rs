@@ -21,8 +21,8 @@
 //! 8. The faces: [`server`] (`fleetdash serve`) and [`page`] (the built page, embedded),
 //!    [`intake`] (the A2A server agents report to), [`cron_run`], [`watchdog`] (the run-time
 //!    loops: cadences, the queue's sweep), [`logging`] (the log, through the same gate),
-//!    [`metrics`] (`/metrics` for Prometheus), [`answers`] (what the hub agent is answered,
-//!    whichever face it asks through).
+//!    [`metrics`] (`/metrics` for Prometheus), [`otel`] (each pass and probe as OpenTelemetry
+//!    spans), [`answers`] (what the hub agent is answered, whichever face it asks through).
 //! 9. [`daemon`]: a running fleetdash (`run`, the demo) wired whole.
 //! 10. [`demo`]: a simulated fleet on loopback.
 //! 11. [`app`]: the commands.
@@ -45,6 +45,7 @@ pub mod logging;
 pub mod mcp;
 pub mod metrics;
 pub mod net;
+pub mod otel;
 pub mod page;
 pub mod problem;
 pub mod queue;

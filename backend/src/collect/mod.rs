@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
-use fleetdash_model::{Agent, Backups, Board, LiveTask, Probe, System};
+use fleetdash_model::{Agent, Asc, Backups, Board, LiveTask, Probe, System};
 
 use crate::clock::Clock;
 use crate::config::{Config, Rules};
@@ -213,12 +213,42 @@ impl SectionUpdate {
     }
 }
 
+/// One attempt of a probe that failed and was followed by another in the same pass (a board
+/// read that caught Hermes mid-change, a heartbeat in a dialect the peer does not speak). The
+/// findings say only how the last one went; tracing (`otel`) shows these too.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    /// The element's kind and configured name (`agent`, `min`).
+    pub kind: &'static str,
+    pub name: String,
+    /// What was tried (`heartbeat`, `board.read`) and in what variant (a dialect), if any.
+    pub what: &'static str,
+    pub variant: Option<&'static str>,
+    pub asc: Asc,
+    pub started: Instant,
+    pub took: Duration,
+}
+
+/// What a pass did besides its findings, for tracing: when it started, on the boot clock, and
+/// the attempts it tried again.
+#[derive(Debug, Clone)]
+pub struct Trace {
+    pub started: Instant,
+    pub attempts: Vec<Attempt>,
+}
+
 /// A read-only probe of one part of the fleet, run on its own cadence. It judges by `clock`:
 /// the wall-clock moment it stamps, and the ages of what it read as fleetdash observed them.
 #[async_trait]
 pub trait Collector: Send + Sync {
     fn cadence(&self) -> Duration;
     async fn collect(&self, clock: &Clock) -> Findings;
+
+    /// [`Collector::collect`], with the attempts it tried again (only collectors that retry
+    /// within a pass have any).
+    async fn collect_traced(&self, clock: &Clock) -> (Findings, Vec<Attempt>) {
+        (self.collect(clock).await, Vec::new())
+    }
 
     /// Whether this collector works on the task ids other passes mention (the live-task poll),
     /// so that a one-shot `collect` runs it after them and it sees the ids just mentioned.
@@ -237,6 +267,19 @@ pub async fn run_once(collector: &dyn Collector, clock: &Clock) -> Collection {
         checked_at,
         duration: started.elapsed(),
     }
+}
+
+/// [`run_once`], with the pass's [`Trace`] (`run`'s loops, for tracing).
+pub async fn run_traced(collector: &dyn Collector, clock: &Clock) -> (Collection, Trace) {
+    let started = Instant::now();
+    let checked_at = clock.now().wall;
+    let (findings, attempts) = collector.collect_traced(clock).await;
+    let collection = Collection {
+        findings,
+        checked_at,
+        duration: started.elapsed(),
+    };
+    (collection, Trace { started, attempts })
 }
 
 /// The collectors the config asks for, limited to `only` when given. The work queue, when

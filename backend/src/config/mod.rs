@@ -28,6 +28,7 @@ mod hub;
 mod intake;
 pub mod maintenance;
 mod metrics;
+mod otel;
 mod probe;
 mod rules;
 mod secrets;
@@ -52,6 +53,7 @@ pub use hosts::{
 };
 pub use intake::IntakeConfig;
 pub use metrics::MetricsConfig;
+pub use otel::OtelConfig;
 pub use probe::ProbeLimits;
 pub use rules::{AlertRules, ByteRule, ClockRules, CountRule, Rule, Rules, StateRules};
 pub use secrets::{TokenSource, read_token};
@@ -96,6 +98,8 @@ pub struct Config {
     pub intake: IntakeConfig,
     /// `[metrics]`: `fleetdash run`'s loopback `/metrics` without auth; off unless set.
     pub metrics: MetricsConfig,
+    /// `[otel]`: spans of each pass and probe over OTLP/HTTP; off unless set.
+    pub otel: Option<OtelConfig>,
     /// `[work_queue]`: the work queue's SQLite file (spec 003 §3.2), when there is one.
     pub work_queue: Option<WorkQueueConfig>,
     /// `depends_on` of agents and hosts, by element key (`agent:min` -> `["host:lab"]`).
@@ -246,6 +250,7 @@ fn read(path: &Path, text: &str) -> Read {
     let serve = top.table(&mut v, "serve");
     let intake = top.table(&mut v, "intake");
     let metrics = top.table(&mut v, "metrics");
+    let otel = top.table(&mut v, "otel");
     let work_queue = top.table(&mut v, "work_queue");
     let alerts = top.table(&mut v, "alerts");
     top.finish(&mut v);
@@ -277,6 +282,7 @@ fn read(path: &Path, text: &str) -> Read {
     let serve = serve::read(&mut v, serve);
     let intake = intake::read(&mut v, intake, work_queue.is_present());
     let metrics = metrics::read(&mut v, metrics);
+    let otel = otel::read(&mut v, otel);
     let work_queue = work_queue::read(&mut v, work_queue);
     let agent_names: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
     let alerts = alerts::read(&mut v, alerts, &agent_names);
@@ -299,6 +305,7 @@ fn read(path: &Path, text: &str) -> Read {
             serve,
             intake,
             metrics,
+            otel,
             work_queue,
             depends_on,
             alerts,
@@ -323,6 +330,7 @@ impl Config {
             .iter()
             .flat_map(|a| [a.token.as_ref(), a.report_token.as_ref()])
             .chain(self.alerts.token_sources().map(Some))
+            .chain(self.otel.iter().map(|o| o.token.as_ref()))
             .filter_map(|t| read_token(t).ok().flatten());
         let host_urls = self.hosts.iter().filter_map(|h| match &h.source {
             HostSource::NodeExporter { url } => Some(url),

@@ -23,14 +23,17 @@ use crate::alerting::run::Alerts;
 use crate::clock::Clock;
 use crate::collect::{self, Collector, SectionName};
 use crate::metrics::Live;
+use crate::otel::Otel;
 use crate::write::Writer;
 use notify::Notifier;
 
 /// Who hears of each pass: the alert engine after each write, the metrics of each collection
-/// and write, systemd (READY after the first write, WATCHDOG after each good one).
+/// and write, OpenTelemetry each collection's spans, systemd (READY after the first write,
+/// WATCHDOG after each good one).
 pub struct Listeners<'a> {
     pub alerts: Option<Arc<Alerts>>,
     pub metrics: Option<Live>,
+    pub otel: Option<Arc<Otel>>,
     pub notifier: &'a Notifier,
 }
 
@@ -46,6 +49,7 @@ pub async fn run(
     let Listeners {
         alerts,
         metrics,
+        otel,
         notifier,
     } = listeners;
     if collectors.is_empty() {
@@ -69,17 +73,22 @@ pub async fn run(
         let tx = tx.clone();
         let shutdown = shutdown.clone();
         let metrics = metrics.clone();
+        let otel = otel.clone();
         let clock = clock.clone();
         loops.push(tokio::spawn(async move {
             let cadence = collector.cadence();
             loop {
-                let collection = tokio::select! {
+                let (collection, trace) = tokio::select! {
                     _ = shutdown.cancelled() => break,
-                    collection = collect::run_once(collector.as_ref(), &clock) => collection,
+                    traced = collect::run_traced(collector.as_ref(), &clock) => traced,
                 };
                 tracing::info!(section = %collection.section(), took_ms = collection.duration.as_millis() as u64, "collected");
                 if let Some(metrics) = &metrics {
                     metrics.observe(&collection);
+                }
+                // Spans are queued, never sent from here: a pass waits on no exporter.
+                if let Some(otel) = &otel {
+                    otel.observe(&collection, &trace);
                 }
                 if tx.send(collection).await.is_err() {
                     break;

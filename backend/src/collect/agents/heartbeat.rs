@@ -5,7 +5,7 @@
 //! timeout, a refusal or an HTTP 5xx (the peer failing) is the answer, and trying again in
 //! another dialect would only double the cost of a dead or overloaded peer.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fleetdash_model::Asc;
 
@@ -24,6 +24,15 @@ pub struct HeartbeatReply {
     pub facts: ReplyFacts,
 }
 
+/// A dialect that did not answer, before the next was tried.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tried {
+    pub wire: Wire,
+    pub asc: Asc,
+    pub started: Instant,
+    pub took: Duration,
+}
+
 /// Sends the heartbeat in each of `attempts` until one is understood.
 pub async fn probe(
     client: &ProbeClient,
@@ -31,9 +40,32 @@ pub async fn probe(
     attempts: &[Wire],
     token: Option<&str>,
 ) -> Result<HeartbeatReply, ProbeFailure> {
+    probe_recording(client, endpoint, attempts, token, &mut Vec::new()).await
+}
+
+/// [`probe`], noting in `tried` each dialect that failed before the next was tried (the last
+/// one's failure is the probe's own).
+pub async fn probe_recording(
+    client: &ProbeClient,
+    endpoint: &url::Url,
+    attempts: &[Wire],
+    token: Option<&str>,
+    tried: &mut Vec<Tried>,
+) -> Result<HeartbeatReply, ProbeFailure> {
     let url = rpc_url(endpoint);
-    let mut last_mismatch = None;
+    let mut last_mismatch: Option<ProbeFailure> = None;
+    let mut note = |wire: Wire, started: Instant, failure: &Option<ProbeFailure>| {
+        if let Some(f) = failure {
+            tried.push(Tried {
+                wire,
+                asc: f.asc.clone(),
+                started,
+                took: started.elapsed(),
+            });
+        }
+    };
     for &wire in attempts {
+        let started = Instant::now();
         let id = uuid::Uuid::new_v4().to_string();
         let body = wire.send_message(&id, &id, HEARTBEAT_CONTEXT, HEARTBEAT_TEXT);
         let reply = client
@@ -60,6 +92,7 @@ pub async fn probe(
                 Asc::UNSUPPORTED_CAPABILITY,
                 format!("{} send answered HTTP {}", wire.as_str(), reply.status),
             ));
+            note(wire, started, &last_mismatch);
             continue;
         }
         let json = reply.json()?;
@@ -75,11 +108,16 @@ pub async fn probe(
             }
             RpcOutcome::Error { code } if a2a::is_dialect_mismatch(code) => {
                 last_mismatch = Some(rpc_failure(wire, code, Asc::UNSUPPORTED_CAPABILITY));
+                note(wire, started, &last_mismatch);
             }
             RpcOutcome::Error { code } => {
                 return Err(rpc_failure(wire, code, Asc::RETRYABLE_ERROR));
             }
         }
+    }
+    // The last dialect's failure is the probe's answer, not an attempt before another.
+    if last_mismatch.is_some() {
+        tried.pop();
     }
     Err(last_mismatch
         .unwrap_or_else(|| ProbeFailure::new(Asc::UNSUPPORTED_CAPABILITY, "no dialect to try")))
@@ -141,5 +179,14 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.asc, Asc::UNSUPPORTED_CAPABILITY, "{e:?}");
         assert_eq!(hits.load(Ordering::SeqCst), 2);
+        // Both dialects refused: the first was an attempt before another, the second is the
+        // probe's own answer.
+        let mut tried = Vec::new();
+        let e = probe_recording(&client, &url, &[Wire::V1, Wire::V03], None, &mut tried)
+            .await
+            .unwrap_err();
+        assert_eq!(e.asc, Asc::UNSUPPORTED_CAPABILITY);
+        let tried: Vec<(Wire, u16)> = tried.iter().map(|t| (t.wire, t.asc.code)).collect();
+        assert_eq!(tried, [(Wire::V1, 4007)]);
     }
 }

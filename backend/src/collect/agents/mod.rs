@@ -23,7 +23,7 @@ use fleetdash_model::{Agent, Asc, RulesView};
 use futures::StreamExt;
 
 use super::queue::QueueSource;
-use super::{Collector, Findings};
+use super::{Attempt, Collector, Findings};
 use crate::a2a::Wire;
 use crate::clock::Clock;
 use crate::collect::live_tasks::registry::{Mention, Origin};
@@ -78,6 +78,15 @@ impl AgentsCollector {
     /// against the limit, so each hung agent would stall its whole window for a timeout and a
     /// pass would cost one timeout per `concurrency` agents instead of about one in all.
     pub async fn probe_all(&self, clock: &Clock) -> (Vec<Agent>, Vec<Mention>) {
+        let (rows, mentions, _) = self.probe_all_traced(clock).await;
+        (rows, mentions)
+    }
+
+    /// [`AgentsCollector::probe_all`], with the heartbeat dialects that failed before another.
+    pub async fn probe_all_traced(
+        &self,
+        clock: &Clock,
+    ) -> (Vec<Agent>, Vec<Mention>, Vec<Attempt>) {
         let reports = self.read_reports().await;
         if let Some(Err(e)) = &reports {
             tracing::warn!("agents' reports not read: {e}");
@@ -95,7 +104,25 @@ impl AgentsCollector {
             .await;
         rows.sort_unstable_by_key(|(i, _, _)| *i);
         let mentions = mentions(&rows);
-        (rows.into_iter().map(|(_, row, _)| row).collect(), mentions)
+        let attempts = rows
+            .iter_mut()
+            .flat_map(|(_, row, seen)| {
+                let name = row.name.clone();
+                std::mem::take(&mut seen.tried)
+                    .into_iter()
+                    .map(move |t| Attempt {
+                        kind: "agent",
+                        name: name.clone(),
+                        what: "heartbeat",
+                        variant: Some(t.wire.as_str()),
+                        asc: t.asc,
+                        started: t.started,
+                        took: t.took,
+                    })
+            })
+            .collect();
+        let rows = rows.into_iter().map(|(_, row, _)| row).collect();
+        (rows, mentions, attempts)
     }
 
     /// One agent's row, and the task ids its heartbeat reply and audit tail showed besides it.
@@ -133,9 +160,10 @@ impl AgentsCollector {
         let token = token.as_deref();
         let attempts = self.attempts(agent);
         let audit = self.read_audit(agent);
+        let mut tried = Vec::new();
         let (card, heartbeat, audit) = tokio::join!(
             card::probe(&self.client, &agent.endpoint, token),
-            heartbeat::probe(&self.client, &agent.endpoint, &attempts, token),
+            heartbeat::probe_recording(&self.client, &agent.endpoint, &attempts, token, &mut tried),
             audit,
         );
         if let (Dialect::Auto, Ok(reply)) = (agent.dialect, &heartbeat) {
@@ -155,6 +183,7 @@ impl AgentsCollector {
                 Some(Ok(tail)) => tail.task_ids.clone(),
                 _ => Vec::new(),
             },
+            tried,
         };
         let row = verdict::row(
             agent,
@@ -212,6 +241,8 @@ struct Seen {
     /// The task the heartbeat itself became, when the peer left it unfinished.
     heartbeat_task: Option<String>,
     audit_ids: Vec<String>,
+    /// Heartbeat dialects that failed before the next was tried.
+    tried: Vec<heartbeat::Tried>,
 }
 
 /// The task ids a pass saw, in row order: each agent's heartbeat in-flight list, its
@@ -251,7 +282,11 @@ impl Collector for AgentsCollector {
     }
 
     async fn collect(&self, clock: &Clock) -> Findings {
-        let (rows, mentions) = self.probe_all(clock).await;
-        Findings::Agents { rows, mentions }
+        self.collect_traced(clock).await.0
+    }
+
+    async fn collect_traced(&self, clock: &Clock) -> (Findings, Vec<Attempt>) {
+        let (rows, mentions, attempts) = self.probe_all_traced(clock).await;
+        (Findings::Agents { rows, mentions }, attempts)
     }
 }

@@ -31,7 +31,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, Board, BoardSource, Card, Probe};
 
-use super::{Collector, Findings, SectionData};
+use super::{Attempt, Collector, Findings, SectionData};
 use crate::clock::Clock;
 use crate::config::{BoardConfig, Config};
 use crate::net::ProbeFailure;
@@ -85,11 +85,27 @@ impl BoardCollector {
 
     /// Reads every board and assembles `tasks.board`.
     pub async fn read_all(&self) -> Board {
+        self.read_all_traced().await.0
+    }
+
+    /// [`BoardCollector::read_all`], with the reads tried again (Hermes changed the board
+    /// under them).
+    pub async fn read_all_traced(&self) -> (Board, Vec<Attempt>) {
         let reads = futures::future::join_all(self.boards.iter().map(|b| self.read_one(b))).await;
         let now = Utc::now();
         let mut cards = Vec::new();
         let mut sources = Vec::new();
-        for (config, (boundary, read)) in self.boards.iter().zip(reads) {
+        let mut attempts = Vec::new();
+        for (config, (boundary, read, retried)) in self.boards.iter().zip(reads) {
+            attempts.extend(retried.into_iter().map(|(started, took)| Attempt {
+                kind: "board",
+                name: config.name.clone(),
+                what: "board.read",
+                variant: None,
+                asc: Asc::RETRYABLE_ERROR,
+                started,
+                took,
+            }));
             let (board_cards, source) = assemble(config, boundary, read, now);
             cards.extend(board_cards);
             sources.push(source);
@@ -97,17 +113,15 @@ impl BoardCollector {
         let include_archived = self.boards.iter().any(|b| b.include_archived);
         let columns = columns(&cards, include_archived);
         sort_cards(&mut cards, &columns);
-        Board {
+        let board = Board {
             columns,
             cards,
             sources,
-        }
+        };
+        (board, attempts)
     }
 
-    async fn read_one(
-        &self,
-        config: &BoardConfig,
-    ) -> (HostBoundary, Result<BoardRead, ProbeFailure>) {
+    async fn read_one(&self, config: &BoardConfig) -> (HostBoundary, BoardOutcome, Retried) {
         let db = config.db.clone();
         let dispatch_config = config.dispatch_config.clone();
         let opts = ReadOptions {
@@ -118,16 +132,22 @@ impl BoardCollector {
             let boundary = dispatch_config
                 .as_deref()
                 .map_or_else(HostBoundary::unchecked, dispatch::load);
-            (boundary, read::read_board(&db, &opts))
+            let mut retried = Vec::new();
+            let read = read::read_board_recording(&db, &opts, &mut retried);
+            (boundary, read, retried)
         })
         .await
         .unwrap_or_else(|e| {
             let failure =
                 ProbeFailure::new(Asc::INTERNAL_ERROR, format!("board reader failed: {e}"));
-            (HostBoundary::unchecked(), Err(failure))
+            (HostBoundary::unchecked(), Err(failure), Vec::new())
         })
     }
 }
+
+type BoardOutcome = Result<BoardRead, ProbeFailure>;
+/// When each read tried again started, and how long it took.
+type Retried = Vec<(std::time::Instant, Duration)>;
 
 /// One board's cards and its source entry.
 fn assemble(
@@ -217,12 +237,17 @@ impl Collector for BoardCollector {
         self.cadence
     }
 
-    async fn collect(&self, _clock: &Clock) -> Findings {
-        SectionData::Board {
-            read: Probe::Value(self.read_all().await),
+    async fn collect(&self, clock: &Clock) -> Findings {
+        self.collect_traced(clock).await.0
+    }
+
+    async fn collect_traced(&self, _clock: &Clock) -> (Findings, Vec<Attempt>) {
+        let (board, attempts) = self.read_all_traced().await;
+        let findings = SectionData::Board {
+            read: Probe::Value(board),
             cap: self.cap,
-        }
-        .into()
+        };
+        (findings.into(), attempts)
     }
 }
 

@@ -50,7 +50,7 @@
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fleetdash_model::Asc;
 use rusqlite::config::DbConfig;
@@ -190,6 +190,16 @@ impl Folder {
 
 /// Reads the board at `db`. Blocking: run it in `spawn_blocking`.
 pub fn read_board(db: &Path, opts: &ReadOptions) -> Result<BoardRead, ProbeFailure> {
+    read_board_recording(db, opts, &mut Vec::new())
+}
+
+/// [`read_board`], noting in `retried` when each read that was tried again started and how
+/// long it took (each a RETRYABLE_ERROR; a last one that failed is the read's own failure).
+pub fn read_board_recording(
+    db: &Path,
+    opts: &ReadOptions,
+    retried: &mut Vec<(Instant, Duration)>,
+) -> Result<BoardRead, ProbeFailure> {
     let fail = |asc: Asc, what: String| {
         ProbeFailure::new(asc, format!("board db {}: {what}", db.display()))
     };
@@ -223,6 +233,7 @@ pub fn read_board(db: &Path, opts: &ReadOptions) -> Result<BoardRead, ProbeFailu
         if attempt > 0 {
             std::thread::sleep(RETRY_PAUSE);
         }
+        let started = Instant::now();
         let before = Folder::observe(db);
         let access = before.access();
         let uri = sqlite_uri(db, access).ok_or_else(|| {
@@ -259,7 +270,10 @@ pub fn read_board(db: &Path, opts: &ReadOptions) -> Result<BoardRead, ProbeFailu
             (_, Ok(Raw::Schema(why))) => return Err(fail(Asc::FAILED_PRECONDITION, why)),
             (_, Ok(Raw::Rows(raw))) => return Ok(raw.finish(access)),
         };
+        retried.push((started, started.elapsed()));
     }
+    // The last read's failure is the board's, not a read tried again.
+    retried.pop();
     Err(fail(Asc::RETRYABLE_ERROR, why_again))
 }
 

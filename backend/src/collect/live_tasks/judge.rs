@@ -288,7 +288,7 @@ fn row(
 }
 
 /// The Agent Status Code that refines an A2A state (ASC protocol bindings, A2A table).
-fn state_code(state: Option<&str>) -> Asc {
+pub fn state_code(state: Option<&str>) -> Asc {
     match state {
         Some("TASK_STATE_SUBMITTED") => Asc::ACCEPTED,
         Some("TASK_STATE_WORKING") => Asc::RUNNING,

@@ -1,0 +1,1 @@
+//! OpenTelemetry export of `fleetdash run` (being written: issue 34).
