@@ -413,9 +413,12 @@ fn run_counts_what_happens_and_its_exposition_is_bounded_and_lint_clean() {
     assert_eq!(status, 200, "{reply}");
     let (status, _) = request(intake, "POST", "/", &[bearer("nobody's")], &heartbeat);
     assert_eq!(status, 401);
+    // No `hub` in this config: the host's name.
+    let hub = fleet.names().hub;
     let text = eventually("run's /metrics with every expected series", || {
         let (status, text) = get(metrics, "/metrics", &[]);
         let want = [
+            value(&text, "fleetdash_hub_info", &[("hub", &hub)]) == Some(1.0),
             value(&text, "fleetdash_agent_up", &[("agent", "sol")]) == Some(1.0),
             value(&text, "fleetdash_agent_up", &[("agent", "lyra")]) == Some(0.0),
             value(
@@ -580,6 +583,12 @@ fn serve_exposes_the_snapshots_series_behind_basic_auth() {
     assert_eq!(
         value(&text, "fleetdash_snapshot_readable", &[]),
         Some(0.0),
+        "{text}"
+    );
+    // Which hub this is comes from the config, and stays.
+    assert_eq!(
+        value(&text, "fleetdash_hub_info", &[("hub", &config.hub)]),
+        Some(1.0),
         "{text}"
     );
     assert_promtool_clean(&text);

@@ -103,6 +103,15 @@ pub fn register(
         Vec::new(),
         f64::from(u8::from(snapshot.is_some())),
     );
+    // From the config, not the snapshot: a hub whose status.json cannot be read still says
+    // which hub it is, so rules joining on it (packaging/prometheus) name the hub in trouble.
+    if !names.hub.is_empty() {
+        let hub = out.family(
+            "hub_info",
+            "This hub's name (the config's `hub`), always 1: join on it for a `hub` label",
+        );
+        out.set(hub, labels(&[("hub", &names.hub)]), 1.0);
+    }
     if let Some(snap) = snapshot {
         fleet(&mut out, snap, names, now);
     }

@@ -279,11 +279,23 @@ mod tests {
         }
     }
 
+    /// What the config says stays (which hub this is); nothing of the snapshot is made up.
     #[test]
     fn a_snapshot_that_cannot_be_read_is_said_and_nothing_else_is_made_up() {
-        let text = Source::new(names(&["sol"]), PathBuf::new(), None).render(None, fixed_now());
+        let names = Names {
+            hub: "lab".into(),
+            ..names(&["sol"])
+        };
+        let text = Source::new(names, PathBuf::new(), None).render(None, fixed_now());
         let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-        assert_eq!(samples, ["fleetdash_snapshot_readable 0.0"], "{text}");
+        assert_eq!(
+            samples,
+            [
+                "fleetdash_snapshot_readable 0.0",
+                "fleetdash_hub_info{hub=\"lab\"} 1.0"
+            ],
+            "{text}"
+        );
     }
 
     /// Free-form values never become labels: an unknown ASC name is OTHER, an unknown kind

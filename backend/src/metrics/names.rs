@@ -1,9 +1,9 @@
 //! The bounded dimensions (seed 000: "Metrics MUST use bounded dimensions"): every label a
-//! series may carry, and where its values come from. Names come from the config (an agent,
-//! host, check, board, backup or channel the registry declares) or from a closed list written
-//! here (sections, bands, ASC names, report kinds, queue states); a value found only in
-//! status.json or a request is never a label. Task ids, URLs, titles, message text and user
-//! names are never one.
+//! series may carry, and where its values come from. Names come from the config (this hub's
+//! name, an agent, host, check, board, backup or channel the registry declares) or from a
+//! closed list written here (sections, bands, ASC names, report kinds, queue states); a value
+//! found only in status.json or a request is never a label. Task ids, URLs, titles, message
+//! text and user names are never one.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,8 +13,8 @@ use crate::config::Config;
 
 /// Every label name a series may carry.
 pub const LABELS: &[&str] = &[
-    "agent", "host", "check", "kind", "board", "backup", "section", "channel", "asc", "band",
-    "state",
+    "hub", "agent", "host", "check", "kind", "board", "backup", "section", "channel", "asc",
+    "band", "state",
 ];
 
 /// The bands, in the order their one-hot series are written.
@@ -120,6 +120,8 @@ pub struct HostNames {
 /// The names the config declares: the only values the name labels take.
 #[derive(Debug, Default, Clone)]
 pub struct Names {
+    /// The config's `hub`: the one value of `fleetdash_hub_info`'s label (empty: no such series).
+    pub hub: String,
     pub agents: BTreeSet<String>,
     pub hosts: BTreeMap<String, HostNames>,
     pub boards: BTreeSet<String>,
@@ -130,6 +132,7 @@ pub struct Names {
 impl Names {
     pub fn of(config: &Config) -> Names {
         Names {
+            hub: config.hub.clone(),
             agents: config.agents.iter().map(|a| a.name.clone()).collect(),
             hosts: config
                 .hosts
@@ -159,6 +162,7 @@ impl Names {
     pub fn allows(&self, label: &str, value: &str) -> bool {
         let in_list = |list: &[&str]| list.contains(&value);
         match label {
+            "hub" => !self.hub.is_empty() && self.hub == value,
             "agent" => self.agents.contains(value),
             "host" => self.hosts.contains_key(value),
             "check" => self.hosts.values().any(|h| {
