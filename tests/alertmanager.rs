@@ -176,3 +176,61 @@ async fn fleetdash_run_fires_groups_keeps_and_resolves_alerts_in_a_real_alertman
         run_said()
     );
 }
+
+/// A cluster channel (`urls`) POSTs to every member: delivered while one takes it, whichever
+/// is down or failing; a failure only when every member failed, retryable if any may recover.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_channel_is_delivered_while_one_member_takes_it() {
+    use chrono::{TimeZone, Utc};
+    use fleetdash::alerting::provider::Provider;
+    use fleetdash::alerting::provider::alertmanager::Alertmanager;
+    use fleetdash::alerting::provider::common::Wants;
+    use fleetdash::alerting::{Alert, AlertEvent};
+    use fleetdash_model::{Asc, Band};
+
+    let at = Utc.timestamp_opt(1_800_000_000, 0).unwrap();
+    let red = Alert {
+        id: "host:lab:firing:1800000000".into(),
+        key: "host:lab".into(),
+        kind: "host".into(),
+        name: "lab".into(),
+        event: AlertEvent::Firing,
+        band: Band::Red,
+        reason: Some("statvfs failed".into()),
+        status: Asc::DEPENDENCY_UNAVAILABLE,
+        since: at,
+        at,
+        takes_down: vec![],
+        link: None,
+    };
+    let channel = |members: Vec<url::Url>| {
+        Alertmanager::new(
+            "am",
+            &members,
+            "laptop",
+            None,
+            Wants::default(),
+            chrono::Duration::seconds(240),
+        )
+    };
+    let up = Receiver::start(Mode::Ok).await;
+    let failing = Receiver::start(Mode::Fail500).await;
+    let refused: url::Url = support::refused_endpoint().parse().unwrap();
+
+    // One member refused, one answering 500, one up: delivered, to the one up.
+    let am = channel(vec![refused.clone(), failing.url("/"), up.url("/")]);
+    am.send(&red).await.unwrap();
+    let got = up.got();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].path, "/api/v2/alerts");
+    let sent: Value = serde_json::from_slice(&got[0].body).unwrap();
+    assert_eq!(sent[0]["labels"]["hub"], "laptop", "{sent:#}");
+    assert_eq!(sent[0]["labels"]["key"], "host:lab", "{sent:#}");
+
+    // Every member failing: not delivered, and worth another try.
+    let am = channel(vec![refused, failing.url("/")]);
+    let e = am.send(&red).await.unwrap_err();
+    assert!(e.retryable, "{e:?}");
+    assert!(e.reason.starts_with("every member failed"), "{e:?}");
+    assert_eq!(up.got().len(), 1, "nothing more reached the member up");
+}
