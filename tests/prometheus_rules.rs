@@ -1,0 +1,582 @@
+//! The Prometheus rules the Debian package ships (packaging/prometheus/, installed under
+//! /usr/share/fleetdash/prometheus/; docs/metrics.md, "Scraping it"), with Prometheus' own
+//! tools: `promtool check rules` and `promtool test rules` pass on them, the rules name only
+//! series docs/metrics.md lists, the unit tests cover every rule, and a real Prometheus that
+//! loads them while scraping two `fleetdash run` hubs answers reds per hub.
+//!
+//! The binaries come from Debian's `prometheus` package (promtool is in it), which scripts/test
+//! installs; a test that finds them missing fails, saying so.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fleetdash::a2a::Wire;
+use serde_json::Value;
+use serde_yaml_ng::Value as Yaml;
+
+const PROMETHEUS: &str = "/usr/bin/prometheus";
+const PROMTOOL: &str = "/usr/bin/promtool";
+
+/// The packaged rules files, by their name in the package.
+const RULES_FILES: [&str; 2] = ["fleetdash.rules.yml", "fleetdash.recording.yml"];
+
+/// Where the package installs them (backend/Cargo.toml's `[package.metadata.deb]` assets).
+const INSTALLED: &str = "/usr/share/fleetdash/prometheus/";
+
+/// How long to wait for what takes several passes, scrapes and evaluations (each every
+/// second): generous for a loaded 2-core machine. Not a speed bound.
+const EVENTUALLY: Duration = Duration::from_secs(180);
+
+/// Fails loudly when a binary the test drives is not installed.
+fn require(path: &str) -> &str {
+    assert!(
+        Path::new(path).exists(),
+        "{path} is missing: run scripts/test, which installs Debian's prometheus package \
+         (prometheus and promtool)"
+    );
+    path
+}
+
+fn packaged() -> PathBuf {
+    support::repo_root().join("packaging/prometheus")
+}
+
+fn said(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn yaml(path: &Path) -> Yaml {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every rule of a rules file (the maps under `groups[].rules`).
+fn rules(file: &Yaml) -> Vec<&Yaml> {
+    file["groups"]
+        .as_sequence()
+        .expect("groups")
+        .iter()
+        .flat_map(|g| g["rules"].as_sequence().expect("rules").iter())
+        .collect()
+}
+
+fn text(v: &Yaml) -> &str {
+    v.as_str().unwrap_or("")
+}
+
+/// `promtool check rules` and `promtool test rules` pass on every packaged file; each has its
+/// test file, and the package installs each where docs/metrics.md says.
+#[test]
+fn promtool_checks_and_tests_the_packaged_rules() {
+    let dir = packaged();
+    let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".yml"))
+        .collect();
+    assert_eq!(
+        on_disk,
+        RULES_FILES.iter().map(|f| f.to_string()).collect(),
+        "packaging/prometheus/*.yml is what the package installs: list a new file here"
+    );
+    let cargo = std::fs::read_to_string(support::repo_root().join("backend/Cargo.toml")).unwrap();
+    assert!(
+        cargo.contains(&format!(
+            "[\"../packaging/prometheus/*.yml\", \"{}\", \"644\"]",
+            INSTALLED.trim_start_matches('/')
+        )),
+        "backend/Cargo.toml's deb assets install packaging/prometheus/*.yml under {INSTALLED}"
+    );
+    let doc = std::fs::read_to_string(support::repo_root().join("docs/metrics.md")).unwrap();
+    for name in RULES_FILES {
+        let file = dir.join(name);
+        let out = Command::new(require(PROMTOOL))
+            .args(["check", "rules"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let n = rules(&yaml(&file)).len();
+        assert!(
+            out.status.success() && said(&out).contains(&format!("SUCCESS: {n} rules found")),
+            "promtool check rules {name}: {}\n{}",
+            out.status,
+            said(&out)
+        );
+        let test = dir.join("tests").join(name.replace(".yml", ".test.yml"));
+        let named: Vec<String> = yaml(&test)["rule_files"]
+            .as_sequence()
+            .expect("rule_files")
+            .iter()
+            .map(|f| text(f).to_string())
+            .collect();
+        assert_eq!(named, [format!("../{name}")], "{}", test.display());
+        let out = Command::new(PROMTOOL)
+            .args(["test", "rules"])
+            .arg(&test)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && said(&out).contains("SUCCESS"),
+            "promtool test rules {}: {}\n{}",
+            test.display(),
+            out.status,
+            said(&out)
+        );
+        assert!(
+            doc.contains(&format!("  - {INSTALLED}{name}\n")),
+            "docs/metrics.md's example names {INSTALLED}{name} in rule_files"
+        );
+    }
+}
+
+/// The backticked names in docs/metrics.md's table rows.
+fn documented() -> BTreeSet<String> {
+    let doc = std::fs::read_to_string(support::repo_root().join("docs/metrics.md")).unwrap();
+    doc.lines()
+        .filter(|l| l.starts_with('|'))
+        .flat_map(|l| l.split('`').skip(1).step_by(2))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every series a rule reads or records, and every alert, is in docs/metrics.md's tables; each
+/// alert has a severity and says what to do.
+#[test]
+fn the_rules_name_only_documented_series() {
+    let documented = documented();
+    let series = regex::Regex::new(r"\bfleetdash(_[a-z0-9_]+|:[a-z0-9_:]+)").unwrap();
+    let mut used = BTreeSet::new();
+    for name in RULES_FILES {
+        let file = yaml(&packaged().join(name));
+        for rule in rules(&file) {
+            let expr = text(&rule["expr"]);
+            used.extend(series.find_iter(expr).map(|m| m.as_str().to_string()));
+            let own = text(&rule["record"]).to_string() + text(&rule["alert"]);
+            assert!(!own.is_empty(), "{name}: a rule with no name");
+            assert!(
+                documented.contains(&own),
+                "{name}: {own} is not in docs/metrics.md's tables"
+            );
+            if rule["alert"].is_string() {
+                assert!(
+                    ["page", "warning"].contains(&text(&rule["labels"]["severity"])),
+                    "{own}: severity page or warning"
+                );
+                assert!(
+                    text(&rule["annotations"]["summary"]).contains("{{ $labels.hub }}"),
+                    "{own}: its summary names the hub"
+                );
+                assert!(
+                    !text(&rule["annotations"]["description"]).is_empty(),
+                    "{own}: a description of what to do"
+                );
+            }
+        }
+    }
+    for s in [
+        "fleetdash_hub_info",
+        "fleetdash_snapshot_age_seconds",
+        "fleetdash_snapshot_stale_after_seconds",
+        "fleetdash_snapshot_write_failures_total",
+        "fleetdash_snapshot_writes_total",
+        "fleetdash_agent_band",
+    ] {
+        assert!(used.contains(s), "the rules use {s}: {used:?}");
+    }
+    let missing: Vec<&String> = used.iter().filter(|s| !documented.contains(*s)).collect();
+    assert!(
+        missing.is_empty(),
+        "the rules use series docs/metrics.md's tables do not list: {missing:?}"
+    );
+}
+
+/// The unit tests cover every rule: each alert firing (with `hub` and `severity`) and not
+/// firing; each recorded series with a value, and for one per hub, across two hubs at least.
+#[test]
+fn every_rule_has_its_promtool_tests() {
+    for name in RULES_FILES {
+        let file = yaml(&packaged().join(name));
+        let test_path = packaged()
+            .join("tests")
+            .join(name.replace(".yml", ".test.yml"));
+        let tests = yaml(&test_path);
+        let cases: Vec<&Yaml> = tests["tests"]
+            .as_sequence()
+            .expect("tests")
+            .iter()
+            .collect();
+        for rule in rules(&file) {
+            if let Some(alert) = rule["alert"].as_str() {
+                let checks: Vec<&Yaml> = cases
+                    .iter()
+                    .flat_map(|c| c["alert_rule_test"].as_sequence().into_iter().flatten())
+                    .filter(|t| text(&t["alertname"]) == alert)
+                    .collect();
+                let fired: Vec<&Yaml> = checks
+                    .iter()
+                    .flat_map(|t| t["exp_alerts"].as_sequence().into_iter().flatten())
+                    .collect();
+                assert!(
+                    checks
+                        .iter()
+                        .any(|t| t["exp_alerts"].as_sequence().is_some_and(|a| a.is_empty())),
+                    "{alert}: no test of it not firing"
+                );
+                assert!(!fired.is_empty(), "{alert}: no test of it firing");
+                for f in fired {
+                    for label in ["hub", "severity"] {
+                        assert!(
+                            !text(&f["exp_labels"][label]).is_empty(),
+                            "{alert}: fires without {label}: {f:?}"
+                        );
+                    }
+                }
+            }
+            if let Some(record) = rule["record"].as_str() {
+                let samples: Vec<&str> = cases
+                    .iter()
+                    .flat_map(|c| c["promql_expr_test"].as_sequence().into_iter().flatten())
+                    .filter(|t| text(&t["expr"]).starts_with(record))
+                    .flat_map(|t| t["exp_samples"].as_sequence().into_iter().flatten())
+                    .map(|s| text(&s["labels"]))
+                    .collect();
+                assert!(!samples.is_empty(), "{record}: never tested");
+                let hubs: BTreeSet<&str> = samples
+                    .iter()
+                    .filter_map(|l| l.split("hub=\"").nth(1)?.split('"').next())
+                    .collect();
+                // A series kept per hub (aggregated `by (hub...)`) is tested on two.
+                let per_hub = text(&rule["expr"]).contains("by (hub");
+                assert!(
+                    !per_hub || hubs.len() >= 2,
+                    "{record}: tested on {hubs:?}, not across two hubs"
+                );
+            }
+        }
+    }
+}
+
+/// A child process killed and reaped when the test ends, with what it said on stderr.
+struct Proc {
+    child: Child,
+    log: Arc<Mutex<String>>,
+}
+
+impl Proc {
+    /// Starts `cmd` and waits for the address it says after `prefix` on stderr.
+    fn start(mut cmd: Command, prefix: &str) -> (Proc, SocketAddr) {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let kept = log.clone();
+        let prefix_owned = prefix.to_string();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                kept.lock().unwrap().push_str(&format!("{line}\n"));
+                if let Some(rest) = line.strip_prefix(prefix_owned.as_str()) {
+                    let addr = rest.trim().trim_start_matches("http://");
+                    let _ = tx.send(addr.split('/').next().unwrap().to_string());
+                }
+            }
+        });
+        let mut proc = Proc { child, log };
+        match rx.recv_timeout(support::HANG_BUDGET) {
+            Ok(addr) => (proc, addr.parse().unwrap()),
+            Err(_) => panic!(
+                "{cmd:?} never said {prefix:?} (exited: {:?}):\n{}",
+                proc.child.try_wait().unwrap(),
+                proc.log()
+            ),
+        }
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls `probe` until it gives something, or fails saying `what` and the last thing seen.
+fn eventually<T>(what: &str, mut probe: impl FnMut() -> Result<T, String>) -> T {
+    let deadline = Instant::now() + EVENTUALLY;
+    loop {
+        match probe() {
+            Ok(v) => return v,
+            Err(last) if Instant::now() >= deadline => {
+                panic!("{what}: not within {EVENTUALLY:?}; last seen:\n{last}")
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(250)),
+        }
+    }
+}
+
+/// Prometheus' instant query: the result vector.
+fn query(prometheus: SocketAddr, promql: &str) -> Result<Vec<Value>, String> {
+    let q: String = url::form_urlencoded::byte_serialize(promql.as_bytes()).collect();
+    let mut s = TcpStream::connect(prometheus).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(support::HANG_BUDGET)).unwrap();
+    write!(
+        s,
+        "GET /api/v1/query?query={q} HTTP/1.0\r\nHost: {prometheus}\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).map_err(|e| e.to_string())?;
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    if !head.starts_with("HTTP/1.0 200") && !head.starts_with("HTTP/1.1 200") {
+        return Err(format!("{head}\n{body}"));
+    }
+    let v: Value = serde_json::from_str(body).map_err(|e| format!("{e}: {body}"))?;
+    Ok(v["data"]["result"].as_array().cloned().unwrap_or_default())
+}
+
+/// A query's samples keyed by the values of `labels`, each value as Prometheus says it.
+fn by(result: &[Value], labels: &[&str]) -> BTreeMap<Vec<String>, String> {
+    result
+        .iter()
+        .map(|s| {
+            let key = labels
+                .iter()
+                .map(|l| s["metric"][*l].as_str().unwrap_or("").to_string())
+                .collect();
+            (key, s["value"][1].as_str().unwrap_or("").to_string())
+        })
+        .collect()
+}
+
+fn keyed(pairs: &[(&[&str], &str)]) -> BTreeMap<Vec<String>, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.iter().map(|s| s.to_string()).collect(), v.to_string()))
+        .collect()
+}
+
+/// Polls `promql` until its samples keyed by `labels` are `want`.
+fn until_answers(
+    prometheus: SocketAddr,
+    promql: &str,
+    labels: &[&str],
+    want: &BTreeMap<Vec<String>, String>,
+    context: &dyn Fn() -> String,
+) {
+    eventually(&format!("{promql} answering {want:?}"), || {
+        match query(prometheus, promql) {
+            Ok(r) if by(&r, labels) == *want => Ok(()),
+            other => Err(format!("{other:?}\n{}", context())),
+        }
+    });
+}
+
+/// One hub: `fleetdash run` named `hub`, watching sol (answers), lyra (answers on `lyra`, or
+/// refuses connections) and vega (refuses on every hub), its metrics on a loopback port.
+struct Hub {
+    _scratch: support::Scratch,
+    run: Proc,
+    metrics: SocketAddr,
+}
+
+fn hub(name: &str, sol: &support::Sim, lyra: Option<&support::Sim>) -> Hub {
+    let scratch = support::Scratch::new();
+    let sol_audit = scratch.audit_log("sol", 30.0);
+    let lyra_audit = scratch.audit_log("lyra", 30.0);
+    let lyra_endpoint = lyra.map_or_else(support::refused_endpoint, |s| s.endpoint.clone());
+    // `hub` is a top-level key: before the first table.
+    let config = format!(
+        "hub = \"{name}\"\noutput_dir = \"out\"\nstate_dir = \"state\"\nrules = \"rules.yaml\"\n\n\
+         [probe]\ntimeout = \"2s\"\n\n\
+         [cadence]\nagents = \"1s\"\nlive_tasks = \"1s\"\n\n\
+         [metrics]\nlisten = \"127.0.0.1:0\"\n\n\
+         [[agents]]\nname = \"sol\"\nendpoint = \"{sol}\"\ndialect = \"v1\"\naudit_log = \"{sol_audit}\"\n\n\
+         [[agents]]\nname = \"lyra\"\nendpoint = \"{lyra_endpoint}\"\ndialect = \"v1\"\naudit_log = \"{lyra_audit}\"\n\n\
+         [[agents]]\nname = \"vega\"\nendpoint = \"{vega}\"\ndialect = \"v1\"\n",
+        sol = sol.endpoint,
+        sol_audit = sol_audit.display(),
+        lyra_audit = lyra_audit.display(),
+        vega = support::refused_endpoint(),
+    );
+    let path = scratch.path().join("fleetdash.toml");
+    std::fs::write(&path, config).unwrap();
+    let mut cmd = support::fleetdash();
+    cmd.args(["run", "--config"]).arg(&path);
+    let (run, metrics) = Proc::start(cmd, "fleetdash: metrics on ");
+    Hub {
+        _scratch: scratch,
+        run,
+        metrics,
+    }
+}
+
+/// Two hubs watch one fleet and disagree about lyra (west cannot reach it); both see vega
+/// red. A real Prometheus scrapes both with the packaged rules loaded and answers, from the
+/// recorded series: reds per hub, which hubs see each agent red, hubs up; the pending alerts
+/// carry each hub's name. Then west stops, and the rules say so under its name.
+#[test]
+fn a_real_prometheus_answers_reds_per_hub_across_two_hubs() {
+    require(PROMETHEUS);
+    let sol = support::Sim::healthy("sol", Wire::V1);
+    let lyra = support::Sim::healthy("lyra", Wire::V1);
+    let east = hub("east", &sol, Some(&lyra));
+    let west = hub("west", &sol, None);
+
+    let dir = tempfile::tempdir().unwrap();
+    let rule_files: String = RULES_FILES
+        .iter()
+        .map(|f| format!("  - {}\n", packaged().join(f).display()))
+        .collect();
+    // One job, no target label: the hub comes from each target's fleetdash_hub_info.
+    let config = format!(
+        "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+         rule_files:\n{rule_files}\
+         scrape_configs:\n\
+         - job_name: fleetdash-run\n  static_configs: [{{targets: ['{e}', '{w}']}}]\n",
+        e = east.metrics,
+        w = west.metrics,
+    );
+    let config_path = dir.path().join("prometheus.yml");
+    std::fs::write(&config_path, &config).unwrap();
+    let check = Command::new(require(PROMTOOL))
+        .args(["check", "config"])
+        .arg(&config_path)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}\n{config}", said(&check));
+    let listen: SocketAddr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let log = dir.path().join("prometheus.log");
+    let child = Command::new(PROMETHEUS)
+        .arg(format!("--config.file={}", config_path.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("data").display()
+        ))
+        .arg(format!("--web.listen-address={listen}"))
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(&log).unwrap().try_clone().unwrap())
+        .spawn()
+        .unwrap();
+    let _prometheus = Proc {
+        child,
+        log: Arc::new(Mutex::new(String::new())),
+    };
+    let context = || {
+        format!(
+            "--- prometheus:\n{}\n--- east:\n{}\n--- west:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default(),
+            east.run.log(),
+            west.run.log()
+        )
+    };
+
+    // Reds per hub: east sees vega; west sees lyra and vega.
+    until_answers(
+        listen,
+        "fleetdash:reds:count",
+        &["hub"],
+        &keyed(&[(&["east"], "1"), (&["west"], "2")]),
+        &context,
+    );
+    until_answers(
+        listen,
+        "fleetdash:agent_red_hubs:count",
+        &["agent"],
+        &keyed(&[(&["sol"], "0"), (&["lyra"], "1"), (&["vega"], "2")]),
+        &context,
+    );
+    until_answers(
+        listen,
+        "fleetdash:agent_watching_hubs:count",
+        &["agent"],
+        &keyed(&[(&["sol"], "2"), (&["lyra"], "2"), (&["vega"], "2")]),
+        &context,
+    );
+    until_answers(
+        listen,
+        "fleetdash:agents_red_on_any_hub:count",
+        &[],
+        &keyed(&[(&[], "2")]),
+        &context,
+    );
+    until_answers(
+        listen,
+        "fleetdash:hubs_up:count",
+        &[],
+        &keyed(&[(&[], "2")]),
+        &context,
+    );
+    // The alert of each red, pending for its `for:`, under the hub that sees it.
+    until_answers(
+        listen,
+        "ALERTS{alertname=\"FleetdashAgentStillRed\", alertstate=\"pending\"}",
+        &["hub", "agent", "severity"],
+        &keyed(&[
+            (&["east", "vega", "warning"], "1"),
+            (&["west", "lyra", "warning"], "1"),
+            (&["west", "vega", "warning"], "1"),
+        ]),
+        &context,
+    );
+
+    // west stops: Prometheus marks its series stale; the rules still name it.
+    drop(west);
+    let context = || {
+        format!(
+            "--- prometheus:\n{}\n--- east:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default(),
+            east.run.log()
+        )
+    };
+    until_answers(
+        listen,
+        "fleetdash:hub_up:max",
+        &["hub"],
+        &keyed(&[(&["east"], "1"), (&["west"], "0")]),
+        &context,
+    );
+    until_answers(
+        listen,
+        "fleetdash:hubs_up:count",
+        &[],
+        &keyed(&[(&[], "1")]),
+        &context,
+    );
+    until_answers(
+        listen,
+        "ALERTS{alertname=\"FleetdashHubDown\", alertstate=\"pending\"}",
+        &["hub", "severity"],
+        &keyed(&[(&["west", "page"], "1")]),
+        &context,
+    );
+    until_answers(
+        listen,
+        "fleetdash:reds:count",
+        &["hub"],
+        &keyed(&[(&["east"], "1")]),
+        &context,
+    );
+}
