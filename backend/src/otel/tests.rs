@@ -505,3 +505,22 @@ fn the_plan_is_emitted_with_its_parents_times_and_statuses() {
     // A root per pass: no parent.
     assert_eq!(pass.parent_span_id, opentelemetry::trace::SpanId::INVALID);
 }
+
+/// No `[otel]`, no exporter: nothing is started and nothing is sent.
+#[tokio::test]
+async fn without_the_section_nothing_is_started() {
+    let config = crate::config::Config::parse(
+        std::path::Path::new("/etc/f.toml"),
+        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n",
+    )
+    .unwrap();
+    assert!(super::Otel::start(&config).unwrap().is_none());
+    let with = crate::config::Config::parse(
+        std::path::Path::new("/etc/f.toml"),
+        "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r\"\n[otel]\nendpoint = \"http://127.0.0.1:9\"\n",
+    )
+    .unwrap();
+    let otel = super::Otel::start(&with).unwrap().expect("an exporter");
+    assert_eq!(otel.counts(), (0, 0));
+    otel.shutdown().await;
+}
