@@ -247,7 +247,10 @@ fn every_rule_has_its_promtool_tests() {
                 let samples: Vec<&str> = cases
                     .iter()
                     .flat_map(|c| c["promql_expr_test"].as_sequence().into_iter().flatten())
-                    .filter(|t| text(&t["expr"]).starts_with(record))
+                    .filter(|t| {
+                        let e = text(&t["expr"]);
+                        e == record || e.starts_with(&format!("{record}{{"))
+                    })
                     .flat_map(|t| t["exp_samples"].as_sequence().into_iter().flatten())
                     .map(|s| text(&s["labels"]))
                     .collect();
