@@ -23,6 +23,14 @@
 //! 4. `audit_tail::last_exchange` on a 1 GiB and a 1 MiB audit log with the same tail: mean
 //!    time and bytes read; the ratio should stay within one order of magnitude.
 //!
+//! 5. What observing ages costs a pass (issue 31).
+//! 6. What OpenTelemetry export costs a pass (issue 34): the concurrent pass again, with
+//!    `[otel]` off, then on; with it on, each pass's 1,001 spans are planned, handed
+//!    to the batch processor and exported to an OTLP/HTTP receiver served in this process
+//!    (`FLEETDASH_BENCH_OTLP_ENDPOINT=http://host:4318` exports to that one instead). Printed:
+//!    the pass's wall time, the time the pass spends handing its spans over, and the process's
+//!    CPU time per pass (the exporter's encoding and sending included, flushed at the end).
+//!
 //! `FLEETDASH_BENCH_QUICK=1` skips the concurrency-1 pass and the 1 GiB log (a few seconds).
 
 // Helpers some benches do not use.
@@ -176,6 +184,9 @@ fn main() {
         again.as_secs_f64() * 1e9 / names.len() as f64
     );
 
+    // 6: the concurrent pass with OpenTelemetry export off and on, against a new sim fleet.
+    let otel = otel_cost(&runtime, work.path(), if quick { 1 } else { 3 });
+
     let t = TIMEOUT.as_secs_f64();
     let fast_ratio = fast.wall.as_secs_f64() / t;
     let timeout = humantime::format_duration(TIMEOUT);
@@ -211,6 +222,7 @@ fn main() {
         },
         verdict(peak_kib as f64 * 1024.0 <= 50e6),
     );
+    otel.print();
     match (&tails.small, &tails.large) {
         (small, Some(large)) => {
             let ratio = large.mean_us / small.mean_us;
@@ -376,6 +388,164 @@ async fn agents_pass(config_path: &Path) -> Pass {
             .iter()
             .filter(|a| a.last_exchange_s.value().is_some())
             .count(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenTelemetry export (part 6).
+
+/// What a pass costs with export off and on (medians).
+struct OtelCost {
+    off_wall: Duration,
+    on_wall: Duration,
+    /// The pass's own time to plan its spans and hand them to the processor.
+    hand_over: Duration,
+    off_cpu: Duration,
+    /// The process's CPU per pass with export on, the exporter's encoding and sending included.
+    on_cpu: Duration,
+    spans: usize,
+    bytes: usize,
+    receiver: String,
+}
+
+impl OtelCost {
+    fn print(&self) {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        println!(
+            "agents pass {AGENTS} agents, OpenTelemetry export off / on ({}): wall {:.0} / {:.0} ms; CPU of the process {:.0} / {:.0} ms a pass (+{:.0} ms: planning, queueing, encoding, sending); the pass itself hands its spans over in {:.2} ms; {} spans, {} bytes of OTLP protobuf received",
+            self.receiver,
+            ms(self.off_wall),
+            ms(self.on_wall),
+            ms(self.off_cpu),
+            ms(self.on_cpu),
+            ms(self.on_cpu.saturating_sub(self.off_cpu)),
+            ms(self.hand_over),
+            self.spans,
+            self.bytes,
+        );
+    }
+}
+
+/// CPU time of this process so far (user and system).
+fn cpu_time() -> Duration {
+    // SAFETY: an all-zero rusage is valid, and getrusage only writes into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// An OTLP/HTTP receiver on loopback counting the spans and bytes it is sent.
+async fn otlp_receiver() -> (String, std::sync::Arc<std::sync::Mutex<(usize, usize)>>) {
+    use prost::Message;
+    let counts = std::sync::Arc::new(std::sync::Mutex::new((0, 0)));
+    let kept = counts.clone();
+    let app = axum::Router::new().fallback(move |body: axum::body::Bytes| {
+        let kept = kept.clone();
+        async move {
+            let request = opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest::decode(body.as_ref())
+                .expect("an OTLP protobuf body");
+            let spans: usize = request
+                .resource_spans
+                .iter()
+                .flat_map(|r| &r.scope_spans)
+                .map(|s| s.spans.len())
+                .sum();
+            let mut counts = kept.lock().unwrap();
+            counts.0 += spans;
+            counts.1 += body.len();
+            [("content-type", "application/x-protobuf")]
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let addr = listener.local_addr().expect("its address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}"), counts)
+}
+
+fn otel_cost(runtime: &tokio::runtime::Runtime, dir: &Path, rounds: usize) -> OtelCost {
+    let fleet = SimFleet::start(AGENTS, HANG_PERCENT);
+    let off_config = write_config(dir, fleet.port, CONCURRENCY);
+    let (endpoint, counts, receiver) = match std::env::var("FLEETDASH_BENCH_OTLP_ENDPOINT") {
+        Ok(e) => (e.clone(), None, e),
+        Err(_) => {
+            let (e, counts) = runtime.block_on(otlp_receiver());
+            (e, Some(counts), "a receiver in this process".to_string())
+        }
+    };
+    let on_config = dir.join("fleetdash-otel.toml");
+    let text = std::fs::read_to_string(&off_config).expect("the config");
+    std::fs::write(
+        &on_config,
+        format!("{text}\n[otel]\nendpoint = \"{endpoint}\"\n"),
+    )
+    .expect("the otel config");
+    let load = |p: &Path| Config::load(p).unwrap_or_else(|e| panic!("{e}"));
+    let (off, rules) = load(&off_config);
+    let (on, _) = load(&on_config);
+    let clock = fleetdash::clock::Clock::system(rules.clock.settings());
+    let collector = collect::from_config(&off, &rules, Some(&[SectionName::Agents]))
+        .pop()
+        .expect("an agents collector");
+    let otel = runtime.block_on(async {
+        fleetdash::otel::Otel::start(&on)
+            .expect("the exporter")
+            .expect("[otel] is set")
+    });
+    let (mut off_wall, mut on_wall, mut hand_over) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut off_cpu, mut on_cpu) = (Duration::ZERO, Duration::ZERO);
+    // Off first, then on: the exporter's work in the background falls in the on phase alone.
+    for export in [false, true] {
+        for round in 0..=rounds {
+            let cpu = cpu_time();
+            let started = Instant::now();
+            let (collection, trace) =
+                runtime.block_on(collect::run_traced(collector.as_ref(), &clock));
+            let wall = started.elapsed();
+            let handed = Instant::now();
+            if export {
+                otel.observe(&collection, &trace);
+            }
+            let handed = handed.elapsed();
+            // Each phase's first pass warms the connections and the exporter: not counted.
+            if round == 0 {
+                continue;
+            }
+            let cpu = cpu_time() - cpu;
+            if export {
+                on_wall.push(wall);
+                hand_over.push(handed);
+                on_cpu += cpu;
+            } else {
+                off_wall.push(wall);
+                off_cpu += cpu;
+            }
+        }
+    }
+    // The exports still queued: their CPU is the on side's.
+    let cpu = cpu_time();
+    runtime.block_on(otel.clone().shutdown());
+    on_cpu += cpu_time() - cpu;
+    let (exported, dropped) = otel.counts();
+    println!("OpenTelemetry: {exported} spans exported, {dropped} dropped");
+    let (spans, bytes) = counts.map_or((exported as usize, 0), |c| *c.lock().unwrap());
+    drop(fleet);
+    OtelCost {
+        off_wall: median(off_wall),
+        on_wall: median(on_wall),
+        hand_over: median(hand_over),
+        off_cpu: off_cpu / rounds as u32,
+        on_cpu: on_cpu / rounds as u32,
+        spans: spans / (rounds + 1),
+        bytes: bytes / (rounds + 1),
+        receiver,
     }
 }
 
