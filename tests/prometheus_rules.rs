@@ -458,35 +458,25 @@ fn a_real_prometheus_answers_reds_per_hub_across_two_hubs() {
         e = east.metrics,
         w = west.metrics,
     );
-    let config_path = dir.path().join("prometheus.yml");
-    std::fs::write(&config_path, &config).unwrap();
-    let check = Command::new(require(PROMTOOL))
-        .args(["check", "config"])
-        .arg(&config_path)
-        .output()
-        .unwrap();
-    assert!(check.status.success(), "{}\n{config}", said(&check));
-    let listen: SocketAddr = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap()
-    };
-    let log = dir.path().join("prometheus.log");
-    let child = Command::new(PROMETHEUS)
-        .arg(format!("--config.file={}", config_path.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.path().join("data").display()
-        ))
-        .arg(format!("--web.listen-address={listen}"))
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&log).unwrap())
-        .stderr(std::fs::File::create(&log).unwrap().try_clone().unwrap())
-        .spawn()
-        .unwrap();
-    let _prometheus = Proc {
-        child,
-        log: Arc::new(Mutex::new(String::new())),
-    };
+    // The site's Prometheus also writes what it records to a central one, as docs/scale.md
+    // has it write to Mimir or Thanos Receive (a Prometheus with its remote-write receiver on
+    // speaks the same protocol).
+    let central_dir = dir.path().join("central");
+    let (_central, central, central_log) = start_prometheus(
+        &central_dir,
+        "global:\n  scrape_interval: 1s\n",
+        &["--web.enable-remote-write-receiver"],
+    );
+    let remote_write = scale_doc_block("remote_write:").replace(
+        "https://mimir.example/api/v1/push",
+        &format!("http://{central}/api/v1/write"),
+    );
+    assert!(
+        remote_write.contains(&central.to_string()),
+        "{remote_write}"
+    );
+    let config = format!("{config}{remote_write}");
+    let (_prometheus, listen, log) = start_prometheus(&dir.path().join("site"), &config, &[]);
     let context = || {
         format!(
             "--- prometheus:\n{}\n--- east:\n{}\n--- west:\n{}",
@@ -545,6 +535,46 @@ fn a_real_prometheus_answers_reds_per_hub_across_two_hubs() {
         &context,
     );
 
+    // Past one Prometheus (docs/scale.md): a global Prometheus federating the site's recorded
+    // series with the doc's own scrape config, and the central one the site writes to, answer
+    // reds per hub as the site does.
+    let federate = scale_doc_block("/federate").replace(
+        "[\"prometheus.site-a:9090\", \"prometheus.site-b:9090\"]",
+        &format!("['{listen}']"),
+    );
+    assert!(federate.contains(&listen.to_string()), "{federate}");
+    let (_global, global, global_log) = start_prometheus(
+        &dir.path().join("global"),
+        &format!("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n{federate}"),
+        &[],
+    );
+    let reds = keyed(&[(&["east"], "1"), (&["west"], "2")]);
+    let context_of = |log: &Path| {
+        let log = log.to_path_buf();
+        move || std::fs::read_to_string(&log).unwrap_or_default()
+    };
+    until_answers(
+        global,
+        "fleetdash:reds:count",
+        &["hub"],
+        &reds,
+        &context_of(&global_log),
+    );
+    until_answers(
+        global,
+        "fleetdash_hub_info",
+        &["hub"],
+        &keyed(&[(&["east"], "1"), (&["west"], "1")]),
+        &context_of(&global_log),
+    );
+    until_answers(
+        central,
+        "fleetdash:reds:count",
+        &["hub"],
+        &reds,
+        &context_of(&central_log),
+    );
+
     // west stops: Prometheus marks its series stale; the rules still name it.
     drop(west);
     let context = || {
@@ -582,4 +612,57 @@ fn a_real_prometheus_answers_reds_per_hub_across_two_hubs() {
         &keyed(&[(&["east"], "1")]),
         &context,
     );
+}
+
+/// A real Prometheus on a free loopback port with `config` as its prometheus.yml (checked by
+/// promtool first), its data and log in `dir`; ready once it answers a query.
+fn start_prometheus(dir: &Path, config: &str, args: &[&str]) -> (Proc, SocketAddr, PathBuf) {
+    std::fs::create_dir_all(dir).unwrap();
+    let config_path = dir.join("prometheus.yml");
+    std::fs::write(&config_path, config).unwrap();
+    let check = Command::new(require(PROMTOOL))
+        .args(["check", "config"])
+        .arg(&config_path)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{}\n{config}", said(&check));
+    let listen: SocketAddr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let log = dir.join("prometheus.log");
+    let child = Command::new(require(PROMETHEUS))
+        .arg(format!("--config.file={}", config_path.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("data").display()
+        ))
+        .arg(format!("--web.listen-address={listen}"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(&log).unwrap().try_clone().unwrap())
+        .spawn()
+        .unwrap();
+    let proc = Proc {
+        child,
+        log: Arc::new(Mutex::new(String::new())),
+    };
+    eventually("Prometheus answering", || {
+        query(listen, "vector(1)")
+            .map(|_| ())
+            .map_err(|e| format!("{e}\n{}", std::fs::read_to_string(&log).unwrap_or_default()))
+    });
+    (proc, listen, log)
+}
+
+/// The ```yaml block of docs/scale.md that holds `needle`.
+fn scale_doc_block(needle: &str) -> String {
+    let doc = std::fs::read_to_string(support::repo_root().join("docs/scale.md")).unwrap();
+    doc.split("```yaml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .find(|b| b.contains(needle))
+        .unwrap_or_else(|| panic!("docs/scale.md has no ```yaml block with {needle}"))
+        .to_string()
 }
