@@ -671,9 +671,16 @@ impl Planner<'_> {
                 Outcome::Ok
             };
         }
-        if let Some(state) = state {
-            let at = span.end;
-            span.events.extend(self.state_change(key, state, at));
+        match state {
+            Some(state) => {
+                let at = span.end;
+                span.events.extend(self.state_change(key, state, at));
+            }
+            // A peer that did not answer this time leaves the task's last state as it was.
+            None => {
+                let before = self.previous.get(key).and_then(|s| s.state);
+                self.now.entry(key.to_string()).or_default().state = before;
+            }
         }
         span
     }

@@ -436,6 +436,28 @@ fn a_live_task_is_its_state_and_a_non_terminal_change_is_an_event() {
             .contains(&("fleetdash.task.state.from", s("TASK_STATE_SUBMITTED")))
     );
     assert_eq!(first.children[0].events.len(), 1);
+    // A poll the peer did not answer keeps the last state: working again is no change.
+    let mut silent = poll("TASK_STATE_WORKING");
+    if let Findings::LivePoll(p) = &mut silent.findings {
+        let failure = crate::net::ProbeFailure::new(Asc::TIMEOUT, "no answer from http://x/");
+        p.answers.insert(key.clone(), Answer::Failed(failure));
+    }
+    let silent = plan::pass(&silent, &no_attempts(), &names(), &mut memory);
+    assert_eq!(
+        silent.children[0].outcome,
+        Outcome::Error("ASC-5004 TIMEOUT".into())
+    );
+    let again = plan::pass(
+        &poll("TASK_STATE_WORKING"),
+        &no_attempts(),
+        &names(),
+        &mut memory,
+    );
+    assert!(
+        again.children[0].events.is_empty(),
+        "{:?}",
+        again.children[0].events
+    );
     let failed = plan::pass(
         &poll("TASK_STATE_FAILED"),
         &no_attempts(),
