@@ -225,14 +225,7 @@ struct Raw {
 
 impl Raw {
     fn start(router: axum::Router) -> Raw {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
+        let (runtime, listener) = support::loopback_runtime();
         let endpoint = format!("http://{}/", listener.local_addr().unwrap());
         runtime.spawn(async move { axum::serve(listener, router).await });
         Raw {

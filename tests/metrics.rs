@@ -10,43 +10,28 @@
 
 mod support;
 
+#[path = "support/prometheus.rs"]
+mod prometheus;
+
 #[path = "support/kanban.rs"]
 mod kanban;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use base64::Engine;
 use fleetdash::a2a::Wire;
 use fleetdash::metrics::names::{LABELS, Names};
-use serde_json::Value;
 
-const PROMETHEUS: &str = "/usr/bin/prometheus";
-const PROMTOOL: &str = "/usr/bin/promtool";
+use prometheus::{PROMETHEUS, PROMTOOL, Proc, eventually, query, require};
 
 const OPERATOR_TOKEN: &str = "operator-metrics-7c1d52e0";
 const SOL_TOKEN: &str = "report-sol-metrics-19ab44f6";
 const USER: &str = "scraper";
 const PASSWORD: &str = "scrape-me-5e2b";
-
-/// How long to wait for something that happens over several passes or scrapes (a pass every
-/// second, a scrape every second): generous for a loaded 2-core machine. Not a speed bound.
-const EVENTUALLY: Duration = Duration::from_secs(180);
-
-/// Fails loudly when a binary the test drives is not installed.
-fn require(path: &str) -> &str {
-    assert!(
-        Path::new(path).exists(),
-        "{path} is missing: run scripts/test, which installs Debian's prometheus package \
-         (prometheus and promtool)"
-    );
-    path
-}
 
 /// The fleet: `sol` answers (a simulated v1.0 agent), `lyra` refuses connections, a local
 /// host, a Hermes board of 12 cards, a backups folder, a webhook channel on a closed port; the
@@ -104,71 +89,6 @@ impl Fleet {
     fn names(&self) -> Names {
         let (config, _) = fleetdash::config::Config::load(&self.config).unwrap();
         Names::of(&config)
-    }
-}
-
-/// A child process killed and reaped when the test ends, with what it said on stderr.
-struct Proc {
-    child: Child,
-    log: Arc<Mutex<String>>,
-}
-
-impl Proc {
-    /// Starts `cmd` and waits until it has said each of `wanted` (a line prefix, followed by
-    /// an address) on stderr; returns the addresses in that order.
-    fn start(mut cmd: Command, wanted: &[&str]) -> (Proc, Vec<SocketAddr>) {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let wanted_owned: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
-        let kept = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                kept.lock().unwrap().push_str(&format!("{line}\n"));
-                for (i, w) in wanted_owned.iter().enumerate() {
-                    if let Some(rest) = line.strip_prefix(w.as_str()) {
-                        let addr = rest
-                            .trim()
-                            .trim_start_matches("http://")
-                            .split('/')
-                            .next()
-                            .unwrap()
-                            .to_string();
-                        let _ = tx.send((i, addr));
-                    }
-                }
-            }
-        });
-        let mut proc = Proc { child, log };
-        let mut found: Vec<Option<SocketAddr>> = vec![None; wanted.len()];
-        while found.iter().any(Option::is_none) {
-            match rx.recv_timeout(support::HANG_BUDGET) {
-                Ok((i, addr)) => found[i] = Some(addr.parse().unwrap()),
-                Err(_) => panic!(
-                    "{cmd:?} never said {wanted:?} (exited: {:?}):\n{}",
-                    proc.child.try_wait().unwrap(),
-                    proc.log()
-                ),
-            }
-        }
-        (proc, found.into_iter().map(Option::unwrap).collect())
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -250,20 +170,6 @@ fn bearer(token: &str) -> String {
 fn basic() -> String {
     let pair = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
     format!("Authorization: Basic {pair}")
-}
-
-/// Polls `probe` until it gives something, or fails saying `what` and the last thing seen.
-fn eventually<T>(what: &str, mut probe: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = Instant::now() + EVENTUALLY;
-    loop {
-        match probe() {
-            Ok(v) => return v,
-            Err(last) if Instant::now() >= deadline => {
-                panic!("{what}: not within {EVENTUALLY:?}; last seen:\n{last}")
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(250)),
-        }
-    }
 }
 
 /// A sample of the exposition: (name, labels, value).
@@ -594,23 +500,6 @@ fn serve_exposes_the_snapshots_series_behind_basic_auth() {
     assert_promtool_clean(&text);
 }
 
-/// Prometheus' instant query: the result vector.
-fn query(prometheus: SocketAddr, promql: &str) -> Result<Vec<Value>, String> {
-    let q: String = url::form_urlencoded::byte_serialize(promql.as_bytes()).collect();
-    let (status, body) = try_request(
-        prometheus,
-        "GET",
-        &format!("/api/v1/query?query={q}"),
-        &[],
-        "",
-    )?;
-    if status != 200 {
-        return Err(format!("{status}: {body}"));
-    }
-    let v: Value = serde_json::from_str(&body).map_err(|e| format!("{e}: {body}"))?;
-    Ok(v["data"]["result"].as_array().cloned().unwrap_or_default())
-}
-
 /// A real Prometheus scrapes the three endpoints (the loopback listener without auth, serve
 /// with basic auth, the intake with the operator's token) and answers queries for them.
 #[test]
@@ -643,40 +532,7 @@ fn a_real_prometheus_scrapes_run_serve_and_the_intake_and_answers_queries() {
         pw = dir.join("password").display(),
         tok = dir.join("operator.token").display(),
     );
-    std::fs::write(dir.join("prometheus.yml"), &config).unwrap();
-    let check = Command::new(require(PROMTOOL))
-        .args(["check", "config"])
-        .arg(dir.join("prometheus.yml"))
-        .output()
-        .unwrap();
-    support::assert_success(&check);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let listen: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let mut cmd = Command::new(PROMETHEUS);
-    cmd.arg(format!(
-        "--config.file={}",
-        dir.join("prometheus.yml").display()
-    ))
-    .arg(format!(
-        "--storage.tsdb.path={}",
-        dir.join("data").display()
-    ))
-    .arg(format!("--web.listen-address={listen}"));
-    let log = dir.join("prometheus.log");
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&log).unwrap())
-        .stderr(std::fs::File::create(&log).unwrap().try_clone().unwrap())
-        .spawn()
-        .unwrap();
-    let prometheus = Proc {
-        child,
-        log: Arc::new(Mutex::new(String::new())),
-    };
+    let (prometheus, listen, log) = prometheus::start(&dir, &config, &[]);
     let said = || std::fs::read_to_string(&log).unwrap_or_default();
     for job in ["fleetdash-run", "fleetdash-serve", "fleetdash-intake"] {
         eventually(&format!("Prometheus scraping {job}"), || {

@@ -23,7 +23,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fleetdash::a2a::Wire;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -38,18 +38,10 @@ const HUB: &str = "laptop-ci";
 /// generous for a loaded 2-core machine. Not a speed bound.
 const EVENTUALLY: Duration = Duration::from_secs(180);
 
-/// Polls `probe` until it gives something, or fails saying `what` and the last thing seen.
-fn eventually<T>(what: &str, mut probe: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = Instant::now() + EVENTUALLY;
-    loop {
-        match probe() {
-            Ok(v) => return v,
-            Err(last) if Instant::now() >= deadline => {
-                panic!("{what}: not within {EVENTUALLY:?}; last seen:\n{last}")
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(250)),
-        }
-    }
+/// Polls `probe` until it gives something, or fails after [`EVENTUALLY`] saying `what` and the
+/// last thing seen.
+fn eventually<T>(what: &str, probe: impl FnMut() -> Result<T, String>) -> T {
+    support::eventually(EVENTUALLY, what, probe)
 }
 
 /// What the receiver got: each request's decoded body, and its Authorization header.
@@ -69,14 +61,7 @@ struct Receiver {
 
 impl Receiver {
     fn start() -> Receiver {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
+        let (runtime, listener) = support::loopback_runtime();
         let addr = listener.local_addr().unwrap();
         let got = Arc::new(Mutex::new(Received::default()));
         let kept = got.clone();
@@ -246,39 +231,29 @@ fn code(span: &Span) -> i32 {
     span.status.as_ref().map_or(0, |s| s.code)
 }
 
-/// Every attribute key a span or event may carry, and what its string values may be.
-const KEYS: &[&str] = &[
-    "fleetdash.section",
-    "fleetdash.collector",
-    "fleetdash.probes",
-    "fleetdash.probes_failed",
-    "fleetdash.element.kind",
-    "fleetdash.element.name",
-    "fleetdash.band",
-    "fleetdash.band.from",
-    "fleetdash.band.to",
-    "fleetdash.agent",
-    "fleetdash.agent.up",
-    "fleetdash.a2a.dialect",
-    "fleetdash.host",
-    "fleetdash.host.source",
-    "fleetdash.board.cards",
-    "fleetdash.task.state",
-    "fleetdash.task.state.from",
-    "fleetdash.task.state.to",
-    "fleetdash.task.stuck",
-    "fleetdash.attempt",
-    "fleetdash.attempt.what",
-    "agent.status.code",
-    "agent.status.name",
-    "agent.status.class",
-    "agent.status.kind",
-    "agent.status.scope",
-    "agent.status.terminal",
-    "agent.status.retryable",
-    "agent.status.retry_safe",
-    "agent.lifecycle.phase",
-];
+/// Every attribute key a span or event may carry: the first column of docs/otel.md's
+/// "Attributes" tables (a row may name two keys), the one list of them.
+fn documented_keys() -> Vec<String> {
+    let doc = std::fs::read_to_string(support::repo_root().join("docs/otel.md")).unwrap();
+    let section = doc.split("\n### Attributes\n").nth(1).unwrap_or_default();
+    let rows = section.split("\n### ").next().unwrap().lines();
+    let keys: Vec<String> = rows
+        .filter_map(|row| row.strip_prefix('|')?.split('|').next())
+        .flat_map(|first| first.split('`').skip(1).step_by(2))
+        .map(str::to_string)
+        .collect();
+    for key in [
+        "agent.status.code",
+        "fleetdash.section",
+        "fleetdash.task.state.from",
+    ] {
+        assert!(
+            keys.iter().any(|k| k == key),
+            "docs/otel.md lists {key}: {keys:?}"
+        );
+    }
+    keys
+}
 
 /// A bounded word: what every string value must look like.
 fn is_word(s: &str) -> bool {
@@ -292,6 +267,7 @@ fn is_word(s: &str) -> bool {
 /// or the token; every status message the registry's words.
 fn assert_bounded(spans: &[(Vec<KeyValue>, Span)], forbidden: &[&str]) {
     let names = ["sol", "vega", "lyra", "hub", "ops", "nightly"];
+    let keys = documented_keys();
     for (_, span) in spans {
         assert!(
             ["fleetdash.pass", "fleetdash.probe", "fleetdash.attempt"]
@@ -301,7 +277,7 @@ fn assert_bounded(spans: &[(Vec<KeyValue>, Span)], forbidden: &[&str]) {
         );
         let events = span.events.iter().flat_map(|e| e.attributes.iter());
         for kv in span.attributes.iter().chain(events) {
-            assert!(KEYS.contains(&kv.key.as_str()), "unknown key {}", kv.key);
+            assert!(keys.contains(&kv.key), "unknown key {}", kv.key);
             let Some(value) = string(&kv.value) else {
                 continue;
             };

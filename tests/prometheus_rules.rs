@@ -9,20 +9,19 @@
 
 mod support;
 
+#[path = "support/prometheus.rs"]
+mod prometheus;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use fleetdash::a2a::Wire;
 use serde_json::Value;
 use serde_yaml_ng::Value as Yaml;
 
-const PROMETHEUS: &str = "/usr/bin/prometheus";
-const PROMTOOL: &str = "/usr/bin/promtool";
+use prometheus::{PROMETHEUS, PROMTOOL, Proc, eventually, query, require, said};
 
 /// The packaged rules files, by their name in the package.
 const RULES_FILES: [&str; 2] = ["fleetdash.rules.yml", "fleetdash.recording.yml"];
@@ -30,30 +29,8 @@ const RULES_FILES: [&str; 2] = ["fleetdash.rules.yml", "fleetdash.recording.yml"
 /// Where the package installs them (backend/Cargo.toml's `[package.metadata.deb]` assets).
 const INSTALLED: &str = "/usr/share/fleetdash/prometheus/";
 
-/// How long to wait for what takes several passes, scrapes and evaluations (each every
-/// second): generous for a loaded 2-core machine. Not a speed bound.
-const EVENTUALLY: Duration = Duration::from_secs(180);
-
-/// Fails loudly when a binary the test drives is not installed.
-fn require(path: &str) -> &str {
-    assert!(
-        Path::new(path).exists(),
-        "{path} is missing: run scripts/test, which installs Debian's prometheus package \
-         (prometheus and promtool)"
-    );
-    path
-}
-
 fn packaged() -> PathBuf {
     support::repo_root().join("packaging/prometheus")
-}
-
-fn said(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn yaml(path: &Path) -> Yaml {
@@ -270,92 +247,6 @@ fn every_rule_has_its_promtool_tests() {
     }
 }
 
-/// A child process killed and reaped when the test ends, with what it said on stderr.
-struct Proc {
-    child: Child,
-    log: Arc<Mutex<String>>,
-}
-
-impl Proc {
-    /// Starts `cmd` and waits for the address it says after `prefix` on stderr.
-    fn start(mut cmd: Command, prefix: &str) -> (Proc, SocketAddr) {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let kept = log.clone();
-        let prefix_owned = prefix.to_string();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                kept.lock().unwrap().push_str(&format!("{line}\n"));
-                if let Some(rest) = line.strip_prefix(prefix_owned.as_str()) {
-                    let addr = rest.trim().trim_start_matches("http://");
-                    let _ = tx.send(addr.split('/').next().unwrap().to_string());
-                }
-            }
-        });
-        let mut proc = Proc { child, log };
-        match rx.recv_timeout(support::HANG_BUDGET) {
-            Ok(addr) => (proc, addr.parse().unwrap()),
-            Err(_) => panic!(
-                "{cmd:?} never said {prefix:?} (exited: {:?}):\n{}",
-                proc.child.try_wait().unwrap(),
-                proc.log()
-            ),
-        }
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Polls `probe` until it gives something, or fails saying `what` and the last thing seen.
-fn eventually<T>(what: &str, mut probe: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = Instant::now() + EVENTUALLY;
-    loop {
-        match probe() {
-            Ok(v) => return v,
-            Err(last) if Instant::now() >= deadline => {
-                panic!("{what}: not within {EVENTUALLY:?}; last seen:\n{last}")
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(250)),
-        }
-    }
-}
-
-/// Prometheus' instant query: the result vector.
-fn query(prometheus: SocketAddr, promql: &str) -> Result<Vec<Value>, String> {
-    let q: String = url::form_urlencoded::byte_serialize(promql.as_bytes()).collect();
-    let mut s = TcpStream::connect(prometheus).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(support::HANG_BUDGET)).unwrap();
-    write!(
-        s,
-        "GET /api/v1/query?query={q} HTTP/1.0\r\nHost: {prometheus}\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).map_err(|e| e.to_string())?;
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    if !head.starts_with("HTTP/1.0 200") && !head.starts_with("HTTP/1.1 200") {
-        return Err(format!("{head}\n{body}"));
-    }
-    let v: Value = serde_json::from_str(body).map_err(|e| format!("{e}: {body}"))?;
-    Ok(v["data"]["result"].as_array().cloned().unwrap_or_default())
-}
-
 /// A query's samples keyed by the values of `labels`, each value as Prometheus says it.
 fn by(result: &[Value], labels: &[&str]) -> BTreeMap<Vec<String>, String> {
     result
@@ -424,11 +315,11 @@ fn hub(name: &str, sol: &support::Sim, lyra: Option<&support::Sim>) -> Hub {
     std::fs::write(&path, config).unwrap();
     let mut cmd = support::fleetdash();
     cmd.args(["run", "--config"]).arg(&path);
-    let (run, metrics) = Proc::start(cmd, "fleetdash: metrics on ");
+    let (run, addrs) = Proc::start(cmd, &["fleetdash: metrics on "]);
     Hub {
         _scratch: scratch,
         run,
-        metrics,
+        metrics: addrs[0],
     }
 }
 
@@ -462,7 +353,7 @@ fn a_real_prometheus_answers_reds_per_hub_across_two_hubs() {
     // has it write to Mimir or Thanos Receive (a Prometheus with its remote-write receiver on
     // speaks the same protocol).
     let central_dir = dir.path().join("central");
-    let (_central, central, central_log) = start_prometheus(
+    let (_central, central, central_log) = prometheus::start(
         &central_dir,
         "global:\n  scrape_interval: 1s\n",
         &["--web.enable-remote-write-receiver"],
@@ -476,7 +367,7 @@ fn a_real_prometheus_answers_reds_per_hub_across_two_hubs() {
         "{remote_write}"
     );
     let config = format!("{config}{remote_write}");
-    let (_prometheus, listen, log) = start_prometheus(&dir.path().join("site"), &config, &[]);
+    let (_prometheus, listen, log) = prometheus::start(&dir.path().join("site"), &config, &[]);
     let context = || {
         format!(
             "--- prometheus:\n{}\n--- east:\n{}\n--- west:\n{}",
@@ -543,7 +434,7 @@ fn a_real_prometheus_answers_reds_per_hub_across_two_hubs() {
         &format!("['{listen}']"),
     );
     assert!(federate.contains(&listen.to_string()), "{federate}");
-    let (_global, global, global_log) = start_prometheus(
+    let (_global, global, global_log) = prometheus::start(
         &dir.path().join("global"),
         &format!("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n{federate}"),
         &[],
@@ -612,48 +503,6 @@ fn a_real_prometheus_answers_reds_per_hub_across_two_hubs() {
         &keyed(&[(&["east"], "1")]),
         &context,
     );
-}
-
-/// A real Prometheus on a free loopback port with `config` as its prometheus.yml (checked by
-/// promtool first), its data and log in `dir`; ready once it answers a query.
-fn start_prometheus(dir: &Path, config: &str, args: &[&str]) -> (Proc, SocketAddr, PathBuf) {
-    std::fs::create_dir_all(dir).unwrap();
-    let config_path = dir.join("prometheus.yml");
-    std::fs::write(&config_path, config).unwrap();
-    let check = Command::new(require(PROMTOOL))
-        .args(["check", "config"])
-        .arg(&config_path)
-        .output()
-        .unwrap();
-    assert!(check.status.success(), "{}\n{config}", said(&check));
-    let listen: SocketAddr = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap()
-    };
-    let log = dir.join("prometheus.log");
-    let child = Command::new(require(PROMETHEUS))
-        .arg(format!("--config.file={}", config_path.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.join("data").display()
-        ))
-        .arg(format!("--web.listen-address={listen}"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&log).unwrap())
-        .stderr(std::fs::File::create(&log).unwrap().try_clone().unwrap())
-        .spawn()
-        .unwrap();
-    let proc = Proc {
-        child,
-        log: Arc::new(Mutex::new(String::new())),
-    };
-    eventually("Prometheus answering", || {
-        query(listen, "vector(1)")
-            .map(|_| ())
-            .map_err(|e| format!("{e}\n{}", std::fs::read_to_string(&log).unwrap_or_default()))
-    });
-    (proc, listen, log)
 }
 
 /// The ```yaml block of docs/scale.md that holds `needle`.

@@ -5,7 +5,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -96,14 +96,8 @@ impl Am {
                 }
             }
         }
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(std::fs::File::create(&log).unwrap().try_clone().unwrap())
-            .spawn()
-            .unwrap();
         let am = Am {
-            child: Some(child),
+            child: Some(crate::support::spawn_logging_to(&mut cmd, &log)),
             addr,
             external_url,
             log,

@@ -20,6 +20,36 @@ use fleetdash_model::{RulesView, Snapshot};
 /// hang into a failure, and is generous enough for a loaded 2-core machine.
 pub const HANG_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Polls `probe` (every 250 ms) until it gives something, or fails once `within` has passed,
+/// saying `what` and the last thing seen. `within` is no speed bound: it only turns a hang into
+/// a failure (each test says how long what it waits for may take on a loaded 2-core machine).
+pub fn eventually<T>(
+    within: std::time::Duration,
+    what: &str,
+    mut probe: impl FnMut() -> Result<T, String>,
+) -> T {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        match probe() {
+            Ok(v) => return v,
+            Err(last) if std::time::Instant::now() >= deadline => {
+                panic!("{what}: not within {within:?}; last seen:\n{last}")
+            }
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(250)),
+        }
+    }
+}
+
+/// Spawns `cmd` with nothing on stdin and its stdout and stderr both in the file `log`.
+pub fn spawn_logging_to(cmd: &mut Command, log: &Path) -> Child {
+    let file = std::fs::File::create(log).unwrap();
+    cmd.stdin(Stdio::null())
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"))
+}
+
 /// Fails the test unless it runs as root: the suite runs as root (its command installs Debian
 /// packages), and a test that cannot run must fail, never pass without having run.
 #[track_caller]
@@ -308,16 +338,23 @@ impl Drop for InFlightGuard {
     }
 }
 
+/// A runtime of its own (one worker thread) and a listener on a free loopback port of it: where
+/// a test serves something in-process (spawn the server on the runtime; keep the runtime).
+pub fn loopback_runtime() -> (tokio::runtime::Runtime, tokio::net::TcpListener) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    (runtime, listener)
+}
+
 impl Sim {
     pub fn start(agent: SimAgent) -> Sim {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
+        let (runtime, listener) = loopback_runtime();
         let endpoint = format!("http://{}/", listener.local_addr().unwrap());
         let in_flight = std::sync::Arc::new(InFlight::default());
         let gauge = in_flight.clone();

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use fleetdash_model::RulesView;
 
-use super::{AlertRules, Rules, StateRules};
+use super::{AlertRules, Config, ConfigErrors, Rules, StateRules};
 
 /// The thresholds of the shipped `config/rules.yaml`, for tests: they judge by the fleet's own
 /// rules file, never by literals of their own.
@@ -55,6 +55,24 @@ pub(crate) fn manual_clock(
     let clock = crate::clock::Clock::new(hands.clone(), rules.clock.settings());
     clock.now();
     (hands, clock)
+}
+
+/// The top-level keys every config needs, for tests that parse a section after them.
+pub(crate) const BASE: &str = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n";
+
+/// `/etc/f.toml` holding [`BASE`] then `extra`, parsed (lines of `extra` are counted from 4).
+pub(crate) fn parse(extra: &str) -> Result<Config, ConfigErrors> {
+    Config::parse(Path::new("/etc/f.toml"), &format!("{BASE}{extra}"))
+}
+
+/// What [`parse`] refuses `extra` with, each error as it is said; fails if it is accepted.
+pub(crate) fn errors(extra: &str) -> Vec<String> {
+    parse(extra)
+        .unwrap_err()
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect()
 }
 
 /// A folder holding the shipped rules file as `rules.yaml` beside `f.toml` with `text`, for

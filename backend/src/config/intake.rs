@@ -128,14 +128,8 @@ pub(super) fn read(v: &mut Validator, mut t: Table, has_queue: bool) -> IntakeCo
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Config, ConfigErrors, TokenSource, defaults};
-    use std::path::Path;
-
-    const BASE: &str = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n";
-
-    fn parse(extra: &str) -> Result<Config, ConfigErrors> {
-        Config::parse(Path::new("/etc/f.toml"), &format!("{BASE}{extra}"))
-    }
+    use crate::config::fixtures::parse;
+    use crate::config::{TokenSource, defaults};
 
     /// Issue 25: the hub agent is marked by its role; any other role is a mistake named.
     #[test]

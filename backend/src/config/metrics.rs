@@ -47,23 +47,7 @@ pub(super) fn read(v: &mut Validator, mut t: Table) -> MetricsConfig {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Config, ConfigErrors};
-    use std::path::Path;
-
-    const BASE: &str = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n";
-
-    fn parse(extra: &str) -> Result<Config, ConfigErrors> {
-        Config::parse(Path::new("/etc/f.toml"), &format!("{BASE}{extra}"))
-    }
-
-    fn errors(extra: &str) -> Vec<String> {
-        parse(extra)
-            .unwrap_err()
-            .0
-            .iter()
-            .map(ToString::to_string)
-            .collect()
-    }
+    use crate::config::fixtures::{errors, parse};
 
     #[test]
     fn the_listener_is_off_unless_set_and_takes_loopback_addresses() {

@@ -111,23 +111,8 @@ fn traces_url(v: &mut Validator, raw: &Spanned<String>, field: String) -> Option
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Config, ConfigErrors, TokenSource};
-    use std::path::Path;
-
-    const BASE: &str = "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"r.yaml\"\n";
-
-    fn parse(extra: &str) -> Result<Config, ConfigErrors> {
-        Config::parse(Path::new("/etc/f.toml"), &format!("{BASE}{extra}"))
-    }
-
-    fn errors(extra: &str) -> Vec<String> {
-        parse(extra)
-            .unwrap_err()
-            .0
-            .iter()
-            .map(ToString::to_string)
-            .collect()
-    }
+    use crate::config::fixtures::{BASE, errors, parse};
+    use crate::config::{Config, TokenSource};
 
     #[test]
     fn no_section_no_export_and_the_traces_path_is_appended_unless_given() {
