@@ -532,6 +532,41 @@ fn every_top_level_module_has_a_layer() {
     );
 }
 
+/// docs/architecture.md's table of layers says what [`LAYERS`] says: the reader's map is the
+/// one this test keeps.
+#[test]
+fn the_maps_table_of_layers_is_these_layers() {
+    let doc = std::fs::read_to_string(workspace().join("docs/architecture.md")).unwrap();
+    let table = doc
+        .split("## The layers")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("docs/architecture.md has a section \"The layers\"");
+    let mut mapped: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    for row in table.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let Ok(layer) = cells[1].parse::<usize>() else {
+            continue;
+        };
+        let modules = cells[2]
+            .split(',')
+            .map(|m| m.trim().trim_matches('`').to_string())
+            .filter(|m| !m.contains(' ') && !m.is_empty());
+        mapped.entry(layer).or_default().extend(modules);
+    }
+    let model = mapped.remove(&0);
+    assert!(model.is_some(), "layer 0, the model crate, is in the table");
+    let coded: BTreeMap<usize, BTreeSet<String>> = LAYERS
+        .iter()
+        .enumerate()
+        .map(|(i, mods)| (i + 1, mods.iter().map(|m| m.to_string()).collect()))
+        .collect();
+    assert_eq!(
+        mapped, coded,
+        "docs/architecture.md's layers (left) differ from tests/layering.rs LAYERS (right)"
+    );
+}
+
 #[test]
 fn no_module_imports_from_a_layer_above_its_own() {
     let found = upward(&backend());
