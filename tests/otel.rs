@@ -178,6 +178,7 @@ fn config(scratch: &support::Scratch, endpoint: &str, sol: &str, vega: &str) -> 
          [cadence]\nagents = \"1s\"\nsystems = \"1s\"\nqueue = \"1s\"\nboard = \"1s\"\n\
          backups = \"1s\"\n\n\
          [otel]\nendpoint = \"{endpoint}\"\ntoken_file = \"otel.token\"\n\n\
+         [metrics]\nlisten = \"127.0.0.1:0\"\n\n\
          [work_queue]\ndb = \"state/tasks.db\"\n\n\
          [[boards]]\nname = \"ops\"\ndb = \"ops.db\"\n\n\
          [backups]\nname = \"nightly\"\ndir = \"backups\"\n\n\
@@ -510,6 +511,17 @@ fn run_exports_each_pass_and_probe_with_the_binding_attributes() {
             got.paths
         );
     }
+    // What arrived is what run counts as exported, where Prometheus reads it.
+    let (exported, dropped) = eventually("the exported spans in /metrics", || {
+        span_counts(&run).and_then(|(e, d)| {
+            if e > 0.0 {
+                Ok((e, d))
+            } else {
+                Err(format!("{e} exported, {d} dropped"))
+            }
+        })
+    });
+    assert_eq!(dropped, 0.0, "{exported} exported");
     let endpoints = [
         endpoint.as_str(),
         "127.0.0.1",
@@ -518,6 +530,33 @@ fn run_exports_each_pass_and_probe_with_the_binding_attributes() {
         vega.endpoint.trim_end_matches('/'),
     ];
     assert_bounded(&spans, &endpoints);
+}
+
+/// `fleetdash run`'s own count of spans exported and dropped (`[metrics] listen`, the address
+/// it says on stderr).
+fn span_counts(run: &Run) -> Result<(f64, f64), String> {
+    let log = run.log();
+    let addr = log
+        .lines()
+        .find_map(|l| l.split("fleetdash: metrics on ").nth(1))
+        .ok_or("no metrics address said yet")?
+        .trim()
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let text = support::get(addr, "/metrics")?;
+    let value = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
+            .ok_or_else(|| format!("no {name} in:\n{text}"))
+    };
+    Ok((
+        value("fleetdash_otel_spans_exported_total")?,
+        value("fleetdash_otel_spans_dropped_total")?,
+    ))
 }
 
 /// The receiver gone: spans are dropped, said once in the log (with no token), and the passes
@@ -558,4 +597,15 @@ fn run_goes_on_when_the_receiver_is_down_and_says_so_once() {
         1,
         "said once, then counted:\n{log}"
     );
+    // Counted where Prometheus reads it: dropped, none exported.
+    let (exported, dropped) = eventually("the dropped spans in /metrics", || {
+        span_counts(&run).and_then(|(e, d)| {
+            if d > 0.0 {
+                Ok((e, d))
+            } else {
+                Err(format!("{e} exported, {d} dropped"))
+            }
+        })
+    });
+    assert_eq!(exported, 0.0, "{dropped} dropped");
 }

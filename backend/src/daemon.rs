@@ -65,7 +65,7 @@ pub async fn run_notifying(
     }
     let metrics_listener = metrics::start(config, metrics.clone(), shutdown.clone()).await?;
     // `[otel]`: each pass's spans; a token that cannot be read means no export, said once.
-    let otel = Otel::start(config).unwrap_or_else(|e| {
+    let otel = Otel::start_observed(config, Some(live.span_observer())).unwrap_or_else(|e| {
         tracing::error!("{e:#}: no OpenTelemetry export in this run");
         None
     });

@@ -202,42 +202,7 @@ impl Am {
     }
 }
 
-/// A blocking GET on loopback; the body of a 200.
-pub fn get(addr: SocketAddr, path: &str) -> Result<String, String> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(crate::support::HANG_BUDGET))
-        .unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).map_err(|e| e.to_string())?;
-    let (head, body) = reply.split_once("\r\n\r\n").ok_or("no header end")?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(head.lines().next().unwrap_or_default().to_string());
-    }
-    // Go's server chunks a long body.
-    if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        let mut out = String::new();
-        let mut rest = body;
-        while let Some((size, tail)) = rest.split_once("\r\n") {
-            let n = usize::from_str_radix(size.trim(), 16).map_err(|e| e.to_string())?;
-            if n == 0 {
-                break;
-            }
-            out.push_str(&tail[..n]);
-            rest = &tail[n + 2..];
-        }
-        return Ok(out);
-    }
-    Ok(body.to_string())
-}
+pub use crate::support::get;
 
 /// The labels' `key`s of `alerts`, sorted.
 pub fn keys(alerts: &[Value]) -> Vec<String> {

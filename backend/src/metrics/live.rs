@@ -2,7 +2,7 @@
 //! histogram, fed while it runs. The faces that see the events hold a handle ([`Live`]): the
 //! watchdog observes each collection, the intake each report it accepts or refuses; alerting,
 //! a layer below, is handed a plain callback ([`Live::delivery_observer`]), so it imports
-//! nothing from here. Counters start at zero with the process, as Prometheus expects
+//! nothing from here; so is the OpenTelemetry exporter ([`Live::span_observer`]). Counters start at zero with the process, as Prometheus expects
 //! (`rate()` reads a restart as a reset).
 
 use std::sync::Arc;
@@ -40,10 +40,15 @@ pub struct Live {
     refused: Counters,
     deliveries: Counters,
     delivery_failures: Counters,
+    spans_exported: Counter,
+    spans_dropped: Counter,
 }
 
 /// The callback alerting's delivery loop calls after each send: (channel, delivered).
 pub type DeliveryObserver = Arc<dyn Fn(&str, bool) + Send + Sync>;
+
+/// The callback the OpenTelemetry exporter calls after each export: (spans, exported).
+pub type SpanObserver = Arc<dyn Fn(u64, bool) + Send + Sync>;
 
 impl Live {
     pub fn new(names: Arc<Names>) -> Live {
@@ -57,6 +62,8 @@ impl Live {
             refused: Counters::default(),
             deliveries: Counters::default(),
             delivery_failures: Counters::default(),
+            spans_exported: Counter::default(),
+            spans_dropped: Counter::default(),
         }
     }
 
@@ -122,6 +129,21 @@ impl Live {
         Arc::new(move |channel, delivered| live.delivery(channel, delivered))
     }
 
+    /// One export of `spans` spans to `[otel] endpoint`: exported, or dropped with it.
+    pub fn spans(&self, spans: u64, exported: bool) {
+        if exported {
+            self.spans_exported.inc_by(spans);
+        } else {
+            self.spans_dropped.inc_by(spans);
+        }
+    }
+
+    /// [`Live::spans`] as the callback the exporter takes.
+    pub fn span_observer(&self) -> SpanObserver {
+        let live = self.clone();
+        Arc::new(move |spans, exported| live.spans(spans, exported))
+    }
+
     /// Adds these families to `registry` (shared: later observations show in it too).
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
@@ -163,6 +185,16 @@ impl Live {
             "alert_delivery_failures",
             "Alert sends that failed (each is retried), by channel",
             self.delivery_failures.clone(),
+        );
+        registry.register(
+            "otel_spans_exported",
+            "Spans exported to the [otel] endpoint",
+            self.spans_exported.clone(),
+        );
+        registry.register(
+            "otel_spans_dropped",
+            "Spans dropped because their export failed",
+            self.spans_dropped.clone(),
         );
     }
 }

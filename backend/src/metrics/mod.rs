@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::write::status_json;
-pub use live::{DeliveryObserver, Live};
+pub use live::{DeliveryObserver, Live, SpanObserver};
 pub use names::Names;
 
 /// The exposition's media type: Prometheus text format 0.0.4.

@@ -18,6 +18,8 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 
+use crate::metrics::SpanObserver;
+
 /// How long one export may take, its answer read in full.
 pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -132,21 +134,36 @@ fn status_words(status: u16) -> &'static str {
 }
 
 /// The OTLP exporter, counting what it exported and what it dropped.
-#[derive(Debug)]
 pub struct Counted<E> {
     inner: E,
     stats: Arc<Stats>,
     /// The receiver, as the log names it (`127.0.0.1:4318`): from the config, no path.
     receiver: String,
+    /// `fleetdash run`'s /metrics counters, told of each export.
+    observer: Option<SpanObserver>,
 }
 
 impl<E> Counted<E> {
-    pub fn new(inner: E, stats: Arc<Stats>, receiver: String) -> Counted<E> {
+    pub fn new(
+        inner: E,
+        stats: Arc<Stats>,
+        receiver: String,
+        observer: Option<SpanObserver>,
+    ) -> Counted<E> {
         Counted {
             inner,
             stats,
             receiver,
+            observer,
         }
+    }
+}
+
+impl<E> std::fmt::Debug for Counted<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Counted")
+            .field("receiver", &self.receiver)
+            .finish_non_exhaustive()
     }
 }
 
@@ -154,6 +171,9 @@ impl<E: SpanExporter> SpanExporter for Counted<E> {
     async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
         let spans = batch.len() as u64;
         let result = self.inner.export(batch).await;
+        if let Some(observe) = &self.observer {
+            observe(spans, result.is_ok());
+        }
         let stats = &self.stats;
         match &result {
             Ok(()) => {

@@ -28,7 +28,7 @@ use opentelemetry_sdk::trace::{
 
 use crate::collect::{Collection, Trace};
 use crate::config::{Config, OtelConfig, read_token};
-use crate::metrics::Names;
+use crate::metrics::{Names, SpanObserver};
 use plan::{Outcome, Planned, Value};
 
 /// The spans a full queue holds before new ones are dropped: a few passes of a large fleet.
@@ -51,6 +51,14 @@ impl Otel {
     /// The exporter `[otel]` asks for; `None` without it. Called on the async runtime, whose
     /// reactor the exports use.
     pub fn start(config: &Config) -> anyhow::Result<Option<Arc<Otel>>> {
+        Otel::start_observed(config, None)
+    }
+
+    /// [`Otel::start`], telling `observer` (`fleetdash run`'s /metrics) of each export.
+    pub fn start_observed(
+        config: &Config,
+        observer: Option<SpanObserver>,
+    ) -> anyhow::Result<Option<Arc<Otel>>> {
         let Some(otel) = &config.otel else {
             return Ok(None);
         };
@@ -65,14 +73,18 @@ impl Otel {
             (Some(host), Some(port)) => format!("{host}:{port}"),
             _ => otel.traces_url.scheme().to_string(),
         };
-        let processor =
-            BatchSpanProcessor::builder(export::Counted::new(exporter, stats.clone(), receiver))
-                .with_batch_config(
-                    BatchConfigBuilder::default()
-                        .with_max_queue_size(QUEUE_SPANS)
-                        .build(),
-                )
-                .build();
+        let processor = BatchSpanProcessor::builder(export::Counted::new(
+            exporter,
+            stats.clone(),
+            receiver,
+            observer,
+        ))
+        .with_batch_config(
+            BatchConfigBuilder::default()
+                .with_max_queue_size(QUEUE_SPANS)
+                .build(),
+        )
+        .build();
         let provider = SdkTracerProvider::builder()
             .with_resource(resource(config))
             .with_span_processor(processor)
