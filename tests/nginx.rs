@@ -22,6 +22,33 @@ fn nginx_serves_the_page_and_the_snapshot_like_production() {
     );
 }
 
+/// Issue 35: where Debian's brotli_static module is installed and nginx/brotli.conf is in
+/// /etc/nginx/fleetdash.d/ (docs/install.md), the production block answers the page's `.br` to
+/// a client that takes brotli, the `.gz` to one that takes gzip only or says `br;q=0`, the file
+/// to one that takes neither; Vary on each, each its own length and tag. And the rest of
+/// production's assertions hold with the module loaded.
+#[test]
+fn nginx_with_the_brotli_module_answers_brotli_gzip_or_the_file() {
+    let fx = Fixture::with_page(Page::Exported);
+    let nginx = Nginx::start_with(&fx, true);
+    serving::assert_negotiates_brotli_and_gzip(&nginx.addr, &fx, true);
+    serving::assert_serves_like_production(&nginx.addr, &fx);
+    let log = nginx.error_log();
+    assert!(
+        !log.contains("[emerg]") && !log.contains("[warn]"),
+        "nginx error.log:\n{log}"
+    );
+}
+
+/// Issue 35: nginx without the brotli module (nothing in /etc/nginx/fleetdash.d/) starts on the
+/// same block and answers gzip or the file, never brotli, though the page holds `.br` files.
+#[test]
+fn nginx_without_the_brotli_module_answers_gzip_or_the_file() {
+    let fx = Fixture::with_page(Page::Exported);
+    let nginx = Nginx::start(&fx);
+    serving::assert_negotiates_brotli_and_gzip(&nginx.addr, &fx, false);
+}
+
 /// Issue 32: the production block sends the page's headers on every answer, with the policy
 /// of the page it serves (`fleetdash page export`: the committed page/). A page rebuilt without
 /// updating the block's script hash fails here (scripts/build-frontend --update rewrites it).

@@ -101,6 +101,7 @@ fn page_export_replaces_an_earlier_export() {
     let old = [
         "fleetdash-frontend-0123456789abcdef_bg.wasm",
         "fleetdash-frontend-0123456789abcdef_bg.wasm.gz",
+        "fleetdash-frontend-0123456789abcdef_bg.wasm.br",
         "fleetdash-frontend-0123456789abcdef.js",
     ];
     for name in old {

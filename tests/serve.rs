@@ -57,6 +57,42 @@ fn fleetdash_serve_without_a_dist_dir_serves_the_page_built_in_like_production()
     );
 }
 
+/// Issue 35: the page built in and a dist_dir's (an export of it) each answer the `.br` to a
+/// client that takes brotli, the `.gz` to one that takes gzip only or says `br;q=0`, the file
+/// to one that takes neither; Vary on each, each its own length and tag.
+#[test]
+fn fleetdash_serve_answers_brotli_gzip_or_the_file_as_the_client_accepts() {
+    for page in [Page::Embedded, Page::Exported] {
+        let fx = Fixture::with_page(page);
+        let server = FleetdashServe::start(&fx);
+        serving::assert_negotiates_brotli_and_gzip(&server.addr, &fx, true);
+    }
+}
+
+/// A dist_dir built without `.br` files (an older build): a client that prefers brotli gets
+/// the `.gz`, one that takes brotli alone the file; never brotli made on the fly.
+#[test]
+fn fleetdash_serve_with_a_dist_dir_without_br_files_answers_gzip() {
+    let fx = Fixture::with_page(Page::Fake);
+    let server = FleetdashServe::start(&fx);
+    let auth = Some((serving::USER, serving::PASSWORD));
+    let wasm = fx.dist_file(&fx.wasm);
+    let gz = serving::get(
+        &server.addr,
+        &fx.wasm,
+        auth,
+        &[("Accept-Encoding", "br, gzip")],
+    );
+    assert_eq!(gz.status, 200, "{gz:?}");
+    assert_eq!(gz.header("content-encoding"), Some("gzip"), "{gz:?}");
+    assert_eq!(gz.body, fx.dist_file(&format!("{}.gz", fx.wasm)));
+    assert_eq!(gz.decoded_body(), wasm);
+    let plain = serving::get(&server.addr, &fx.wasm, auth, &[("Accept-Encoding", "br")]);
+    assert_eq!(plain.status, 200, "{plain:?}");
+    assert_eq!(plain.header("content-encoding"), None, "{plain:?}");
+    assert_eq!(plain.body, wasm);
+}
+
 /// Issue 32: the page's headers on every answer of `serve`, for the page built in (its inline
 /// script's hash is the committed page/'s) and for a dist_dir's page (hashed from its own
 /// index.html, whatever script it starts with).

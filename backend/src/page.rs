@@ -1,6 +1,6 @@
 //! The page, built into the binary. `page/` at the repository's root is what
 //! `scripts/build-frontend` builds (trunk's `index.html` and content-hashed assets, each with
-//! its zopfli `.gz`), committed and checked by `scripts/test` to be the build of the source byte
+//! its zopfli `.gz` and its brotli `.br`), committed and checked by `scripts/test` to be the build of the source byte
 //! for byte. It is embedded here, in debug builds too (the tests see what ships), so `serve`
 //! and `demo` need no frontend tools and no files beside the binary; `fleetdash page export
 //! DIR` writes it out for nginx.
@@ -41,6 +41,9 @@ pub fn is_hashed_asset(path: &str) -> bool {
 /// The suffix of a file's pre-compressed copy (gzip format), beside it in the page.
 pub const GZ: &str = ".gz";
 
+/// The suffix of a file's other pre-compressed copy (brotli), beside it in the page.
+pub const BR: &str = ".br";
+
 /// One file of the embedded page.
 #[derive(Clone, Copy)]
 pub struct PageFile {
@@ -48,7 +51,8 @@ pub struct PageFile {
     pub bytes: &'static [u8],
 }
 
-/// The page's file called `name` (flat: the page has no folders), `.gz` copies included.
+/// The page's file called `name` (flat: the page has no folders), `.gz` and `.br` copies
+/// included.
 pub fn file(name: &str) -> Option<PageFile> {
     files().find(|f| f.name == name)
 }
@@ -82,9 +86,12 @@ pub fn etag(name: &str) -> Option<&'static str> {
 }
 
 /// Whether `name` is the name of a page file: `index.html` or a content-hashed asset, or the
-/// `.gz` of either. An export folder holding anything else is refused.
+/// `.gz` or `.br` of either. An export folder holding anything else is refused.
 pub fn is_page_name(name: &str) -> bool {
-    let plain = name.strip_suffix(GZ).unwrap_or(name);
+    let plain = name
+        .strip_suffix(GZ)
+        .or_else(|| name.strip_suffix(BR))
+        .unwrap_or(name);
     plain == INDEX || is_hashed_asset(&format!("/{plain}"))
 }
 
@@ -112,7 +119,7 @@ pub fn export(dir: &Path) -> Result<Exported> {
     let present = page_files_in(dir)?;
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create it", dir.display()))?;
     let mut done = Exported::default();
-    // index.html (and its .gz) last: it names the assets, which must be there before it.
+    // index.html (and its .gz and .br) last: it names the assets, which must be there before it.
     let mut order: Vec<PageFile> = files().collect();
     order.sort_by_key(|f| (f.name.starts_with(INDEX), f.name == INDEX, f.name));
     for f in order {
@@ -203,7 +210,8 @@ mod tests {
         }
     }
 
-    /// What the page's index.html loads: every asset it names is embedded, each with its .gz,
+    /// What the page's index.html loads: every asset it names is embedded, each with its .gz
+    /// and its .br,
     /// and nothing else is (an asset no index names would be a leftover of another build).
     #[test]
     fn the_embedded_page_is_whole() {
@@ -211,7 +219,7 @@ mod tests {
             .expect("index.html is UTF-8");
         let named: BTreeSet<&str> = files()
             .map(|f| f.name)
-            .filter(|n| !n.ends_with(GZ) && *n != INDEX)
+            .filter(|n| !n.ends_with(GZ) && !n.ends_with(BR) && *n != INDEX)
             .collect();
         assert!(
             named.iter().any(|n| n.ends_with("_bg.wasm")),
@@ -225,9 +233,11 @@ mod tests {
         }
         for f in files() {
             assert!(is_page_name(f.name), "{} is not a page file name", f.name);
-            if !f.name.ends_with(GZ) {
-                let gz = file(&format!("{}{GZ}", f.name));
-                assert!(gz.is_some(), "{} has no .gz", f.name);
+            if !f.name.ends_with(GZ) && !f.name.ends_with(BR) {
+                for copy in [GZ, BR] {
+                    let there = file(&format!("{}{copy}", f.name));
+                    assert!(there.is_some(), "{} has no {copy}", f.name);
+                }
             }
         }
         assert!(PAGE.dirs().next().is_none(), "the page is flat");
@@ -241,6 +251,8 @@ mod tests {
             "fleetdash-frontend-22d1187daf8be7a2_bg.wasm",
             "fleetdash-frontend-22d1187daf8be7a2.js.gz",
             "style-eafc3ad9490b6fe4.css",
+            "fleetdash-frontend-22d1187daf8be7a2.js.br",
+            "index.html.br",
         ] {
             assert!(is_page_name(name), "{name}");
         }
@@ -249,19 +261,24 @@ mod tests {
             ".git",
             "index.htm",
             "style.css",
-            "fleetdash-frontend-22d1187daf8be7a2.js.br",
             "index.html.gz.gz",
+            "index.html.br.gz",
+            "index.html.gz.br",
+            "style.css.br",
         ] {
             assert!(!is_page_name(name), "{name}");
         }
     }
 
     #[test]
-    fn etags_differ_between_a_file_and_its_gz() {
+    fn etags_differ_between_a_file_and_its_copies() {
         let wasm = files().find(|f| f.name.ends_with("_bg.wasm")).unwrap();
         let plain = etag(wasm.name).unwrap();
         let gz = etag(&format!("{}{GZ}", wasm.name)).unwrap();
+        let br = etag(&format!("{}{BR}", wasm.name)).unwrap();
         assert_ne!(plain, gz);
+        assert_ne!(plain, br);
+        assert_ne!(gz, br);
         assert!(plain.starts_with('"') && plain.ends_with('"') && plain.len() == 26);
     }
 }

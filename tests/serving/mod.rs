@@ -303,7 +303,7 @@ impl Reply {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The body as the client sees it: gunzipped if it came gzip-encoded.
+    /// The body as the client sees it: gunzipped or unbrotlied if it came so encoded.
     pub fn decoded_body(&self) -> Vec<u8> {
         match self.header("content-encoding") {
             Some("gzip") => {
@@ -311,6 +311,13 @@ impl Reply {
                 flate2::read::GzDecoder::new(&self.body[..])
                     .read_to_end(&mut out)
                     .expect("a valid gzip body");
+                out
+            }
+            Some("br") => {
+                let mut out = Vec::new();
+                brotli_decompressor::Decompressor::new(&self.body[..], 4096)
+                    .read_to_end(&mut out)
+                    .expect("a valid brotli body");
                 out
             }
             None => self.body.clone(),
@@ -655,6 +662,92 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
     assert_ne!(after.header("etag"), Some(old_tag.as_str()));
 }
 
+/// Issue 35: which copy of each page file a server answers to which Accept-Encoding, when the
+/// page ships a `.br` and a `.gz` beside each file (`page/`, `fleetdash page export`). With
+/// `brotli`, the `.br` to a client that takes br (weights respected: `br;q=0` is a no), else
+/// the `.gz` to one that takes gzip, else the file; without (nginx lacking the brotli module),
+/// never br. Every answer of a page file carries `Vary: Accept-Encoding`, a Content-Length that
+/// is its body's, and a tag of its own representation, which revalidates to a 304 under the
+/// same Accept-Encoding. Each body is the pre-compressed file byte for byte, and decodes to the
+/// file byte for byte.
+pub fn assert_negotiates_brotli_and_gzip(addr: &str, fx: &Fixture, brotli: bool) {
+    let best = if brotli { Some("br") } else { Some("gzip") };
+    let br_or_nothing = if brotli { Some("br") } else { None };
+    let cases: [(Option<&str>, Option<&str>); 10] = [
+        (Some("br"), br_or_nothing),
+        (Some("gzip, deflate, br"), best),
+        (Some("br, gzip"), best),
+        (Some("gzip"), Some("gzip")),
+        (Some("br;q=0, gzip"), Some("gzip")),
+        (Some("gzip;q=1, br;q=0"), Some("gzip")),
+        (Some("br;q=0"), None),
+        (Some("identity"), None),
+        (Some("deflate"), None),
+        (None, None),
+    ];
+    for (path, file) in [
+        ("/", "/index.html".to_string()),
+        ("/index.html", "/index.html".to_string()),
+        (fx.wasm.as_str(), fx.wasm.clone()),
+        (fx.js.as_str(), fx.js.clone()),
+        (fx.css.as_str(), fx.css.clone()),
+    ] {
+        let raw = fx.dist_file(&file);
+        let mut tags: std::collections::BTreeMap<Option<&str>, String> = Default::default();
+        for (accept, coding) in cases {
+            let headers: Vec<(&str, &str)> =
+                accept.map(|a| ("Accept-Encoding", a)).into_iter().collect();
+            let reply = ok(addr, path, &headers);
+            let what = format!("{path} with Accept-Encoding {accept:?}");
+            assert_eq!(
+                reply.header("content-encoding"),
+                coding,
+                "{what}: {reply:?}"
+            );
+            assert!(
+                reply
+                    .header("vary")
+                    .is_some_and(|v| v.to_ascii_lowercase().contains("accept-encoding")),
+                "{what}: Vary {:?}",
+                reply.header("vary")
+            );
+            assert_eq!(
+                reply.header("content-length"),
+                Some(reply.body.len().to_string().as_str()),
+                "{what}: Content-Length"
+            );
+            assert_eq!(reply.decoded_body(), raw, "{what}: decodes to the file");
+            let copy = match coding {
+                Some("br") => fx.dist_file(&format!("{file}.br")),
+                Some("gzip") => fx.dist_file(&format!("{file}.gz")),
+                _ => raw.clone(),
+            };
+            assert_eq!(
+                reply.body, copy,
+                "{what}: the pre-compressed file, as it is"
+            );
+            let tag = reply.header("etag").expect("an ETag").to_string();
+            if let Some(seen) = tags.get(&coding) {
+                assert_eq!(*seen, tag, "{what}: one tag per representation");
+            } else {
+                tags.insert(coding, tag.clone());
+                // The tag revalidates under the same Accept-Encoding.
+                let mut conditional = headers.clone();
+                conditional.push(("If-None-Match", &tag));
+                let again = get(addr, path, Some((USER, PASSWORD)), &conditional);
+                assert_eq!(again.status, 304, "{what} If-None-Match {tag}: {again:?}");
+            }
+        }
+        let distinct: std::collections::BTreeSet<&String> = tags.values().collect();
+        assert_eq!(
+            distinct.len(),
+            tags.len(),
+            "{path}: each representation its own ETag: {tags:?}"
+        );
+        assert_eq!(tags.len(), if brotli { 3 } else { 2 }, "{path}: {tags:?}");
+    }
+}
+
 /// The inline scripts of a page (`<script>` elements without `src`), as the browser hashes
 /// them for a Content-Security-Policy: the exact text between the tags.
 pub fn inline_scripts(html: &str) -> Vec<&str> {
@@ -842,8 +935,23 @@ pub struct Nginx {
 
 pub const NGINX: &str = "/usr/sbin/nginx";
 
+/// Where the production block includes its optional snippets from (nginx/brotli.conf on a
+/// host with the brotli module); a test's nginx reads its own prefix's folder instead.
+pub const SNIPPETS: &str = "/etc/nginx/fleetdash.d/";
+
+/// Debian's libnginx-mod-http-brotli-static (scripts/test installs it).
+pub const BROTLI_MODULE: &str = "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so";
+
 impl Nginx {
+    /// nginx as Debian's package has it without the brotli module: nothing in the snippets'
+    /// folder, no module loaded. gzip only.
     pub fn start(fx: &Fixture) -> Nginx {
+        Nginx::start_with(fx, false)
+    }
+
+    /// With `brotli`, nginx with Debian's brotli_static module loaded and nginx/brotli.conf in
+    /// the snippets' folder, as docs/install.md installs it where the module is.
+    pub fn start_with(fx: &Fixture, brotli: bool) -> Nginx {
         assert!(
             Path::new(NGINX).exists(),
             "{NGINX} is missing: nginx is not installed. Run scripts/test, which installs it \
@@ -852,6 +960,26 @@ impl Nginx {
         let prefix = tempfile::tempdir().unwrap();
         std::fs::set_permissions(prefix.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::create_dir(prefix.path().join("temp")).unwrap();
+        for dir in ["modules", "fleetdash.d"] {
+            std::fs::create_dir(prefix.path().join(dir)).unwrap();
+        }
+        if brotli {
+            assert!(
+                Path::new(BROTLI_MODULE).exists(),
+                "{BROTLI_MODULE} is missing: run scripts/test, which installs it (apt-get install \
+                 libnginx-mod-http-brotli-static), or install the Debian package yourself"
+            );
+            std::fs::write(
+                prefix.path().join("modules/brotli.conf"),
+                format!("load_module {BROTLI_MODULE};\n"),
+            )
+            .unwrap();
+            std::fs::copy(
+                support::repo_root().join("nginx/brotli.conf"),
+                prefix.path().join("fleetdash.d/brotli.conf"),
+            )
+            .unwrap();
+        }
         let mut last_error = String::new();
         // A port is picked free and handed over; another process may take it in between.
         for _ in 0..5 {
@@ -920,6 +1048,9 @@ fn write_nginx_conf(prefix: &Path, fx: &Fixture, listen: &str) {
         .replace("{{HTPASSWD}}", &fx.htpasswd.display().to_string())
         .replace("{{INTAKE}}", &fx.intake);
     assert!(!server.contains("{{"), "a placeholder is left:\n{server}");
+    let include = format!("include {SNIPPETS}*.conf;");
+    assert!(server.contains(&include), "the block has no `{include}`");
+    let server = server.replace(SNIPPETS, &format!("{}/fleetdash.d/", prefix.display()));
     let server_conf = prefix.join("fleetdash.conf");
     std::fs::write(&server_conf, server).unwrap();
     let main = std::fs::read_to_string(support::repo_root().join("nginx/test-wrapper.conf"))

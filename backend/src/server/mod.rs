@@ -13,7 +13,9 @@
 //! - trunk's hashed assets: `Cache-Control: public, max-age=31536000, immutable`.
 //! - gzip for HTML, JS, CSS, JSON and WASM when the client accepts it: the page's pre-compressed
 //!   `.gz` files when the build shipped them (nginx: `gzip_static`), else on the fly; the ETag
-//!   of a compressed answer is made weak (`W/"..."`), as nginx does.
+//!   of a compressed answer is made weak (`W/"..."`), as nginx does. The page's `.br` files
+//!   (nginx: `brotli_static`) go to a client that takes brotli, `br;q=0` being a no (issue 35);
+//!   nothing is compressed to brotli on the fly.
 //! - `POST /act?t=...`: a phone's action button ([`actions`]); the signed link is its own
 //!   authorization (the ntfy app sends no password), so it is the one path without the login.
 //! - Answers go out at once ([`no_delay`]): no ~40 ms Nagle/delayed-ACK wait on a kept-alive
@@ -232,11 +234,16 @@ pub fn router(options: ServeOptions) -> Router {
     // No SPA fallback: an unknown path is a 404, like nginx's `try_files $uri =404`.
     let app = match &options.dist_dir {
         Some(dist) => {
-            // The build ships a .gz beside each file (as nginx's gzip_static serves them).
+            // The build ships a .gz and a .br beside each file (as nginx's gzip_static and
+            // brotli_static serve them); tower-http weighs Accept-Encoding's q-values, brotli
+            // first on a tie, as embedded::chosen_encoding does for the page built in.
             let files = ServeDir::new(dist)
                 .append_index_html_on_directories(false)
+                .precompressed_br()
                 .precompressed_gzip();
-            let index = ServeFile::new(dist.join(crate::page::INDEX)).precompressed_gzip();
+            let index = ServeFile::new(dist.join(crate::page::INDEX))
+                .precompressed_br()
+                .precompressed_gzip();
             app.route_service("/", index)
                 .fallback(move |request: Request| page_file(files.clone(), request))
         }
