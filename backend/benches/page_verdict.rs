@@ -35,7 +35,14 @@
 //! (`scripts/size-budget`), and the verdict at the largest board within [`VERDICT_GROWTH_GOAL`]
 //! of the smallest's (issue 13: the page stays a glance at any board size).
 //!
-//! `FLEETDASH_BENCH_QUICK=1`: 1,000 and 10,000 cards only, 3 loads each instead of 10.
+//! Then a phone on a slow link (issue 35): the smallest board again with Chromium's network
+//! emulation at Chrome DevTools' "Slow 3G" (2,000 ms latency, 400 kbit/s each way), first visits
+//! and return visits: navigation start to the verdict's first paint, and every byte the load
+//! moved over the wire (`transferSize`, headers included), as the phone gets the page (brotli
+//! when it asks for it, as Chromium does on localhost and over HTTPS).
+//!
+//! `FLEETDASH_BENCH_QUICK=1`: 1,000 and 10,000 cards only, 3 loads each instead of 10 (2 on the
+//! slow link instead of 5).
 
 #[path = "../../tests/support/chrome.rs"]
 mod chrome;
@@ -111,6 +118,23 @@ fn main() {
         drop(server);
         rows.push(Row { board, cold, warm });
     }
+    // A phone on a slow link (issue 35): the smallest board again, through DevTools' network
+    // emulation, first visits and return visits.
+    let slow = {
+        let board = &rows[0].board;
+        let server = Serve::start(&board.config);
+        let url = server.url();
+        let slow_loads = if quick { 2 } else { 5 };
+        runtime.block_on(browser.cdp("Network.emulateNetworkConditions", SLOW_LINK.params()));
+        let cold = runtime.block_on(loads_of(&browser, &url, board, slow_loads, Cache::Disabled));
+        let warm = runtime.block_on(loads_of(&browser, &url, board, slow_loads, Cache::Enabled));
+        runtime.block_on(browser.cdp(
+            "Network.emulateNetworkConditions",
+            json!({"offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}),
+        ));
+        drop(server);
+        (cold, warm)
+    };
     runtime.block_on(browser.quit());
 
     println!();
@@ -170,7 +194,9 @@ fn main() {
     }
     let page = rows[0].cold[0].page_bytes;
     println!(
-        "the page's first load: {:.1} KB gzip over the wire (index.html, .js, .wasm, .css; budget {} KB: {})",
+        "the page's first load as Chromium gets it: {:.1} KB over the wire (index.html, .js, .wasm, \
+         .css; brotli, which Chromium asks for on localhost and over HTTPS; scripts/size-budget's \
+         gzip budget {} KB: {})",
         page as f64 / 1024.0,
         FIRST_LOAD_BUDGET_BYTES / 1024,
         verdict(page <= FIRST_LOAD_BUDGET_BYTES)
@@ -188,6 +214,65 @@ fn main() {
         verdict(growth <= VERDICT_GROWTH_GOAL),
         at(last, |l| l.status.ms),
         at(first, |l| l.status.ms),
+    );
+    println!();
+    print_slow_link(&rows[0].board, &slow.0, &slow.1);
+}
+
+/// A slow mobile link as Chrome DevTools' "Slow 3G" preset throttles one: 2,000 ms of latency
+/// (its 400 ms RTT times 5) and 400 kbit/s each way (500 kbit/s times 0.8).
+struct Link {
+    name: &'static str,
+    latency_ms: u32,
+    bytes_per_second: u32,
+}
+
+const SLOW_LINK: Link = Link {
+    name: "DevTools' Slow 3G",
+    latency_ms: 2_000,
+    bytes_per_second: 50_000,
+};
+
+impl Link {
+    fn params(&self) -> Value {
+        json!({
+            "offline": false,
+            "latency": self.latency_ms,
+            "downloadThroughput": self.bytes_per_second,
+            "uploadThroughput": self.bytes_per_second,
+        })
+    }
+}
+
+fn print_slow_link(board: &Collected, cold: &[Load], warm: &[Load]) {
+    println!(
+        "a phone on a slow link ({}: {} ms latency, {} kbit/s each way), {} cards, the page as \
+         a phone on it gets it:",
+        SLOW_LINK.name,
+        SLOW_LINK.latency_ms,
+        SLOW_LINK.bytes_per_second * 8 / 1000,
+        thousands(board.cards as u64)
+    );
+    for (what, loads) in [
+        ("first visit (cache off)", cold),
+        ("return visit (cache on)", warm),
+    ] {
+        let verdicts = sorted(loads.iter().map(|l| l.verdict));
+        let bytes = sorted(loads.iter().map(|l| l.transferred as f64));
+        println!(
+            "  {what:<24} verdict painted {:>6.0} / {:>6.0} / {:>6.0} ms (min/median/max of {}), \
+             {:>6.1} KB over the wire (median)",
+            verdicts[0],
+            median(&verdicts),
+            verdicts[verdicts.len() - 1],
+            loads.len(),
+            median(&bytes) / 1024.0,
+        );
+    }
+    println!(
+        "  (a first visit's page files: {:.1} KB as sent, {:.1} KB of it the wasm)",
+        cold[0].page_bytes as f64 / 1024.0,
+        cold[0].wasm.encoded as f64 / 1024.0,
     );
 }
 
@@ -289,6 +374,9 @@ struct Load {
     /// The page's own files (index.html, .js, .wasm, .css) as sent, gzip: what
     /// `scripts/size-budget` counts.
     page_bytes: u64,
+    /// Every byte of the load over the wire (navigation and every resource, headers included;
+    /// what came from the cache counts 0).
+    transferred: u64,
 }
 
 struct Row {
@@ -378,8 +466,10 @@ async fn read_load(browser: &Browser, board: &Collected) -> Load {
              const page = [...performance.getEntriesByType('navigation'), ...all]
                  .filter(e => /(\\/|\\.html|\\.js|\\.wasm|\\.css)$/.test(new URL(e.name).pathname))
                  .reduce((sum, e) => sum + e.encodedBodySize, 0);
+             const transferred = [...performance.getEntriesByType('navigation'), ...all]
+                 .reduce((sum, e) => sum + e.transferSize, 0);
              return {status: fetch(p => p.endsWith('/api/status.json')),
-                     wasm: fetch(p => p.endsWith('.wasm')), page};")
+                     wasm: fetch(p => p.endsWith('.wasm')), page, transferred};")
         .await;
     let fetch = |what: &str| -> Fetch {
         serde_json::from_value(fetches[what].clone())
@@ -399,6 +489,7 @@ async fn read_load(browser: &Browser, board: &Collected) -> Load {
         status,
         wasm: fetch("wasm"),
         page_bytes: fetches["page"].as_u64().unwrap_or(0),
+        transferred: fetches["transferred"].as_u64().unwrap_or(0),
     }
 }
 

@@ -390,11 +390,17 @@ impl Sim {
     }
 }
 
-/// A loopback port with nothing listening: connections are refused.
+/// A loopback port with nothing listening: connections are refused. The port stays bound
+/// (never listening) for the rest of the test process, so no other test's server can take it
+/// meanwhile: a port let go is soon handed out again on a busy machine, and an agent meant
+/// to refuse would answer as someone else.
 pub fn refused_endpoint() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    drop(l);
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    socket.bind(&any.into()).unwrap();
+    let port = socket.local_addr().unwrap().as_socket().unwrap().port();
+    // Held, not listening, until the process ends.
+    std::mem::forget(socket);
     format!("http://127.0.0.1:{port}/")
 }
 
