@@ -32,6 +32,9 @@
 //!    CPU time per pass (the exporter's encoding and sending included, flushed at the end).
 //!
 //! `FLEETDASH_BENCH_QUICK=1` skips the concurrency-1 pass and the 1 GiB log (a few seconds).
+//! `FLEETDASH_BENCH_PASSES=6` runs six concurrent passes instead of three (does the memory
+//! plateau?); `FLEETDASH_BENCH_PASSES_ONLY=1` stops after part 3, so that a heap profile of the
+//! run (`heaptrack`) shows the passes alone, without the exporter of part 6 (issue 35).
 
 // Helpers some benches do not use.
 #[allow(dead_code)]
@@ -87,11 +90,16 @@ fn main() {
     let fast_config = write_config(work.path(), fleet.port, CONCURRENCY);
     let slow_config = write_config(work.path(), fleet.port, 1);
 
+    let fast_passes = std::env::var("FLEETDASH_BENCH_PASSES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(FAST_PASSES);
     let mut fast = Vec::new();
-    for i in 1..=FAST_PASSES {
+    for i in 1..=fast_passes {
         let pass = runtime.block_on(agents_pass(&fast_config));
         pass.print(&format!(
-            "pass {i}/{FAST_PASSES}, concurrency {CONCURRENCY}"
+            "pass {i}/{fast_passes}, concurrency {CONCURRENCY}"
         ));
         println!("  after it: {}", memory_now());
         fast.push(pass);
@@ -135,6 +143,11 @@ fn main() {
             "the sim-fleet child process peaked at {:.1} MB (not counted)",
             mb(k)
         );
+    }
+
+    if std::env::var_os("FLEETDASH_BENCH_PASSES_ONLY").is_some() {
+        println!("parts 4 to 6 skipped (FLEETDASH_BENCH_PASSES_ONLY is set)");
+        return;
     }
 
     // 4: the audit tail on a large and a small log.
@@ -193,7 +206,7 @@ fn main() {
     println!();
     println!("== summary ==");
     println!(
-        "agents pass {AGENTS} agents ({HANG_PERCENT}% hung), T={timeout}, concurrency {CONCURRENCY}: {:.2} s = {fast_ratio:.2}×T (target ≤ 1.5×) {} [median of {FAST_PASSES}; {} up, {} down; {:.0} rows/s]",
+        "agents pass {AGENTS} agents ({HANG_PERCENT}% hung), T={timeout}, concurrency {CONCURRENCY}: {:.2} s = {fast_ratio:.2}×T (target ≤ 1.5×) {} [median of {fast_passes}; {} up, {} down; {:.0} rows/s]",
         fast.wall.as_secs_f64(),
         verdict(fast_ratio <= 1.5),
         fast.up,

@@ -157,6 +157,14 @@ impl ProbeClient {
             .no_proxy()
             .redirect(redirect_policy())
             .connect_timeout(timeout)
+            // No idle keep-alive connections (issue 35). A peer is asked a few times a pass, a
+            // pass a minute or less often, so a kept connection saves little more than a connect,
+            // and each holds about 30 KiB in hyper (read and write buffers, dispatch channel):
+            // reqwest's default keeps every one, per host, for 90 s after its last use. At 1,000
+            // agents that is thousands of sockets between passes. In agents_pass (one host), the
+            // pool let idle sockets pile up beside those in use (540 to 660 open at once, 514 to
+            // 528 without) and the RSS grow from pass to pass (FLEETDASH_BENCH_PASSES=6).
+            .pool_max_idle_per_host(0)
             .build()
             .expect("the HTTP client builds with static settings");
         ProbeClient {

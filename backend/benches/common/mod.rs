@@ -61,7 +61,8 @@ pub fn raise_open_files_limit() {
     }
 }
 
-/// Resident set now, its peak, and the thread count, from /proc (Linux), for the log.
+/// Resident set now (of it, anonymous memory, the heap and stacks, and file pages, the
+/// binary's code), its peak, and the thread count, from /proc (Linux), for the log.
 pub fn memory_now() -> String {
     let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
         return format!("peak {:.1} MB", mb(max_rss_kib()));
@@ -75,8 +76,10 @@ pub fn memory_now() -> String {
             .to_string()
     };
     format!(
-        "RSS {} KiB, peak {} KiB, {} threads",
+        "RSS {} KiB (anon {}, file {}), peak {} KiB, {} threads",
         field("VmRSS:"),
+        field("RssAnon:"),
+        field("RssFile:"),
         field("VmHWM:"),
         field("Threads:")
     )
