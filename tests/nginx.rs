@@ -9,17 +9,22 @@ mod support;
 use serde_json::Value;
 use serving::{Fixture, Nginx, Page};
 
-#[test]
-fn nginx_serves_the_page_and_the_snapshot_like_production() {
-    let fx = Fixture::with_page(Page::Exported);
-    let nginx = Nginx::start(&fx);
-    serving::assert_serves_like_production(&nginx.addr, &fx);
-    // Nothing in the run was worth a warning (a missing MIME type, a duplicate gzip type...).
+/// Nothing in the run was worth a warning in nginx's error log (a missing MIME type, a duplicate
+/// gzip type, a directive of a module not loaded...).
+fn assert_nothing_worth_a_warning(nginx: &Nginx) {
     let log = nginx.error_log();
     assert!(
         !log.contains("[emerg]") && !log.contains("[warn]"),
         "nginx error.log:\n{log}"
     );
+}
+
+#[test]
+fn nginx_serves_the_page_and_the_snapshot_like_production() {
+    let fx = Fixture::with_page(Page::Exported);
+    let nginx = Nginx::start(&fx);
+    serving::assert_serves_like_production(&nginx.addr, &fx);
+    assert_nothing_worth_a_warning(&nginx);
 }
 
 /// Issue 35: where Debian's brotli_static module is installed and nginx/brotli.conf is in
@@ -33,11 +38,7 @@ fn nginx_with_the_brotli_module_answers_brotli_gzip_or_the_file() {
     let nginx = Nginx::start_with(&fx, true);
     serving::assert_negotiates_brotli_and_gzip(&nginx.addr, &fx, true);
     serving::assert_serves_like_production(&nginx.addr, &fx);
-    let log = nginx.error_log();
-    assert!(
-        !log.contains("[emerg]") && !log.contains("[warn]"),
-        "nginx error.log:\n{log}"
-    );
+    assert_nothing_worth_a_warning(&nginx);
 }
 
 /// Issue 35: nginx without the brotli module (nothing in /etc/nginx/fleetdash.d/) starts on the
