@@ -2559,7 +2559,7 @@ impl Chrome {
     /// and no age measured from another clock than the banner's is shown.
     async fn assert_frozen_panels(&self) {
         let seen: Value = self
-            .js("const checked = [...document.querySelectorAll('main .panel > h2 .checked')].map(c => c.innerText);
+            .js("const checked = [...document.querySelectorAll('main .panel > .part > h2 .checked')].map(c => c.innerText);
                  return {checked, main: document.querySelector('main').innerText};")
             .await;
         let checked: Vec<&str> = seen["checked"]

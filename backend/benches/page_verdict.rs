@@ -31,7 +31,7 @@
 //! It prints per size status.json's bytes (raw, and gzip as served), the verdict's min / median
 //! / max, the medians of the note, the load event, the status.json and wasm fetches and of the
 //! verdict on a return visit; then the goals beside the figures: status.json under 300 KB raw
-//! at every size (issue 13), the page's first load within its 150 KB gzip budget
+//! at every size (issue 13), the page's first load within its gzip budget (scripts/size-budget)
 //! (`scripts/size-budget`), and the verdict at the largest board within [`VERDICT_GROWTH_GOAL`]
 //! of the smallest's (issue 13: the page stays a glance at any board size).
 //!
@@ -68,7 +68,7 @@ const PASSWORD: &str = "a phone on the train";
 /// `scripts/size-budget` counts).
 const STATUS_JSON_GOAL_BYTES: u64 = 300 * 1024;
 /// The page's first-load budget, gzip: `scripts/size-budget`'s (index.html, .js, .wasm, .css).
-const FIRST_LOAD_BUDGET_BYTES: u64 = 150 * 1024;
+const FIRST_LOAD_BUDGET_BYTES: u64 = 139 * 1024;
 /// Issue 13: the page stays a glance at any board size. This bench reads it as the median time
 /// to the verdict at the largest board being within half again the smallest board's: room for
 /// the noise of a shared 2-core machine, while a page that grew with the board would miss it by

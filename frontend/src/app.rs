@@ -10,7 +10,7 @@
 //! Every time of day is in the reader's zone, named once at the top.
 
 use chrono::{DateTime, Utc};
-use fleetdash_model::glance::changes::{self, Change, SinceLooked};
+use fleetdash_model::glance::changes::{self, SinceLooked};
 use fleetdash_model::{Band, Glance, human_age};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -19,7 +19,8 @@ use wasm_bindgen::closure::Closure;
 
 use crate::clock::{self, provide_ticking_clock};
 use crate::feed::{self, Feed, Timing};
-use crate::view::{Line, Opened, flag, keyed, live, sections};
+use crate::markup;
+use crate::view::{Line, Opened, flag, keyed, live, markup_part, sections};
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -116,20 +117,22 @@ pub fn App() -> impl IntoView {
 
     view! {
         <header class="top">
-            <h1>"fleet"{live(Box::new(move || {
-                glance.with(|g| g.as_ref().map(|g| view! {
-                    <small class="zone">"times in "{g.zone.clone()}</small>
-                })).into_any()
-            }))}</h1>
-            {live(Box::new(move || {
-                glance.with(|g| g.as_ref().map(|g| verdict(g, distrust.with(Vec::is_empty)))).into_any()
+            <h1>"fleet"<span class="part" inner_html=move || {
+                glance.with(|g| g.as_ref().map(|g| markup::zone(&g.zone)).unwrap_or_default())
+            }></span></h1>
+            {markup_part(Box::new(move || {
+                let trusted = distrust.with(Vec::is_empty);
+                glance.with(|g| g.as_ref().map(|g| markup::verdict(g, trusted)).unwrap_or_default())
             }))}
-            {live(Box::new(move || {
-                banner(distrust.get(), glance.with(|g| g.as_ref().map(|g| g.as_of.clone()))).into_any()
+            {markup_part(Box::new(move || {
+                distrust.with(|lines| {
+                    glance.with(|g| markup::banner(lines, g.as_ref().map(|g| g.as_of.as_str())))
+                })
             }))}
-            {live(Box::new(move || {
-                since.with(|s| s.as_ref().map(|s| since_looked(s, opened))).into_any()
-            }))}
+            // A tap on a line opens the row it leads to.
+            <div class="part" on:click=move |ev| opened.set_from_link(&ev)
+                inner_html=move || since.with(|s| s.as_ref().map(markup::since_looked).unwrap_or_default())>
+            </div>
             {needs(glance, since, opened)}
         </header>
         <main>
@@ -140,13 +143,11 @@ pub fn App() -> impl IntoView {
             }))}
         </main>
         <footer>
-            <p>{live(Box::new(move || {
-                feed.with(|f| f.snapshot.as_ref().map(|s| view! {
-                    "Snapshot written " {fleetdash_model::moment(s.generated_at, clock::now(), offset)}
-                    " · schema " {s.schema_version.clone()} " · "
-                }))
-                .into_any()
-            }))}
+            <p><span class="part" inner_html=move || feed.with(|f| {
+                f.snapshot.as_ref().map(|s| {
+                    markup::written(&fleetdash_model::moment(s.generated_at, clock::now(), offset), &s.schema_version)
+                }).unwrap_or_default()
+            })></span>
             <a href="api/snapshot.html">"Static snapshot (no JavaScript)"</a></p>
         </footer>
     }
@@ -160,18 +161,6 @@ fn on_window_event(event: &str, f: impl FnMut() + 'static) {
     let _ = window().add_event_listener_with_callback(event, listener.as_ref().unchecked_ref());
     // The listener lives as long as the page.
     listener.forget();
-}
-
-/// The verdict in words, coloured by the worst band, and the counts. While the page cannot be
-/// trusted it never says green: it says stale, and what the last snapshot said.
-fn verdict(g: &Glance, trusted: bool) -> impl IntoView + use<> {
-    let (band, words) = g.verdict(trusted);
-    view! {
-        <p class=format!("verdict {}", band.class()) id="verdict">
-            <span aria-hidden="true">{band.icon()}" "</span>{words}
-        </p>
-        <p class="counts">{g.counts.sentence()}</p>
-    }
 }
 
 /// One line per red item, then amber, each leading to its row (and opening it), "new" when it
@@ -215,68 +204,6 @@ fn needs(
             })
             .into_any()
     }))
-}
-
-/// Lines of "since you last looked" shown one by one; the rest are counted (a new one is
-/// marked "new" in Needs you anyway).
-const SINCE_SHOWN: usize = 4;
-
-/// What changed since the operator last looked, and only that: what turned red or amber (red
-/// first), what recovered, then "nothing else changed"; one line when nothing did. Each line
-/// leads to its row.
-fn since_looked(s: &SinceLooked, opened: Opened) -> impl IntoView + use<> {
-    if s.is_empty() {
-        return view! {
-            <p class="since quiet" id="since">
-                "Since you last looked " <small>"(" {s.looked.clone()} ")"</small> ": nothing changed."
-            </p>
-        }
-        .into_any();
-    }
-    let line = |c: &Change, words: &'static str| {
-        let anchor = c.anchor.clone();
-        view! {
-            <li class=c.band.class()>
-                <a href=format!("#{}", c.anchor) on:click=move |_| opened.set(&anchor, true)>
-                    <span aria-hidden="true">{c.band.icon()}" "</span>
-                    <b>{c.what.clone()}</b>" "{words}
-                    {c.reason.clone().map(|r| view! { " · "{r} })}
-                    " "<small>{c.when.clone()}</small>
-                </a>
-            </li>
-        }
-    };
-    let more = |n: usize, what: &'static str| {
-        (n > SINCE_SHOWN).then(|| view! { <li class="more-changes">{format!("and {} more {what}", n - SINCE_SHOWN)}</li> })
-    };
-    let turned = s.turned.iter().take(SINCE_SHOWN).map(|c| {
-        line(
-            c,
-            if c.band == Band::Red {
-                "turned red"
-            } else {
-                "turned amber"
-            },
-        )
-    });
-    let recovered = s
-        .recovered
-        .iter()
-        .take(SINCE_SHOWN)
-        .map(|c| line(c, "recovered"));
-    view! {
-        <section class="since" id="since" aria-labelledby="since-h">
-            <h2 id="since-h">"Since you last looked " <small>"(" {s.looked.clone()} ")"</small></h2>
-            <ul>
-                {turned.collect_view()}
-                {more(s.turned.len(), "(marked new in Needs you)")}
-                {recovered.collect_view()}
-                {more(s.recovered.len(), "recovered")}
-            </ul>
-            <p class="empty">"Nothing else changed."</p>
-        </section>
-    }
-    .into_any()
 }
 
 /// When the operator last looked, kept in the browser's storage: the start of the previous
@@ -365,20 +292,4 @@ fn reasons_to_distrust(f: &Feed, now: DateTime<Utc>, timing: Timing) -> Vec<Stri
         lines.push(format!("Stale data: {why}."));
     }
     lines
-}
-
-/// The fleet's alert: shown whenever the page cannot be trusted, with the moment its bands are
-/// frozen at.
-fn banner(lines: Vec<String>, as_of: Option<String>) -> impl IntoView + use<> {
-    (!lines.is_empty()).then(|| {
-        view! {
-            <div class="banner" role="alert" id="stale-banner">
-                <strong><span aria-hidden="true">{Band::Red.icon()}" "</span>"Do not trust this page yet"</strong>
-                {lines.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
-                {as_of.map(|at| view! {
-                    <p class="frozen">"Bands as of " {at} ", the last snapshot."</p>
-                })}
-            </div>
-        }
-    })
 }

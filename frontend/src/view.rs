@@ -18,9 +18,11 @@
 //! opened.
 
 use fleetdash_model::Glance;
-use fleetdash_model::glance::{Checks, HELD_ICON, Need, Row, Section, Strip};
+use fleetdash_model::glance::{Need, Row, Section};
 use leptos::prelude::*;
 use leptos::tachys::view::any_view::AnyView;
+
+use crate::markup;
 
 /// The anchors of the rows the operator opened.
 #[derive(Clone, Copy)]
@@ -33,6 +35,18 @@ impl Opened {
 
     fn is_open(self, anchor: &str) -> bool {
         self.0.with(|o| o.iter().any(|a| a == anchor))
+    }
+
+    /// A tap on a link to a row (`#anchor`) inside markup: the row it leads to opens.
+    pub fn set_from_link(self, ev: &leptos::ev::MouseEvent) {
+        use wasm_bindgen::JsCast;
+        let link = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|e| e.closest("a[href^='#']").ok().flatten());
+        if let Some(anchor) = link.and_then(|a| a.get_attribute("href")) {
+            self.set(&anchor[1..], true);
+        }
     }
 
     /// Records what the operator did to a row (a `toggle` event says it after the fact).
@@ -77,6 +91,13 @@ pub fn live(f: Box<dyn Fn() -> AnyView + Send + Sync>) -> impl IntoView {
     move || f()
 }
 
+/// A part of the page written as markup ([`markup`]), following the signals it reads, set again
+/// only when its text changes. Its element is no box of its own (`.part`: `display: contents`):
+/// what it holds lays out as children of its parent.
+pub fn markup_part(f: Box<dyn Fn() -> String + Send + Sync>) -> impl IntoView {
+    view! { <div class="part" inner_html=f></div> }
+}
+
 /// A yes/no that follows the signals it reads and wakes its readers only when it flips; one
 /// memo type for all of them, as [`live`] is for views.
 pub fn flag(f: Box<dyn Fn() -> bool + Send + Sync>) -> Memo<bool> {
@@ -116,14 +137,8 @@ fn need(n: Need, new: bool, opened: Opened) -> impl IntoView {
     let anchor = n.anchor.clone();
     view! {
         <li class=n.band.class()>
-            <a href=format!("#{}", n.anchor) on:click=move |_| opened.set(&anchor, true)>
-                <span aria-hidden="true">{n.band.icon()}" "</span>
-                {new.then(|| view! { <em class="new">"new"</em>" " })}
-                <b>{n.what.clone()}</b>
-                {(!n.reason.is_empty()).then(|| view! { " · "<span class="because">{n.reason.clone()}</span> })}
-                {n.since.clone().map(|s| view! { " " <small>{s}</small> })}
-                {n.held.clone().map(held)}
-            </a>
+            <a href=format!("#{}", n.anchor) on:click=move |_| opened.set(&anchor, true)
+                inner_html=markup::need_line(&n, new)></a>
         </li>
     }
 }
@@ -139,29 +154,8 @@ fn section(id: &'static str, glance: Memo<Option<Glance>>, opened: Opened) -> im
         .unwrap_or_default()
     });
     let labelled_by = format!("{id}-h");
-    let head = live(Box::new(move || {
-        of_section(glance, id, |s| {
-            let problem = s.problem.clone().map(|p| match p.band {
-                Some(band) => view! {
-                    <p class=format!("section-error {}", band.class()) role="status">
-                        <span aria-hidden="true">{band.icon()}" "</span>{p.text}
-                        {p.held.map(held)}
-                    </p>
-                }
-                .into_any(),
-                None => view! { <p class="not-configured">{p.text}</p> }.into_any(),
-            });
-            view! {
-                <h2 id=format!("{id}-h")>{s.title}" "
-                    {s.checked.clone().map(|c| view! {
-                        <small class=if s.stale { "checked stale" } else { "checked" }>{c}</small>
-                    })}
-                </h2>
-                {s.note.clone().map(|n| view! { <p class="note">{n}</p> })}
-                {problem}
-            }
-        })
-        .into_any()
+    let head = markup_part(Box::new(move || {
+        of_section(glance, id, markup::section_head).unwrap_or_default()
     }));
     let body = live(Box::new(move || {
         groups
@@ -184,25 +178,10 @@ fn section(id: &'static str, glance: Memo<Option<Glance>>, opened: Opened) -> im
 fn group(glance: Memo<Option<Glance>>, id: &'static str, i: usize, opened: Opened) -> AnyView {
     // A titled group (a board column) says its folded cards and its emptiness on its title
     // line; an untitled one on a line of its own.
-    let head = live(Box::new(move || {
-        of_section(glance, id, |s| {
-            s.groups.get(i).map(|g| {
-                let aside = [g.empty.map(str::to_string), g.folded.clone()]
-                    .into_iter()
-                    .flatten()
-                    .collect::<Vec<_>>()
-                    .join(" · ");
-                let aside = (!aside.is_empty()).then_some(aside);
-                match g.title.clone() {
-                    Some(t) => view! {
-                        <h3>{t}{aside.map(|a| view! { <small>" · "{a}</small> })}</h3>
-                    }
-                    .into_any(),
-                    None => aside.map(|a| view! { <p class="empty">{a}</p> }).into_any(),
-                }
-            })
-        })
-        .into_any()
+    let head = markup_part(Box::new(move || {
+        of_section(glance, id, |s| s.groups.get(i).map(markup::group_head))
+            .flatten()
+            .unwrap_or_default()
     }));
     let has_rows = flag(Box::new(move || {
         of_section(glance, id, |s| {
@@ -251,7 +230,8 @@ fn group(glance: Memo<Option<Glance>>, id: &'static str, i: usize, opened: Opene
 }
 
 /// One row, drawn once for its words: a row whose words change is another row (its key is its
-/// content), so nothing in it but its opening follows a signal.
+/// content), so nothing in it but its opening follows a signal. Its line and details are
+/// markup text ([`markup`]).
 fn row(r: Row, opened: Opened) -> impl IntoView {
     let anchor = r.anchor.clone();
     let is_open = {
@@ -262,100 +242,17 @@ fn row(r: Row, opened: Opened) -> impl IntoView {
         let details: web_sys::Element = event_target(&ev);
         opened.set(&anchor, details.has_attribute("open"));
     };
-    let more = r.clone();
+    let line = markup::row_line(&r);
+    let class = format!("row {}", r.band.class());
+    let id = r.anchor.clone();
     view! {
-        <li class=format!("row {}", r.band.class()) id=r.anchor.clone()>
+        <li class=class id=id>
             <details open=move || is_open.get() on:toggle=toggle>
-                <summary>
-                    <span class="line">
-                        <span class=format!("badge {}", r.band.class())>
-                            <span aria-hidden="true">{r.band.icon()}" "</span>{r.badge}
-                        </span>
-                        <strong class="name">{r.title.clone()}</strong>
-                        <span class="sum">{r.summary.clone()}</span>
-                        {r.strip.as_ref().map(|s| cells(s, None))}
-                    </span>
-                    {r.held.clone().map(held)}
-                </summary>
-                {live(Box::new(move || is_open.get().then(|| details(&more)).into_any()))}
+                <summary inner_html=line></summary>
+                {live(Box::new(move || is_open.get().then(|| view! {
+                    <div class="more" inner_html=markup::row_details(&r)></div>
+                }).into_any()))}
             </details>
         </li>
-    }
-}
-
-/// A fact longer than this (characters) spans both columns of the facts.
-const WIDE_FACT: usize = 20;
-
-/// What a tap shows: the code, the facts, a host's checks, the strip with its words and axis.
-fn details(r: &Row) -> impl IntoView + use<> {
-    let facts = r
-        .facts
-        .iter()
-        .map(|f| {
-            let class = f.band.map(fleetdash_model::Band::class).unwrap_or_default();
-            // A long value takes the row's whole width: half of a phone is a column of fragments.
-            let wide = f.text.chars().count() > WIDE_FACT || f.held.is_some();
-            view! { <div class:wide=wide><dt>{f.label}</dt><dd class=class>{f.text.clone()}{f.held.clone().map(held)}</dd></div> }
-        })
-        .collect_view();
-    view! {
-        <div class="more">
-            {r.reason.clone().map(|why| view! { <p class="reason">{why}</p> })}
-            {r.code.clone().map(|c| view! { <p><code>{c}</code></p> })}
-            <dl class="facts">{facts}</dl>
-            {r.checks.iter().map(checks).collect_view()}
-            {r.strip.as_ref().map(|s| view! {
-                <div class="hist">
-                    {cells(s, Some(s.label.clone()))}
-                    <div class="axis" aria-hidden="true">
-                        {s.axis.iter().map(|a| view! { <span>{*a}</span> }).collect_view()}
-                    </div>
-                    <small aria-hidden="true">{s.label.clone()}</small>
-                </div>
-            })}
-        </div>
-    }
-}
-
-fn checks(c: &Checks) -> impl IntoView + use<> {
-    let items = if c.items.is_empty() {
-        view! { <li class="empty">"none configured"</li> }.into_any()
-    } else {
-        c.items
-            .iter()
-            .map(|i| {
-                view! {
-                    <li class=format!("check {}", i.band.class())>
-                        <span aria-hidden="true">{i.band.icon()}" "</span>{i.text.clone()}
-                        {i.why.clone().map(|w| view! { <small class="why">{w}</small> })}
-                        {i.held.clone().map(held)}
-                    </li>
-                }
-            })
-            .collect_view()
-            .into_any()
-    };
-    view! { <div class="checks"><h4>{c.title}</h4><ul>{items}</ul></div> }
-}
-
-/// An element's alerts held back, in muted words under what it qualifies: it is still shown in
-/// its band, only nobody is paged about it.
-pub fn held(words: String) -> impl IntoView + use<> {
-    view! { <small class="held"><span aria-hidden="true">{HELD_ICON}" "</span>{words}</small> }
-}
-
-/// The 24 h strip as runs of one kind; labelled for screen readers when `label` is given (the
-/// one in a row's line is decoration: the details say it in words).
-fn cells(s: &Strip, label: Option<String>) -> impl IntoView + use<> {
-    let runs = s
-        .runs()
-        .into_iter()
-        .map(|(class, n)| view! { <i class=class style=format!("--n:{n}")></i> })
-        .collect_view();
-    match label {
-        Some(l) => {
-            view! { <span class="strip big" role="img" aria-label=l>{runs}</span> }.into_any()
-        }
-        None => view! { <span class="strip" aria-hidden="true">{runs}</span> }.into_any(),
     }
 }
