@@ -1165,9 +1165,10 @@ fn refused_hanging_and_slow_agents() {
             "{name}: {row:#}"
         );
     }
-    // Two hung agents (card and heartbeat each) cost one timeout, not one per probe: every
-    // request to the hung peer was pending at the same moment (the wall clock would flake on a
-    // busy machine; the overlap cannot).
+    // Two hung agents cost one timeout, not one per agent or per probe: every request to the
+    // hung peer was pending at the same moment (the wall clock would flake on a busy machine;
+    // the overlap cannot). The card found each down, so neither was sent the heartbeat (issue
+    // 35): one request per agent, not a second that would wait out another timeout.
     assert!(
         run.wall >= TIMEOUT,
         "the hung probes cannot have finished before the timeout: {:?}",
@@ -1175,9 +1176,17 @@ fn refused_hanging_and_slow_agents() {
     );
     let (peak, total) = hang.concurrency();
     assert!(
-        total >= 4 && peak == total,
-        "the hung probes ran one after another: at most {peak} of {total} pending at once"
+        total == 2 && peak == total,
+        "one card request per hung agent, all pending at once: at most {peak} of {total} \
+         pending at once"
     );
+    for name in ["hang", "hang-v1"] {
+        assert!(
+            s(run.agent(name), "/heartbeat").contains("not sent"),
+            "{name}: {:#}",
+            run.agent(name)
+        );
+    }
 
     let row = run.agent("slow");
     assert_green(row);

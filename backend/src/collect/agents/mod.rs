@@ -1,12 +1,13 @@
 //! The agents collector (C2): one row per registered agent, probed concurrently.
 //!
-//! Per agent, at the same time: liveness and the card ([`card`]), the heartbeat in the peer's
-//! dialect ([`heartbeat`]), and the last exchange from its audit log ([`audit_tail`]: the
-//! agent's own exchanges, never the collector's probes, known by the configured
-//! `collector_peer`). The [`verdict`] turns the three into a row with a band, an Agent Status
-//! Code and a reason.
+//! Per agent: liveness and the card ([`card`]), then the heartbeat in the peer's dialect
+//! ([`heartbeat`]) unless the card found it down, and meanwhile the last exchange from its audit
+//! log ([`audit_tail`]: the agent's own exchanges, never the collector's probes, known by the
+//! configured `collector_peer`). The [`verdict`] turns the three into a row with a band, an
+//! Agent Status Code and a reason.
 //! Concurrency is bounded and every probe has a deadline, so a pass over a fleet with dead
-//! peers costs about one timeout, not one per dead peer. The task ids heartbeats and audit
+//! peers costs about one timeout, not one per dead peer (a peer that answers its card just
+//! within the timeout and then stalls its heartbeat costs two). The task ids heartbeats and audit
 //! logs mention travel with the rows, for the write side to note in the live-task registry.
 
 pub mod audit_tail;
@@ -161,11 +162,29 @@ impl AgentsCollector {
         let attempts = self.attempts(agent);
         let audit = self.read_audit(agent);
         let mut tried = Vec::new();
-        let (card, heartbeat, audit) = tokio::join!(
-            card::probe(&self.client, &agent.endpoint, token),
-            heartbeat::probe_recording(&self.client, &agent.endpoint, &attempts, token, &mut tried),
-            audit,
-        );
+        // The card, then the heartbeat: one connection open per agent at a time, not two. Each
+        // costs about 33 KiB in hyper (read and write buffers, dispatch channel) for as long as
+        // it waits, so at the bench's concurrency of 256 two at once were about half of the
+        // pass's heap peak (issue 35, heaptrack). A peer the card found down (refused, timed
+        // out) is not sent the heartbeat: it would fail the same way, and a hung peer would
+        // cost a second timeout.
+        let probes = async {
+            let card = card::probe(&self.client, &agent.endpoint, token).await;
+            let heartbeat = if card.up {
+                heartbeat::probe_recording(
+                    &self.client,
+                    &agent.endpoint,
+                    &attempts,
+                    token,
+                    &mut tried,
+                )
+                .await
+            } else {
+                Err(heartbeat_not_sent(&card))
+            };
+            (card, heartbeat)
+        };
+        let ((card, heartbeat), audit) = tokio::join!(probes, audit);
         if let (Dialect::Auto, Ok(reply)) = (agent.dialect, &heartbeat) {
             self.learned
                 .lock()
@@ -233,6 +252,16 @@ impl AgentsCollector {
         });
         Some(result)
     }
+}
+
+/// The heartbeat's failure when the card found the agent down: the card's code, and no second
+/// request to a peer that did not answer the first.
+fn heartbeat_not_sent(card: &card::CardProbe) -> ProbeFailure {
+    let asc = match &card.card {
+        Err(down) => down.asc.clone(),
+        Ok(_) => Asc::DEPENDENCY_UNAVAILABLE,
+    };
+    ProbeFailure::new(asc, "not sent: the agent is down (see its card)")
 }
 
 /// What one agent's probes showed besides its row.

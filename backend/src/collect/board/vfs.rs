@@ -13,7 +13,8 @@
 //!
 //! Every other method is the default unix VFS's own; temporary files (sorting, no name or
 //! not one of the database's own files) are opened as SQLite asks, in the temporary
-//! directory. This is the crate's only `unsafe` code: registering a VFS is a C API.
+//! directory. This and `cli::limit_malloc_arenas` (one call to glibc's `mallopt`) are the
+//! crate's only `unsafe` code: registering a VFS is a C API.
 
 use std::ffi::{CStr, c_char, c_int};
 use std::sync::OnceLock;
