@@ -637,10 +637,11 @@ fn write_files(
 
     let mut toml = String::from(
         "# Written by `fleetdash demo`. The demo polls every 15 s (production default: 2 min)\n\
-         # so that changes show quickly.\n\
+         # so that changes show quickly; the work queue too (production default: 60 s), so a\n\
+         # report or the watchdog's verdict is on the page within 15 s.\n\
          output_dir = \"out\"\nstate_dir = \"state\"\nrules = \"rules.yaml\"\n\n\
          [cadence]\nagents = \"15s\"\nlive_tasks = \"10s\"\nboard = \"15s\"\nprojections = \"30s\"\n\
-         systems = \"15s\"\ntunnels = \"10s\"\nbackups = \"30s\"\n\n\
+         systems = \"15s\"\ntunnels = \"10s\"\nbackups = \"30s\"\nqueue = \"15s\"\n\n\
          [probe]\ntimeout = \"3s\"\n\n[vault]\npath = \"vault\"\n\n\
          [serve]\nhtpasswd = \"htpasswd\"\n",
     );
