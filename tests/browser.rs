@@ -1300,6 +1300,39 @@ fn a_hung_server_freezes_the_page_and_a_reload_shows_what_changed_since_the_last
         chrome.assert_tap_targets("since you last looked").await;
         chrome.assert_no_horizontal_scroll().await;
         chrome.screenshot("5c-since-you-last-looked").await;
+        // A tap on either line opens the row it leads to (each row closed before): vega's line
+        // under "since you last looked", then the first needs-you line that leads elsewhere.
+        for (link, what) in [
+            ("document.querySelector('#since a')", "vega's line since the last look"),
+            (
+                "[...document.querySelectorAll('#needs li a')].find(a => a.getAttribute('href') !== '#agent-vega')",
+                "a needs-you line",
+            ),
+        ] {
+            let target: Value = chrome
+                .js(&format!(
+                    "const link = {link}, id = link.getAttribute('href');
+                     const row = document.querySelector(id + ' details');
+                     if (!row || row.open) return null;
+                     link.click(); return id;"
+                ))
+                .await;
+            let Some(id) = target.as_str().map(str::to_string) else {
+                chrome
+                    .check(false, || format!("{what}: no closed row to lead to"))
+                    .await;
+                continue;
+            };
+            chrome
+                .wait_for(
+                    &format!("the tap on {what} to open the row {id}"),
+                    &format!(
+                        "return document.querySelector('{id} details').open
+                             && location.hash === '{id}';"
+                    ),
+                )
+                .await;
+        }
 
         // Reloaded once more, nothing changed since the look before: one line says so, and
         // vega is no longer new (Needs you still lists it).

@@ -198,7 +198,8 @@ fn needs(
                 view! {
                     <section class="needs" id="needs" aria-labelledby="needs-h">
                         <h2 id="needs-h">"Needs you"</h2>
-                        <ol>{lines}</ol>
+                        // A tap on a line opens the row it leads to.
+                        <ol on:click=move |ev| opened.set_from_link(&ev)>{lines}</ol>
                     </section>
                 }
             })

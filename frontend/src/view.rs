@@ -125,20 +125,19 @@ pub fn keyed(each: Box<dyn Fn() -> Vec<Line> + Send + Sync>, opened: Opened) -> 
             key=|l: &Line| l.clone()
             children=move |l| match l {
                 Line::Row(r) => row(r, opened).into_any(),
-                Line::Need(n, new) => need(n, new, opened).into_any(),
+                Line::Need(n, new) => need(n, new).into_any(),
             }
         />
     }
 }
 
-/// A needs-you line, leading to its row and opening it; "new" when it turned red or amber
-/// since the operator last looked.
-fn need(n: Need, new: bool, opened: Opened) -> impl IntoView {
-    let anchor = n.anchor.clone();
+/// A needs-you line, leading to its row (the list's one click handler opens it, as it does
+/// for "since you last looked"); "new" when it turned red or amber since the operator last
+/// looked.
+fn need(n: Need, new: bool) -> impl IntoView {
     view! {
         <li class=n.band.class()>
-            <a href=format!("#{}", n.anchor) on:click=move |_| opened.set(&anchor, true)
-                inner_html=markup::need_line(&n, new)></a>
+            <a href=format!("#{}", n.anchor) inner_html=markup::need_line(&n, new)></a>
         </li>
     }
 }
