@@ -56,6 +56,24 @@ pub struct Snapshot {
     /// after one, stamps found ahead of it (issue 31). Empty while the clock keeps time.
     #[serde(default)]
     pub clock: ClockView,
+    /// Elements that are red because an element they depend on is (issue 43: one cause, one
+    /// line): what the alerts already know from the registry (a tunnel an agent is reached
+    /// through, a host a remote agent runs on, `depends_on`). Empty when nothing is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<Cause>,
+}
+
+/// One element taken down by another: `key` is red while `root`, what it depends on (directly
+/// or through others), is red too, and nothing `root` depends on is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cause {
+    /// The element's key ([`crate::alerts::key`]): `agent:orin`.
+    pub key: String,
+    /// The key of the element it is down because of: `host:laptop/tunnel:orin`.
+    pub root: String,
+    /// The root in the operator's words: "tunnel orin on laptop".
+    pub root_what: String,
+    pub checked_at: DateTime<Utc>,
 }
 
 /// One of fleetdash's own state files (the 24 h history, the transitions log, the alert
@@ -99,6 +117,7 @@ impl Snapshot {
             alerts: AlertsView::default(),
             set_aside: Vec::new(),
             clock: ClockView::default(),
+            causes: Vec::new(),
         }
     }
 }

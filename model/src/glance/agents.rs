@@ -5,14 +5,15 @@ use super::parts::{
     Words, anchor, code, crossed, fact, group, join, plain_reason, problem, red_first, section,
     shown, sorted, strip,
 };
-use super::types::{Kind, Row, Section};
+use super::tasks::Work;
+use super::types::{Kind, Line, Row, Section};
 use crate::alerts::key;
 use crate::band::Band;
 use crate::probe::Probe;
 use crate::rules::RulesView;
 use crate::snapshot::{Agent, Snapshot};
 
-pub(super) fn agents(s: &Snapshot, w: &Words) -> Section {
+pub(super) fn agents(s: &Snapshot, w: &Words, work: &[Work]) -> Section {
     let meta = &s.sections.agents;
     let mut view = section("agents", "Agents", meta, w);
     view.problem = problem(&s.agents, meta, "agents", w);
@@ -21,15 +22,65 @@ pub(super) fn agents(s: &Snapshot, w: &Words) -> Section {
         let mut g = group(red_first(
             sorted
                 .into_iter()
-                .map(|a| agent_row(a, &s.rules, w))
+                .map(|a| {
+                    let mine: Vec<&Work> = work.iter().filter(|j| j.agent == a.name).collect();
+                    with_work(agent_row(a, &s.rules, w), &mine)
+                })
                 .collect(),
         ));
         if g.rows.is_empty() {
             g.empty = Some("The registry lists no agents.");
         }
         view.groups.push(g);
+        // What the config leaves unknown is said once, here, with what to do about it; the
+        // rows stay in their own bands (issue 43).
+        let unwatched = rows
+            .iter()
+            .filter(|a| a.last_exchange_s == Probe::Unknown)
+            .count();
+        if unwatched > 0 {
+            let agents = if unwatched == 1 { "agent" } else { "agents" };
+            view.note = Some(format!(
+                "last exchange not watched for {unwatched} {agents} (no audit log on this \
+                 host): give each an audit_log, or have it report to the intake"
+            ));
+        }
     }
     view
+}
+
+/// An agent's row carrying its work (issue 43): a task stuck or orphaned on it is said on the
+/// row, in the task's band, first; the agent still counts as itself, and its needs-you line
+/// (when it has trouble of its own) says only its own.
+fn with_work(mut row: Row, work: &[&Work]) -> Row {
+    let Some(first) = work.first() else {
+        return row;
+    };
+    let said = match work.len() {
+        1 => first.words.clone(),
+        n => format!("{n} tasks stuck: {}", first.words),
+    };
+    if let Some(own) = row.reason.clone() {
+        row.line = Line::Says(own.clone());
+        row.reason = Some(format!("{said}; {own}"));
+    } else {
+        row.reason = Some(said.clone());
+    }
+    row.band = Band::Red;
+    row.badge = "STUCK";
+    let short = match work.len() {
+        1 => "1 task stuck".to_string(),
+        n => format!("{n} tasks stuck"),
+    };
+    row.summary = join(&[&short, &row.summary]);
+    // More than one: each is said behind the tap (one is the reason already).
+    if work.len() > 1 {
+        for (i, job) in work.iter().enumerate() {
+            row.facts
+                .insert(i, fact("work", (job.words.clone(), Some(Band::Red)), None));
+        }
+    }
+    row
 }
 
 fn agent_row(a: &Agent, rules: &RulesView, w: &Words) -> Row {
@@ -45,6 +96,8 @@ fn agent_row(a: &Agent, rules: &RulesView, w: &Words) -> Row {
             last.clone(),
             (a.up && a.exchange_band != Band::Green).then_some(a.exchange_band),
         ),
+        // Not an unknown to fix on the row: the panel's note says it once.
+        (Probe::Unknown, _) => ("not watched (no audit log)".into(), None),
         (other, _) => shown(other, |_| String::new()),
     };
     let age_words = last.unwrap_or_default();
@@ -118,6 +171,10 @@ fn agent_row(a: &Agent, rules: &RulesView, w: &Words) -> Row {
         facts,
         checks: Vec::new(),
         strip: strip(a.history.as_ref(), w),
+        key: key::agent(&a.name),
+        own: a.band,
+        line: Line::Own,
+        leads: None,
     }
 }
 
@@ -136,7 +193,10 @@ mod tests {
 
     #[test]
     fn a_down_agent_says_its_reason_once_and_its_last_exchange_is_never_ok() {
-        let g = at(&fleet(), 30);
+        let mut s = fleet();
+        // min quiet: no task stuck on it.
+        s.tasks.live = Probe::Value(Vec::new());
+        let g = at(&s, 30);
         let lyra = row(&g, "agent-lyra");
         assert_eq!(lyra.badge, "down");
         assert_eq!(lyra.reason.as_deref(), Some("down: connection refused"));
@@ -165,6 +225,7 @@ mod tests {
     #[test]
     fn a_window_at_the_rules_percentage_is_amber_and_its_reason_said_once() {
         let mut s = fleet();
+        s.tasks.live = Probe::Value(Vec::new());
         if let Probe::Value(rows) = &mut s.agents {
             let min = &mut rows[0];
             min.window = Probe::Value(crate::Window {
@@ -230,5 +291,83 @@ mod tests {
         let vega = row(&g, "agent-vega").strip.clone().unwrap();
         assert_eq!(vega.label, "24 h uptime 97.9 %");
         assert_eq!(vega.axis, ["24 h ago", "12 h", "now"]);
+    }
+
+    /// Was: three healthy agents amber for good, "last exchange unknown: no audit log
+    /// configured", each repeating what the operator cannot fix on its row.
+    #[test]
+    fn what_the_config_leaves_unknown_is_said_once_in_the_panel_and_no_row_is_amber_for_it() {
+        let mut s = fleet();
+        s.tasks.live = Probe::Value(Vec::new());
+        if let Probe::Value(rows) = &mut s.agents {
+            for a in rows.iter_mut().filter(|a| a.name != "juno") {
+                a.last_exchange_s = Probe::Unknown;
+            }
+        }
+        let g = at(&s, 0);
+        let agents = g.sections.iter().find(|x| x.id == "agents").unwrap();
+        assert_eq!(
+            agents.note.as_deref(),
+            Some(
+                "last exchange not watched for 3 agents (no audit log on this host): give each \
+                 an audit_log, or have it report to the intake"
+            )
+        );
+        let min = row(&g, "agent-min");
+        assert_eq!(min.band, Band::Green);
+        let last = min.facts.iter().find(|f| f.label == "last exchange").unwrap();
+        assert_eq!(
+            (last.text.as_str(), last.band),
+            ("not watched (no audit log)", None)
+        );
+        // Watched everywhere: nothing said.
+        assert_eq!(at(&fleet(), 0).sections[0].note, None);
+    }
+
+    /// Was: lyra hung on its tasks and its row said nothing of it; "task on lyra · no reply
+    /// for 9 min" was on another line, leading elsewhere.
+    #[test]
+    fn an_agent_with_a_stuck_or_orphaned_task_says_so_on_its_row_and_the_tasks_line_leads_there()
+    {
+        let mut s = fleet();
+        let mut orphaned = queue_task("q_orph", 30);
+        orphaned.owner = Some("juno".into());
+        orphaned.state = "TASK_STATE_FAILED".into();
+        orphaned.status_message = Some(crate::queue::ORPHANED_MESSAGE.into());
+        orphaned.ack = Some(crate::queue::QueueAck {
+            kind: "owning".into(),
+            by: "juno".into(),
+            at: t0(),
+            eta: None,
+            to: None,
+        });
+        s.tasks.queue = Probe::Value(vec![orphaned]);
+        s.sections.queue = s.sections.agents.clone();
+        let g = at(&s, 0);
+        let min = row(&g, "agent-min");
+        assert_eq!((min.band, min.own, min.badge), (Band::Red, Band::Green, "STUCK"));
+        assert_eq!(min.summary, "1 task stuck · heart · hub · 1 min ago");
+        assert_eq!(
+            min.reason.as_deref(),
+            Some("task stuck: no reply for 1 min")
+        );
+        // juno is amber of its own: its line says its own, its row both.
+        let juno = row(&g, "agent-juno");
+        assert_eq!((juno.band, juno.own), (Band::Red, Band::Amber));
+        assert_eq!(
+            juno.reason.as_deref(),
+            Some("task “Task q_orph” orphaned: no reply produced; no exchange for 3 h")
+        );
+        let line = |anchor: &str| {
+            g.needs
+                .iter()
+                .find(|n| n.stands_for.iter().any(|a| a == anchor))
+                .unwrap()
+        };
+        assert_eq!(line("task-min-t_stuck").anchor, "agent-min");
+        assert_eq!(line("queue-q_orph").anchor, "agent-juno");
+        assert_eq!(line("agent-juno").reason, "no exchange for 3 h");
+        // Each element counted once, as itself.
+        assert_eq!(g.counts, s.verdict());
     }
 }

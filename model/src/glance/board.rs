@@ -8,7 +8,7 @@ use super::parts::{
     Words, anchor, code, fact, group, join, order, plain, plain_reason, problem, red_first,
     section, shown, without_paths,
 };
-use super::types::{Group, Kind, Need, Row, Section};
+use super::types::{Group, Kind, Line, Need, Row, Section};
 use crate::alerts::key;
 use crate::band::Band;
 use crate::probe::Probe;
@@ -115,14 +115,10 @@ fn bands_in_words(red: u64, amber: u64) -> String {
 /// is), and the green rest.
 fn unlisted(src: &BoardSource, w: &Words) -> Vec<Need> {
     let lot = |band: Band, n: u64, reason: String| Need {
-        band,
-        what: format!("board {}", src.name),
-        reason,
-        since: None,
         anchor: anchor("board", &src.name),
         held: w.held(&key::unlisted_cards(&src.name), band),
-        kind: Kind::Card,
         count: n as usize,
+        ..Need::new(band, Kind::Card, format!("board {}", src.name), reason)
     };
     let (red, amber) = (
         u64::from(src.attention_left_out.red),
@@ -293,6 +289,10 @@ fn source_row(src: &BoardSource, w: &Words) -> Row {
         facts,
         checks: Vec::new(),
         strip: None,
+        key: key::board(&src.name),
+        own: band,
+        line: Line::Own,
+        leads: None,
     }
 }
 
@@ -393,6 +393,10 @@ fn card_row(c: &Card, w: &Words) -> Row {
         facts,
         checks: Vec::new(),
         strip: None,
+        key: key::card(&c.board, &c.id),
+        own: band,
+        line: Line::Own,
+        leads: None,
     }
 }
 

@@ -71,6 +71,7 @@ pub fn recent(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset) -> Vec<Chan
         held: &[],
         acked: &[],
         frozen: false,
+        causes: &[],
     };
     let from = now - Duration::hours(RECENT_H);
     s.transitions
@@ -98,6 +99,7 @@ pub fn since_looked(
         held: &[],
         acked: &[],
         frozen: false,
+        causes: &[],
     };
     let mut out = SinceLooked {
         looked: w.time(looked_at),
@@ -119,16 +121,19 @@ pub fn since_looked(
         if t.to == Band::Green {
             // Another of the row's parts may be red now (a host's other service): then the
             // row did not recover.
-            if !glance.needs.iter().any(|n| n.anchor == c.anchor)
+            if !glance.needs.iter().any(|n| n.stands_for.contains(&c.anchor))
                 && !out.recovered.iter().any(|r: &Change| r.anchor == c.anchor)
             {
                 out.recovered.push(c);
             }
             continue;
         }
-        let Some(need) = glance.needs.iter().find(|n| n.anchor == c.anchor) else {
+        // The line that says it now: its own, or one folding it with others (leading to
+        // their cause); the change leads where that line does, said once for all of them.
+        let Some(need) = glance.needs.iter().find(|n| n.stands_for.contains(&c.anchor)) else {
             continue;
         };
+        c.anchor = need.anchor.clone();
         if red
             .iter()
             .chain(&amber)
@@ -343,14 +348,14 @@ mod tests {
 
     fn need(band: Band, what: &str, reason: &str, anchor: &str) -> super::super::Need {
         super::super::Need {
-            band,
-            what: what.into(),
-            reason: reason.into(),
-            since: None,
             anchor: anchor.into(),
-            held: None,
-            kind: super::super::types::Kind::Agent,
-            count: 1,
+            stands_for: vec![anchor.into()],
+            ..super::super::Need::new(
+                band,
+                super::super::types::Kind::Agent,
+                what.into(),
+                reason.into(),
+            )
         }
     }
 

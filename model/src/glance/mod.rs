@@ -31,6 +31,7 @@
 mod agents;
 mod board;
 pub mod changes;
+mod fold;
 #[cfg(test)]
 mod fixtures;
 mod parts;
@@ -52,10 +53,11 @@ use crate::summary::Verdict;
 use crate::words::thousands;
 use agents::agents;
 use board::board;
+use fold::{fold_alike, fold_causes};
 use parts::Words;
 use systems::{backups, systems};
-use tasks::{live_tasks, queue};
-use types::Kind;
+use tasks::{live_tasks, queue, work};
+use types::{Kind, Line};
 
 /// What the operator reads, as of one moment.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,30 +101,43 @@ impl Glance {
             held: &s.alerts.held,
             acked: &s.alerts.acked,
             frozen,
+            causes: &s.causes,
         };
-        let sections = vec![
-            agents(s, &w),
+        // A stuck or orphaned task is said on its agent's row, and its line leads there.
+        let work = work(s, &w);
+        let mut sections = vec![
+            agents(s, &w, &work),
             queue(s, &w),
             live_tasks(s, &w),
             board(s, &w),
             systems(s, &w),
             backups(s, &w),
         ];
+        for row in sections
+            .iter_mut()
+            .flat_map(|x| &mut x.groups)
+            .flat_map(|g| &mut g.rows)
+        {
+            if let Some(job) = work.iter().find(|j| j.key == row.key) {
+                row.leads = Some(anchor("agent", &job.agent));
+            }
+        }
         let mut counts = Verdict::default();
-        let mut needs = Vec::new();
+        // One per element not green (or lot of them), for the verdict's words; the lines
+        // are made from them.
+        let mut elements = Vec::new();
         // fleetdash's own blind spot leads: what follows is likely its consequence. Not an
         // element of the fleet, so not counted.
         if let Some(reach) = s.alerts.reach.filter(|r| r.blind) {
-            needs.push(Need {
-                band: Band::Red,
-                what: BLIND_SPOT_WHAT.into(),
-                reason: reach.words(),
-                since: None,
-                anchor: "agents".into(),
-                held: None,
-                kind: Kind::BlindSpot,
-                count: 1,
-            });
+            let mut n = Need::new(
+                Band::Red,
+                Kind::BlindSpot,
+                BLIND_SPOT_WHAT.into(),
+                reach.words(),
+            );
+            n.anchor = "agents".into();
+            n.stands_for = vec![n.anchor.clone()];
+            elements.push(n);
         }
         for section in &sections {
             if let Some(Problem {
@@ -132,55 +147,48 @@ impl Glance {
             }) = &section.problem
             {
                 counts.add(*band);
-                needs.push(Need {
-                    band: *band,
-                    what: section.title.to_string(),
-                    reason: few_words_within(text, usize::MAX),
-                    since: None,
-                    anchor: section.id.to_string(),
-                    held: held.clone(),
-                    kind: Kind::Section,
-                    count: 1,
-                });
+                let mut n = Need::new(
+                    *band,
+                    Kind::Section,
+                    section.title.to_string(),
+                    few_words_within(text, usize::MAX),
+                );
+                n.anchor = section.id.to_string();
+                n.stands_for = vec![n.anchor.clone()];
+                n.held = held.clone();
+                elements.push(n);
             }
             for row in section.groups.iter().flat_map(|g| &g.rows) {
                 let Some(kind) = row.kind else {
                     continue;
                 };
-                counts.add(row.band);
-                if row.band == Band::Green {
+                counts.add(row.own);
+                if row.own == Band::Green {
                     continue;
                 }
-                if kind == Kind::Channel {
-                    // A channel's line is its own sentence, since when included:
-                    // "alerts: ntfy failing since 14:02: 503 (3 waiting)".
-                    needs.push(Need {
-                        band: row.band,
-                        what: row.what.clone(),
-                        reason: String::new(),
-                        since: None,
-                        anchor: row.anchor.clone(),
-                        held: None,
-                        kind,
-                        count: 1,
-                    });
-                    continue;
+                let mut n = Need::new(row.own, kind, row.what.clone(), String::new());
+                n.anchor = row.leads.clone().unwrap_or_else(|| row.anchor.clone());
+                n.stands_for = vec![row.anchor.clone()];
+                n.key = row.key.clone();
+                n.name = row.title.clone();
+                n.section = section.id;
+                n.lined = row.line != Line::Folded;
+                // A channel's line is its own sentence, since when included:
+                // "alerts: ntfy failing since 14:02: 503 (3 waiting)".
+                if kind != Kind::Channel {
+                    let mut reason = match &row.line {
+                        Line::Says(words) => words.clone(),
+                        _ => row.reason.clone().unwrap_or_else(|| row.badge.into()),
+                    };
+                    if let Some(t) = row.since {
+                        // "since 19:12" says it: not "... at 19:12" as well.
+                        reason = reason.replace(&format!(" at {}", w.time(t)), "");
+                    }
+                    n.reason = few_words_within(&reason, usize::MAX);
+                    n.since = row.since.map(|t| w.since(t));
+                    n.held = row.held.clone();
                 }
-                let mut reason = row.reason.clone().unwrap_or_else(|| row.badge.into());
-                if let Some(t) = row.since {
-                    // "since 19:12" says it: not "... at 19:12" as well.
-                    reason = reason.replace(&format!(" at {}", w.time(t)), "");
-                }
-                needs.push(Need {
-                    band: row.band,
-                    what: row.what.clone(),
-                    reason: few_words_within(&reason, usize::MAX),
-                    since: row.since.map(|t| w.since(t)),
-                    anchor: row.anchor.clone(),
-                    held: row.held.clone(),
-                    kind,
-                    count: 1,
-                });
+                elements.push(n);
             }
             // Folded rows are green cards: counted, not listed.
             for g in &section.groups {
@@ -189,20 +197,25 @@ impl Glance {
             for lot in &section.unlisted {
                 counts.add_n(lot.band, lot.count);
                 if lot.band != Band::Green {
-                    needs.push(lot.clone());
+                    elements.push(Need {
+                        section: section.id,
+                        stands_for: vec![lot.anchor.clone()],
+                        ..lot.clone()
+                    });
                 }
             }
         }
         // Red before amber, section order kept within each (a stable sort by hand: the
         // standard sorts cost the page kilobytes).
         let (red, amber): (Vec<Need>, Vec<Need>) =
-            needs.into_iter().partition(|n| n.band == Band::Red);
-        let mut needs: Vec<Need> = red.into_iter().chain(amber).collect();
+            elements.into_iter().partition(|n| n.band == Band::Red);
+        let elements: Vec<Need> = red.into_iter().chain(amber).collect();
+        let mut needs = fold_alike(fold_causes(&elements, &s.causes), &s.rules);
         // The blind spot is said whole: it explains every other red line.
         for n in needs.iter_mut().filter(|n| n.kind != Kind::BlindSpot) {
             n.reason = few_words_within(&n.reason, n.room_for_reason());
         }
-        let headline = headline(&needs, &counts);
+        let headline = headline(&elements, &counts);
         Glance {
             band: counts.worst(),
             counts,
@@ -384,17 +397,18 @@ mod tests {
                 "▲ card Job t_blk · blocked: needs input",
             ]
         );
-        // Each line leads to its row.
+        // Each line leads to its row: the stuck task's to the agent it is stuck on.
         for n in &g.needs {
             assert_eq!(row(&g, &n.anchor).band, n.band, "{}", n.anchor);
         }
+        assert_eq!(g.needs[2].anchor, "agent-min");
         // Every element not green has its line: nothing red hides below the fold.
         let not_green = g
             .sections
             .iter()
             .flat_map(|s| &s.groups)
             .flat_map(|g| &g.rows)
-            .filter(|r| r.band != Band::Green)
+            .filter(|r| r.own != Band::Green)
             .count();
         assert_eq!(g.needs.len(), not_green);
     }
@@ -708,7 +722,11 @@ mod tests {
             let r = row(&g, anchor);
             assert_ne!(r.band, Band::Green, "{anchor}");
             assert_eq!(r.held.as_deref(), Some(words), "{anchor}");
-            let need = g.needs.iter().find(|n| n.anchor == anchor).unwrap();
+            let need = g
+                .needs
+                .iter()
+                .find(|n| n.stands_for.iter().any(|a| a == anchor))
+                .unwrap();
             assert_eq!((need.band, need.held.as_deref()), (r.band, Some(words)));
         }
         // Nothing else is marked.
@@ -772,7 +790,8 @@ mod tests {
             row(&g, "backup-gdrive").held.as_deref(),
             Some("silenced until 22:20 (drive swap) · acked 21:02")
         );
-        assert_eq!(row(&g, "agent-min").band, Band::Green);
+        // min carries its stuck task (red on the page) but is itself green: not acked.
+        assert_eq!(row(&g, "agent-min").own, Band::Green);
         assert_eq!(row(&g, "agent-min").held, None);
         assert_eq!(g.counts, s.verdict());
         let mut unacked = s.clone();

@@ -6,7 +6,7 @@ use super::parts::{
     Words, anchor, code, crossed, fact, few_words, group, join, plain, plain_reason, problem,
     red_first, section, shown, sorted, strip,
 };
-use super::types::{Check, Checks, Fact, Kind, Row, Section};
+use super::types::{Check, Checks, Fact, Kind, Line, Row, Section};
 use crate::alerts::{ChannelState, key};
 use crate::band::Band;
 use crate::clock::ClockView;
@@ -101,6 +101,10 @@ fn clock_row(c: &ClockView, report_s: u64, w: &Words) -> Row {
         held: None,
         checks: Vec::new(),
         strip: None,
+        key: key::CLOCK.into(),
+        own: band,
+        line: Line::Own,
+        leads: None,
     }
 }
 
@@ -134,6 +138,10 @@ fn set_aside_row(a: &SetAside, w: &Words) -> Row {
         held: None,
         checks: Vec::new(),
         strip: None,
+        key: String::new(),
+        own: band,
+        line: Line::Own,
+        leads: None,
     }
 }
 
@@ -177,6 +185,10 @@ fn channel_row(c: &ChannelState, w: &Words) -> Row {
         held: None,
         checks: Vec::new(),
         strip: None,
+        key: String::new(),
+        own: band,
+        line: Line::Own,
+        leads: None,
     }
 }
 
@@ -213,11 +225,26 @@ fn host_row(h: &System, w: &Words) -> Row {
         check.held = hold("cron", &c.name, check.band);
     }
     // The host's reason in a few words, from its checks (each check keeps its own why behind
-    // the tap): said once.
-    let mut problems: Vec<(Band, String)> = Vec::new();
-    for (check, short) in services.iter().chain(&tunnels).chain(&crons) {
+    // the tap): said once. A check that took something down (a tunnel an agent is reached
+    // through) is said by that line: the host's own line leaves it out (issue 43).
+    let mut problems: Vec<(Band, String, bool)> = Vec::new();
+    let keys = h
+        .services
+        .iter()
+        .map(|c| key::host_check(&h.host, "service", &c.name))
+        .chain(
+            h.tunnels
+                .iter()
+                .map(|c| key::host_check(&h.host, "tunnel", &c.name)),
+        )
+        .chain(
+            h.crons
+                .iter()
+                .map(|c| key::host_check(&h.host, "cron", &c.name)),
+        );
+    for ((check, short), key) in services.iter().chain(&tunnels).chain(&crons).zip(keys) {
         if let Some(short) = short {
-            problems.push((check.band, short.clone()));
+            problems.push((check.band, short.clone(), w.is_root(&key)));
         }
     }
     let vault = match &h.vault_parity {
@@ -233,7 +260,7 @@ fn host_row(h: &System, w: &Words) -> Row {
         Probe::Error(r) => (format!("error: {r}"), Some(Band::Red)),
     };
     if vault.1.is_some() {
-        problems.push((Band::Red, "vault out of sync".into()));
+        problems.push((Band::Red, "vault out of sync".into(), false));
     }
     let ram = match (&h.ram_used_gb, &h.ram_total_gb) {
         (Probe::Value(u), Probe::Value(t)) => (format!("{} / {}", gb(u), gb(t)), None),
@@ -246,23 +273,29 @@ fn host_row(h: &System, w: &Words) -> Row {
     let disk = shown(&h.disk_free_gb, gb);
     for (label, b) in [("RAM", ram.1), ("disk", disk.1)] {
         if b.is_some() {
-            problems.push((Band::Red, format!("{label} unreadable")));
+            problems.push((Band::Red, format!("{label} unreadable"), false));
         }
     }
+    let said = |all: bool| {
+        let red = problems.iter().filter(|p| p.0 == Band::Red);
+        let amber = problems.iter().filter(|p| p.0 != Band::Red);
+        red.chain(amber)
+            .filter(|p| all || !p.2)
+            .map(|p| p.1.as_str())
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
+    let own = h.stale || problems.is_empty();
     let reason = match band {
         Band::Green => None,
         // The host itself could not be read: its own reason, every check is stale with it.
-        _ if h.stale || problems.is_empty() => h.reason.as_deref().map(|r| few_words(&plain(r).0)),
-        _ => {
-            let red = problems.iter().filter(|p| p.0 == Band::Red);
-            let amber = problems.iter().filter(|p| p.0 != Band::Red);
-            Some(
-                red.chain(amber)
-                    .map(|p| p.1.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" · "),
-            )
-        }
+        _ if own => h.reason.as_deref().map(|r| few_words(&plain(r).0)),
+        _ => Some(said(true)),
+    };
+    let line = match said(false) {
+        _ if own || !problems.iter().any(|p| p.2) => Line::Own,
+        rest if rest.is_empty() => Line::Folded,
+        rest => Line::Says(rest),
     };
     let r = reason.as_deref();
     let source = if h.source.is_empty() {
@@ -307,6 +340,10 @@ fn host_row(h: &System, w: &Words) -> Row {
             },
         ],
         strip: strip(h.history.as_ref(), w),
+        key: key::host(&h.host),
+        own: band,
+        line,
+        leads: None,
     }
 }
 
@@ -470,6 +507,10 @@ fn backup_row(b: &Backups, s: &Snapshot, w: &Words) -> Row {
         facts,
         checks: Vec::new(),
         strip: None,
+        key: key::BACKUPS.into(),
+        own: band,
+        line: Line::Own,
+        leads: None,
     }
 }
 

@@ -9,7 +9,7 @@ use super::parts::{
     Words, anchor, code, crossed, fact, few_words, group, join, plain_reason, problem, red_first,
     section, shown, sorted,
 };
-use super::types::{Fact, Kind, Row, Section};
+use super::types::{Fact, Kind, Line, Row, Section};
 use crate::alerts::key;
 use crate::asc::Asc;
 use crate::band::Band;
@@ -174,6 +174,10 @@ fn unreadable_row(t: &UnreadableTask, w: &Words) -> Row {
         reason: Some(reason),
         checks: Vec::new(),
         strip: None,
+        key: key::queue_task(&t.id),
+        own: t.band,
+        line: Line::Own,
+        leads: None,
     }
 }
 
@@ -248,6 +252,10 @@ fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
         held: w.held(&key::queue_task(&t.id), band),
         checks: Vec::new(),
         strip: None,
+        key: key::queue_task(&t.id),
+        own: band,
+        line: Line::Own,
+        leads: None,
     }
 }
 
@@ -296,6 +304,63 @@ fn ack_words(ack: &QueueAck, w: &Words) -> String {
         words.push_str(&format!(", ETA {}", w.time(eta)));
     }
     words
+}
+
+/// A task stuck or orphaned on an agent (issue 43): said on the agent's own row, and the task's
+/// needs-you line leads there.
+pub(super) struct Work {
+    /// The agent it is on.
+    pub(super) agent: String,
+    /// The task's element key.
+    pub(super) key: String,
+    /// "task stuck: no reply for 9 min", "task “Compact the archive” orphaned: no reply
+    /// produced".
+    pub(super) words: String,
+}
+
+/// Every task stuck (a live task past the stuck rule at the glance's `now`) or left to die (a
+/// queue task orphaned, or whose worker died) on an agent the Agents panel lists.
+pub(super) fn work(s: &Snapshot, w: &Words) -> Vec<Work> {
+    let Probe::Value(agents) = &s.agents else {
+        return Vec::new();
+    };
+    let listed = |name: &str| agents.iter().any(|a| a.name == name);
+    let mut out = Vec::new();
+    if let Probe::Value(tasks) = &s.tasks.live {
+        for t in tasks {
+            if listed(&t.agent) && stuck_at(t, s.rules.no_reply_s, w.now, w.clock) {
+                out.push(Work {
+                    agent: t.agent.clone(),
+                    key: key::live_task(&t.agent, &t.id),
+                    words: format!(
+                        "task stuck: no reply for {}",
+                        human_age(w.age(t.checked_at, t.age_s))
+                    ),
+                });
+            }
+        }
+    }
+    if let Probe::Value(tasks) = &s.tasks.queue {
+        for t in tasks {
+            let Some(owner) = t.owner.as_deref().filter(|o| listed(o)) else {
+                continue;
+            };
+            let (band, _, why) = t.judge(s.rules.ack_within_s, w.now, w.clock);
+            let left = t.status_message.as_deref() == Some(ORPHANED_MESSAGE) || t.worker_died;
+            if band == Band::Red && left {
+                out.push(Work {
+                    agent: owner.to_string(),
+                    key: key::queue_task(&t.id),
+                    words: format!(
+                        "task “{}” {}",
+                        few_words(&t.title),
+                        why.unwrap_or_default()
+                    ),
+                });
+            }
+        }
+    }
+    out
 }
 
 pub(super) fn live_tasks(s: &Snapshot, w: &Words) -> Section {
@@ -383,6 +448,10 @@ fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
         held: w.held(&key::live_task(&t.agent, &t.id), band),
         checks: Vec::new(),
         strip: None,
+        key: key::live_task(&t.agent, &t.id),
+        own: band,
+        line: Line::Own,
+        leads: None,
     }
 }
 

@@ -32,6 +32,55 @@ pub struct Need {
     /// How many elements the line stands for: 1, or a lot not listed one by one (a board's
     /// cards beyond the cap), which the verdict counts in full.
     pub(super) count: usize,
+    /// The element's key ([`crate::alerts::key`]), to find what took it down; empty for what
+    /// is no element of the fleet (a section, a lot).
+    pub(super) key: String,
+    /// What it is called without its kind ("orin", "Publish episode 12"): how a line standing
+    /// for many names it.
+    pub(super) name: String,
+    /// The panel it is in: where a line folding many alike leads.
+    pub(super) section: &'static str,
+    /// Whether it is a line of its own; not when another line says all of it (a host whose
+    /// only trouble is a tunnel that took an agent down).
+    pub(super) lined: bool,
+    /// The rows (or sections) the line speaks for: its own, or all those a folded line stands
+    /// for. "Since you last looked" finds a change's line by them.
+    pub(super) stands_for: Vec<String>,
+}
+
+impl Need {
+    /// A line of its own for one element of `kind`, saying `what` and why (`reason`).
+    pub(super) fn new(band: Band, kind: Kind, what: String, reason: String) -> Need {
+        Need {
+            band,
+            what,
+            reason,
+            since: None,
+            anchor: String::new(),
+            held: None,
+            kind,
+            count: 1,
+            key: String::new(),
+            name: String::new(),
+            section: "",
+            lined: true,
+            stands_for: Vec::new(),
+        }
+    }
+}
+
+/// Whether a row is a needs-you line of its own, and in which words.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(super) enum Line {
+    /// Its reason, as the row says it.
+    #[default]
+    Own,
+    /// Another line says all of it (a host whose only trouble takes down an agent: the
+    /// agent's line names it).
+    Folded,
+    /// Other words than the row's reason: what no other line says (a host's trouble but the
+    /// tunnel another line names).
+    Says(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,6 +229,16 @@ pub struct Row {
     pub(super) what: String,
     /// When it entered its band, where the snapshot says so.
     pub(super) since: Option<DateTime<Utc>>,
+    /// The element's key ([`crate::alerts::key`]).
+    pub(super) key: String,
+    /// The band it counts in: `band`, but for an agent shown in its work's band (a task stuck
+    /// on it), which counts as the agent itself is.
+    pub(super) own: Band,
+    /// Its needs-you line.
+    pub(super) line: Line,
+    /// Where its needs-you line leads, when not to its own row: a stuck task's to the agent
+    /// it is stuck on, whose row says so.
+    pub(super) leads: Option<String>,
 }
 
 /// A labelled value behind the tap; `band` colours it when it is itself a condition.
