@@ -29,7 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["a2a", "queue"],
     &["collect"],
-    &["snapshot"],
+    &["snapshot", "deps"],
     &["write"],
     &["alerting"],
     &[

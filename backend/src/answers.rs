@@ -146,7 +146,7 @@ pub fn needs(snapshot: &Snapshot, now: DateTime<Utc>) -> Answer {
 pub fn explain(
     snapshot: &Snapshot,
     key: &str,
-    deps: &crate::alerting::deps::Deps,
+    deps: &crate::deps::Deps,
     now: DateTime<Utc>,
 ) -> Option<Answer> {
     let elements = transitions::elements(snapshot);

@@ -13,7 +13,8 @@
 //! 3. [`a2a`] (A2A wire shapes per dialect), [`queue`] (the work queue's store, spec 003 §3).
 //! 4. [`collect`]: one module per snapshot section behind [`collect::Collector`]; probes never
 //!    write.
-//! 5. [`snapshot`]: merging sections and judging staleness.
+//! 5. [`snapshot`]: merging sections and judging staleness; [`deps`]: what depends on what,
+//!    from the registry, and so what a red element took down.
 //! 6. [`write`]: everything that puts bytes on disk (status.json, snapshot.html, history,
 //!    transitions, the state files' one policy), atomic, locked and gated.
 //! 7. [`alerting`]: band changes to the operator's phone and the hub agent (engine, silences,
@@ -39,6 +40,7 @@ pub mod config;
 pub mod cron_run;
 pub mod daemon;
 pub mod demo;
+pub mod deps;
 pub mod doctor;
 pub mod intake;
 pub mod logging;

@@ -17,7 +17,6 @@
 
 pub mod acks;
 pub mod deadman;
-pub mod deps;
 pub mod engine;
 pub mod look;
 pub mod outbox;

@@ -60,7 +60,7 @@ pub struct FleetTools {
     state_dir: PathBuf,
     queue_db: Option<PathBuf>,
     queue_rules: QueueRules,
-    deps: std::sync::Arc<crate::alerting::deps::Deps>,
+    deps: std::sync::Arc<crate::deps::Deps>,
     gate: RedactionGate,
     /// The role of a caller whose request carries none (stdio).
     stdio_role: McpRole,
@@ -197,7 +197,7 @@ impl FleetTools {
             state_dir: config.state_dir.clone(),
             queue_db: config.work_queue.as_ref().map(|q| q.db.clone()),
             queue_rules: QueueRules::of(rules),
-            deps: std::sync::Arc::new(crate::alerting::deps::Deps::from_config(config)),
+            deps: std::sync::Arc::new(crate::deps::Deps::from_config(config)),
             gate: config.gate(),
             stdio_role: McpRole::Hub,
             queue_config: config

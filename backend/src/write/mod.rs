@@ -34,6 +34,7 @@ use crate::collect::projections::{ProjectionInput, ProjectionPlan};
 use crate::collect::{Collection, Findings, SectionData, SectionName, SectionUpdate};
 use crate::config::defaults::CRON_RECORDS_DIR;
 use crate::config::{Config, Rules};
+use crate::deps::Deps;
 use crate::redact::RedactionGate;
 use live_tasks::LiveTaskStore;
 use status_json::StatusWriter;
@@ -65,7 +66,8 @@ impl Writer {
                 rules.alerts.blind_spot_min.count,
             )
             .with_set_aside_kept(rules.state.set_aside_kept.count)
-            .with_clock(clock.clone()),
+            .with_clock(clock.clone())
+            .with_deps(Arc::new(Deps::from_config(config))),
             live_tasks: LiveTaskStore::new(
                 &config.state_dir,
                 StuckRules::of(rules),

@@ -31,6 +31,7 @@ use super::state_file;
 use super::transitions::{self, TransitionLog};
 use crate::clock::{Clock, Clocked};
 use crate::collect::{SectionName, SectionUpdate};
+use crate::deps::Deps;
 use crate::redact::RedactionGate;
 use crate::snapshot;
 
@@ -62,6 +63,8 @@ pub struct StatusWriter {
     /// The clock each write judges by (ages as observed, `clock` said); without one, the wall
     /// clock alone.
     clock: Option<Clock>,
+    /// What depends on what, for `causes`.
+    deps: Option<Arc<Deps>>,
 }
 
 impl StatusWriter {
@@ -89,6 +92,7 @@ impl StatusWriter {
             set_aside_kept: None,
             zone: Zone::Host,
             clock: None,
+            deps: None,
         })
     }
 
@@ -116,6 +120,13 @@ impl StatusWriter {
     /// `set_aside.copies_kept`), removing the older ones before it lists them.
     pub fn with_set_aside_kept(mut self, kept: u64) -> Self {
         self.set_aside_kept = Some(usize::try_from(kept).unwrap_or(usize::MAX));
+        self
+    }
+
+    /// Each write says what is red because of what, by `deps` (the registry's). Without it,
+    /// nothing is.
+    pub fn with_deps(mut self, deps: Arc<Deps>) -> Self {
+        self.deps = Some(deps);
         self
     }
 
@@ -181,10 +192,17 @@ impl StatusWriter {
         }
         snapshot::finalize(&mut snap, configured, rules, at);
         snap.clock = at.view();
+        let elements = transitions::elements(&snap);
         snap.alerts = match &self.alerts {
-            Some(alerts) => alerts.look(&transitions::elements(&snap), now),
+            Some(alerts) => alerts.look(&elements, now),
             None => AlertsView::default(),
         };
+        // What is red because of what (issue 43): the page's one line per cause.
+        snap.causes = self
+            .deps
+            .as_ref()
+            .map(|deps| deps.causes(&elements, now))
+            .unwrap_or_default();
         snap.alerts.reach = self
             .blind_spot
             .map(|(percent, min)| snap.reach(percent, min));

@@ -147,6 +147,8 @@ mod tests {
             window_amber_at_percent: 90,
             ack_within_s: 600,
             clock_step_s: 5,
+            fold_alike_from: 3,
+            fold_kinds: vec!["card".into(), "agent".into()],
         };
         let mut s = Snapshot::empty(at, rules);
         s.stale_reasons = vec!["board: 12 min old".into()];
@@ -482,6 +484,12 @@ mod tests {
                 stale: false,
             }),
         };
+        s.causes = vec![fleetdash_model::Cause {
+            key: "agent:orin".into(),
+            root: "host:laptop/tunnel:orin".into(),
+            root_what: "tunnel orin on laptop".into(),
+            checked_at: at,
+        }];
         s
     }
 

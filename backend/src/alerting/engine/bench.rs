@@ -7,7 +7,7 @@ use fleetdash_model::{Band, Snapshot};
 use super::gone::{Ended, ended};
 use super::pass::{PassContext, Thresholds, pass};
 use super::state::{Readings, State, readings};
-use crate::alerting::deps::Deps;
+use crate::deps::Deps;
 use crate::alerting::{Alert, AlertEvent};
 use crate::config::fleet_alert_rules;
 use crate::write::transitions::{self, Elements};

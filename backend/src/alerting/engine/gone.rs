@@ -16,7 +16,7 @@ use fleetdash_model::{Band, Snapshot};
 
 use super::roots;
 use super::state::Track;
-use crate::alerting::deps::Deps;
+use crate::deps::Deps;
 use crate::write::transitions::Elements;
 
 /// The reason a Recovered carries when its element is gone rather than green.

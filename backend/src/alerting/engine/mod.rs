@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::acks::{self, Ack, AckStore};
-use super::deps::Deps;
+use crate::deps::Deps;
 use super::silences::{Active, Silence, SilenceStore};
 use super::{Alert, AlertEvent};
 use crate::clock::Clocked;

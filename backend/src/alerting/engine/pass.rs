@@ -36,7 +36,7 @@ use fleetdash_model::{Asc, Band};
 use super::gone;
 use super::roots;
 use super::state::{Open, Readings, State, Track, VERSION};
-use crate::alerting::deps::Deps;
+use crate::deps::Deps;
 use crate::alerting::{Alert, AlertEvent};
 use crate::config::AlertRules;
 use crate::write::transitions::Elements;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use fleetdash_model::Band;
 
 use super::state::Track;
-use crate::alerting::deps::Deps;
+use crate::deps::Deps;
 use crate::write::transitions::Elements;
 
 /// Whether `key` is down for what depends on it: red now, or its alert still open (a root that

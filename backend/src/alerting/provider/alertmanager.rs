@@ -32,7 +32,7 @@ use tokio::sync::Mutex;
 
 use super::common::{self, Wants};
 use super::{Provider, SendError};
-use crate::alerting::deps::Deps;
+use crate::deps::Deps;
 use crate::alerting::{Alert, AlertEvent};
 use crate::config::TokenSource;
 use crate::net::ProbeClient;

@@ -62,6 +62,11 @@ pub fn message(alert: &Alert) -> String {
     if !alert.takes_down.is_empty() {
         text.push_str(&format!("\ntakes down: {}", alert.takes_down.join(", ")));
     }
+    // A task or a card is named by its title or its agent (issue 43: words, not ids, on the
+    // phone); its id is here, in the details.
+    if matches!(alert.kind.as_str(), "task" | "card") {
+        text.push_str(&format!("\nid: {}", alert.key));
+    }
     text
 }
 

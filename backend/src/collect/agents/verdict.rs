@@ -207,14 +207,17 @@ pub fn row(agent: &AgentConfig, evidence: Evidence, rules: &RulesView, at: &Cloc
 
     let mut audit_skipped_lines = 0;
     let last_exchange_s = match audit {
-        None => {
-            conditions.push(
-                Band::Amber,
-                Asc::NOT_FOUND,
-                "last exchange unknown: no audit_log configured",
-            );
-            Probe::Unknown
-        }
+        // No audit log on this host: the agent's own reports to the intake are exchanges it
+        // made; without any, its last exchange is not watched. That is the config's choice,
+        // not the agent's trouble: no band of its own; the Agents panel says it once, with
+        // what to do (issue 43).
+        None => match &reports.read {
+            Some(Ok(Some(r))) => Probe::Value(at.age(
+                &format!("agent {}'s last report", agent.name),
+                r.last_report_at,
+            )),
+            _ => Probe::Unknown,
+        },
         Some(Err(failure)) => {
             conditions.push(Band::Red, failure.asc, failure.reason.clone());
             Probe::Error(failure.reason)
@@ -241,7 +244,7 @@ pub fn row(agent: &AgentConfig, evidence: Evidence, rules: &RulesView, at: &Cloc
     };
     let age_band = match &last_exchange_s {
         Probe::Value(age) => exchange_band(*age, rules, at),
-        Probe::Unknown => Band::Amber,
+        Probe::Unknown => Band::Green,
         Probe::Error(_) => Band::Red,
     };
     if let Probe::Value(age) = last_exchange_s {
@@ -515,6 +518,45 @@ mod tests {
             !red.stale,
             "an old exchange is a reading, not a failed probe"
         );
+    }
+
+    /// Issue 43: no audit log on this host is the config's choice, not the agent's trouble.
+    /// Its reports to the intake are exchanges it made; without any, its last exchange is not
+    /// watched, and the row stays in its own band.
+    #[test]
+    fn without_an_audit_log_the_last_exchange_is_its_last_report_or_not_watched() {
+        let now = fixed_now();
+        let ev = || {
+            let mut ev = healthy(3, 60.0, now);
+            ev.audit = None;
+            ev
+        };
+        let quiet = row(&agent(), ev(), &fleet_rules(), &Clocked::wall_only(now));
+        assert_eq!(
+            (quiet.band, quiet.exchange_band, quiet.last_exchange_s.clone()),
+            (Band::Green, Band::Green, Probe::Unknown)
+        );
+        assert_eq!(quiet.reason, None);
+        let reported = |ago_s: i64| {
+            let mut ev = ev();
+            ev.reports = Reports {
+                read: Some(Ok(Some(AgentReports {
+                    name: "min".into(),
+                    last_report_at: now - chrono::Duration::seconds(ago_s),
+                    last_heartbeat_at: None,
+                    last_activity_at: None,
+                    in_flight: Vec::new(),
+                }))),
+                default_grace_s: 300,
+            };
+            row(&agent(), ev, &fleet_rules(), &Clocked::wall_only(now))
+        };
+        let fresh = reported(120);
+        assert_eq!((fresh.band, fresh.last_exchange_s), (Band::Green, Probe::Value(120)));
+        // Judged by the same rules as an audit log's exchange.
+        let old = reported(2 * 3600);
+        assert_eq!(old.band, Band::Amber);
+        assert_eq!(old.reason.as_deref(), Some("no exchange for 2 h"));
     }
 
     #[test]

@@ -183,6 +183,8 @@ enum Unit {
     Items,
     /// A size of a file in bytes, from [`MIN_BYTES`] to [`MAX_BYTES`].
     Bytes,
+    /// A whole number of needs-you lines, at least 2 (one line folds into nothing).
+    Lines,
 }
 
 /// The most entries or items a bound of the rules file may allow: past it, a bound bounds
@@ -199,6 +201,7 @@ impl Unit {
             // A window is added to and taken from times: within the horizon it never overflows.
             Unit::Seconds => value > 0 && value <= crate::clock::HORIZON.as_secs(),
             Unit::Count | Unit::Cards | Unit::Tasks | Unit::Copies => value > 0,
+            Unit::Lines => value >= 2,
             Unit::Percent => (1..=100).contains(&value),
             Unit::Entries | Unit::Items => (1..=MAX_ITEMS).contains(&value),
             Unit::Bytes => (MIN_BYTES..=MAX_BYTES).contains(&value),
@@ -216,6 +219,7 @@ impl Unit {
             Unit::Cards => "expected a whole number of cards, at least 1",
             Unit::Tasks => "expected a whole number of tasks, at least 1",
             Unit::Copies => "expected a whole number of copies, at least 1",
+            Unit::Lines => "expected a whole number of lines, at least 2",
             Unit::Entries => "expected a whole number of entries from 1 to 1000000",
             Unit::Items => "expected a whole number of alerts from 1 to 1000000",
             Unit::Bytes => {
@@ -270,6 +274,17 @@ pub struct Rules {
     pub clock: ClockRules,
     /// How long fleetdash's own files keep what they hold (issue 33).
     pub state: StateRules,
+    /// Which needs-you lines alike fold into one, and from how many (issue 43).
+    pub needs_you: NeedsYouRules,
+}
+
+/// The `needs_you` group (issue 43): many alike lines are one on a phone's first screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeedsYouRules {
+    /// At least this many lines of one kind, band and reason are said as one.
+    pub fold_alike_from: CountRule,
+    /// The kinds that fold ([`FOLD_KINDS`]).
+    pub fold_kinds: Vec<String>,
 }
 
 /// The bounds of fleetdash's own files that grow with time (issue 33: a month of state): the
@@ -383,7 +398,11 @@ const GROUPS: &[(&str, &[&str])] = &[
         "clock",
         &["step_seconds", "shown_for_seconds", "forget_unseen_seconds"],
     ),
+    ("needs_you", &["fold_alike_from", "fold_kinds"]),
 ];
+
+/// The kinds of needs-you lines `needs_you.fold_kinds` may name.
+pub const FOLD_KINDS: &[&str] = &["agent", "task", "card", "board", "host", "backup"];
 
 /// What every group holds besides its values.
 const CITATION_KEYS: &[&str] = &["source", "ruled_by"];
@@ -589,6 +608,7 @@ impl Rules {
             }),
             _ => None,
         };
+        let fold_alike_from = cited("needs_you", "fold_alike_from", Unit::Lines);
         let window_amber =
             cited("window", "amber_at_percent", Unit::Percent).map(PercentRule::from);
         let blind_spot_percent =
@@ -617,6 +637,42 @@ impl Rules {
         let queue_wal_kept = bytes("queue_file", "wal_kept_bytes");
         let escalations_rotate_at = bytes("escalations", "rotate_at_bytes");
         let transitions_max_file = bytes("transitions_log", "max_file_bytes");
+        // The kinds that fold: a list of words, each a kind the glance names.
+        let fold_kinds = groups.get("needs_you").and_then(|g| {
+            let line = line_of_key(text, "needs_you", "fold_kinds");
+            let field = "needs_you.fold_kinds".to_string();
+            let expected = format!("expected a list of {}", FOLD_KINDS.join(", "));
+            let Some(value) = g.values.get("fold_kinds") else {
+                errors.push(error(line, field, "missing".into()));
+                return None;
+            };
+            let Some(list) = value.as_sequence() else {
+                errors.push(error(line, field, expected));
+                return None;
+            };
+            let mut kinds = Vec::new();
+            for item in list {
+                match item.as_str().filter(|k| FOLD_KINDS.contains(k)) {
+                    Some(kind) => kinds.push(kind.to_string()),
+                    None => {
+                        let said = serde_yaml_ng::to_string(item).unwrap_or_default();
+                        errors.push(error(
+                            line,
+                            field.clone(),
+                            format!("{}: {expected}", said.trim()),
+                        ));
+                        return None;
+                    }
+                }
+            }
+            Some(kinds)
+        });
+        let needs_you = fold_alike_from
+            .zip(fold_kinds)
+            .map(|(from, fold_kinds)| NeedsYouRules {
+                fold_alike_from: CountRule::from(from),
+                fold_kinds,
+            });
         let state = match (
             queue_finished_stored
                 .zip(queue_events_stored)
@@ -748,7 +804,7 @@ impl Rules {
             report_grace,
             alerts,
             board,
-            retention.zip(clock_skew.zip(clock.zip(state))),
+            retention.zip(clock_skew.zip(clock.zip(state.zip(needs_you)))),
         ) {
             (Some(s), Some(a), Some(w), Some(g), Some(al), Some(b), Some(r)) => {
                 Some((s, a, w, g, al, b, r))
@@ -784,7 +840,7 @@ impl Rules {
                     report_grace,
                     alerts,
                     board,
-                    (queue, (clock_skew, (clock, state))),
+                    (queue, (clock_skew, (clock, (state, needs_you)))),
                 )),
             ) if errors.is_empty() => Some(Rules {
                 path: path.to_path_buf(),
@@ -807,6 +863,7 @@ impl Rules {
                 clock_skew,
                 clock,
                 state,
+                needs_you,
             }),
             _ => None,
         };
@@ -829,6 +886,8 @@ impl Rules {
             window_amber_at_percent: self.window_amber_at.percent,
             ack_within_s: self.ack_within.seconds,
             clock_step_s: self.clock.step.seconds,
+            fold_alike_from: self.needs_you.fold_alike_from.count,
+            fold_kinds: self.needs_you.fold_kinds.clone(),
         }
     }
 }

@@ -63,7 +63,9 @@ pub fn elements(snap: &Snapshot) -> Elements {
     if let Probe::Value(tasks) = &snap.tasks.live {
         for t in tasks {
             let key = key::live_task(&t.agent, &t.id);
-            let name = format!("{} on {}", t.id, t.agent);
+            // Named by its agent, as the page names it: a task id on a phone is noise (issue
+            // 43); the id is in the key, which every alert carries in its details.
+            let name = format!("on {}", t.agent);
             put(&mut out, key, "task", name, t.band(), t.reason.clone());
         }
     }

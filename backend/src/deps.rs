@@ -1,5 +1,6 @@
 //! What depends on what, for alert suppression (issue 12): an element whose root cause is down
-//! raises no alert of its own; the root's alert names what it takes down.
+//! raises no alert of its own; the root's alert names what it takes down. The page says the same
+//! in one line (issue 43): each write lists what is red because of what ([`Deps::causes`]).
 //!
 //! The edges come from what the config already says, so nobody keeps a second map in step:
 //! - a host's checks (`host:lab/service:nginx`, `host:lab/tunnel:lab-heart`, crons, vault
@@ -9,7 +10,8 @@
 //! - every top-level element and live task depends on the snapshot section it is collected in
 //!   (`agent:min` on `section:agents`): a stale section's alert speaks for its elements;
 //! - an agent whose endpoint's `host:port` is a tunnel's local address depends on that tunnel
-//!   (the agent is reached through it);
+//!   (the agent is reached through it), and so does a remote host whose node_exporter URL or
+//!   ssh port is one;
 //! - plus an optional `depends_on = ["host:lab", ...]` per agent or host in the registry.
 //!
 //! Chains are followed transitively (host -> tunnel -> agents) by walking parents, with a seen
@@ -17,7 +19,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use fleetdash_model::alerts::key;
+use chrono::{DateTime, Utc};
+use fleetdash_model::alerts::{Element, key};
+use fleetdash_model::{Band, Cause};
 
 use crate::collect::SectionName;
 use crate::config::{Config, HostSource};
@@ -61,6 +65,24 @@ impl Deps {
                 && let Some(tunnel) = tunnels.get(&normal_address(&format!("{host}:{port}")))
             {
                 deps.add(&key, tunnel);
+            }
+        }
+        // A remote host read through a loopback forward (its node_exporter, its sshd) is
+        // reached through that tunnel.
+        for h in &config.hosts {
+            let address = match &h.source {
+                HostSource::NodeExporter { url } => url
+                    .host_str()
+                    .zip(url.port_or_known_default())
+                    .map(|(host, port)| format!("{host}:{port}")),
+                HostSource::Ssh(ssh) => {
+                    let host = ssh.destination.rsplit('@').next().unwrap_or_default();
+                    Some(format!("{host}:{}", ssh.port.unwrap_or(22)))
+                }
+                HostSource::Local => None,
+            };
+            if let Some(tunnel) = address.and_then(|a| tunnels.get(&normal_address(&a))) {
+                deps.add(&key::host(&h.name), tunnel);
             }
         }
         for (key, roots) in &config.depends_on {
@@ -118,6 +140,47 @@ impl Deps {
     /// `agent:min`, `section:tasks.board` for a card); none for a section itself.
     pub fn section_of(key: &str) -> Option<String> {
         section_of(key).map(|s| key::section(s.as_str()))
+    }
+
+    /// What is red because of what, in `elements` (a snapshot's, by key): each red element with
+    /// a red element among what it depends on, and the root of it, the red one that depends on
+    /// nothing red itself (the first by key when there are several). Sections and fleetdash's
+    /// own reach are not roots here: the page says a stale section and the blind spot apart.
+    /// Two elements that depend on each other (a cycle in `depends_on`) take neither down, as
+    /// for alerts.
+    pub fn causes(
+        &self,
+        elements: &BTreeMap<String, Element>,
+        now: DateTime<Utc>,
+    ) -> Vec<Cause> {
+        let red = |k: &str| elements.get(k).is_some_and(|e| e.band == Band::Red);
+        // What a key depends on that can take it down: elements, not the section or the reach.
+        let above = |k: &str| -> BTreeSet<String> {
+            self.ancestors(k)
+                .into_iter()
+                .filter(|a| !a.starts_with("section:") && !a.starts_with("fleetdash:"))
+                .collect()
+        };
+        let mut out = Vec::new();
+        for key in elements.keys().filter(|k| red(k)) {
+            let ups = above(key);
+            let root = ups.iter().find(|a| {
+                red(a) && {
+                    let theirs = above(a);
+                    !theirs.contains(key) && !theirs.iter().any(|b| red(b))
+                }
+            });
+            if let Some(root) = root {
+                let e = &elements[root];
+                out.push(Cause {
+                    key: key.clone(),
+                    root: root.clone(),
+                    root_what: format!("{} {}", e.kind, e.name),
+                    checked_at: now,
+                });
+            }
+        }
+        out
     }
 
     /// Everything `key` depends on, directly or through others.
@@ -253,6 +316,78 @@ mod tests {
         assert!(
             err.contains("hosts[0].depends_on[1]: \"lab\" is not an element key"),
             "{err}"
+        );
+    }
+
+    /// Issue 43: a remote host read through a loopback forward hangs on that tunnel.
+    #[test]
+    fn a_remote_host_read_through_a_tunnel_depends_on_it() {
+        let (_dir, path) = crate::config::config_beside_fleet_rules(
+            "output_dir = \"o\"\nstate_dir = \"s\"\nrules = \"rules.yaml\"\n\
+             [[hosts]]\nname = \"laptop\"\nsource = \"local\"\n\
+             [[hosts.tunnels]]\nname = \"lab\"\naddress = \"localhost:19100\"\n\
+             [[hosts]]\nname = \"LAB\"\nsource = \"node_exporter\"\n\
+             url = \"http://127.0.0.1:19100/metrics\"\n\
+             [[hosts]]\nname = \"prod\"\nsource = \"node_exporter\"\n\
+             url = \"http://127.0.0.1:19200/metrics\"\n",
+        );
+        let (config, _rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let d = Deps::from_config(&config);
+        assert!(d.parents("host:LAB").contains(&"host:laptop/tunnel:lab".to_string()));
+        assert!(!d.ancestors("host:prod").contains("host:laptop/tunnel:lab"));
+    }
+
+    fn el(kind: &'static str, name: &str, band: Band) -> Element {
+        Element {
+            kind,
+            name: name.into(),
+            band,
+            reason: None,
+        }
+    }
+
+    /// Issue 43: what is red because of what, for the page's one line per cause: the root is
+    /// the red element that depends on nothing red; a red element with no red above it, a
+    /// green one, and two that depend on each other are nobody's.
+    #[test]
+    fn each_red_element_is_listed_with_the_root_of_what_took_it_down() {
+        let now: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().unwrap();
+        let mut d = Deps::default();
+        d.add("host:LAB", "host:laptop/tunnel:lab");
+        for a in ["agent:vega", "agent:kai"] {
+            d.add(a, "host:LAB");
+            d.add(a, key::BLIND_SPOT);
+        }
+        d.add("agent:x", "agent:y");
+        d.add("agent:y", "agent:x");
+        let elements: BTreeMap<String, Element> = [
+            ("host:laptop", el("host", "laptop", Band::Green)),
+            ("host:laptop/tunnel:lab", el("tunnel", "lab on laptop", Band::Red)),
+            ("host:LAB", el("host", "LAB", Band::Red)),
+            ("agent:vega", el("agent", "vega", Band::Red)),
+            ("agent:kai", el("agent", "kai", Band::Green)),
+            ("agent:echo", el("agent", "echo", Band::Red)),
+            ("agent:x", el("agent", "x", Band::Red)),
+            ("agent:y", el("agent", "y", Band::Red)),
+            (key::BLIND_SPOT, el("fleetdash", "reach", Band::Red)),
+            ("section:agents", el("section", "agents", Band::Red)),
+        ]
+        .into_iter()
+        .map(|(k, e)| (k.to_string(), e))
+        .collect();
+        let said: Vec<(String, String, String)> = d
+            .causes(&elements, now)
+            .into_iter()
+            .map(|c| (c.key, c.root, c.root_what))
+            .collect();
+        let root = || "host:laptop/tunnel:lab".to_string();
+        let what = || "tunnel lab on laptop".to_string();
+        assert_eq!(
+            said,
+            vec![
+                ("agent:vega".into(), root(), what()),
+                ("host:LAB".into(), root(), what()),
+            ]
         );
     }
 }
