@@ -189,4 +189,8 @@ alert_outbox:
   max_pending_per_channel: 500
   delivered_kept_seconds: 172800
   source: issue 33
+needs_you:
+  fold_alike_from: 3
+  fold_kinds: [card, task, agent, host, board]
+  source: issue 43
 ";

@@ -425,3 +425,30 @@ fn a_bad_bound_of_a_kept_file_is_refused_naming_the_field() {
         assert!(msg.contains(expected), "{expected}: {msg}");
     }
 }
+
+/// Issue 43: which needs-you lines alike fold, and from how many, are a rule with its source;
+/// a kind the glance does not name, or a count that folds one line, is refused at its line.
+#[test]
+fn the_needs_you_folding_is_a_count_and_a_list_of_kinds_with_its_source() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.needs_you.fold_alike_from.count, 3);
+    assert_eq!(r.needs_you.fold_alike_from.source, "issue 43");
+    assert_eq!(
+        r.view().fold_kinds,
+        ["card", "task", "agent", "host", "board"]
+    );
+    let line = FLEET.lines().position(|l| l.starts_with("  fold_kinds")).unwrap() + 1;
+    let msg = refused(&FLEET.replace("agent, host", "agent, hosts"));
+    assert!(
+        msg.contains(&format!(
+            "r.yaml:{line}: needs_you.fold_kinds: hosts: expected a list of agent, task, card, \
+             board, host, backup"
+        )),
+        "{msg}"
+    );
+    let msg = refused(&FLEET.replace("fold_alike_from: 3", "fold_alike_from: 1"));
+    assert!(
+        msg.contains("needs_you.fold_alike_from: expected a whole number of lines, at least 2"),
+        "{msg}"
+    );
+}
