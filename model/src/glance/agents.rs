@@ -171,7 +171,6 @@ fn agent_row(a: &Agent, rules: &RulesView, w: &Words) -> Row {
         facts,
         checks: Vec::new(),
         strip: strip(a.history.as_ref(), w),
-        key: key::agent(&a.name),
         own: a.band,
         line: Line::Own,
         leads: None,

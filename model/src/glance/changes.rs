@@ -8,7 +8,7 @@
 use chrono::{DateTime, Duration, FixedOffset, Utc};
 
 use super::Glance;
-use super::parts::{Words, anchor, few_words};
+use super::parts::{Words, few_words, row_anchor};
 use crate::band::Band;
 use crate::clock::ClockView;
 use crate::snapshot::{Snapshot, Transition};
@@ -167,30 +167,6 @@ fn change(t: &Transition, w: &Words) -> Change {
         at: t.at,
         reason: t.reason.as_deref().map(few_words),
         anchor: row_anchor(&t.key, &t.name),
-    }
-}
-
-/// The row a transition's key is about: `agent:min` → the agent's row, a host's check → the
-/// host's row, a card → its card row, a section → the section.
-fn row_anchor(key: &str, name: &str) -> String {
-    let (head, rest) = key.split_once('/').unwrap_or((key, ""));
-    let (kind, id) = head.split_once(':').unwrap_or((head, ""));
-    match kind {
-        "agent" => anchor("agent", id),
-        "queue" => anchor("queue", id),
-        "task" => anchor("task", &format!("{id}-{rest}")),
-        "board" => match rest.strip_prefix("card:") {
-            Some(card) => anchor("card", &format!("{id}-{card}")),
-            None => anchor("board", id),
-        },
-        "host" => anchor("host", id),
-        "backups" => anchor("backup", name),
-        "section" => match id {
-            "tasks.board" => "board".into(),
-            "tasks.live" => "live".into(),
-            other => other.into(),
-        },
-        _ => anchor(kind, id),
     }
 }
 

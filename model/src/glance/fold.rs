@@ -8,150 +8,121 @@
 //!
 //! Kept light for WebAssembly, as the rest of the glance: plain loops over short lists.
 
-use super::types::{Kind, Need};
+use super::parts::row_anchor;
+use super::types::Need;
 use crate::band::Band;
 use crate::rules::RulesView;
 use crate::snapshot::Cause;
 use crate::words::thousands;
 
-/// One cause, one line (issue 43): the red elements another red one took down (a tunnel an
-/// agent is reached through, a host its agents run on: the snapshot's `causes`) are one line,
-/// "orin down: tunnel orin on laptop is down", where the first of them stood, leading to the
-/// root's row. The root's own line goes too when it is a row of its own: the line names it. A
-/// host whose only trouble is such a root has no line of its own (its row says [`Line::Folded`]).
-pub(super) fn fold_causes(elements: &[Need], causes: &[Cause]) -> Vec<Need> {
+/// The lines of `elements` (red first, each element's entry in its panel's order), folded.
+pub(super) fn fold(elements: Vec<Need>, causes: &[Cause], rules: &RulesView) -> Vec<Need> {
+    fold_alike(fold_causes(elements, causes), rules)
+}
+
+/// One cause, one line: the red elements another red one took down (the snapshot's `causes`)
+/// are one line, "agent orin down · tunnel orin on laptop is down", where the first of them
+/// stood, leading to the root's row; "agent kai and 3 more down" when it took down more. A root
+/// that is a row of its own (a host down) has no other line: this one names it. A host whose
+/// only trouble is a check that is such a root says so itself ([`super::types::Line`]).
+fn fold_causes(elements: Vec<Need>, causes: &[Cause]) -> Vec<Need> {
+    // Each cause by rows: the dependent's, the root's, the root in words, and whether the root
+    // is that row itself (not one of a host's checks).
+    let causes: Vec<(String, String, &str, bool)> = causes
+        .iter()
+        .map(|c| {
+            let check = c.root.starts_with("host:") && c.root.contains('/');
+            (
+                row_anchor(&c.key, ""),
+                row_anchor(&c.root, ""),
+                c.root_what.as_str(),
+                !check,
+            )
+        })
+        .collect();
     let cause_of = |n: &Need| {
         causes
             .iter()
-            .find(|c| n.band == Band::Red && !n.key.is_empty() && c.key == n.key)
+            .position(|c| n.band == Band::Red && n.stands_for.first() == Some(&c.0))
     };
-    let roots: Vec<&str> = elements
+    let rows_named: Vec<String> = elements
         .iter()
-        .filter_map(|n| cause_of(n).map(|c| c.root.as_str()))
+        .filter_map(|n| cause_of(n).filter(|&i| causes[i].3))
+        .map(|i| causes[i].1.clone())
         .collect();
     let mut lines: Vec<Need> = Vec::new();
-    // Per root: the line standing for it and the names it takes down.
-    let mut folds: Vec<(&str, usize, Vec<(&str, Kind)>)> = Vec::new();
-    for n in elements {
-        if let Some(c) = cause_of(n) {
-            match folds.iter_mut().find(|f| f.0 == c.root) {
-                Some(f) => {
-                    f.2.push((&n.name, n.kind));
-                    lines[f.1].stands_for.extend(n.stands_for.iter().cloned());
-                }
-                None => {
-                    let root = elements.iter().find(|r| {
-                        !r.key.is_empty()
-                            && (r.key == c.root
-                                || c.root.strip_prefix(r.key.as_str()).is_some_and(|t| t.starts_with('/')))
-                    });
-                    let mut line = n.clone();
-                    line.reason = format!("{} is down", c.root_what);
-                    if let Some(r) = root {
-                        line.anchor = r.anchor.clone();
-                        line.held = r.held.clone();
-                        line.since = r.since.clone().or(line.since);
-                        line.stands_for.extend(r.stands_for.iter().cloned());
-                    }
-                    folds.push((&c.root, lines.len(), vec![(&n.name, n.kind)]));
-                    lines.push(line);
-                }
+    // The line standing for each root, by its row.
+    let mut folds: Vec<(String, usize)> = Vec::new();
+    for mut n in elements {
+        if let Some(i) = cause_of(&n) {
+            let (_, root, what, _) = &causes[i];
+            if let Some((_, at)) = folds.iter().find(|(r, _)| r == root) {
+                let line = &mut lines[*at];
+                line.count += 1;
+                line.stands_for.append(&mut n.stands_for);
+                continue;
             }
-            continue;
-        }
-        if n.lined && !roots.contains(&n.key.as_str()) {
-            lines.push(n.clone());
+            folds.push((root.clone(), lines.len()));
+            n.reason = format!("{what} is down");
+            n.anchor = root.clone();
+            n.stands_for.push(root.clone());
+            lines.push(n);
+        } else if n.lined && !n.stands_for.first().is_some_and(|a| rows_named.contains(a)) {
+            lines.push(n);
         }
     }
-    for (_, i, names) in folds {
-        let line = &mut lines[i];
-        line.what = format!("{} down", names_or_count(&names));
-        line.count = names.len();
+    for (_, at) in folds {
+        let line = &mut lines[at];
+        line.what = match line.count {
+            1 => format!("{} down", line.what),
+            n => format!("{} and {} more down", line.what, n - 1),
+        };
     }
     lines
 }
 
-/// Many alike lines are one (issue 43): at least the rules' `fold_alike_from` lines of a kind
-/// the rules fold, in one band and with one reason, are said once where the first stood, "8
-/// cards · blocked: needs input", leading to their panel, which lists them.
-pub(super) fn fold_alike(lines: Vec<Need>, rules: &RulesView) -> Vec<Need> {
-    let alike = |a: &Need, b: &Need| {
-        a.band == b.band
-            && a.kind.family() == b.kind.family()
-            && a.reason == b.reason
-            && a.count == 1
-            && b.count == 1
-            && !a.key.is_empty()
-            && !b.key.is_empty()
+/// Many alike, one line: at least the rules' `fold_alike_from` lines of a kind the rules
+/// fold, in one band and with one reason, are one, "8 cards · blocked: needs input", where the
+/// first stood, leading to their panel, which lists them.
+fn fold_alike(lines: Vec<Need>, rules: &RulesView) -> Vec<Need> {
+    let same = |a: &Need, b: &Need| {
+        a.band == b.band && a.kind.family() == b.kind.family() && a.reason == b.reason
     };
     let folds = |n: &Need| {
         rules.fold_alike_from >= 2
+            && n.count == 1
+            && !n.section.is_empty()
             && rules
                 .fold_kinds
                 .iter()
                 .any(|k| k == n.kind.family().words().0)
+            && lines.iter().filter(|l| l.count == 1 && same(l, n)).count() as u64
+                >= rules.fold_alike_from
     };
-    let mut taken = vec![false; lines.len()];
-    let mut out = Vec::new();
-    for (i, n) in lines.iter().enumerate() {
-        if taken[i] {
-            continue;
+    let folding: Vec<bool> = lines.iter().map(folds).collect();
+    let mut out: Vec<Need> = Vec::new();
+    // Where each fold's line is in `out`.
+    let mut at: Vec<usize> = Vec::new();
+    for (mut n, fold) in lines.into_iter().zip(folding) {
+        if fold {
+            if let Some(&i) = at.iter().find(|&&i| same(&out[i], &n)) {
+                out[i].count += 1;
+                out[i].stands_for.append(&mut n.stands_for);
+                continue;
+            }
+            n.anchor = n.section.to_string();
+            n.since = None;
+            n.held = None;
+            at.push(out.len());
         }
-        let same: Vec<usize> = (i..lines.len())
-            .filter(|&j| !taken[j] && folds(n) && alike(n, &lines[j]))
-            .collect();
-        if (same.len() as u64) < rules.fold_alike_from.max(2) {
-            taken[i] = true;
-            out.push(n.clone());
-            continue;
-        }
-        let names: Vec<(&str, Kind)> = same
-            .iter()
-            .map(|&j| (lines[j].name.as_str(), lines[j].kind))
-            .collect();
-        let mut line = n.clone();
-        for &j in &same[1..] {
-            line.stands_for.extend(lines[j].stands_for.iter().cloned());
-        }
-        for &j in &same {
-            taken[j] = true;
-        }
-        line.what = names_or_count(&names);
-        line.count = same.len();
-        line.since = None;
-        line.held = None;
-        line.key = String::new();
-        line.anchor = n.section.to_string();
-        out.push(line);
+        out.push(n);
+    }
+    for &i in &at {
+        let n = &mut out[i];
+        n.what = format!("{} {}", thousands(n.count as u64), n.kind.family().words().1);
     }
     out
 }
-
-/// "orin", "vega and kai", "vega, kai and mira" while short; else "8 cards" (one kind), or "LAB
-/// and 4 more".
-fn names_or_count(names: &[(&str, Kind)]) -> String {
-    let n = names.len();
-    let listed = match names {
-        [] => String::new(),
-        [(one, _)] => one.to_string(),
-        [rest @ .., (last, _)] => {
-            let rest: Vec<&str> = rest.iter().map(|(name, _)| *name).collect();
-            format!("{} and {last}", rest.join(", "))
-        }
-    };
-    if n <= 3 && listed.chars().count() <= NAMES_SHOWN {
-        return listed;
-    }
-    let family = names[0].1.family();
-    if names.iter().all(|(_, k)| k.family() == family) {
-        format!("{} {}", thousands(n as u64), family.words().1)
-    } else {
-        format!("{} and {} more", names[0].0, n - 1)
-    }
-}
-
-/// The most characters a folded line spends naming what it stands for.
-const NAMES_SHOWN: usize = 32;
 
 #[cfg(test)]
 mod tests {
@@ -236,7 +207,7 @@ mod tests {
             "tunnel orin on laptop",
         )];
         let g = at(&s, 0);
-        assert_eq!(lines(&g), ["✖ orin down · tunnel orin on laptop is down"]);
+        assert_eq!(lines(&g), ["✖ agent orin down · tunnel orin on laptop is down"]);
         assert_eq!(g.needs[0].anchor, "host-laptop");
         // The counts say each element once; the verdict's words say what is red.
         assert_eq!((g.counts.red, g.counts.green), (2, 1));
@@ -279,7 +250,7 @@ mod tests {
         assert_eq!(
             lines(&g),
             [
-                "✖ orin down · tunnel orin on laptop is down",
+                "✖ agent orin down · tunnel orin on laptop is down",
                 "✖ host laptop · service nginx failed",
             ]
         );
@@ -321,7 +292,7 @@ mod tests {
             lines(&g),
             [
                 "✖ agent echo · its card lists no skills: it cannot be given work",
-                "✖ kai and 3 more down · tunnel lab on laptop is down",
+                "✖ agent kai and 3 more down · tunnel lab on laptop is down",
             ]
         );
         assert_eq!(g.needs[1].anchor, "host-laptop");
@@ -350,7 +321,7 @@ mod tests {
             cause("agent:kai", "host:LAB", "host LAB"),
         ];
         let g = at(&s, 0);
-        assert_eq!(lines(&g), ["✖ kai and vega down · host LAB is down"]);
+        assert_eq!(lines(&g), ["✖ agent kai and 1 more down · host LAB is down"]);
         assert_eq!(g.needs[0].anchor, "host-LAB");
     }
 
@@ -414,13 +385,13 @@ mod tests {
         );
     }
 
-    /// Three agents down alike are named while their names are short.
+    /// Agents down alike are one line, counted.
     #[test]
-    fn alike_agents_are_named_while_the_names_are_short() {
+    fn alike_agents_are_one_line_counted() {
         let mut s = fleet_of(vec![down("vega"), down("kai"), down("mira")], Vec::new());
         s.rules.fold_kinds = vec!["agent".into()];
         let g = at(&s, 0);
-        assert_eq!(lines(&g), ["✖ kai, mira and vega · down: connection refused"]);
+        assert_eq!(lines(&g), ["✖ 3 agents · down: connection refused"]);
         assert_eq!(g.needs[0].anchor, "agents");
         s.agents = Probe::Value(
             (0..12)

@@ -53,7 +53,7 @@ use crate::summary::Verdict;
 use crate::words::thousands;
 use agents::agents;
 use board::board;
-use fold::{fold_alike, fold_causes};
+use fold::fold;
 use parts::Words;
 use systems::{backups, systems};
 use tasks::{live_tasks, queue, work};
@@ -118,7 +118,7 @@ impl Glance {
             .flat_map(|x| &mut x.groups)
             .flat_map(|g| &mut g.rows)
         {
-            if let Some(job) = work.iter().find(|j| j.key == row.key) {
+            if let Some(job) = work.iter().find(|j| j.anchor == row.anchor) {
                 row.leads = Some(anchor("agent", &job.agent));
             }
         }
@@ -169,8 +169,6 @@ impl Glance {
                 let mut n = Need::new(row.own, kind, row.what.clone(), String::new());
                 n.anchor = row.leads.clone().unwrap_or_else(|| row.anchor.clone());
                 n.stands_for = vec![row.anchor.clone()];
-                n.key = row.key.clone();
-                n.name = row.title.clone();
                 n.section = section.id;
                 n.lined = row.line != Line::Folded;
                 // A channel's line is its own sentence, since when included:
@@ -210,12 +208,12 @@ impl Glance {
         let (red, amber): (Vec<Need>, Vec<Need>) =
             elements.into_iter().partition(|n| n.band == Band::Red);
         let elements: Vec<Need> = red.into_iter().chain(amber).collect();
-        let mut needs = fold_alike(fold_causes(&elements, &s.causes), &s.rules);
+        let headline = headline(&elements, &counts);
+        let mut needs = fold(elements, &s.causes, &s.rules);
         // The blind spot is said whole: it explains every other red line.
         for n in needs.iter_mut().filter(|n| n.kind != Kind::BlindSpot) {
             n.reason = few_words_within(&n.reason, n.room_for_reason());
         }
-        let headline = headline(&elements, &counts);
         Glance {
             band: counts.worst(),
             counts,

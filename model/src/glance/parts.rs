@@ -288,6 +288,30 @@ pub fn anchor(kind: &str, name: &str) -> String {
     id
 }
 
+/// The row an element's key is about: `agent:min` → the agent's row, a host's check → the
+/// host's row, a card → its card row, a section → the section.
+pub(super) fn row_anchor(key: &str, name: &str) -> String {
+    let (head, rest) = key.split_once('/').unwrap_or((key, ""));
+    let (kind, id) = head.split_once(':').unwrap_or((head, ""));
+    match kind {
+        "agent" => anchor("agent", id),
+        "queue" => anchor("queue", id),
+        "task" => anchor("task", &format!("{id}-{rest}")),
+        "board" => match rest.strip_prefix("card:") {
+            Some(card) => anchor("card", &format!("{id}-{card}")),
+            None => anchor("board", id),
+        },
+        "host" => anchor("host", id),
+        "backups" => anchor("backup", name),
+        "section" => match id {
+            "tasks.board" => "board".into(),
+            "tasks.live" => "live".into(),
+            other => other.into(),
+        },
+        _ => anchor(kind, id),
+    }
+}
+
 /// When something `ago_s` old at `at` crossed a threshold of `after_s`.
 pub(super) fn crossed(at: DateTime<Utc>, ago_s: u64, after_s: u64) -> DateTime<Utc> {
     at - chrono::Duration::seconds(ago_s as i64) + chrono::Duration::seconds(after_s as i64)

@@ -101,7 +101,6 @@ fn clock_row(c: &ClockView, report_s: u64, w: &Words) -> Row {
         held: None,
         checks: Vec::new(),
         strip: None,
-        key: key::CLOCK.into(),
         own: band,
         line: Line::Own,
         leads: None,
@@ -138,7 +137,6 @@ fn set_aside_row(a: &SetAside, w: &Words) -> Row {
         held: None,
         checks: Vec::new(),
         strip: None,
-        key: String::new(),
         own: band,
         line: Line::Own,
         leads: None,
@@ -185,7 +183,6 @@ fn channel_row(c: &ChannelState, w: &Words) -> Row {
         held: None,
         checks: Vec::new(),
         strip: None,
-        key: String::new(),
         own: band,
         line: Line::Own,
         leads: None,
@@ -228,23 +225,17 @@ fn host_row(h: &System, w: &Words) -> Row {
     // the tap): said once. A check that took something down (a tunnel an agent is reached
     // through) is said by that line: the host's own line leaves it out (issue 43).
     let mut problems: Vec<(Band, String, bool)> = Vec::new();
-    let keys = h
+    let names = h
         .services
         .iter()
-        .map(|c| key::host_check(&h.host, "service", &c.name))
-        .chain(
-            h.tunnels
-                .iter()
-                .map(|c| key::host_check(&h.host, "tunnel", &c.name)),
-        )
-        .chain(
-            h.crons
-                .iter()
-                .map(|c| key::host_check(&h.host, "cron", &c.name)),
-        );
-    for ((check, short), key) in services.iter().chain(&tunnels).chain(&crons).zip(keys) {
+        .map(|c| ("service", &c.name))
+        .chain(h.tunnels.iter().map(|c| ("tunnel", &c.name)))
+        .chain(h.crons.iter().map(|c| ("cron", &c.name)));
+    for ((check, short), (kind, name)) in services.iter().chain(&tunnels).chain(&crons).zip(names)
+    {
         if let Some(short) = short {
-            problems.push((check.band, short.clone(), w.is_root(&key)));
+            let root = w.is_root(&key::host_check(&h.host, kind, name));
+            problems.push((check.band, short.clone(), root));
         }
     }
     let vault = match &h.vault_parity {
@@ -340,7 +331,6 @@ fn host_row(h: &System, w: &Words) -> Row {
             },
         ],
         strip: strip(h.history.as_ref(), w),
-        key: key::host(&h.host),
         own: band,
         line,
         leads: None,
@@ -507,7 +497,6 @@ fn backup_row(b: &Backups, s: &Snapshot, w: &Words) -> Row {
         facts,
         checks: Vec::new(),
         strip: None,
-        key: key::BACKUPS.into(),
         own: band,
         line: Line::Own,
         leads: None,

@@ -174,7 +174,6 @@ fn unreadable_row(t: &UnreadableTask, w: &Words) -> Row {
         reason: Some(reason),
         checks: Vec::new(),
         strip: None,
-        key: key::queue_task(&t.id),
         own: t.band,
         line: Line::Own,
         leads: None,
@@ -252,7 +251,6 @@ fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
         held: w.held(&key::queue_task(&t.id), band),
         checks: Vec::new(),
         strip: None,
-        key: key::queue_task(&t.id),
         own: band,
         line: Line::Own,
         leads: None,
@@ -311,8 +309,8 @@ fn ack_words(ack: &QueueAck, w: &Words) -> String {
 pub(super) struct Work {
     /// The agent it is on.
     pub(super) agent: String,
-    /// The task's element key.
-    pub(super) key: String,
+    /// The task's row.
+    pub(super) anchor: String,
     /// "task stuck: no reply for 9 min", "task “Compact the archive” orphaned: no reply
     /// produced".
     pub(super) words: String,
@@ -331,7 +329,7 @@ pub(super) fn work(s: &Snapshot, w: &Words) -> Vec<Work> {
             if listed(&t.agent) && stuck_at(t, s.rules.no_reply_s, w.now, w.clock) {
                 out.push(Work {
                     agent: t.agent.clone(),
-                    key: key::live_task(&t.agent, &t.id),
+                    anchor: task_anchor(t),
                     words: format!(
                         "task stuck: no reply for {}",
                         human_age(w.age(t.checked_at, t.age_s))
@@ -350,7 +348,7 @@ pub(super) fn work(s: &Snapshot, w: &Words) -> Vec<Work> {
             if band == Band::Red && left {
                 out.push(Work {
                     agent: owner.to_string(),
-                    key: key::queue_task(&t.id),
+                    anchor: anchor("queue", &t.id),
                     words: format!(
                         "task “{}” {}",
                         few_words(&t.title),
@@ -448,7 +446,6 @@ fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
         held: w.held(&key::live_task(&t.agent, &t.id), band),
         checks: Vec::new(),
         strip: None,
-        key: key::live_task(&t.agent, &t.id),
         own: band,
         line: Line::Own,
         leads: None,

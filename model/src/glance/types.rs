@@ -32,12 +32,6 @@ pub struct Need {
     /// How many elements the line stands for: 1, or a lot not listed one by one (a board's
     /// cards beyond the cap), which the verdict counts in full.
     pub(super) count: usize,
-    /// The element's key ([`crate::alerts::key`]), to find what took it down; empty for what
-    /// is no element of the fleet (a section, a lot).
-    pub(super) key: String,
-    /// What it is called without its kind ("orin", "Publish episode 12"): how a line standing
-    /// for many names it.
-    pub(super) name: String,
     /// The panel it is in: where a line folding many alike leads.
     pub(super) section: &'static str,
     /// Whether it is a line of its own; not when another line says all of it (a host whose
@@ -60,8 +54,6 @@ impl Need {
             held: None,
             kind,
             count: 1,
-            key: String::new(),
-            name: String::new(),
             section: "",
             lined: true,
             stands_for: Vec::new(),
@@ -229,8 +221,6 @@ pub struct Row {
     pub(super) what: String,
     /// When it entered its band, where the snapshot says so.
     pub(super) since: Option<DateTime<Utc>>,
-    /// The element's key ([`crate::alerts::key`]).
-    pub(super) key: String,
     /// The band it counts in: `band`, but for an agent shown in its work's band (a task stuck
     /// on it), which counts as the agent itself is.
     pub(super) own: Band,
