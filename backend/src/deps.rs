@@ -1,6 +1,7 @@
 //! What depends on what, for alert suppression (issue 12): an element whose root cause is down
 //! raises no alert of its own; the root's alert names what it takes down. The page says the same
-//! in one line (issue 43): each write lists what is red because of what ([`Deps::causes`]).
+//! in one line (issue 43): each write finds what is red because of what ([`Deps::causes`]) and
+//! folds the needs-you lines by it.
 //!
 //! The edges come from what the config already says, so nobody keeps a second map in step:
 //! - a host's checks (`host:lab/service:nginx`, `host:lab/tunnel:lab-heart`, crons, vault
@@ -19,9 +20,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, Utc};
+use fleetdash_model::Band;
 use fleetdash_model::alerts::{Element, key};
-use fleetdash_model::{Band, Cause};
+use fleetdash_model::glance::fold::Cause;
 
 use crate::collect::SectionName;
 use crate::config::{Config, HostSource};
@@ -148,11 +149,7 @@ impl Deps {
     /// own reach are not roots here: the page says a stale section and the blind spot apart.
     /// Two elements that depend on each other (a cycle in `depends_on`) take neither down, as
     /// for alerts.
-    pub fn causes(
-        &self,
-        elements: &BTreeMap<String, Element>,
-        now: DateTime<Utc>,
-    ) -> Vec<Cause> {
+    pub fn causes(&self, elements: &BTreeMap<String, Element>) -> Vec<Cause> {
         let red = |k: &str| elements.get(k).is_some_and(|e| e.band == Band::Red);
         // What a key depends on that can take it down: elements, not the section or the reach.
         let above = |k: &str| -> BTreeSet<String> {
@@ -176,7 +173,6 @@ impl Deps {
                     key: key.clone(),
                     root: root.clone(),
                     root_what: format!("{} {}", e.kind, e.name),
-                    checked_at: now,
                 });
             }
         }
@@ -333,7 +329,10 @@ mod tests {
         );
         let (config, _rules) = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let d = Deps::from_config(&config);
-        assert!(d.parents("host:LAB").contains(&"host:laptop/tunnel:lab".to_string()));
+        assert!(
+            d.parents("host:LAB")
+                .contains(&"host:laptop/tunnel:lab".to_string())
+        );
         assert!(!d.ancestors("host:prod").contains("host:laptop/tunnel:lab"));
     }
 
@@ -351,7 +350,6 @@ mod tests {
     /// green one, and two that depend on each other are nobody's.
     #[test]
     fn each_red_element_is_listed_with_the_root_of_what_took_it_down() {
-        let now: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().unwrap();
         let mut d = Deps::default();
         d.add("host:LAB", "host:laptop/tunnel:lab");
         for a in ["agent:vega", "agent:kai"] {
@@ -362,7 +360,10 @@ mod tests {
         d.add("agent:y", "agent:x");
         let elements: BTreeMap<String, Element> = [
             ("host:laptop", el("host", "laptop", Band::Green)),
-            ("host:laptop/tunnel:lab", el("tunnel", "lab on laptop", Band::Red)),
+            (
+                "host:laptop/tunnel:lab",
+                el("tunnel", "lab on laptop", Band::Red),
+            ),
             ("host:LAB", el("host", "LAB", Band::Red)),
             ("agent:vega", el("agent", "vega", Band::Red)),
             ("agent:kai", el("agent", "kai", Band::Green)),
@@ -376,7 +377,7 @@ mod tests {
         .map(|(k, e)| (k.to_string(), e))
         .collect();
         let said: Vec<(String, String, String)> = d
-            .causes(&elements, now)
+            .causes(&elements)
             .into_iter()
             .map(|c| (c.key, c.root, c.root_what))
             .collect();

@@ -255,8 +255,6 @@ mod tests {
                 window_amber_at_percent: 90,
                 ack_within_s: 600,
                 clock_step_s: 5,
-                fold_alike_from: 3,
-                fold_kinds: vec!["card".into()],
             },
         )
     }

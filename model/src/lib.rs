@@ -36,7 +36,7 @@ pub use probe::{NOT_COLLECTED, Probe};
 pub use queue::{EndedTask, QueueAck, QueueLeftOut, QueueTask, UnreadableTask};
 pub use rules::RulesView;
 pub use snapshot::{
-    Agent, Backups, Board, BoardSource, Card, Cause, ColumnCount, CronCheck, CronState, Heartbeat,
+    Agent, Backups, Board, BoardSource, Card, ColumnCount, CronCheck, CronState, Fold, Heartbeat,
     History, LeftOut, LiveTask, NamedCheck, SCHEMA_VERSION, SectionMeta, Sections, SetAside,
     Snapshot, System, Tasks, Transition, Window,
 };

@@ -33,15 +33,6 @@ pub struct RulesView {
     /// this cannot be told fresh (0 in snapshots written before the rule existed: not judged).
     #[serde(default)]
     pub clock_step_s: u64,
-    /// Needs-you lines alike (the same kind, band and reason: "blocked: needs input") are said
-    /// as one line once there are this many of them (issue 43); 0 (snapshots written before the
-    /// rule existed) folds nothing.
-    #[serde(default)]
-    pub fold_alike_from: u64,
-    /// The kinds of needs-you lines that fold when alike: "card", "task", "agent", "host",
-    /// "board".
-    #[serde(default)]
-    pub fold_kinds: Vec<String>,
 }
 
 #[cfg(test)]
@@ -61,8 +52,6 @@ pub(crate) mod tests {
             window_amber_at_percent: 90,
             ack_within_s: 600,
             clock_step_s: 5,
-            fold_alike_from: 3,
-            fold_kinds: vec!["card".into(), "task".into()],
         }
     }
 }

@@ -56,23 +56,27 @@ pub struct Snapshot {
     /// after one, stamps found ahead of it (issue 31). Empty while the clock keeps time.
     #[serde(default)]
     pub clock: ClockView,
-    /// Elements that are red because an element they depend on is (issue 43: one cause, one
-    /// line): what the alerts already know from the registry (a tunnel an agent is reached
-    /// through, a host a remote agent runs on, `depends_on`). Empty when nothing is.
+    /// Needs-you lines that each stand for several rows (issue 43: every line on a phone's
+    /// first screen earns its place), folded by the collector at this write: what one cause
+    /// took down, and many alike. The page and snapshot.html say each instead of its rows' own
+    /// lines. Empty when nothing folds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub causes: Vec<Cause>,
+    pub folds: Vec<Fold>,
 }
 
-/// One element taken down by another: `key` is red while `root`, what it depends on (directly
-/// or through others), is red too, and nothing `root` depends on is.
+/// One needs-you line standing for several rows: "agent orin down · tunnel orin on laptop is
+/// down" (the rows of what the tunnel took down, and of the tunnel's host), "8 cards · blocked:
+/// needs input" (eight card rows).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Cause {
-    /// The element's key ([`crate::alerts::key`]): `agent:orin`.
-    pub key: String,
-    /// The key of the element it is down because of: `host:laptop/tunnel:orin`.
-    pub root: String,
-    /// The root in the operator's words: "tunnel orin on laptop".
-    pub root_what: String,
+pub struct Fold {
+    /// The rows it stands for, by their anchors on the page ("agent-orin", "host-laptop").
+    pub rows: Vec<String>,
+    /// "agent orin down", "8 cards".
+    pub what: String,
+    /// "tunnel orin on laptop is down", "blocked: needs input".
+    pub reason: String,
+    /// Where the line leads: the root's row, or the panel that lists them.
+    pub anchor: String,
     pub checked_at: DateTime<Utc>,
 }
 
@@ -117,7 +121,7 @@ impl Snapshot {
             alerts: AlertsView::default(),
             set_aside: Vec::new(),
             clock: ClockView::default(),
-            causes: Vec::new(),
+            folds: Vec::new(),
         }
     }
 }

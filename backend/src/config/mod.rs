@@ -55,7 +55,9 @@ pub use intake::IntakeConfig;
 pub use metrics::MetricsConfig;
 pub use otel::OtelConfig;
 pub use probe::ProbeLimits;
-pub use rules::{AlertRules, ByteRule, ClockRules, CountRule, Rule, Rules, StateRules};
+pub use rules::{
+    AlertRules, ByteRule, ClockRules, CountRule, NeedsYouRules, Rule, Rules, StateRules,
+};
 pub use secrets::{TokenSource, read_token};
 pub use serve::{ServeConfig, TlsFiles, plain_http_refusal};
 pub use validator::{is_plain_name, resolve_path};

@@ -21,6 +21,7 @@ use anyhow::{Context, Result};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use fleetdash_model::glance::{self, fold::FoldRules};
 use fleetdash_model::{AlertsView, RulesView, Snapshot};
 use serde::Deserialize;
 
@@ -31,6 +32,7 @@ use super::state_file;
 use super::transitions::{self, TransitionLog};
 use crate::clock::{Clock, Clocked};
 use crate::collect::{SectionName, SectionUpdate};
+use crate::config::NeedsYouRules;
 use crate::deps::Deps;
 use crate::redact::RedactionGate;
 use crate::snapshot;
@@ -63,8 +65,8 @@ pub struct StatusWriter {
     /// The clock each write judges by (ages as observed, `clock` said); without one, the wall
     /// clock alone.
     clock: Option<Clock>,
-    /// What depends on what, for `causes`.
-    deps: Option<Arc<Deps>>,
+    /// What depends on what, and the rules' `needs_you`, for the folds.
+    folding: Option<(Arc<Deps>, NeedsYouRules)>,
 }
 
 impl StatusWriter {
@@ -92,7 +94,7 @@ impl StatusWriter {
             set_aside_kept: None,
             zone: Zone::Host,
             clock: None,
-            deps: None,
+            folding: None,
         })
     }
 
@@ -123,10 +125,10 @@ impl StatusWriter {
         self
     }
 
-    /// Each write says what is red because of what, by `deps` (the registry's). Without it,
-    /// nothing is.
-    pub fn with_deps(mut self, deps: Arc<Deps>) -> Self {
-        self.deps = Some(deps);
+    /// Each write folds the needs-you lines: what is red because of what by `deps` (the
+    /// registry's), and many alike by `rules`. Without it, nothing folds.
+    pub fn with_folding(mut self, deps: Arc<Deps>, rules: NeedsYouRules) -> Self {
+        self.folding = Some((deps, rules));
         self
     }
 
@@ -197,12 +199,19 @@ impl StatusWriter {
             Some(alerts) => alerts.look(&elements, now),
             None => AlertsView::default(),
         };
-        // What is red because of what (issue 43): the page's one line per cause.
-        snap.causes = self
-            .deps
-            .as_ref()
-            .map(|deps| deps.causes(&elements, now))
-            .unwrap_or_default();
+        // Needs-you lines folded (issue 43): one per cause, by what the registry says depends on
+        // what, and one for many alike, by the rules; the page says them as written.
+        snap.folds = match &self.folding {
+            Some((deps, rules)) => glance::fold::folds(
+                &snap,
+                &deps.causes(&elements),
+                FoldRules {
+                    alike_from: rules.fold_alike_from.count,
+                    kinds: &rules.fold_kinds,
+                },
+            ),
+            None => Vec::new(),
+        };
         snap.alerts.reach = self
             .blind_spot
             .map(|(percent, min)| snap.reach(percent, min));

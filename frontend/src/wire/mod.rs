@@ -147,8 +147,6 @@ mod tests {
             window_amber_at_percent: 90,
             ack_within_s: 600,
             clock_step_s: 5,
-            fold_alike_from: 3,
-            fold_kinds: vec!["card".into(), "agent".into()],
         };
         let mut s = Snapshot::empty(at, rules);
         s.stale_reasons = vec!["board: 12 min old".into()];
@@ -484,10 +482,11 @@ mod tests {
                 stale: false,
             }),
         };
-        s.causes = vec![fleetdash_model::Cause {
-            key: "agent:orin".into(),
-            root: "host:laptop/tunnel:orin".into(),
-            root_what: "tunnel orin on laptop".into(),
+        s.folds = vec![fleetdash_model::Fold {
+            rows: vec!["agent-orin".into(), "host-laptop".into()],
+            what: "agent orin down".into(),
+            reason: "tunnel orin on laptop is down".into(),
+            anchor: "host-laptop".into(),
             checked_at: at,
         }];
         s

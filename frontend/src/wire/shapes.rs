@@ -4,11 +4,11 @@
 
 use fleetdash_model::alerts::Reach;
 use fleetdash_model::{
-    Acked, Agent, Ahead, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, Cause,
-    ChannelState,
-    ClockJump, ClockView, ColumnCount, CronCheck, CronState, EndedTask, Heartbeat, Held, History,
-    Jump, LeftOut, LiveTask, NamedCheck, Probe, QueueAck, QueueLeftOut, QueueTask, RulesView,
-    SectionMeta, Sections, SetAside, Snapshot, System, Tasks, Transition, UnreadableTask, Window,
+    Acked, Agent, Ahead, AlertsView, Asc, Backups, Band, Board, BoardSource, Card, ChannelState,
+    ClockJump, ClockView, ColumnCount, CronCheck, CronState, EndedTask, Fold, Heartbeat, Held,
+    History, Jump, LeftOut, LiveTask, NamedCheck, Probe, QueueAck, QueueLeftOut, QueueTask,
+    RulesView, SectionMeta, Sections, SetAside, Snapshot, System, Tasks, Transition,
+    UnreadableTask, Window,
 };
 
 use super::Json;
@@ -75,16 +75,17 @@ pub(super) fn read_snapshot(r: &mut Reader, v: &Json) -> Snapshot {
             Some(Vec::new()),
         ),
         clock: r.field(&o, "clock", clock, Some(ClockView::default())),
-        causes: r.field(&o, "causes", |r, v| r.list(v, cause), Some(Vec::new())),
+        folds: r.field(&o, "folds", |r, v| r.list(v, fold), Some(Vec::new())),
     }
 }
 
-fn cause(r: &mut Reader, v: &Json) -> Cause {
+fn fold(r: &mut Reader, v: &Json) -> Fold {
     let o = r.object(v);
-    Cause {
-        key: r.req(&o, "key", string),
-        root: r.req(&o, "root", string),
-        root_what: r.req(&o, "root_what", string),
+    Fold {
+        rows: r.req(&o, "rows", strings),
+        what: r.req(&o, "what", string),
+        reason: r.req(&o, "reason", string),
+        anchor: r.req(&o, "anchor", string),
         checked_at: r.req(&o, "checked_at", time),
     }
 }
@@ -222,8 +223,6 @@ fn rules(r: &mut Reader, v: &Json) -> RulesView {
         window_amber_at_percent: r.field(&o, "window_amber_at_percent", uint, Some(0)),
         ack_within_s: r.field(&o, "ack_within_s", uint, Some(0)),
         clock_step_s: r.field(&o, "clock_step_s", uint, Some(0)),
-        fold_alike_from: r.field(&o, "fold_alike_from", uint, Some(0)),
-        fold_kinds: r.field(&o, "fold_kinds", strings, Some(Vec::new())),
     }
 }
 

@@ -6,7 +6,7 @@ use super::parts::{
     shown, sorted, strip,
 };
 use super::tasks::Work;
-use super::types::{Kind, Line, Row, Section};
+use super::types::{Kind, Row, Section};
 use crate::alerts::key;
 use crate::band::Band;
 use crate::probe::Probe;
@@ -49,36 +49,22 @@ pub(super) fn agents(s: &Snapshot, w: &Words, work: &[Work]) -> Section {
     view
 }
 
-/// An agent's row carrying its work (issue 43): a task stuck or orphaned on it is said on the
-/// row, in the task's band, first; the agent still counts as itself, and its needs-you line
-/// (when it has trouble of its own) says only its own.
+/// An agent's row carrying its work (issue 43): a task stuck or orphaned on it makes the row
+/// red, "STUCK", and says so first in its summary and behind the tap. The agent still counts as
+/// itself, and its reason (its needs-you line, when it has trouble of its own) is its own: the
+/// task's line, which leads here, says the task.
 fn with_work(mut row: Row, work: &[&Work]) -> Row {
-    let Some(first) = work.first() else {
+    if work.is_empty() {
         return row;
-    };
-    let said = match work.len() {
-        1 => first.words.clone(),
-        n => format!("{n} tasks stuck: {}", first.words),
-    };
-    if let Some(own) = row.reason.clone() {
-        row.line = Line::Says(own.clone());
-        row.reason = Some(format!("{said}; {own}"));
-    } else {
-        row.reason = Some(said.clone());
     }
     row.band = Band::Red;
     row.badge = "STUCK";
-    let short = match work.len() {
-        1 => "1 task stuck".to_string(),
-        n => format!("{n} tasks stuck"),
-    };
+    let n = work.len();
+    let short = format!("{n} task{} stuck", if n == 1 { "" } else { "s" });
     row.summary = join(&[&short, &row.summary]);
-    // More than one: each is said behind the tap (one is the reason already).
-    if work.len() > 1 {
-        for (i, job) in work.iter().enumerate() {
-            row.facts
-                .insert(i, fact("work", (job.words.clone(), Some(Band::Red)), None));
-        }
+    for (i, job) in work.iter().enumerate() {
+        row.facts
+            .insert(i, fact("work", (job.words.clone(), Some(Band::Red)), None));
     }
     row
 }
@@ -172,7 +158,6 @@ fn agent_row(a: &Agent, rules: &RulesView, w: &Words) -> Row {
         checks: Vec::new(),
         strip: strip(a.history.as_ref(), w),
         own: a.band,
-        line: Line::Own,
         leads: None,
     }
 }
@@ -314,7 +299,11 @@ mod tests {
         );
         let min = row(&g, "agent-min");
         assert_eq!(min.band, Band::Green);
-        let last = min.facts.iter().find(|f| f.label == "last exchange").unwrap();
+        let last = min
+            .facts
+            .iter()
+            .find(|f| f.label == "last exchange")
+            .unwrap();
         assert_eq!(
             (last.text.as_str(), last.band),
             ("not watched (no audit log)", None)
@@ -326,8 +315,7 @@ mod tests {
     /// Was: lyra hung on its tasks and its row said nothing of it; "task on lyra · no reply
     /// for 9 min" was on another line, leading elsewhere.
     #[test]
-    fn an_agent_with_a_stuck_or_orphaned_task_says_so_on_its_row_and_the_tasks_line_leads_there()
-    {
+    fn an_agent_with_a_stuck_or_orphaned_task_says_so_on_its_row_and_the_tasks_line_leads_there() {
         let mut s = fleet();
         let mut orphaned = queue_task("q_orph", 30);
         orphaned.owner = Some("juno".into());
@@ -344,18 +332,25 @@ mod tests {
         s.sections.queue = s.sections.agents.clone();
         let g = at(&s, 0);
         let min = row(&g, "agent-min");
-        assert_eq!((min.band, min.own, min.badge), (Band::Red, Band::Green, "STUCK"));
-        assert_eq!(min.summary, "1 task stuck · heart · hub · 1 min ago");
         assert_eq!(
-            min.reason.as_deref(),
-            Some("task stuck: no reply for 1 min")
+            (min.band, min.own, min.badge),
+            (Band::Red, Band::Green, "STUCK")
         );
-        // juno is amber of its own: its line says its own, its row both.
+        assert_eq!(min.summary, "1 task stuck · heart · hub · 1 min ago");
+        // Behind the tap, first, in the task's band; the reason is the agent's own (none).
+        assert_eq!(min.reason, None);
+        let work = &min.facts[0];
+        assert_eq!(
+            (work.label, work.text.as_str(), work.band),
+            ("work", "task stuck: no reply for 1 min", Some(Band::Red))
+        );
+        // juno is amber of its own: its reason and its line say its own, its row both.
         let juno = row(&g, "agent-juno");
         assert_eq!((juno.band, juno.own), (Band::Red, Band::Amber));
+        assert_eq!(juno.reason.as_deref(), Some("no exchange for 3 h"));
         assert_eq!(
-            juno.reason.as_deref(),
-            Some("task “Task q_orph” orphaned: no reply produced; no exchange for 3 h")
+            juno.facts[0].text,
+            "task “Task q_orph” orphaned: no reply produced"
         );
         let line = |anchor: &str| {
             g.needs

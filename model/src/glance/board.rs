@@ -8,7 +8,7 @@ use super::parts::{
     Words, anchor, code, fact, group, join, order, plain, plain_reason, problem, red_first,
     section, shown, without_paths,
 };
-use super::types::{Group, Kind, Line, Need, Row, Section};
+use super::types::{Group, Kind, Need, Row, Section};
 use crate::alerts::key;
 use crate::band::Band;
 use crate::probe::Probe;
@@ -290,7 +290,6 @@ fn source_row(src: &BoardSource, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        line: Line::Own,
         leads: None,
     }
 }
@@ -393,7 +392,6 @@ fn card_row(c: &Card, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        line: Line::Own,
         leads: None,
     }
 }

@@ -71,7 +71,6 @@ pub fn recent(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset) -> Vec<Chan
         held: &[],
         acked: &[],
         frozen: false,
-        causes: &[],
     };
     let from = now - Duration::hours(RECENT_H);
     s.transitions
@@ -99,7 +98,6 @@ pub fn since_looked(
         held: &[],
         acked: &[],
         frozen: false,
-        causes: &[],
     };
     let mut out = SinceLooked {
         looked: w.time(looked_at),
@@ -121,7 +119,10 @@ pub fn since_looked(
         if t.to == Band::Green {
             // Another of the row's parts may be red now (a host's other service): then the
             // row did not recover.
-            if !glance.needs.iter().any(|n| n.stands_for.contains(&c.anchor))
+            if !glance
+                .needs
+                .iter()
+                .any(|n| n.stands_for.contains(&c.anchor))
                 && !out.recovered.iter().any(|r: &Change| r.anchor == c.anchor)
             {
                 out.recovered.push(c);
@@ -130,7 +131,11 @@ pub fn since_looked(
         }
         // The line that says it now: its own, or one folding it with others (leading to
         // their cause); the change leads where that line does, said once for all of them.
-        let Some(need) = glance.needs.iter().find(|n| n.stands_for.contains(&c.anchor)) else {
+        let Some(need) = glance
+            .needs
+            .iter()
+            .find(|n| n.stands_for.contains(&c.anchor))
+        else {
             continue;
         };
         c.anchor = need.anchor.clone();

@@ -31,9 +31,9 @@
 mod agents;
 mod board;
 pub mod changes;
-mod fold;
 #[cfg(test)]
 mod fixtures;
+pub mod fold;
 mod parts;
 mod systems;
 mod tasks;
@@ -50,14 +50,13 @@ use chrono::{DateTime, FixedOffset, Utc};
 use crate::band::Band;
 use crate::snapshot::Snapshot;
 use crate::summary::Verdict;
-use crate::words::thousands;
+use crate::words::{moment, thousands};
 use agents::agents;
 use board::board;
-use fold::fold;
 use parts::Words;
 use systems::{backups, systems};
 use tasks::{live_tasks, queue, work};
-use types::{Kind, Line};
+use types::Kind;
 
 /// What the operator reads, as of one moment.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,122 +93,9 @@ impl Glance {
     }
 
     fn at(s: &Snapshot, now: DateTime<Utc>, offset: FixedOffset, frozen: bool) -> Glance {
-        let w = Words {
-            now,
-            clock: &s.clock,
-            offset,
-            held: &s.alerts.held,
-            acked: &s.alerts.acked,
-            frozen,
-            causes: &s.causes,
-        };
-        // A stuck or orphaned task is said on its agent's row, and its line leads there.
-        let work = work(s, &w);
-        let mut sections = vec![
-            agents(s, &w, &work),
-            queue(s, &w),
-            live_tasks(s, &w),
-            board(s, &w),
-            systems(s, &w),
-            backups(s, &w),
-        ];
-        for row in sections
-            .iter_mut()
-            .flat_map(|x| &mut x.groups)
-            .flat_map(|g| &mut g.rows)
-        {
-            if let Some(job) = work.iter().find(|j| j.anchor == row.anchor) {
-                row.leads = Some(anchor("agent", &job.agent));
-            }
-        }
-        let mut counts = Verdict::default();
-        // One per element not green (or lot of them), for the verdict's words; the lines
-        // are made from them.
-        let mut elements = Vec::new();
-        // fleetdash's own blind spot leads: what follows is likely its consequence. Not an
-        // element of the fleet, so not counted.
-        if let Some(reach) = s.alerts.reach.filter(|r| r.blind) {
-            let mut n = Need::new(
-                Band::Red,
-                Kind::BlindSpot,
-                BLIND_SPOT_WHAT.into(),
-                reach.words(),
-            );
-            n.anchor = "agents".into();
-            n.stands_for = vec![n.anchor.clone()];
-            elements.push(n);
-        }
-        for section in &sections {
-            if let Some(Problem {
-                band: Some(band),
-                text,
-                held,
-            }) = &section.problem
-            {
-                counts.add(*band);
-                let mut n = Need::new(
-                    *band,
-                    Kind::Section,
-                    section.title.to_string(),
-                    few_words_within(text, usize::MAX),
-                );
-                n.anchor = section.id.to_string();
-                n.stands_for = vec![n.anchor.clone()];
-                n.held = held.clone();
-                elements.push(n);
-            }
-            for row in section.groups.iter().flat_map(|g| &g.rows) {
-                let Some(kind) = row.kind else {
-                    continue;
-                };
-                counts.add(row.own);
-                if row.own == Band::Green {
-                    continue;
-                }
-                let mut n = Need::new(row.own, kind, row.what.clone(), String::new());
-                n.anchor = row.leads.clone().unwrap_or_else(|| row.anchor.clone());
-                n.stands_for = vec![row.anchor.clone()];
-                n.section = section.id;
-                n.lined = row.line != Line::Folded;
-                // A channel's line is its own sentence, since when included:
-                // "alerts: ntfy failing since 14:02: 503 (3 waiting)".
-                if kind != Kind::Channel {
-                    let mut reason = match &row.line {
-                        Line::Says(words) => words.clone(),
-                        _ => row.reason.clone().unwrap_or_else(|| row.badge.into()),
-                    };
-                    if let Some(t) = row.since {
-                        // "since 19:12" says it: not "... at 19:12" as well.
-                        reason = reason.replace(&format!(" at {}", w.time(t)), "");
-                    }
-                    n.reason = few_words_within(&reason, usize::MAX);
-                    n.since = row.since.map(|t| w.since(t));
-                    n.held = row.held.clone();
-                }
-                elements.push(n);
-            }
-            // Folded rows are green cards: counted, not listed.
-            for g in &section.groups {
-                counts.green += g.folded_n;
-            }
-            for lot in &section.unlisted {
-                counts.add_n(lot.band, lot.count);
-                if lot.band != Band::Green {
-                    elements.push(Need {
-                        section: section.id,
-                        stands_for: vec![lot.anchor.clone()],
-                        ..lot.clone()
-                    });
-                }
-            }
-        }
-        // Red before amber, section order kept within each (a stable sort by hand: the
-        // standard sorts cost the page kilobytes).
-        let (red, amber): (Vec<Need>, Vec<Need>) =
-            elements.into_iter().partition(|n| n.band == Band::Red);
-        let elements: Vec<Need> = red.into_iter().chain(amber).collect();
+        let (sections, counts, elements) = assemble(s, now, offset, frozen);
         let headline = headline(&elements, &counts);
-        let mut needs = fold(elements, &s.causes, &s.rules);
+        let mut needs = fold::apply(elements, &s.folds);
         // The blind spot is said whole: it explains every other red line.
         for n in needs.iter_mut().filter(|n| n.kind != Kind::BlindSpot) {
             n.reason = few_words_within(&n.reason, n.room_for_reason());
@@ -219,7 +105,7 @@ impl Glance {
             counts,
             headline,
             stale: s.staleness(now),
-            as_of: w.time(now),
+            as_of: moment(now, now, offset),
             zone: zone(offset),
             needs,
             sections,
@@ -247,6 +133,126 @@ impl Glance {
             Band::Red => format!("{} {} · fleet", Band::Red.icon(), self.counts.red),
         }
     }
+}
+
+/// The glance's sections at `now`, the counts, and one needs-you entry per element (or lot) not
+/// green, red first, each its own row's line: what the verdict's words are made of, and what the
+/// snapshot's folds fold ([`fold`]).
+pub(super) fn assemble(
+    s: &Snapshot,
+    now: DateTime<Utc>,
+    offset: FixedOffset,
+    frozen: bool,
+) -> (Vec<Section>, Verdict, Vec<Need>) {
+    let w = Words {
+        now,
+        clock: &s.clock,
+        offset,
+        held: &s.alerts.held,
+        acked: &s.alerts.acked,
+        frozen,
+    };
+    // A stuck or orphaned task is said on its agent's row, and its line leads there.
+    let work = work(s, &w);
+    let mut sections = vec![
+        agents(s, &w, &work),
+        queue(s, &w),
+        live_tasks(s, &w),
+        board(s, &w),
+        systems(s, &w),
+        backups(s, &w),
+    ];
+    for row in sections
+        .iter_mut()
+        .flat_map(|x| &mut x.groups)
+        .flat_map(|g| &mut g.rows)
+    {
+        if let Some(job) = work.iter().find(|j| j.anchor == row.anchor) {
+            row.leads = Some(anchor("agent", &job.agent));
+        }
+    }
+    let mut counts = Verdict::default();
+    // One per element not green (or lot of them), for the verdict's words; the lines
+    // are made from them.
+    let mut elements = Vec::new();
+    // fleetdash's own blind spot leads: what follows is likely its consequence. Not an
+    // element of the fleet, so not counted.
+    if let Some(reach) = s.alerts.reach.filter(|r| r.blind) {
+        let mut n = Need::new(
+            Band::Red,
+            Kind::BlindSpot,
+            BLIND_SPOT_WHAT.into(),
+            reach.words(),
+        );
+        n.anchor = "agents".into();
+        n.stands_for = vec![n.anchor.clone()];
+        elements.push(n);
+    }
+    for section in &sections {
+        if let Some(Problem {
+            band: Some(band),
+            text,
+            held,
+        }) = &section.problem
+        {
+            counts.add(*band);
+            let mut n = Need::new(
+                *band,
+                Kind::Section,
+                section.title.to_string(),
+                few_words_within(text, usize::MAX),
+            );
+            n.anchor = section.id.to_string();
+            n.stands_for = vec![n.anchor.clone()];
+            n.held = held.clone();
+            elements.push(n);
+        }
+        for row in section.groups.iter().flat_map(|g| &g.rows) {
+            let Some(kind) = row.kind else {
+                continue;
+            };
+            counts.add(row.own);
+            if row.own == Band::Green {
+                continue;
+            }
+            let mut n = Need::new(row.own, kind, row.what.clone(), String::new());
+            n.anchor = row.leads.clone().unwrap_or_else(|| row.anchor.clone());
+            n.stands_for = vec![row.anchor.clone()];
+            n.section = section.id;
+            // A channel's line is its own sentence, since when included:
+            // "alerts: ntfy failing since 14:02: 503 (3 waiting)".
+            if kind != Kind::Channel {
+                let mut reason = row.reason.clone().unwrap_or_else(|| row.badge.into());
+                if let Some(t) = row.since {
+                    // "since 19:12" says it: not "... at 19:12" as well.
+                    reason = reason.replace(&format!(" at {}", w.time(t)), "");
+                }
+                n.reason = few_words_within(&reason, usize::MAX);
+                n.since = row.since.map(|t| w.since(t));
+                n.held = row.held.clone();
+            }
+            elements.push(n);
+        }
+        // Folded rows are green cards: counted, not listed.
+        for g in &section.groups {
+            counts.green += g.folded_n;
+        }
+        for lot in &section.unlisted {
+            counts.add_n(lot.band, lot.count);
+            if lot.band != Band::Green {
+                elements.push(Need {
+                    section: section.id,
+                    stands_for: vec![lot.anchor.clone()],
+                    ..lot.clone()
+                });
+            }
+        }
+    }
+    // Red before amber, section order kept within each (a stable sort by hand: the
+    // standard sorts cost the page kilobytes).
+    let (red, amber): (Vec<Need>, Vec<Need>) =
+        elements.into_iter().partition(|n| n.band == Band::Red);
+    (sections, counts, red.into_iter().chain(amber).collect())
 }
 
 /// The blind spot's needs-you name and the verdict's first words (issue 24).

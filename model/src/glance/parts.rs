@@ -11,7 +11,7 @@ use crate::asc::Asc;
 use crate::band::Band;
 use crate::clock::ClockView;
 use crate::probe::Probe;
-use crate::snapshot::{Cause, History, SectionMeta};
+use crate::snapshot::{History, SectionMeta};
 use crate::words::{human_age, moment};
 
 const STRIP_AXIS: [&str; 3] = ["24 h ago", "12 h", "now"];
@@ -37,16 +37,9 @@ pub(super) struct Words<'a> {
     /// Live, ages count up ("3 min ago"); frozen at the snapshot's moment, an age would count
     /// from a clock the data no longer follows, so every moment is a time of day ("at 19:15").
     pub(super) frozen: bool,
-    /// The snapshot's `causes`: what took what down.
-    pub(super) causes: &'a [Cause],
 }
 
 impl Words<'_> {
-    /// Whether the element `key` took another down: the line of what it took down names it.
-    pub(super) fn is_root(&self, key: &str) -> bool {
-        self.causes.iter().any(|c| c.root == key)
-    }
-
     /// The hold on the element `key` in words, while it is not green: a green element has
     /// nothing to hold back, so a hold listed for one is not said. An ack holds back its
     /// reminders, so it is said in the same place ("acked 14:02"), after a silence if both:

@@ -6,7 +6,7 @@ use super::parts::{
     Words, anchor, code, crossed, fact, few_words, group, join, plain, plain_reason, problem,
     red_first, section, shown, sorted, strip,
 };
-use super::types::{Check, Checks, Fact, Kind, Line, Row, Section};
+use super::types::{Check, Checks, Fact, Kind, Row, Section};
 use crate::alerts::{ChannelState, key};
 use crate::band::Band;
 use crate::clock::ClockView;
@@ -102,7 +102,6 @@ fn clock_row(c: &ClockView, report_s: u64, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        line: Line::Own,
         leads: None,
     }
 }
@@ -138,7 +137,6 @@ fn set_aside_row(a: &SetAside, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        line: Line::Own,
         leads: None,
     }
 }
@@ -184,7 +182,6 @@ fn channel_row(c: &ChannelState, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        line: Line::Own,
         leads: None,
     }
 }
@@ -199,10 +196,7 @@ fn host_row(h: &System, w: &Words) -> Row {
     // since when, as the host's strip does.
     let span = h.history.as_ref().and_then(|x| x.since).map(|t| w.time(t));
     let span = span.as_deref();
-    let mut services = named(&h.services, "service", "active", "inactive", span);
-    let mut tunnels = named(&h.tunnels, "tunnel", "up", "down", span);
-    let mut crons: Vec<(Check, Option<String>)> =
-        h.crons.iter().map(|c| cron_check(c, span, w)).collect();
+    let [mut services, mut tunnels, mut crons] = host_checks(h, w, span);
     // Each check is an element of its own: its hold is said on it, unless the host's row
     // already says the same words.
     let held = w.held(&key::host(&h.host), band);
@@ -221,23 +215,6 @@ fn host_row(h: &System, w: &Words) -> Row {
     for ((check, _), c) in crons.iter_mut().zip(&h.crons) {
         check.held = hold("cron", &c.name, check.band);
     }
-    // The host's reason in a few words, from its checks (each check keeps its own why behind
-    // the tap): said once. A check that took something down (a tunnel an agent is reached
-    // through) is said by that line: the host's own line leaves it out (issue 43).
-    let mut problems: Vec<(Band, String, bool)> = Vec::new();
-    let names = h
-        .services
-        .iter()
-        .map(|c| ("service", &c.name))
-        .chain(h.tunnels.iter().map(|c| ("tunnel", &c.name)))
-        .chain(h.crons.iter().map(|c| ("cron", &c.name)));
-    for ((check, short), (kind, name)) in services.iter().chain(&tunnels).chain(&crons).zip(names)
-    {
-        if let Some(short) = short {
-            let root = w.is_root(&key::host_check(&h.host, kind, name));
-            problems.push((check.band, short.clone(), root));
-        }
-    }
     let vault = match &h.vault_parity {
         Probe::Value(true) => ("in sync".to_string(), None),
         Probe::Value(false) => (
@@ -250,9 +227,6 @@ fn host_row(h: &System, w: &Words) -> Row {
         Probe::Unknown => ("not checked".into(), None),
         Probe::Error(r) => (format!("error: {r}"), Some(Band::Red)),
     };
-    if vault.1.is_some() {
-        problems.push((Band::Red, "vault out of sync".into(), false));
-    }
     let ram = match (&h.ram_used_gb, &h.ram_total_gb) {
         (Probe::Value(u), Probe::Value(t)) => (format!("{} / {}", gb(u), gb(t)), None),
         (u, t) => {
@@ -262,31 +236,14 @@ fn host_row(h: &System, w: &Words) -> Row {
         }
     };
     let disk = shown(&h.disk_free_gb, gb);
-    for (label, b) in [("RAM", ram.1), ("disk", disk.1)] {
-        if b.is_some() {
-            problems.push((Band::Red, format!("{label} unreadable"), false));
-        }
-    }
-    let said = |all: bool| {
-        let red = problems.iter().filter(|p| p.0 == Band::Red);
-        let amber = problems.iter().filter(|p| p.0 != Band::Red);
-        red.chain(amber)
-            .filter(|p| all || !p.2)
-            .map(|p| p.1.as_str())
-            .collect::<Vec<_>>()
-            .join(" · ")
-    };
-    let own = h.stale || problems.is_empty();
+    // The host's reason in a few words, from its checks (each check keeps its own why behind
+    // the tap): said once.
+    let problems = problems(h, [&services, &tunnels, &crons], [vault.1, ram.1, disk.1]);
     let reason = match band {
         Band::Green => None,
         // The host itself could not be read: its own reason, every check is stale with it.
-        _ if own => h.reason.as_deref().map(|r| few_words(&plain(r).0)),
-        _ => Some(said(true)),
-    };
-    let line = match said(false) {
-        _ if own || !problems.iter().any(|p| p.2) => Line::Own,
-        rest if rest.is_empty() => Line::Folded,
-        rest => Line::Says(rest),
+        _ if h.stale || problems.is_empty() => h.reason.as_deref().map(|r| few_words(&plain(r).0)),
+        _ => Some(worst_first(&problems, |_| true).join(" · ")),
     };
     let r = reason.as_deref();
     let source = if h.source.is_empty() {
@@ -332,9 +289,85 @@ fn host_row(h: &System, w: &Words) -> Row {
         ],
         strip: strip(h.history.as_ref(), w),
         own: band,
-        line,
         leads: None,
     }
+}
+
+/// A host's services, tunnels and crons, each with its state in words and, when it is not ok,
+/// the few words its host's reason uses for it.
+fn host_checks(h: &System, w: &Words, span: Option<&str>) -> [Vec<(Check, Option<String>)>; 3] {
+    [
+        named(&h.services, "service", "active", "inactive", span),
+        named(&h.tunnels, "tunnel", "up", "down", span),
+        h.crons.iter().map(|c| cron_check(c, span, w)).collect(),
+    ]
+}
+
+/// A problem of a host in a few words, its band, and (kind, name) when it is one of its checks.
+type Problem<'a> = (Band, String, Option<(&'static str, &'a str)>);
+
+/// A host's problems: its checks not ok (`checks`: services, tunnels, crons), then its vault,
+/// RAM and disk when their `bands` say so.
+fn problems<'a>(
+    h: &'a System,
+    checks: [&Vec<(Check, Option<String>)>; 3],
+    bands: [Option<Band>; 3],
+) -> Vec<Problem<'a>> {
+    let names = h
+        .services
+        .iter()
+        .map(|c| ("service", c.name.as_str()))
+        .chain(h.tunnels.iter().map(|c| ("tunnel", c.name.as_str())))
+        .chain(h.crons.iter().map(|c| ("cron", c.name.as_str())));
+    let mut out: Vec<Problem> = checks
+        .into_iter()
+        .flatten()
+        .zip(names)
+        .filter_map(|((check, short), name)| short.clone().map(|s| (check.band, s, Some(name))))
+        .collect();
+    for (words, band) in ["vault out of sync", "RAM unreadable", "disk unreadable"]
+        .into_iter()
+        .zip(bands)
+    {
+        if band.is_some() {
+            out.push((Band::Red, words.into(), None));
+        }
+    }
+    out
+}
+
+/// The words of the `problems` that `keep` keeps, red first.
+fn worst_first<'a>(problems: &'a [Problem], keep: impl Fn(&Problem) -> bool) -> Vec<&'a str> {
+    let red = problems.iter().filter(|p| p.0 == Band::Red);
+    let amber = problems.iter().filter(|p| p.0 != Band::Red);
+    red.chain(amber)
+        .filter(|p| keep(p))
+        .map(|p| p.1.as_str())
+        .collect()
+}
+
+/// Whether one of `h`'s checks took something down (`root` says which: by kind and name), and
+/// the host's other problems, red first: what its own needs-you line still has to say.
+pub(super) fn host_trouble(
+    h: &System,
+    w: &Words,
+    root: impl Fn(&str, &str) -> bool,
+) -> (bool, Vec<String>) {
+    let checks = host_checks(h, w, None);
+    let unreadable = |p: &Probe<f64>| p.is_error();
+    let bands = [
+        matches!(h.vault_parity, Probe::Value(false) | Probe::Error(_)).then_some(Band::Red),
+        (unreadable(&h.ram_used_gb) || unreadable(&h.ram_total_gb)).then_some(Band::Red),
+        unreadable(&h.disk_free_gb).then_some(Band::Red),
+    ];
+    let problems = problems(h, [&checks[0], &checks[1], &checks[2]], bands);
+    let is_root = |p: &Problem| p.2.is_some_and(|(kind, name)| root(kind, name));
+    let took_down = problems.iter().any(is_root);
+    let rest = worst_first(&problems, |p| !is_root(p))
+        .into_iter()
+        .map(String::from)
+        .collect();
+    (took_down, rest)
 }
 
 /// " · 24 h 99.5 %" when the check has samples, " · 100.0 % since 20:38" while they span
@@ -498,7 +531,6 @@ fn backup_row(b: &Backups, s: &Snapshot, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        line: Line::Own,
         leads: None,
     }
 }

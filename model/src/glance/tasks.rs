@@ -9,7 +9,7 @@ use super::parts::{
     Words, anchor, code, crossed, fact, few_words, group, join, plain_reason, problem, red_first,
     section, shown, sorted,
 };
-use super::types::{Fact, Kind, Line, Row, Section};
+use super::types::{Fact, Kind, Row, Section};
 use crate::alerts::key;
 use crate::asc::Asc;
 use crate::band::Band;
@@ -175,7 +175,6 @@ fn unreadable_row(t: &UnreadableTask, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: t.band,
-        line: Line::Own,
         leads: None,
     }
 }
@@ -252,7 +251,6 @@ fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        line: Line::Own,
         leads: None,
     }
 }
@@ -349,11 +347,7 @@ pub(super) fn work(s: &Snapshot, w: &Words) -> Vec<Work> {
                 out.push(Work {
                     agent: owner.to_string(),
                     anchor: anchor("queue", &t.id),
-                    words: format!(
-                        "task “{}” {}",
-                        few_words(&t.title),
-                        why.unwrap_or_default()
-                    ),
+                    words: format!("task “{}” {}", few_words(&t.title), why.unwrap_or_default()),
                 });
             }
         }
@@ -447,7 +441,6 @@ fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        line: Line::Own,
         leads: None,
     }
 }

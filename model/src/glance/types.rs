@@ -34,11 +34,8 @@ pub struct Need {
     pub(super) count: usize,
     /// The panel it is in: where a line folding many alike leads.
     pub(super) section: &'static str,
-    /// Whether it is a line of its own; not when another line says all of it (a host whose
-    /// only trouble is a tunnel that took an agent down).
-    pub(super) lined: bool,
-    /// The rows (or sections) the line speaks for: its own, or all those a folded line stands
-    /// for. "Since you last looked" finds a change's line by them.
+    /// The rows (or sections) the line speaks for: its own, or all those a fold stands for
+    /// ([`crate::Fold`]). "Since you last looked" finds a change's line by them.
     pub(super) stands_for: Vec<String>,
 }
 
@@ -55,24 +52,9 @@ impl Need {
             kind,
             count: 1,
             section: "",
-            lined: true,
             stands_for: Vec::new(),
         }
     }
-}
-
-/// Whether a row is a needs-you line of its own, and in which words.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(super) enum Line {
-    /// Its reason, as the row says it.
-    #[default]
-    Own,
-    /// Another line says all of it (a host whose only trouble takes down an agent: the
-    /// agent's line names it).
-    Folded,
-    /// Other words than the row's reason: what no other line says (a host's trouble but the
-    /// tunnel another line names).
-    Says(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,8 +206,6 @@ pub struct Row {
     /// The band it counts in: `band`, but for an agent shown in its work's band (a task stuck
     /// on it), which counts as the agent itself is.
     pub(super) own: Band,
-    /// Its needs-you line.
-    pub(super) line: Line,
     /// Where its needs-you line leads, when not to its own row: a stuck task's to the agent
     /// it is stuck on, whose row says so.
     pub(super) leads: Option<String>,

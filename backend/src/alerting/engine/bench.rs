@@ -7,9 +7,9 @@ use fleetdash_model::{Band, Snapshot};
 use super::gone::{Ended, ended};
 use super::pass::{PassContext, Thresholds, pass};
 use super::state::{Readings, State, readings};
-use crate::deps::Deps;
 use crate::alerting::{Alert, AlertEvent};
 use crate::config::fleet_alert_rules;
+use crate::deps::Deps;
 use crate::write::transitions::{self, Elements};
 use fleetdash_model::alerts::Element;
 

@@ -25,12 +25,12 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::acks::{self, Ack, AckStore};
-use crate::deps::Deps;
 use super::silences::{Active, Silence, SilenceStore};
 use super::{Alert, AlertEvent};
 use crate::clock::Clocked;
 use crate::config::maintenance::MaintenanceWindow;
 use crate::config::{Config, Rules};
+use crate::deps::Deps;
 use crate::redact::RedactionGate;
 use crate::write::transitions::Elements;
 use fleetdash_model::alerts::Element;

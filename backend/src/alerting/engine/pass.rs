@@ -36,9 +36,9 @@ use fleetdash_model::{Asc, Band};
 use super::gone;
 use super::roots;
 use super::state::{Open, Readings, State, Track, VERSION};
-use crate::deps::Deps;
 use crate::alerting::{Alert, AlertEvent};
 use crate::config::AlertRules;
+use crate::deps::Deps;
 use crate::write::transitions::Elements;
 use fleetdash_model::alerts::Element;
 

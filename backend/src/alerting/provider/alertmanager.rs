@@ -32,9 +32,9 @@ use tokio::sync::Mutex;
 
 use super::common::{self, Wants};
 use super::{Provider, SendError};
-use crate::deps::Deps;
 use crate::alerting::{Alert, AlertEvent};
 use crate::config::TokenSource;
+use crate::deps::Deps;
 use crate::net::ProbeClient;
 
 /// Every fleetdash alert's `alertname`: an element of the fleet is red.

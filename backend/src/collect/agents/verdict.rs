@@ -533,7 +533,11 @@ mod tests {
         };
         let quiet = row(&agent(), ev(), &fleet_rules(), &Clocked::wall_only(now));
         assert_eq!(
-            (quiet.band, quiet.exchange_band, quiet.last_exchange_s.clone()),
+            (
+                quiet.band,
+                quiet.exchange_band,
+                quiet.last_exchange_s.clone()
+            ),
             (Band::Green, Band::Green, Probe::Unknown)
         );
         assert_eq!(quiet.reason, None);
@@ -552,7 +556,10 @@ mod tests {
             row(&agent(), ev, &fleet_rules(), &Clocked::wall_only(now))
         };
         let fresh = reported(120);
-        assert_eq!((fresh.band, fresh.last_exchange_s), (Band::Green, Probe::Value(120)));
+        assert_eq!(
+            (fresh.band, fresh.last_exchange_s),
+            (Band::Green, Probe::Value(120))
+        );
         // Judged by the same rules as an audit log's exchange.
         let old = reported(2 * 3600);
         assert_eq!(old.band, Band::Amber);

@@ -886,8 +886,6 @@ impl Rules {
             window_amber_at_percent: self.window_amber_at.percent,
             ack_within_s: self.ack_within.seconds,
             clock_step_s: self.clock.step.seconds,
-            fold_alike_from: self.needs_you.fold_alike_from.count,
-            fold_kinds: self.needs_you.fold_kinds.clone(),
         }
     }
 }

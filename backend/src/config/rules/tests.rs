@@ -437,7 +437,11 @@ fn the_needs_you_folding_is_a_count_and_a_list_of_kinds_with_its_source() {
         r.view().fold_kinds,
         ["card", "task", "agent", "host", "board"]
     );
-    let line = FLEET.lines().position(|l| l.starts_with("  fold_kinds")).unwrap() + 1;
+    let line = FLEET
+        .lines()
+        .position(|l| l.starts_with("  fold_kinds"))
+        .unwrap()
+        + 1;
     let msg = refused(&FLEET.replace("agent, host", "agent, hosts"));
     assert!(
         msg.contains(&format!(
