@@ -434,7 +434,7 @@ fn the_needs_you_folding_is_a_count_and_a_list_of_kinds_with_its_source() {
     assert_eq!(r.needs_you.fold_alike_from.count, 3);
     assert_eq!(r.needs_you.fold_alike_from.source, "issue 43");
     assert_eq!(
-        r.view().fold_kinds,
+        r.needs_you.fold_kinds,
         ["card", "task", "agent", "host", "board"]
     );
     let line = FLEET
