@@ -158,7 +158,6 @@ fn agent_row(a: &Agent, rules: &RulesView, w: &Words) -> Row {
         checks: Vec::new(),
         strip: strip(a.history.as_ref(), w),
         own: a.band,
-        leads: None,
     }
 }
 

@@ -290,7 +290,6 @@ fn source_row(src: &BoardSource, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        leads: None,
     }
 }
 
@@ -392,7 +391,6 @@ fn card_row(c: &Card, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        leads: None,
     }
 }
 

@@ -154,7 +154,7 @@ pub(super) fn assemble(
     };
     // A stuck or orphaned task is said on its agent's row, and its line leads there.
     let work = work(s, &w);
-    let mut sections = vec![
+    let sections = vec![
         agents(s, &w, &work),
         queue(s, &w),
         live_tasks(s, &w),
@@ -162,15 +162,6 @@ pub(super) fn assemble(
         systems(s, &w),
         backups(s, &w),
     ];
-    for row in sections
-        .iter_mut()
-        .flat_map(|x| &mut x.groups)
-        .flat_map(|g| &mut g.rows)
-    {
-        if let Some(job) = work.iter().find(|j| j.anchor == row.anchor) {
-            row.leads = Some(anchor("agent", &job.agent));
-        }
-    }
     let mut counts = Verdict::default();
     // One per element not green (or lot of them), for the verdict's words; the lines
     // are made from them.
@@ -216,7 +207,10 @@ pub(super) fn assemble(
                 continue;
             }
             let mut n = Need::new(row.own, kind, row.what.clone(), String::new());
-            n.anchor = row.leads.clone().unwrap_or_else(|| row.anchor.clone());
+            n.anchor = match work.iter().find(|j| j.anchor == row.anchor) {
+                Some(job) => anchor("agent", &job.agent),
+                None => row.anchor.clone(),
+            };
             n.stands_for = vec![row.anchor.clone()];
             n.section = section.id;
             // A channel's line is its own sentence, since when included:

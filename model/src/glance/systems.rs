@@ -102,7 +102,6 @@ fn clock_row(c: &ClockView, report_s: u64, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        leads: None,
     }
 }
 
@@ -137,7 +136,6 @@ fn set_aside_row(a: &SetAside, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        leads: None,
     }
 }
 
@@ -182,7 +180,6 @@ fn channel_row(c: &ChannelState, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        leads: None,
     }
 }
 
@@ -289,7 +286,6 @@ fn host_row(h: &System, w: &Words) -> Row {
         ],
         strip: strip(h.history.as_ref(), w),
         own: band,
-        leads: None,
     }
 }
 
@@ -313,18 +309,23 @@ fn problems<'a>(
     checks: [&Vec<(Check, Option<String>)>; 3],
     bands: [Option<Band>; 3],
 ) -> Vec<Problem<'a>> {
-    let names = h
-        .services
-        .iter()
-        .map(|c| ("service", c.name.as_str()))
-        .chain(h.tunnels.iter().map(|c| ("tunnel", c.name.as_str())))
-        .chain(h.crons.iter().map(|c| ("cron", c.name.as_str())));
-    let mut out: Vec<Problem> = checks
+    let mut out: Vec<Problem> = Vec::new();
+    let names: [Vec<&str>; 3] = [
+        h.services.iter().map(|c| c.name.as_str()).collect(),
+        h.tunnels.iter().map(|c| c.name.as_str()).collect(),
+        h.crons.iter().map(|c| c.name.as_str()).collect(),
+    ];
+    for ((kind, list), names) in ["service", "tunnel", "cron"]
         .into_iter()
-        .flatten()
+        .zip(checks)
         .zip(names)
-        .filter_map(|((check, short), name)| short.clone().map(|s| (check.band, s, Some(name))))
-        .collect();
+    {
+        for ((check, short), name) in list.iter().zip(names) {
+            if let Some(short) = short {
+                out.push((check.band, short.clone(), Some((kind, name))));
+            }
+        }
+    }
     for (words, band) in ["vault out of sync", "RAM unreadable", "disk unreadable"]
         .into_iter()
         .zip(bands)
@@ -531,7 +532,6 @@ fn backup_row(b: &Backups, s: &Snapshot, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        leads: None,
     }
 }
 

@@ -175,7 +175,6 @@ fn unreadable_row(t: &UnreadableTask, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: t.band,
-        leads: None,
     }
 }
 
@@ -251,7 +250,6 @@ fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        leads: None,
     }
 }
 
@@ -441,7 +439,6 @@ fn task_row(t: &LiveTask, rule: u64, w: &Words) -> Row {
         checks: Vec::new(),
         strip: None,
         own: band,
-        leads: None,
     }
 }
 

@@ -206,9 +206,6 @@ pub struct Row {
     /// The band it counts in: `band`, but for an agent shown in its work's band (a task stuck
     /// on it), which counts as the agent itself is.
     pub(super) own: Band,
-    /// Where its needs-you line leads, when not to its own row: a stuck task's to the agent
-    /// it is stuck on, whose row says so.
-    pub(super) leads: Option<String>,
 }
 
 /// A labelled value behind the tap; `band` colours it when it is itself a condition.
