@@ -818,16 +818,12 @@ pub async fn tasks(path: &Path) -> Outcome {
     // Stable: newest first within a band, as listed.
     rows.sort_by_key(|(band, _)| std::cmp::Reverse(*band));
     let mut out = String::new();
-    if not_created {
-        out.push_str(&format!(
-            "no tasks yet: fleetdash run creates the work queue ({})\n",
-            work_queue.db.display()
-        ));
-    } else if rows.is_empty() && dismissed.is_empty() {
-        out.push_str(&format!(
-            "the work queue is empty ({})\n",
-            work_queue.db.display()
-        ));
+    if rows.is_empty() && dismissed.is_empty() {
+        let empty = match not_created {
+            true => "no tasks yet: fleetdash run creates the work queue",
+            false => "the work queue is empty",
+        };
+        out.push_str(&format!("{empty} ({})\n", work_queue.db.display()));
     } else {
         out.push_str(&crate::queue::judge::heads());
         out.push('\n');
