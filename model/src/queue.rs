@@ -302,7 +302,8 @@ impl QueueTask {
     /// first: the ACK limit while one is awaited, its deadline, no reply for a WORKING task
     /// (when the watchdog orphans it), worker died for a claimed one. `None` for a finished
     /// task, and when every limit has passed. A report changes the verdict sooner; a limit
-    /// passing while an earlier rule already holds the row red changes only its reason.
+    /// passing while an earlier rule already holds the row red changes at most its reason (and
+    /// what the watchdog does: the sweep runs then too).
     pub fn turns_in(
         &self,
         limits: QueueLimits,

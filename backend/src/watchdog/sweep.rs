@@ -1,11 +1,11 @@
 //! The work queue's watchdog (spec §3.5), a run-time loop beside the cadences: a sweep of the
 //! queue every `stuck.sweep_seconds`, and at once when the queue's collector calls for one (at
 //! the moment a task's verdict turns, [`crate::queue::SweepCall`]: a task reaching the no-reply
-//! limit is orphaned then, not up to a sweep later), and ONE escalation line per orphaned task, written by the
-//! escalation log the live-task watchdog already uses (`state_dir/escalations.jsonl`). Worker
-//! died is recorded by the sweep and escalates nothing: only the 300 s condition fires the
-//! follow-up loop. An open row that cannot be read is passed by and logged at each tick; the
-//! sweep goes on with the others (the dashboard shows it red).
+//! limit is orphaned then, not up to a sweep later); ONE escalation line per orphaned task,
+//! written by the escalation log the live-task watchdog already uses
+//! (`state_dir/escalations.jsonl`). Worker died is recorded by the sweep and escalates nothing:
+//! only the 300 s condition fires the follow-up loop. An open row that cannot be read is passed
+//! by and logged at each tick; the sweep goes on with the others (the dashboard shows it red).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,7 +79,8 @@ pub async fn run(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut calling = true;
     loop {
-        // Dropped once answered (at the end of this turn of the loop): the caller reads then.
+        // A call is answered when this is dropped: at the end of this turn of the loop, once
+        // the sweep and its escalations are done (or failed), and the caller reads then.
         let _answer = tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => None,
