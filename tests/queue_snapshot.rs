@@ -6,8 +6,16 @@
 //! escalation line) and the snapshot shows it red. A row the reader cannot read is red on its
 //! own while the others are listed and swept; finished tasks past the rules' retention and
 //! dismissed ones (`fleetdash task dismiss`) leave status.json, counted.
+//!
+//! Issue 43: a `collect` before the first `run` is not red and pages nobody (the file not
+//! created yet is an empty queue; a path that cannot be one stays red); a WORKING task is red in
+//! status.json from the no-reply limit, as `fleetdash tasks` says; and `run` reads the queue,
+//! after a sweep, at the moment a task's verdict turns, not a cadence later.
 
 mod support;
+
+#[path = "support/receiver.rs"]
+mod receiver;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -585,4 +593,332 @@ fn the_watchdog_in_run_passes_an_unreadable_row_by_and_orphans_the_stuck_one() {
     let lines: Vec<&str> = lines.lines().collect();
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].contains(&stuck), "{}", lines[0]);
+}
+
+/// `fleetdash run` on `config` with `FLEETDASH_LOG=info`, its log in `log`.
+fn run_logging(config: &Path, log: &Path) -> Run {
+    let mut cmd = support::fleetdash();
+    cmd.env("FLEETDASH_LOG", "info")
+        .args(["run", "--config"])
+        .arg(config);
+    Run(Some(support::spawn_logging_to(&mut cmd, log)))
+}
+
+/// Stops `run` with SIGTERM; fails unless it stopped cleanly.
+fn stop(run: &mut Run) {
+    let mut child = run.0.take().unwrap();
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+/// The queue's row `id` in status.json, once `ok` holds of it (polled; a hang fails).
+fn wait_row(scratch: &Scratch, id: &str, what: &str, ok: impl Fn(&QueueTask) -> bool) -> QueueTask {
+    support::eventually(support::HANG_BUDGET, what, || {
+        let bytes = std::fs::read(scratch.status_path()).map_err(|e| e.to_string())?;
+        let snap: Snapshot = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+        let row = snap
+            .tasks
+            .queue
+            .value()
+            .and_then(|rows| rows.iter().find(|t| t.id == id))
+            .cloned();
+        match row {
+            Some(row) if ok(&row) => Ok(row),
+            other => Err(format!("{other:?}")),
+        }
+    })
+}
+
+/// Issue 43, as a new user met it: `[work_queue]` in the config, its file not created yet, a
+/// one-off `fleetdash collect`, then `fleetdash run` with an alert channel. Was: the queue red
+/// ("no work queue file") in the collect's snapshot, and `run`'s first writes of the other
+/// sections each counting that red again, so the first notification carried the queue's red
+/// and its recovery together. Now the collect says there is no task yet (nothing is red,
+/// nothing is created), `run` creates the file, and nothing about the queue reaches the
+/// channel, however many passes the engine made.
+#[test]
+fn a_collect_before_the_first_run_is_not_red_and_pages_nobody() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let rx = rt.block_on(receiver::Receiver::start(receiver::Mode::Ok));
+    let scratch = Scratch::new();
+    let backups = scratch.path().join("backups");
+    std::fs::create_dir_all(&backups).unwrap();
+    std::fs::write(backups.join("fleet-2026.tar"), b"x").unwrap();
+    // Several sections besides the queue, so that run writes others before its first read of
+    // the queue, as on the user's fleet.
+    let (config, db) = queue_config(
+        &scratch,
+        &format!(
+            "[cadence]\nqueue = \"1s\"\nsystems = \"1s\"\ntunnels = \"1s\"\nbackups = \"1s\"\n\n\
+             [[hosts]]\nname = \"here\"\nsource = \"local\"\n\n\
+             [[hosts.tunnels]]\nname = \"alerts\"\naddress = \"{}\"\n\n\
+             [backups]\nname = \"fleet\"\ndir = \"{}\"\n\n\
+             [[alerts.channels]]\ntype = \"webhook\"\nurl = \"{}\"\n",
+            rx.addr,
+            backups.display(),
+            rx.url("/hook"),
+        ),
+    );
+    let queue_dir = db.parent().unwrap().to_path_buf();
+
+    let snap = collect(&scratch, &config);
+    assert_eq!(
+        snap.tasks.queue,
+        Probe::Unknown,
+        "no task yet, and no error"
+    );
+    assert!(snap.sections.queue.configured && snap.sections.queue.checked_at.is_some());
+    assert!(!snap.sections.queue.stale, "{:?}", snap.stale_reasons);
+    assert!(
+        !snap
+            .transitions
+            .iter()
+            .any(|t| t.key.contains("queue") && t.to == Band::Red),
+        "{:?}",
+        snap.transitions
+    );
+    let html = std::fs::read_to_string(scratch.path().join("out/snapshot.html")).unwrap();
+    assert!(
+        html.contains("No tasks yet: fleetdash run creates the work queue."),
+        "{html}"
+    );
+    assert!(!queue_dir.exists(), "collect created nothing");
+    let tasks = support::fleetdash()
+        .args(["tasks", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    support::assert_success(&tasks);
+    assert!(
+        String::from_utf8_lossy(&tasks.stdout)
+            .starts_with("no tasks yet: fleetdash run creates the work queue"),
+        "{}",
+        String::from_utf8_lossy(&tasks.stdout)
+    );
+
+    let log = scratch.path().join("run.log");
+    let mut run = run_logging(&config, &log);
+    // Until the engine has counted the queue's section not red for as many passes as a
+    // recovery needs: had anything about it fired, its Recovered would be due by then, and
+    // both would be in the outbox (the engine puts its alerts there before saving its state).
+    let engine = scratch.path().join("state/alerts-engine.json");
+    let recover_after = fleetdash::config::Rules::parse(
+        Path::new("rules.yaml"),
+        &std::fs::read_to_string(scratch.path().join("rules.yaml")).unwrap(),
+    )
+    .unwrap()
+    .alerts
+    .recover_after
+    .count;
+    support::eventually(support::HANG_BUDGET, "the engine's passes", || {
+        let state: serde_json::Value = std::fs::read(&engine)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or("no engine state yet")?;
+        let track = &state["tracks"]["section:tasks.queue"];
+        (track["clear_passes"].as_u64().unwrap_or(0) >= recover_after)
+            .then_some(())
+            .ok_or(format!("{track}"))
+    });
+    let snap = scratch.snapshot();
+    assert_eq!(
+        snap.tasks.queue,
+        Probe::Value(vec![]),
+        "run created the queue"
+    );
+    assert!(db.exists());
+    stop(&mut run);
+    let outbox =
+        rusqlite::Connection::open(scratch.path().join("state/alerts-outbox.sqlite")).unwrap();
+    let alerts: Vec<String> = outbox
+        .prepare("SELECT alert_id FROM outbox ORDER BY enqueued_at")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        !alerts.iter().any(|a| a.contains("queue")),
+        "the queue paged: {alerts:?}"
+    );
+    let posted: Vec<String> = rx
+        .got()
+        .iter()
+        .map(|g| String::from_utf8_lossy(&g.body).into_owned())
+        .collect();
+    assert!(
+        !posted.iter().any(|b| b.contains("tasks.queue")),
+        "{posted:?}"
+    );
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(!log.contains("work queue not read"), "{log}");
+}
+
+/// A queue path that cannot be a work queue is broken, not new: red with why, in a `collect`
+/// (a file where its folder should be) and when its folder cannot be written (read as a
+/// process without root's power over permissions).
+#[test]
+fn a_queue_path_that_cannot_be_created_stays_red_with_why() {
+    let scratch = Scratch::new();
+    let (config, db) = queue_config(&scratch, "");
+    std::fs::write(db.parent().unwrap(), b"not a folder").unwrap();
+    let snap = collect(&scratch, &config);
+    let Probe::Error(reason) = &snap.tasks.queue else {
+        panic!("not an error: {:?}", snap.tasks.queue)
+    };
+    assert!(
+        reason.contains("no work queue file, and fleetdash run cannot create it"),
+        "{reason}"
+    );
+    assert!(reason.contains("is not a folder"), "{reason}");
+    let turned = snap
+        .transitions
+        .iter()
+        .find(|t| t.key == "section:tasks.queue")
+        .unwrap_or_else(|| panic!("{:?}", snap.transitions));
+    assert_eq!(turned.to, Band::Red);
+
+    use std::os::unix::fs::PermissionsExt;
+    let locked = scratch.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let read = support::without_file_permission_override(|| {
+        fleetdash::queue::rows::read_only(&locked.join("queue/tasks.db"))
+    });
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = read.unwrap_err();
+    assert!(err.contains("cannot write in"), "{err}");
+    assert!(err.contains(&locked.display().to_string()), "{err}");
+}
+
+/// Issue 43: status.json had a WORKING task green at `quiet_s: 312`, past the 300 s rule, while
+/// `fleetdash tasks` said it was orphaned (the queue is swept every 60 s). The collect after the
+/// limit shows it red, in the sweep's words to come, as `fleetdash tasks` does; and each row
+/// says when its verdict turns (`turns_in_s`), counted from the same observed moment as its
+/// quiet time.
+#[test]
+fn a_working_task_is_red_at_the_collect_after_the_no_reply_limit() {
+    let scratch = Scratch::new();
+    let (config, db) = queue_config(&scratch, "");
+    let id = assign(&config, "drain the LAB queue");
+    let acked = Utc::now();
+    apply(&db, ack_owning(&id, acked));
+    let rules = support::fleet_rules();
+    let snap = collect(&scratch, &config);
+    let row = &queue_rows(&snap)[0];
+    assert_eq!(row.state, "TASK_STATE_WORKING");
+    assert_eq!(row.band, Band::Green, "{row:?}");
+    let quiet = row.quiet_s.unwrap();
+    assert_eq!(
+        row.turns_in_s,
+        Some(rules.no_reply_s - quiet),
+        "turns when its quiet time reaches the rule: {row:?}"
+    );
+
+    // The rule lowered to 2 s, so that no test waits 5 minutes; then past it.
+    let lowered =
+        support::quick_grouping_rules().replace("no_reply_seconds: 300", "no_reply_seconds: 2");
+    assert_ne!(lowered, support::quick_grouping_rules());
+    std::fs::write(scratch.path().join("rules.yaml"), lowered).unwrap();
+    while Utc::now() < acked + Duration::seconds(3) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let snap = collect(&scratch, &config);
+    let row = &queue_rows(&snap)[0];
+    assert_eq!(
+        row.state, "TASK_STATE_WORKING",
+        "a collect sweeps nothing: still WORKING"
+    );
+    assert_eq!(row.band, Band::Red, "{row:?}");
+    let reason = row.reason.clone().unwrap();
+    assert!(
+        reason.starts_with("no reply for ") && reason.ends_with(": orphaned at the next sweep"),
+        "{reason}"
+    );
+    let quiet = row.quiet_s.unwrap();
+    assert!(quiet >= 2, "{row:?}");
+    assert_eq!(
+        row.turns_in_s,
+        Some(rules.worker_died_s - quiet),
+        "next: worker died: {row:?}"
+    );
+    let turned = snap
+        .transitions
+        .iter()
+        .find(|t| t.key == format!("queue:{id}"))
+        .unwrap_or_else(|| panic!("{:?}", snap.transitions));
+    assert_eq!((turned.from, turned.to), (Some(Band::Green), Band::Red));
+    let tasks = support::fleetdash()
+        .args(["tasks", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    support::assert_success(&tasks);
+    let out = String::from_utf8_lossy(&tasks.stdout);
+    let line = out.lines().find(|l| l.starts_with(&id)).unwrap();
+    assert!(
+        line.contains("fail")
+            && line.contains("no reply for ")
+            && line.contains(": orphaned at the next sweep"),
+        "{out}"
+    );
+}
+
+/// `fleetdash run` reads the queue, after a sweep, at the moment a task's verdict turns: the
+/// queue's cadence is 9 minutes and its sweep hourly, yet a WORKING task reaching the no-reply
+/// limit (3 s here) is orphaned, escalated once and shown so. The queue was read twice (at the
+/// start, and at the turn, after the sweep orphaned it), not once a cadence.
+#[test]
+fn run_reads_the_queue_after_a_sweep_when_a_verdict_turns_not_a_cadence_later() {
+    let scratch = Scratch::new();
+    let quick = support::quick_grouping_rules();
+    let rules = quick.replace("no_reply_seconds: 300", "no_reply_seconds: 3");
+    assert_ne!(rules, quick);
+    let rules_hourly = rules.replace("sweep_seconds: 60", "sweep_seconds: 3600");
+    assert_ne!(rules_hourly, rules);
+    let rules = rules_hourly;
+    std::fs::write(scratch.path().join("rules.yaml"), &rules).unwrap();
+    let (config, db) = queue_config(&scratch, "[cadence]\nqueue = \"9m\"\n");
+    let id = assign(&config, "drain the LAB queue");
+    // The owner's ACK stamped ahead of the hub's clock: a stamp ahead is taken as made when
+    // first seen (issue 31), so its quiet time counts from run's first look at it, however
+    // long run takes to start, and its turn is the no-reply limit after that.
+    apply(&db, ack_owning(&id, Utc::now() + Duration::hours(1)));
+    let log = scratch.path().join("run.log");
+    let mut run = run_logging(&config, &log);
+    let row = wait_row(&scratch, &id, "the task orphaned", |t| {
+        t.state == "TASK_STATE_FAILED"
+    });
+    assert_eq!(row.status_message.as_deref(), Some(ORPHANED_MESSAGE));
+    assert_eq!(
+        (row.band, row.reason.as_deref()),
+        (Band::Red, Some("orphaned: no reply produced"))
+    );
+    assert_eq!(row.turns_in_s, None, "finished: nothing turns");
+    stop(&mut run);
+    let log = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let reads: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contains("collected") && l.contains("section=tasks.queue"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(reads.len(), 2, "the start and the turn: {log}");
+    let orphaned = lines
+        .iter()
+        .position(|l| l.contains("work queue task orphaned") && l.contains(&id))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(
+        reads[0] < orphaned && orphaned < reads[1],
+        "read, sweep at the turn, read: {log}"
+    );
+    let escalations =
+        std::fs::read_to_string(scratch.path().join("state/escalations.jsonl")).unwrap();
+    let escalations: Vec<&str> = escalations.lines().collect();
+    assert_eq!(escalations.len(), 1, "{escalations:?}");
+    assert!(escalations[0].contains(&id));
 }

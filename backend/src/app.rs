@@ -805,6 +805,7 @@ pub async fn tasks(path: &Path) -> Outcome {
         .map_err(|e| anyhow::anyhow!(e))?;
     // A one-shot command observed nothing before: the wall clock alone.
     let now = &Clocked::wall_only(chrono::Utc::now());
+    let not_created = view.not_created;
     let (dismissed, shown): (Vec<_>, Vec<_>) = view.tasks.into_iter().partition(|row| match row {
         Ok(row) => row.dismissed_at.is_some(),
         Err(bad) => bad.dismissed_at.is_some(),
@@ -818,10 +819,11 @@ pub async fn tasks(path: &Path) -> Outcome {
     rows.sort_by_key(|(band, _)| std::cmp::Reverse(*band));
     let mut out = String::new();
     if rows.is_empty() && dismissed.is_empty() {
-        out.push_str(&format!(
-            "the work queue is empty ({})\n",
-            work_queue.db.display()
-        ));
+        let empty = match not_created {
+            true => "no tasks yet: fleetdash run creates the work queue",
+            false => "the work queue is empty",
+        };
+        out.push_str(&format!("{empty} ({})\n", work_queue.db.display()));
     } else {
         out.push_str(&crate::queue::judge::heads());
         out.push('\n');

@@ -52,7 +52,15 @@ pub async fn run_notifying(
     }
     let writer = Arc::new(writer);
     let queue = open_shared_queue(config, rules, clock).await?;
-    let collectors = collect::from_config_sharing(config, rules, None, queue.clone());
+    // The queue's collector has the sweep run at a task's turning moment, then reads.
+    let (sweep_call, sweep_calls) = match &queue {
+        Some(_) => {
+            let (call, calls) = crate::queue::sweep_calls();
+            (Some(call), Some(calls))
+        }
+        None => (None, None),
+    };
+    let collectors = collect::from_config_sharing(config, rules, None, queue.clone(), sweep_call);
     if collectors.is_empty() {
         tracing::warn!(config = %config.path.display(), "nothing to collect: the config lists no agents");
     }
@@ -98,13 +106,14 @@ pub async fn run_notifying(
         }
         None => None,
     };
-    let sweeps = queue.clone().map(|queue| {
+    let sweeps = queue.clone().zip(sweep_calls).map(|(queue, calls)| {
         tokio::spawn(crate::watchdog::sweep::run(
             queue,
             rules.clone(),
             Escalations::new(&config.state_dir, &rules.state),
             config.gate(),
             clock.clone(),
+            calls,
             shutdown.clone(),
         ))
     });

@@ -254,6 +254,7 @@ mod tests {
                 backup_red_after_s: 172800,
                 window_amber_at_percent: 90,
                 ack_within_s: 600,
+                worker_died_s: 3600,
                 clock_step_s: 5,
             },
         )

@@ -41,6 +41,26 @@ pub fn reached(age_s: u64, window_s: u64, grace: Option<Grace>) -> bool {
     }
 }
 
+/// In how many seconds an age of `age_s`, counting on from now, reaches a window of
+/// `window_s` by [`reached`], with the `grace` (if one runs) counting on too: `0` once reached.
+/// A grace ends at the latest when the clock's `shown_for` has passed, and then what it held
+/// is reached at once: this is never earlier than the moment it turns.
+pub fn reached_in(age_s: u64, window_s: u64, grace: Option<Grace>) -> u64 {
+    let by_age = window_s.saturating_sub(age_s);
+    let later = |t: u64| {
+        grace.map(|g| Grace {
+            since_s: g.since_s.saturating_add(t),
+            ..g
+        })
+    };
+    if reached(age_s.saturating_add(by_age), window_s, later(by_age)) {
+        by_age
+    } else {
+        // Held by the grace: a whole window watched since it began.
+        by_age.max(grace.map_or(0, |g| window_s.saturating_sub(g.since_s)))
+    }
+}
+
 impl ClockView {
     /// The grace at `now`, while one runs.
     pub fn grace_at(&self, now: DateTime<Utc>) -> Option<Grace> {
@@ -288,6 +308,43 @@ mod tests {
         assert!(reached(360, 300, after_a_step(0)));
         // A stamp after the step is judged as ever.
         assert!(!reached(120, 300, after_a_step(400)));
+    }
+
+    /// `reached_in` says the very second `reached` turns, with or without a grace: never a
+    /// second early (a wake-up at it finds the window reached), never one late.
+    #[test]
+    fn reached_in_is_the_second_reached_turns() {
+        let slept = 7 * 3600;
+        let graces = [
+            None,
+            after_a_step(0),
+            after_a_step(60),
+            after_a_step(299),
+            after_a_step(400),
+            Some(Grace {
+                since_s: 10,
+                unwatched_s: slept,
+            }),
+        ];
+        for grace in graces {
+            for age in [0, 1, 120, 299, 300, 420, 60 + slept + 10, 360 + slept + 10] {
+                let turn = reached_in(age, 300, grace);
+                let at = |t: u64| {
+                    let g = grace.map(|g| Grace {
+                        since_s: g.since_s + t,
+                        ..g
+                    });
+                    reached(age + t, 300, g)
+                };
+                assert!(at(turn), "age {age}, {grace:?}: reached at {turn}");
+                if turn > 0 {
+                    assert!(!at(turn - 1), "age {age}, {grace:?}: not before {turn}");
+                }
+            }
+        }
+        assert_eq!(reached_in(299, 300, None), 1);
+        assert_eq!(reached_in(300, 300, None), 0);
+        assert_eq!(reached_in(200, 300, after_a_step(60)), 240);
     }
 
     /// A sleep counts in ages (the wall clock was right) but was not watched: what was quiet

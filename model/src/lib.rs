@@ -33,7 +33,7 @@ pub use band::Band;
 pub use clock::{Ahead, ClockJump, ClockView, Jump};
 pub use glance::Glance;
 pub use probe::{NOT_COLLECTED, Probe};
-pub use queue::{EndedTask, QueueAck, QueueLeftOut, QueueTask, UnreadableTask};
+pub use queue::{EndedTask, QueueAck, QueueLeftOut, QueueLimits, QueueTask, UnreadableTask};
 pub use rules::RulesView;
 pub use snapshot::{
     Agent, Backups, Board, BoardSource, Card, ColumnCount, CronCheck, CronState, Fold, Heartbeat,

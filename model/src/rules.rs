@@ -28,6 +28,11 @@ pub struct RulesView {
     /// rule existed: not judged).
     #[serde(default)]
     pub ack_within_s: u64,
+    /// A work-queue task its owner claimed with no report about it for this long is red:
+    /// worker died (`worker_died.no_report_seconds`; 0 in snapshots written before the rule
+    /// reached the page: judged only once the watchdog recorded it).
+    #[serde(default)]
+    pub worker_died_s: u64,
     /// The wall clock and fleetdash's own parting by this much is a jump of the clock; a
     /// snapshot stamped further ahead of the reader's clock (the server's, by its `Date`) than
     /// this cannot be told fresh (0 in snapshots written before the rule existed: not judged).
@@ -51,6 +56,7 @@ pub(crate) mod tests {
             backup_red_after_s: 172800,
             window_amber_at_percent: 90,
             ack_within_s: 600,
+            worker_died_s: 3600,
             clock_step_s: 5,
         }
     }

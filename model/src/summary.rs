@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 
 use crate::band::Band;
 use crate::probe::Probe;
+use crate::queue::QueueLimits;
 use crate::snapshot::{Backups, BoardSource, LiveTask, Snapshot, System};
 use crate::words::{human_age, seconds_since, thousands};
 
@@ -96,7 +97,7 @@ impl Snapshot {
             Probe::Value(tasks) => {
                 tasks
                     .iter()
-                    .for_each(|t| v.add(t.judge(self.rules.ack_within_s, now, &self.clock).0));
+                    .for_each(|t| v.add(t.judge(QueueLimits::of(&self.rules), now, &self.clock).0));
                 // A row that cannot be read is red on its own.
                 self.tasks
                     .queue_unreadable

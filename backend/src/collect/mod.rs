@@ -255,6 +255,12 @@ pub trait Collector: Send + Sync {
     fn follows_mentions(&self) -> bool {
         false
     }
+
+    /// Waits until the next pass is due (`run`'s loops): `cadence` after the last; the work
+    /// queue's sooner, when a task's verdict turns (`queue::QueueCollector`).
+    async fn wait_next(&self, cadence: Duration) {
+        tokio::time::sleep(cadence).await;
+    }
 }
 
 /// Runs one collection and stamps it by `clock`.
@@ -290,16 +296,18 @@ pub fn from_config(
     rules: &Rules,
     only: Option<&[SectionName]>,
 ) -> Vec<Box<dyn Collector>> {
-    from_config_sharing(config, rules, only, None)
+    from_config_sharing(config, rules, only, None, None)
 }
 
 /// [`from_config`], reading the work queue through `shared` when given (`run` and the demo:
-/// one handle for the intake, the watchdog and the collectors).
+/// one handle for the intake, the watchdog and the collectors), and having the watchdog's
+/// sweep run through `sweep` before the read at a task's turning moment.
 pub fn from_config_sharing(
     config: &Config,
     rules: &Rules,
     only: Option<&[SectionName]>,
     shared: Option<Arc<crate::queue::WorkQueue>>,
+    sweep: Option<crate::queue::SweepCall>,
 ) -> Vec<Box<dyn Collector>> {
     let queue_source = match (shared, &config.work_queue) {
         (Some(queue), _) => Some(queue::QueueSource::Shared(queue)),
@@ -325,12 +333,16 @@ pub fn from_config_sharing(
     if wanted(SectionName::Tasks)
         && let Some(source) = &queue_source
     {
-        out.push(Box::new(queue::QueueCollector::new(
+        let mut collector = queue::QueueCollector::new(
             source.clone(),
             crate::queue::QueueRules::of(rules),
             crate::queue::Retention::of(rules),
             config.cadence.queue,
-        )));
+        );
+        if let Some(sweep) = sweep {
+            collector = collector.with_sweep(sweep);
+        }
+        out.push(Box::new(collector));
     }
     if wanted(SectionName::Tasks) && !config.boards.is_empty() {
         out.push(Box::new(

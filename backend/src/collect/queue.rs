@@ -8,10 +8,17 @@
 //! demo) it reads through the same [`WorkQueue`] handle the intake and the watchdog use; a
 //! one-shot `fleetdash collect` opens the file strictly read-only instead
 //! (`queue::rows::read_only`), so that it never starts a second writer beside `run`'s. A file
-//! that is missing, corrupt or another program's is `"error: <reason>"` naming it.
+//! not created yet, where `run` can create it, is `"unknown"`: no task yet, and no failure
+//! (issue 43: a `collect` before the first `run` is not red). A file that cannot be created,
+//! is corrupt or another program's is `"error: <reason>"` naming it.
+//!
+//! Besides its cadence, it reads again at the moment the first of the listed tasks' verdicts
+//! turns by time alone (`turns_in_s`: an ACK limit, a deadline, no reply, worker died), after
+//! asking the watchdog's sweep to run then ([`SweepCall`]): a task past the no-reply limit is
+//! orphaned and shown so at that moment, not up to a cadence later.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -21,7 +28,7 @@ use super::{Collector, Findings, SectionData};
 use crate::clock::{Clock, Clocked};
 use crate::queue::judge::{LeftOut, left_out};
 use crate::queue::rows::{self, QueueView};
-use crate::queue::{QueueRules, Retention, WorkQueue};
+use crate::queue::{QueueRules, Retention, SweepCall, WorkQueue};
 
 /// Where the queue is read from.
 #[derive(Clone)]
@@ -39,6 +46,7 @@ impl QueueSource {
             QueueSource::Shared(queue) => Ok(QueueView {
                 tasks: queue.rows().await?,
                 agents: queue.last_reports().await?,
+                not_created: false,
             }),
             QueueSource::File(path) => {
                 let path = path.clone();
@@ -96,6 +104,13 @@ pub fn rows(
             };
         }
     };
+    if view.not_created {
+        // Nothing failed: no task yet, said so (`fleetdash run` creates the file).
+        return QueuePart {
+            tasks: Probe::Unknown,
+            ..QueuePart::listed(Vec::new())
+        };
+    }
     let mut part = QueuePart::listed(Vec::new());
     let mut listed = Vec::new();
     for (row, out) in view.tasks.iter().zip(left_out(&view.tasks, retention, at)) {
@@ -132,6 +147,10 @@ pub struct QueueCollector {
     rules: QueueRules,
     retention: Retention,
     cadence: Duration,
+    /// When the first of the listed tasks' verdicts turns, as of the last read.
+    turn: Mutex<Option<tokio::time::Instant>>,
+    /// The watchdog's sweep, run at a turn before the read (`run` with the queue's writer).
+    sweep: Option<SweepCall>,
 }
 
 impl QueueCollector {
@@ -146,8 +165,29 @@ impl QueueCollector {
             rules,
             retention,
             cadence,
+            turn: Mutex::new(None),
+            sweep: None,
         }
     }
+
+    /// At a turn, has the watchdog's sweep run before it reads.
+    pub fn with_sweep(mut self, sweep: SweepCall) -> Self {
+        self.sweep = Some(sweep);
+        self
+    }
+
+    fn turn(&self) -> Option<tokio::time::Instant> {
+        *self.turn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// In how many seconds the first of `part`'s listed tasks turns ([`QueueTask::turns_in_s`]).
+pub fn next_turn(part: &QueuePart) -> Option<u64> {
+    part.tasks
+        .value()?
+        .iter()
+        .filter_map(|t| t.turns_in_s)
+        .min()
 }
 
 #[async_trait]
@@ -163,11 +203,32 @@ impl Collector for QueueCollector {
         if let Err(e) = &read {
             tracing::warn!("work queue not read: {e}");
         }
-        Findings::Section(SectionData::Queue(rows(
+        let part = rows(
             read.as_ref().map_err(String::as_str),
             &self.rules,
             &self.retention,
             &at,
-        )))
+        );
+        // Counted from now, a little after `at`: never before the turn.
+        let turn =
+            next_turn(&part).map(|s| tokio::time::Instant::now() + Duration::from_secs(s.max(1)));
+        *self.turn.lock().unwrap_or_else(|p| p.into_inner()) = turn;
+        Findings::Section(SectionData::Queue(part))
+    }
+
+    /// Its cadence, or sooner the moment a listed task's verdict turns: then the watchdog's
+    /// sweep runs first (it orphans what is due), and the read follows it.
+    async fn wait_next(&self, cadence: Duration) {
+        let due = tokio::time::Instant::now() + cadence;
+        match self.turn() {
+            Some(turn) if turn < due => {
+                tokio::time::sleep_until(turn).await;
+                tracing::debug!("work queue: a task's verdict turns now; read again");
+                if let Some(sweep) = &self.sweep {
+                    sweep.sweep_now().await;
+                }
+            }
+            _ => tokio::time::sleep_until(due).await,
+        }
     }
 }

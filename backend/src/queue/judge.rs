@@ -69,7 +69,7 @@ pub fn line(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> String {
 /// snapshot and the page cannot disagree.
 pub fn judge(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> Verdict {
     let (band, status, reason) =
-        model_row(row, at).judge(rules.ack_within_s, at.wall(), &at.now.grace_view());
+        model_row(row, at).judge(rules.limits(), at.wall(), &at.now.grace_view());
     Verdict {
         band,
         status,
@@ -78,13 +78,15 @@ pub fn judge(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> Verdict {
 }
 
 /// `row` as status.json carries it (`tasks.queue[]`), judged at `at`, with its ages as
-/// observed.
+/// observed and in how many seconds its verdict turns by time alone (`turns_in_s`).
 pub fn to_snapshot(row: &TaskRow, rules: &QueueRules, at: &Clocked) -> QueueTask {
     let mut task = model_row(row, at);
-    let (band, status, reason) = task.judge(rules.ack_within_s, at.wall(), &at.now.grace_view());
+    let clock = at.now.grace_view();
+    let (band, status, reason) = task.judge(rules.limits(), at.wall(), &clock);
     task.band = band;
     task.status = status;
     task.reason = reason;
+    task.turns_in_s = task.turns_in(rules.limits(), at.wall(), &clock);
     task
 }
 
@@ -168,6 +170,7 @@ fn model_row(row: &TaskRow, at: &Clocked) -> QueueTask {
         quiet_s: Some(quiet_age(row, at)),
         unacked_s: awaited_since(row).map(|since| at.age(&unacked_what(&row.id), since)),
         deadline_in_s: row.deadline.map(|d| at.until(&deadline_what(&row.id), d)),
+        turns_in_s: None,
         worker_died: row.worker_died,
         band: Band::Green,
         status: Asc::SUCCESS,
@@ -356,8 +359,11 @@ mod tests {
         );
         let after = judge(&row(), &r, &Clocked::wall_only(t0() + limit + secs(1)));
         assert_eq!(after.band, Band::Red);
-        // An ACK at any time before settles it.
-        let acked = owned(t0() + limit - secs(1));
+        // An ACK at any time before settles it (its owner reporting since).
+        let acked = TaskRow {
+            last_report_at: Some(t0() + limit * 3 - secs(10)),
+            ..owned(t0() + limit - secs(1))
+        };
         assert_eq!(
             judge(&acked, &r, &Clocked::wall_only(t0() + limit * 3)).band,
             Band::Green
@@ -380,10 +386,24 @@ mod tests {
         assert_eq!(v.reason.as_deref(), Some("sol has not taken it for 14 min"));
         let late = TaskRow {
             deadline: Some(t0()),
+            last_report_at: Some(t0() + Duration::hours(2) - Duration::minutes(1)),
             ..owned(t0())
         };
         let v = judge(&late, &r, &Clocked::wall_only(t0() + Duration::hours(2)));
         assert_eq!(v.reason.as_deref(), Some("deadline passed 2 h ago"));
+        // WORKING and silent for the no-reply limit: what the next sweep does, said now.
+        let v = judge(
+            &owned(t0()),
+            &r,
+            &Clocked::wall_only(t0() + Duration::minutes(5)),
+        );
+        assert_eq!(
+            (v.band, v.reason.as_deref()),
+            (
+                Band::Red,
+                Some("no reply for 5 min: orphaned at the next sweep")
+            )
+        );
         let blocked = TaskRow {
             blocked_on: Some("t_1a2b: LAB disk full".into()),
             state: WireState::InputRequired,
@@ -393,6 +413,12 @@ mod tests {
         assert_eq!(
             (v.band, v.reason.as_deref()),
             (Band::Amber, Some("blocked on t_1a2b: LAB disk full"))
+        );
+        // Claimed and silent for the worker-died limit: red before the sweep records it.
+        let v = judge(&blocked, &r, &Clocked::wall_only(t0() + Duration::hours(1)));
+        assert_eq!(
+            (v.band, v.reason.as_deref()),
+            (Band::Red, Some("worker died: no report for 1 h"))
         );
         let orphaned = TaskRow {
             state: WireState::Failed,
@@ -410,9 +436,10 @@ mod tests {
     fn a_deadline_passes_strictly_after_its_instant() {
         let r = rules();
         let deadline = t0() + Duration::hours(1);
+        // Its owner reported a minute before: the no-reply rule is not this test's.
         let row = TaskRow {
             deadline: Some(deadline),
-            ..owned(t0())
+            ..owned(deadline - secs(60))
         };
         assert_eq!(
             judge(&row, &r, &Clocked::wall_only(deadline - secs(1))).band,
@@ -545,6 +572,103 @@ mod tests {
             &r,
             &Clocked::wall_only(t0() + limit * 2)
         ));
+    }
+
+    /// Issue 43: status.json had a task green past the no-reply limit while `fleetdash tasks`
+    /// said it was orphaned. The judge says red, in the sweep's words for it, for exactly the
+    /// rows the sweep orphans (`orphan_due`) or records as a dead worker (`worker_died_due`),
+    /// at exactly the second it does: every state, every kind of ACK, each side of each limit.
+    #[test]
+    fn the_judge_is_red_for_exactly_the_rows_the_sweep_acts_on() {
+        // No ACK limit: it would speak first for the rows nobody took.
+        let r = QueueRules {
+            ack_within_s: 0,
+            ..rules()
+        };
+        let acks = [
+            None,
+            Some(Ack::Owning { eta: None }),
+            Some(Ack::Blocked {
+                on: "LAB disk full".into(),
+            }),
+            Some(Ack::Escalating { to: "min".into() }),
+            Some(Ack::Yielded),
+        ];
+        let mut seen = (0, 0);
+        for state in WireState::ALL {
+            for ack in &acks {
+                for by in ["sol", "mira"] {
+                    for recorded in [false, true] {
+                        let row = TaskRow {
+                            state,
+                            ack: ack.clone().map(|ack| AckRecord {
+                                by: by.into(),
+                                ack,
+                                at: t0(),
+                            }),
+                            last_report_at: Some(t0()),
+                            worker_died: recorded,
+                            ..row()
+                        };
+                        for limit in [r.no_reply_s, r.worker_died_s] {
+                            for age in [limit - 1, limit, limit + 1] {
+                                let at = Clocked::wall_only(t0() + secs(age));
+                                let v = judge(&row, &r, &at);
+                                let why = v.reason.clone().unwrap_or_default();
+                                let orphan = orphan_due(&row, &r, &at);
+                                assert_eq!(
+                                    why.starts_with("no reply for "),
+                                    orphan,
+                                    "{row:?} at {age} s: {v:?}"
+                                );
+                                if orphan {
+                                    assert!(why.ends_with(": orphaned at the next sweep"));
+                                    assert_eq!(v.band, Band::Red);
+                                    seen.0 += 1;
+                                }
+                                let died = worker_died_due(&row, &r, &at)
+                                    || (row.worker_died && !row.state.is_terminal());
+                                assert_eq!(
+                                    why.starts_with("worker died: "),
+                                    died && !orphan,
+                                    "{row:?} at {age} s: {v:?}"
+                                );
+                                seen.1 += usize::from(died && !orphan);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(seen.0 > 0 && seen.1 > 0, "{seen:?}");
+    }
+
+    /// What status.json carries of when a row turns (`turns_in_s`) agrees with the sweep: at
+    /// `turns_in_s` after the collect, the sweep orphans what the row said would be, and not a
+    /// second before.
+    #[test]
+    fn turns_in_s_is_when_the_sweep_acts() {
+        let r = rules();
+        let working = owned(t0());
+        let at = Clocked::wall_only(t0() + secs(120));
+        let shown = to_snapshot(&working, &r, &at);
+        assert_eq!(shown.quiet_s, Some(120));
+        assert_eq!(shown.turns_in_s, Some(r.no_reply_s - 120));
+        let turn = t0() + secs(120) + secs(shown.turns_in_s.unwrap());
+        assert!(!orphan_due(
+            &working,
+            &r,
+            &Clocked::wall_only(turn - secs(1))
+        ));
+        assert!(orphan_due(&working, &r, &Clocked::wall_only(turn)));
+        // Not taken: its ACK limit; a finished task: none.
+        let unacked = to_snapshot(&row(), &r, &at);
+        assert_eq!(unacked.turns_in_s, Some(r.ack_within_s - 120));
+        let done = TaskRow {
+            state: WireState::Completed,
+            ..owned(t0())
+        };
+        assert_eq!(to_snapshot(&done, &r, &at).turns_in_s, None);
     }
 
     /// Was: every finished task stayed in status.json for ever.

@@ -173,6 +173,44 @@ pub enum Dismissal {
     Already { at: DateTime<Utc> },
 }
 
+/// Asks the watchdog's sweep to run now and waits until it has (its escalations written):
+/// what the queue's collector does at the moment a task's verdict turns, so that a task due to
+/// be orphaned is orphaned before it is read. Made with [`sweep_calls`].
+#[derive(Debug, Clone)]
+pub struct SweepCall {
+    calls: mpsc::Sender<oneshot::Sender<()>>,
+}
+
+/// The sweep's end of [`SweepCall`]s.
+#[derive(Debug)]
+pub struct SweepCalls {
+    calls: mpsc::Receiver<oneshot::Sender<()>>,
+}
+
+/// A pair of ends: the collector's and the sweep's.
+pub fn sweep_calls() -> (SweepCall, SweepCalls) {
+    let (tx, rx) = mpsc::channel(4);
+    (SweepCall { calls: tx }, SweepCalls { calls: rx })
+}
+
+impl SweepCall {
+    /// Returns once the sweep ran after this call, or at once when the sweep has stopped.
+    pub async fn sweep_now(&self) {
+        let (done, swept) = oneshot::channel();
+        if self.calls.send(done).await.is_ok() {
+            let _ = swept.await;
+        }
+    }
+}
+
+impl SweepCalls {
+    /// The next call, whose sender is told once the sweep ran; `None` once every caller is
+    /// gone.
+    pub async fn next(&mut self) -> Option<oneshot::Sender<()>> {
+        self.calls.recv().await
+    }
+}
+
 /// The queue's thresholds, from the rules file (never literals in code).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QueueRules {
@@ -190,6 +228,15 @@ pub struct QueueRules {
 }
 
 impl QueueRules {
+    /// The limits the model's judge of a task takes ([`fleetdash_model::QueueTask::judge`]).
+    pub fn limits(&self) -> fleetdash_model::QueueLimits {
+        fleetdash_model::QueueLimits {
+            ack_within_s: self.ack_within_s,
+            no_reply_s: self.no_reply_s,
+            worker_died_s: self.worker_died_s,
+        }
+    }
+
     /// The work queue's thresholds in `rules`.
     pub fn of(rules: &Rules) -> QueueRules {
         QueueRules {

@@ -349,15 +349,32 @@ pub struct QueueView {
     pub tasks: Vec<RowRead>,
     /// Each agent's last report and heartbeat, by name.
     pub agents: Vec<AgentReports>,
+    /// The file does not exist yet, and can be made where the config says: nothing is in the
+    /// queue, which `fleetdash run` (or `fleetdash task assign`) creates (issue 43: a fact of
+    /// the order of commands, not a failure).
+    pub not_created: bool,
+}
+
+impl QueueView {
+    /// A queue whose file nobody has created yet: no task, no report.
+    pub fn not_created() -> QueueView {
+        QueueView {
+            tasks: Vec::new(),
+            agents: Vec::new(),
+            not_created: true,
+        }
+    }
 }
 
 /// Reads the queue at `path` strictly read-only (`SQLITE_OPEN_READONLY`, SQLite's `mode=ro`),
 /// in one read transaction: for a one-shot `fleetdash collect`, which must not start a second
 /// writer beside `run`'s (one writer per file). Nothing is created (no file, no folder, no
 /// `-wal`/`-shm` when the file is checkpointed), nothing migrated (an older schema is read as
-/// it is), no checkpoint run. A missing file, a corrupt one, another program's database or a
-/// schema this build does not read is an error naming the file. Blocking: call it off the
-/// async runtime.
+/// it is), no checkpoint run. A file not created yet is an empty queue
+/// ([`QueueView::not_created`]) when `fleetdash run` can create it there (its folder, or the
+/// nearest one that exists, can be written); one that cannot be created, a corrupt file,
+/// another program's database or a schema this build does not read is an error naming the
+/// file. Blocking: call it off the async runtime.
 pub fn read_only(path: &Path) -> Result<QueueView, String> {
     let file = path.display();
     // SQLite would answer "unable to open database file": say what is missing instead.
@@ -368,10 +385,17 @@ pub fn read_only(path: &Path) -> Result<QueueView, String> {
                 "{file}: not a file (the work queue is a SQLite file)"
             ));
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!(
-                "{file}: no work queue file (fleetdash run or fleetdash task assign creates it)"
-            ));
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return creatable(path)
+                .map(|()| QueueView::not_created())
+                .map_err(|why| {
+                    format!("{file}: no work queue file, and fleetdash run cannot create it: {why}")
+                });
         }
         Err(e) => return Err(format!("{file}: cannot read the work queue: {e}")),
     }
@@ -394,11 +418,55 @@ pub fn read_only(path: &Path) -> Result<QueueView, String> {
         let view = QueueView {
             tasks: list(&tx, version)?,
             agents: last_reports(&tx)?,
+            not_created: false,
         };
         tx.finish()?;
         Ok(view)
     };
     read(&conn).map_err(|e| format!("{file}: cannot read the work queue: {e}"))
+}
+
+/// Whether the work queue's file could be created at `path` (by `fleetdash run`, which makes
+/// its folder first): the nearest folder of it that exists is a folder this process may write
+/// and enter. Nothing is created. Else why not.
+fn creatable(path: &Path) -> Result<(), String> {
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        let here = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        match std::fs::metadata(here) {
+            Ok(meta) if meta.is_dir() => {
+                // The effective ids and capabilities: what this process may do, not its user.
+                return rustix::fs::accessat(
+                    rustix::fs::CWD,
+                    here,
+                    rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+                    rustix::fs::AtFlags::EACCESS,
+                )
+                .map_err(|e| {
+                    format!(
+                        "cannot write in {}: {}",
+                        here.display(),
+                        std::io::Error::from(e)
+                    )
+                });
+            }
+            Ok(_) => return Err(format!("{} is not a folder", here.display())),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                dir = d.parent()
+            }
+            Err(e) => return Err(format!("{}: {e}", here.display())),
+        }
+    }
+    Err("no folder of it exists".into())
 }
 
 /// The URI [`read_only`] opens `path` with. `mode=ro` alone is not enough: on a WAL database
@@ -530,14 +598,39 @@ mod tests {
         queue.close().await.unwrap();
     }
 
+    /// Issue 43: a one-off `collect` before `run` said the queue red ("no work queue file").
+    /// A file not created yet, where `run` can create it, is an empty queue said so; nothing is
+    /// created.
     #[test]
-    fn a_missing_file_is_an_error_naming_it_and_nothing_is_created() {
+    fn a_file_not_created_yet_is_an_empty_queue_and_nothing_is_created() {
         let dir = tempfile::tempdir().unwrap();
+        for path in [
+            dir.path().join("tasks.db"),
+            dir.path().join("state/queue/tasks.db"),
+        ] {
+            let view = read_only(&path).unwrap();
+            assert_eq!(view, QueueView::not_created());
+            assert!(view.not_created && view.tasks.is_empty() && view.agents.is_empty());
+        }
+        assert!(files(dir.path()).is_empty(), "no folder, no file");
+    }
+
+    /// A file that is missing where nobody can create it is broken, not new: an error naming
+    /// the file and why (here a file where its folder should be).
+    #[test]
+    fn a_file_that_cannot_be_created_is_an_error_saying_why() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("state"), b"not a folder").unwrap();
         let path = dir.path().join("state/tasks.db");
         let err = read_only(&path).unwrap_err();
         assert!(err.starts_with(&path.display().to_string()), "{err}");
-        assert!(err.contains("no work queue file"), "{err}");
-        assert!(files(dir.path()).is_empty(), "no folder, no file");
+        assert!(
+            err.contains("no work queue file, and fleetdash run cannot create it"),
+            "{err}"
+        );
+        assert!(err.contains("state is not a folder"), "{err}");
+        // A folder that cannot be written: tests/queue_snapshot.rs, as a process without
+        // root's power over permissions.
     }
 
     #[test]

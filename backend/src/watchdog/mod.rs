@@ -95,7 +95,7 @@ pub async fn run(
                 }
                 tokio::select! {
                     _ = shutdown.cancelled() => break,
-                    _ = tokio::time::sleep(cadence) => {}
+                    _ = collector.wait_next(cadence) => {}
                 }
             }
         }));

@@ -1,9 +1,11 @@
 //! The work queue's watchdog (spec §3.5), a run-time loop beside the cadences: a sweep of the
-//! queue every `stuck.sweep_seconds`, and ONE escalation line per orphaned task, written by the
-//! escalation log the live-task watchdog already uses (`state_dir/escalations.jsonl`). Worker
-//! died is recorded by the sweep and escalates nothing: only the 300 s condition fires the
-//! follow-up loop. An open row that cannot be read is passed by and logged at each tick; the
-//! sweep goes on with the others (the dashboard shows it red).
+//! queue every `stuck.sweep_seconds`, and at once when the queue's collector calls for one (at
+//! the moment a task's verdict turns, [`crate::queue::SweepCall`]: a task reaching the no-reply
+//! limit is orphaned then, not up to a sweep later); ONE escalation line per orphaned task,
+//! written by the escalation log the live-task watchdog already uses
+//! (`state_dir/escalations.jsonl`). Worker died is recorded by the sweep and escalates nothing:
+//! only the 300 s condition fires the follow-up loop. An open row that cannot be read is passed
+//! by and logged at each tick; the sweep goes on with the others (the dashboard shows it red).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,9 +15,20 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, Clocked};
 use crate::config::Rule;
-use crate::queue::{SweepEvent, WorkQueue};
+use crate::queue::{SweepCalls, SweepEvent, WorkQueue};
 use crate::redact::RedactionGate;
 use crate::write::escalations::Escalations;
+
+/// A sweep's caller, told when the sweep is done (when dropped, whatever the sweep came to).
+struct Answer(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        if let Some(answer) = self.0.take() {
+            let _ = answer.send(());
+        }
+    }
+}
 
 /// Writes one escalation line for each orphaned task among `events`; returns how many.
 pub fn escalate(
@@ -48,25 +61,37 @@ pub fn escalate(
     Ok(written)
 }
 
-/// Sweeps `queue` every `rules.sweep_every` until `shutdown`, escalating each orphaned task
-/// once. A failed sweep or escalation is logged and tried again at the next tick.
+/// Sweeps `queue` every `rules.sweep_every`, and at each of `calls`, until `shutdown`,
+/// escalating each orphaned task once; a call is answered once its sweep and escalations are
+/// done. A failed sweep or escalation is logged and tried again at the next tick.
 pub async fn run(
     queue: Arc<WorkQueue>,
     rules: crate::config::Rules,
     log: Escalations,
     gate: RedactionGate,
     clock: Clock,
+    mut calls: SweepCalls,
     shutdown: CancellationToken,
 ) {
     let log = Arc::new(log);
     let gate = Arc::new(gate);
     let mut tick = tokio::time::interval(Duration::from_secs(rules.sweep_every.seconds));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut calling = true;
     loop {
-        tokio::select! {
+        // A call is answered when this is dropped: at the end of this turn of the loop, once
+        // the sweep and its escalations are done (or failed), and the caller reads then.
+        let _answer = tokio::select! {
             _ = shutdown.cancelled() => return,
-            _ = tick.tick() => {}
-        }
+            _ = tick.tick() => None,
+            call = calls.next(), if calling => match call {
+                Some(answer) => Some(Answer(Some(answer))),
+                None => {
+                    calling = false;
+                    continue;
+                }
+            },
+        };
         let at = clock.clocked();
         let events = match queue.sweep_at(at.clone()).await {
             Ok(events) => events,

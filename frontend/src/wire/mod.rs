@@ -146,6 +146,7 @@ mod tests {
             backup_red_after_s: 172800,
             window_amber_at_percent: 90,
             ack_within_s: 600,
+            worker_died_s: 3600,
             clock_step_s: 5,
         };
         let mut s = Snapshot::empty(at, rules);
@@ -374,6 +375,7 @@ mod tests {
                 quiet_s: Some(4_000),
                 unacked_s: Some(620),
                 deadline_in_s: Some(-90),
+                turns_in_s: Some(42),
                 worker_died: true,
                 band: Band::Red,
                 status: Asc::TIMEOUT,

@@ -222,6 +222,7 @@ fn rules(r: &mut Reader, v: &Json) -> RulesView {
         backup_red_after_s: r.field(&o, "backup_red_after_s", uint, Some(0)),
         window_amber_at_percent: r.field(&o, "window_amber_at_percent", uint, Some(0)),
         ack_within_s: r.field(&o, "ack_within_s", uint, Some(0)),
+        worker_died_s: r.field(&o, "worker_died_s", uint, Some(0)),
         clock_step_s: r.field(&o, "clock_step_s", uint, Some(0)),
     }
 }
@@ -370,6 +371,7 @@ fn queue_task(r: &mut Reader, v: &Json) -> QueueTask {
         quiet_s: r.opt(&o, "quiet_s", uint),
         unacked_s: r.opt(&o, "unacked_s", uint),
         deadline_in_s: r.opt(&o, "deadline_in_s", int),
+        turns_in_s: r.opt(&o, "turns_in_s", uint),
         worker_died: r.field(&o, "worker_died", boolean, Some(false)),
         band: r.req(&o, "band", band),
         status: r.req(&o, "status", asc),

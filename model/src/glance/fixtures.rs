@@ -299,6 +299,7 @@ pub(super) fn queue_task(id: &str, minutes_ago: i64) -> QueueTask {
         quiet_s: None,
         unacked_s: None,
         deadline_in_s: None,
+        turns_in_s: None,
         worker_died: false,
         band: Band::Green,
         status: Asc::SUCCESS,
@@ -314,6 +315,8 @@ pub(super) fn queue_task(id: &str, minutes_ago: i64) -> QueueTask {
 pub(super) fn queued() -> Snapshot {
     use crate::{QueueAck, QueueTask};
     let mut s = fleet();
+    // The shipped stuck rule (5 min): q_ok, WORKING, reported 3 min ago and is on time.
+    s.rules.no_reply_s = 300;
     s.sections.queue = SectionMeta {
         configured: true,
         checked_at: Some(t0()),
@@ -339,6 +342,8 @@ pub(super) fn queued() -> Snapshot {
     ok.last_report_at = Some(t0() - chrono::Duration::minutes(3));
     let mut blocked = owned(task("q_blk", 30));
     blocked.blocked_on = Some("t_1a2b: LAB disk full".into());
+    // As the store leaves a blocked task: waiting, not WORKING (the no-reply rule is not its).
+    blocked.state = "TASK_STATE_INPUT_REQUIRED".into();
     let mut done = owned(task("q_done", 50));
     done.state = "TASK_STATE_COMPLETED".into();
     let mut vega = task("q_vega", 12);

@@ -15,7 +15,7 @@ use crate::asc::Asc;
 use crate::band::Band;
 use crate::clock::{ClockView, reached};
 use crate::probe::Probe;
-use crate::queue::{ORPHANED_MESSAGE, QueueAck, QueueTask, UnreadableTask};
+use crate::queue::{ORPHANED_MESSAGE, QueueAck, QueueLimits, QueueTask, UnreadableTask};
 use crate::snapshot::{LiveTask, Snapshot};
 use crate::words::{human_age, thousands};
 
@@ -77,6 +77,12 @@ pub(super) fn queue(s: &Snapshot, w: &Words) -> Section {
         ));
     }
     view.problem = problem(&s.tasks.queue, meta, "tasks.queue", w);
+    if let Probe::Unknown = &s.tasks.queue {
+        // No file yet (a `collect` before the first `run`): a fact, not a failure (issue 43).
+        let mut g = group(Vec::new());
+        g.empty = Some("No tasks yet: fleetdash run creates the work queue.");
+        view.groups.push(g);
+    }
     if let Probe::Value(tasks) = &s.tasks.queue {
         let newest_first = sorted(tasks.iter().collect(), |t: &&QueueTask| {
             (
@@ -86,7 +92,8 @@ pub(super) fn queue(s: &Snapshot, w: &Words) -> Section {
         });
         let (open, done): (Vec<&QueueTask>, Vec<&QueueTask>) =
             newest_first.into_iter().partition(|t| {
-                !t.is_terminal() || t.judge(s.rules.ack_within_s, w.now, w.clock).0 != Band::Green
+                !t.is_terminal()
+                    || t.judge(QueueLimits::of(&s.rules), w.now, w.clock).0 != Band::Green
             });
         // A row that cannot be read comes first: red, with its id and why.
         let unreadable = s
@@ -180,7 +187,7 @@ fn unreadable_row(t: &UnreadableTask, w: &Words) -> Row {
 
 fn queue_row(t: &QueueTask, s: &Snapshot, w: &Words) -> Row {
     let ack_within = s.rules.ack_within_s;
-    let (band, status, judged) = t.judge(ack_within, w.now, w.clock);
+    let (band, status, judged) = t.judge(QueueLimits::of(&s.rules), w.now, w.clock);
     let state = state_words(&t.state);
     let not_taken = judged.as_deref().is_some_and(is_not_taken);
     let since = match (&judged, &t.ack) {
@@ -339,8 +346,13 @@ pub(super) fn work(s: &Snapshot, w: &Words) -> Vec<Work> {
             let Some(owner) = t.owner.as_deref().filter(|o| listed(o)) else {
                 continue;
             };
-            let (band, _, why) = t.judge(s.rules.ack_within_s, w.now, w.clock);
-            let left = t.status_message.as_deref() == Some(ORPHANED_MESSAGE) || t.worker_died;
+            let (band, _, why) = t.judge(QueueLimits::of(&s.rules), w.now, w.clock);
+            // Orphaned (or due to be at the next sweep), or its worker died: nobody is on it.
+            let left = why.as_deref().is_some_and(|y| {
+                y.starts_with("orphaned")
+                    || y.starts_with("no reply")
+                    || y.starts_with("worker died")
+            });
             if band == Band::Red && left {
                 out.push(Work {
                     agent: owner.to_string(),
@@ -673,6 +685,16 @@ mod tests {
         let g = at(&s, 0);
         let q = g.sections.iter().find(|x| x.id == "queue").unwrap();
         assert_eq!(q.groups[0].empty, Some("No open tasks."));
+        // No file yet (a `collect` before the first `run`): said, and nothing is red.
+        s.tasks.queue = Probe::Unknown;
+        let g = at(&s, 0);
+        let q = g.sections.iter().find(|x| x.id == "queue").unwrap();
+        assert_eq!(q.problem, None);
+        assert_eq!(
+            q.groups[0].empty,
+            Some("No tasks yet: fleetdash run creates the work queue.")
+        );
+        assert_eq!(g.counts, s.verdict_at(t0()));
     }
 
     /// A row checked just before the hub's clock jumped two hours ahead, carried by a write
@@ -714,14 +736,14 @@ mod tests {
             g.needs
         );
         let (band, _, _) = s.tasks.queue.value().unwrap()[0].judge(
-            s.rules.ack_within_s,
+            QueueLimits::of(&s.rules),
             jumped + chrono::Duration::seconds(5),
             &s.clock,
         );
         assert_eq!(band, Band::Green);
         // Without the jump said, the same row reads two hours old: red.
         let (band, _, why) = s.tasks.queue.value().unwrap()[0].judge(
-            s.rules.ack_within_s,
+            QueueLimits::of(&s.rules),
             jumped + chrono::Duration::seconds(5),
             &ClockView::default(),
         );

@@ -338,6 +338,7 @@ mod tests {
             let view = crate::queue::rows::QueueView {
                 tasks: vec![Ok(self.row.clone())],
                 agents: vec![],
+                not_created: false,
             };
             let part = rows(
                 Ok(&view),

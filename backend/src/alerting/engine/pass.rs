@@ -7,7 +7,10 @@
 //! - A pass counts an element only when its write renewed the element's section (its
 //!   `checked_at` moved, [`readings`](super::state::readings)): the snapshot is written after
 //!   each section's read, and an agent left red in it while the queue writes is one probe, not
-//!   two.
+//!   two. A section's own element (`section:<name>`, red while failed or stale) likewise counts
+//!   once per read of the section, and at every pass while it is stale (staleness is judged at
+//!   each write): a failure a one-off `collect` wrote before `run` is one reading, not one per
+//!   write of the other sections (issue 43: it paged, then recovered, in one notification).
 //! - Only red fires (amber is shown, not paged). `fail_after` consecutive red passes make a
 //!   Firing, so one lost probe pages nobody; `recover_after` consecutive passes no longer red
 //!   (green or amber) make a Recovered, sent only for what fired; a Reminder falls due every
@@ -35,7 +38,7 @@ use fleetdash_model::{Asc, Band};
 
 use super::gone;
 use super::roots;
-use super::state::{Open, Readings, State, Track, VERSION};
+use super::state::{Open, Readings, State, Track, VERSION, stale_key};
 use crate::alerting::{Alert, AlertEvent};
 use crate::config::AlertRules;
 use crate::deps::Deps;
@@ -106,12 +109,18 @@ pub struct PassContext<'a> {
 pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Alert> {
     let now = cx.now;
     state.version = VERSION;
+    let moved = |reading: &str| {
+        cx.readings
+            .get(reading)
+            .is_none_or(|at| state.readings.get(reading) != Some(at))
+    };
     let renewed = |key: &str| match Deps::section_of(key) {
+        Some(section) => moved(&section),
+        // A section's own element: by its read, or at every write while it is stale.
+        None if key.starts_with("section:") => {
+            moved(key) || cx.readings.contains_key(&stale_key(key))
+        }
         None => true,
-        Some(section) => cx
-            .readings
-            .get(&section)
-            .is_none_or(|at| state.readings.get(&section) != Some(at)),
     };
     let counted: BTreeMap<&String, bool> = elements.keys().map(|k| (k, renewed(k))).collect();
     let taken_away: Vec<(String, String)> = state
@@ -537,6 +546,7 @@ mod tests {
             quiet_s: None,
             unacked_s: None,
             deadline_in_s: None,
+            turns_in_s: None,
             worker_died: false,
             band: Band::Green,
             status: Asc::SUCCESS,
@@ -558,7 +568,11 @@ mod tests {
             });
             t.deadline = Some(now - Duration::minutes(5));
         }
-        (t.band, t.status, t.reason) = t.judge(600, now, &Default::default());
+        let limits = fleetdash_model::QueueLimits {
+            ack_within_s: 600,
+            ..Default::default()
+        };
+        (t.band, t.status, t.reason) = t.judge(limits, now, &Default::default());
         t
     }
 
@@ -736,5 +750,85 @@ mod tests {
             read(again, agents(false, again)),
             [("agent:min".to_string(), AlertEvent::Firing)]
         );
+    }
+
+    /// Issue 43: a one-off `collect` before `run` left a section failed in the snapshot; `run`'s
+    /// first writes, of the other sections, each counted that one reading again, so it paged
+    /// before the section's own read turned it green, and its Recovered followed in the same
+    /// notification. A failure is counted once per read of its section; a second failed read
+    /// still fires; a stale section still counts at every write.
+    #[test]
+    fn a_failed_section_left_in_the_snapshot_is_one_reading_however_many_others_write() {
+        use crate::collect::queue::QueuePart;
+        use crate::collect::{SectionData, SectionName};
+        use crate::write::history::tests::{agent, update};
+        use fleetdash_model::Probe;
+        let mut b = Bench::new();
+        assert_eq!(b.th.fail_after, 2);
+        let configured = [SectionName::Agents, SectionName::Queue];
+        let mut snap = Snapshot::empty(t0(), crate::config::fleet_rules());
+        let mut read = |at: DateTime<Utc>, data: SectionData| {
+            b.now = at;
+            crate::snapshot::apply(&mut snap, update(data, at));
+            crate::snapshot::finalize(
+                &mut snap,
+                &configured,
+                crate::config::fleet_rules(),
+                &crate::clock::Clocked::wall_only(at),
+            );
+            b.write(&snap)
+                .iter()
+                .map(|a| (a.key.clone(), a.event))
+                .collect::<Vec<_>>()
+        };
+        let failed = || {
+            SectionData::Queue(QueuePart {
+                tasks: Probe::error("queue/tasks.db: not a SQLite database"),
+                ..QueuePart::listed(vec![])
+            })
+        };
+        let agents = |at| SectionData::Agents(vec![agent("min", true, at)]);
+        let key = "section:tasks.queue".to_string();
+        let mut events = Vec::new();
+        // The `collect` before `run`: both sections read, the queue failed.
+        events.extend(read(t0(), agents(t0())));
+        events.extend(read(t0(), failed()));
+        // `run`: three writes of the agents before the queue's own first read.
+        for s in 1..=3 {
+            let at = t0() + Duration::seconds(30 + s);
+            events.extend(read(at, agents(at)));
+        }
+        let fine = t0() + Duration::seconds(40);
+        events.extend(read(fine, SectionData::Queue(QueuePart::listed(vec![]))));
+        assert!(
+            !events.iter().any(|(k, _)| *k == key),
+            "one failed read paged: {events:?}"
+        );
+        // Two failed reads of its own do.
+        let again = t0() + Duration::seconds(100);
+        assert!(read(again, failed()).is_empty());
+        assert_eq!(
+            read(again + Duration::seconds(1), failed()),
+            [(key.clone(), AlertEvent::Firing)]
+        );
+        // Read fine twice: recovered.
+        let fine = again + Duration::seconds(10);
+        assert!(read(fine, SectionData::Queue(QueuePart::listed(vec![]))).is_empty());
+        assert_eq!(
+            read(
+                fine + Duration::seconds(1),
+                SectionData::Queue(QueuePart::listed(vec![]))
+            ),
+            [(key.clone(), AlertEvent::Recovered)]
+        );
+        // Then never read again: stale past the rules' limit, its reading never moves, yet
+        // every write judges it stale again, and it fires.
+        let mut fired = Vec::new();
+        let mut at = fine;
+        for _ in 0..4 {
+            at += Duration::minutes(6);
+            fired.extend(read(at, agents(at)));
+        }
+        assert_eq!(fired, [(key, AlertEvent::Firing)]);
     }
 }

@@ -40,19 +40,32 @@ pub struct State {
     pub readings: Readings,
 }
 
-/// Each collected section's `checked_at` in a snapshot, by its element key (`section:agents`).
+/// Each collected section's `checked_at` in a snapshot, by its element key (`section:agents`);
+/// and each stale one's judgement, the write's moment, under [`stale_key`].
 pub type Readings = BTreeMap<String, DateTime<Utc>>;
 
-/// The sections' readings of `snap`: what tells a pass which sections its write renewed.
+/// The sections' readings of `snap`: what tells a pass which sections its write renewed. A
+/// section's staleness is judged anew by every write: while a section is stale, each write is
+/// a reading of it (under [`stale_key`]), so that its own element counts at every pass.
 pub fn readings(snap: &fleetdash_model::Snapshot) -> Readings {
-    crate::collect::SectionName::PARTS
-        .into_iter()
-        .filter_map(|part| {
-            crate::snapshot::meta(snap, part)
-                .checked_at
-                .map(|at| (key::section(part.as_str()), at))
-        })
-        .collect()
+    let mut out = Readings::new();
+    for part in crate::collect::SectionName::PARTS {
+        let meta = crate::snapshot::meta(snap, part);
+        if let Some(at) = meta.checked_at {
+            let section = key::section(part.as_str());
+            if meta.stale {
+                out.insert(stale_key(&section), snap.generated_at);
+            }
+            out.insert(section, at);
+        }
+    }
+    out
+}
+
+/// Where [`readings`] puts a stale section's judgement: beside its read, never in its place
+/// (the section's elements are still counted by its read alone).
+pub fn stale_key(section: &str) -> String {
+    format!("{section} stale")
 }
 
 /// One element's count of passes and its open alert.

@@ -885,6 +885,7 @@ impl Rules {
             backup_red_after_s: self.backup_red_after.seconds,
             window_amber_at_percent: self.window_amber_at.percent,
             ack_within_s: self.ack_within.seconds,
+            worker_died_s: self.worker_died.seconds,
             clock_step_s: self.clock.step.seconds,
         }
     }

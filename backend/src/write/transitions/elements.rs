@@ -376,6 +376,7 @@ mod tests {
                 quiet_s: None,
                 unacked_s: None,
                 deadline_in_s: None,
+                turns_in_s: None,
                 worker_died: false,
                 band,
                 status: Asc::SUCCESS,
