@@ -189,4 +189,8 @@ alert_outbox:
   max_pending_per_channel: 500
   delivered_kept_seconds: 172800
   source: issue 33
+reprobe:
+  spacing_seconds: 10
+  count: 1
+  source: issue 43
 ";
