@@ -120,6 +120,12 @@ impl Deps {
         section_of(key).map(|s| key::section(s.as_str()))
     }
 
+    /// The part of the snapshot `key` is collected in (`agents` for `agent:min`); none for a
+    /// section itself.
+    pub fn part_of(key: &str) -> Option<SectionName> {
+        section_of(key)
+    }
+
     /// Everything `key` depends on, directly or through others.
     pub fn ancestors(&self, key: &str) -> BTreeSet<String> {
         let mut seen = BTreeSet::new();

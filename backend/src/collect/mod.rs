@@ -175,6 +175,20 @@ impl Findings {
     }
 }
 
+impl Findings {
+    /// The part whose freshness (`checked_at`) these findings renew once written, as
+    /// [`SectionData::renews`] says of what the write side makes of them: none for the
+    /// projections, which read nothing of the fleet anew.
+    pub fn renews(&self) -> Option<SectionName> {
+        match self {
+            Findings::Section(data) => data.renews(),
+            Findings::Agents { .. } => Some(SectionName::Agents),
+            Findings::LivePoll(_) => Some(SectionName::LiveTasks),
+            Findings::Projections(_) => None,
+        }
+    }
+}
+
 impl From<SectionData> for Findings {
     fn from(data: SectionData) -> Self {
         Findings::Section(data)
