@@ -7,6 +7,8 @@
 
 mod support;
 
+#[path = "support/flaky.rs"]
+mod flaky;
 #[path = "support/kanban.rs"]
 mod kanban;
 #[path = "support/receiver.rs"]
@@ -1740,4 +1742,137 @@ async fn quiet_hours_hold_amber_and_reminders_till_morning_and_let_a_lasting_red
         decoded(&topic[1].headers["title"]),
         "1 amber: agent juno · 1 still red: agent kai"
     );
+}
+
+/// The re-probe tests' rules (issue 43): the shipped ones with grouping of a second
+/// (`support::quick_grouping_rules`) and a red read again a second after its first reading.
+fn quick_reprobe_rules() -> String {
+    let shipped = format!(
+        "spacing_seconds: {}",
+        shipped_rules().alerts.reprobe_spacing.seconds
+    );
+    let quick = support::quick_grouping_rules().replace(&shipped, "spacing_seconds: 1");
+    assert!(quick.contains("spacing_seconds: 1\n"), "{quick}");
+    quick
+}
+
+/// `fleetdash run`'s config for the re-probe tests: an ntfy channel on `rx`, one agent `lyra`
+/// at `endpoint` with an audit log of a recent exchange (so that answering, it is green), read
+/// every 9 minutes: the next regular pass never comes while a test runs (the staleness limit,
+/// 10 min, allows no longer).
+fn reprobe_config(scratch: &support::Scratch, rx: &Receiver, endpoint: &str) -> std::path::PathBuf {
+    std::fs::write(scratch.path().join("rules.yaml"), quick_reprobe_rules()).unwrap();
+    let audit = scratch.audit_log("lyra", 60.0);
+    scratch.config(&format!(
+        "[cadence]\nagents = \"9m\"\nlive_tasks = \"9m\"\n\n\
+         [[alerts.channels]]\ntype = \"ntfy\"\nurl = \"{}\"\n\n{}",
+        rx.url("/topic"),
+        support::agent_toml("lyra", endpoint, "v1", &audit)
+    ))
+}
+
+/// The engine's track of `key` in `state_dir`'s alerts-engine.json, once there.
+fn track(scratch: &support::Scratch, key: &str) -> Option<Value> {
+    let text = std::fs::read_to_string(scratch.path().join("state/alerts-engine.json")).ok()?;
+    let state: Value = serde_json::from_str(&text).ok()?;
+    state["tracks"].get(key).cloned()
+}
+
+/// Through `fleetdash run` (issue 43): an agent drops its first probe (fleetdash's first pass
+/// finds it down), then answers for good. That red is read again a re-probe spacing later,
+/// long before the next pass (9 min away): green, so the red run ends at one reading and
+/// nobody is paged. Asserted on what happened: the agent got its first pass and exactly one
+/// re-probe, and the engine counted the red once, then the green, and opened no alert (a
+/// Firing would have opened one, in the same pass that sent it to the outbox).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_dropped_probe_is_green_at_its_reprobe_and_pages_nobody() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    let agent = flaky::Flaky::start("lyra", |connection| connection != 0);
+    let config = reprobe_config(&scratch, &rx, &agent.endpoint);
+    let mut child = run(&config);
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    let track = loop {
+        let t = track(&scratch, "agent:lyra");
+        if let Some(t) = t.as_ref().filter(|t| t["clear_passes"] == 1) {
+            break t.clone();
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "the dropped probe was never read green again: track {t:?}, agent saw {:?}",
+                agent.seen()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let seen = agent.seen();
+    let status = status_of(&scratch).expect("status.json");
+    let _ = child.kill();
+    let _ = child.wait();
+    use flaky::Seen::{Answered, Reset};
+    assert_eq!(
+        seen,
+        [Reset, Answered, Answered],
+        "the first pass's card dropped; the re-probe's card and heartbeat answered"
+    );
+    assert_eq!(track["red_passes"], 0, "{track}");
+    assert!(track["open"].is_null(), "no alert opened: {track}");
+    let lyra: Vec<(&str, &str)> = status["transitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["key"] == "agent:lyra")
+        .map(|t| {
+            (
+                t["from"].as_str().unwrap_or("none"),
+                t["to"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lyra,
+        [("red", "green"), ("none", "red")],
+        "red at the first pass, green at the re-probe (newest first)"
+    );
+    assert!(rx.got().is_empty(), "nobody paged: {:?}", rx.got());
+}
+
+/// Through `fleetdash run` (issue 43): an agent dies in the middle of fleetdash's first pass
+/// (its card answered, its heartbeat refused: red), as a killed process would. Its section is
+/// read again a re-probe spacing later (refused: the second red reading) and the page reaches
+/// ntfy then, before the next regular pass (9 min away) could come. Asserted on the agent's
+/// count of probes when the page came: the first pass and one re-probe, nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_killed_mid_pass_pages_after_its_reprobe_before_its_next_pass() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    let agent = flaky::Flaky::start("lyra", |connection| connection == 0);
+    let config = reprobe_config(&scratch, &rx, &agent.endpoint);
+    let mut child = run(&config);
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    let page = loop {
+        if let Some(page) = posts(&rx, "/topic").first() {
+            break page.clone();
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("no page reached ntfy; the agent saw {:?}", agent.seen());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    // Whatever came up to the page, and since: no re-probe after the Firing (its alert is
+    // open), no regular pass.
+    let seen = agent.seen();
+    let _ = child.kill();
+    let _ = child.wait();
+    use flaky::Seen::{Answered, Reset};
+    assert_eq!(
+        seen,
+        [Answered, Reset, Reset],
+        "the first pass (card answered, heartbeat refused), then one re-probe (card refused)"
+    );
+    let title = decoded(&page.headers["title"]);
+    assert!(title.contains("lyra"), "{title}");
+    assert_eq!(posts(&rx, "/topic").len(), 1, "one page");
 }

@@ -179,6 +179,12 @@ impl Deps {
         out
     }
 
+    /// The part of the snapshot `key` is collected in (`agents` for `agent:min`); none for a
+    /// section itself.
+    pub fn part_of(key: &str) -> Option<SectionName> {
+        section_of(key)
+    }
+
     /// Everything `key` depends on, directly or through others.
     pub fn ancestors(&self, key: &str) -> BTreeSet<String> {
         let mut seen = BTreeSet::new();

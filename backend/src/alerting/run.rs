@@ -2,13 +2,16 @@
 //! snapshot's elements, its alerts put in the outbox, then its state saved (a crash in between
 //! replays the pass with the same alert ids, which the outbox drops); the delivery loop; and the
 //! dead man's switch, pinged after a good write at most every [`DEADMAN_EVERY`]; and what is
-//! firing sent again to each alertmanager channel every `alertmanager.resend_seconds`.
+//! firing sent again to each alertmanager channel every `alertmanager.resend_seconds`. Each
+//! write's pass says which sections hold a red waiting for its confirmation, for the watchdog
+//! to read again soon (issue 43, `watchdog::reprobe`).
 //!
 //! An outbox that cannot be opened even afresh (a corrupt one is moved aside and replaced by
 //! [`Outbox::open`](super::outbox::Outbox::open)) costs alert delivery only, never the run:
 //! collection and snapshots go on, the log says what to do, and each write's `alerts` says every
 //! channel is failing, with the outbox's path and error.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -26,7 +29,8 @@ use super::outbox::{Delivery, OUTBOX_FILE};
 use super::provider::alertmanager::Alertmanager;
 use super::{Alert, provider};
 use crate::clock::Clock;
-use crate::config::{Config, Rules};
+use crate::collect::SectionName;
+use crate::config::{AlertRules, Config, Rules};
 use crate::redact::RedactionGate;
 use crate::write::status_json::AlertsLook;
 use crate::write::transitions;
@@ -55,6 +59,8 @@ pub struct Alerts {
     reconcile_due: std::sync::atomic::AtomicBool,
     /// The clock the engine's and the delivery's waits are observed on.
     clock: Clock,
+    /// The rules' alert groups (the re-probes' spacing and count among them).
+    rules: AlertRules,
 }
 
 impl Alerts {
@@ -100,16 +106,25 @@ impl Alerts {
             resent_at: Mutex::new(None),
             reconcile_due: std::sync::atomic::AtomicBool::new(true),
             clock: clock.clone(),
+            rules: rules.alerts.clone(),
         }))
+    }
+
+    /// The rules' alert groups this alerting runs on.
+    pub fn rules(&self) -> &AlertRules {
+        &self.rules
     }
 
     /// After a snapshot was written: the engine's pass, its alerts into the outbox, its state
     /// saved; then the dead man's switch when due. Never fails the write: what goes wrong is
-    /// logged.
-    pub async fn after_write(&self, snapshot: &Snapshot) {
-        if let Ok(delivery) = &self.delivery {
-            self.decide(delivery, snapshot).await;
-        }
+    /// logged. Returns the sections holding a red that waits for its confirmation
+    /// ([`Decision::unconfirmed`](super::engine::Decision::unconfirmed)): none when no pass
+    /// ran (no outbox, a failed pass), as nothing could page.
+    pub async fn after_write(&self, snapshot: &Snapshot) -> BTreeSet<SectionName> {
+        let unconfirmed = match &self.delivery {
+            Ok(delivery) => self.decide(delivery, snapshot).await,
+            Err(_) => BTreeSet::new(),
+        };
         if let Some(deadman) = &self.deadman {
             let mut pinged_at = self.pinged_at.lock().await;
             if pinged_at.is_none_or(|at| at.elapsed() >= DEADMAN_EVERY) {
@@ -117,12 +132,14 @@ impl Alerts {
                 deadman.ping(Utc::now()).await;
             }
         }
+        unconfirmed
     }
 
-    /// The engine's pass, its alerts into the outbox, its state saved. Not run without an
-    /// outbox: a state saved with its alerts nowhere would never send them; unsaved, the
-    /// engine raises them once a later run has an outbox.
-    async fn decide(&self, delivery: &Delivery, snapshot: &Snapshot) {
+    /// The engine's pass, its alerts into the outbox, its state saved; the sections holding a
+    /// red that waits for its confirmation. Not run without an outbox: a state saved with its
+    /// alerts nowhere would never send them; unsaved, the engine raises them once a later run
+    /// has an outbox.
+    async fn decide(&self, delivery: &Delivery, snapshot: &Snapshot) -> BTreeSet<SectionName> {
         // The snapshot is judged at its own moment (its writer read the clock just before).
         let at = self.clock.clocked().with_wall(snapshot.generated_at);
         let now = at.wall();
@@ -152,10 +169,11 @@ impl Alerts {
             Ok(decision) => decision,
             Err(e) => {
                 tracing::error!("alert engine pass failed: {e}");
-                return;
+                return BTreeSet::new();
             }
         };
         let firing = decision.firing.clone();
+        let unconfirmed = decision.unconfirmed.clone();
         // The pass's alerts together: a storm is one group in the outbox.
         let kept = match delivery.enqueue_all(decision.alerts.clone(), now).await {
             Ok(_) => true,
@@ -178,6 +196,7 @@ impl Alerts {
         if kept {
             self.resend_when_due(firing).await;
         }
+        unconfirmed
     }
 
     /// What is firing, sent again to each alertmanager channel when `resend_every` has passed

@@ -175,6 +175,20 @@ impl Findings {
     }
 }
 
+impl Findings {
+    /// The part whose freshness (`checked_at`) these findings renew once written, as
+    /// [`SectionData::renews`] says of what the write side makes of them: none for the
+    /// projections, which read nothing of the fleet anew.
+    pub fn renews(&self) -> Option<SectionName> {
+        match self {
+            Findings::Section(data) => data.renews(),
+            Findings::Agents { .. } => Some(SectionName::Agents),
+            Findings::LivePoll(_) => Some(SectionName::LiveTasks),
+            Findings::Projections(_) => None,
+        }
+    }
+}
+
 impl From<SectionData> for Findings {
     fn from(data: SectionData) -> Self {
         Findings::Section(data)
@@ -256,10 +270,11 @@ pub trait Collector: Send + Sync {
         false
     }
 
-    /// Waits until the next pass is due (`run`'s loops): `cadence` after the last; the work
-    /// queue's sooner, when a task's verdict turns (`queue::QueueCollector`).
-    async fn wait_next(&self, cadence: Duration) {
-        tokio::time::sleep(cadence).await;
+    /// Waits until the next pass is due (`run`'s loops): `due`, as the loop's schedule says
+    /// (its cadence, or a re-probe); the work queue's sooner, when a task's verdict turns
+    /// (`queue::QueueCollector`).
+    async fn wait_next(&self, due: tokio::time::Instant) {
+        tokio::time::sleep_until(due).await;
     }
 }
 

@@ -216,10 +216,10 @@ impl Collector for QueueCollector {
         Findings::Section(SectionData::Queue(part))
     }
 
-    /// Its cadence, or sooner the moment a listed task's verdict turns: then the watchdog's
-    /// sweep runs first (it orphans what is due), and the read follows it.
-    async fn wait_next(&self, cadence: Duration) {
-        let due = tokio::time::Instant::now() + cadence;
+    /// Until `due` (its cadence, or a re-probe), or sooner the moment a listed task's verdict
+    /// turns: then the watchdog's sweep runs first (it orphans what is due), and the read
+    /// follows it.
+    async fn wait_next(&self, due: tokio::time::Instant) {
         match self.turn() {
             Some(turn) if turn < due => {
                 tokio::time::sleep_until(turn).await;

@@ -189,6 +189,10 @@ alert_outbox:
   max_pending_per_channel: 500
   delivered_kept_seconds: 172800
   source: issue 33
+reprobe:
+  spacing_seconds: 10
+  count: 1
+  source: issue 43
 needs_you:
   fold_alike_from: 3
   fold_kinds: [card, task, agent, host, board]

@@ -1,9 +1,12 @@
 //! `fleetdash run`'s loops: every collector on its own cadence, one writer, graceful shutdown;
-//! and the work queue's sweep ([`sweep`]).
+//! quick re-probes ([`reprobe`]); and the work queue's sweep ([`sweep`]).
 //!
 //! Each collector loops in its own task (a slow section never delays another) and sends what it
 //! found to a single writer task, which settles (registry, escalations, projections) and merges
 //! one collection at a time, off the async runtime; after each write, alerting takes its pass.
+//! The writer then answers the loop whether that reading left a red of its section waiting for
+//! its confirmation: if so, the loop reads again after the rules' re-probe spacing instead of
+//! its cadence, a bounded number of times ([`reprobe::Schedule`]).
 //! On shutdown the loops stop at once (an unfinished pass is simply dropped: nothing was
 //! written for it) and the writer finishes the updates already handed to it.
 //!
@@ -11,21 +14,23 @@
 //! after every good write.
 
 pub mod notify;
+pub mod reprobe;
 pub mod sweep;
 
 use std::sync::Arc;
 
 use fleetdash_model::RulesView;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::alerting::run::Alerts;
 use crate::clock::Clock;
-use crate::collect::{self, Collector, SectionName};
+use crate::collect::{self, Collection, Collector, SectionName};
 use crate::metrics::Live;
 use crate::otel::Otel;
 use crate::write::Writer;
 use notify::Notifier;
+use reprobe::{Reading, Reprobes, Schedule};
 
 /// Who hears of each pass: the alert engine after each write, the metrics of each collection
 /// and write, OpenTelemetry each collection's spans, systemd (READY after the first write,
@@ -35,6 +40,13 @@ pub struct Listeners<'a> {
     pub metrics: Option<Live>,
     pub otel: Option<Arc<Otel>>,
     pub notifier: &'a Notifier,
+}
+
+/// A collection handed to the writer, and where the writer answers whether it left a red of its
+/// section waiting for its confirmation (dropped unanswered: no).
+struct Handed {
+    collection: Collection,
+    unconfirmed: oneshot::Sender<bool>,
 }
 
 pub async fn run(
@@ -67,7 +79,11 @@ pub async fn run(
         return;
     }
     let mut ready = false;
-    let (tx, mut rx) = mpsc::channel(collectors.len().max(1) * 2);
+    // Re-probes confirm a red before it pages: without alerting, nothing waits for one.
+    let reprobes = alerts
+        .as_ref()
+        .map_or(Reprobes::NONE, |a| Reprobes::of(a.rules()));
+    let (tx, mut rx) = mpsc::channel::<Handed>(collectors.len().max(1) * 2);
     let mut loops = Vec::with_capacity(collectors.len());
     for collector in collectors {
         let tx = tx.clone();
@@ -76,13 +92,23 @@ pub async fn run(
         let otel = otel.clone();
         let clock = clock.clone();
         loops.push(tokio::spawn(async move {
-            let cadence = collector.cadence();
+            let mut schedule = Schedule::new(collector.cadence(), reprobes);
+            let mut reading = Reading::Regular;
             loop {
                 let (collection, trace) = tokio::select! {
                     _ = shutdown.cancelled() => break,
                     traced = collect::run_traced(collector.as_ref(), &clock) => traced,
                 };
-                tracing::info!(section = %collection.section(), took_ms = collection.duration.as_millis() as u64, "collected");
+                let ended = tokio::time::Instant::now();
+                schedule.ended(reading, ended);
+                let section = collection.section();
+                let took_ms = collection.duration.as_millis() as u64;
+                match reading {
+                    Reading::Regular => tracing::info!(%section, took_ms, "collected"),
+                    Reading::Reprobe(n) => {
+                        tracing::info!(%section, took_ms, reprobe = n, "collected (re-probe)")
+                    }
+                }
                 if let Some(metrics) = &metrics {
                     metrics.observe(&collection);
                 }
@@ -90,22 +116,49 @@ pub async fn run(
                 if let Some(otel) = &otel {
                     otel.observe(&collection, &trace);
                 }
-                if tx.send(collection).await.is_err() {
+                let (answer, answered) = oneshot::channel();
+                let handed = Handed {
+                    collection,
+                    unconfirmed: answer,
+                };
+                if tx.send(handed).await.is_err() {
                     break;
+                }
+                // The writer answers once the engine has counted this reading; a writer slower
+                // than the cadence delays no regular pass.
+                let unconfirmed = tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    answer = answered => answer.unwrap_or(false),
+                    _ = tokio::time::sleep_until(schedule.regular_at(ended)) => false,
+                };
+                let next = schedule.next(ended, unconfirmed);
+                if let Reading::Reprobe(n) = next.reading {
+                    tracing::info!(
+                        %section,
+                        reprobe = n,
+                        in_ms = next.at.saturating_duration_since(ended).as_millis() as u64,
+                        "a red not yet confirmed: reading the section again"
+                    );
                 }
                 tokio::select! {
                     _ = shutdown.cancelled() => break,
-                    _ = collector.wait_next(cadence) => {}
+                    _ = collector.wait_next(next.at) => {}
                 }
+                reading = next.reading;
             }
         }));
     }
     drop(tx);
-    while let Some(collection) = rx.recv().await {
+    while let Some(Handed {
+        collection,
+        unconfirmed,
+    }) = rx.recv().await
+    {
         let writer = writer.clone();
         let configured = configured.clone();
         let rules = rules.clone();
         let section = collection.section();
+        let renews = collection.findings.renews();
         let written =
             tokio::task::spawn_blocking(move || writer.write(vec![collection], &configured, rules))
                 .await;
@@ -122,7 +175,10 @@ pub async fn run(
                 }
                 notifier.watchdog();
                 if let Some(alerts) = &alerts {
-                    alerts.after_write(&snapshot).await;
+                    let waiting = alerts.after_write(&snapshot).await;
+                    // Only the section this collection renewed: a re-read of another section
+                    // would confirm nothing.
+                    let _ = unconfirmed.send(renews.is_some_and(|s| waiting.contains(&s)));
                 }
             }
             // The previous snapshot stays whole; the staleness banner will say so in time.

@@ -98,6 +98,31 @@ impl Bench {
         pass(&mut self.state, &elements, &cx)
     }
 
+    /// The sections holding a red that waits for its confirmation after the last pass, over
+    /// `elements` as it saw them ([`super::confirm::unconfirmed`]).
+    pub(super) fn unconfirmed(
+        &self,
+        elements: &[(&str, Element)],
+    ) -> std::collections::BTreeSet<crate::collect::SectionName> {
+        let elements: Elements = elements
+            .iter()
+            .map(|(k, e)| (k.to_string(), e.clone()))
+            .collect();
+        let silenced = self.silenced.clone();
+        let is_silenced = move |k: &str, _: &Element| silenced.iter().any(|s| s == k);
+        let cx = PassContext {
+            now: self.now,
+            thresholds: self.th,
+            deps: &self.deps,
+            silenced: &is_silenced,
+            acked: &self.acked,
+            link: None,
+            readings: &self.readings,
+            ended: &self.ended,
+        };
+        super::confirm::unconfirmed(&self.state, &elements, &cx)
+    }
+
     /// A pass over a snapshot as the write side runs it: its elements, its readings and what
     /// it says was taken away.
     pub(super) fn write(&mut self, snap: &Snapshot) -> Vec<Alert> {

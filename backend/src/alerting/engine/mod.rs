@@ -6,6 +6,8 @@
 //!   silences): nothing in it reads a clock or a disk, so every boundary is testable exactly.
 //!   With it, `roots` (what a root cause holds back and names) and [`gone`] (what an element
 //!   no longer listed means).
+//! - [`confirm`]: after a pass, the sections a quick re-read would confirm a red in (issue 43:
+//!   the watchdog reads them again seconds later instead of a cadence later).
 //! - [`state`]: what the engine remembers between passes, and its file
 //!   `<state_dir>/alerts-engine.json`, so a restart mid-red sends no second Firing and forgets
 //!   no open alert.
@@ -15,12 +17,13 @@
 
 #[cfg(test)]
 mod bench;
+pub mod confirm;
 pub mod gone;
 pub mod pass;
 mod roots;
 pub mod state;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 
@@ -28,6 +31,7 @@ use super::acks::{self, Ack, AckStore};
 use super::silences::{Active, Silence, SilenceStore};
 use super::{Alert, AlertEvent};
 use crate::clock::Clocked;
+use crate::collect::SectionName;
 use crate::config::maintenance::MaintenanceWindow;
 use crate::config::{Config, Rules};
 use crate::deps::Deps;
@@ -44,6 +48,8 @@ pub struct Decision {
     pub alerts: Vec<Alert>,
     /// What is firing after the pass, each open alert as a Firing ([`pass::firing`]).
     pub firing: Vec<Alert>,
+    /// The sections holding a red that waits for its confirmation ([`confirm::unconfirmed`]).
+    pub unconfirmed: BTreeSet<SectionName>,
     state: State,
 }
 
@@ -184,10 +190,12 @@ impl Alerting {
         };
         let alerts = pass::pass(&mut state, elements, &cx);
         let firing = pass::firing(&state, elements, &cx);
+        let unconfirmed = confirm::unconfirmed(&state, elements, &cx);
         note(&state, at);
         Decision {
             alerts,
             firing,
+            unconfirmed,
             state,
         }
     }

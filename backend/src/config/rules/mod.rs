@@ -160,6 +160,12 @@ pub struct AlertRules {
     pub outbox_pending_max: CountRule,
     /// ... and a pair done with (delivered, refused, dropped) is remembered this long.
     pub outbox_delivered_kept: Rule,
+    /// The `reprobe` group (issue 43): a red reading not yet confirmed is confirmed by reading
+    /// its section again this long after it, instead of at its next pass ...
+    pub reprobe_spacing: Rule,
+    /// ... at most this many times between two regular passes (0: never; at most
+    /// `fail_after - 1`, since a red that fired asks for none).
+    pub reprobe_count: CountRule,
 }
 
 /// What a value of the rules file measures, and so which values it may take.
@@ -169,6 +175,8 @@ enum Unit {
     Seconds,
     /// A whole number of passes, at least one.
     Count,
+    /// A whole number of re-probes, none (0) or more.
+    Reprobes,
     /// A whole percentage from 1 to 100.
     Percent,
     /// A whole number of cards, at least 1.
@@ -202,6 +210,9 @@ impl Unit {
             Unit::Seconds => value > 0 && value <= crate::clock::HORIZON.as_secs(),
             Unit::Count | Unit::Cards | Unit::Tasks | Unit::Copies => value > 0,
             Unit::Lines => value >= 2,
+            // Bounded by `alerts.fail_after_passes` (checked with it): a red that fired asks
+            // for no re-probe.
+            Unit::Reprobes => true,
             Unit::Percent => (1..=100).contains(&value),
             Unit::Entries | Unit::Items => (1..=MAX_ITEMS).contains(&value),
             Unit::Bytes => (MIN_BYTES..=MAX_BYTES).contains(&value),
@@ -216,6 +227,7 @@ impl Unit {
             }
             Unit::Percent => "expected a whole percentage from 1 to 100",
             Unit::Count => "expected a whole number of passes, at least 1",
+            Unit::Reprobes => "expected a whole number of re-probes, 0 (none) or more",
             Unit::Cards => "expected a whole number of cards, at least 1",
             Unit::Tasks => "expected a whole number of tasks, at least 1",
             Unit::Copies => "expected a whole number of copies, at least 1",
@@ -361,6 +373,7 @@ const GROUPS: &[(&str, &[&str])] = &[
             "remind_every_seconds",
         ],
     ),
+    ("reprobe", &["spacing_seconds", "count"]),
     (
         "grouping",
         &["group_wait_seconds", "group_interval_seconds"],
@@ -596,6 +609,7 @@ impl Rules {
         let alerts_forget_quiet = seconds("alert_memory", "forget_quiet_seconds");
         let alerts_forget_unseen = seconds("alert_memory", "forget_unseen_seconds");
         let outbox_delivered_kept = seconds("alert_outbox", "delivered_kept_seconds");
+        let reprobe_spacing = seconds("reprobe", "spacing_seconds");
         let clock = match (
             seconds("clock", "step_seconds"),
             seconds("clock", "shown_for_seconds"),
@@ -618,6 +632,7 @@ impl Rules {
         let fail_after = count("alerts", "fail_after_passes");
         let recover_after = count("alerts", "recover_after_passes");
         let blind_spot_min = count("blind_spot", "min_failed");
+        let reprobe_count = cited("reprobe", "count", Unit::Reprobes).map(CountRule::from);
         let mut cards = |key: &str| cited("board", key, Unit::Cards).map(CountRule::from);
         let board = match (cards("cards_max"), cards("newest_per_column")) {
             (Some(cards_max), Some(newest_per_column)) => Some(BoardRules {
@@ -718,6 +733,7 @@ impl Rules {
             phone_link_valid.zip(phone_silence),
             alerts_forget_quiet.zip(alerts_forget_unseen),
             outbox_pending_max.zip(outbox_delivered_kept),
+            reprobe_spacing.zip(reprobe_count),
         ) {
             (
                 Some(fail_after),
@@ -729,6 +745,7 @@ impl Rules {
                 Some((phone_link_valid, phone_silence)),
                 Some((forget_quiet, forget_unseen)),
                 Some((outbox_pending_max, outbox_delivered_kept)),
+                Some((reprobe_spacing, reprobe_count)),
             ) => Some(AlertRules {
                 fail_after,
                 recover_after,
@@ -746,6 +763,8 @@ impl Rules {
                 forget_unseen,
                 outbox_pending_max,
                 outbox_delivered_kept,
+                reprobe_spacing,
+                reprobe_count,
             }),
             _ => None,
         };
@@ -774,6 +793,20 @@ impl Rules {
                     "must be greater than resend_seconds ({}): Alertmanager would resolve a \
                      firing alert between two sends",
                     a.am_resend.seconds
+                ),
+            });
+        }
+        if let Some(a) = &alerts
+            && a.reprobe_count.count >= a.fail_after.count
+        {
+            errors.push(ConfigError {
+                file: path.to_path_buf(),
+                line: line_of_key(text, "reprobe", "count"),
+                field: "reprobe.count".into(),
+                message: format!(
+                    "must be at most alerts.fail_after_passes - 1 ({}): a re-probe confirms a \
+                     red that has not fired yet, so no more would ever run",
+                    a.fail_after.count - 1
                 ),
             });
         }

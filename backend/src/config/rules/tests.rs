@@ -85,6 +85,73 @@ fn the_alert_thresholds_are_counts_of_passes_with_their_source() {
     );
 }
 
+/// Issue 43: a red's confirmation comes from re-probes, their spacing and count in the rules
+/// file with their source. A count of 0 turns them off; more than `fail_after_passes - 1` would
+/// never run (a red that fired asks for none) and is refused with its line, as is a spacing
+/// that is no number of seconds, a count that is no whole number, or a group left out.
+#[test]
+fn the_reprobes_are_a_spacing_and_a_count_bounded_by_fail_after() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.alerts.reprobe_spacing.seconds, 10);
+    assert_eq!(r.alerts.reprobe_count.count, 1);
+    assert_eq!(r.alerts.reprobe_spacing.source, "issue 43");
+    let off = Rules::parse(
+        Path::new("r.yaml"),
+        &FLEET.replace("  count: 1\n", "  count: 0\n"),
+    );
+    assert_eq!(off.unwrap().alerts.reprobe_count.count, 0);
+    let msg = refused(&FLEET.replace("  count: 1\n", "  count: 2\n"));
+    assert!(
+        msg.contains(
+            "r.yaml:100: reprobe.count: must be at most alerts.fail_after_passes - 1 (1): a \
+             re-probe confirms a red that has not fired yet"
+        ),
+        "{msg}"
+    );
+    // With three red passes to fire, two re-probes can run.
+    let three = FLEET
+        .replace("fail_after_passes: 2", "fail_after_passes: 3")
+        .replace("  count: 1\n", "  count: 2\n");
+    assert_eq!(
+        Rules::parse(Path::new("r.yaml"), &three)
+            .unwrap()
+            .alerts
+            .reprobe_count
+            .count,
+        2
+    );
+    for bad in ["-1", "1.5", "one"] {
+        let msg = refused(&FLEET.replace("  count: 1\n", &format!("  count: {bad}\n")));
+        assert!(
+            msg.contains(
+                "r.yaml:100: reprobe.count: expected a whole number of re-probes, 0 (none) or more"
+            ),
+            "{bad}: {msg}"
+        );
+    }
+    let msg = refused(&FLEET.replace("spacing_seconds: 10", "spacing_seconds: 0"));
+    assert!(
+        msg.contains("r.yaml:99: reprobe.spacing_seconds: expected a whole number of seconds"),
+        "{msg}"
+    );
+    let msg = refused(&FLEET.replace("  source: issue 43\n", ""));
+    assert!(
+        msg.contains("r.yaml:98: reprobe.source: missing; every rule cites"),
+        "{msg}"
+    );
+    let start = FLEET.find("reprobe:").unwrap();
+    let msg = refused(&FLEET[..start]);
+    assert!(
+        msg.contains("reprobe.spacing_seconds: missing; expected a `reprobe:` group"),
+        "{msg}"
+    );
+    let msg = refused(&FLEET.replace("  count: 1\n", "  count: 1\n  spacing: 10\n"));
+    assert!(
+        msg.contains("r.yaml:101: reprobe.spacing: unknown key `spacing`, did you mean"),
+        "{msg}"
+    );
+}
+
 /// Was not a rule: 15 alerts of one storm were 15 buzzes.
 #[test]
 fn alerts_group_by_seconds_with_their_source() {
