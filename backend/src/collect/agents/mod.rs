@@ -8,8 +8,11 @@
 //! Code and a reason.
 //! Concurrency is bounded and every probe has a deadline, so a pass over a fleet with dead
 //! peers costs about one timeout, not one per dead peer (a peer that answers its card just
-//! within the timeout and then stalls its heartbeat costs two). The task ids heartbeats and audit
-//! logs mention travel with the rows, for the write side to note in the live-task registry.
+//! within the timeout and then stalls its heartbeat costs two). An audit log on an ssh host is
+//! read within that host's `command_timeout`, alongside the card and heartbeat; the agents on
+//! one host share its four connections at once, so a hung host costs one command timeout per
+//! four of its agents. The task ids heartbeats and audit logs mention travel with the rows, for
+//! the write side to note in the live-task registry.
 
 pub mod audit_remote;
 pub mod audit_tail;
