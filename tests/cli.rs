@@ -879,5 +879,5 @@ fn the_documented_example_config_passes_check() {
     std::fs::write(&config, example).unwrap();
     let out = check(&config);
     assert!(out.status.success(), "{}", stderr_of(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("2 agents"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("3 agents"));
 }

@@ -1124,6 +1124,206 @@ crons = [{{ name = "backup", period = "1h", grace = "10m" }}]
 }
 
 // ---------------------------------------------------------------------------------------------
+// An agent's audit log on an ssh host (issue 43)
+
+/// A `[[hosts]]` entry `name` reaching `target` over ssh.
+fn ssh_host_toml(name: &str, target: &SshTarget) -> String {
+    let path = |p: &Option<PathBuf>| p.as_ref().unwrap().to_string_lossy().into_owned();
+    format!(
+        "[[hosts]]\nname = {name:?}\nsource = \"ssh\"\nssh = {{ destination = {dest:?}, port = {port}, \
+         identity_file = {key:?}, known_hosts = {known:?} }}\n\n",
+        dest = target.destination,
+        port = target.port.unwrap(),
+        key = path(&target.identity_file),
+        known = path(&target.known_hosts),
+    )
+}
+
+/// An `[[agents]]` entry whose audit log is `path` on the host `host`.
+fn remote_audit_agent_toml(name: &str, endpoint: &str, host: &str, path: &Path) -> String {
+    format!(
+        "[[agents]]\nname = {name:?}\nendpoint = {endpoint:?}\ndialect = \"v1\"\n\
+         audit_host = {host:?}\naudit_log = {:?}\n\n",
+        path.to_string_lossy()
+    )
+}
+
+/// `fleetdash collect --only agents` of a config with `body`: the agents' rows by name, all of
+/// status.json, and what the collect logged.
+fn collect_agents(scratch: &support::Scratch, body: &str) -> (serde_json::Value, String, String) {
+    let out = support::fleetdash()
+        .args(["collect", "--only", "agents", "--config"])
+        .arg(scratch.config(body))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let text = scratch.snapshot_text();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let rows = json["agents"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no agent rows: {json:#}"))
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap().to_string(), r.clone()))
+        .collect();
+    (
+        rows,
+        text,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The agent on another machine: its audit log is read through its host's ssh, the `.1`
+/// rotation too, and only the exchange's age reaches status.json.
+#[test]
+fn an_agents_audit_log_is_read_over_its_hosts_ssh() {
+    let sshd = Sshd::start();
+    let scratch = support::Scratch::new();
+    let sim = support::Sim::healthy("remote", fleetdash::a2a::Wire::V1);
+    let remote = tempfile::tempdir().unwrap();
+    // The agent's home on "the lab", with a name the remote shell must not read as shell.
+    let home = remote.path().join("hermes home $(id)");
+    std::fs::create_dir_all(&home).unwrap();
+    let log = home.join("a2a_audit.jsonl");
+    let now = Utc::now().timestamp() as f64;
+    let secret_summary = "SUMMARY-sk-proj-NEVER-COPIED-0123456789abcdef";
+    // The exchange is in the rotated file; the current one holds only the collector's own
+    // probes and a rejection since.
+    std::fs::write(
+        home.join("a2a_audit.jsonl.1"),
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"ts": now - 4000.0, "direction": "inbound", "peer": "old-peer"}),
+            serde_json::json!({"ts": now - 600.0, "direction": "inbound", "peer": "peer-who-talked",
+                "task_id": "t_remote_1", "summary": secret_summary, "ip": "10.9.8.7"}),
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &log,
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"ts": now - 300.0, "direction": "inbound", "peer": "fleetdash",
+                "summary": secret_summary}),
+            serde_json::json!({"ts": now - 60.0, "direction": "inbound", "peer": "ip:10.9.8.7",
+                "decision": "rejected_bad_token", "summary": secret_summary}),
+        ),
+    )
+    .unwrap();
+
+    let body = ssh_host_toml("lab", &sshd.target())
+        + &remote_audit_agent_toml("remote", &sim.endpoint, "lab", &log);
+    let (rows, text, stderr) = collect_agents(&scratch, &body);
+    let row = &rows["remote"];
+    let age = row["last_exchange_s"].as_u64().unwrap_or_else(|| {
+        panic!(
+            "last_exchange_s: {row:#}\nsshd log: {}",
+            sshd.proc.log_text()
+        )
+    });
+    // Read from the `.1`, past the collector's probe and the rejection; not from any other line.
+    assert!(age >= 600, "{row:#}");
+    assert_eq!(row["exchange_band"], "green", "{row:#}");
+    assert_eq!(row["band"], "green", "{row:#}");
+    assert_eq!(row["stale"], false, "{row:#}");
+    assert_eq!(row["audit_skipped_lines"], 0, "{row:#}");
+    // Nothing of the log but the age: no summary, peer, ip or decision.
+    for leaked in [
+        "NEVER-COPIED",
+        "peer-who-talked",
+        "old-peer",
+        "10.9.8.7",
+        "rejected_bad_token",
+    ] {
+        assert!(!text.contains(leaked), "{leaked} in status.json");
+        assert!(!stderr.contains(leaked), "{leaked} logged: {stderr}");
+    }
+}
+
+/// A configured remote log that cannot be read is red with the host and the path in its
+/// reason: a missing file, a host whose ssh refuses, a host key that is not the host's.
+#[test]
+fn an_unreadable_remote_audit_log_is_an_error_naming_its_host() {
+    let sshd = Sshd::start();
+    let scratch = support::Scratch::new();
+    let sim = support::Sim::healthy("remote", fleetdash::a2a::Wire::V1);
+    let remote = tempfile::tempdir().unwrap();
+    let missing = remote.path().join("nowhere/a2a_audit.jsonl");
+    let closed = free_port();
+    let refusing = SshTarget {
+        port: Some(closed),
+        ..sshd.target()
+    };
+    let impostor = sshd.dir.path().join("impostor_key");
+    keygen(&impostor);
+    let wrong_known_hosts = sshd.dir.path().join("wrong_known_hosts");
+    std::fs::write(
+        &wrong_known_hosts,
+        format!("[127.0.0.1]:{} {}\n", sshd.port, public_key(&impostor)),
+    )
+    .unwrap();
+    let impostor_target = SshTarget {
+        known_hosts: Some(wrong_known_hosts),
+        ..sshd.target()
+    };
+    let log = remote.path().join("a2a_audit.jsonl");
+    std::fs::write(&log, format!("{}\n", serde_json::json!({"ts": 1.0}))).unwrap();
+
+    let body = ssh_host_toml("lab", &sshd.target())
+        + &ssh_host_toml("gone", &refusing)
+        + &ssh_host_toml("spoofed", &impostor_target)
+        + &remote_audit_agent_toml("missing", &sim.endpoint, "lab", &missing)
+        + &remote_audit_agent_toml("refused", &sim.endpoint, "gone", &log)
+        + &remote_audit_agent_toml("spoofed", &sim.endpoint, "spoofed", &log);
+    let (rows, _, _) = collect_agents(&scratch, &body);
+    let dest = format!("{}@127.0.0.1", sshd.user);
+    let place = |path: &Path, host: &str| format!("audit log {} on {host}", path.display());
+    for (name, code, reason) in [
+        (
+            "missing",
+            4006,
+            format!("{}: not found (nor its .1)", place(&missing, "lab")),
+        ),
+        (
+            "refused",
+            5003,
+            format!(
+                "{}: ssh {dest}: connect to host 127.0.0.1 port {closed}: Connection refused",
+                place(&log, "gone")
+            ),
+        ),
+        (
+            "spoofed",
+            7005,
+            format!(
+                "{}: ssh {dest}: Host key verification failed: the host's key differs from the \
+                 one in known_hosts",
+                place(&log, "spoofed")
+            ),
+        ),
+    ] {
+        let row = &rows[name];
+        assert_eq!(
+            row["last_exchange_s"],
+            format!("error: {reason}"),
+            "{name}: {row:#}"
+        );
+        assert_eq!(row["status"]["code"], code, "{name}: {row:#}");
+        assert_eq!(
+            (
+                &row["band"],
+                &row["exchange_band"],
+                &row["stale"],
+                &row["up"]
+            ),
+            (&"red".into(), &"red".into(), &true.into(), &true.into()),
+            "{name}: a broken configured part is red, the agent itself up: {row:#}"
+        );
+        assert_eq!(row["reason"], reason, "{name}: {row:#}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Probes never prompt
 
 /// Answers every HTTP request with 401 and a Basic challenge, as a git host does to a clone

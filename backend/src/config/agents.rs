@@ -1,6 +1,7 @@
 //! `[[agents]]`: the A2A peers, how the heartbeat speaks to each, and where its audit log and
 //! token are, and who the collector is in that audit log. Each entry is checked here: a unique
-//! name, an http(s) endpoint, a known dialect, at most one token source.
+//! name, an http(s) endpoint, a known dialect, at most one token source, an audit log on this
+//! machine or on an ssh host of `[[hosts]]` (`audit_host`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -10,6 +11,7 @@ use toml::Spanned;
 
 use super::TokenSource;
 use super::files::Expect;
+use super::hosts::{HostConfig, HostSource, SshTarget};
 use super::probe::peer_name;
 use super::table::Table;
 use super::validator::{DURATION, Validator};
@@ -50,6 +52,21 @@ impl Dialect {
     }
 }
 
+/// Where an agent's audit log is read: `audit_log`, on the `[[hosts]]` entry `audit_host`
+/// names when that is not this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuditLog {
+    /// On this machine (no `audit_host`, or a `local` one): resolved against the config's folder.
+    Local(PathBuf),
+    /// On an `ssh` host, read through that host's ssh source: `path` as the host sees it
+    /// (absolute), `host` the entry's name.
+    Ssh {
+        host: String,
+        target: SshTarget,
+        path: String,
+    },
+}
+
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
     pub name: String,
@@ -58,7 +75,8 @@ pub struct AgentConfig {
     pub lane: Option<String>,
     pub model: Option<String>,
     pub plane: Option<String>,
-    pub audit_log: Option<PathBuf>,
+    /// `None`: no `audit_log` configured.
+    pub audit_log: Option<AuditLog>,
     pub token: Option<TokenSource>,
     /// The bearer token this agent reports to the intake with (`report_token_env` /
     /// `report_token_file`): its identity there. Never the token itself.
@@ -78,6 +96,13 @@ pub struct AgentConfig {
     pub hub: bool,
 }
 
+/// The `[[hosts]]` an `audit_host` may name: those read, and the names of every entry declared
+/// (one left out for its own mistakes is not unknown: its mistakes are said already).
+pub(super) struct Hosts<'h> {
+    pub read: &'h [HostConfig],
+    pub declared: &'h HashSet<String>,
+}
+
 /// Reads each `[[agents]]` entry; an entry with a mistake is reported and left out.
 /// `collector_peer` is `[probe] collector_peer`, which an entry may override.
 pub(super) fn read(
@@ -85,6 +110,7 @@ pub(super) fn read(
     entries: Vec<Table>,
     collector_peer: &str,
     has_queue: bool,
+    hosts: &Hosts,
     depends_on: &mut BTreeMap<String, Vec<String>>,
 ) -> Vec<AgentConfig> {
     let mut names = HashSet::new();
@@ -101,6 +127,7 @@ pub(super) fn read(
         let model = t.string(v, "model");
         let plane = t.string(v, "plane");
         let audit_log = t.string(v, "audit_log");
+        let audit_host = t.string(v, "audit_host");
         let token_env = t.string(v, "token_env");
         let token_file = t.string(v, "token_file");
         let report_token_env = t.string(v, "report_token_env");
@@ -204,7 +231,7 @@ pub(super) fn read(
             &report_token_file,
         )
         .unwrap_or(None);
-        let audit_log = audit_log.map(|p| v.read_path(&p, t.field("audit_log"), Expect::File));
+        let audit_log = read_audit_log(v, &t, audit_log, audit_host, hosts);
         t.finish(v);
         if let (Some(name), Some(endpoint), Some(dialect)) = (trimmed, endpoint, dialect) {
             agents.push(AgentConfig {
@@ -225,4 +252,219 @@ pub(super) fn read(
         }
     }
     agents
+}
+
+/// `audit_log`, on the host `audit_host` names when there is one: `None` when there is no log
+/// to read (none configured, or a mistake, said).
+fn read_audit_log(
+    v: &mut Validator,
+    t: &Table,
+    log: Option<Spanned<String>>,
+    host: Option<Spanned<String>>,
+    hosts: &Hosts,
+) -> Option<AuditLog> {
+    let local = |v: &mut Validator, log: &Spanned<String>| {
+        AuditLog::Local(v.read_path(log, t.field("audit_log"), Expect::File))
+    };
+    let Some(host) = host else {
+        return log.map(|log| local(v, &log));
+    };
+    let name = host.get_ref().trim();
+    let Some(log) = log else {
+        v.error(
+            &host,
+            t.field("audit_host"),
+            "needs audit_log: the audit log's path on that host, e.g. \
+             \"/home/hermes/.hermes/a2a_audit.jsonl\"",
+        );
+        return None;
+    };
+    let Some(entry) = hosts.read.iter().find(|h| h.name == name) else {
+        if !hosts.declared.contains(name) {
+            v.error(
+                &host,
+                t.field("audit_host"),
+                format!(
+                    "no [[hosts]] entry named {name:?}; expected the name of an ssh host (the \
+                     log's machine), or no audit_host for a log on this one"
+                ),
+            );
+        }
+        return None;
+    };
+    match &entry.source {
+        HostSource::Local => Some(local(v, &log)),
+        HostSource::NodeExporter { .. } => {
+            v.error(
+                &host,
+                t.field("audit_host"),
+                format!(
+                    "host {name:?} is read through node_exporter, which cannot read a file; an \
+                     audit log on another machine is read over ssh: name a host whose source is \
+                     ssh"
+                ),
+            );
+            None
+        }
+        HostSource::Ssh(target) => {
+            let path = log.get_ref();
+            let why = if !path.starts_with('/') {
+                "must be absolute: it is a path on that host, where neither the config's folder \
+                 nor ~ means anything"
+            } else if path.contains(char::is_control) {
+                "must not contain control characters"
+            } else {
+                return Some(AuditLog::Ssh {
+                    host: entry.name.clone(),
+                    target: target.clone(),
+                    path: path.clone(),
+                });
+            };
+            v.error(
+                &log,
+                t.field("audit_log"),
+                format!(
+                    "{path:?} {why} (audit_host {name:?}); e.g. \
+                     \"/home/hermes/.hermes/a2a_audit.jsonl\""
+                ),
+            );
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::AuditLog;
+    use crate::config::{Config, SshTarget};
+
+    const HOSTS: &str = r#"output_dir = "o"
+state_dir = "s"
+rules = "r"
+[[hosts]]
+name = "LAB"
+source = "ssh"
+ssh = { destination = "hermes@lab", port = 2222 }
+[[hosts]]
+name = "laptop"
+[[hosts]]
+name = "exporter"
+source = "node_exporter"
+url = "http://127.0.0.1:9100/metrics"
+"#;
+
+    #[test]
+    fn an_audit_log_is_on_this_machine_or_on_an_ssh_host() {
+        let text = format!(
+            r#"{HOSTS}[[agents]]
+name = "remote"
+endpoint = "http://127.0.0.1:18301"
+audit_host = "LAB"
+audit_log = "/home/hermes/.hermes/a2a_audit.jsonl"
+[[agents]]
+name = "local-host"
+endpoint = "http://127.0.0.1:18302"
+audit_host = "laptop"
+audit_log = "logs/a2a_audit.jsonl"
+[[agents]]
+name = "no-host"
+endpoint = "http://127.0.0.1:18303"
+audit_log = "/var/log/a2a_audit.jsonl"
+[[agents]]
+name = "no-log"
+endpoint = "http://127.0.0.1:18304"
+"#
+        );
+        let c = Config::parse(Path::new("/etc/fleetdash/f.toml"), &text).unwrap();
+        let logs: Vec<_> = c.agents.iter().map(|a| a.audit_log.clone()).collect();
+        assert_eq!(
+            logs,
+            [
+                Some(AuditLog::Ssh {
+                    host: "LAB".into(),
+                    target: SshTarget {
+                        destination: "hermes@lab".into(),
+                        port: Some(2222),
+                        identity_file: None,
+                        known_hosts: None,
+                    },
+                    path: "/home/hermes/.hermes/a2a_audit.jsonl".into(),
+                }),
+                Some(AuditLog::Local(PathBuf::from(
+                    "/etc/fleetdash/logs/a2a_audit.jsonl"
+                ))),
+                Some(AuditLog::Local(PathBuf::from("/var/log/a2a_audit.jsonl"))),
+                None,
+            ]
+        );
+    }
+
+    #[test]
+    fn audit_host_mistakes_are_each_named_with_their_line() {
+        let text = format!(
+            r#"{HOSTS}[[hosts]]
+name = "broken"
+source = "ssh"
+[[agents]]
+name = "unknown-host"
+endpoint = "http://127.0.0.1:1"
+audit_host = "LBA"
+audit_log = "/home/hermes/.hermes/a2a_audit.jsonl"
+[[agents]]
+name = "exporter-host"
+endpoint = "http://127.0.0.1:2"
+audit_host = "exporter"
+audit_log = "/home/hermes/.hermes/a2a_audit.jsonl"
+[[agents]]
+name = "relative"
+endpoint = "http://127.0.0.1:3"
+audit_host = "LAB"
+audit_log = "~/.hermes/a2a_audit.jsonl"
+[[agents]]
+name = "no-log"
+endpoint = "http://127.0.0.1:4"
+audit_host = "LAB"
+[[agents]]
+name = "on-a-broken-host"
+endpoint = "http://127.0.0.1:5"
+audit_host = "broken"
+audit_log = "/home/hermes/.hermes/a2a_audit.jsonl"
+[[agents]]
+name = "control"
+endpoint = "http://127.0.0.1:6"
+audit_host = "LAB"
+audit_log = "/home/hermes/a\nb.jsonl"
+"#
+        );
+        let errs = Config::parse(Path::new("f.toml"), &text).unwrap_err().0;
+        let rendered: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        let expected = [
+            "f.toml:15: hosts[3].ssh: an ssh host needs ssh = { destination = \"user@host\" }"
+                .to_string(),
+            "f.toml:20: agents[0].audit_host: no [[hosts]] entry named \"LBA\"; expected the \
+             name of an ssh host (the log's machine), or no audit_host for a log on this one"
+                .to_string(),
+            "f.toml:25: agents[1].audit_host: host \"exporter\" is read through node_exporter, \
+             which cannot read a file; an audit log on another machine is read over ssh: name a \
+             host whose source is ssh"
+                .to_string(),
+            "f.toml:31: agents[2].audit_log: \"~/.hermes/a2a_audit.jsonl\" must be absolute: it \
+             is a path on that host, where neither the config's folder nor ~ means anything \
+             (audit_host \"LAB\"); e.g. \"/home/hermes/.hermes/a2a_audit.jsonl\""
+                .to_string(),
+            "f.toml:35: agents[3].audit_host: needs audit_log: the audit log's path on that \
+             host, e.g. \"/home/hermes/.hermes/a2a_audit.jsonl\""
+                .to_string(),
+            // The agent on the broken host: that host's own mistake is said, nothing more.
+            "f.toml:45: agents[5].audit_log: \"/home/hermes/a\\nb.jsonl\" must not contain \
+             control characters"
+                .to_string(),
+        ];
+        assert_eq!(rendered.len(), expected.len(), "{rendered:#?}");
+        for (got, want) in rendered.iter().zip(&expected) {
+            assert!(got.starts_with(want.as_str()), "{got:?}\nwanted {want:?}");
+        }
+    }
 }

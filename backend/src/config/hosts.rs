@@ -99,13 +99,14 @@ pub struct HostConfig {
 }
 
 /// Reads each `[[hosts]]` entry; a host whose source cannot be reached as configured is
-/// reported and left out. `state_dir` holds a local host's cron records by default.
+/// reported and left out. `state_dir` holds a local host's cron records by default. Also the
+/// name of every entry, those left out included.
 pub(super) fn read(
     v: &mut Validator,
     entries: Vec<Table>,
     state_dir: &Path,
     depends_on: &mut std::collections::BTreeMap<String, Vec<String>>,
-) -> Vec<HostConfig> {
+) -> (Vec<HostConfig>, HashSet<String>) {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for mut t in entries {
@@ -185,7 +186,7 @@ pub(super) fn read(
             });
         }
     }
-    out
+    (out, seen)
 }
 
 /// Paths on a remote host are that host's, kept as written; only a local host's resolve here.

@@ -37,7 +37,7 @@ mod table;
 mod validator;
 mod work_queue;
 
-pub use agents::{AgentConfig, Dialect};
+pub use agents::{AgentConfig, AuditLog, Dialect};
 pub use alerts::{AlertsConfig, ChannelConfig, ChannelTarget, QuietHours};
 pub use backups::{BackupSource, BackupsConfig};
 pub use boards::BoardConfig;
@@ -270,14 +270,19 @@ fn read(path: &Path, text: &str) -> Read {
     let (cadence, cadence_lines) = cadence::read(&mut v, cadence_table);
     let (probe, collector_peer) = probe::read(&mut v, probe_table);
     let mut depends_on = BTreeMap::new();
+    // Hosts first: an agent's audit log may be on one of them (`audit_host`).
+    let (hosts, declared_hosts) = hosts::read(&mut v, host_entries, &state_dir, &mut depends_on);
     let agents = agents::read(
         &mut v,
         agent_entries,
         &collector_peer,
         work_queue.is_present(),
+        &agents::Hosts {
+            read: &hosts,
+            declared: &declared_hosts,
+        },
         &mut depends_on,
     );
-    let hosts = hosts::read(&mut v, host_entries, &state_dir, &mut depends_on);
     let vault = boards::read_vault(&mut v, vault);
     let boards = boards::read(&mut v, board_entries, vault.as_deref());
     let backups = backups::read(&mut v, backups);
@@ -385,7 +390,10 @@ audit_log = "~/.hermes/a2a_audit.jsonl"
         assert_eq!(c.cadence.agents, Duration::from_secs(90));
         assert_eq!(c.probe.timeout, defaults::PROBE_TIMEOUT);
         assert_eq!(c.agents[0].dialect, Dialect::V1);
-        assert!(!c.agents[0].audit_log.as_ref().unwrap().starts_with("~"));
+        let Some(AuditLog::Local(audit)) = &c.agents[0].audit_log else {
+            panic!("{:?}", c.agents[0].audit_log)
+        };
+        assert!(!audit.starts_with("~"));
     }
 
     #[test]

@@ -3,13 +3,18 @@
 //! Per agent: liveness and the card ([`card`]), then the heartbeat in the peer's dialect
 //! ([`heartbeat`]) unless the card found it down, and meanwhile the last exchange from its audit
 //! log ([`audit_tail`]: the agent's own exchanges, never the collector's probes, known by the
-//! configured `collector_peer`). The [`verdict`] turns the three into a row with a band, an
-//! Agent Status Code and a reason.
+//! configured `collector_peer`), read here or, on an ssh host, through that host's ssh
+//! ([`audit_remote`]). The [`verdict`] turns the three into a row with a band, an Agent Status
+//! Code and a reason.
 //! Concurrency is bounded and every probe has a deadline, so a pass over a fleet with dead
 //! peers costs about one timeout, not one per dead peer (a peer that answers its card just
-//! within the timeout and then stalls its heartbeat costs two). The task ids heartbeats and audit
-//! logs mention travel with the rows, for the write side to note in the live-task registry.
+//! within the timeout and then stalls its heartbeat costs two). An audit log on an ssh host is
+//! read within that host's `command_timeout`, alongside the card and heartbeat; the agents on
+//! one host share its four connections at once, so a hung host costs one command timeout per
+//! four of its agents. The task ids heartbeats and audit logs mention travel with the rows, for
+//! the write side to note in the live-task registry.
 
+pub mod audit_remote;
 pub mod audit_tail;
 pub mod card;
 pub mod heartbeat;
@@ -28,7 +33,8 @@ use super::{Attempt, Collector, Findings};
 use crate::a2a::Wire;
 use crate::clock::Clock;
 use crate::collect::live_tasks::registry::{Mention, Origin};
-use crate::config::{AgentConfig, Config, Dialect, ProbeLimits, Rules, read_token};
+use crate::collect::systems::ssh::SshRunner;
+use crate::config::{AgentConfig, AuditLog, Config, Dialect, ProbeLimits, Rules, read_token};
 use crate::net::{ProbeClient, ProbeFailure};
 use crate::queue::AgentReports;
 
@@ -44,10 +50,21 @@ pub struct AgentsCollector {
     reports: Option<QueueSource>,
     /// The rules' `heartbeat_reports.grace_seconds`.
     report_grace_s: u64,
+    /// One runner per ssh host an audit log is read on (`audit_host`), by the host's name: its
+    /// connections at once are bounded per host, as the systems collector's are.
+    audit_hosts: HashMap<String, SshRunner>,
 }
 
 impl AgentsCollector {
     pub fn new(config: &Config, rules: &Rules, client: ProbeClient) -> Self {
+        let mut audit_hosts = HashMap::new();
+        for agent in &config.agents {
+            if let Some(AuditLog::Ssh { host, target, .. }) = &agent.audit_log {
+                audit_hosts.entry(host.clone()).or_insert_with(|| {
+                    SshRunner::new(target.clone(), config.probe.command_timeout)
+                });
+            }
+        }
         AgentsCollector {
             agents: config.agents.clone(),
             rules: rules.view(),
@@ -57,6 +74,7 @@ impl AgentsCollector {
             learned: Mutex::new(HashMap::new()),
             reports: None,
             report_grace_s: rules.report_grace.seconds,
+            audit_hosts,
         }
     }
 
@@ -228,16 +246,40 @@ impl AgentsCollector {
         attempts
     }
 
+    /// The agent's audit log read, here or on its ssh host; `None` when it has none.
     async fn read_audit(
         &self,
         agent: &AgentConfig,
     ) -> Option<Result<audit_tail::AuditTail, ProbeFailure>> {
-        let path = agent.audit_log.clone()?;
         let budget = self.limits.audit_tail_max_bytes;
-        let collector_peer = agent.collector_peer.clone();
-        let result = tokio::task::spawn_blocking(move || {
-            audit_tail::last_exchange(&path, budget, &collector_peer)
+        let (host, path) = match agent.audit_log.as_ref()? {
+            AuditLog::Local(path) => return Some(read_local_audit(path, budget, agent).await),
+            AuditLog::Ssh { host, path, .. } => (host, path),
+        };
+        Some(match self.audit_hosts.get(host) {
+            Some(runner) => {
+                audit_remote::last_exchange(runner, host, path, budget, &agent.collector_peer).await
+            }
+            None => Err(ProbeFailure::new(
+                Asc::INTERNAL_ERROR,
+                format!(
+                    "{}: no ssh runner for the host",
+                    audit_remote::place(host, path)
+                ),
+            )),
         })
+    }
+}
+
+/// The audit log at `path` on this machine, read on a blocking thread.
+async fn read_local_audit(
+    path: &std::path::Path,
+    budget: u64,
+    agent: &AgentConfig,
+) -> Result<audit_tail::AuditTail, ProbeFailure> {
+    let path = path.to_path_buf();
+    let collector_peer = agent.collector_peer.clone();
+    tokio::task::spawn_blocking(move || audit_tail::last_exchange(&path, budget, &collector_peer))
         .await
         .map_err(|e| ProbeFailure::new(Asc::INTERNAL_ERROR, format!("audit reader failed: {e}")))
         .and_then(|r| {
@@ -249,9 +291,7 @@ impl AgentsCollector {
                 };
                 ProbeFailure::new(asc, format!("audit log: {e}"))
             })
-        });
-        Some(result)
-    }
+        })
 }
 
 /// The heartbeat's failure when the card found the agent down: the card's code, and no second

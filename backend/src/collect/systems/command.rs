@@ -45,7 +45,27 @@ pub enum ReadOnlyCommand<'a> {
         remote: &'a str,
         reference: &'a str,
     },
+    /// The last `bytes` of an audit log at `path`, its `.1` rotation before them when the log
+    /// is shorter ([`AUDIT_TAIL_SCRIPT`]): `sh -c SCRIPT sh BYTES PATH`.
+    AuditTail { path: &'a str, bytes: u64 },
 }
+
+/// What [`ReadOnlyCommand::AuditTail`] runs: fixed text, its two arguments positional (`$1` the
+/// byte budget, `$2` the log's path), so nothing of the config is ever read as shell. It only
+/// tests, counts and reads: `wc -c` (the current file's size), then `tail -c` of the `.1`
+/// rotation (what the budget leaves after the current file and one newline) and of the current
+/// file, so the output is the end of the log in file order, at most the budget (a file growing
+/// meanwhile may add what it grew by), the rotation's last line never joined to the current
+/// file's first. Exit 3: neither file exists; exit 2 or tail's own: one could not be read
+/// (the shell's or tail's message on stderr).
+pub const AUDIT_TAIL_SCRIPT: &str = "b=$1 f=$2 c=0; \
+    if [ -e \"$f\" ]; then c=$(wc -c < \"$f\") || exit 2; elif [ ! -e \"$f.1\" ]; then exit 3; fi; \
+    r=$((b - c - 1)); \
+    if [ \"$r\" -gt 0 ] && [ -e \"$f.1\" ]; then tail -c \"$r\" -- \"$f.1\" || exit 2; echo; fi; \
+    if [ -e \"$f\" ]; then tail -c \"$b\" -- \"$f\"; fi";
+
+/// [`AUDIT_TAIL_SCRIPT`]'s exit status when neither the log nor its `.1` exists.
+pub const AUDIT_TAIL_NOT_FOUND: i32 = 3;
 
 impl ReadOnlyCommand<'_> {
     pub fn argv(&self) -> Vec<String> {
@@ -77,6 +97,14 @@ impl ReadOnlyCommand<'_> {
                 remote,
                 reference,
             } => v(&["git", "-C", path, "ls-remote", "--", remote, reference]),
+            ReadOnlyCommand::AuditTail { path, bytes } => v(&[
+                "sh",
+                "-c",
+                AUDIT_TAIL_SCRIPT,
+                "sh",
+                &bytes.to_string(),
+                path,
+            ]),
         }
     }
 }
@@ -116,6 +144,32 @@ impl CommandOutput {
             .find(|l| !l.is_empty())
             .unwrap_or("no message");
         crate::text::clean(line, 200)
+    }
+}
+
+/// What a finished command printed, its stdout as raw bytes (an audit log's end is not text
+/// to be made valid UTF-8: its offsets matter).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawOutput {
+    /// `None` when killed by a signal.
+    pub exit_code: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+impl RawOutput {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+}
+
+impl From<RawOutput> for CommandOutput {
+    fn from(raw: RawOutput) -> CommandOutput {
+        CommandOutput {
+            exit_code: raw.exit_code,
+            stdout: String::from_utf8_lossy(&raw.stdout).into_owned(),
+            stderr: raw.stderr,
+        }
     }
 }
 
@@ -160,11 +214,25 @@ impl Runner for LocalRunner {
 
 /// Runs `argv` with no stdin, a deadline and an output ceiling; kills it on either.
 ///
+/// [`run_argv_raw`] with stdout within [`MAX_OUTPUT_BYTES`], read as text.
+pub async fn run_argv(argv: &[String], timeout: Duration) -> Result<CommandOutput, ProbeFailure> {
+    run_argv_raw(argv, timeout, MAX_OUTPUT_BYTES)
+        .await
+        .map(CommandOutput::from)
+}
+
+/// Runs `argv` with no stdin, a deadline and an output ceiling (`stdout_cap` bytes of stdout,
+/// [`MAX_OUTPUT_BYTES`] of stderr); kills it on either.
+///
 /// The command runs in a process group of its own, and the whole group is killed on the
 /// deadline or the ceiling (or when this future is dropped first): a shell's children, or
-/// ssh under git, die with it instead of living on. More than [`MAX_OUTPUT_BYTES`] on stdout
-/// or stderr is refused as soon as it is read, without waiting for the command to finish.
-pub async fn run_argv(argv: &[String], timeout: Duration) -> Result<CommandOutput, ProbeFailure> {
+/// ssh under git, die with it instead of living on. More than the ceiling on stdout or stderr
+/// is refused as soon as it is read, without waiting for the command to finish.
+pub async fn run_argv_raw(
+    argv: &[String],
+    timeout: Duration,
+    stdout_cap: usize,
+) -> Result<RawOutput, ProbeFailure> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| ProbeFailure::new(Asc::INTERNAL_ERROR, "empty command"))?;
@@ -199,16 +267,16 @@ pub async fn run_argv(argv: &[String], timeout: Duration) -> Result<CommandOutpu
     let work = async {
         // The first stream over the ceiling ends both reads at once.
         let (out, err) = tokio::try_join!(
-            read_capped(&mut stdout, program),
-            read_capped(&mut stderr, program)
+            read_capped(&mut stdout, program, stdout_cap),
+            read_capped(&mut stderr, program, MAX_OUTPUT_BYTES)
         )?;
         let status = child
             .wait()
             .await
             .map_err(|e| ProbeFailure::new(Asc::INTERNAL_ERROR, format!("{program}: {e}")))?;
-        Ok(CommandOutput {
+        Ok(RawOutput {
             exit_code: status.code(),
-            stdout: String::from_utf8_lossy(&out).into_owned(),
+            stdout: out,
             stderr: String::from_utf8_lossy(&err).into_owned(),
         })
     };
@@ -231,15 +299,16 @@ pub async fn run_argv(argv: &[String], timeout: Duration) -> Result<CommandOutpu
     result
 }
 
-/// Reads `stream` to its end, refusing it once it says more than [`MAX_OUTPUT_BYTES`].
+/// Reads `stream` to its end, refusing it once it says more than `cap` bytes.
 async fn read_capped(
     stream: &mut (impl tokio::io::AsyncRead + Unpin),
     program: &str,
+    cap: usize,
 ) -> Result<Vec<u8>, ProbeFailure> {
     let mut bytes = Vec::new();
     // One byte past the ceiling is enough to know, and ends the read without waiting for EOF.
     stream
-        .take(MAX_OUTPUT_BYTES as u64 + 1)
+        .take(cap as u64 + 1)
         .read_to_end(&mut bytes)
         .await
         .map_err(|e| {
@@ -248,10 +317,10 @@ async fn read_capped(
                 format!("{program}: cannot read output: {e}"),
             )
         })?;
-    if bytes.len() > MAX_OUTPUT_BYTES {
+    if bytes.len() > cap {
         return Err(ProbeFailure::new(
             Asc::RESOURCE_EXHAUSTED,
-            format!("{program}: more than {MAX_OUTPUT_BYTES} bytes of output, refused"),
+            format!("{program}: more than {cap} bytes of output, refused"),
         ));
     }
     Ok(bytes)

@@ -15,7 +15,9 @@ use chrono::DateTime;
 use fleetdash_model::Asc;
 use tokio::sync::Semaphore;
 
-use super::command::{CommandOutput, PROBE_ENV, ReadOnlyCommand, Runner, run_argv};
+use super::command::{
+    CommandOutput, MAX_OUTPUT_BYTES, PROBE_ENV, RawOutput, ReadOnlyCommand, Runner, run_argv_raw,
+};
 use super::local::{parse_meminfo, read_services};
 use super::{FactSource, HostFacts, cron, vault};
 use crate::config::{CronConfig, CronEvidence, HostConfig, ProbeLimits, SshTarget};
@@ -134,15 +136,18 @@ impl SshRunner {
     fn what(&self) -> String {
         format!("ssh {}", self.target.destination)
     }
-}
 
-#[async_trait]
-impl Runner for SshRunner {
-    async fn run(&self, command: &ReadOnlyCommand<'_>) -> Result<CommandOutput, ProbeFailure> {
+    /// Runs `command` on the host as [`Runner::run`] does, its stdout as raw bytes within
+    /// `stdout_cap` (an audit log's end, whose bytes are counted as they lie in the file).
+    pub async fn run_raw(
+        &self,
+        command: &ReadOnlyCommand<'_>,
+        stdout_cap: usize,
+    ) -> Result<RawOutput, ProbeFailure> {
         let argv = self.ssh_argv(&command.argv());
         // Never closed, so acquiring only waits.
         let _slot = self.slots.acquire().await;
-        let out = run_argv(&argv, self.timeout)
+        let out = run_argv_raw(&argv, self.timeout, stdout_cap)
             .await
             .map_err(|f| ProbeFailure {
                 reason: format!(
@@ -153,13 +158,26 @@ impl Runner for SshRunner {
                 ..f
             })?;
         if out.exit_code == Some(255) {
-            return Err(ssh_failure(&self.target.destination, &out));
+            return Err(ssh_failure(
+                &self.target.destination,
+                &CommandOutput::from(out),
+            ));
         }
         Ok(out)
     }
 }
 
-/// The remote shell's command line: through `env`, with the same [`PROBE_ENV`] as [`run_argv`]
+#[async_trait]
+impl Runner for SshRunner {
+    async fn run(&self, command: &ReadOnlyCommand<'_>) -> Result<CommandOutput, ProbeFailure> {
+        self.run_raw(command, MAX_OUTPUT_BYTES)
+            .await
+            .map(CommandOutput::from)
+    }
+}
+
+/// The remote shell's command line: through `env`, with the same [`PROBE_ENV`] as
+/// [`super::command::run_argv`]
 /// sets here (`LC_ALL=C` so messages and `df` columns are the ones parsed here, whatever the
 /// login locale; git and ssh never asking, never running an askpass program, never trusting or
 /// recording a host key), and each argument single-quoted.
@@ -247,7 +265,7 @@ pub fn ssh_failure(destination: &str, out: &CommandOutput) -> ProbeFailure {
 }
 
 /// A remote command that ran and failed, classified by its message.
-fn command_failure(what: &str, out: &CommandOutput) -> ProbeFailure {
+pub fn command_failure(what: &str, out: &CommandOutput) -> ProbeFailure {
     let line = out.first_error_line();
     let asc = if line.contains("No such file or directory") {
         Asc::NOT_FOUND
