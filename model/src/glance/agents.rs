@@ -41,8 +41,8 @@ pub(super) fn agents(s: &Snapshot, w: &Words, work: &[Work]) -> Section {
         if unwatched > 0 {
             let agents = if unwatched == 1 { "agent" } else { "agents" };
             view.note = Some(format!(
-                "last exchange not watched for {unwatched} {agents} (no audit log on this \
-                 host): give each an audit_log, or have it report to the intake"
+                "last exchange not watched for {unwatched} {agents}: no audit_log, no reports \
+                 to the intake"
             ));
         }
     }
@@ -62,10 +62,9 @@ fn with_work(mut row: Row, work: &[&Work]) -> Row {
     let n = work.len();
     let short = format!("{n} task{} stuck", if n == 1 { "" } else { "s" });
     row.summary = join(&[&short, &row.summary]);
-    for (i, job) in work.iter().enumerate() {
-        row.facts
-            .insert(i, fact("work", (job.words.clone(), Some(Band::Red)), None));
-    }
+    let said: Vec<&str> = work.iter().map(|j| j.words.as_str()).collect();
+    row.facts
+        .insert(0, fact("work", (said.join("; "), Some(Band::Red)), None));
     row
 }
 
@@ -292,8 +291,7 @@ mod tests {
         assert_eq!(
             agents.note.as_deref(),
             Some(
-                "last exchange not watched for 3 agents (no audit log on this host): give each \
-                 an audit_log, or have it report to the intake"
+                "last exchange not watched for 3 agents: no audit_log, no reports to the intake"
             )
         );
         let min = row(&g, "agent-min");
