@@ -199,6 +199,21 @@ fn fold_causes(elements: Vec<Need>, causes: &[Cause], folded_hosts: &[&String]) 
     lines
 }
 
+/// The panel a row's line is in, by its anchor: where a line folding many alike leads. None
+/// (empty) for what is no row of a panel's list (a section, a lot, a channel).
+fn panel(n: &Need) -> &'static str {
+    let row = n.stands_for.first().map_or("", String::as_str);
+    let kind = row.split('-').next().unwrap_or_default();
+    match kind {
+        "agent" => "agents",
+        "queue" => "queue",
+        "task" => "live",
+        "card" => "board",
+        "host" => "systems",
+        _ => "",
+    }
+}
+
 /// Many alike, one line: at least the rules' `alike_from` lines of a kind the rules fold, in
 /// one band and with one reason, are one, "8 cards · blocked: needs input", where the first
 /// stood, leading to their panel, which lists them.
@@ -209,7 +224,7 @@ fn fold_alike(lines: Vec<Need>, rules: FoldRules) -> Vec<Need> {
     let folds = |n: &Need| {
         rules.alike_from >= 2
             && n.count == 1
-            && !n.section.is_empty()
+            && !panel(n).is_empty()
             && rules.kinds.iter().any(|k| k == n.kind.family().words().0)
             && lines.iter().filter(|l| l.count == 1 && same(l, n)).count() as u64
                 >= rules.alike_from
@@ -225,7 +240,7 @@ fn fold_alike(lines: Vec<Need>, rules: FoldRules) -> Vec<Need> {
                 out[i].stands_for.append(&mut n.stands_for);
                 continue;
             }
-            n.anchor = n.section.to_string();
+            n.anchor = panel(&n).to_string();
             at.push(out.len());
         }
         out.push(n);

@@ -212,7 +212,6 @@ pub(super) fn assemble(
                 None => row.anchor.clone(),
             };
             n.stands_for = vec![row.anchor.clone()];
-            n.section = section.id;
             // A channel's line is its own sentence, since when included:
             // "alerts: ntfy failing since 14:02: 503 (3 waiting)".
             if kind != Kind::Channel {
@@ -235,7 +234,6 @@ pub(super) fn assemble(
             counts.add_n(lot.band, lot.count);
             if lot.band != Band::Green {
                 elements.push(Need {
-                    section: section.id,
                     stands_for: vec![lot.anchor.clone()],
                     ..lot.clone()
                 });

@@ -32,8 +32,6 @@ pub struct Need {
     /// How many elements the line stands for: 1, or a lot not listed one by one (a board's
     /// cards beyond the cap), which the verdict counts in full.
     pub(super) count: usize,
-    /// The panel it is in: where a line folding many alike leads.
-    pub(super) section: &'static str,
     /// The rows (or sections) the line speaks for: its own, or all those a fold stands for
     /// ([`crate::Fold`]). "Since you last looked" finds a change's line by them.
     pub(super) stands_for: Vec<String>,
@@ -51,7 +49,6 @@ impl Need {
             held: None,
             kind,
             count: 1,
-            section: "",
             stands_for: Vec::new(),
         }
     }
