@@ -465,8 +465,8 @@ fn agents_behind_tunnels_without_audit_logs() {
         "tunnels",
         &seen,
         &[
-            "✖ agent orin down · tunnel orin on laptop is down",
             "✖ agent cirrus · its card lists no skills: it cannot be given work",
+            "✖ agent orin down · tunnel orin on laptop is down",
             "✖ task on lyra · no reply for N",
         ],
         &["orin", "cirrus", "lyra", "atlas", "boreal"],
