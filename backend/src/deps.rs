@@ -148,7 +148,7 @@ impl Deps {
     /// nothing red itself (the first by key when there are several). Sections and fleetdash's
     /// own reach are not roots here: the page says a stale section and the blind spot apart.
     /// Two elements that depend on each other (a cycle in `depends_on`) take neither down, as
-    /// for alerts.
+    /// for alerts. A card is nobody's: see below.
     pub fn causes(&self, elements: &BTreeMap<String, Element>) -> Vec<Cause> {
         let red = |k: &str| elements.get(k).is_some_and(|e| e.band == Band::Red);
         // What a key depends on that can take it down: elements, not the section or the reach.
@@ -158,8 +158,12 @@ impl Deps {
                 .filter(|a| !a.starts_with("section:") && !a.starts_with("fleetdash:"))
                 .collect()
         };
+        // A card is red for its own events; its board red for its read or its projection
+        // (a hand-edited target) takes no card down: a board that cannot be read leaves its
+        // cards stale, said alike, and folded as such.
+        let card = |k: &str| k.starts_with("board:") && k.contains('/');
         let mut out = Vec::new();
-        for key in elements.keys().filter(|k| red(k)) {
+        for key in elements.keys().filter(|k| red(k) && !card(k)) {
             let ups = above(key);
             let root = ups.iter().find(|a| {
                 red(a) && {

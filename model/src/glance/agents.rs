@@ -290,9 +290,7 @@ mod tests {
         let agents = g.sections.iter().find(|x| x.id == "agents").unwrap();
         assert_eq!(
             agents.note.as_deref(),
-            Some(
-                "last exchange not watched for 3 agents: no audit_log, no reports to the intake"
-            )
+            Some("last exchange not watched for 3 agents: no audit_log, no reports to the intake")
         );
         let min = row(&g, "agent-min");
         assert_eq!(min.band, Band::Green);

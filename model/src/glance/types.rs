@@ -38,6 +38,11 @@ pub struct Need {
 }
 
 impl Need {
+    /// The rows (or sections) the line speaks for: its own, or all those a fold stands for.
+    pub fn stands_for(&self) -> &[String] {
+        &self.stands_for
+    }
+
     /// A line of its own for one element of `kind`, saying `what` and why (`reason`).
     pub(super) fn new(band: Band, kind: Kind, what: String, reason: String) -> Need {
         Need {
