@@ -1876,3 +1876,56 @@ async fn an_agent_killed_mid_pass_pages_after_its_reprobe_before_its_next_pass()
     assert!(title.contains("lyra"), "{title}");
     assert_eq!(posts(&rx, "/topic").len(), 1, "one page");
 }
+
+/// Through `fleetdash run` (issue 43): an agent reached through a tunnel that is down, as every
+/// agent behind a dropped SSH forward is. The agent's own alert waits under the tunnel's, so
+/// the tunnel must page as fast as an agent would: it is counted on the tunnels' own reading
+/// (not the hosts', which come every `systems` cadence) and re-read a re-probe spacing after
+/// its first red. Every cadence here is 9 min: the page can only come through the tunnels'
+/// re-probe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_behind_a_tunnel_down_pages_through_the_tunnels_reprobe_not_the_hosts_cadence() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let scratch = support::Scratch::new();
+    std::fs::write(scratch.path().join("rules.yaml"), quick_reprobe_rules()).unwrap();
+    let endpoint = support::refused_endpoint();
+    let address = endpoint
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let audit = scratch.audit_log("orin", 60.0);
+    let config = scratch.config(&format!(
+        "[cadence]\nagents = \"9m\"\nlive_tasks = \"9m\"\nsystems = \"9m\"\ntunnels = \"9m\"\n\n\
+         [[alerts.channels]]\ntype = \"ntfy\"\nurl = \"{}\"\n\n{}\
+         [[hosts]]\nname = \"laptop\"\nsource = \"local\"\n\
+         [[hosts.tunnels]]\nname = \"orin\"\naddress = \"{address}\"\n",
+        rx.url("/topic"),
+        support::agent_toml("orin", &endpoint, "v1", &audit)
+    ));
+    let mut child = run(&config);
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    let page = loop {
+        if let Some(page) = posts(&rx, "/topic").first() {
+            break page.clone();
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "no page reached ntfy: tunnel {:?}, agent {:?}",
+                track(&scratch, "host:laptop/tunnel:orin"),
+                track(&scratch, "agent:orin")
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let tunnel = track(&scratch, "host:laptop/tunnel:orin").unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    // The tunnel pages; the agent's own alert waits under it.
+    let title = decoded(&page.headers["title"]);
+    assert!(title.contains("tunnel orin on laptop"), "{title}");
+    assert!(!title.contains("agent orin"), "{title}");
+    // Two red readings of the tunnels (the first pass and its re-probe) made the Firing.
+    assert!(tunnel["open"].is_object(), "{tunnel:#}");
+    assert_eq!(tunnel["red_passes"], 2, "{tunnel:#}");
+}

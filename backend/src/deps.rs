@@ -138,8 +138,13 @@ impl Deps {
     }
 
     /// The key of the snapshot section `key` is collected in (`section:agents` for
-    /// `agent:min`, `section:tasks.board` for a card); none for a section itself.
+    /// `agent:min`, `section:tasks.board` for a card), [`key::TUNNELS`] for a host's tunnel
+    /// (read by a collector of its own); none for a section itself. A pass counts an element
+    /// when this reading is new.
     pub fn section_of(key: &str) -> Option<String> {
+        if key::is_tunnel(key) {
+            return Some(key::TUNNELS.to_string());
+        }
         section_of(key).map(|s| key::section(s.as_str()))
     }
 
@@ -181,12 +186,6 @@ impl Deps {
             }
         }
         out
-    }
-
-    /// The part of the snapshot `key` is collected in (`agents` for `agent:min`); none for a
-    /// section itself.
-    pub fn part_of(key: &str) -> Option<SectionName> {
-        section_of(key)
     }
 
     /// Everything `key` depends on, directly or through others.

@@ -217,6 +217,14 @@ pub mod key {
     pub const BLIND_SPOT: &str = "fleetdash:reach";
     /// This host's clock, as fleetdash saw it ([`crate::clock::ClockView`]).
     pub const CLOCK: &str = "fleetdash:clock";
+    /// The hosts' tunnels as their own collector reads them: a reading of its own, though they
+    /// are listed in the hosts' rows, so that a tunnel's failure is counted, confirmed and paged
+    /// on the tunnels' cadence (issue 43), not the hosts'.
+    pub const TUNNELS: &str = "section:tunnels";
+    /// Whether `key` is a host's tunnel.
+    pub fn is_tunnel(key: &str) -> bool {
+        key.starts_with("host:") && key.contains("/tunnel:")
+    }
     /// A section of the snapshot ("agents", "tasks.queue").
     pub fn section(name: &str) -> String {
         format!("section:{name}")

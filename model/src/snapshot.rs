@@ -77,6 +77,10 @@ pub struct Fold {
     pub reason: String,
     /// Where the line leads: the root's row, or the panel that lists them.
     pub anchor: String,
+    /// The line's band, when it is not its first row's (a host whose red is said by another
+    /// line, and whose own trouble is amber).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band: Option<Band>,
     pub checked_at: DateTime<Utc>,
 }
 

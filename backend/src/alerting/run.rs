@@ -29,7 +29,6 @@ use super::outbox::{Delivery, OUTBOX_FILE};
 use super::provider::alertmanager::Alertmanager;
 use super::{Alert, provider};
 use crate::clock::Clock;
-use crate::collect::SectionName;
 use crate::config::{AlertRules, Config, Rules};
 use crate::redact::RedactionGate;
 use crate::write::status_json::AlertsLook;
@@ -120,7 +119,7 @@ impl Alerts {
     /// logged. Returns the sections holding a red that waits for its confirmation
     /// ([`Decision::unconfirmed`](super::engine::Decision::unconfirmed)): none when no pass
     /// ran (no outbox, a failed pass), as nothing could page.
-    pub async fn after_write(&self, snapshot: &Snapshot) -> BTreeSet<SectionName> {
+    pub async fn after_write(&self, snapshot: &Snapshot) -> BTreeSet<String> {
         let unconfirmed = match &self.delivery {
             Ok(delivery) => self.decide(delivery, snapshot).await,
             Err(_) => BTreeSet::new(),
@@ -139,7 +138,7 @@ impl Alerts {
     /// red that waits for its confirmation. Not run without an outbox: a state saved with its
     /// alerts nowhere would never send them; unsaved, the engine raises them once a later run
     /// has an outbox.
-    async fn decide(&self, delivery: &Delivery, snapshot: &Snapshot) -> BTreeSet<SectionName> {
+    async fn decide(&self, delivery: &Delivery, snapshot: &Snapshot) -> BTreeSet<String> {
         // The snapshot is judged at its own moment (its writer read the clock just before).
         let at = self.clock.clocked().with_wall(snapshot.generated_at);
         let now = at.wall();

@@ -24,6 +24,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
+use fleetdash_model::alerts::key;
 use fleetdash_model::{Agent, Asc, Backups, Board, LiveTask, Probe, System};
 
 use crate::clock::Clock;
@@ -176,6 +177,17 @@ impl Findings {
 }
 
 impl Findings {
+    /// The reading these findings renew once written, as the alert engine keys it: their
+    /// section's, or the tunnels' own ([`key::TUNNELS`]: they renew no section, yet their
+    /// collector reads them anew). A red waiting for its confirmation is re-read by the loop
+    /// whose findings renew its reading.
+    pub fn reading(&self) -> Option<String> {
+        match self {
+            Findings::Section(SectionData::Tunnels(_)) => Some(key::TUNNELS.to_string()),
+            other => other.renews().map(|s| key::section(s.as_str())),
+        }
+    }
+
     /// The part whose freshness (`checked_at`) these findings renew once written, as
     /// [`SectionData::renews`] says of what the write side makes of them: none for the
     /// projections, which read nothing of the fleet anew.

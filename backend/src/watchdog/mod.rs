@@ -158,7 +158,7 @@ pub async fn run(
         let configured = configured.clone();
         let rules = rules.clone();
         let section = collection.section();
-        let renews = collection.findings.renews();
+        let reading = collection.findings.reading();
         let written =
             tokio::task::spawn_blocking(move || writer.write(vec![collection], &configured, rules))
                 .await;
@@ -176,9 +176,9 @@ pub async fn run(
                 notifier.watchdog();
                 if let Some(alerts) = &alerts {
                     let waiting = alerts.after_write(&snapshot).await;
-                    // Only the section this collection renewed: a re-read of another section
+                    // Only the reading this collection renewed: a re-read of another section
                     // would confirm nothing.
-                    let _ = unconfirmed.send(renews.is_some_and(|s| waiting.contains(&s)));
+                    let _ = unconfirmed.send(reading.is_some_and(|r| waiting.contains(&r)));
                 }
             }
             // The previous snapshot stays whole; the staleness banner will say so in time.

@@ -489,6 +489,7 @@ mod tests {
             what: "agent orin down".into(),
             reason: "tunnel orin on laptop is down".into(),
             anchor: "host-laptop".into(),
+            band: Some(Band::Amber),
             checked_at: at,
         }];
         s

@@ -86,6 +86,7 @@ fn fold(r: &mut Reader, v: &Json) -> Fold {
         what: r.req(&o, "what", string),
         reason: r.req(&o, "reason", string),
         anchor: r.req(&o, "anchor", string),
+        band: r.opt(&o, "band", band),
         checked_at: r.req(&o, "checked_at", time),
     }
 }

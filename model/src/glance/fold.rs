@@ -16,10 +16,10 @@
 
 use chrono::FixedOffset;
 
-use super::assemble;
 use super::parts::{Words, row_anchor};
 use super::systems::host_trouble;
 use super::types::Need;
+use super::{assemble, red_then_amber};
 use crate::alerts::key;
 use crate::band::Band;
 use crate::probe::Probe;
@@ -37,6 +37,10 @@ pub struct Cause {
     /// The root in the operator's words: "tunnel orin on laptop".
     pub root_what: String,
 }
+
+/// Marks a line folded for a cause whose root has no row of its own here: never a row's anchor
+/// (anchors are letters, digits, `-` and `_`).
+const CAUSE_MARK: &str = "=";
 
 /// The rules file's `needs_you` group: which lines alike fold, from how many.
 #[derive(Debug, Clone, Copy)]
@@ -60,7 +64,7 @@ pub fn folds(s: &Snapshot, causes: &[Cause], rules: FoldRules) -> Vec<Fold> {
         acked: &[],
         frozen: false,
     };
-    let hosts: Vec<(String, Vec<String>)> = match &s.systems {
+    let hosts: Vec<(String, Vec<String>, Band)> = match &s.systems {
         Probe::Value(hosts) => hosts
             .iter()
             .filter_map(|h| {
@@ -68,22 +72,24 @@ pub fn folds(s: &Snapshot, causes: &[Cause], rules: FoldRules) -> Vec<Fold> {
                     let k = key::host_check(&h.host, kind, name);
                     causes.iter().any(|c| c.root == k)
                 };
-                let (took_down, rest) = host_trouble(h, &w, root);
-                took_down.then(|| (row_anchor(&key::host(&h.host), ""), rest))
+                let (took_down, rest, band) = host_trouble(h, &w, root);
+                took_down.then(|| (row_anchor(&key::host(&h.host), ""), rest, band))
             })
             .collect(),
         _ => Vec::new(),
     };
-    let mut reworded = Vec::new();
+    // Each host said in other words, and in its own band when that is not its row's.
+    let mut reworded: Vec<(String, Option<Band>)> = Vec::new();
     let elements = elements
         .into_iter()
         .filter_map(|mut n| {
-            match hosts.iter().find(|(a, _)| n.stands_for.first() == Some(a)) {
+            match hosts.iter().find(|(a, ..)| n.stands_for.first() == Some(a)) {
                 // Nothing else is wrong: the line of what it took down names it.
-                Some((_, rest)) if rest.is_empty() => return None,
-                Some((anchor, rest)) => {
+                Some((_, rest, _)) if rest.is_empty() => return None,
+                Some((anchor, rest, band)) => {
                     n.reason = rest.join(" · ");
-                    reworded.push(anchor.clone());
+                    reworded.push((anchor.clone(), (*band != n.band).then_some(*band)));
+                    n.band = *band;
                 }
                 None => {}
             }
@@ -92,18 +98,31 @@ pub fn folds(s: &Snapshot, causes: &[Cause], rules: FoldRules) -> Vec<Fold> {
         .collect();
     let folded_hosts: Vec<&String> = hosts
         .iter()
-        .filter(|(_, rest)| rest.is_empty())
-        .map(|(a, _)| a)
+        .filter(|(_, rest, _)| rest.is_empty())
+        .map(|(a, ..)| a)
         .collect();
     fold_alike(fold_causes(elements, causes, &folded_hosts), rules)
         .into_iter()
-        .filter(|n| n.stands_for.len() > 1 || reworded.contains(&n.anchor))
-        .map(|n| Fold {
-            rows: n.stands_for,
-            what: n.what,
-            reason: n.reason,
-            anchor: n.anchor,
-            checked_at: s.generated_at,
+        .filter_map(|n| {
+            // A host's own line stands for its row alone (a fold of what it took down leads
+            // to its row too).
+            let host = reworded
+                .iter()
+                .find(|(a, _)| n.stands_for.len() == 1 && n.stands_for[0] == *a);
+            let rows: Vec<String> = n
+                .stands_for
+                .iter()
+                .filter(|r| !r.starts_with(CAUSE_MARK))
+                .cloned()
+                .collect();
+            (rows.len() < n.stands_for.len() || rows.len() > 1 || host.is_some()).then(|| Fold {
+                band: host.and_then(|(_, b)| *b),
+                rows,
+                what: n.what,
+                reason: n.reason,
+                anchor: n.anchor,
+                checked_at: s.generated_at,
+            })
         })
         .collect()
 }
@@ -128,6 +147,7 @@ pub(super) fn apply(elements: Vec<Need>, folds: &[Fold]) -> Vec<Need> {
             continue;
         }
         let f = &folds[i];
+        n.band = f.band.unwrap_or(n.band);
         n.what = f.what.clone();
         n.reason = f.reason.clone();
         n.anchor = f.anchor.clone();
@@ -138,7 +158,9 @@ pub(super) fn apply(elements: Vec<Need>, folds: &[Fold]) -> Vec<Need> {
         at.push((i, lines.len()));
         lines.push(n);
     }
-    lines
+    // A line in another band than its row's (a host's amber trouble, its red said by another
+    // line) goes where its band goes: red first.
+    red_then_amber(lines)
 }
 
 /// One cause, one line: the red elements another red one took down are one line where the
@@ -147,13 +169,19 @@ pub(super) fn apply(elements: Vec<Need>, folds: &[Fold]) -> Vec<Need> {
 fn fold_causes(elements: Vec<Need>, causes: &[Cause], folded_hosts: &[&String]) -> Vec<Need> {
     // Each cause by rows: the dependent's, the root's, the root in words, and whether the root
     // is that row itself (not one of a host's checks).
-    let causes: Vec<(String, String, &str, bool)> = causes
+    let causes: Vec<(String, String, &str, bool, &str)> = causes
         .iter()
         .map(|c| {
             let root = row_anchor(&c.root, "");
             let check = c.root.starts_with("host:") && c.root.contains('/');
             let named = !check || folded_hosts.contains(&&root);
-            (row_anchor(&c.key, ""), root, c.root_what.as_str(), named)
+            (
+                row_anchor(&c.key, ""),
+                root,
+                c.root_what.as_str(),
+                named,
+                c.root.as_str(),
+            )
         })
         .collect();
     let cause_of = |n: &Need| {
@@ -167,23 +195,27 @@ fn fold_causes(elements: Vec<Need>, causes: &[Cause], folded_hosts: &[&String]) 
         .map(|i| causes[i].1.clone())
         .collect();
     let mut lines: Vec<Need> = Vec::new();
-    // The line standing for each root, by its row.
-    let mut folds: Vec<(String, usize)> = Vec::new();
+    // The line standing for each root, by its key: two tunnels of one host are two causes.
+    let mut folds: Vec<(&str, usize)> = Vec::new();
     for mut n in elements {
         if let Some(i) = cause_of(&n) {
-            let (_, root, what, names_root) = &causes[i];
-            if let Some((_, at)) = folds.iter().find(|(r, _)| r == root) {
+            let (_, root, what, names_root, key) = &causes[i];
+            if let Some((_, at)) = folds.iter().find(|(r, _)| r == key) {
                 let line = &mut lines[*at];
                 line.count += 1;
                 line.stands_for.append(&mut n.stands_for);
                 continue;
             }
-            folds.push((root.clone(), lines.len()));
+            folds.push((key, lines.len()));
             n.reason = format!("{what} is down");
             n.anchor = root.clone();
-            if *names_root {
-                n.stands_for.push(root.clone());
-            }
+            n.stands_for.push(if *names_root {
+                root.clone()
+            } else {
+                // No row of the root's to stand for (its host says other trouble on a line of
+                // its own): marked, so that a fold of one row is still written.
+                format!("{CAUSE_MARK}{key}")
+            });
             lines.push(n);
         } else if !n.stands_for.first().is_some_and(|a| named.contains(a)) {
             lines.push(n);
@@ -417,6 +449,75 @@ mod tests {
             row(&g, "host-laptop").reason.as_deref(),
             Some("service nginx failed · tunnel orin down")
         );
+    }
+
+    /// Was (a newcomer's fleet): two agents behind two tunnels of one host, both down, said as
+    /// one line with one tunnel's words. Each tunnel is a cause of its own.
+    #[test]
+    fn two_tunnels_of_one_host_are_two_causes() {
+        let s = fleet_of(
+            vec![down("osprey"), down("plover")],
+            vec![laptop(&[("osprey", false), ("plover", false)], Vec::new())],
+        );
+        let causes = [
+            cause(
+                "agent:osprey",
+                "host:laptop/tunnel:osprey",
+                "tunnel osprey on laptop",
+            ),
+            cause(
+                "agent:plover",
+                "host:laptop/tunnel:plover",
+                "tunnel plover on laptop",
+            ),
+        ];
+        let s = folded(s, &causes, 3, &kinds());
+        assert_eq!(
+            lines(&at(&s, 0)),
+            [
+                "✖ agent osprey down · tunnel osprey on laptop is down",
+                "✖ agent plover down · tunnel plover on laptop is down",
+            ]
+        );
+    }
+
+    /// Was: "✖ host laptop · cron vault-sync late", a red line saying something amber: the
+    /// host's red was its tunnel, said by the agent's line. Its own line is in its own band.
+    #[test]
+    fn a_hosts_own_line_is_in_the_band_of_what_it_still_says() {
+        let mut h = laptop(&[("orin", false)], Vec::new());
+        h.crons = vec![crate::snapshot::CronCheck {
+            name: "vault-sync".into(),
+            state: crate::snapshot::CronState::Late,
+            last_ok_s: Probe::Value(3600),
+            period_s: 1800,
+            grace_s: 3600,
+            reason: Some("late".into()),
+            uptime_24h_pct: None,
+            checked_at: t0(),
+            stale: false,
+        }];
+        let mut echo = agent("echo", Band::Amber, true, Some("no exchange for 3 h"));
+        echo.status = Asc::SUCCESS_WITH_WARNINGS;
+        let s = fleet_of(vec![down("orin"), echo], vec![h]);
+        let causes = [cause(
+            "agent:orin",
+            "host:laptop/tunnel:orin",
+            "tunnel orin on laptop",
+        )];
+        let s = folded(s, &causes, 3, &kinds());
+        let g = at(&s, 0);
+        assert_eq!(
+            lines(&g),
+            [
+                "✖ agent orin down · tunnel orin on laptop is down",
+                "▲ host laptop · cron vault-sync late",
+                "▲ agent echo · no exchange for 3 h",
+            ]
+        );
+        // The row still says all of it, in its band.
+        assert_eq!(row(&g, "host-laptop").band, Band::Red);
+        assert_eq!(g.counts, s.verdict());
     }
 
     /// A chain: a tunnel down takes a remote host down, and the agents on it. One line for

@@ -240,11 +240,14 @@ pub(super) fn assemble(
             }
         }
     }
-    // Red before amber, section order kept within each (a stable sort by hand: the
-    // standard sorts cost the page kilobytes).
-    let (red, amber): (Vec<Need>, Vec<Need>) =
-        elements.into_iter().partition(|n| n.band == Band::Red);
-    (sections, counts, red.into_iter().chain(amber).collect())
+    (sections, counts, red_then_amber(elements))
+}
+
+/// Red before amber, the order kept within each (a stable sort by hand: the standard sorts
+/// cost the page kilobytes; one function for every list of lines, one copy in the page).
+pub(super) fn red_then_amber(needs: Vec<Need>) -> Vec<Need> {
+    let (red, amber): (Vec<Need>, Vec<Need>) = needs.into_iter().partition(|n| n.band == Band::Red);
+    red.into_iter().chain(amber).collect()
 }
 
 /// The blind spot's needs-you name and the verdict's first words (issue 24).

@@ -347,13 +347,14 @@ fn worst_first<'a>(problems: &'a [Problem], keep: impl Fn(&Problem) -> bool) -> 
         .collect()
 }
 
-/// Whether one of `h`'s checks took something down (`root` says which: by kind and name), and
-/// the host's other problems, red first: what its own needs-you line still has to say.
+/// Whether one of `h`'s checks took something down (`root` says which: by kind and name), the
+/// host's other problems, red first (what its own needs-you line still has to say), and their
+/// worst band (the line's: an amber cron is no red line because a tunnel of its host is down).
 pub(super) fn host_trouble(
     h: &System,
     w: &Words,
     root: impl Fn(&str, &str) -> bool,
-) -> (bool, Vec<String>) {
+) -> (bool, Vec<String>, Band) {
     let checks = host_checks(h, w, None);
     let unreadable = |p: &Probe<f64>| p.is_error();
     let bands = [
@@ -368,7 +369,13 @@ pub(super) fn host_trouble(
         .into_iter()
         .map(String::from)
         .collect();
-    (took_down, rest)
+    let band = problems
+        .iter()
+        .filter(|p| !is_root(p))
+        .map(|p| p.0)
+        .max()
+        .unwrap_or(Band::Green);
+    (took_down, rest, band)
 }
 
 /// " · 24 h 99.5 %" when the check has samples, " · 100.0 % since 20:38" while they span

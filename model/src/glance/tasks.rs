@@ -70,7 +70,8 @@ impl LiveTask {
 pub(super) fn queue(s: &Snapshot, w: &Words) -> Section {
     let meta = &s.sections.queue;
     let mut view = section("queue", "Work queue", meta, w);
-    if s.rules.ack_within_s > 0 {
+    // The rule is said where it judges something: not beside "Not configured".
+    if s.rules.ack_within_s > 0 && meta.configured {
         view.note = Some(format!(
             "an agent must take a task within {}",
             human_age(s.rules.ack_within_s)

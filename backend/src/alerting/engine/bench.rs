@@ -103,7 +103,7 @@ impl Bench {
     pub(super) fn unconfirmed(
         &self,
         elements: &[(&str, Element)],
-    ) -> std::collections::BTreeSet<crate::collect::SectionName> {
+    ) -> std::collections::BTreeSet<String> {
         let elements: Elements = elements
             .iter()
             .map(|(k, e)| (k.to_string(), e.clone()))

@@ -14,7 +14,6 @@ use fleetdash_model::Band;
 use super::pass::PassContext;
 use super::roots;
 use super::state::State;
-use crate::collect::SectionName;
 use crate::deps::Deps;
 use crate::write::transitions::Elements;
 
@@ -24,7 +23,7 @@ use crate::write::transitions::Elements;
 /// down: a re-read would fire nothing), and that a re-read of its section probes again
 /// ([`reread_by`]). A red that fired, or that is held, asks for none: a fleet with hung agents
 /// costs no re-probe once they have paged.
-pub fn unconfirmed(state: &State, elements: &Elements, cx: &PassContext) -> BTreeSet<SectionName> {
+pub fn unconfirmed(state: &State, elements: &Elements, cx: &PassContext) -> BTreeSet<String> {
     let fail_after = cx.thresholds.fail_after;
     let held = roots::held_back(elements, &state.tracks, cx.deps);
     elements
@@ -37,20 +36,16 @@ pub fn unconfirmed(state: &State, elements: &Elements, cx: &PassContext) -> BTre
                 .is_some_and(|t| t.open.is_none() && (1..fail_after).contains(&t.red_passes))
         })
         .filter(|(key, el)| !held[key] && !(cx.silenced)(key, el))
-        .filter_map(|(key, el)| reread_by(key, el.kind))
+        .filter_map(|(key, _)| reread_by(key))
         .collect()
 }
 
-/// The section whose re-read probes the element `key` (of `kind`) again: the one it is
-/// collected in ([`Deps::part_of`]). None for a host's tunnel: tunnels are probed by a
-/// collector of their own, which renews no section, and counted when the hosts are read; a
-/// re-read of the hosts would count the same tunnel probe twice, and one lost tunnel probe
-/// would page. None for a section's own element either (it is counted at every write).
-pub fn reread_by(key: &str, kind: &str) -> Option<SectionName> {
-    if kind == "tunnel" {
-        return None;
-    }
-    Deps::part_of(key)
+/// The reading whose renewal probes the element `key` again: the section it is collected in,
+/// or the tunnels' own for a host's tunnel ([`Deps::section_of`]: tunnels are probed by a
+/// collector of their own, and counted on its reading). None for a section's own element (it is
+/// counted at every write).
+pub fn reread_by(key: &str) -> Option<String> {
+    Deps::section_of(key)
 }
 
 #[cfg(test)]
@@ -58,11 +53,15 @@ mod tests {
     use super::super::bench::{Bench, el, t0};
     use super::*;
     use crate::alerting::AlertEvent;
+    use crate::collect::SectionName;
     use chrono::Duration;
     use fleetdash_model::alerts::Element;
 
-    fn parts(list: &[SectionName]) -> BTreeSet<SectionName> {
-        list.iter().copied().collect()
+    /// The readings of `list`'s sections, as the engine keys them.
+    fn parts(list: &[SectionName]) -> BTreeSet<String> {
+        list.iter()
+            .map(|s| fleetdash_model::alerts::key::section(s.as_str()))
+            .collect()
     }
 
     /// A red counted once waits for its section's re-read; counted `fail_after` times it
@@ -155,51 +154,51 @@ mod tests {
         assert_eq!(b.unconfirmed(&agent), parts(&[]), "silenced");
     }
 
-    /// Each kind of element waits for the section that probes it again; a host's tunnel for
-    /// none (its own collector probes it, the hosts' re-read would count the same probe again),
-    /// nor a section's own element.
+    /// Each kind of element waits for the reading that probes it again: its section's, a host's
+    /// tunnel the tunnels' own (its collector probes it, issue 43: a tunnel and the agents under
+    /// it are confirmed on the tunnels' cadence, not the hosts'); a section's own element none.
     #[test]
-    fn each_red_waits_for_the_section_that_probes_it_and_a_tunnel_for_none() {
-        let cases: [(&str, Element, Option<SectionName>); 9] = [
+    fn each_red_waits_for_the_reading_that_probes_it_and_a_tunnel_for_the_tunnels() {
+        let cases: [(&str, Element, Option<&str>); 9] = [
             (
                 "agent:min",
                 el("agent", "min", Band::Red),
-                Some(SectionName::Agents),
+                Some("section:agents"),
             ),
             (
                 "fleetdash:reach",
                 el("fleetdash", "cannot reach the fleet", Band::Red),
-                Some(SectionName::Agents),
+                Some("section:agents"),
             ),
             (
                 "host:lab",
                 el("host", "lab", Band::Red),
-                Some(SectionName::Systems),
+                Some("section:systems"),
             ),
             (
                 "host:lab/service:nginx",
                 el("service", "nginx on lab", Band::Red),
-                Some(SectionName::Systems),
+                Some("section:systems"),
             ),
             (
                 "host:lab/tunnel:heart",
                 el("tunnel", "heart on lab", Band::Red),
-                None,
+                Some("section:tunnels"),
             ),
             (
                 "backups",
                 el("backups", "backups", Band::Red),
-                Some(SectionName::Backups),
+                Some("section:backups"),
             ),
             (
                 "queue:t1",
                 el("task", "t1", Band::Red),
-                Some(SectionName::Queue),
+                Some("section:tasks.queue"),
             ),
             (
                 "board:ops/card:c1",
                 el("card", "c1", Band::Red),
-                Some(SectionName::Board),
+                Some("section:tasks.board"),
             ),
             ("section:agents", el("section", "agents", Band::Red), None),
         ];
@@ -209,7 +208,7 @@ mod tests {
             b.next(&red);
             assert_eq!(
                 b.unconfirmed(&red),
-                part.into_iter().collect::<BTreeSet<_>>(),
+                part.into_iter().map(String::from).collect::<BTreeSet<_>>(),
                 "{key}"
             );
         }

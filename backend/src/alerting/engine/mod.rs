@@ -31,7 +31,6 @@ use super::acks::{self, Ack, AckStore};
 use super::silences::{Active, Silence, SilenceStore};
 use super::{Alert, AlertEvent};
 use crate::clock::Clocked;
-use crate::collect::SectionName;
 use crate::config::maintenance::MaintenanceWindow;
 use crate::config::{Config, Rules};
 use crate::deps::Deps;
@@ -48,8 +47,9 @@ pub struct Decision {
     pub alerts: Vec<Alert>,
     /// What is firing after the pass, each open alert as a Firing ([`pass::firing`]).
     pub firing: Vec<Alert>,
-    /// The sections holding a red that waits for its confirmation ([`confirm::unconfirmed`]).
-    pub unconfirmed: BTreeSet<SectionName>,
+    /// The readings (sections, the tunnels') holding a red that waits for its confirmation
+    /// ([`confirm::unconfirmed`]).
+    pub unconfirmed: BTreeSet<String>,
     state: State,
 }
 

@@ -59,6 +59,18 @@ pub fn readings(snap: &fleetdash_model::Snapshot) -> Readings {
             out.insert(section, at);
         }
     }
+    // The tunnels' collector renews no section: its reading is its tunnels' newest check.
+    let tunnels = snap
+        .systems
+        .value()
+        .into_iter()
+        .flatten()
+        .flat_map(|h| &h.tunnels)
+        .map(|t| t.checked_at)
+        .max();
+    if let Some(at) = tunnels {
+        out.insert(key::TUNNELS.to_string(), at);
+    }
     out
 }
 
@@ -216,5 +228,57 @@ mod tests {
         std::fs::write(file.path(), r#"{"version":99,"tracks":{}}"#).unwrap();
         assert_eq!(file.load(now), State::default());
         assert_eq!(state_file::set_aside_in(dir.path(), now).len(), 2);
+    }
+
+    /// Issue 43: the tunnels are read by a collector of their own, which renews no section; their
+    /// reading is their newest check, so a tunnel's failure is counted (and confirmed) on the
+    /// tunnels' cadence, not the hosts'.
+    #[test]
+    fn the_tunnels_have_a_reading_of_their_own() {
+        use fleetdash_model::{Asc, NamedCheck, Probe, RulesView, Snapshot, System};
+        let t0: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().unwrap();
+        let check = |name: &str, at: DateTime<Utc>| NamedCheck {
+            name: name.into(),
+            ok: Probe::Value(false),
+            reason: None,
+            uptime_24h_pct: None,
+            checked_at: at,
+            stale: false,
+        };
+        let rules: RulesView = serde_json::from_value(
+            serde_json::json!({"no_reply_s": 300, "exchange_green_below_s": 1,
+                "exchange_amber_below_s": 2, "snapshot_stale_after_s": 600}),
+        )
+        .unwrap();
+        let mut s = Snapshot::empty(t0, rules);
+        let host = |tunnels: Vec<NamedCheck>| System {
+            host: "laptop".into(),
+            source: "local".into(),
+            ram_used_gb: Probe::Unknown,
+            ram_total_gb: Probe::Unknown,
+            disk_free_gb: Probe::Unknown,
+            services: Vec::new(),
+            tunnels,
+            crons: Vec::new(),
+            vault_parity: Probe::Unknown,
+            vault_reason: None,
+            band: Band::Red,
+            status: Asc::SUCCESS,
+            reason: None,
+            history: None,
+            checked_at: t0,
+            stale: false,
+        };
+        assert_eq!(readings(&s).get(key::TUNNELS), None, "no hosts");
+        let later = t0 + chrono::Duration::seconds(10);
+        s.systems = Probe::Value(vec![host(vec![check("a", t0), check("b", later)])]);
+        assert_eq!(readings(&s).get(key::TUNNELS), Some(&later));
+        assert!(
+            crate::deps::Deps::section_of("host:laptop/tunnel:a").as_deref() == Some(key::TUNNELS)
+        );
+        assert_eq!(
+            crate::deps::Deps::section_of("host:laptop/service:nginx").as_deref(),
+            Some("section:systems")
+        );
     }
 }

@@ -60,7 +60,14 @@ impl Wants {
 pub fn message(alert: &Alert) -> String {
     let mut text = alert.headline();
     if !alert.takes_down.is_empty() {
-        text.push_str(&format!("\ntakes down: {}", alert.takes_down.join(", ")));
+        // A recovery names what the root had taken down: "takes down" under "recovered" read as
+        // still broken (issue 43).
+        let said = if alert.event == AlertEvent::Recovered {
+            "had taken down"
+        } else {
+            "takes down"
+        };
+        text.push_str(&format!("\n{said}: {}", alert.takes_down.join(", ")));
     }
     // A task or a card is named by its title or its agent (issue 43: words, not ids, on the
     // phone); its id is here, in the details.
@@ -270,5 +277,31 @@ mod tests {
             sections: vec![],
         };
         assert!(red_and_amber.wants(&alert("host", Band::Green, AlertEvent::Recovered)));
+    }
+
+    /// Issue 43: a root's Firing says what it takes down; its Recovered what it had taken down
+    /// ("takes down" under "recovered" read as still broken). A task's or a card's id is in the
+    /// details, its title or agent in the headline.
+    #[test]
+    fn a_message_says_what_a_root_takes_down_and_a_tasks_id_in_its_details() {
+        let mut fired = alert("tunnel", Band::Red, AlertEvent::Firing);
+        fired.name = "osprey-fwd on trialbox".into();
+        fired.takes_down = vec!["agent osprey".into()];
+        assert!(message(&fired).ends_with("\ntakes down: agent osprey"));
+        let back = Alert {
+            event: AlertEvent::Recovered,
+            band: Band::Green,
+            ..fired
+        };
+        assert!(message(&back).ends_with("\nhad taken down: agent osprey"));
+        let mut task = alert("task", Band::Red, AlertEvent::Firing);
+        task.key = "task:lyra/4dd0be78-1619-4aaa-ba50-c4139d9ac7e4".into();
+        task.name = "on lyra".into();
+        let text = message(&task);
+        assert!(text.starts_with("✖ fail · task on lyra"), "{text}");
+        assert!(
+            text.ends_with("\nid: task:lyra/4dd0be78-1619-4aaa-ba50-c4139d9ac7e4"),
+            "{text}"
+        );
     }
 }
