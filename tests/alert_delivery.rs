@@ -1929,3 +1929,161 @@ async fn an_agent_behind_a_tunnel_down_pages_through_the_tunnels_reprobe_not_the
     assert!(tunnel["open"].is_object(), "{tunnel:#}");
     assert_eq!(tunnel["red_passes"], 2, "{tunnel:#}");
 }
+
+/// `fleetdash alerts test [CHANNEL] --config CONFIG`, its exit code, stdout and stderr.
+async fn alerts_test(config: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut cmd = support::fleetdash();
+    cmd.args(["alerts", "test", "--config"])
+        .arg(config)
+        .args(args);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 44: a test notification through each channel, as real alerts go, before the first
+/// real red: ntfy and a webhook (each filtering what real alerts it wants) take it and say it
+/// is a test; a channel refusing the request is reported with its reason, one that cannot be
+/// reached as retrying; exit 1 unless every one delivered. It is no fleet alert: the real
+/// outbox and the engine's files are never touched (a `fleetdash run` sharing the state dir
+/// sends, counts and shows nothing of it). An unknown CHANNEL is a usage error naming those
+/// there are; a CHANNEL named is the only one tried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alerts_test_sends_a_test_through_each_channel_and_says_what_became_of_it() {
+    let rx = Receiver::start(Mode::Ok).await;
+    let refusing = Receiver::start(Mode::Refuse403).await;
+    let scratch = support::Scratch::new();
+    let config = scratch.path().join("fleetdash.toml");
+    let text = format!(
+        "output_dir = \"out\"\nstate_dir = \"state\"\nhub = \"lab\"\n\n[alerts]\ndashboard_url = \"https://dash.example/\"\n\n\
+         [[alerts.channels]]\ntype = \"ntfy\"\nname = \"phone\"\nurl = \"{}\"\nsections = [\"hosts\"]\n\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nname = \"ops\"\nurl = \"{}\"\nbands = [\"amber\"]\n\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nname = \"pager\"\nurl = \"{}\"\n\n\
+         [[alerts.channels]]\ntype = \"webhook\"\nname = \"gone\"\nurl = \"{}\"\n",
+        rx.url("/topic"),
+        rx.url("/hook"),
+        refusing.url("/pager"),
+        support::refused_endpoint()
+    );
+    // No `rules`: the built-in ones.
+    std::fs::write(&config, text).unwrap();
+    let (code, stdout, stderr) = alerts_test(&config, &["--json"]).await;
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    let envelope: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let outcomes: Vec<(String, String, Value)> = envelope["result"]["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["channel"].as_str().unwrap().to_string(),
+                c["outcome"].as_str().unwrap().to_string(),
+                c["reason"].clone(),
+            )
+        })
+        .collect();
+    let names: Vec<(&str, &str)> = outcomes
+        .iter()
+        .map(|(c, o, _)| (c.as_str(), o.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("phone", "delivered"),
+            ("ops", "delivered"),
+            ("pager", "refused"),
+            ("gone", "retrying")
+        ],
+        "{stdout}"
+    );
+    assert!(
+        outcomes[2].2.as_str().unwrap().starts_with("HTTP 403"),
+        "{:?}",
+        outcomes[2]
+    );
+    assert!(
+        outcomes[3].2.as_str().unwrap().contains("refused"),
+        "{:?}",
+        outcomes[3]
+    );
+    assert_eq!(envelope["result"]["delivered"], 2);
+    // What the phone shows: a title saying it is a test, from which hub to which channel, a
+    // body saying nothing is wrong, no button to silence or acknowledge an element.
+    let topic = posts(&rx, "/topic");
+    assert_eq!(topic.len(), 1);
+    assert_eq!(
+        decoded(topic[0].headers.get("title").unwrap()),
+        "fleetdash test: lab to phone"
+    );
+    let body = String::from_utf8_lossy(&topic[0].body).into_owned();
+    assert!(
+        body.contains("a test notification, nothing is wrong")
+            && body.contains("fleetdash alerts test")
+            && body.contains(&config.display().to_string()),
+        "{body}"
+    );
+    let actions = decoded(topic[0].headers.get("actions").unwrap());
+    assert!(
+        actions.contains("Open") && !actions.contains("Acknowledge"),
+        "{actions}"
+    );
+    // A machine reads it as a test, not a firing.
+    let hook: Value = serde_json::from_slice(&posts(&rx, "/hook")[0].body).unwrap();
+    assert_eq!(hook["event"], "test");
+    assert_eq!(hook["element"]["kind"], "test");
+    assert!(
+        hook["headline"]
+            .as_str()
+            .unwrap()
+            .starts_with("fleetdash test: lab to ops: a test notification"),
+        "{hook:#}"
+    );
+    // In words: one line per channel, then the count.
+    let (code, text, _) = alerts_test(&config, &[]).await;
+    assert_eq!(code, Some(1));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    assert!(lines[0].starts_with("phone  delivered"), "{text}");
+    assert!(
+        lines[2].starts_with("pager  refused    HTTP 403")
+            && lines[2].contains("a real alert would be given up the same way"),
+        "{text}"
+    );
+    assert!(
+        lines[3].starts_with("gone   retrying ") && lines[3].contains("would be tried again from"),
+        "{text}"
+    );
+    assert!(
+        lines[4].ends_with("2 of 4 channels delivered the test"),
+        "{text}"
+    );
+    // No fleet alert: the real outbox, the engine's state, the transitions never written.
+    let state = scratch.path().join("state");
+    let files = state_files(&state);
+    assert!(
+        files
+            .iter()
+            .all(|f| f.starts_with(fleetdash::alerting::trial::TEST_OUTBOX_FILE)),
+        "{files:?}"
+    );
+    assert!(!scratch.path().join("out").exists());
+    // One channel by name, alone; an unknown one names those there are.
+    let (code, text, _) = alerts_test(&config, &["ops"]).await;
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.ends_with("1 of 1 channels delivered the test\n"),
+        "{text}"
+    );
+    assert_eq!(posts(&rx, "/hook").len(), 3);
+    let (code, _, stderr) = alerts_test(&config, &["opps"]).await;
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("no channel \"opps\"") && stderr.contains("phone, ops, pager, gone"),
+        "{stderr}"
+    );
+}

@@ -38,7 +38,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["daemon"],
     &["demo"],
-    &["app"],
+    &["app", "starter"],
     &["cli"],
 ];
 

@@ -174,6 +174,16 @@ enum Command {
         #[arg(long)]
         operator: bool,
     },
+    /// The rules fleetdash judges by: `rules show` prints them as a rules file to start from.
+    Rules {
+        #[command(subcommand)]
+        command: RulesCommand,
+    },
+    /// Alert channels: `alerts test [CHANNEL]` sends a test notification through each.
+    Alerts {
+        #[command(subcommand)]
+        command: AlertsCommand,
+    },
     /// Run a cron job and record its start, finish and exit code for the dashboard (its output
     /// is passed through, never stored); exits with the job's exit code.
     CronRun(crate::cron_run::CronRunArgs),
@@ -197,6 +207,39 @@ enum PageCommand {
     Export {
         #[arg(value_name = "DIR")]
         dir: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum RulesCommand {
+    /// Print the rules as a rules file: the built-in ones as shipped (`fleetdash rules show >
+    /// rules.yaml` starts a file equal to them); with --config, the rules in force (the rules
+    /// file's groups in place of the built-in ones). Exits 2 on a bad config or rules file.
+    Show {
+        /// The config whose rules to show (default: the built-in rules alone).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Also write the outcome as one ASC envelope (a JSON line) on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum AlertsCommand {
+    /// Send a test notification through each configured channel (or CHANNEL), through the
+    /// outbox as real alerts go, saying it is a test; one line per channel (delivered, refused
+    /// and why, retrying and why). Exits 0 when every channel delivered, 1 otherwise, 2 for an
+    /// unknown CHANNEL. A running `fleetdash run` is not disturbed and counts no alert.
+    Test {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// Also write the outcome as one ASC envelope (a JSON line) on stdout.
+        #[arg(long)]
+        json: bool,
+        /// The channel to try (its `name` in the config); default: every channel.
+        #[arg(value_name = "CHANNEL")]
+        channel: Option<String>,
     },
 }
 
@@ -386,6 +429,25 @@ pub fn main() -> ExitCode {
                 let key = key.unwrap_or_default();
                 ("ack", json, done(app::ack(&config, &key).await))
             }
+            Command::Rules {
+                command: RulesCommand::Show { config, json },
+            } => (
+                "rules show",
+                json,
+                done(crate::starter::rules_show(config.as_deref())),
+            ),
+            Command::Alerts {
+                command:
+                    AlertsCommand::Test {
+                        config,
+                        json,
+                        channel,
+                    },
+            } => (
+                "alerts test",
+                json,
+                done(crate::starter::alerts_test(&config, channel.as_deref()).await),
+            ),
             Command::CronRun(args) => ("cron-run", args.json, done(app::cron_run(&args).await)),
             Command::SimFleet {
                 agents,

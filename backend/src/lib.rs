@@ -26,7 +26,7 @@
 //!    spans), [`answers`] (what the hub agent is answered, whichever face it asks through).
 //! 9. [`daemon`]: a running fleetdash (`run`, the demo) wired whole.
 //! 10. [`demo`]: a simulated fleet on loopback.
-//! 11. [`app`]: the commands.
+//! 11. [`app`]: the commands; [`starter`]: `rules show` and `alerts test`.
 //! 12. [`cli`]: arguments and exit codes; `main.rs` calls it and nothing else.
 
 pub mod a2a;
@@ -55,6 +55,7 @@ pub mod redact;
 pub mod server;
 pub mod snapshot;
 pub mod sqlite;
+pub mod starter;
 pub mod text;
 pub mod watchdog;
 pub mod write;

@@ -18,6 +18,8 @@ use chrono::{DateTime, Utc};
 pub enum Mode {
     Ok,
     Fail500,
+    /// 403: the request itself refused (a wrong token), never worth another try.
+    Refuse403,
     Hang,
 }
 
@@ -81,6 +83,7 @@ async fn record(
             StatusCode::OK
         }
         Mode::Fail500 => StatusCode::INTERNAL_SERVER_ERROR,
+        Mode::Refuse403 => StatusCode::FORBIDDEN,
         Mode::Ok => {
             r.got.lock().unwrap().push(Got {
                 path: uri.path().to_string(),

@@ -12,6 +12,8 @@
 //!   delivered (at least once, retries with backoff, a dedupe key per alert and channel).
 //! - [`provider`]: one file per channel behind one trait (ntfy, webhook, A2A to the hub agent),
 //!   as Gatus' `alerting/provider/`.
+//! - [`trial`]: `fleetdash alerts test`, a test notification through each channel, through an
+//!   outbox of its own.
 //!
 //! INTERFACE on branch h/abase; the bodies are written on h/alert-engine and h/alert-delivery.
 
@@ -24,6 +26,7 @@ pub mod phone;
 pub mod provider;
 pub mod run;
 pub mod silences;
+pub mod trial;
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::{Asc, Band};
@@ -37,6 +40,9 @@ pub enum AlertEvent {
     Recovered,
     /// Still red after the reminder interval.
     Reminder,
+    /// `fleetdash alerts test`: no element's, said as a test; every channel takes it, none
+    /// counts it ([`trial`]).
+    Test,
 }
 
 impl AlertEvent {
@@ -45,6 +51,7 @@ impl AlertEvent {
             AlertEvent::Firing => "firing",
             AlertEvent::Recovered => "recovered",
             AlertEvent::Reminder => "reminder",
+            AlertEvent::Test => "test",
         }
     }
 }
@@ -88,6 +95,11 @@ impl Alert {
     pub fn headline(&self) -> String {
         let what = format!("{} {}", self.kind, self.name);
         match (self.event, &self.reason) {
+            // Its name is its title ("fleetdash test: lab to ntfy"), its reason says why.
+            (AlertEvent::Test, reason) => match reason {
+                Some(r) => format!("{}: {r}", self.name),
+                None => self.name.clone(),
+            },
             // Taken away rather than better: said as what happened to it.
             (AlertEvent::Recovered, Some(r))
                 if r == engine::gone::DISMISSED || r == engine::gone::RETIRED =>

@@ -76,6 +76,7 @@ fn event_from(name: &str) -> Option<AlertEvent> {
         AlertEvent::Firing,
         AlertEvent::Recovered,
         AlertEvent::Reminder,
+        AlertEvent::Test,
     ]
     .into_iter()
     .find(|e| e.as_str() == name)
@@ -189,9 +190,20 @@ impl Outbox {
     /// the operator's file is never deleted. Any other failure (the folder unwritable, the file
     /// busy) is returned, with nothing moved ([`guard`]).
     pub fn open(state_dir: &Path, gate: RedactionGate, limits: Limits) -> Result<Outbox> {
+        Outbox::open_file(state_dir, OUTBOX_FILE, gate, limits)
+    }
+
+    /// [`Outbox::open`], the file named `file` in `state_dir`: `fleetdash alerts test` keeps
+    /// its own, so a running `fleetdash run` never sends, groups or counts a test.
+    pub fn open_file(
+        state_dir: &Path,
+        file: &str,
+        gate: RedactionGate,
+        limits: Limits,
+    ) -> Result<Outbox> {
         std::fs::create_dir_all(state_dir)
             .with_context(|| format!("cannot create state_dir {}", state_dir.display()))?;
-        let path = state_dir.join(OUTBOX_FILE);
+        let path = state_dir.join(file);
         let conn = guard::open(&path)?;
         Ok(Outbox {
             conn: Mutex::new(conn),
@@ -410,6 +422,30 @@ impl Outbox {
         tx.commit()?;
         tracing::warn!(channel, failures, %reason, retry_at = %retry_at, "alert channel failing");
         Ok(())
+    }
+
+    /// Everything pending given up as dropped, and every channel's backoff forgotten: a fresh
+    /// start for the test outbox, whose earlier tests no one is waiting for.
+    pub fn start_over(&self, now: DateTime<Utc>) -> Result<usize> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let n = tx.execute(
+            "UPDATE outbox SET alert = '', done_at = ?1, outcome = 'dropped' WHERE done_at IS NULL",
+            params![secs(now)],
+        )?;
+        tx.execute("DELETE FROM channels", [])?;
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Per channel, what became of `alert_id`: `delivered`, `refused`, `dropped`, or `None`
+    /// while it is pending.
+    pub fn outcomes(&self, alert_id: &str) -> Result<Vec<(String, Option<String>)>> {
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare("SELECT channel, outcome FROM outbox WHERE alert_id = ?1 ORDER BY rowid")?;
+        let rows = stmt.query_map(params![alert_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Pending items of `channel`, or of all channels.

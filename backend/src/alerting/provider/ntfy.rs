@@ -122,6 +122,7 @@ pub fn tags(alert: &Alert) -> String {
     let icon = match alert.event {
         AlertEvent::Firing => "rotating_light",
         AlertEvent::Reminder => "hourglass",
+        AlertEvent::Test => "test_tube",
         AlertEvent::Recovered => "white_check_mark",
     };
     format!("{icon},{},{}", alert.band.word(), alert.kind)
@@ -151,8 +152,13 @@ impl Provider for Ntfy {
     }
 
     async fn send(&self, alert: &Alert) -> Result<(), SendError> {
-        let title = format!("{} {}: {}", alert.kind, alert.name, alert.event.as_str());
-        let (actions, until) = self.actions(Some(alert)).await.unzip();
+        let title = match alert.event {
+            AlertEvent::Test => alert.name.clone(),
+            _ => format!("{} {}: {}", alert.kind, alert.name, alert.event.as_str()),
+        };
+        // A test is no element's: its one button opens the page.
+        let element = Some(alert).filter(|a| a.event != AlertEvent::Test);
+        let (actions, until) = self.actions(element).await.unzip();
         let mut body = common::message(alert);
         if let Some(until) = until.flatten() {
             // Read late (the phone offline, the notification left unread), the buttons are

@@ -1,0 +1,149 @@
+//! The commands a newcomer starts with, before trusting fleetdash with a fleet: `rules show`
+//! (the rules in force, as a file to start one from) and `alerts test` (each channel proved
+//! wired before a real red). Beside `app`, in its layer, each wiring what lies below.
+
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::alerting::trial::{self, Outcome};
+use crate::app::{Done, Failure};
+use crate::config::{self, Config, ConfigErrors, Rules};
+
+fn load(path: &Path) -> Result<(Config, Rules), Failure> {
+    let (config, rules) = Config::load(path).map_err(|errors| Failure::Config {
+        errors,
+        list_all: false,
+    })?;
+    crate::logging::guard_config_secrets(&config);
+    Ok((config, rules))
+}
+
+/// `fleetdash rules show [--config FILE]`: the built-in rules file as shipped, comments and
+/// all; with a config, the rules in force (the rules file's groups in place of the built-in
+/// ones), still one valid rules file. Either parses back to the rules it shows.
+pub fn rules_show(path: Option<&Path>) -> Result<Done, Failure> {
+    let Some(path) = path else {
+        let origin = Rules::built_in()
+            .map_err(|errors| Failure::Config {
+                errors,
+                list_all: true,
+            })?
+            .origin;
+        let text = config::BUILTIN_RULES.to_string();
+        return Ok(Done::ok(
+            text.clone(),
+            serde_json::json!({ "rules": origin, "yaml": text }),
+        ));
+    };
+    let (config, rules) = load(path)?;
+    let given = match &config.rules_path {
+        Some(file) => Some((
+            file.clone(),
+            std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read the rules file {}", file.display()))?,
+        )),
+        None => None,
+    };
+    let body = config::effective_rules_text(given.as_ref().map(|(f, t)| (f.as_path(), t.as_str())))
+        .map_err(|errors: ConfigErrors| Failure::Config {
+            errors,
+            list_all: true,
+        })?;
+    let text = format!(
+        "# The rules in force for {}: {}.\n# A rules file needs only the groups it changes, \
+         each whole; the others stay built in.\n\n{body}",
+        path.display(),
+        rules.origin.words()
+    );
+    Ok(Done::ok(
+        text.clone(),
+        serde_json::json!({ "config": path, "rules": rules.origin, "yaml": text }),
+    ))
+}
+
+/// `fleetdash alerts test [CHANNEL] --config FILE`: a test notification through each channel
+/// (or CHANNEL), through the test outbox ([`trial`]); one line per channel, exit 0 when every
+/// one delivered, 1 otherwise. An unknown CHANNEL is a usage error naming those there are.
+pub async fn alerts_test(path: &Path, channel: Option<&str>) -> Result<Done, Failure> {
+    let (config, rules) = load(path)?;
+    let mut providers = crate::alerting::provider::build(&config, &rules.alerts).all;
+    let names: Vec<String> = providers.iter().map(|p| p.name().to_string()).collect();
+    if names.is_empty() {
+        eprintln!(
+            "fleetdash: alerts test: {} has no alert channel; add one, e.g. \
+             `[[alerts.channels]]` with `name` and `ntfy` (docs/alerts.md)",
+            path.display()
+        );
+        return Err(Failure::Exit(1));
+    }
+    if let Some(wanted) = channel {
+        if !names.iter().any(|n| n == wanted) {
+            eprintln!(
+                "fleetdash: alerts test: no channel {wanted:?} in {}; its channels: {}",
+                path.display(),
+                names.join(", ")
+            );
+            return Err(Failure::Exit(2));
+        }
+        providers.retain(|p| p.name() == wanted);
+    }
+    let tried = trial::send(&config, &rules, providers, chrono::Utc::now()).await?;
+    let width = tried.iter().map(|t| t.channel.len()).max().unwrap_or(0);
+    let mut text = String::new();
+    for t in &tried {
+        let detail = match &t.outcome {
+            Outcome::Delivered => "the channel took it".to_string(),
+            Outcome::Refused(reason) => {
+                format!("{reason}; a real alert would be given up the same way")
+            }
+            Outcome::Retrying { reason, retry_at } => format!(
+                "{reason}; a real alert would be tried again{}, backing off (this test is not)",
+                retry_at.map_or(String::new(), |at| format!(
+                    " from {}",
+                    at.format("%H:%M:%S UTC")
+                ))
+            ),
+        };
+        text.push_str(&format!(
+            "{:<width$}  {:<9}  {detail}\n",
+            t.channel,
+            t.outcome.word()
+        ));
+    }
+    let delivered = tried
+        .iter()
+        .filter(|t| t.outcome == Outcome::Delivered)
+        .count();
+    text.push_str(&format!(
+        "{}: {delivered} of {} channels delivered the test\n",
+        path.display(),
+        tried.len()
+    ));
+    let all = delivered == tried.len();
+    Ok(Done {
+        text,
+        result: serde_json::json!({
+            "channels": tried.iter().map(|t| {
+                let (reason, retry_at) = match &t.outcome {
+                    Outcome::Delivered => (None, None),
+                    Outcome::Refused(r) => (Some(r.clone()), None),
+                    Outcome::Retrying { reason, retry_at } => (Some(reason.clone()), *retry_at),
+                };
+                serde_json::json!({
+                    "channel": t.channel,
+                    "outcome": t.outcome.word(),
+                    "reason": reason,
+                    "retry_at": retry_at,
+                })
+            }).collect::<Vec<_>>(),
+            "delivered": delivered,
+        }),
+        status: if all {
+            fleetdash_model::Asc::SUCCESS
+        } else {
+            fleetdash_model::Asc::DEPENDENCY_UNAVAILABLE
+        },
+        exit: if all { 0 } else { 1 },
+    })
+}
