@@ -42,6 +42,84 @@ fn check_accepts_a_good_config_and_cites_the_stuck_rule() {
     );
 }
 
+/// Issue 44: without `rules`, the built-in rules (`check` says so); `rules show` prints them
+/// as the shipped file, and with `--config` the rules in force as one rules file: saved and
+/// named in a config, it is the same rules, every group from the file now.
+#[test]
+fn without_rules_check_says_built_in_and_rules_show_prints_a_file_to_start_from() {
+    let scratch = Scratch::new();
+    let path = scratch.path().join("fleetdash.toml");
+    std::fs::write(&path, "output_dir = \"out\"\nstate_dir = \"state\"\n").unwrap();
+    let out = check(&path);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "rules: built in; no_reply_seconds = 300 [plugins/platforms/a2a/adapter.py:38"
+        ),
+        "{stdout}"
+    );
+    let show = |args: &[&str]| {
+        let out = support::fleetdash()
+            .args(["rules", "show"])
+            .args(args)
+            .output()
+            .unwrap();
+        support::assert_success(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        show(&[]),
+        support::DEFAULT_RULES,
+        "the shipped file, comments and all"
+    );
+    // One group of the operator's: the rest stays built in.
+    std::fs::write(
+        scratch.path().join("mine.yaml"),
+        "ack:\n  within_seconds: 900\n  source: our own promise\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &path,
+        "output_dir = \"out\"\nstate_dir = \"state\"\nrules = \"mine.yaml\"\n",
+    )
+    .unwrap();
+    let out = support::fleetdash()
+        .args(["check", "--json", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    support::assert_success(&out);
+    let envelope: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        envelope["result"]["rules"]["from_file"],
+        serde_json::json!(["ack"])
+    );
+    let shown = show(&["--config", path.to_str().unwrap()]);
+    assert!(
+        shown.contains("built in for the rest")
+            && shown.contains("within_seconds: 900")
+            && !shown.contains("within_seconds: 600"),
+        "{shown}"
+    );
+    std::fs::write(scratch.path().join("mine.yaml"), &shown).unwrap();
+    let out = check(&path);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("rules: "), "{stdout}");
+    assert!(stdout.contains("mine.yaml (every group)"), "{stdout}");
+    let out = support::fleetdash()
+        .args(["check", "--json", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let envelope: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        envelope["result"]["rules"]["built_in"],
+        serde_json::json!([])
+    );
+}
+
 #[test]
 fn check_reports_every_config_error_with_file_line_and_field() {
     let scratch = Scratch::new();

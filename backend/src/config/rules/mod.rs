@@ -15,6 +15,7 @@
 //! file gives only the groups it changes, each whole ([`builtin`]).
 
 mod builtin;
+mod unit;
 
 pub use builtin::{BUILTIN_RULES, RulesOrigin, effective_text as effective_rules_text};
 
@@ -25,6 +26,7 @@ use serde::Deserialize;
 
 use super::error::{ConfigError, ConfigErrors};
 use super::table::suggestion;
+use unit::Unit;
 
 /// One declared threshold, with its citation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,79 +175,6 @@ pub struct AlertRules {
     /// ... at most this many times between two regular passes (0: never; at most
     /// `fail_after - 1`, since a red that fired asks for none).
     pub reprobe_count: CountRule,
-}
-
-/// What a value of the rules file measures, and so which values it may take.
-#[derive(Clone, Copy)]
-enum Unit {
-    /// A whole number of seconds greater than zero.
-    Seconds,
-    /// A whole number of passes, at least one.
-    Count,
-    /// A whole number of re-probes, none (0) or more.
-    Reprobes,
-    /// A whole percentage from 1 to 100.
-    Percent,
-    /// A whole number of cards, at least 1.
-    Cards,
-    /// A whole number of tasks, at least 1.
-    Tasks,
-    /// A whole number of copies of a file, at least 1.
-    Copies,
-    /// A whole number of entries of a log, from 1 to [`MAX_ITEMS`].
-    Entries,
-    /// A whole number of pending alerts, from 1 to [`MAX_ITEMS`].
-    Items,
-    /// A size of a file in bytes, from [`MIN_BYTES`] to [`MAX_BYTES`].
-    Bytes,
-    /// A whole number of needs-you lines, at least 2 (one line folds into nothing).
-    Lines,
-}
-
-/// The most entries or items a bound of the rules file may allow: past it, a bound bounds
-/// nothing a month of state can reach.
-const MAX_ITEMS: u64 = 1_000_000;
-/// The smallest size a file's bound may declare (one entry of a log must fit) ...
-const MIN_BYTES: u64 = 4096;
-/// ... and the largest (1 GiB: a state file fleetdash keeps is never meant to reach it).
-const MAX_BYTES: u64 = 1 << 30;
-
-impl Unit {
-    fn accepts(self, value: u64) -> bool {
-        match self {
-            // A window is added to and taken from times: within the horizon it never overflows.
-            Unit::Seconds => value > 0 && value <= crate::clock::HORIZON.as_secs(),
-            Unit::Count | Unit::Cards | Unit::Tasks | Unit::Copies => value > 0,
-            Unit::Lines => value >= 2,
-            // Bounded by `alerts.fail_after_passes` (checked with it): a red that fired asks
-            // for no re-probe.
-            Unit::Reprobes => true,
-            Unit::Percent => (1..=100).contains(&value),
-            Unit::Entries | Unit::Items => (1..=MAX_ITEMS).contains(&value),
-            Unit::Bytes => (MIN_BYTES..=MAX_BYTES).contains(&value),
-        }
-    }
-
-    fn expected(self) -> &'static str {
-        match self {
-            Unit::Seconds => {
-                "expected a whole number of seconds from 1 to 31622400 (366 d, the longest span \
-                 fleetdash takes)"
-            }
-            Unit::Percent => "expected a whole percentage from 1 to 100",
-            Unit::Count => "expected a whole number of passes, at least 1",
-            Unit::Reprobes => "expected a whole number of re-probes, 0 (none) or more",
-            Unit::Cards => "expected a whole number of cards, at least 1",
-            Unit::Tasks => "expected a whole number of tasks, at least 1",
-            Unit::Copies => "expected a whole number of copies, at least 1",
-            Unit::Lines => "expected a whole number of lines, at least 2",
-            Unit::Entries => "expected a whole number of entries from 1 to 1000000",
-            Unit::Items => "expected a whole number of alerts from 1 to 1000000",
-            Unit::Bytes => {
-                "expected a whole number of bytes from 4096 to 1073741824 (4 KiB to 1 GiB)"
-            }
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -572,8 +501,13 @@ impl Rules {
             let field = format!("{group}.{key}");
             let err =
                 |message: String| error(line_of_key(text, group, key), field.clone(), message);
-            // A group that is not one was said as such.
-            let g = groups.get(group)?;
+            let Some(g) = groups.get(group) else {
+                // A group that is not one was said as such; one nowhere is a broken build.
+                if !top.contains_key(group) && !built_in.contains_key(group) {
+                    errors.push(err(format!("missing; expected a `{group}:` group")));
+                }
+                return None;
+            };
             let value = match g.values.get(key) {
                 Some(serde_yaml_ng::Value::Number(n))
                     if n.as_u64().is_some_and(|v| unit.accepts(v)) =>
