@@ -1972,6 +1972,17 @@ async fn alerts_test_sends_a_test_through_each_channel_and_says_what_became_of_i
     );
     // No `rules`: the built-in ones.
     std::fs::write(&config, text).unwrap();
+    // A `fleetdash run` sharing the state dir, its outbox open.
+    let state = scratch.path().join("state");
+    let mut child = run(&config);
+    let deadline = std::time::Instant::now() + support::HANG_BUDGET;
+    while !state
+        .join(fleetdash::alerting::outbox::OUTBOX_FILE)
+        .exists()
+    {
+        assert!(std::time::Instant::now() < deadline, "run opened no outbox");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let (code, stdout, stderr) = alerts_test(&config, &["--json"]).await;
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     let envelope: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
@@ -2062,16 +2073,6 @@ async fn alerts_test_sends_a_test_through_each_channel_and_says_what_became_of_i
         lines[4].ends_with("2 of 4 channels delivered the test"),
         "{text}"
     );
-    // No fleet alert: the real outbox, the engine's state, the transitions never written.
-    let state = scratch.path().join("state");
-    let files = state_files(&state);
-    assert!(
-        files
-            .iter()
-            .all(|f| f.starts_with(fleetdash::alerting::trial::TEST_OUTBOX_FILE)),
-        "{files:?}"
-    );
-    assert!(!scratch.path().join("out").exists());
     // One channel by name, alone; an unknown one names those there are.
     let (code, text, _) = alerts_test(&config, &["ops"]).await;
     assert_eq!(code, Some(0), "{text}");
@@ -2085,5 +2086,18 @@ async fn alerts_test_sends_a_test_through_each_channel_and_says_what_became_of_i
     assert!(
         stderr.contains("no channel \"opps\"") && stderr.contains("phone, ops, pager, gone"),
         "{stderr}"
+    );
+    // No fleet alert: the running collector's outbox holds nothing of the tests (it sent
+    // none: the counts above are the tests' own) and knows no channel failing; the tests kept
+    // to their own outbox.
+    let _ = child.kill();
+    let _ = child.wait();
+    let outbox = Outbox::open(&state, RedactionGate::default(), limits()).unwrap();
+    assert_eq!(outbox.rows().unwrap(), 0);
+    assert!(outbox.health().unwrap().is_empty());
+    assert!(
+        state
+            .join(fleetdash::alerting::trial::TEST_OUTBOX_FILE)
+            .exists()
     );
 }
