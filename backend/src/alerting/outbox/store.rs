@@ -825,4 +825,43 @@ pub(super) mod tests {
             assert!(!b.windows(secret.len()).any(|w| w == secret.as_bytes()));
         }
     }
+
+    /// `alerts test`'s outbox starts each test afresh: an earlier test still pending is
+    /// dropped, and a channel's backoff from it forgotten, so the new test is due at once; each
+    /// channel's outcome is read back by the test's id.
+    #[test]
+    fn starting_over_drops_what_is_pending_and_forgets_every_backoff() {
+        let dir = tempfile::tempdir().unwrap();
+        let o =
+            Outbox::open_file(dir.path(), "t.sqlite", RedactionGate::default(), limits()).unwrap();
+        assert!(dir.path().join("t.sqlite").exists());
+        let now = time(1_700_000_100);
+        let first = alert("test:1", AlertEvent::Test);
+        o.enqueue(&first, &["ntfy", "hook"], now).unwrap();
+        o.delivered(&first.id, "hook", now).unwrap();
+        let error = SendError {
+            retryable: true,
+            reason: "connection refused".into(),
+        };
+        o.failed(&first.id, "ntfy", &error, now).unwrap();
+        assert_eq!(
+            o.outcomes(&first.id).unwrap(),
+            [
+                ("ntfy".to_string(), None),
+                ("hook".to_string(), Some("delivered".to_string()))
+            ]
+        );
+        assert_eq!(o.start_over(now).unwrap(), 1);
+        assert_eq!(o.pending(None).unwrap(), 0);
+        assert!(o.health().unwrap().is_empty());
+        let second = alert("test:2", AlertEvent::Test);
+        o.enqueue(&second, &["ntfy"], now).unwrap();
+        let due = o.due(now).unwrap();
+        assert_eq!(due.len(), 1, "no backoff left");
+        assert_eq!(
+            due[0].alert.event,
+            AlertEvent::Test,
+            "a test reads back as one"
+        );
+    }
 }

@@ -329,6 +329,18 @@ mod tests {
         assert_eq!(firing["generatorURL"], "https://fleet.example/");
     }
 
+    /// `fleetdash alerts test`: a test is never taken for a red by Alertmanager's routes.
+    #[test]
+    fn a_test_goes_under_its_own_alertname() {
+        let mut test = alert(AlertEvent::Test, Band::Green);
+        test.key = "test:am".into();
+        test.kind = "test".into();
+        let sent = postable(&test, "lab", Duration::seconds(240));
+        assert_eq!(sent["labels"]["alertname"], TEST_ALERTNAME);
+        assert_eq!(sent["labels"]["kind"], "test");
+        assert_eq!(sent["endsAt"], "2026-03-29T14:06:00Z", "it ends by itself");
+    }
+
     #[test]
     fn the_endpoint_is_alertmanagers_v2_alerts_under_any_base() {
         for (base, want) in [
