@@ -630,7 +630,11 @@ mod tests {
             }
             let g = at(&s, 0);
             let lab = row(&g, "host-LAB");
-            let fact = lab.facts.iter().find(|f| f.label == "vault parity").unwrap();
+            let fact = lab
+                .facts
+                .iter()
+                .find(|f| f.label == "vault parity")
+                .unwrap();
             (fact.text.clone(), fact.band, lab.reason.clone())
         };
         let alone = vault_of(
@@ -639,7 +643,11 @@ mod tests {
         );
         assert_eq!(
             alone,
-            ("no remote to compare with (HEAD 1a2b3c4)".into(), None, None)
+            (
+                "no remote to compare with (HEAD 1a2b3c4)".into(),
+                None,
+                None
+            )
         );
         assert_eq!(vault_of(Probe::Value(true), None).0, "in sync");
         let (text, band, reason) = vault_of(
