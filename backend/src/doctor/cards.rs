@@ -37,7 +37,8 @@ fn dialect(agent: &AgentConfig, subject: &str, facts: &a2a::CardFacts) -> Findin
             subject,
             format!(
                 "dialect = \"{configured}\", but its card says protocolVersion {said}: every \
-                 heartbeat would be refused (JSON-RPC -32601 method not found)"
+                 heartbeat would be refused as another dialect's (JSON-RPC -32601 method not \
+                 found, or -32602)"
             ),
             format!(
                 "set dialect = {set} or \"auto\" in its [[agents]] entry (auto tries v1, then \

@@ -328,8 +328,8 @@ fn tokens(config: &Config, user: &User) -> Vec<Finding> {
                 format!("{what} — missing: nothing can authenticate with it"),
                 if ours {
                     format!(
-                        "make one: (umask 077; head -c 32 /dev/urandom | base64 > {shown}), \
-                         chown {} it, and give the agent the same token (`fleetdash init` \
+                        "make one: (umask 077; head -c 32 /dev/urandom | base64 > {shown}) && \
+                         chown {} {shown}, and give the agent the same token (`fleetdash init` \
                          writes them)",
                         user.name
                     )

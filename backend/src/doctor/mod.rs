@@ -181,7 +181,6 @@ pub async fn examine(config_path: &Path, options: &Options) -> Vec<Finding> {
         .expect("the file checks do not panic");
         findings.extend(more);
     }
-    findings.extend(audit::notes(&config));
     if options.offline {
         findings.push(Finding::ok(
             "agents",
@@ -198,6 +197,8 @@ pub async fn examine(config_path: &Path, options: &Options) -> Vec<Finding> {
         findings.extend(vaults);
         findings.extend(channels);
     }
+    // Notes last: they are about the config's choices, after what is wrong.
+    findings.extend(audit::notes(&config));
     findings
 }
 
