@@ -905,7 +905,7 @@ async fn ssh_facts_match_the_local_ones() {
     assert_eq!(facts.crons[3], Ok(Evidence::default()), "no stamp yet");
     let parity = facts.vault.clone().unwrap().unwrap();
     assert!(parity.in_sync(), "{parity:?}");
-    assert_eq!(parity.branch, "main");
+    assert_eq!(parity.compared.as_ref().unwrap().branch, "main");
 
     let row = judged(&h, facts);
     assert_eq!(row.source, "ssh");
