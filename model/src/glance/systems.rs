@@ -630,30 +630,19 @@ mod tests {
             }
             let g = at(&s, 0);
             let lab = row(&g, "host-LAB");
-            let fact = lab
-                .facts
-                .iter()
-                .find(|f| f.label == "vault parity")
-                .unwrap();
-            (fact.text.clone(), fact.band, lab.reason.clone())
-        };
-        let alone = vault_of(
-            Probe::Value(true),
-            Some("no remote to compare with (HEAD 1a2b3c4)"),
-        );
-        assert_eq!(
-            alone,
+            let fact = lab.facts.iter().find(|f| f.label == "vault parity");
             (
-                "no remote to compare with (HEAD 1a2b3c4)".into(),
-                None,
-                None
+                fact.unwrap().text.clone(),
+                fact.unwrap().band,
+                lab.reason.clone(),
             )
-        );
+        };
+        let alone = "no remote to compare with (HEAD 1a2b3c4)";
+        let said = vault_of(Probe::Value(true), Some(alone));
+        assert_eq!(said, (alone.into(), None, None));
         assert_eq!(vault_of(Probe::Value(true), None).0, "in sync");
-        let (text, band, reason) = vault_of(
-            Probe::Error("no remote 'origin' to compare with".into()),
-            None,
-        );
+        let missing = Probe::Error("no remote 'origin' to compare with".into());
+        let (text, band, reason) = vault_of(missing, None);
         assert_eq!(text, "error: no remote 'origin' to compare with");
         assert_eq!(band, Some(Band::Red));
         assert_eq!(reason.as_deref(), Some("vault not compared"));
