@@ -150,6 +150,153 @@ fn the_doctor_names_each_mistake_of_a_new_installation_with_its_fix() {
     assert_eq!(v["exit_code"], 0);
 }
 
+/// Issue 44: the usual mistakes of a fleet fleetdash was never tuned to, each named with its
+/// fix: a dialect the card contradicts, a card with no skills, a vault without the remote it is
+/// compared to, report tokens missing or readable by others, a channel that refuses; an agent
+/// with no audit log is a note, never a warning. Then one `collect`: the heartbeat's refusal
+/// names the card's dialect, and the remote-less vault is watched alone, never "out of sync".
+#[test]
+fn the_doctor_names_the_usual_mistakes_of_a_new_fleet_with_their_fixes() {
+    let scratch = Scratch::new();
+    let root = scratch.path();
+    let ivy = Sim::healthy("ivy", Wire::V03);
+    let zed = Sim::start(fleetdash::demo::sim::SimAgent {
+        skills: 0,
+        ..fleetdash::demo::sim::SimAgent::healthy("zed", Wire::V1)
+    });
+    let vault = root.join("vault");
+    std::fs::create_dir(&vault).unwrap();
+    support::git::git(&vault, &["init", "-q"]);
+    support::git::commit(&vault, "note.md", "first\n");
+    let open_token = root.join("ivy.report");
+    std::fs::write(&open_token, "tok-ivy-report-5678").unwrap();
+    chmod(&open_token, 0o644);
+    let hook = refused_endpoint();
+    let fleet = |vault_remote: &str, ivy_dialect: &str| {
+        format!(
+            "[[agents]]\nname = \"ivy\"\nendpoint = \"{}\"\ndialect = \"{ivy_dialect}\"\n\
+             report_token_file = \"ivy.report\"\n\n\
+             [[agents]]\nname = \"zed\"\nendpoint = \"{}\"\ndialect = \"auto\"\n\
+             report_token_file = \"zed.report\"\n\n\
+             [[hosts]]\nname = \"here\"\nsource = \"local\"\n\
+             vault = {{ path = \"{}\"{vault_remote} }}\n\n\
+             [[alerts.channels]]\nname = \"hook\"\ntype = \"webhook\"\nurl = \"{}hook\"\n",
+            ivy.endpoint,
+            zed.endpoint,
+            vault.display(),
+            hook
+        )
+    };
+    let config = scratch.config(&fleet(", remote = \"origin\"", "v1"));
+    let out = doctor(&config, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    for (needle, level, fix) in [
+        (
+            "dialect = \"v1\", but its card says protocolVersion 0.3.0",
+            "fail",
+            "set dialect = \"v0.3\"",
+        ),
+        ("its card lists no skills", "warn", "publish its skills"),
+        (
+            "the checkout has no remote 'origin'",
+            "fail",
+            "remote add origin",
+        ),
+        (
+            "ivy's report token — readable by every user",
+            "fail",
+            "chmod 0400",
+        ),
+        (
+            "zed's report token — missing",
+            "fail",
+            "head -c 32 /dev/urandom",
+        ),
+        ("Connection refused", "fail", "fleetdash alerts test hook"),
+        ("no audit_log: its last exchange is not watched", "ok", ""),
+    ] {
+        let at = lines
+            .iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?}:\n{stdout}"));
+        assert!(lines[at].starts_with(level), "{needle}: {}", lines[at]);
+        if level != "ok" {
+            assert!(
+                lines[at + 1].trim_start().starts_with("fix: ") && lines[at + 1].contains(fix),
+                "{needle}: its fix says {fix:?}:\n{stdout}"
+            );
+        }
+    }
+    let v = envelope(&doctor(&config, &["--json"]));
+    let failed: Vec<&str> = v["result"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["level"] != "ok")
+        .map(|f| f["check"].as_str().unwrap())
+        .collect();
+    for check in ["dialect", "skills", "vault", "tokens", "channels"] {
+        assert!(failed.contains(&check), "{check} not said: {failed:?}");
+    }
+    assert!(!v.to_string().contains("tok-ivy-report"), "never a token");
+
+    // One pass as configured: the refused heartbeat says which dialect to set; the missing
+    // remote is said as such.
+    let out = scratch.collect(&config);
+    support::assert_success(&out);
+    let text = scratch.snapshot_text();
+    assert!(
+        text.contains("; its card says protocolVersion 0.3.0: set dialect = \\\"v0.3\\\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("no remote 'origin' to compare with"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("does not appear to be a git repository"),
+        "{text}"
+    );
+
+    // Mended where the doctor said: the vault watched alone, the dialect the card's.
+    std::fs::write(
+        &config,
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .replace(&fleet(", remote = \"origin\"", "v1"), &fleet("", "v0.3")),
+    )
+    .unwrap();
+    let out = doctor(&config, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "ok    dialect",
+        "watched alone (no remote configured, no origin in the checkout)",
+    ] {
+        assert!(stdout.contains(needle), "{needle}:\n{stdout}");
+    }
+    let out = scratch.collect(&config);
+    support::assert_success(&out);
+    let snapshot: Value = serde_json::from_str(&scratch.snapshot_text()).unwrap();
+    let here = &snapshot["systems"][0];
+    assert_eq!(here["vault_parity"], true, "{here}");
+    assert!(
+        here["vault_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no remote to compare with (HEAD "),
+        "{here}"
+    );
+    let ivy_row = snapshot["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "ivy")
+        .unwrap();
+    assert_eq!(ivy_row["band"], "green", "{ivy_row}");
+}
+
 /// A config that does not load: the doctor fails it, says the rest was skipped, exits 1.
 #[test]
 fn the_doctor_on_a_broken_config_says_what_it_skipped() {

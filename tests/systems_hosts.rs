@@ -249,7 +249,7 @@ fn assert_services_say_no_systemd(services: &[Result<UnitState, ProbeFailure>]) 
 fn vault_in_sync(dir: &Path) -> VaultParityConfig {
     VaultParityConfig {
         path: git::vault_in_sync(dir).to_string_lossy().into_owned(),
-        remote: "origin".into(),
+        remote: Some("origin".into()),
         branch: Some("main".into()),
     }
 }
@@ -811,7 +811,7 @@ impl Sshd {
         h.cron_dir = Some(self.dir.path().join("crons").to_string_lossy().into());
         h.vault = Some(VaultParityConfig {
             path: "/nonexistent".into(),
-            remote: "origin".into(),
+            remote: Some("origin".into()),
             branch: None,
         });
         h
@@ -905,7 +905,7 @@ async fn ssh_facts_match_the_local_ones() {
     assert_eq!(facts.crons[3], Ok(Evidence::default()), "no stamp yet");
     let parity = facts.vault.clone().unwrap().unwrap();
     assert!(parity.in_sync(), "{parity:?}");
-    assert_eq!(parity.branch, "main");
+    assert_eq!(parity.compared.as_ref().unwrap().branch, "main");
 
     let row = judged(&h, facts);
     assert_eq!(row.source, "ssh");

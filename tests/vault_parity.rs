@@ -35,7 +35,7 @@ impl Fixture {
     fn cfg(&self, branch: Option<&str>) -> VaultParityConfig {
         VaultParityConfig {
             path: self.vault.to_string_lossy().into_owned(),
-            remote: "origin".into(),
+            remote: Some("origin".into()),
             branch: branch.map(str::to_string),
         }
     }
@@ -62,9 +62,10 @@ async fn in_sync() {
     let f = Fixture::new();
     let p = f.parity().await.unwrap();
     assert!(p.in_sync(), "{p:?}");
-    assert_eq!(p.branch, "main");
+    let compared = p.compared.as_ref().unwrap();
+    assert_eq!(compared.branch, "main");
     assert_eq!(p.head, f.head());
-    assert_eq!(p.remote_head, p.head);
+    assert_eq!(compared.remote_head, p.head);
     assert_eq!(p.uncommitted, 0);
 }
 
@@ -78,7 +79,7 @@ async fn behind_names_both_heads() {
 
     let p = f.parity().await.unwrap();
     assert!(!p.in_sync());
-    assert_eq!(p.remote_head, newer);
+    assert_eq!(p.compared.as_ref().unwrap().remote_head, newer);
     assert_eq!(
         p.describe(),
         format!(
@@ -97,7 +98,10 @@ async fn ahead_is_out_of_sync() {
     let p = f.parity().await.unwrap();
     assert!(!p.in_sync());
     assert_eq!(
-        (p.head.as_str(), p.remote_head.as_str()),
+        (
+            p.head.as_str(),
+            p.compared.as_ref().unwrap().remote_head.as_str()
+        ),
         (&*local, &*pushed)
     );
     assert_eq!(
@@ -141,14 +145,69 @@ async fn remote_missing_is_an_error_with_gits_reason() {
         )
     );
 
-    // A remote name the checkout does not have at all.
+    // A remote name the checkout does not have at all: said as such, with both ways out
+    // (issue 44: it was git's "does not appear to be a git repository", shown "out of sync").
     let mut cfg = f.cfg(None);
-    cfg.remote = "upstream".into();
+    cfg.remote = Some("upstream".into());
     let err = parity(&runner(), &cfg).await.unwrap_err();
-    assert_eq!(err.asc, Asc::DEPENDENCY_UNAVAILABLE);
+    assert_eq!(err.asc, Asc::FAILED_PRECONDITION);
     assert_eq!(
         err.reason,
-        "fatal: 'upstream' does not appear to be a git repository"
+        "no remote 'upstream' to compare with: add it (git remote add upstream URL in the \
+         checkout), or remove vault.remote to watch the checkout alone"
+    );
+}
+
+/// Issue 44: a vault with no remote (`git init`, never cloned) and none configured is watched
+/// alone: green, "no remote to compare with"; uncommitted changes still count. With `remote`
+/// given, its absence is a failure that names it, never "out of sync".
+#[tokio::test]
+async fn a_checkout_without_a_remote_is_watched_alone_unless_one_is_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = dir.path().join("vault");
+    std::fs::create_dir(&vault).unwrap();
+    git(&vault, &["init", "-q"]);
+    let head = commit(&vault, "note.md", "first\n");
+    let mut cfg = VaultParityConfig {
+        path: vault.to_string_lossy().into_owned(),
+        remote: None,
+        branch: None,
+    };
+    let now = Utc::now();
+    let p = parity(&runner(), &cfg).await.unwrap();
+    assert_eq!(p.compared, None);
+    let row = judge(
+        &host(cfg.clone()),
+        facts(Ok(p)),
+        now,
+        &Clocked::wall_only(now),
+    );
+    assert_eq!(row.band, Band::Green, "{row:?}");
+    assert_eq!(row.vault_parity, Probe::Value(true));
+    assert_eq!(
+        row.vault_reason,
+        Some(format!("no remote to compare with (HEAD {})", short(&head)))
+    );
+
+    std::fs::write(vault.join("draft.md"), "untracked\n").unwrap();
+    let p = parity(&runner(), &cfg).await.unwrap();
+    assert_eq!(
+        p.describe(),
+        "1 uncommitted change; no remote to compare with"
+    );
+
+    cfg.remote = Some("origin".into());
+    let row = judge(
+        &host(cfg.clone()),
+        facts(parity(&runner(), &cfg).await),
+        now,
+        &Clocked::wall_only(now),
+    );
+    assert_eq!(row.band, Band::Red);
+    let reason = row.reason.unwrap();
+    assert!(
+        reason.starts_with("vault: no remote 'origin' to compare with") && !reason.contains("sync"),
+        "{reason}"
     );
 }
 
@@ -157,7 +216,7 @@ async fn a_remote_url_with_credentials_stays_out_of_the_reason() {
     let f = Fixture::new();
     // Port 1 on loopback: refused at once, so git fails fast with the URL in its message.
     let mut cfg = f.cfg(None);
-    cfg.remote = "https://bob:s3cret@127.0.0.1:1/vault.git".into();
+    cfg.remote = Some("https://bob:s3cret@127.0.0.1:1/vault.git".into());
     let err = parity(&runner(), &cfg).await.unwrap_err();
     assert_eq!(err.asc, Asc::DEPENDENCY_UNAVAILABLE, "{err:?}");
     assert!(err.reason.starts_with("fatal: "), "{}", err.reason);
@@ -173,7 +232,7 @@ async fn not_a_repository_or_missing_is_a_failed_precondition() {
     let plain = tempfile::tempdir().unwrap();
     let cfg = |path: &Path| VaultParityConfig {
         path: path.to_string_lossy().into_owned(),
-        remote: "origin".into(),
+        remote: Some("origin".into()),
         branch: None,
     };
     let err = parity(&runner(), &cfg(plain.path())).await.unwrap_err();
@@ -226,7 +285,7 @@ async fn a_silent_remote_costs_the_runners_timeout() {
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port();
     let mut cfg = f.cfg(None);
-    cfg.remote = format!("git://127.0.0.1:{port}/vault.git");
+    cfg.remote = Some(format!("git://127.0.0.1:{port}/vault.git"));
     let timeout = Duration::from_secs(1);
     // The probe's deadline ended it: git alone would wait on the silent daemon for minutes.
     let err = parity(&LocalRunner { timeout }, &cfg).await.unwrap_err();

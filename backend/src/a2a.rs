@@ -139,6 +139,23 @@ pub struct CardFacts {
     pub skills_count: u32,
     /// From `supportedInterfaces[].protocolVersion` (v1.0, preferred) or `protocolVersion` (v0.3).
     pub protocol_version: Option<String>,
+    /// Every protocol version the card names (a hybrid card names both), cleaned: what a
+    /// configured dialect is held against ([`contradicting`]).
+    pub versions: Vec<String>,
+}
+
+/// The dialect to set instead when the card's versions contradict the configured `dialect`
+/// (`dialect = "v1"` for a card saying only 0.3.0, whose heartbeat then fails with -32601
+/// method not found); `None` when they agree, or `auto`, or the card names no version.
+pub fn contradicting(dialect: Dialect, versions: &[String]) -> Option<&'static str> {
+    let v1 = versions.iter().any(|v| v.starts_with('1'));
+    let v03 = versions.iter().any(|v| v.starts_with("0."));
+    match dialect {
+        _ if versions.is_empty() => None,
+        Dialect::V1 if !v1 => Some("\"v0.3\" (or \"v0.3-content\" for the Pulse plane's variant)"),
+        Dialect::V03 | Dialect::V03Content if !v03 => Some("\"v1\""),
+        _ => None,
+    }
 }
 
 /// Reads a v0.3, v1.0 or hybrid agent card.
@@ -157,9 +174,18 @@ pub fn card_facts(card: &Value) -> Result<CardFacts, String> {
     let protocol_version = from_interfaces
         .or_else(|| obj.get("protocolVersion")?.as_str())
         .map(|v| clean(v, 16));
+    let interfaces = obj.get("supportedInterfaces").and_then(Value::as_array);
+    let versions = interfaces
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i.get("protocolVersion")?.as_str())
+        .chain(obj.get("protocolVersion").and_then(Value::as_str))
+        .map(|v| clean(v, 16))
+        .collect();
     Ok(CardFacts {
         skills_count: u32::try_from(skills_count).unwrap_or(u32::MAX),
         protocol_version,
+        versions,
     })
 }
 
@@ -425,6 +451,29 @@ mod tests {
         assert!(content.pointer("/params/message/parts").is_none());
         assert_eq!(Wire::V1.headers(), &[("a2a-version", "1.0")]);
         assert!(Wire::V03.headers().is_empty());
+    }
+
+    #[test]
+    fn a_dialect_the_card_contradicts_is_named_with_the_one_to_set() {
+        let versions = |card: Value| card_facts(&card).unwrap().versions;
+        let v03 = versions(json!({"protocolVersion": "0.3.0"}));
+        let v1 = versions(json!({"supportedInterfaces": [{"protocolVersion": "1.0"}]}));
+        let hybrid = versions(json!({"protocolVersion": "0.3.0",
+            "supportedInterfaces": [{"protocolVersion": "1.0"}]}));
+        assert_eq!(hybrid, ["1.0", "0.3.0"]);
+        assert!(
+            contradicting(Dialect::V1, &v03)
+                .unwrap()
+                .starts_with("\"v0.3\"")
+        );
+        assert_eq!(contradicting(Dialect::V03, &v1), Some("\"v1\""));
+        assert_eq!(contradicting(Dialect::V03Content, &v1), Some("\"v1\""));
+        for d in [Dialect::V1, Dialect::V03, Dialect::Auto] {
+            assert_eq!(contradicting(d, &hybrid), None, "{d:?}");
+            assert_eq!(contradicting(d, &[]), None, "no version named: {d:?}");
+        }
+        assert_eq!(contradicting(Dialect::Auto, &v03), None);
+        assert_eq!(contradicting(Dialect::V1, &v1), None);
     }
 
     #[test]

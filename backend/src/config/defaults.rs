@@ -32,7 +32,8 @@ pub const BACKUP_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 pub const CRON_GRACE: Duration = Duration::from_secs(60 * 60);
 /// The filesystem reported when a host names none.
 pub const DISK_PATH: &str = "/";
-/// The git remote compared with when a vault names none.
+/// The git remote compared with when a vault names none, if the checkout has it (else the
+/// vault is watched alone).
 pub const VAULT_REMOTE: &str = "origin";
 /// Who the collector is in the agents' audit logs (their `peer` field, the identity its token
 /// authenticates as) when the config names no other: lines from this peer are the collector's

@@ -77,7 +77,10 @@ pub struct CronConfig {
 pub struct VaultParityConfig {
     /// On the host itself (resolved locally for a local host; as given for an SSH host).
     pub path: String,
-    pub remote: String,
+    /// The remote (a name or URL) compared with. `None`: the checkout's `origin` when it has
+    /// one, else the checkout is watched alone (HEAD, uncommitted changes): a vault that syncs
+    /// nowhere is no mistake.
+    pub remote: Option<String>,
     /// The branch to compare; the checkout's current branch when absent.
     pub branch: Option<String>,
 }
@@ -506,9 +509,7 @@ fn read_vault(
     }
     Some(VaultParityConfig {
         path: on_host.read_path(v, &path?, t.field("path"), Expect::Folder),
-        remote: remote
-            .map(Spanned::into_inner)
-            .unwrap_or_else(|| defaults::VAULT_REMOTE.to_string()),
+        remote: remote.map(Spanned::into_inner),
         branch: branch.map(Spanned::into_inner),
     })
 }

@@ -298,27 +298,52 @@ pub fn htpasswd(path: &Path, reader: Option<&User>) -> Finding {
 /// Token files: readable by the service, by nobody else. A token in an environment variable
 /// is the unit's business (EnvironmentFile=), said once.
 fn tokens(config: &Config, user: &User) -> Vec<Finding> {
-    let mut named: Vec<(String, &TokenSource)> = Vec::new();
+    // Whether fleetdash's side makes the token (a report or operator token: any random
+    // string, given to the agent) or another's gives it (an agent's, a channel's).
+    let mut named: Vec<(String, &TokenSource, bool)> = Vec::new();
     for a in &config.agents {
         if let Some(t) = &a.token {
-            named.push((format!("agent {}'s token", a.name), t));
+            named.push((format!("agent {}'s token", a.name), t, false));
         }
         if let Some(t) = &a.report_token {
-            named.push((format!("agent {}'s report token", a.name), t));
+            named.push((format!("agent {}'s report token", a.name), t, true));
         }
     }
     if let Some(t) = &config.intake.operator_token {
-        named.push(("the intake's operator token".into(), t));
+        named.push(("the intake's operator token".into(), t, true));
     }
     for t in config.alerts.token_sources() {
-        named.push(("an alert channel's token".into(), t));
+        named.push(("an alert channel's token".into(), t, false));
     }
     let mut out = Vec::new();
-    for (what, source) in named {
+    for (what, source, ours) in named {
         let TokenSource::File(path) = source else {
             continue;
         };
         let shown = path.display().to_string();
+        if !path.exists() {
+            out.push(Finding::fail(
+                "tokens",
+                shown.clone(),
+                format!("{what} — missing: nothing can authenticate with it"),
+                if ours {
+                    format!(
+                        "make one: (umask 077; head -c 32 /dev/urandom | base64 > {shown}) && \
+                         chown {} {shown}, and give the agent the same token (`fleetdash init` \
+                         writes them)",
+                        user.name
+                    )
+                } else {
+                    format!(
+                        "put the token you were given in it: (umask 077; cat > {shown}), then \
+                         chown {} {shown}",
+                        user.name
+                    )
+                },
+                Asc::NOT_FOUND,
+            ));
+            continue;
+        }
         let finding = match (
             access::can(user, path, Want::Read),
             access::shared_bits(path),
@@ -334,7 +359,10 @@ fn tokens(config: &Config, user: &User) -> Vec<Finding> {
                 "tokens",
                 shown.clone(),
                 format!("{what} — readable by every user of this host"),
-                format!("chmod 0400 {shown} (owned by {})", user.name),
+                format!(
+                    "chmod 0400 {shown} (owned by {}), and rotate it: any user may have read it",
+                    user.name
+                ),
                 Asc::PERMISSION_DENIED,
             ),
             (Ok(()), Ok((group, _))) if group & 4 != 0 && !access::group_is_own(path, user) => {
@@ -498,6 +526,41 @@ mod tests {
             std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o640)).unwrap();
             assert_eq!(tokens(&config, &owner)[0].level, Level::Ok);
         }
+    }
+
+    /// Issue 44: a report token that is missing fails saying how one is made; one others can
+    /// read fails too.
+    #[test]
+    fn a_report_token_missing_or_readable_by_others_fails_with_how_to_make_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("kai.report");
+        let body = format!(
+            "[[agents]]\nname = \"kai\"\nendpoint = \"http://127.0.0.1:9\"\ndialect = \"v1\"\nreport_token_file = \"{}\"\n",
+            token.display()
+        );
+        let (config, _) = loaded(dir.path(), &body);
+        let found = tokens(&config, &me());
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].level, Level::Fail, "{found:?}");
+        assert!(
+            found[0].detail.contains("kai's report token — missing"),
+            "{found:?}"
+        );
+        let fix = found[0].fix.as_deref().unwrap();
+        assert!(
+            fix.contains("head -c 32 /dev/urandom | base64") && fix.contains("fleetdash init"),
+            "{fix}"
+        );
+        std::fs::write(&token, "tok").unwrap();
+        std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let found = tokens(&config, &me());
+        assert_eq!(found[0].level, Level::Fail, "{found:?}");
+        assert!(
+            found[0].detail.contains("readable by every user"),
+            "{found:?}"
+        );
+        std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(tokens(&config, &me())[0].level, Level::Ok);
     }
 
     #[test]

@@ -8,16 +8,24 @@
 //! - [`local`]: the config and rules, the folders, what nginx could serve, the htpasswd, the
 //!   token files and the boards (the Hermes WAL hazard);
 //! - [`reach`]: the agents and hosts over the network, and the clock against the agents' `Date`;
+//! - [`cards`]: each agent's card against its entry: the `dialect` it contradicts, no skills;
+//! - [`audit`]: agents whose last exchange nothing watches (a note, never a warning);
+//! - [`vault`]: each vault on this host against its remote (a configured one it lacks);
+//! - [`channels`]: each alert channel answers, asked so that nothing reaches the phone;
 //! - [`nginx`]: the nginx site against the config, and `nginx -t` where nginx is installed;
 //! - [`tls`]: `fleetdash serve`'s certificate and key: they load, the key is the service's alone.
 //!
 //! Each finding is ok, warn or fail with an ASC status; the command's outcome is the worst.
 
 pub mod access;
+pub mod audit;
+pub mod cards;
+pub mod channels;
 pub mod local;
 pub mod nginx;
 pub mod reach;
 pub mod tls;
+pub mod vault;
 
 use std::path::{Path, PathBuf};
 
@@ -49,7 +57,8 @@ impl Level {
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// The check's name: `config`, `folders`, `exposure`, `htpasswd`, `tokens`, `boards`,
-    /// `agents`, `hosts`, `clock`, `nginx`, `tls`, `user`.
+    /// `agents`, `dialect`, `skills`, `audit`, `vault`, `channels`, `hosts`, `clock`, `nginx`,
+    /// `tls`, `user`.
     pub check: &'static str,
     pub level: Level,
     /// What was looked at: a path, an agent's name, a field.
@@ -173,10 +182,23 @@ pub async fn examine(config_path: &Path, options: &Options) -> Vec<Finding> {
         findings.extend(more);
     }
     if options.offline {
-        findings.push(Finding::ok("agents", "network", "not checked (--offline)"));
+        findings.push(Finding::ok(
+            "agents",
+            "network",
+            "not checked (--offline), nor the vaults' remotes and the alert channels",
+        ));
     } else {
-        findings.extend(reach::network(&config, &rules).await);
+        let (reached, vaults, channels) = tokio::join!(
+            reach::network(&config, &rules),
+            vault::checks(&config),
+            channels::checks(&config)
+        );
+        findings.extend(reached);
+        findings.extend(vaults);
+        findings.extend(channels);
     }
+    // Notes last: they are about the config's choices, after what is wrong.
+    findings.extend(audit::notes(&config));
     findings
 }
 

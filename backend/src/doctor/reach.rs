@@ -6,7 +6,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use fleetdash_model::Asc;
 
-use super::Finding;
+use super::{Finding, cards};
 use crate::config::{Config, HostSource, Rules, read_token};
 use crate::net::ProbeClient;
 
@@ -23,17 +23,14 @@ pub async fn network(config: &Config, rules: &Rules) -> Vec<Finding> {
                 .endpoint
                 .join(CARD_PATH)
                 .unwrap_or_else(|_| a.endpoint.clone());
-            (
-                a.name.clone(),
-                client.get(url, token.as_deref()).await,
-                Utc::now(),
-            )
+            (a, client.get(url, token.as_deref()).await, Utc::now())
         }
     }))
     .await;
     let mut out = Vec::new();
     let mut skews: Vec<(String, i64)> = Vec::new();
-    for (name, reply, at) in agents {
+    for (agent, reply, at) in agents {
+        let name = &agent.name;
         let subject = format!("agent {name}");
         match reply {
             Ok(reply) => {
@@ -50,6 +47,16 @@ pub async fn network(config: &Config, rules: &Rules) -> Vec<Finding> {
                     ));
                 } else if reply.status == 200 {
                     out.push(Finding::ok("agents", subject, "its card answers"));
+                    match reply.json() {
+                        Ok(card) => out.extend(cards::judge(agent, &card)),
+                        Err(bad) => out.push(Finding::fail(
+                            "skills",
+                            format!("agent {name}"),
+                            format!("its card: {}", bad.reason),
+                            "serve an A2A agent card (JSON) at /.well-known/agent-card.json",
+                            bad.asc,
+                        )),
+                    }
                 } else {
                     out.push(Finding::warn(
                         "agents",

@@ -213,7 +213,8 @@ fn host_row(h: &System, w: &Words) -> Row {
         check.held = hold("cron", &c.name, check.band);
     }
     let vault = match &h.vault_parity {
-        Probe::Value(true) => ("in sync".to_string(), None),
+        // A vault watched alone (no remote configured) says so: "no remote to compare with".
+        Probe::Value(true) => (h.vault_reason.as_deref().unwrap_or("in sync").into(), None),
         Probe::Value(false) => (
             format!(
                 "OUT OF SYNC: {}",
@@ -326,7 +327,14 @@ fn problems<'a>(
             }
         }
     }
-    for (words, band) in ["vault out of sync", "RAM unreadable", "disk unreadable"]
+    // A vault git could not compare (a configured remote missing, ...) is not out of sync:
+    // its fact says why.
+    let vault = if h.vault_parity.is_error() {
+        "vault not compared"
+    } else {
+        "vault out of sync"
+    };
+    for (words, band) in [vault, "RAM unreadable", "disk unreadable"]
         .into_iter()
         .zip(bands)
     {
@@ -604,6 +612,42 @@ mod tests {
             "{}",
             crons[0].text
         );
+    }
+
+    /// Issue 44: a vault watched alone says it has no remote to compare with, green; one whose
+    /// configured remote is missing is red for it, never "out of sync".
+    #[test]
+    fn a_vault_without_a_remote_is_never_said_out_of_sync() {
+        let vault_of = |parity: Probe<bool>, reason: Option<&str>| {
+            let mut s = fleet();
+            if let Probe::Value(hosts) = &mut s.systems {
+                // The collector's band: red for a vault git could not compare or out of sync.
+                if !matches!(parity, Probe::Value(true)) {
+                    hosts[1].band = Band::Red;
+                }
+                hosts[1].vault_parity = parity;
+                hosts[1].vault_reason = reason.map(String::from);
+            }
+            let g = at(&s, 0);
+            let lab = row(&g, "host-LAB");
+            let fact = lab.facts.iter().find(|f| f.label == "vault parity");
+            (
+                fact.unwrap().text.clone(),
+                fact.unwrap().band,
+                lab.reason.clone(),
+            )
+        };
+        let alone = "no remote to compare with (HEAD 1a2b3c4)";
+        let said = vault_of(Probe::Value(true), Some(alone));
+        assert_eq!(said, (alone.into(), None, None));
+        assert_eq!(vault_of(Probe::Value(true), None).0, "in sync");
+        let missing = Probe::Error("no remote 'origin' to compare with".into());
+        let (text, band, reason) = vault_of(missing, None);
+        assert_eq!(text, "error: no remote 'origin' to compare with");
+        assert_eq!(band, Some(Band::Red));
+        assert_eq!(reason.as_deref(), Some("vault not compared"));
+        let (_, _, reason) = vault_of(Probe::Value(false), Some("1 uncommitted change"));
+        assert_eq!(reason.as_deref(), Some("vault out of sync"));
     }
 
     #[test]

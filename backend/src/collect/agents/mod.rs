@@ -203,6 +203,7 @@ impl AgentsCollector {
             (card, heartbeat)
         };
         let ((card, heartbeat), audit) = tokio::join!(probes, audit);
+        let heartbeat = heartbeat.map_err(|f| dialect_hint(agent.dialect, &card, f));
         if let (Dialect::Auto, Ok(reply)) = (agent.dialect, &heartbeat) {
             self.learned
                 .lock()
@@ -304,6 +305,23 @@ fn heartbeat_not_sent(card: &card::CardProbe) -> ProbeFailure {
     ProbeFailure::new(asc, "not sent: the agent is down (see its card)")
 }
 
+/// A heartbeat refused for its dialect (`-32601 method not found`, ...) while the card names
+/// another: the reason says which dialect to set (issue 44: it said only "method not found").
+fn dialect_hint(dialect: Dialect, card: &card::CardProbe, f: ProbeFailure) -> ProbeFailure {
+    let Ok(facts) = &card.card else { return f };
+    match crate::a2a::contradicting(dialect, &facts.versions) {
+        Some(set) if f.asc == Asc::UNSUPPORTED_CAPABILITY => ProbeFailure {
+            reason: format!(
+                "{}; its card says protocolVersion {}: set dialect = {set} or \"auto\"",
+                f.reason,
+                facts.versions.join(", ")
+            ),
+            ..f
+        },
+        _ => f,
+    }
+}
+
 /// What one agent's probes showed besides its row.
 #[derive(Debug, Default)]
 struct Seen {
@@ -357,5 +375,45 @@ impl Collector for AgentsCollector {
     async fn collect_traced(&self, clock: &Clock) -> (Findings, Vec<Attempt>) {
         let (rows, mentions, attempts) = self.probe_all_traced(clock).await;
         (Findings::Agents { rows, mentions }, attempts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heartbeat_refused_for_its_dialect_names_the_one_the_card_says() {
+        let card = |versions: &[&str]| card::CardProbe {
+            up: true,
+            card: Ok(crate::a2a::CardFacts {
+                skills_count: 1,
+                protocol_version: versions.first().map(|v| v.to_string()),
+                versions: versions.iter().map(|v| v.to_string()).collect(),
+            }),
+        };
+        let refused = || {
+            ProbeFailure::new(
+                Asc::UNSUPPORTED_CAPABILITY,
+                "v1 send: JSON-RPC -32601 method not found",
+            )
+        };
+        let hinted = dialect_hint(Dialect::V1, &card(&["0.3.0"]), refused());
+        assert_eq!(
+            hinted.reason,
+            "v1 send: JSON-RPC -32601 method not found; its card says protocolVersion 0.3.0: \
+             set dialect = \"v0.3\" (or \"v0.3-content\" for the Pulse plane's variant) or \"auto\""
+        );
+        assert_eq!(hinted.asc, Asc::UNSUPPORTED_CAPABILITY);
+        // The card agrees, or another failure: the reason is left as it was.
+        assert_eq!(
+            dialect_hint(Dialect::V1, &card(&["1.0"]), refused()),
+            refused()
+        );
+        let failing = ProbeFailure::new(Asc::RETRYABLE_ERROR, "v1 send answered HTTP 503");
+        assert_eq!(
+            dialect_hint(Dialect::V1, &card(&["0.3.0"]), failing.clone()),
+            failing
+        );
     }
 }

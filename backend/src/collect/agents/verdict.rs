@@ -433,6 +433,7 @@ mod tests {
                 card: Ok(CardFacts {
                     skills_count: skills,
                     protocol_version: None,
+                    versions: Vec::new(),
                 }),
             },
             heartbeat: Ok(HeartbeatReply {

@@ -39,6 +39,8 @@ pub enum ReadOnlyCommand<'a> {
     /// `git --no-optional-locks -C PATH status --porcelain`: without the option, status
     /// refreshes `.git/index` (taking `index.lock`), a write to the checkout it only observes.
     GitStatus(&'a str),
+    /// `git -C PATH remote`: the checkout's remotes, one name a line.
+    GitRemotes(&'a str),
     /// `git -C PATH ls-remote -- REMOTE REF`
     GitLsRemote {
         path: &'a str,
@@ -92,6 +94,7 @@ impl ReadOnlyCommand<'_> {
                 "status",
                 "--porcelain",
             ]),
+            ReadOnlyCommand::GitRemotes(p) => v(&["git", "-C", p, "remote"]),
             ReadOnlyCommand::GitLsRemote {
                 path,
                 remote,

@@ -217,7 +217,7 @@ pub fn judge(
             Some(Err(e)) => Probe::Error(e.reason.clone()),
         },
         vault_reason: match &facts.vault {
-            Some(Ok(p)) if !p.in_sync() => Some(p.describe()),
+            Some(Ok(p)) => p.reason(),
             _ => None,
         },
         band: Band::Green,

@@ -10,6 +10,7 @@ use fleetdash_model::Asc;
 use regex::Regex;
 
 use crate::config::VaultParityConfig;
+use crate::config::defaults::VAULT_REMOTE;
 use crate::net::ProbeFailure;
 
 use super::command::{CommandOutput, ReadOnlyCommand, Runner};
@@ -20,21 +21,34 @@ const SHORT_HASH: usize = 7;
 /// What git said about the checkout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Parity {
-    /// The remote compared with, as configured (credentials stripped).
-    pub remote: String,
-    pub branch: String,
     pub head: String,
-    pub remote_head: String,
     /// Lines of `git status --porcelain`.
     pub uncommitted: usize,
+    /// The remote's side; `None`: the checkout is watched alone (no remote configured, and no
+    /// `origin` in the checkout).
+    pub compared: Option<Compared>,
+}
+
+/// The remote a vault is compared with, and its head of the branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compared {
+    /// As configured (credentials stripped), or `origin` by default.
+    pub remote: String,
+    pub branch: String,
+    pub remote_head: String,
 }
 
 impl Parity {
     pub fn in_sync(&self) -> bool {
-        self.head == self.remote_head && self.uncommitted == 0
+        self.uncommitted == 0
+            && self
+                .compared
+                .as_ref()
+                .is_none_or(|c| c.remote_head == self.head)
     }
 
-    /// Why it is out of sync, in words ("in sync" when it is not).
+    /// Why it is out of sync, in words ("in sync" when it is not); a vault watched alone says
+    /// it has no remote to compare with.
     pub fn describe(&self) -> String {
         let mut why = Vec::new();
         match self.uncommitted {
@@ -42,20 +56,32 @@ impl Parity {
             1 => why.push("1 uncommitted change".to_string()),
             n => why.push(format!("{n} uncommitted changes")),
         }
-        if self.head != self.remote_head {
-            why.push(format!(
+        match &self.compared {
+            Some(c) if c.remote_head != self.head => why.push(format!(
                 "HEAD {} differs from {}/{} {}",
                 short(&self.head),
-                self.remote,
-                self.branch,
-                short(&self.remote_head)
-            ));
+                c.remote,
+                c.branch,
+                short(&c.remote_head)
+            )),
+            Some(_) => {}
+            None if why.is_empty() => why.push(format!(
+                "no remote to compare with (HEAD {})",
+                short(&self.head)
+            )),
+            None => why.push("no remote to compare with".into()),
         }
         if why.is_empty() {
             "in sync".into()
         } else {
             why.join("; ")
         }
+    }
+
+    /// What the snapshot's `vault_reason` says: why it is out of sync, or that it is watched
+    /// alone; nothing for a vault in sync with its remote.
+    pub fn reason(&self) -> Option<String> {
+        (!self.in_sync() || self.compared.is_none()).then(|| self.describe())
     }
 }
 
@@ -164,10 +190,23 @@ pub async fn configured_parity(
     }
 }
 
+/// Whether `remote` is a remote's name (not a URL or a path, which git takes as they are).
+fn is_name(remote: &str) -> bool {
+    !remote.contains([':', '/', '\\']) && !remote.starts_with('.')
+}
+
+/// The configured remote missing from the checkout: said as such, with both ways out, never
+/// git's "does not appear to be a git repository" (shown as "out of sync" before issue 44).
+pub fn missing_remote(name: &str) -> String {
+    format!(
+        "no remote '{name}' to compare with: add it (git remote add {name} URL in the \
+         checkout), or remove vault.remote to watch the checkout alone"
+    )
+}
+
 /// Asks git, through `runner`, about the checkout at `cfg.path`.
 pub async fn parity(runner: &dyn Runner, cfg: &VaultParityConfig) -> Result<Parity, ProbeFailure> {
     let path = cfg.path.as_str();
-    let remote = strip_credentials(&cfg.remote);
 
     let out = runner
         .run(&ReadOnlyCommand::GitHead(path))
@@ -186,6 +225,24 @@ pub async fn parity(runner: &dyn Runner, cfg: &VaultParityConfig) -> Result<Pari
             ),
         ));
     }
+
+    let out = runner
+        .run(&ReadOnlyCommand::GitStatus(path))
+        .await
+        .map_err(|f| runner_failure("git status", f))?;
+    if !out.success() {
+        return Err(checkout_failure(&out));
+    }
+    let uncommitted = out.stdout.lines().filter(|l| !l.trim().is_empty()).count();
+
+    let Some(remote) = remote_of(runner, cfg).await? else {
+        return Ok(Parity {
+            head,
+            uncommitted,
+            compared: None,
+        });
+    };
+    let shown = strip_credentials(&remote);
 
     let branch = match &cfg.branch {
         Some(b) => b.clone(),
@@ -208,24 +265,15 @@ pub async fn parity(runner: &dyn Runner, cfg: &VaultParityConfig) -> Result<Pari
         }
     };
 
-    let out = runner
-        .run(&ReadOnlyCommand::GitStatus(path))
-        .await
-        .map_err(|f| runner_failure("git status", f))?;
-    if !out.success() {
-        return Err(checkout_failure(&out));
-    }
-    let uncommitted = out.stdout.lines().filter(|l| !l.trim().is_empty()).count();
-
     let reference = format!("refs/heads/{branch}");
     let out = runner
         .run(&ReadOnlyCommand::GitLsRemote {
             path,
-            remote: &cfg.remote,
+            remote: &remote,
             reference: &reference,
         })
         .await
-        .map_err(|f| runner_failure(&format!("git ls-remote {remote}"), f))?;
+        .map_err(|f| runner_failure(&format!("git ls-remote {shown}"), f))?;
     if !out.success() {
         return Err(remote_failure(&out));
     }
@@ -238,16 +286,46 @@ pub async fn parity(runner: &dyn Runner, cfg: &VaultParityConfig) -> Result<Pari
         .find(|(_, r)| r.trim() == reference)
         .map(|(hash, _)| hash.trim().to_string())
         .ok_or_else(|| {
-            ProbeFailure::new(Asc::NOT_FOUND, format!("branch {branch} not on {remote}"))
+            ProbeFailure::new(Asc::NOT_FOUND, format!("branch {branch} not on {shown}"))
         })?;
 
     Ok(Parity {
-        remote,
-        branch,
         head,
-        remote_head,
         uncommitted,
+        compared: Some(Compared {
+            remote: shown,
+            branch,
+            remote_head,
+        }),
     })
+}
+
+/// The remote to compare with: the configured one (a name the checkout must have, or a URL),
+/// else `origin` when the checkout has it; `None`: watched alone.
+async fn remote_of(
+    runner: &dyn Runner,
+    cfg: &VaultParityConfig,
+) -> Result<Option<String>, ProbeFailure> {
+    if let Some(remote) = cfg.remote.as_deref().filter(|r| !is_name(r)) {
+        return Ok(Some(remote.to_string()));
+    }
+    let out = runner
+        .run(&ReadOnlyCommand::GitRemotes(&cfg.path))
+        .await
+        .map_err(|f| runner_failure("git remote", f))?;
+    if !out.success() {
+        return Err(checkout_failure(&out));
+    }
+    let has = |name: &str| out.stdout.lines().any(|l| l.trim() == name);
+    match cfg.remote.as_deref() {
+        Some(name) if has(name) => Ok(Some(name.to_string())),
+        Some(name) => Err(ProbeFailure::new(
+            Asc::FAILED_PRECONDITION,
+            missing_remote(name),
+        )),
+        None if has(VAULT_REMOTE) => Ok(Some(VAULT_REMOTE.to_string())),
+        None => Ok(None),
+    }
 }
 
 #[cfg(test)]
@@ -261,11 +339,13 @@ mod tests {
 
     fn parity(head: &str, remote_head: &str, uncommitted: usize) -> Parity {
         Parity {
-            remote: "origin".into(),
-            branch: "main".into(),
             head: head.into(),
-            remote_head: remote_head.into(),
             uncommitted,
+            compared: Some(Compared {
+                remote: "origin".into(),
+                branch: "main".into(),
+                remote_head: remote_head.into(),
+            }),
         }
     }
 
@@ -288,6 +368,23 @@ mod tests {
         );
         assert!(!parity(A, B, 0).in_sync());
         assert!(!parity(A, A, 1).in_sync());
+        assert_eq!(parity(A, A, 0).reason(), None);
+        // Watched alone: in sync when clean, and it says it has no remote to compare with.
+        let alone = |uncommitted| Parity {
+            head: A.into(),
+            uncommitted,
+            compared: None,
+        };
+        assert!(alone(0).in_sync());
+        assert_eq!(
+            alone(0).reason().as_deref(),
+            Some("no remote to compare with (HEAD 1a2b3c4)")
+        );
+        assert!(!alone(2).in_sync());
+        assert_eq!(
+            alone(2).describe(),
+            "2 uncommitted changes; no remote to compare with"
+        );
     }
 
     /// Was: git's line was cut to 300 characters before anything redacted it, so a key a
@@ -353,6 +450,7 @@ mod tests {
                 ReadOnlyCommand::GitBranch(_) => "branch",
                 ReadOnlyCommand::GitStatus(_) => "status",
                 ReadOnlyCommand::GitLsRemote { .. } => "ls-remote",
+                ReadOnlyCommand::GitRemotes(_) => "remotes",
                 other => panic!("vault parity ran {other:?}"),
             };
             self.0.lock().unwrap()[key].clone()
@@ -362,13 +460,52 @@ mod tests {
     fn cfg(remote: &str, branch: Option<&str>) -> VaultParityConfig {
         VaultParityConfig {
             path: "/srv/vault".into(),
-            remote: remote.into(),
+            remote: Some(remote.into()),
             branch: branch.map(str::to_string),
         }
     }
 
     fn ok_head() -> (&'static str, Result<CommandOutput, ProbeFailure>) {
         ("head", out(0, &format!("{A}\n"), ""))
+    }
+
+    fn origin() -> (&'static str, Result<CommandOutput, ProbeFailure>) {
+        ("remotes", out(0, "origin\n", ""))
+    }
+
+    /// Issue 44: a configured remote the checkout lacks is said as such (never "out of sync");
+    /// none configured and no `origin`: the checkout is watched alone.
+    #[tokio::test]
+    async fn a_missing_remote_is_said_and_none_configured_is_watched_alone() {
+        let clean = ("status", out(0, "", ""));
+        let none = ("remotes", out(0, "", ""));
+        let runner = Canned::new(&[ok_head(), clean.clone(), none.clone()]);
+        let err = super::parity(&runner, &cfg("origin", None))
+            .await
+            .unwrap_err();
+        assert_eq!(err.asc, Asc::FAILED_PRECONDITION);
+        assert!(
+            err.reason
+                .starts_with("no remote 'origin' to compare with: add it"),
+            "{}",
+            err.reason
+        );
+        let mut alone = cfg("origin", None);
+        alone.remote = None;
+        let p = super::parity(&runner, &alone).await.unwrap();
+        assert_eq!(p.compared, None);
+        assert!(p.in_sync());
+        // With `origin` in the checkout, no `remote` compares with it, as before.
+        let runner = Canned::new(&[
+            ok_head(),
+            clean,
+            origin(),
+            ("branch", out(0, "main\n", "")),
+            ("ls-remote", out(0, &format!("{B}\trefs/heads/main\n"), "")),
+        ]);
+        let p = super::parity(&runner, &alone).await.unwrap();
+        assert_eq!(p.compared.as_ref().unwrap().remote, "origin");
+        assert!(!p.in_sync());
     }
 
     #[tokio::test]
@@ -400,6 +537,8 @@ mod tests {
     async fn detached_head_without_a_branch_asks_for_one() {
         let runner = Canned::new(&[
             ok_head(),
+            ("status", out(0, "", "")),
+            origin(),
             (
                 "branch",
                 out(128, "", "fatal: ref HEAD is not a symbolic ref\n"),
@@ -527,6 +666,7 @@ mod tests {
     async fn only_the_exact_ref_counts() {
         let runner = Canned::new(&[
             ok_head(),
+            origin(),
             ("branch", out(0, "main\n", "")),
             ("status", out(0, " M a.md\n?? b.md\n", "")),
             (
@@ -540,7 +680,7 @@ mod tests {
         ]);
         let p = super::parity(&runner, &cfg("origin", None)).await.unwrap();
         assert_eq!(p.head, A);
-        assert_eq!(p.remote_head, A);
+        assert_eq!(p.compared.as_ref().unwrap().remote_head, A);
         assert_eq!(p.uncommitted, 2);
         assert_eq!(p.describe(), "2 uncommitted changes");
     }
