@@ -1771,14 +1771,16 @@ fn alerting_snapshot(now: DateTime<Utc>) -> Snapshot {
     s.alerts.held = vec![
         Held {
             key: key::host("LAB"),
-            until: now + minutes(118),
+            until: Some(now + minutes(118)),
             reason: "disk swap".into(),
+            flaky: false,
             checked_at: now,
         },
         Held {
             key: key::host_check("LAB", "tunnel", "heart"),
-            until: now + minutes(58),
+            until: Some(now + minutes(58)),
             reason: "tunnel rebuild".into(),
+            flaky: false,
             checked_at: now,
         },
     ];

@@ -245,9 +245,21 @@ pub(super) fn assemble(
 
 /// Red before amber, the order kept within each (a stable sort by hand: the standard sorts
 /// cost the page kilobytes; one function for every list of lines, one copy in the page).
+/// Within a band, a line of an element declared flaky comes after the others: still said and
+/// counted, but the surprise is what the operator reads first.
 pub(super) fn red_then_amber(needs: Vec<Need>) -> Vec<Need> {
-    let (red, amber): (Vec<Need>, Vec<Need>) = needs.into_iter().partition(|n| n.band == Band::Red);
-    red.into_iter().chain(amber).collect()
+    let rank = |n: &Need| {
+        let declared = n
+            .held
+            .as_deref()
+            .is_some_and(|h| h.starts_with(crate::alerts::DECLARED_FLAKY));
+        u8::from(n.band != Band::Red) * 2 + u8::from(declared)
+    };
+    let mut out = Vec::with_capacity(needs.len());
+    for r in 0..4 {
+        out.extend(needs.iter().filter(|n| rank(n) == r).cloned());
+    }
+    out
 }
 
 /// The blind spot's needs-you name and the verdict's first words (issue 24).
