@@ -51,13 +51,7 @@ impl AlertsLook for Look {
                     flaky: false,
                     checked_at: now,
                 }),
-                Hold::Declared(flaky) => Some(Held {
-                    key,
-                    until: flaky.lapses_at(),
-                    reason: flaky.reason,
-                    flaky: true,
-                    checked_at: now,
-                }),
+                Hold::Declared(flaky) => Some(flaky.held(key, now)),
             })
             .collect();
         // The engine's state as of the last pass: an ack listed here stands for the alert that

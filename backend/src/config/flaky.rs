@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
+use fleetdash_model::Held;
 
 use super::table::Table;
 use super::validator::Validator;
@@ -41,6 +42,17 @@ impl Flaky {
         self.lapses_at().is_none_or(|end| now < end)
     }
 
+    /// The hold it makes on the element `key` in a write at `now`, as status.json carries it.
+    pub fn held(&self, key: String, now: DateTime<Utc>) -> Held {
+        Held {
+            key,
+            until: self.lapses_at(),
+            reason: self.reason.clone(),
+            flaky: true,
+            checked_at: now,
+        }
+    }
+
     /// "laptop tunnel drops at night (until 2027-01-31)", as the doctor and the CLI say it.
     pub fn describe(&self) -> String {
         match self.until {
@@ -48,6 +60,21 @@ impl Flaky {
             None => self.reason.clone(),
         }
     }
+}
+
+/// The holds the declarations standing at `now` make on the elements a write shows (`shown`),
+/// in key order: said whether alerting runs or not (without it, nothing pages anyway, but the
+/// page still says what is expected).
+pub fn holds(
+    declared: &BTreeMap<String, Flaky>,
+    shown: impl Fn(&str) -> bool,
+    now: DateTime<Utc>,
+) -> Vec<Held> {
+    declared
+        .iter()
+        .filter(|(key, f)| shown(key) && f.stands_at(now))
+        .map(|(key, f)| f.held(key.clone(), now))
+        .collect()
 }
 
 /// Reads the entry's `flaky` and keeps it under `key`, the element's key (`None` when the

@@ -23,7 +23,7 @@ mod error;
 mod files;
 #[cfg(test)]
 mod fixtures;
-mod flaky;
+pub mod flaky;
 mod hosts;
 mod hub;
 mod intake;
