@@ -9,11 +9,13 @@
 //!   token files and the boards (the Hermes WAL hazard);
 //! - [`reach`]: the agents and hosts over the network, and the clock against the agents' `Date`;
 //! - [`nginx`]: the nginx site against the config, and `nginx -t` where nginx is installed;
-//! - [`tls`]: `fleetdash serve`'s certificate and key: they load, the key is the service's alone.
+//! - [`tls`]: `fleetdash serve`'s certificate and key: they load, the key is the service's alone;
+//! - [`declared`]: an element declared flaky is said as declared, a lapsed declaration warns.
 //!
 //! Each finding is ok, warn or fail with an ASC status; the command's outcome is the worst.
 
 pub mod access;
+pub mod declared;
 pub mod local;
 pub mod nginx;
 pub mod reach;
@@ -49,7 +51,7 @@ impl Level {
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// The check's name: `config`, `folders`, `exposure`, `htpasswd`, `tokens`, `boards`,
-    /// `agents`, `hosts`, `clock`, `nginx`, `tls`, `user`.
+    /// `agents`, `hosts`, `clock`, `nginx`, `tls`, `user`, `flaky`.
     pub check: &'static str,
     pub level: Level,
     /// What was looked at: a path, an agent's name, a field.
@@ -177,7 +179,7 @@ pub async fn examine(config_path: &Path, options: &Options) -> Vec<Finding> {
     } else {
         findings.extend(reach::network(&config, &rules).await);
     }
-    findings
+    declared::apply(findings, &config, chrono::Utc::now())
 }
 
 /// The worst level of `findings` (ok when there are none).
