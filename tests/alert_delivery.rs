@@ -1987,8 +1987,8 @@ async fn a_declared_flaky_element_wakes_nobody_until_its_declaration_lapses() {
     };
     let (green, red) = (fleet(Band::Green), fleet(Band::Red));
     let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
-    // The evening of the declaration's last day.
-    let mut now = at("2027-01-31T20:00:00Z");
+    // Ten minutes before the declaration's last day ends (UTC): less than a reminder's period.
+    let mut now = at("2027-01-31T23:50:00Z");
     // The band changes are recorded whatever holds their alerts.
     let changed: Vec<String> = compare(Some(&green), &red, now)
         .into_iter()
@@ -2004,6 +2004,7 @@ async fn a_declared_flaky_element_wakes_nobody_until_its_declaration_lapses() {
     let mut fired = Vec::new();
     // Well past fail_after: one Firing, vega's.
     let passes = rules.alerts.fail_after.count + 3;
+    assert!(passes < 10, "the passes end before the day does");
     for _ in 0..passes {
         now += chrono::Duration::minutes(1);
         fired.extend(pass(now));
