@@ -44,7 +44,7 @@ impl AlertsLook for Look {
             .holds(elements, now)
             .into_iter()
             .filter_map(|(key, hold)| match hold {
-                Hold::Silenced(active) => not_green_on_the_page(&key, elements).then(|| Held {
+                Hold::Silenced(active) => not_green_on_the_page(&key, elements).then_some(Held {
                     key,
                     until: Some(active.until),
                     reason: active.reason,
