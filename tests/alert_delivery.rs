@@ -2101,3 +2101,132 @@ async fn alerts_test_sends_a_test_through_each_channel_and_says_what_became_of_i
             .exists()
     );
 }
+
+/// Issue 44, expected trouble declared: an agent (`flaky` until 2027-01-31) and a tunnel
+/// (`flaky`, no end) known to drop, and an agent behind that tunnel, all red with a neighbour
+/// that is not declared. Passes at a fixed clock through the engine, the real outbox and a
+/// webhook: only the undeclared agent wakes anybody; the declared elements still change band in
+/// the transitions and are said held as declared in what the write carries; the agent behind
+/// the tunnel is held under it as under any root. As 2027-01-31 ends (UTC) the agent's
+/// declaration lapses and its Firing goes out; the tunnel's stands.
+#[tokio::test]
+async fn a_declared_flaky_element_wakes_nobody_until_its_declaration_lapses() {
+    use fleetdash::alerting::engine::{Alerting, Readings, gone};
+    use fleetdash::write::transitions::{Elements, compare};
+    use fleetdash_model::alerts::Element;
+
+    let rx = Receiver::start(Mode::Ok).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(
+        dir.path(),
+        &format!(
+            "[[alerts.channels]]\ntype = \"webhook\"\nurl = \"{}\"\n\
+             [[agents]]\nname = \"orin\"\nendpoint = \"http://127.0.0.1:18301\"\n\
+             flaky = {{ reason = \"laptop tunnel drops at night\", until = \"2027-01-31\" }}\n\
+             [[agents]]\nname = \"vega\"\nendpoint = \"http://127.0.0.1:18302\"\n\
+             [[agents]]\nname = \"behind\"\nendpoint = \"http://127.0.0.1:18303\"\n\
+             depends_on = [\"host:laptop/tunnel:heart\"]\n\
+             [[hosts]]\nname = \"laptop\"\n\
+             [[hosts.tunnels]]\nname = \"heart\"\naddress = \"127.0.0.1:18303\"\n\
+             flaky = {{ reason = \"autossh restarts it\" }}\n",
+            rx.url("/hook")
+        ),
+    );
+    std::fs::create_dir_all(&config.state_dir).unwrap();
+    let rules = shipped_rules();
+    let engine = Arc::new(Alerting::new(&config, &rules, RedactionGate::default()));
+    let d = configured(&config).await.unwrap();
+    let el = |kind: &'static str, name: &str, band: Band| Element {
+        kind,
+        name: name.into(),
+        band,
+        reason: (band == Band::Red).then(|| "down: connection refused".to_string()),
+    };
+    let fleet = |band: Band| -> Elements {
+        [
+            ("agent:orin", el("agent", "orin", band)),
+            ("agent:vega", el("agent", "vega", band)),
+            ("agent:behind", el("agent", "behind", band)),
+            ("host:laptop", el("host", "laptop", Band::Green)),
+            (
+                "host:laptop/tunnel:heart",
+                el("tunnel", "heart on laptop", band),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, e)| (k.to_string(), e))
+        .collect()
+    };
+    let (green, red) = (fleet(Band::Green), fleet(Band::Red));
+    let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+    // Ten minutes before the declaration's last day ends (UTC): less than a reminder's period.
+    let mut now = at("2027-01-31T23:50:00Z");
+    // The band changes are recorded whatever holds their alerts.
+    let changed: Vec<String> = compare(Some(&green), &red, now)
+        .into_iter()
+        .map(|t| t.key)
+        .collect();
+    assert!(
+        changed.contains(&"agent:orin".to_string())
+            && changed.contains(&"host:laptop/tunnel:heart".to_string()),
+        "{changed:?}"
+    );
+    let pass =
+        |now: DateTime<Utc>| engine.after_write(&red, &Readings::new(), &gone::Ended::new(), now);
+    let mut fired = Vec::new();
+    // Well past fail_after: one Firing, vega's.
+    let passes = rules.alerts.fail_after.count + 3;
+    assert!(passes < 10, "the passes end before the day does");
+    for _ in 0..passes {
+        now += chrono::Duration::minutes(1);
+        fired.extend(pass(now));
+    }
+    let keys: Vec<(&str, AlertEvent)> = fired.iter().map(|a| (a.key.as_str(), a.event)).collect();
+    assert_eq!(keys, [("agent:vega", AlertEvent::Firing)]);
+    d.enqueue_all(fired.clone(), now).await.unwrap();
+    let wait = rules.alerts.group_wait.seconds as i64;
+    d.pass(now + chrono::Duration::seconds(wait)).await.unwrap();
+    let hooks: Vec<Value> = rx
+        .got()
+        .iter()
+        .map(|g| serde_json::from_slice(&g.body).unwrap())
+        .collect();
+    assert_eq!(hooks.len(), 1, "{hooks:#?}");
+    assert_eq!(hooks[0]["element"]["key"], "agent:vega");
+
+    // What the write carries: both declarations, as declared, with the day orin's ends; the
+    // agent behind the tunnel is not held by a declaration of its own.
+    let look = fleetdash::alerting::look::Look {
+        alerting: engine.clone(),
+        outbox: Ok(d.outbox().clone()),
+        channels: vec!["webhook".into()],
+        deadman: None,
+    };
+    let held = fleetdash::write::status_json::AlertsLook::look(&look, &red, now).held;
+    let declared: Vec<(&str, bool, Option<DateTime<Utc>>)> = held
+        .iter()
+        .map(|h| (h.key.as_str(), h.flaky, h.until))
+        .collect();
+    assert_eq!(
+        declared,
+        [
+            ("agent:orin", true, Some(at("2027-02-01T00:00:00Z"))),
+            ("host:laptop/tunnel:heart", true, None),
+        ]
+    );
+    let utc = chrono::FixedOffset::east_opt(0).unwrap();
+    assert_eq!(
+        held[0].describe(now, utc),
+        "declared flaky: laptop tunnel drops at night (until 31 Jan)"
+    );
+
+    // The day ends: orin's declaration lapses and its Firing goes out at the next pass; the
+    // tunnel's stands, and so does the hold on what is behind it.
+    now = at("2027-02-01T00:00:00Z");
+    let after = pass(now);
+    let keys: Vec<(&str, AlertEvent)> = after.iter().map(|a| (a.key.as_str(), a.event)).collect();
+    assert_eq!(keys, [("agent:orin", AlertEvent::Firing)]);
+    let held = fleetdash::write::status_json::AlertsLook::look(&look, &red, now).held;
+    let still: Vec<&str> = held.iter().map(|h| h.key.as_str()).collect();
+    assert_eq!(still, ["host:laptop/tunnel:heart"]);
+}

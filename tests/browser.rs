@@ -1493,6 +1493,26 @@ fn a_silenced_host_and_a_failing_alert_channel_are_shown_as_such() {
                 || format!("LAB's red needs-you line says {host_hold:?}: {lines:#?}"),
             )
             .await;
+        // Issue 44: lyra, declared flaky, is still a red line, says so, and comes after LAB's
+        // (the surprise first), though the agents come before the hosts.
+        let declared = snapshot.alerts.held[2].describe(now, zone);
+        assert!(declared.starts_with("declared flaky: tunnel drops at night (until "));
+        let at = |href: &str| lines.iter().position(|l| l["href"] == href);
+        chrome
+            .check(
+                line("#agent-lyra").is_some_and(|l| {
+                    l["band"] == "red" && l["text"].as_str().is_some_and(|t| t.contains(&declared))
+                }) && at("#agent-lyra") > at("#host-LAB"),
+                || format!("lyra's red line says {declared:?}, after LAB's: {lines:#?}"),
+            )
+            .await;
+        let lyra = chrome.row("#agents", "lyra").await;
+        chrome
+            .check(
+                lyra.band() == "red" && lyra.text.contains(&declared),
+                || format!("lyra's row is red and says {declared:?}: {lyra:#?}"),
+            )
+            .await;
         let channel_line = line("#alert-ntfy");
         chrome
             .check(
@@ -1771,14 +1791,28 @@ fn alerting_snapshot(now: DateTime<Utc>) -> Snapshot {
     s.alerts.held = vec![
         Held {
             key: key::host("LAB"),
-            until: now + minutes(118),
+            until: Some(now + minutes(118)),
             reason: "disk swap".into(),
+            flaky: false,
             checked_at: now,
         },
         Held {
             key: key::host_check("LAB", "tunnel", "heart"),
-            until: now + minutes(58),
+            until: Some(now + minutes(58)),
             reason: "tunnel rebuild".into(),
+            flaky: false,
+            checked_at: now,
+        },
+        // Issue 44: lyra is declared flaky, through the end of a day a month on.
+        Held {
+            key: key::agent("lyra"),
+            until: Some(
+                (now.date_naive() + chrono::Days::new(30))
+                    .and_time(chrono::NaiveTime::MIN)
+                    .and_utc(),
+            ),
+            reason: "tunnel drops at night".into(),
+            flaky: true,
             checked_at: now,
         },
     ];

@@ -518,6 +518,32 @@ mod tests {
         assert_eq!(a.data["stale"], false);
     }
 
+    /// Issue 44: the hub agent hears a declared agent as declared, in the page's words, in its
+    /// needs-you line (still red, still counted) and when it asks about the element.
+    #[test]
+    fn a_declared_flaky_agent_is_said_as_declared_to_the_hub() {
+        let mut s = snapshot();
+        let flaky = crate::config::Flaky {
+            reason: "laptop tunnel drops at night".into(),
+            until: chrono::NaiveDate::from_ymd_opt(2027, 1, 31),
+        };
+        s.alerts.held = vec![flaky.held("agent:vega".into(), now())];
+        let a = status(Ok(&s), now());
+        let words = "declared flaky: laptop tunnel drops at night (until 31 Jan)";
+        assert!(
+            a.text
+                .lines()
+                .any(|l| l == format!("✖ agent vega · down: connection refused · {words}")),
+            "{}",
+            a.text
+        );
+        assert_eq!(a.data["verdict"]["counts"]["red"], 1);
+        assert_eq!(a.data["needs"][0]["held"], words);
+        let deps = crate::deps::Deps::default();
+        let e = explain(&s, "agent:vega", &deps, now()).unwrap();
+        assert_eq!(e.data["held"], words);
+    }
+
     #[test]
     fn a_stale_snapshot_says_so_first() {
         let s = snapshot();

@@ -11,11 +11,11 @@
 //! finds an element's hold by it. [`Element`] is what a snapshot says about the element a key
 //! names: the collector derives them from each snapshot, and its alerting judges them.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::band::Band;
-use crate::words::moment;
+use crate::words::{moment, month};
 
 /// Alerting as of the write that carries it. `Default` (nothing configured) is what a snapshot
 /// written without alerting holds.
@@ -71,29 +71,58 @@ impl Reach {
     }
 }
 
-/// One element held back from paging.
+/// One element held back from paging: by a silence or a maintenance window, or because the
+/// config declares it known to drop (`flaky = { reason, until }` on an agent, a host or a
+/// tunnel: it still shows in its band and still counts, its red wakes nobody).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Held {
     /// The element's [`key`].
     pub key: String,
-    /// When the silence or the window ends.
-    pub until: DateTime<Utc>,
-    /// The reason given when it was silenced ("disk swap"); may be empty.
+    /// When the hold ends: the silence's or the window's end; a declaration's lapse (the end
+    /// of its `until` day, UTC), none for a declaration without an end date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<DateTime<Utc>>,
+    /// The reason given when it was silenced ("disk swap"), may be empty; a declaration's
+    /// reason, never empty.
     #[serde(default)]
     pub reason: String,
+    /// Held as declared flaky in the config, not by a silence or a window. Absent: false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub flaky: bool,
     pub checked_at: DateTime<Utc>,
 }
 
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
+/// The first words of a declared element's mark, which the needs-you lines sort by.
+pub const DECLARED_FLAKY: &str = "declared flaky";
+
 impl Held {
     /// The page's words at `now`, the time said at `offset` from UTC: "silenced until 16:00
-    /// (disk swap)", with its date when it is not within the day ("until 2 Dec 16:00").
+    /// (disk swap)", with its date when it is not within the day ("until 2 Dec 16:00"); a
+    /// declaration says the day it was declared until, as written: "declared flaky: laptop
+    /// tunnel drops at night (until 31 Jan)".
     pub fn describe(&self, now: DateTime<Utc>, offset: chrono::FixedOffset) -> String {
-        let until = moment(self.until, now, offset);
-        if self.reason.trim().is_empty() {
-            format!("silenced until {until}")
-        } else {
-            format!("silenced until {until} ({})", self.reason.trim())
+        let reason = self.reason.trim();
+        if self.flaky {
+            let mut out = format!("{DECLARED_FLAKY}: {reason}");
+            if let Some(until) = self.until {
+                // The hold ends as the declared day does (UTC): its last second names the day.
+                let day = until - chrono::Duration::seconds(1);
+                out.push_str(&format!(" (until {} {})", day.day(), month(day.month())));
+            }
+            return out;
         }
+        let mut out = "silenced".to_string();
+        if let Some(until) = self.until {
+            out.push_str(&format!(" until {}", moment(until, now, offset)));
+        }
+        if !reason.is_empty() {
+            out.push_str(&format!(" ({reason})"));
+        }
+        out
     }
 }
 
@@ -242,14 +271,15 @@ mod tests {
         let utc = FixedOffset::east_opt(0).unwrap();
         let held = Held {
             key: key::host("LAB"),
-            until: at + chrono::Duration::minutes(118),
+            until: Some(at + chrono::Duration::minutes(118)),
             reason: "disk swap".into(),
+            flaky: false,
             checked_at: at,
         };
         assert_eq!(held.describe(at, utc), "silenced until 16:00 (disk swap)");
         // Three days on, a time of day alone would name the wrong day.
         let long = Held {
-            until: at + chrono::Duration::days(3),
+            until: Some(at + chrono::Duration::days(3)),
             ..held.clone()
         };
         assert_eq!(

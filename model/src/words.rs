@@ -72,7 +72,8 @@ pub fn moment(t: DateTime<Utc>, now: DateTime<Utc>, offset: FixedOffset) -> Stri
     }
 }
 
-fn month(m: u32) -> &'static str {
+/// "Jan" .. "Dec".
+pub fn month(m: u32) -> &'static str {
     const NAMES: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];

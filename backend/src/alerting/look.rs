@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use fleetdash_model::{Acked, AlertsView, Band, ChannelState, Held};
 
 use super::deadman::Deadman;
-use super::engine::Alerting;
+use super::engine::{Alerting, Hold};
 use super::outbox::{ChannelHealth, Outbox};
 use crate::write::status_json::AlertsLook;
 use crate::write::transitions::Elements;
@@ -37,16 +37,21 @@ pub struct Look {
 
 impl AlertsLook for Look {
     fn look(&self, elements: &Elements, now: DateTime<Utc>) -> AlertsView {
+        // A silence is listed while it holds something back; a declaration while it stands,
+        // green or not: status.json says what the config declared of each element shown.
         let held = self
             .alerting
             .holds(elements, now)
             .into_iter()
-            .filter(|(key, _)| not_green_on_the_page(key, elements))
-            .map(|(key, active)| Held {
-                key,
-                until: active.until,
-                reason: active.reason,
-                checked_at: now,
+            .filter_map(|(key, hold)| match hold {
+                Hold::Silenced(active) => not_green_on_the_page(&key, elements).then_some(Held {
+                    key,
+                    until: Some(active.until),
+                    reason: active.reason,
+                    flaky: false,
+                    checked_at: now,
+                }),
+                Hold::Declared(flaky) => Some(flaky.held(key, now)),
             })
             .collect();
         // The engine's state as of the last pass: an ack listed here stands for the alert that

@@ -112,6 +112,7 @@ pub(super) fn read(
     has_queue: bool,
     hosts: &Hosts,
     depends_on: &mut BTreeMap<String, Vec<String>>,
+    flaky: &mut BTreeMap<String, super::Flaky>,
 ) -> Vec<AgentConfig> {
     let mut names = HashSet::new();
     let mut agents = Vec::new();
@@ -151,6 +152,7 @@ pub(super) fn read(
         let key = name
             .as_ref()
             .map(|n| format!("agent:{}", n.get_ref().trim()));
+        super::flaky::read(v, &mut t, key.clone(), flaky);
         super::alerts::depends_on(v, &mut t, key, depends_on);
         // Zero stands for "not given" (or wrong, and said so): `duration` refuses zero.
         let mut optional = |raw: &Option<Spanned<String>>, key: &str| {

@@ -109,6 +109,7 @@ pub(super) fn read(
     entries: Vec<Table>,
     state_dir: &Path,
     depends_on: &mut std::collections::BTreeMap<String, Vec<String>>,
+    flaky: &mut std::collections::BTreeMap<String, super::Flaky>,
 ) -> (Vec<HostConfig>, HashSet<String>) {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -126,6 +127,7 @@ pub(super) fn read(
         let key = name
             .as_ref()
             .map(|n| format!("host:{}", n.get_ref().trim()));
+        super::flaky::read(v, &mut t, key.clone(), flaky);
         super::alerts::depends_on(v, &mut t, key, depends_on);
         t.finish(v);
 
@@ -154,7 +156,11 @@ pub(super) fn read(
         let services = services
             .map(|s| read_services(v, s.get_ref(), &t.field("services")))
             .unwrap_or_default();
-        let tunnels = read_tunnels(v, tunnels);
+        let host = name
+            .as_ref()
+            .map(|(n, _)| n.as_str())
+            .filter(|n| !n.is_empty());
+        let tunnels = read_tunnels(v, tunnels, host, flaky);
         let crons = read_crons(v, crons, kind, on_host);
         let cron_dir = match (&cron_dir, on_host.local) {
             (Some(dir), _) => Some(on_host.read_path(v, dir, t.field("cron_dir"), Expect::Folder)),
@@ -389,12 +395,23 @@ fn read_services(v: &mut Validator, raw: &[Element], field: &str) -> Vec<String>
 }
 
 /// `[[hosts.tunnels]]`: loopback forwards probed by TCP connect.
-fn read_tunnels(v: &mut Validator, entries: Vec<Table>) -> Vec<TunnelConfig> {
+/// `host`: the host's name, the tunnels' declarations (`flaky`) are kept under (`None` when it
+/// is wrong, said already).
+fn read_tunnels(
+    v: &mut Validator,
+    entries: Vec<Table>,
+    host: Option<&str>,
+    flaky: &mut std::collections::BTreeMap<String, super::Flaky>,
+) -> Vec<TunnelConfig> {
     let mut names = HashSet::new();
     let mut tunnels = Vec::new();
     for mut t in entries {
         let name = t.required_string(v, "name", "the tunnel's name, unique within the host");
         let address = t.required_string(v, "address", "host:port, e.g. \"127.0.0.1:18301\"");
+        let key = host.zip(name.as_ref()).map(|(host, n)| {
+            fleetdash_model::alerts::key::host_check(host, "tunnel", n.get_ref().trim())
+        });
+        super::flaky::read(v, &mut t, key, flaky);
         t.finish(v);
         let name = name.map(|n| (n.get_ref().trim().to_string(), n));
         if let Some((trimmed, spanned)) = &name

@@ -23,6 +23,7 @@ mod error;
 mod files;
 #[cfg(test)]
 mod fixtures;
+pub mod flaky;
 mod hosts;
 mod hub;
 mod intake;
@@ -48,6 +49,7 @@ pub use files::ConfigWarning;
 pub(crate) use fixtures::{
     config_beside_fleet_rules, fleet_alert_rules, fleet_rules, fleet_state_rules, manual_clock,
 };
+pub use flaky::Flaky;
 pub use hosts::{
     CronConfig, CronEvidence, HostConfig, HostSource, SshTarget, TunnelConfig, VaultParityConfig,
 };
@@ -108,6 +110,9 @@ pub struct Config {
     pub work_queue: Option<WorkQueueConfig>,
     /// `depends_on` of agents and hosts, by element key (`agent:min` -> `["host:lab"]`).
     pub depends_on: BTreeMap<String, Vec<String>>,
+    /// `flaky = { reason, until }` of agents, hosts and tunnels, by element key (`agent:orin`,
+    /// `host:laptop/tunnel:heart`): the elements declared known to drop ([`Flaky`]).
+    pub flaky: BTreeMap<String, Flaky>,
     /// `[alerts]`: the channels, the dead man's switch, the dashboard's URL, maintenance windows.
     pub alerts: AlertsConfig,
 }
@@ -269,8 +274,15 @@ fn read(path: &Path, text: &str) -> Read {
     let (cadence, cadence_lines) = cadence::read(&mut v, cadence_table);
     let (probe, collector_peer) = probe::read(&mut v, probe_table);
     let mut depends_on = BTreeMap::new();
+    let mut flaky = BTreeMap::new();
     // Hosts first: an agent's audit log may be on one of them (`audit_host`).
-    let (hosts, declared_hosts) = hosts::read(&mut v, host_entries, &state_dir, &mut depends_on);
+    let (hosts, declared_hosts) = hosts::read(
+        &mut v,
+        host_entries,
+        &state_dir,
+        &mut depends_on,
+        &mut flaky,
+    );
     let agents = agents::read(
         &mut v,
         agent_entries,
@@ -281,6 +293,7 @@ fn read(path: &Path, text: &str) -> Read {
             declared: &declared_hosts,
         },
         &mut depends_on,
+        &mut flaky,
     );
     let vault = boards::read_vault(&mut v, vault);
     let boards = boards::read(&mut v, board_entries, vault.as_deref());
@@ -313,6 +326,7 @@ fn read(path: &Path, text: &str) -> Read {
             otel,
             work_queue,
             depends_on,
+            flaky,
             alerts,
         },
         cadence_lines,

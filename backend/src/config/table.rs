@@ -9,6 +9,8 @@
 use std::cell::Cell;
 use std::time::Duration;
 
+use chrono::NaiveDate;
+
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
@@ -196,6 +198,35 @@ impl<'t, 'i> Table<'t, 'i> {
     pub fn positive(&mut self, v: &mut Validator, key: &'static str, default: usize) -> usize {
         let raw = self.integer(v, key, POSITIVE);
         v.positive(&raw, &self.field(key), default)
+    }
+
+    /// A calendar date: `"2027-01-31"`, or TOML's own `2027-01-31`. Another value (a time, a
+    /// date that does not exist) is an error naming what is expected, and reads as absent.
+    pub fn date(&mut self, v: &mut Validator, key: &'static str) -> Option<Spanned<NaiveDate>> {
+        const EXPECTED: &str = "a date such as \"2027-01-31\"";
+        let value = self.value(key)?;
+        let date = match value.get_ref() {
+            DeValue::String(s) => NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").ok(),
+            DeValue::Datetime(d) if d.time.is_none() && d.offset.is_none() => d
+                .date
+                .and_then(|d| NaiveDate::from_ymd_opt(d.year.into(), d.month.into(), d.day.into())),
+            _ => None,
+        };
+        match date {
+            Some(date) => Some(Spanned::new(value.span(), date)),
+            None if matches!(value.get_ref(), DeValue::String(_) | DeValue::Datetime(_)) => {
+                v.error_at(
+                    Some(value.span().start),
+                    self.field(key),
+                    format!("expected {EXPECTED} (a day, UTC)"),
+                );
+                None
+            }
+            None => {
+                self.wrong_type(v, value, key, EXPECTED);
+                None
+            }
+        }
     }
 
     /// `true` or `false`.

@@ -13,7 +13,8 @@
 //! - [`vault`]: each vault on this host against its remote (a configured one it lacks);
 //! - [`channels`]: each alert channel answers, asked so that nothing reaches the phone;
 //! - [`nginx`]: the nginx site against the config, and `nginx -t` where nginx is installed;
-//! - [`tls`]: `fleetdash serve`'s certificate and key: they load, the key is the service's alone.
+//! - [`tls`]: `fleetdash serve`'s certificate and key: they load, the key is the service's alone;
+//! - [`declared`]: an element declared flaky is said as declared, a lapsed declaration warns.
 //!
 //! Each finding is ok, warn or fail with an ASC status; the command's outcome is the worst.
 
@@ -21,6 +22,7 @@ pub mod access;
 pub mod audit;
 pub mod cards;
 pub mod channels;
+pub mod declared;
 pub mod local;
 pub mod nginx;
 pub mod reach;
@@ -58,7 +60,7 @@ impl Level {
 pub struct Finding {
     /// The check's name: `config`, `folders`, `exposure`, `htpasswd`, `tokens`, `boards`,
     /// `agents`, `dialect`, `skills`, `audit`, `vault`, `channels`, `hosts`, `clock`, `nginx`,
-    /// `tls`, `user`.
+    /// `tls`, `user`, `flaky`.
     pub check: &'static str,
     pub level: Level,
     /// What was looked at: a path, an agent's name, a field.
@@ -199,7 +201,7 @@ pub async fn examine(config_path: &Path, options: &Options) -> Vec<Finding> {
     }
     // Notes last: they are about the config's choices, after what is wrong.
     findings.extend(audit::notes(&config));
-    findings
+    declared::apply(findings, &config, chrono::Utc::now())
 }
 
 /// The worst level of `findings` (ok when there are none).

@@ -67,7 +67,8 @@ impl Writer {
             )
             .with_set_aside_kept(rules.state.set_aside_kept.count)
             .with_clock(clock.clone())
-            .with_folding(Arc::new(Deps::from_config(config)), rules.needs_you.clone()),
+            .with_folding(Arc::new(Deps::from_config(config)), rules.needs_you.clone())
+            .with_declared(config.flaky.clone()),
             live_tasks: LiveTaskStore::new(
                 &config.state_dir,
                 StuckRules::of(rules),

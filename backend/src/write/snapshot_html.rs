@@ -716,14 +716,16 @@ mod tests {
         s.alerts.held = vec![
             Held {
                 key: key::host("db1"),
-                until: at("22:00"),
+                until: Some(at("22:00")),
                 reason: "disk swap".into(),
+                flaky: false,
                 checked_at: now,
             },
             Held {
                 key: key::host_check("db1", "tunnel", "pg-tunnel"),
-                until: at("21:00"),
+                until: Some(at("21:00")),
                 reason: "tunnel rebuild".into(),
+                flaky: false,
                 checked_at: now,
             },
         ];

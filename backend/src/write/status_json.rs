@@ -14,6 +14,7 @@
 //! recent ones. Last, it lists the state files moved aside as corrupt (see
 //! [`super::state_file`]): the snapshot carries them until the operator removes the copies.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -32,7 +33,7 @@ use super::state_file;
 use super::transitions::{self, TransitionLog};
 use crate::clock::{Clock, Clocked};
 use crate::collect::{SectionName, SectionUpdate};
-use crate::config::NeedsYouRules;
+use crate::config::{Flaky, NeedsYouRules};
 use crate::deps::Deps;
 use crate::redact::RedactionGate;
 use crate::snapshot;
@@ -67,6 +68,9 @@ pub struct StatusWriter {
     clock: Option<Clock>,
     /// What depends on what, and the rules' `needs_you`, for the folds.
     folding: Option<(Arc<Deps>, NeedsYouRules)>,
+    /// The elements the config declares known to drop: said held as declared even when no
+    /// alerting runs (with it, alerting says them, [`AlertsLook`]).
+    declared: BTreeMap<String, Flaky>,
 }
 
 impl StatusWriter {
@@ -95,6 +99,7 @@ impl StatusWriter {
             zone: Zone::Host,
             clock: None,
             folding: None,
+            declared: BTreeMap::new(),
         })
     }
 
@@ -129,6 +134,13 @@ impl StatusWriter {
     /// registry's), and many alike by `rules`. Without it, nothing folds.
     pub fn with_folding(mut self, deps: Arc<Deps>, rules: NeedsYouRules) -> Self {
         self.folding = Some((deps, rules));
+        self
+    }
+
+    /// Each write says the elements `declared` known to drop (the config's `flaky`) as held,
+    /// while no alerting is asked ([`StatusWriter::with_alerts`] says them then).
+    pub fn with_declared(mut self, declared: BTreeMap<String, Flaky>) -> Self {
+        self.declared = declared;
         self
     }
 
@@ -197,7 +209,14 @@ impl StatusWriter {
         let elements = transitions::elements(&snap);
         snap.alerts = match &self.alerts {
             Some(alerts) => alerts.look(&elements, now),
-            None => AlertsView::default(),
+            None => AlertsView {
+                held: crate::config::flaky::holds(
+                    &self.declared,
+                    |k| elements.contains_key(k),
+                    now,
+                ),
+                ..AlertsView::default()
+            },
         };
         // Needs-you lines folded (issue 43): one per cause, by what the registry says depends on
         // what, and one for many alike, by the rules; the page says them as written.

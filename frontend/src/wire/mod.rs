@@ -426,8 +426,9 @@ mod tests {
             configured: true,
             held: vec![Held {
                 key: "host:lab".into(),
-                until: at,
+                until: Some(at),
                 reason: "disk swap".into(),
+                flaky: false,
                 checked_at: at,
             }],
             acked: vec![fleetdash_model::Acked {

@@ -172,8 +172,9 @@ fn held(r: &mut Reader, v: &Json) -> Held {
     let o = r.object(v);
     Held {
         key: r.req(&o, "key", string),
-        until: r.req(&o, "until", time),
+        until: r.opt(&o, "until", time),
         reason: r.field(&o, "reason", string, Some(String::new())),
+        flaky: r.field(&o, "flaky", boolean, Some(false)),
         checked_at: r.req(&o, "checked_at", time),
     }
 }

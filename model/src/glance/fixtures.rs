@@ -414,8 +414,9 @@ pub(super) fn all_words(g: &Glance) -> Vec<String> {
 pub(super) fn hold(key: String, minutes: i64, reason: &str) -> Held {
     Held {
         key,
-        until: t0() + chrono::Duration::minutes(minutes),
+        until: Some(t0() + chrono::Duration::minutes(minutes)),
         reason: reason.into(),
+        flaky: false,
         checked_at: t0(),
     }
 }

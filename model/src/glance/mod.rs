@@ -245,9 +245,21 @@ pub(super) fn assemble(
 
 /// Red before amber, the order kept within each (a stable sort by hand: the standard sorts
 /// cost the page kilobytes; one function for every list of lines, one copy in the page).
+/// Within a band, a line of an element declared flaky comes after the others: still said and
+/// counted, but the surprise is what the operator reads first.
 pub(super) fn red_then_amber(needs: Vec<Need>) -> Vec<Need> {
-    let (red, amber): (Vec<Need>, Vec<Need>) = needs.into_iter().partition(|n| n.band == Band::Red);
-    red.into_iter().chain(amber).collect()
+    let rank = |n: &Need| {
+        let declared = n
+            .held
+            .as_deref()
+            .is_some_and(|h| h.starts_with(crate::alerts::DECLARED_FLAKY));
+        u8::from(n.band != Band::Red) * 2 + u8::from(declared)
+    };
+    let mut out = Vec::with_capacity(needs.len());
+    for r in 0..4 {
+        out.extend(needs.iter().filter(|n| rank(n) == r).cloned());
+    }
+    out
 }
 
 /// The blind spot's needs-you name and the verdict's first words (issue 24).
@@ -798,6 +810,52 @@ mod tests {
         let plain = Glance::new(&unacked, t0(), east);
         assert_eq!(g.needs.len(), plain.needs.len());
         assert_eq!((g.band, &g.headline), (plain.band, &plain.headline));
+    }
+
+    /// Issue 44: an agent declared flaky still shows and still counts; its row and its line
+    /// say "declared flaky: REASON (until DAY)", the day as declared, whatever the reader's
+    /// zone; its line comes after the undeclared red lines, the surprises, and before amber.
+    #[test]
+    fn a_declared_flaky_element_is_said_as_declared_and_read_after_the_surprises() {
+        let mut s = fleet();
+        let plain = at(&s, 0);
+        let reds = plain.needs.iter().filter(|n| n.band == Band::Red).count();
+        assert!(reds > 1, "the fixture has other reds: {:#?}", plain.needs);
+        assert_eq!(plain.needs[0].anchor, "agent-lyra", "{:#?}", plain.needs);
+        s.alerts.configured = true;
+        let declared = crate::alerts::Held {
+            key: key::agent("lyra"),
+            until: Some(
+                chrono::DateTime::parse_from_rfc3339("2027-02-01T00:00:00Z")
+                    .unwrap()
+                    .into(),
+            ),
+            reason: "laptop tunnel drops at night".into(),
+            flaky: true,
+            checked_at: t0(),
+        };
+        s.alerts.held = vec![declared];
+        let words = "declared flaky: laptop tunnel drops at night (until 31 Jan)";
+        let east = FixedOffset::east_opt(9 * 3600).unwrap();
+        for g in [at(&s, 0), Glance::new(&s, t0(), east)] {
+            let lyra = row(&g, "agent-lyra");
+            assert_eq!((lyra.band, lyra.held.as_deref()), (Band::Red, Some(words)));
+            let i = g
+                .needs
+                .iter()
+                .position(|n| n.anchor == "agent-lyra")
+                .unwrap();
+            assert_eq!(i, reds - 1, "the last red line: {:#?}", g.needs);
+            assert_eq!(g.needs[i].held.as_deref(), Some(words));
+            assert_eq!(g.needs.len(), plain.needs.len());
+            assert_eq!((g.counts, &g.headline), (plain.counts, &plain.headline));
+        }
+        // Without an end date, none is said.
+        s.alerts.held[0].until = None;
+        assert_eq!(
+            row(&at(&s, 0), "agent-lyra").held.as_deref(),
+            Some("declared flaky: laptop tunnel drops at night")
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ use super::silences::{Active, Silence, SilenceStore};
 use super::{Alert, AlertEvent};
 use crate::clock::Clocked;
 use crate::config::maintenance::MaintenanceWindow;
-use crate::config::{Config, Rules};
+use crate::config::{Config, Flaky, Rules};
 use crate::deps::Deps;
 use crate::redact::RedactionGate;
 use crate::write::transitions::Elements;
@@ -60,6 +60,8 @@ pub struct Alerting {
     deps: Deps,
     link: Option<String>,
     windows: Vec<MaintenanceWindow>,
+    /// The elements the config declares known to drop ([`Flaky`]): held while it stands.
+    flaky: BTreeMap<String, Flaky>,
     state: StateFile,
     silences: SilenceStore,
     acks: AckStore,
@@ -106,6 +108,7 @@ impl Alerting {
             deps: Deps::from_config(config),
             link: config.alerts.dashboard_url.as_ref().map(|u| u.to_string()),
             windows: config.alerts.maintenance.clone(),
+            flaky: config.flaky.clone(),
             state: StateFile::new(&config.state_dir, gate.clone()),
             silences: SilenceStore::new(&config.state_dir, gate.clone()),
             acks: AckStore::new(&config.state_dir, gate),
@@ -174,8 +177,10 @@ impl Alerting {
         let mut state = self.state.load(now);
         rebase(&mut state, at);
         let silences = self.silences(now);
+        // A declared element's red is held as a silenced one's: counted, recorded, not paged.
         let silenced = |key: &str, el: &Element| {
-            super::silences::active(&silences, &self.windows, key, el, now).is_some()
+            self.declared(key, now).is_some()
+                || super::silences::active(&silences, &self.windows, key, el, now).is_some()
         };
         let acked = acks::by_key(&self.acks(now));
         let cx = PassContext {
@@ -272,18 +277,43 @@ impl Alerting {
         acks
     }
 
+    /// The declaration that holds `key`'s alerts at `now`: none past its `until`.
+    fn declared(&self, key: &str, now: DateTime<Utc>) -> Option<&Flaky> {
+        self.flaky.get(key).filter(|f| f.stands_at(now))
+    }
+
     /// What holds each element's alerts back at `now`, by key, for the snapshot to carry
-    /// ("silenced until 16:00 (disk swap)"). Blocking (reads the silences file).
-    pub fn holds(&self, elements: &Elements, now: DateTime<Utc>) -> BTreeMap<String, Active> {
+    /// ("silenced until 16:00 (disk swap)", "declared flaky: laptop tunnel drops at night").
+    /// A declaration is said before a silence on the same element: it is why its trouble is
+    /// expected at all. Blocking (reads the silences file).
+    pub fn holds(&self, elements: &Elements, now: DateTime<Utc>) -> BTreeMap<String, Hold> {
         let silences = self.silences(now);
         elements
             .iter()
             .filter_map(|(key, el)| {
-                super::silences::active(&silences, &self.windows, key, el, now)
-                    .map(|a| (key.clone(), a))
+                let hold = match self.declared(key, now) {
+                    Some(f) => Hold::Declared(f.clone()),
+                    None => Hold::Silenced(super::silences::active(
+                        &silences,
+                        &self.windows,
+                        key,
+                        el,
+                        now,
+                    )?),
+                };
+                Some((key.clone(), hold))
             })
             .collect()
     }
+}
+
+/// What holds an element's alerts back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hold {
+    /// A silence or a maintenance window.
+    Silenced(Active),
+    /// The config declares it known to drop, and the declaration stands.
+    Declared(Flaky),
 }
 
 #[cfg(test)]
@@ -323,8 +353,11 @@ mod tests {
             );
         }
         assert_eq!(
-            engine.holds(&red, now)["host:lab"].describe(),
-            "silenced until 12:10 (disk swap)"
+            engine.holds(&red, now)["host:lab"],
+            Hold::Silenced(Active {
+                until: t0() + Duration::minutes(10),
+                reason: "disk swap".into()
+            })
         );
         store.end(&silence.id, now).unwrap();
         now += Duration::minutes(1);
