@@ -11,11 +11,11 @@
 //! finds an element's hold by it. [`Element`] is what a snapshot says about the element a key
 //! names: the collector derives them from each snapshot, and its alerting judges them.
 
-use chrono::{DateTime, Datelike, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::band::Band;
-use crate::words::{moment, month};
+use crate::words::moment;
 
 /// Alerting as of the write that carries it. `Default` (nothing configured) is what a snapshot
 /// written without alerting holds.
@@ -83,7 +83,8 @@ pub struct Held {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<DateTime<Utc>>,
     /// The reason given when it was silenced ("disk swap"), may be empty; a declaration's
-    /// reason, never empty.
+    /// reason with the day it holds until, as declared ("laptop tunnel drops at night (until
+    /// 31 Jan)"), never empty.
     #[serde(default)]
     pub reason: String,
     /// Held as declared flaky in the config, not by a silence or a window. Absent: false.
@@ -107,13 +108,9 @@ impl Held {
     pub fn describe(&self, now: DateTime<Utc>, offset: chrono::FixedOffset) -> String {
         let reason = self.reason.trim();
         if self.flaky {
-            let mut out = format!("{DECLARED_FLAKY}: {reason}");
-            if let Some(until) = self.until {
-                // The hold ends as the declared day does (UTC): its last second names the day.
-                let day = until - chrono::Duration::seconds(1);
-                out.push_str(&format!(" (until {} {})", day.day(), month(day.month())));
-            }
-            return out;
+            // The collector words the declared day into the reason (`config::flaky`): no date
+            // arithmetic in the page.
+            return format!("{DECLARED_FLAKY}: {reason}");
         }
         let mut out = "silenced".to_string();
         if let Some(until) = self.until {

@@ -41,4 +41,4 @@ pub use snapshot::{
     Snapshot, System, Tasks, Transition, Window,
 };
 pub use summary::Verdict;
-pub use words::{human_age, moment, seconds_since, thousands};
+pub use words::{human_age, moment, month, seconds_since, thousands};

@@ -47,9 +47,24 @@ impl Flaky {
         Held {
             key,
             until: self.lapses_at(),
-            reason: self.reason.clone(),
+            reason: self.said(),
             flaky: true,
             checked_at: now,
+        }
+    }
+
+    /// "laptop tunnel drops at night (until 31 Jan)", as the page and the hub are told it: the
+    /// day as declared, whatever the reader's zone.
+    fn said(&self) -> String {
+        use chrono::Datelike;
+        match self.until {
+            Some(day) => format!(
+                "{} (until {} {})",
+                self.reason,
+                day.day(),
+                fleetdash_model::month(day.month())
+            ),
+            None => self.reason.clone(),
         }
     }
 
