@@ -9,11 +9,14 @@
 //!   token files and the boards (the Hermes WAL hazard);
 //! - [`reach`]: the agents and hosts over the network, and the clock against the agents' `Date`;
 //! - [`nginx`]: the nginx site against the config, and `nginx -t` where nginx is installed;
-//! - [`tls`]: `fleetdash serve`'s certificate and key: they load, the key is the service's alone.
+//! - [`tls`]: `fleetdash serve`'s certificate and key: they load, the key is the service's alone;
+//! - [`certs`]: serve's certificate and each https peer's, by their dates (expired, not yet
+//!   valid, inside the rules' renewal window), and whether a peer's verifies.
 //!
 //! Each finding is ok, warn or fail with an ASC status; the command's outcome is the worst.
 
 pub mod access;
+pub mod certs;
 pub mod local;
 pub mod nginx;
 pub mod reach;
@@ -49,7 +52,7 @@ impl Level {
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// The check's name: `config`, `folders`, `exposure`, `htpasswd`, `tokens`, `boards`,
-    /// `agents`, `hosts`, `clock`, `nginx`, `tls`, `user`.
+    /// `agents`, `hosts`, `clock`, `nginx`, `tls`, `certificates`, `user`.
     pub check: &'static str,
     pub level: Level,
     /// What was looked at: a path, an agent's name, a field.
@@ -177,6 +180,7 @@ pub async fn examine(config_path: &Path, options: &Options) -> Vec<Finding> {
     } else {
         findings.extend(reach::network(&config, &rules).await);
     }
+    findings.extend(certs::findings(&config, &rules, options.offline).await);
     findings
 }
 

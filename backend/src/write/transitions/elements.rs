@@ -251,7 +251,12 @@ fn host(out: &mut Elements, h: &fleetdash_model::System) {
     for (kind, list) in [("service", &h.services), ("tunnel", &h.tunnels)] {
         for c in list {
             let ok = c.ok == Probe::Value(true) && !c.stale;
-            let band = if ok { Band::Green } else { Band::Red };
+            // Ok with a reason is ok with a caveat (a certificate inside its renewal window).
+            let band = match (ok, &c.reason) {
+                (false, _) => Band::Red,
+                (true, Some(_)) => Band::Amber,
+                (true, None) => Band::Green,
+            };
             let why = c
                 .reason
                 .clone()
