@@ -400,22 +400,36 @@ fn named(
     list.iter()
         .map(|c| {
             let ok = c.ok == Probe::Value(true) && !c.stale;
-            let state = match &c.ok {
-                Probe::Value(true) if c.stale => format!("{yes} (stale)"),
-                Probe::Value(true) => yes.to_string(),
+            // A reason that starts with its state word ("expired: 3 d ago, on ...", a
+            // certificate's) says its state, then its why.
+            let said = c
+                .reason
+                .as_deref()
+                .and_then(|r| r.split_once(':'))
+                .filter(|(w, _)| w.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'));
+            let state = match (&c.ok, said) {
+                (Probe::Value(_), Some((w, _))) if !c.stale => w.to_string(),
+                (Probe::Value(true), _) if c.stale => format!("{yes} (stale)"),
+                (Probe::Value(true), _) => yes.to_string(),
                 // A unit's own state word ("failed") says more than "inactive".
-                Probe::Value(false) => match &c.reason {
+                (Probe::Value(false), _) => match &c.reason {
                     Some(r) if !r.contains(' ') => r.clone(),
                     _ => no.to_string(),
                 },
-                Probe::Unknown => "unknown".into(),
-                Probe::Error(_) => "no answer".into(),
+                (Probe::Unknown, _) => "unknown".into(),
+                (Probe::Error(_), _) => "no answer".into(),
             };
-            let band = if ok { Band::Green } else { Band::Red };
+            // Ok with a reason is ok with a caveat (a certificate inside its renewal window).
+            let band = match (ok, &c.reason) {
+                (false, _) => Band::Red,
+                (true, Some(_)) => Band::Amber,
+                (true, None) => Band::Green,
+            };
             // The reason, unless the state word already is it.
-            let why = match &c.ok {
-                Probe::Error(e) => Some(e.clone()),
-                _ => c.reason.clone().filter(|r| !ok && *r != state),
+            let why = match (&c.ok, said) {
+                (Probe::Error(e), _) => Some(e.clone()),
+                (_, Some((_, rest))) => Some(rest.trim_start().to_string()),
+                _ => c.reason.clone().filter(|r| *r != state),
             };
             let check = Check {
                 band,
@@ -424,10 +438,10 @@ fn named(
                     c.name,
                     uptime_suffix(c.uptime_24h_pct, span)
                 ),
-                why: why.filter(|_| !ok),
+                why: why.filter(|_| band != Band::Green),
                 held: None,
             };
-            let short = (!ok).then(|| format!("{kind} {} {state}", c.name));
+            let short = (band != Band::Green).then(|| format!("{kind} {} {state}", c.name));
             (check, short)
         })
         .collect()
@@ -603,6 +617,38 @@ mod tests {
             crons[0].text.ends_with(&format!("% since {hm}")),
             "{}",
             crons[0].text
+        );
+    }
+
+    /// Issue 44: a certificate's check says its state word first; ok with a reason is amber.
+    #[test]
+    fn a_certificate_expiring_is_an_amber_check_and_an_expired_one_red_each_with_its_date() {
+        let soon = "expiring: in 9 d, on 31 Dec 2026 12:00 UTC";
+        let gone = "expired: 3 d ago, on 19 Nov 2026 12:00 UTC";
+        let mut s = Snapshot::empty(t0(), rules());
+        let certs = vec![
+            check("certificate serve", true, Some(soon)),
+            check("certificate agent min", false, Some(gone)),
+            check("nginx", true, None),
+        ];
+        s.systems = Probe::Value(vec![host("hub", Band::Red, certs, Vec::new())]);
+        let g = at(&s, 0);
+        let items = &row(&g, "host-hub").checks[0].items;
+        let seen: Vec<(Band, &str, Option<&str>)> = items
+            .iter()
+            .map(|i| (i.band, i.text.as_str(), i.why.as_deref()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (Band::Amber, "certificate serve expiring · 24 h 100.0 %", Some(&soon[10..])),
+                (Band::Red, "certificate agent min expired · 24 h 0.0 %", Some(&gone[9..])),
+                (Band::Green, "nginx active · 24 h 100.0 %", None),
+            ]
+        );
+        assert_eq!(
+            row(&g, "host-hub").reason.as_deref(),
+            Some("service certificate agent min expired · service certificate serve expiring")
         );
     }
 
