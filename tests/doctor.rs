@@ -365,9 +365,10 @@ fn certificates_are_checks_in_systems_and_findings_of_the_doctor() {
     chmod(&root.join("key.pem"), 0o600);
     std::fs::create_dir_all(root.join("out")).unwrap();
     std::fs::create_dir_all(root.join("state")).unwrap();
-    let mut body = "[serve]\nlisten = \"127.0.0.1:9\"\ntls_cert = \"cert.pem\"\ntls_key = \"key.pem\"\n\n\
+    let mut body =
+        "[serve]\nlisten = \"127.0.0.1:9\"\ntls_cert = \"cert.pem\"\ntls_key = \"key.pem\"\n\n\
                     [[hosts]]\nname = \"hub\"\nsource = \"local\"\ndisk_path = \"/\"\n\n"
-        .to_string();
+            .to_string();
     for (name, port) in ["year", "soon", "gone"].iter().zip(&ports) {
         body.push_str(&format!(
             "[[agents]]\nname = \"{name}\"\nendpoint = \"https://127.0.0.1:{port}/\"\ndialect = \"v1\"\n\n"
@@ -380,7 +381,11 @@ fn certificates_are_checks_in_systems_and_findings_of_the_doctor() {
     let config = scratch.config(&body);
 
     let out = scratch.collect(&config);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let snap: Value = serde_json::from_str(&scratch.snapshot_text()).unwrap();
     let rows = snap["systems"].as_array().expect("systems rows");
     let check = |host: &str, name: &str| -> Value {
@@ -413,8 +418,16 @@ fn certificates_are_checks_in_systems_and_findings_of_the_doctor() {
     );
     assert!(year_check["checked_at"].is_string(), "{year_check}");
     let soon_check = check("hub", "certificate agent soon");
-    days(soon_check["reason"].as_str().unwrap(), "expiring: in ", "4 d", "5 d");
-    for (host, name) in [("hub", "certificate agent gone"), ("edge", "certificate node_exporter")] {
+    days(
+        soon_check["reason"].as_str().unwrap(),
+        "expiring: in ",
+        "4 d",
+        "5 d",
+    );
+    for (host, name) in [
+        ("hub", "certificate agent gone"),
+        ("edge", "certificate node_exporter"),
+    ] {
         let c = check(host, name);
         assert_eq!(c["active"], false, "{c}");
         let reason = c["reason"].as_str().unwrap();
@@ -425,7 +438,8 @@ fn certificates_are_checks_in_systems_and_findings_of_the_doctor() {
     assert_eq!(hub["band"], "red", "{hub:#}");
     let said = hub["reason"].as_str().unwrap();
     assert!(
-        said.contains("certificate agent gone: expired") && said.contains("certificate serve: expiring"),
+        said.contains("certificate agent gone: expired")
+            && said.contains("certificate serve: expiring"),
         "{said}"
     );
 
@@ -449,7 +463,11 @@ fn certificates_are_checks_in_systems_and_findings_of_the_doctor() {
             "no {level} {subject} {starts:?}: {found:#?}"
         );
     };
-    has("warn", "serve.tls_cert", &["expires in 4 d", "expires in 5 d"]);
+    has(
+        "warn",
+        "serve.tls_cert",
+        &["expires in 4 d", "expires in 5 d"],
+    );
     has("ok", "agent year", &["valid until "]);
     has(
         "fail",

@@ -15,8 +15,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use fleetdash_model::human_age;
 use fleetdash_model::{Asc, Band};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, SignatureScheme};
@@ -398,7 +398,9 @@ mod tests {
         let early = judge(v, t("2025-12-30T00:00:00Z"), FOURTEEN_DAYS);
         assert_eq!((early.band(), early.word()), (Band::Red, "not-yet-valid"));
         assert!(
-            early.detail.starts_with("valid from 1 Jan 2026 00:00 UTC, in 2 d"),
+            early
+                .detail
+                .starts_with("valid from 1 Jan 2026 00:00 UTC, in 2 d"),
             "{}",
             early.detail
         );

@@ -39,11 +39,7 @@ pub async fn findings(config: &Config, rules: &Rules, offline: bool) -> Vec<Find
         }
     }
     if offline && !peers.is_empty() {
-        out.push(Finding::ok(
-            CHECK,
-            "https peers",
-            "not checked (--offline)",
-        ));
+        out.push(Finding::ok(CHECK, "https peers", "not checked (--offline)"));
         peers.clear();
     }
     let timeout = config.probe.timeout;
@@ -111,10 +107,13 @@ fn peer(
     now: DateTime<Utc>,
     window: u64,
 ) -> Vec<Finding> {
-    let renew = format!(
-        "renew the {what}'s certificate before browsers and fleetdash's probes refuse it"
-    );
-    let mut out = vec![judged(subject, certs::judge(p.validity, now, window), &renew)];
+    let renew =
+        format!("renew the {what}'s certificate before browsers and fleetdash's probes refuse it");
+    let mut out = vec![judged(
+        subject,
+        certs::judge(p.validity, now, window),
+        &renew,
+    )];
     if let Err(why) = p.verified {
         out.push(Finding::fail(
             CHECK,
@@ -170,18 +169,35 @@ mod tests {
         let soon = serve(Ok(v), t("2026-12-25T12:00:00Z"), window);
         assert_eq!(soon.level, Level::Warn, "{soon:?}");
         assert!(
-            soon.detail.starts_with("expires in 6 d, on 31 Dec 2026 12:00 UTC"),
+            soon.detail
+                .starts_with("expires in 6 d, on 31 Dec 2026 12:00 UTC"),
             "{soon:?}"
         );
-        assert!(soon.fix.as_deref().unwrap().contains("systemctl reload fleetdash-serve"));
+        assert!(
+            soon.fix
+                .as_deref()
+                .unwrap()
+                .contains("systemctl reload fleetdash-serve")
+        );
         let gone = serve(Ok(v), t("2027-02-01T12:00:00Z"), window);
         assert_eq!(gone.level, Level::Fail, "{gone:?}");
         assert_eq!(gone.detail, "expired 32 d ago, on 31 Dec 2026 12:00 UTC");
         let early = serve(Ok(v), t("2025-12-01T00:00:00Z"), window);
         assert_eq!(early.level, Level::Fail, "{early:?}");
-        assert!(early.detail.starts_with("not yet valid: valid from 1 Jan 2026"));
-        let broken = serve(Err("cert.pem: no PEM certificate in it".into()), t("2026-06-01T00:00:00Z"), window);
-        assert_eq!((broken.level, broken.subject.as_str()), (Level::Fail, "serve.tls_cert"));
+        assert!(
+            early
+                .detail
+                .starts_with("not yet valid: valid from 1 Jan 2026")
+        );
+        let broken = serve(
+            Err("cert.pem: no PEM certificate in it".into()),
+            t("2026-06-01T00:00:00Z"),
+            window,
+        );
+        assert_eq!(
+            (broken.level, broken.subject.as_str()),
+            (Level::Fail, "serve.tls_cert")
+        );
     }
 
     #[test]
@@ -194,7 +210,13 @@ mod tests {
             validity: v,
             verified: Err("its issuer is unknown".into()),
         };
-        let found = peer("agent min", "agent", p, t("2026-06-01T00:00:00Z"), 14 * 86400);
+        let found = peer(
+            "agent min",
+            "agent",
+            p,
+            t("2026-06-01T00:00:00Z"),
+            14 * 86400,
+        );
         let levels: Vec<Level> = found.iter().map(|f| f.level).collect();
         assert_eq!(levels, [Level::Ok, Level::Fail], "{found:?}");
         assert_eq!(

@@ -400,16 +400,16 @@ fn named(
     list.iter()
         .map(|c| {
             let ok = c.ok == Probe::Value(true) && !c.stale;
-            // A reason that starts with its state word ("expired: 3 d ago, on ...", a
-            // certificate's) says its state, then its why.
+            // A reason may start with its own state word: "expired: 3 d ago, on ..." (a
+            // certificate's; a tunnel's starts with its address, which has a colon).
             let said = c
                 .reason
                 .as_deref()
-                .and_then(|r| r.split_once(':'))
-                .filter(|(w, _)| w.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'));
+                .and_then(|r| r.split_once(": "))
+                .filter(|(w, _)| !w.contains([' ', ':']));
             let state = match (&c.ok, said) {
-                (Probe::Value(_), Some((w, _))) if !c.stale => w.to_string(),
                 (Probe::Value(true), _) if c.stale => format!("{yes} (stale)"),
+                (Probe::Value(_), Some((w, _))) => w.to_string(),
                 (Probe::Value(true), _) => yes.to_string(),
                 // A unit's own state word ("failed") says more than "inactive".
                 (Probe::Value(false), _) => match &c.reason {
@@ -426,9 +426,8 @@ fn named(
                 (true, None) => Band::Green,
             };
             // The reason, unless the state word already is it.
-            let why = match (&c.ok, said) {
-                (Probe::Error(e), _) => Some(e.clone()),
-                (_, Some((_, rest))) => Some(rest.trim_start().to_string()),
+            let why = match &c.ok {
+                Probe::Error(e) => Some(e.clone()),
                 _ => c.reason.clone().filter(|r| *r != state),
             };
             let check = Check {
@@ -621,35 +620,38 @@ mod tests {
     }
 
     /// Issue 44: a certificate's check says its state word first; ok with a reason is amber.
+    /// A tunnel's reason starts with its address: not a state word.
     #[test]
     fn a_certificate_expiring_is_an_amber_check_and_an_expired_one_red_each_with_its_date() {
-        let soon = "expiring: in 9 d, on 31 Dec 2026 12:00 UTC";
-        let gone = "expired: 3 d ago, on 19 Nov 2026 12:00 UTC";
+        let (soon, gone) = ("expiring: in 9 d, on 31 Dec", "expired: 3 d ago, on 19 Nov");
+        let refused = "localhost:22: connection refused";
         let mut s = Snapshot::empty(t0(), rules());
         let certs = vec![
-            check("certificate serve", true, Some(soon)),
-            check("certificate agent min", false, Some(gone)),
-            check("nginx", true, None),
+            check("cert a", true, Some(soon)),
+            check("cert b", false, Some(gone)),
         ];
-        s.systems = Probe::Value(vec![host("hub", Band::Red, certs, Vec::new())]);
+        let mut hub = host("hub", Band::Red, certs, Vec::new());
+        hub.tunnels = vec![check("t", false, Some(refused))];
+        s.systems = Probe::Value(vec![hub]);
         let g = at(&s, 0);
-        let items = &row(&g, "host-hub").checks[0].items;
+        let items = row(&g, "host-hub").checks.iter().flat_map(|c| &c.items);
         let seen: Vec<(Band, &str, Option<&str>)> = items
-            .iter()
             .map(|i| (i.band, i.text.as_str(), i.why.as_deref()))
             .collect();
-        assert_eq!(
-            seen,
-            [
-                (Band::Amber, "certificate serve expiring · 24 h 100.0 %", Some(&soon[10..])),
-                (Band::Red, "certificate agent min expired · 24 h 0.0 %", Some(&gone[9..])),
-                (Band::Green, "nginx active · 24 h 100.0 %", None),
-            ]
-        );
-        assert_eq!(
-            row(&g, "host-hub").reason.as_deref(),
-            Some("service certificate agent min expired · service certificate serve expiring")
-        );
+        let (a, b, t) = ("cert a expiring", "cert b expired", "t down");
+        let pct = |x: &str, p: &str| format!("{x} · 24 h {p} %");
+        let want = [
+            (pct(a, "100.0"), soon),
+            (pct(b, "0.0"), gone),
+            (pct(t, "0.0"), refused),
+        ];
+        let bands = [Band::Amber, Band::Red, Band::Red];
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        for ((got, (text, why)), band) in seen.iter().zip(&want).zip(bands) {
+            assert_eq!(*got, (band, text.as_str(), Some(*why)));
+        }
+        let reason = row(&g, "host-hub").reason.clone().unwrap();
+        assert!(reason.ends_with("· service cert a expiring"), "{reason}");
     }
 
     #[test]

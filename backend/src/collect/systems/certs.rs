@@ -80,7 +80,9 @@ impl CertWatch {
         // One handshake per address: agents behind one https proxy present one certificate.
         let mut by_address: BTreeMap<String, url::Url> = BTreeMap::new();
         for (_, url) in &self.agents {
-            by_address.entry(address(url)).or_insert_with(|| url.clone());
+            by_address
+                .entry(address(url))
+                .or_insert_with(|| url.clone());
         }
         let probed: BTreeMap<String, Result<Validity, ProbeFailure>> =
             futures::future::join_all(by_address.into_iter().map(|(at, url)| async move {
@@ -184,7 +186,11 @@ mod tests {
         let amber = check(SERVE.into(), Ok(v), t("2026-12-22T12:00:00Z"), window);
         assert_eq!(amber.ok, Probe::Value(true));
         assert!(
-            amber.reason.as_deref().unwrap().starts_with("expiring: in 9 d, on 31 Dec 2026"),
+            amber
+                .reason
+                .as_deref()
+                .unwrap()
+                .starts_with("expiring: in 9 d, on 31 Dec 2026"),
             "{amber:?}"
         );
         let red = check(SERVE.into(), Ok(v), t("2027-01-01T12:00:00Z"), window);

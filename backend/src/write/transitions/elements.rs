@@ -634,7 +634,10 @@ mod tests {
             c.reason = Some(expired.into());
         }
         let got = compare(Some(&elements(&soon)), &elements(&gone), later);
-        assert_eq!(said(&got), [(key, Some(Band::Amber), Band::Red, Some(expired))]);
+        assert_eq!(
+            said(&got),
+            [(key, Some(Band::Amber), Band::Red, Some(expired))]
+        );
     }
 
     /// Each element of a fleet going bad changes band with the snapshot's own reason: an agent
