@@ -408,7 +408,7 @@ fn certificates_are_checks_in_systems_and_findings_of_the_doctor() {
     let serve = check("hub", "certificate serve");
     assert_eq!(serve["active"], true, "{serve}");
     let reason = serve["reason"].as_str().unwrap();
-    days(reason, "expiring: in ", "4 d", "5 d");
+    days(reason, "expiring, in ", "4 d", "5 d");
     assert!(reason.contains("renewal window 14 d"), "{reason}");
     let year_check = check("hub", "certificate agent year");
     assert_eq!(
@@ -420,7 +420,7 @@ fn certificates_are_checks_in_systems_and_findings_of_the_doctor() {
     let soon_check = check("hub", "certificate agent soon");
     days(
         soon_check["reason"].as_str().unwrap(),
-        "expiring: in ",
+        "expiring, in ",
         "4 d",
         "5 d",
     );
@@ -431,7 +431,7 @@ fn certificates_are_checks_in_systems_and_findings_of_the_doctor() {
         let c = check(host, name);
         assert_eq!(c["active"], false, "{c}");
         let reason = c["reason"].as_str().unwrap();
-        days(reason, "expired: ", "1 d", "2 d");
+        days(reason, "expired, ", "1 d", "2 d");
     }
     // The hub is red for the expired certificate, and says both.
     let hub = rows.iter().find(|r| r["host"] == "hub").unwrap();

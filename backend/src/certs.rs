@@ -159,9 +159,9 @@ impl Judged {
         }
     }
 
-    /// "expired: 3 d ago, on 2 Dec 2026 10:00 UTC": the word, then what it means.
+    /// "expired, 3 d ago, on 2 Dec 2026 10:00 UTC": the word, then what it means.
     pub fn words(&self) -> String {
-        format!("{}: {}", self.word(), self.detail)
+        format!("{}, {}", self.word(), self.detail)
     }
 }
 
@@ -382,7 +382,7 @@ mod tests {
         assert_eq!(amber.standing, Standing::Expiring);
         assert_eq!(
             amber.words(),
-            "expiring: in 9 d 3 h, on 31 Dec 2026 12:00 UTC (renewal window 14 d, rules \
+            "expiring, in 9 d 3 h, on 31 Dec 2026 12:00 UTC (renewal window 14 d, rules \
              certificates.renew_within_seconds)"
         );
         // Its last second still counts as valid (RFC 5280: notAfter is inclusive).
@@ -393,7 +393,7 @@ mod tests {
 
         let red = judge(v, t("2027-01-03T12:00:00Z"), FOURTEEN_DAYS);
         assert_eq!((red.band(), red.word()), (Band::Red, "expired"));
-        assert_eq!(red.words(), "expired: 3 d ago, on 31 Dec 2026 12:00 UTC");
+        assert_eq!(red.words(), "expired, 3 d ago, on 31 Dec 2026 12:00 UTC");
 
         let early = judge(v, t("2025-12-30T00:00:00Z"), FOURTEEN_DAYS);
         assert_eq!((early.band(), early.word()), (Band::Red, "not-yet-valid"));

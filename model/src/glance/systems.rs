@@ -400,22 +400,18 @@ fn named(
     list.iter()
         .map(|c| {
             let ok = c.ok == Probe::Value(true) && !c.stale;
-            // A reason may start with its own state word: "expired: 3 d ago, on ..." (a
-            // certificate's; a tunnel's starts with its address, which has a colon).
+            // A reason that starts with a word and a comma says its state by it ("expired, 3 d
+            // ago, on ...": a certificate's), as a unit's one word does ("failed").
             let said = c
                 .reason
                 .as_deref()
-                .and_then(|r| r.split_once(": "))
-                .filter(|(w, _)| !w.contains([' ', ':']));
+                .and_then(|r| r.split(',').next())
+                .filter(|w| !w.contains(' '));
             let state = match (&c.ok, said) {
                 (Probe::Value(true), _) if c.stale => format!("{yes} (stale)"),
-                (Probe::Value(_), Some((w, _))) => w.to_string(),
+                (Probe::Value(_), Some(w)) => w.to_string(),
                 (Probe::Value(true), _) => yes.to_string(),
-                // A unit's own state word ("failed") says more than "inactive".
-                (Probe::Value(false), _) => match &c.reason {
-                    Some(r) if !r.contains(' ') => r.clone(),
-                    _ => no.to_string(),
-                },
+                (Probe::Value(false), _) => no.to_string(),
                 (Probe::Unknown, _) => "unknown".into(),
                 (Probe::Error(_), _) => "no answer".into(),
             };
@@ -623,7 +619,7 @@ mod tests {
     /// A tunnel's reason starts with its address: not a state word.
     #[test]
     fn a_certificate_expiring_is_an_amber_check_and_an_expired_one_red_each_with_its_date() {
-        let (soon, gone) = ("expiring: in 9 d, on 31 Dec", "expired: 3 d ago, on 19 Nov");
+        let (soon, gone) = ("expiring, in 9 d, on 31 Dec", "expired, 3 d ago, on 19 Nov");
         let refused = "localhost:22: connection refused";
         let mut s = Snapshot::empty(t0(), rules());
         let certs = vec![

@@ -6,9 +6,9 @@
 //!   each `https` agent (one handshake per address, however many agents share it);
 //! - on an `https` node_exporter host: `certificate node_exporter`, the one its URL presents.
 //!
-//! A certificate inside the rules' renewal window is ok with a reason (`expiring: ...`), which
+//! A certificate inside the rules' renewal window is ok with a reason (`expiring, ...`), which
 //! every reader of a check takes as amber; past its end or before its beginning it is not ok
-//! (`expired: ...`, `not-yet-valid: ...`), red; a handshake or a file that fails is red with
+//! (`expired, ...`, `not-yet-valid, ...`), red; a handshake or a file that fails is red with
 //! its reason. Whether a peer's certificate verifies is the doctor's to say: an agent whose
 //! certificate the probes refuse is red on its own row already.
 
@@ -190,14 +190,14 @@ mod tests {
                 .reason
                 .as_deref()
                 .unwrap()
-                .starts_with("expiring: in 9 d, on 31 Dec 2026"),
+                .starts_with("expiring, in 9 d, on 31 Dec 2026"),
             "{amber:?}"
         );
         let red = check(SERVE.into(), Ok(v), t("2027-01-01T12:00:00Z"), window);
         assert_eq!(red.ok, Probe::Value(false));
         assert_eq!(
             red.reason.as_deref(),
-            Some("expired: 1 d ago, on 31 Dec 2026 12:00 UTC")
+            Some("expired, 1 d ago, on 31 Dec 2026 12:00 UTC")
         );
         let failed = check(
             agent_check("min"),

@@ -617,7 +617,7 @@ mod tests {
         let key = "host:lab/service:certificate serve";
         assert_eq!(elements(&before)[key].band, Band::Green);
         let mut soon = before.clone();
-        let expiring = "expiring: in 9 d, on 31 Dec 2026 12:00 UTC";
+        let expiring = "expiring, in 9 d, on 31 Dec 2026 12:00 UTC";
         if let Probe::Value(hosts) = &mut soon.systems {
             hosts[0].services.last_mut().unwrap().reason = Some(expiring.into());
         }
@@ -627,7 +627,7 @@ mod tests {
             [(key, Some(Band::Green), Band::Amber, Some(expiring))]
         );
         let mut gone = soon.clone();
-        let expired = "expired: 1 d ago, on 31 Dec 2026 12:00 UTC";
+        let expired = "expired, 1 d ago, on 31 Dec 2026 12:00 UTC";
         if let Probe::Value(hosts) = &mut gone.systems {
             let c = hosts[0].services.last_mut().unwrap();
             c.ok = Probe::Value(false);
