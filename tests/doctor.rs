@@ -429,3 +429,199 @@ fn the_doctor_fails_plain_http_off_loopback_unless_said() {
         .any(|f| f["level"] == "fail" && f["check"] == "config");
     assert!(!config_failed, "{v:#}");
 }
+
+/// A self-signed certificate for 127.0.0.1 valid from `from` to `until` (days from today,
+/// UTC midnights: the test holds on any date), and its key, both PEM.
+fn cert_between(from: i64, until: i64) -> (String, String) {
+    use chrono::Datelike;
+    let day = |d: i64| {
+        let t = chrono::Utc::now().date_naive() + chrono::Duration::days(d);
+        rcgen::date_time_ymd(t.year(), t.month() as u8, t.day() as u8)
+    };
+    let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    params.not_before = day(from);
+    params.not_after = day(until);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    (cert.pem(), key.serialize_pem())
+}
+
+/// A TLS server on loopback for each certificate, each finishing handshakes and then closing:
+/// their ports. They live as long as the test's process.
+fn tls_servers(pairs: &[(String, String)]) -> Vec<u16> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let mut ports = Vec::new();
+    let mut listeners = Vec::new();
+    for (cert, key) in pairs {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        ports.push(listener.local_addr().unwrap().port());
+        let chain = CertificateDer::pem_slice_iter(cert.as_bytes())
+            .map(Result::unwrap)
+            .collect::<Vec<_>>();
+        let key = PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap();
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap();
+        listeners.push((listener, std::sync::Arc::new(config)));
+    }
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            for (listener, config) in listeners {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let acceptor = tokio_rustls::TlsAcceptor::from(config);
+                tokio::spawn(async move {
+                    while let Ok((tcp, _)) = listener.accept().await {
+                        let acceptor = acceptor.clone();
+                        tokio::spawn(async move {
+                            let _ = acceptor.accept(tcp).await;
+                        });
+                    }
+                });
+            }
+            std::future::pending::<()>().await;
+        });
+    });
+    ports
+}
+
+/// Issue 44: an expired certificate was "ok" and served without a word. Serve's own (inside
+/// the renewal window), and the ones three https agents present (valid a year, inside the
+/// window, expired) and an https node_exporter's (expired), through `fleetdash collect` into
+/// status.json, each a check of its host's row; and through `fleetdash doctor`, each a
+/// finding with its date, the self-signed ones said not to verify.
+#[test]
+fn certificates_are_checks_in_systems_and_findings_of_the_doctor() {
+    let scratch = Scratch::new();
+    let root = scratch.path();
+    let year = cert_between(-1, 365);
+    let soon = cert_between(-80, 5);
+    let gone = cert_between(-90, -2);
+    let ports = tls_servers(&[year.clone(), soon.clone(), gone.clone()]);
+    std::fs::write(root.join("cert.pem"), &soon.0).unwrap();
+    std::fs::write(root.join("key.pem"), &soon.1).unwrap();
+    chmod(&root.join("key.pem"), 0o600);
+    std::fs::create_dir_all(root.join("out")).unwrap();
+    std::fs::create_dir_all(root.join("state")).unwrap();
+    let mut body =
+        "[serve]\nlisten = \"127.0.0.1:9\"\ntls_cert = \"cert.pem\"\ntls_key = \"key.pem\"\n\n\
+                    [[hosts]]\nname = \"hub\"\nsource = \"local\"\ndisk_path = \"/\"\n\n"
+            .to_string();
+    for (name, port) in ["year", "soon", "gone"].iter().zip(&ports) {
+        body.push_str(&format!(
+            "[[agents]]\nname = \"{name}\"\nendpoint = \"https://127.0.0.1:{port}/\"\ndialect = \"v1\"\n\n"
+        ));
+    }
+    body.push_str(&format!(
+        "[[hosts]]\nname = \"edge\"\nsource = \"node_exporter\"\nurl = \"https://127.0.0.1:{}/metrics\"\n",
+        ports[2]
+    ));
+    let config = scratch.config(&body);
+
+    let out = scratch.collect(&config);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let snap: Value = serde_json::from_str(&scratch.snapshot_text()).unwrap();
+    let rows = snap["systems"].as_array().expect("systems rows");
+    let check = |host: &str, name: &str| -> Value {
+        let row = rows.iter().find(|r| r["host"] == host).unwrap();
+        row["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no check {name} on {host}: {row:#}"))
+            .clone()
+    };
+    // Days from a UTC midnight: 4 d and some hours (5 d at the stroke of midnight).
+    let days = |text: &str, prefix: &str, a: &str, b: &str| {
+        assert!(
+            text.starts_with(&format!("{prefix}{a}")) || text.starts_with(&format!("{prefix}{b}")),
+            "{text}"
+        );
+    };
+    let serve = check("hub", "certificate serve");
+    assert_eq!(serve["active"], true, "{serve}");
+    let reason = serve["reason"].as_str().unwrap();
+    days(reason, "expiring, in ", "4 d", "5 d");
+    assert!(reason.contains("renewal window 14 d"), "{reason}");
+    let year_check = check("hub", "certificate agent year");
+    assert_eq!(
+        (&year_check["active"], year_check.get("reason")),
+        (&Value::Bool(true), None),
+        "{year_check}"
+    );
+    assert!(year_check["checked_at"].is_string(), "{year_check}");
+    let soon_check = check("hub", "certificate agent soon");
+    days(
+        soon_check["reason"].as_str().unwrap(),
+        "expiring, in ",
+        "4 d",
+        "5 d",
+    );
+    for (host, name) in [
+        ("hub", "certificate agent gone"),
+        ("edge", "certificate node_exporter"),
+    ] {
+        let c = check(host, name);
+        assert_eq!(c["active"], false, "{c}");
+        let reason = c["reason"].as_str().unwrap();
+        days(reason, "expired, ", "1 d", "2 d");
+    }
+    // The hub is red for the expired certificate, and says both.
+    let hub = rows.iter().find(|r| r["host"] == "hub").unwrap();
+    assert_eq!(hub["band"], "red", "{hub:#}");
+    let said = hub["reason"].as_str().unwrap();
+    assert!(
+        said.contains("certificate agent gone: expired")
+            && said.contains("certificate serve: expiring"),
+        "{said}"
+    );
+
+    let out = doctor(&config, &["--json"]);
+    let v = envelope(&out);
+    let found: Vec<(String, String, String)> = v["result"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "certificates")
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
+            (s("level"), s("subject"), s("detail"))
+        })
+        .collect();
+    let has = |level: &str, subject: &str, starts: &[&str]| {
+        assert!(
+            found.iter().any(|(l, s, d)| l == level
+                && s == subject
+                && starts.iter().any(|x| d.starts_with(x))),
+            "no {level} {subject} {starts:?}: {found:#?}"
+        );
+    };
+    has(
+        "warn",
+        "serve.tls_cert",
+        &["expires in 4 d", "expires in 5 d"],
+    );
+    has("ok", "agent year", &["valid until "]);
+    has(
+        "fail",
+        "agent year",
+        &["its certificate does not verify: its issuer is unknown"],
+    );
+    has("warn", "agent soon", &["expires in 4 d", "expires in 5 d"]);
+    has("fail", "agent gone", &["expired 1 d", "expired 2 d"]);
+    has("fail", "host edge", &["expired 1 d", "expired 2 d"]);
+}

@@ -25,7 +25,9 @@ use syn::visit::Visit;
 /// The backend's layers, ground up: each may import only from its own layer and those before it.
 /// The model (its own crate) is below them all.
 const LAYERS: &[&[&str]] = &[
-    &["redact", "text", "net", "sqlite", "problem", "clock"],
+    &[
+        "redact", "text", "net", "sqlite", "problem", "clock", "certs",
+    ],
     &["config"],
     &["a2a", "queue"],
     &["collect"],

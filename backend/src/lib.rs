@@ -33,6 +33,7 @@ pub mod a2a;
 pub mod alerting;
 pub mod answers;
 pub mod app;
+pub mod certs;
 pub mod cli;
 pub mod clock;
 pub mod collect;

@@ -380,7 +380,10 @@ pub fn from_config_sharing(
         }
     }
     if wanted(SectionName::Systems) && !config.hosts.is_empty() {
-        out.push(Box::new(systems::SystemsCollector::new(config)));
+        out.push(Box::new(
+            systems::SystemsCollector::new(config)
+                .with_certificates(systems::certs::CertWatch::new(config, rules)),
+        ));
         if config.hosts.iter().any(|h| !h.tunnels.is_empty()) {
             out.push(Box::new(tunnels::TunnelsCollector::new(config)));
         }

@@ -197,4 +197,7 @@ needs_you:
   fold_alike_from: 3
   fold_kinds: [card, task, agent, host, board]
   source: issue 43
+certificates:
+  renew_within_seconds: 1209600
+  source: issue 44
 ";

@@ -15,12 +15,15 @@
 //! - [`nginx`]: the nginx site against the config, and `nginx -t` where nginx is installed;
 //! - [`tls`]: `fleetdash serve`'s certificate and key: they load, the key is the service's alone;
 //! - [`declared`]: an element declared flaky is said as declared, a lapsed declaration warns.
+//! - [`certs`]: serve's certificate and each https peer's, by their dates (expired, not yet
+//!   valid, inside the rules' renewal window), and whether a peer's verifies.
 //!
 //! Each finding is ok, warn or fail with an ASC status; the command's outcome is the worst.
 
 pub mod access;
 pub mod audit;
 pub mod cards;
+pub mod certs;
 pub mod channels;
 pub mod declared;
 pub mod local;
@@ -60,7 +63,7 @@ impl Level {
 pub struct Finding {
     /// The check's name: `config`, `folders`, `exposure`, `htpasswd`, `tokens`, `boards`,
     /// `agents`, `dialect`, `skills`, `audit`, `vault`, `channels`, `hosts`, `clock`, `nginx`,
-    /// `tls`, `user`, `flaky`.
+    /// `tls`, `certificates`, `user`, `flaky`.
     pub check: &'static str,
     pub level: Level,
     /// What was looked at: a path, an agent's name, a field.
@@ -199,6 +202,7 @@ pub async fn examine(config_path: &Path, options: &Options) -> Vec<Finding> {
         findings.extend(vaults);
         findings.extend(channels);
     }
+    findings.extend(certs::findings(&config, &rules, options.offline).await);
     // Notes last: they are about the config's choices, after what is wrong.
     findings.extend(audit::notes(&config));
     declared::apply(findings, &config, chrono::Utc::now())

@@ -447,6 +447,10 @@ impl Planner<'_> {
     /// A service or tunnel: red unless it answered ok, as the host's judge has it.
     fn check(&mut self, host: &str, kind: &'static str, c: &NamedCheck) -> Planned {
         let (band, asc) = match (&c.ok, c.stale) {
+            // Ok with a reason: amber, as the host's judge words it (a certificate expiring).
+            (Probe::Value(true), false) if c.reason.is_some() => {
+                (Band::Amber, Asc::SUCCESS_WITH_WARNINGS)
+            }
             (Probe::Value(true), false) => (Band::Green, Asc::SUCCESS),
             _ => (Band::Red, Asc::DEPENDENCY_UNAVAILABLE),
         };

@@ -10,6 +10,7 @@
 //! Tunnels are probed by their own collector on their own cadence (`collect::tunnels`) and
 //! merged into these rows by `snapshot::apply`.
 
+pub mod certs;
 pub mod command;
 pub mod cron;
 pub mod local;
@@ -87,6 +88,8 @@ pub struct SystemsCollector {
     limits: ProbeLimits,
     cadence: Duration,
     client: ProbeClient,
+    /// The certificates watched as checks of the hosts' rows (issue 44), when given.
+    certs: Option<certs::CertWatch>,
 }
 
 impl SystemsCollector {
@@ -96,6 +99,36 @@ impl SystemsCollector {
             limits: config.probe.clone(),
             cadence: config.cadence.systems,
             client: ProbeClient::new(config.probe.timeout, config.probe.max_response_bytes),
+            certs: None,
+        }
+    }
+
+    /// Watches TLS certificates too (`fleetdash run` and `collect`): each a check of a row.
+    pub fn with_certificates(mut self, watch: certs::CertWatch) -> Self {
+        self.certs = Some(watch);
+        self
+    }
+
+    /// The certificate checks of host `i`, added to its row's services (serve's and the https
+    /// agents' on the first local host; an https node_exporter's on its own row).
+    async fn certificates(&self, i: usize, row: &mut System) {
+        let Some(watch) = &self.certs else {
+            return;
+        };
+        let host = &self.hosts[i];
+        let checked_at = row.checked_at;
+        let mut added = Vec::new();
+        if certs::local_row(&self.hosts) == Some(i) && watch.watches_local() {
+            added = watch.local(checked_at).await;
+        }
+        if let HostSource::NodeExporter { url } = &host.source
+            && url.scheme() == "https"
+        {
+            added.push(watch.node_exporter(url, checked_at).await);
+        }
+        if !added.is_empty() {
+            row.services.extend(added);
+            rejudge(row);
         }
     }
 
@@ -126,7 +159,9 @@ impl SystemsCollector {
                 let host = &self.hosts[i];
                 let checked_at = clock.now().wall;
                 let facts = self.read(host).await;
-                (i, judge(host, facts, checked_at, &clock.clocked()))
+                let mut row = judge(host, facts, checked_at, &clock.clocked());
+                self.certificates(i, &mut row).await;
+                (i, row)
             })
             .buffer_unordered(self.limits.concurrency)
             .collect()
@@ -284,7 +319,15 @@ pub fn rejudge(row: &mut System) {
     }
     for (kind, list) in [("service", &row.services), ("tunnel", &row.tunnels)] {
         for c in list {
-            if !matches!(c.ok, Probe::Value(true)) || c.stale {
+            if let (Probe::Value(true), false, Some(why)) = (&c.ok, c.stale, &c.reason) {
+                // Ok with a reason: ok for now, with a caveat (a certificate inside its
+                // renewal window, `certs`).
+                problems.push((
+                    Band::Amber,
+                    Asc::SUCCESS_WITH_WARNINGS,
+                    format!("{kind} {}: {why}", c.name),
+                ));
+            } else if !matches!(c.ok, Probe::Value(true)) || c.stale {
                 let why = match (&c.reason, &c.ok) {
                     (Some(r), _) => r.clone(),
                     (None, Probe::Error(e)) => format!("error: {e}"),

@@ -225,6 +225,9 @@ pub struct Rules {
     pub state: StateRules,
     /// Which needs-you lines alike fold into one, and from how many (issue 43).
     pub needs_you: NeedsYouRules,
+    /// A TLS certificate whose end is within this is amber: due for renewal (issue 44, the
+    /// `certificates` group).
+    pub cert_renew_within: Rule,
 }
 
 /// The `needs_you` group (issue 43): many alike lines are one on a phone's first screen.
@@ -349,6 +352,7 @@ const GROUPS: &[(&str, &[&str])] = &[
         &["step_seconds", "shown_for_seconds", "forget_unseen_seconds"],
     ),
     ("needs_you", &["fold_alike_from", "fold_kinds"]),
+    ("certificates", &["renew_within_seconds"]),
 ];
 
 /// The kinds of needs-you lines `needs_you.fold_kinds` may name.
@@ -573,6 +577,7 @@ impl Rules {
         let alerts_forget_unseen = seconds("alert_memory", "forget_unseen_seconds");
         let outbox_delivered_kept = seconds("alert_outbox", "delivered_kept_seconds");
         let reprobe_spacing = seconds("reprobe", "spacing_seconds");
+        let cert_renew_within = seconds("certificates", "renew_within_seconds");
         let clock = match (
             seconds("clock", "step_seconds"),
             seconds("clock", "shown_for_seconds"),
@@ -802,7 +807,7 @@ impl Rules {
             report_grace,
             alerts,
             board,
-            retention.zip(clock_skew.zip(clock.zip(state.zip(needs_you)))),
+            retention.zip(clock_skew.zip(clock.zip(state.zip(needs_you.zip(cert_renew_within))))),
         ) {
             (Some(s), Some(a), Some(w), Some(g), Some(al), Some(b), Some(r)) => {
                 Some((s, a, w, g, al, b, r))
@@ -838,7 +843,7 @@ impl Rules {
                     report_grace,
                     alerts,
                     board,
-                    (queue, (clock_skew, (clock, (state, needs_you)))),
+                    (queue, (clock_skew, (clock, (state, (needs_you, cert_renew_within))))),
                 )),
             ) if errors.is_empty() => Some(Rules {
                 origin: origin.clone(),
@@ -862,6 +867,7 @@ impl Rules {
                 clock,
                 state,
                 needs_you,
+                cert_renew_within,
             }),
             _ => None,
         };

@@ -682,3 +682,29 @@ fn the_rules_shown_parse_back_to_the_rules_in_force() {
         "{errors}"
     );
 }
+
+/// Issue 44: the renewal window of TLS certificates is a rule with its source, in seconds; the
+/// shipped file's is 14 days, and a group without it is refused at its line.
+#[test]
+fn the_certificates_renewal_window_is_a_span_with_its_source() {
+    let r = Rules::parse(Path::new("r.yaml"), FLEET).unwrap();
+    assert_eq!(r.cert_renew_within.seconds, 14 * 86400);
+    assert_eq!(r.cert_renew_within.source, "issue 44");
+    let shipped = Rules::parse(
+        Path::new("rules.yaml"),
+        include_str!("../../../../config/rules.yaml"),
+    )
+    .unwrap();
+    assert_eq!(shipped.cert_renew_within.seconds, 14 * 86400);
+    assert!(shipped.cert_renew_within.source.contains("certbot"));
+    let zero = refused(&FLEET.replace("renew_within_seconds: 1209600", "renew_within_seconds: 0"));
+    assert!(
+        zero.contains("certificates.renew_within_seconds: expected a whole number of seconds"),
+        "{zero}"
+    );
+    let gone = refused(&FLEET.replace("  renew_within_seconds: 1209600\n", ""));
+    assert!(
+        gone.contains("certificates.renew_within_seconds: missing"),
+        "{gone}"
+    );
+}

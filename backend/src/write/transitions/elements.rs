@@ -251,7 +251,12 @@ fn host(out: &mut Elements, h: &fleetdash_model::System) {
     for (kind, list) in [("service", &h.services), ("tunnel", &h.tunnels)] {
         for c in list {
             let ok = c.ok == Probe::Value(true) && !c.stale;
-            let band = if ok { Band::Green } else { Band::Red };
+            // Ok with a reason is ok with a caveat (a certificate inside its renewal window).
+            let band = match (ok, &c.reason) {
+                (false, _) => Band::Red,
+                (true, Some(_)) => Band::Amber,
+                (true, None) => Band::Green,
+            };
             let why = c
                 .reason
                 .clone()
@@ -595,6 +600,43 @@ mod tests {
                 Band::Red,
                 Some("lab:9100: connection refused")
             )]
+        );
+    }
+
+    /// Issue 44: a certificate's check is amber inside its renewal window (ok, with a reason)
+    /// and red once expired, each a transition with its words: amber is shown, red pages.
+    #[test]
+    fn a_certificate_expiring_is_an_amber_element_and_an_expired_one_red() {
+        let (t, later) = (t0(), t0() + Duration::minutes(15));
+        let mut before = fleet(t);
+        if let Probe::Value(hosts) = &mut before.systems {
+            hosts[0]
+                .services
+                .push(check("certificate serve", Probe::Value(true), None, t));
+        }
+        let key = "host:lab/service:certificate serve";
+        assert_eq!(elements(&before)[key].band, Band::Green);
+        let mut soon = before.clone();
+        let expiring = "expiring, in 9 d, on 31 Dec 2026 12:00 UTC";
+        if let Probe::Value(hosts) = &mut soon.systems {
+            hosts[0].services.last_mut().unwrap().reason = Some(expiring.into());
+        }
+        let got = compare(Some(&elements(&before)), &elements(&soon), later);
+        assert_eq!(
+            said(&got),
+            [(key, Some(Band::Green), Band::Amber, Some(expiring))]
+        );
+        let mut gone = soon.clone();
+        let expired = "expired, 1 d ago, on 31 Dec 2026 12:00 UTC";
+        if let Probe::Value(hosts) = &mut gone.systems {
+            let c = hosts[0].services.last_mut().unwrap();
+            c.ok = Probe::Value(false);
+            c.reason = Some(expired.into());
+        }
+        let got = compare(Some(&elements(&soon)), &elements(&gone), later);
+        assert_eq!(
+            said(&got),
+            [(key, Some(Band::Amber), Band::Red, Some(expired))]
         );
     }
 
