@@ -331,8 +331,20 @@ fn table_of(snippet: &str, path: &[&str]) -> Table {
         .cloned()
         .unwrap_or_else(|| panic!("init's own block has {path:?}:\n{snippet}"));
     table.set_position(None);
+    // Whatever came before its header (a blank line, comments), kept with it: where the parser
+    // put it in the snippet is no concern of the document it goes into.
+    let header = format!("[[{}]]", path.join("."));
+    if let Some(at) = snippet.find(&header) {
+        let before = &snippet[..at];
+        // A tunnel's snippet opens with its host's header.
+        let before = before.strip_prefix(HOST_HEADER).unwrap_or(before);
+        table.decor_mut().set_prefix(before);
+    }
     table
 }
+
+/// The header a tunnel's snippet is parsed under.
+const HOST_HEADER: &str = "[host]";
 
 /// `[[KEY]]` of `parent`, made when absent.
 fn array<'d>(parent: &'d mut Table, key: &str) -> Option<&'d mut ArrayOfTables> {
@@ -387,7 +399,7 @@ pub fn add(
         let Some((name, address)) = &agent.tunnel else {
             continue;
         };
-        let snippet = format!("[host]{}", tunnel_block(name, address))
+        let snippet = format!("{HOST_HEADER}{}", tunnel_block(name, address))
             .replace("[[hosts.tunnels]]", "[[host.tunnels]]");
         if let Some(list) = array(host, "tunnels") {
             list.push(table_of(&snippet, &["host", "tunnels"]));

@@ -82,8 +82,9 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
         None => None,
     };
     let existing = doc.as_ref().map(Existing::read).unwrap_or_default();
+    let first_run = existing_text.is_none();
     if !options.yes && std::io::stdin().is_terminal() {
-        options = tokio::task::spawn_blocking(move || ask(options, doc_is_new(&existing_text)))
+        options = tokio::task::spawn_blocking(move || ask(options, first_run))
             .await
             .context("asking failed")??;
     }
@@ -174,7 +175,6 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
             agents.iter().map(|a| a.name.clone()).collect::<Vec<_>>(),
         );
         let renew = options.new_password;
-        let first_run = doc.is_none();
         tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
@@ -231,7 +231,7 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
     };
     say(&Said {
         config: &config,
-        first_run: existing_text.is_none(),
+        first_run,
         added,
         agents: &agents,
         boards: &boards,
@@ -248,10 +248,6 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
             && agents.iter().any(|a| a.tunnel.is_some()),
     });
     Ok(())
-}
-
-fn doc_is_new(text: &Option<String>) -> bool {
-    text.is_none()
 }
 
 /// `name`, or `name-PORT` when `taken` has it already.
