@@ -228,9 +228,9 @@ fn host_block(name: &str, vault: Option<&VaultBlock>) -> String {
                 quote(remote)
             )),
             None => out.push_str(&format!(
-                "# The vault had no git remote at init: nothing to compare it with until\n\
-                 # `git -C {path} remote add origin URL` (the doctor says so).\n\
-                 vault = {{ path = {}, remote = \"origin\" }}\n",
+                "# It had no git remote at init: watched alone (HEAD, uncommitted changes). Once it\n\
+                 # has one (git -C {path} remote add origin URL), add remote = \"origin\".\n\
+                 vault = {{ path = {} }}\n",
                 quote(&vault.path),
                 path = vault.path,
             )),

@@ -230,7 +230,8 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
         }
     };
     say(&Said {
-        config: &config,
+        // As the operator gave it: the next commands are theirs to type.
+        config: &options.config,
         first_run,
         added,
         agents: &agents,
@@ -573,7 +574,10 @@ fn say(s: &Said) {
     println!("  fleetdash run --config {c}      # the collector (docs/install.md: as a user service)");
     println!("  fleetdash serve --config {c}    # then open http://{}/ (from the phone: through nginx or a tunnel)", s.listen);
     if !s.agents.is_empty() {
-        let dir = s.config.parent().unwrap_or(Path::new(".")).join(TOKENS_DIR);
+        let dir = match s.config.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.join(TOKENS_DIR),
+            _ => PathBuf::from(TOKENS_DIR),
+        };
         println!(
             "  Agents report to http://{}/ with Authorization: Bearer <{}/NAME> (docs/reporting.md)",
             s.intake,

@@ -62,6 +62,7 @@ pub fn login(path: &Path, user: &str, renew: bool) -> Result<Login> {
 /// The login name for the page: this user's, when it is a plain name.
 pub fn user_name() -> String {
     std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
         .ok()
         .filter(|u| {
             !u.is_empty()
