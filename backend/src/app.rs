@@ -421,7 +421,7 @@ pub fn check(path: &Path) -> Result<Done, Failure> {
     match inspection.loaded {
         Some((config, rules)) if inspection.errors.is_empty() => {
             let text = format!(
-                "{}: ok ({} agents, {} hosts, {} boards, {}; rules from {}: no_reply_seconds = {} [{}])\n",
+                "{}: ok ({} agents, {} hosts, {} boards, {}; rules: {}; no_reply_seconds = {} [{}])\n",
                 path.display(),
                 config.agents.len(),
                 config.hosts.len(),
@@ -431,7 +431,7 @@ pub fn check(path: &Path) -> Result<Done, Failure> {
                 } else {
                     "no backups"
                 },
-                rules.path.display(),
+                rules.origin.words(),
                 rules.no_reply.seconds,
                 rules.no_reply.source
             );
@@ -447,7 +447,7 @@ pub fn check(path: &Path) -> Result<Done, Failure> {
                 text,
                 serde_json::json!({
                     "config": path,
-                    "rules": rules.path,
+                    "rules": rules.origin,
                     "agents": config.agents.len(),
                     "hosts": config.hosts.len(),
                     "boards": config.boards.len(),

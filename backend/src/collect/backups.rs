@@ -39,7 +39,8 @@ pub const MAX_DIR_ENTRIES: usize = 100_000;
 pub struct BackupsCollector {
     backups: BackupsConfig,
     rules: RulesView,
-    /// The rules file's name, cited in reasons.
+    /// Where the backups group comes from (the rules file's name, or "built-in"), cited in
+    /// reasons.
     rules_file: String,
     cadence: Duration,
 }
@@ -49,10 +50,7 @@ impl BackupsCollector {
         Some(BackupsCollector {
             backups: config.backups.clone()?,
             rules: rules.view(),
-            rules_file: rules.path.file_name().map_or_else(
-                || rules.path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            ),
+            rules_file: rules.origin.short_of_group("backups"),
             cadence: config.cadence.backups,
         })
     }

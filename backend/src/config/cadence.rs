@@ -100,7 +100,7 @@ impl Cadences {
         lines: &CadenceLines,
         in_use: InUse,
         stale_after: &Rule,
-        rules_path: &Path,
+        rules_said: &str,
         file: &Path,
     ) -> Vec<ConfigError> {
         let limit = Duration::from_secs(stale_after.seconds);
@@ -128,7 +128,7 @@ impl Cadences {
                     "{} is not shorter than the staleness limit ({} s, {} snapshot.stale_after_seconds): the section would be reported stale between passes",
                     humantime::format_duration(cadence),
                     stale_after.seconds,
-                    rules_path.display()
+                    rules_said
                 ),
             })
             .collect()

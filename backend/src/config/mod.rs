@@ -56,7 +56,8 @@ pub use metrics::MetricsConfig;
 pub use otel::OtelConfig;
 pub use probe::ProbeLimits;
 pub use rules::{
-    AlertRules, ByteRule, ClockRules, CountRule, NeedsYouRules, Rule, Rules, StateRules,
+    AlertRules, BUILTIN_RULES, ByteRule, ClockRules, CountRule, NeedsYouRules, Rule, Rules,
+    RulesOrigin, StateRules, effective_rules_text,
 };
 pub use secrets::{TokenSource, read_token};
 pub use serve::{ServeConfig, TlsFiles, plain_http_refusal};
@@ -81,7 +82,8 @@ pub struct Config {
     pub path: PathBuf,
     pub output_dir: PathBuf,
     pub state_dir: PathBuf,
-    pub rules_path: PathBuf,
+    /// `rules`: the rules file over the built-in rules; `None`: the built-in rules alone.
+    pub rules_path: Option<PathBuf>,
     /// `hub`: this hub's name, which says which hub saw what when several watch one fleet.
     pub hub: String,
     pub cadence: Cadences,
@@ -170,24 +172,21 @@ pub fn inspect(path: &Path) -> Inspection {
         }
     };
     let mut read = read(path, &text);
-    let rules = read
-        .rules_given
-        .then(|| Rules::read_file(&read.config.rules_path));
-    let mut rules_errors = Vec::new();
-    let mut loaded_rules = None;
-    if let Some(rules) = rules {
-        if let Some(stale_after) = &rules.snapshot_stale_after {
-            read.errors.extend(read.config.cadence.check_against(
-                &read.cadence_lines,
-                read.in_use,
-                stale_after,
-                &read.config.rules_path,
-                path,
-            ));
-        }
-        rules_errors = rules.errors;
-        loaded_rules = rules.rules;
+    let rules = match &read.config.rules_path {
+        Some(file) => Rules::read_file(file),
+        None => Rules::read_built_in(),
+    };
+    if let Some(stale_after) = &rules.snapshot_stale_after {
+        read.errors.extend(read.config.cadence.check_against(
+            &read.cadence_lines,
+            read.in_use,
+            stale_after,
+            &rules.origin.of_group("snapshot"),
+            path,
+        ));
     }
+    let mut rules_errors = rules.errors;
+    let loaded_rules = rules.rules;
     in_line_order(&mut read.errors);
     in_line_order(&mut rules_errors);
     let mut errors = read.errors;
@@ -215,8 +214,6 @@ fn in_line_order(errors: &mut [ConfigError]) {
 /// file needs.
 struct Read {
     config: Config,
-    /// Whether `rules` names a file (else there is no rules file to read).
-    rules_given: bool,
     cadence_lines: CadenceLines,
     in_use: InUse,
     errors: Vec<ConfigError>,
@@ -240,7 +237,9 @@ fn read(path: &Path, text: &str) -> Read {
         "state_dir",
         "fleetdash's own folder (locks, registries; not served)",
     );
-    let rules_path = required_path(&mut v, "rules", "the rules file, e.g. \"rules.yaml\"");
+
+    // Optional: without it, the built-in rules (`fleetdash rules show`).
+    let rules_path = top.string(&mut v, "rules").map(|p| v.path(p.get_ref()));
     let hub = hub::read(&mut v, &mut top);
     let cadence_table = top.table(&mut v, "cadence");
     let probe_table = top.table(&mut v, "probe");
@@ -294,12 +293,11 @@ fn read(path: &Path, text: &str) -> Read {
     let agent_names: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
     let alerts = alerts::read(&mut v, alerts, &agent_names);
     Read {
-        rules_given: rules_path.is_some(),
         config: Config {
             path: path.to_path_buf(),
             output_dir: output_dir.unwrap_or_default(),
             state_dir,
-            rules_path: rules_path.unwrap_or_default(),
+            rules_path,
             hub,
             cadence,
             probe,
@@ -386,7 +384,10 @@ audit_log = "~/.hermes/a2a_audit.jsonl"
     fn a_good_config_resolves_paths_and_defaults() {
         let c = Config::parse(Path::new("/etc/fleetdash/fleetdash.toml"), GOOD).unwrap();
         assert_eq!(c.output_dir, Path::new("/etc/fleetdash/out"));
-        assert_eq!(c.rules_path, Path::new("/etc/fleetdash/rules.yaml"));
+        assert_eq!(
+            c.rules_path.as_deref(),
+            Some(Path::new("/etc/fleetdash/rules.yaml"))
+        );
         assert_eq!(c.cadence.agents, Duration::from_secs(90));
         assert_eq!(c.probe.timeout, defaults::PROBE_TIMEOUT);
         assert_eq!(c.agents[0].dialect, Dialect::V1);
@@ -594,6 +595,29 @@ source = "telnet"
         let (config, rules) = Config::load(&path).unwrap();
         assert_eq!(config.agents[0].name, "min");
         assert_eq!(rules.no_reply.seconds, fleet_rules().no_reply_s);
+    }
+
+    /// Issue 44: `rules` is optional; without it, the built-in rules. A rules file named but
+    /// missing says so, and that leaving `rules` out is the way to the built-in ones.
+    #[test]
+    fn without_rules_the_config_runs_on_the_built_in_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.toml");
+        std::fs::write(&path, GOOD.replace("rules = \"rules.yaml\"\n", "")).unwrap();
+        let (config, rules) = Config::load(&path).unwrap();
+        assert_eq!(config.rules_path, None);
+        assert_eq!(rules.origin.words(), "built in");
+        assert_eq!(rules.no_reply.seconds, fleet_rules().no_reply_s);
+        std::fs::write(&path, GOOD).unwrap();
+        let errors = Config::load(&path).unwrap_err().to_string();
+        assert!(
+            errors.contains("rules.yaml: cannot read the rules file: ")
+                && errors.contains(
+                    "without `rules` in the config, fleetdash runs on its \
+                                    built-in rules (`fleetdash rules show` prints them)"
+                ),
+            "{errors}"
+        );
     }
 
     #[test]

@@ -39,8 +39,8 @@ use crate::config::Config;
 use crate::server;
 use sim::SimAgent;
 
-/// The rules the demo judges by: the fleet's defaults, shipped in the repository.
-pub const DEFAULT_RULES: &str = include_str!("../../../config/rules.yaml");
+/// The rules the demo judges by: the built-in rules, shipped in the repository.
+pub const DEFAULT_RULES: &str = crate::config::BUILTIN_RULES;
 pub const DEMO_USER: &str = "demo";
 
 /// How often the demo's agents exchange a message with one another.

@@ -10,8 +10,15 @@
 //!   source: plugins/platforms/a2a/adapter.py:38 (_MIN_ORPHAN_TIMEOUT)
 //!   ruled_by: young
 //! ```
+//!
+//! The rules fleetdash ships ([`BUILTIN_RULES`], `config/rules.yaml`) are the base: a rules
+//! file gives only the groups it changes, each whole ([`builtin`]).
 
-use std::path::{Path, PathBuf};
+mod builtin;
+
+pub use builtin::{BUILTIN_RULES, RulesOrigin, effective_text as effective_rules_text};
+
+use std::path::Path;
 
 use fleetdash_model::RulesView;
 use serde::Deserialize;
@@ -243,7 +250,8 @@ impl Unit {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rules {
-    pub path: PathBuf,
+    /// The rules file given, and which groups it gave (the others are built in).
+    pub origin: RulesOrigin,
     /// A live A2A task with no reply for at least this long is stuck (spec §3.5).
     pub no_reply: Rule,
     /// Last exchange younger than this is green (spec §1.4, §5.2).
@@ -426,6 +434,8 @@ const CITATION_KEYS: &[&str] = &["source", "ruled_by"];
 pub(super) struct RulesRead {
     pub rules: Option<Rules>,
     pub snapshot_stale_after: Option<Rule>,
+    /// Which groups the file gave, known even when something is wrong.
+    pub origin: RulesOrigin,
     pub errors: Vec<ConfigError>,
 }
 
@@ -443,39 +453,50 @@ impl Rules {
         Rules::read_file(path).into_result()
     }
 
+    /// The rules file `text` (read from `path`) over the built-in rules: each group it gives
+    /// replaces the built-in one whole.
     pub fn parse(path: &Path, text: &str) -> Result<Rules, ConfigErrors> {
-        Rules::read(path, text).into_result()
+        Rules::read(Some(path), text).into_result()
     }
 
     pub(super) fn read_file(path: &Path) -> RulesRead {
         match std::fs::read_to_string(path) {
-            Ok(text) => Rules::read(path, &text),
+            Ok(text) => Rules::read(Some(path), &text),
             Err(e) => RulesRead {
                 rules: None,
                 snapshot_stale_after: None,
+                origin: RulesOrigin::file(path, Vec::new()),
                 errors: vec![ConfigError {
                     file: path.to_path_buf(),
                     line: None,
                     field: String::new(),
-                    message: format!("cannot read the rules file: {e}"),
+                    message: format!(
+                        "cannot read the rules file: {e}; without `rules` in the config, \
+                         fleetdash runs on its built-in rules (`fleetdash rules show` prints them)"
+                    ),
                 }],
             },
         }
     }
 
-    fn read(path: &Path, text: &str) -> RulesRead {
+    /// `file` (its `text`) over the built-in rules; `None`: the built-in rules alone.
+    fn read(file: Option<&Path>, text: &str) -> RulesRead {
+        let path = file.unwrap_or(Path::new(builtin::BUILTIN_NAME));
         let error = |line: Option<usize>, field: String, message: String| ConfigError {
             file: path.to_path_buf(),
             line,
             field,
             message,
         };
-        let top: serde_yaml_ng::Mapping = match serde_yaml_ng::from_str(text) {
-            Ok(top) => top,
+        // A file of comments alone is empty: every group built in.
+        let top = match serde_yaml_ng::from_str::<Option<serde_yaml_ng::Mapping>>(text) {
+            Ok(top) => top.unwrap_or_default(),
             Err(e) => {
                 return RulesRead {
                     rules: None,
                     snapshot_stale_after: None,
+                    origin: file
+                        .map_or_else(RulesOrigin::built_in, |f| RulesOrigin::file(f, Vec::new())),
                     errors: vec![error(
                         e.location().map(|l| l.line()),
                         String::new(),
@@ -500,9 +521,20 @@ impl Rules {
             };
             errors.push(error(line_of_group(text, name), name.to_string(), message));
         }
+        let built_in = builtin::groups();
+        let given: Vec<String> = GROUPS
+            .iter()
+            .filter(|(group, _)| top.contains_key(*group))
+            .map(|(group, _)| group.to_string())
+            .collect();
+        let origin = match file {
+            Some(file) => RulesOrigin::file(file, given),
+            None => RulesOrigin::built_in(),
+        };
         let mut groups = std::collections::BTreeMap::new();
         for (group, values) in GROUPS {
-            let Some(value) = top.get(*group) else {
+            // The file's group whole, else the built-in one.
+            let Some(value) = top.get(*group).or_else(|| built_in.get(*group)) else {
                 continue;
             };
             match serde_yaml_ng::from_value::<RawGroup>(value.clone()) {
@@ -540,14 +572,8 @@ impl Rules {
             let field = format!("{group}.{key}");
             let err =
                 |message: String| error(line_of_key(text, group, key), field.clone(), message);
-            let Some(g) = groups.get(group) else {
-                if top.get(group).is_none() {
-                    errors.push(err(format!(
-                        "missing; expected a `{group}:` group with `{key}` and `source`"
-                    )));
-                }
-                return None;
-            };
+            // A group that is not one was said as such.
+            let g = groups.get(group)?;
             let value = match g.values.get(key) {
                 Some(serde_yaml_ng::Value::Number(n))
                     if n.as_u64().is_some_and(|v| unit.accepts(v)) =>
@@ -559,7 +585,10 @@ impl Rules {
                     None
                 }
                 None => {
-                    errors.push(err("missing".into()));
+                    errors.push(err(format!(
+                        "missing; a group in the rules file replaces the built-in `{group}` \
+                         whole, so it gives every value (`fleetdash rules show` prints the group)"
+                    )));
                     None
                 }
             };
@@ -777,8 +806,9 @@ impl Rules {
                 field: "queue_file.finished_stored_seconds".into(),
                 message: format!(
                     "must be at least queue.finished_kept_seconds ({}): status.json lists a \
-                     finished task that long, so tasks.db must still hold it",
-                    r.finished_kept.seconds
+                     finished task that long, so tasks.db must still hold it{}",
+                    r.finished_kept.seconds,
+                    origin.pairing("queue_file", "queue")
                 ),
             });
         }
@@ -805,8 +835,9 @@ impl Rules {
                 field: "reprobe.count".into(),
                 message: format!(
                     "must be at most alerts.fail_after_passes - 1 ({}): a re-probe confirms a \
-                     red that has not fired yet, so no more would ever run",
-                    a.fail_after.count - 1
+                     red that has not fired yet, so no more would ever run{}",
+                    a.fail_after.count - 1,
+                    origin.pairing("reprobe", "alerts")
                 ),
             });
         }
@@ -876,7 +907,7 @@ impl Rules {
                     (queue, (clock_skew, (clock, (state, needs_you)))),
                 )),
             ) if errors.is_empty() => Some(Rules {
-                path: path.to_path_buf(),
+                origin: origin.clone(),
                 no_reply,
                 exchange_green_below,
                 exchange_amber_below,
@@ -903,6 +934,7 @@ impl Rules {
         RulesRead {
             rules,
             snapshot_stale_after: stale,
+            origin,
             errors,
         }
     }

@@ -1,5 +1,6 @@
 use super::*;
 use crate::config::fixtures::FLEET_RULES as FLEET;
+use builtin::effective_text;
 
 /// Why the rules file `text` (read as `r.yaml`) is refused.
 fn refused(text: &str) -> String {
@@ -139,11 +140,17 @@ fn the_reprobes_are_a_spacing_and_a_count_bounded_by_fail_after() {
         msg.contains("r.yaml:98: reprobe.source: missing; every rule cites"),
         "{msg}"
     );
+    // A file without the group takes the built-in one, citation and all.
     let start = FLEET.find("reprobe:").unwrap();
-    let msg = refused(&FLEET[..start]);
+    let r = Rules::parse(Path::new("r.yaml"), &FLEET[..start]).unwrap();
+    assert!(!r.origin.gives("reprobe"), "{:?}", r.origin);
     assert!(
-        msg.contains("reprobe.spacing_seconds: missing; expected a `reprobe:` group"),
-        "{msg}"
+        r.alerts
+            .reprobe_spacing
+            .source
+            .starts_with("issue 43 (a death"),
+        "{}",
+        r.alerts.reprobe_spacing.source
     );
     let msg = refused(&FLEET.replace("  count: 1\n", "  count: 1\n  spacing: 10\n"));
     assert!(
@@ -260,15 +267,14 @@ fn the_finished_task_retention_is_seconds_and_a_count_of_tasks_with_its_source()
     let text = FLEET.replace("  source: issue 21\n", "");
     let msg = refused(&text);
     assert!(msg.contains("r.yaml:42: queue.source: missing"), "{msg}");
-    // A rules file written before the group is refused, saying what to add.
+    // A rules file written before the group has the built-in one.
     let end = FLEET.find("queue:").unwrap();
-    let msg = refused(&FLEET[..end]);
+    let r = Rules::parse(Path::new("r.yaml"), &FLEET[..end]).unwrap();
     assert!(
-        msg.contains(
-            "queue.finished_kept_seconds: missing; expected a `queue:` group with \
-             `finished_kept_seconds` and `source`"
-        ),
-        "{msg}"
+        r.queue
+            .finished_kept
+            .source
+            .starts_with("issue 21 (status.json")
     );
 }
 
@@ -310,17 +316,18 @@ fn unknown_groups_and_keys_are_each_named_with_the_closest_known_one() {
         "r.yaml:8: last_exchange.green_below_secs: unknown key `green_below_secs`, did you \
          mean `green_below_seconds`?",
         "r.yaml:11: snapshots: unknown group `snapshots`, did you mean `snapshot`?",
-        // What the misspellings leave out is still said.
-        "r.yaml:7: last_exchange.green_below_seconds: missing",
-        "r.yaml: snapshot.stale_after_seconds: missing; expected a `snapshot:` group with \
-         `stale_after_seconds` and `source`",
+        // What the misspellings leave out of a group given is still said (`snapshots` is no
+        // group, so `snapshot` is the built-in one).
+        "r.yaml:7: last_exchange.green_below_seconds: missing; a group in the rules file \
+         replaces the built-in `last_exchange` whole, so it gives every value (`fleetdash \
+         rules show` prints the group)",
     ] {
         assert!(
             errors.iter().any(|e| e == expected),
             "missing {expected:?} in {errors:#?}"
         );
     }
-    assert_eq!(errors.len(), 5, "{errors:#?}");
+    assert_eq!(errors.len(), 4, "{errors:#?}");
 }
 
 /// Issue 33: tasks.db, escalations.jsonl and the set-aside copies grew for ever; each bound is
@@ -355,16 +362,18 @@ fn the_state_file_bounds_are_declared_with_their_source() {
         ),
         "{msg}"
     );
-    // A rules file written before the groups is refused, saying what to add.
+    // A rules file written before the groups has the built-in ones.
     let end = FLEET.find("queue_file:").unwrap();
-    let msg = refused(&FLEET[..end]);
-    for expected in [
-        "queue_file.finished_stored_seconds: missing; expected a `queue_file:` group",
-        "escalations.rotate_after_seconds: missing; expected a `escalations:` group",
-        "set_aside.copies_kept: missing; expected a `set_aside:` group",
-    ] {
-        assert!(msg.contains(expected), "{expected}: {msg}");
+    let r = Rules::parse(Path::new("r.yaml"), &FLEET[..end]).unwrap();
+    for group in ["queue_file", "escalations", "set_aside"] {
+        assert!(!r.origin.gives(group), "{group}: {:?}", r.origin);
     }
+    assert!(
+        r.state
+            .set_aside_kept
+            .source
+            .starts_with("issue 33 (set-aside")
+    );
 }
 
 /// Issue 33: the bounds that were constants in code (the transitions log's ring, the alert
@@ -480,17 +489,21 @@ fn a_bad_bound_of_a_kept_file_is_refused_naming_the_field() {
         let msg = refused(&FLEET.replace(from, to));
         assert!(msg.contains(expected), "{to}: {msg}");
     }
-    // A rules file without the new groups, or keys, is refused saying what to add.
+    // Without the new groups, the built-in ones; a group given without one of its keys is
+    // refused: it is never completed from the built-in one.
     let end = FLEET.find("transitions_log:").unwrap();
-    let msg = refused(&FLEET[..end].replace("  wal_kept_bytes: 1048576\n", ""));
-    for expected in [
-        "transitions_log.max_entries: missing; expected a `transitions_log:` group",
-        "alert_memory.forget_quiet_seconds: missing; expected a `alert_memory:` group",
-        "alert_outbox.max_pending_per_channel: missing; expected a `alert_outbox:` group",
-        "queue_file.wal_kept_bytes: missing",
-    ] {
-        assert!(msg.contains(expected), "{expected}: {msg}");
-    }
+    let errors = Rules::parse(
+        Path::new("r.yaml"),
+        &FLEET[..end].replace("  wal_kept_bytes: 1048576\n", ""),
+    )
+    .unwrap_err();
+    assert_eq!(errors.0.len(), 1, "{errors}");
+    assert!(
+        errors.0[0]
+            .to_string()
+            .contains("queue_file.wal_kept_bytes: missing; a group in the rules file replaces"),
+        "{errors}"
+    );
 }
 
 /// Issue 43: which needs-you lines alike fold, and from how many, are a rule with its source;
@@ -521,5 +534,151 @@ fn the_needs_you_folding_is_a_count_and_a_list_of_kinds_with_its_source() {
     assert!(
         msg.contains("needs_you.fold_alike_from: expected a whole number of lines, at least 2"),
         "{msg}"
+    );
+}
+
+/// The rules fleetdash ships, as `fleetdash rules show` prints them.
+fn shipped() -> Rules {
+    Rules::built_in().expect("the built-in rules are valid")
+}
+
+/// Issue 44: without a rules file, the built-in rules, every value with its citation.
+#[test]
+fn the_built_in_rules_are_the_shipped_file_each_with_its_source() {
+    let built_in = shipped();
+    assert_eq!(built_in.origin.file, None);
+    assert!(built_in.origin.from_file.is_empty());
+    assert_eq!(built_in.origin.built_in.len(), GROUPS.len());
+    assert_eq!(built_in.origin.words(), "built in");
+    let file = Rules::parse(Path::new("rules.yaml"), BUILTIN_RULES).unwrap();
+    assert_eq!(file.origin.from_file.len(), GROUPS.len());
+    assert_eq!(file.origin.words(), "rules.yaml (every group)");
+    assert_eq!(
+        Rules {
+            origin: built_in.origin.clone(),
+            ..file
+        },
+        built_in
+    );
+    assert!(
+        built_in
+            .no_reply
+            .source
+            .starts_with("plugins/platforms/a2a/adapter.py:38")
+    );
+    // A file of comments alone, or empty, gives no group.
+    for text in ["", "# nothing changed yet\n"] {
+        let r = Rules::parse(Path::new("rules.yaml"), text).unwrap();
+        assert_eq!(r.origin.words(), "rules.yaml (no group: all built in)");
+        assert_eq!(
+            Rules {
+                origin: built_in.origin.clone(),
+                ..r
+            },
+            built_in
+        );
+    }
+}
+
+/// Issue 44: a rules file overrides group by group: a group it gives replaces the built-in one
+/// whole, values and citation; the others stay built in.
+#[test]
+fn a_rules_file_overrides_the_groups_it_gives_and_no_other() {
+    let text = "stuck:\n  no_reply_seconds: 120\n  sweep_seconds: 30\n  source: our own adapter\n\
+                alerts:\n  fail_after_passes: 3\n  recover_after_passes: 1\n  \
+                remind_every_seconds: 7200\n  source: our pager policy\n";
+    let r = Rules::parse(Path::new("mine.yaml"), text).unwrap();
+    let built_in = shipped();
+    assert_eq!((r.no_reply.seconds, r.sweep_every.seconds), (120, 30));
+    assert_eq!(r.no_reply.source, "our own adapter");
+    assert_eq!(r.no_reply.ruled_by, None);
+    assert_eq!(r.alerts.fail_after.count, 3);
+    assert_eq!(r.alerts.remind_every.source, "our pager policy");
+    // The rest is the built-in rules', with their citations.
+    assert_eq!(r.exchange_green_below, built_in.exchange_green_below);
+    assert_eq!(r.alerts.group_wait, built_in.alerts.group_wait);
+    assert_eq!(r.state, built_in.state);
+    assert_eq!(r.origin.from_file, ["stuck", "alerts"]);
+    assert_eq!(
+        r.origin.words(),
+        "mine.yaml (stuck, alerts), built in for the rest"
+    );
+    assert_eq!(r.origin.of_group("stuck"), "mine.yaml");
+    assert_eq!(r.origin.of_group("snapshot"), "built-in");
+}
+
+/// A group given in part is refused naming what it lacks: a threshold never mixes two sources.
+#[test]
+fn a_partial_group_is_refused_never_completed_from_the_built_in_one() {
+    let msg = refused("stuck:\n  no_reply_seconds: 120\n  source: our own adapter\n");
+    assert_eq!(
+        msg,
+        "r.yaml:1: stuck.sweep_seconds: missing; a group in the rules file replaces the \
+         built-in `stuck` whole, so it gives every value (`fleetdash rules show` prints the \
+         group)"
+    );
+    let msg = refused("window:\n  amber_at_percent: 80\n");
+    assert!(
+        msg.contains("r.yaml:1: window.source: missing; every rule cites"),
+        "{msg}"
+    );
+}
+
+/// A check between two groups names the built-in one when only the other is given.
+#[test]
+fn a_mistake_against_a_built_in_group_says_which_group_to_give() {
+    let msg = refused(
+        "alerts:\n  fail_after_passes: 1\n  recover_after_passes: 2\n  \
+         remind_every_seconds: 3600\n  source: ours\n",
+    );
+    assert!(
+        msg.contains("r.yaml: reprobe.count: must be at most alerts.fail_after_passes - 1 (0)")
+            && msg.contains(
+                "(`reprobe` is built in: give the whole `reprobe` group in this file with a value \
+             that fits)"
+            ),
+        "{msg}"
+    );
+    let msg = refused(
+        "queue:\n  finished_kept_seconds: 2000000\n  finished_kept_max: 10\n  source: ours\n",
+    );
+    assert!(
+        msg.contains("queue_file.finished_stored_seconds: must be at least")
+            && msg.contains("(`queue_file` is built in"),
+        "{msg}"
+    );
+}
+
+/// `fleetdash rules show`: the built-in file as shipped; with a rules file, the effective rules
+/// as one file that parses back to them, the built-in comments kept.
+#[test]
+fn the_rules_shown_parse_back_to_the_rules_in_force() {
+    assert_eq!(effective_text(None).unwrap(), BUILTIN_RULES);
+    let text = "# ours\nstuck:\n  no_reply_seconds: 120 # two minutes\n  sweep_seconds: 30\n  \
+                source: \"our adapter: 120 # s\"\n  ruled_by: ops\n\
+                needs_you:\n  fold_alike_from: 4\n  fold_kinds: [card, agent]\n  source: ours\n";
+    let path = Path::new("/etc/fleetdash/rules.yaml");
+    let effective = Rules::parse(path, text).unwrap();
+    let shown = effective_text(Some((path, text))).unwrap();
+    let back = Rules::parse(Path::new("shown.yaml"), &shown).unwrap();
+    assert_eq!(
+        Rules {
+            origin: effective.origin.clone(),
+            ..back
+        },
+        effective
+    );
+    assert_eq!(effective.no_reply.source, "our adapter: 120 # s");
+    assert_eq!(effective.needs_you.fold_kinds, ["card", "agent"]);
+    assert_eq!(shown.matches("# From /etc/fleetdash/rules.yaml").count(), 2);
+    // The built-in group's explanation stays above the file's group; its values do not.
+    assert!(shown.contains("# Spec 003 §3.5: a live A2A task with no reply"));
+    assert!(!shown.contains("no_reply_seconds: 300"), "{shown}");
+    assert!(shown.contains("stale_after_seconds: 600"));
+    // A file with mistakes is answered with them.
+    let errors = effective_text(Some((path, "stuck:\n  no_reply_seconds: 1\n"))).unwrap_err();
+    assert!(
+        errors.to_string().contains("stuck.sweep_seconds: missing"),
+        "{errors}"
     );
 }
