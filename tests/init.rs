@@ -24,7 +24,7 @@ use std::process::Output;
 
 use fleetdash_model::{Band, Probe, Snapshot};
 use serde_json::Value;
-use support::{PyPeer, Sdk, assert_success, fleetdash, files_under, refused_endpoint};
+use support::{PyPeer, Sdk, assert_success, files_under, fleetdash, refused_endpoint};
 
 fn init(config: &Path, args: &[&str]) -> Output {
     fleetdash()
@@ -65,7 +65,12 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
     let board = root.join("hermes/kanban.db");
     std::fs::create_dir_all(board.parent().unwrap()).unwrap();
     let k = kanban::Kanban::create(&board);
-    k.task(&kanban::Task::new("t1", "write the intro", "todo", Some("alpha")));
+    k.task(&kanban::Task::new(
+        "t1",
+        "write the intro",
+        "todo",
+        Some("alpha"),
+    ));
 
     let vault = root.join("vault");
     std::fs::create_dir_all(&vault).unwrap();
@@ -110,17 +115,28 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
         .and_then(|l| l.split_whitespace().next())
         .unwrap_or_else(|| panic!("the password is printed once:\n{stdout}"))
         .to_string();
-    for next in ["fleetdash check", "fleetdash doctor", "fleetdash run", "fleetdash serve"] {
+    for next in [
+        "fleetdash check",
+        "fleetdash doctor",
+        "fleetdash run",
+        "fleetdash serve",
+    ] {
         assert!(stdout.contains(next), "{next}:\n{stdout}");
     }
     assert!(stdout.contains("http://127.0.0.1:18080/"), "{stdout}");
-    assert!(stdout.contains("http://127.0.0.1:8470/"), "the intake:\n{stdout}");
+    assert!(
+        stdout.contains("http://127.0.0.1:8470/"),
+        "the intake:\n{stdout}"
+    );
 
     // What was written: every agent with the dialect its card shows, the silent one kept.
     let text = std::fs::read_to_string(&config).unwrap();
     println!("{text}");
     assert!(block(&text, "alpha").contains("dialect = \"v1\""), "{text}");
-    assert!(block(&text, "beta").contains("dialect = \"v0.3\""), "{text}");
+    assert!(
+        block(&text, "beta").contains("dialect = \"v0.3\""),
+        "{text}"
+    );
     assert!(
         block(&text, "beta").contains(&format!("endpoint = \"http://127.0.0.1:{}/\"", v03.port))
     );
@@ -139,13 +155,18 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
         );
         let token = root.join("fleet/report-tokens").join(name);
         assert_eq!(mode(&token), 0o600, "{}", token.display());
-        assert!(block(&text, name).contains(&format!("report_token_file = \"report-tokens/{name}\"")));
+        assert!(
+            block(&text, name).contains(&format!("report_token_file = \"report-tokens/{name}\""))
+        );
     }
     let htpasswd = root.join("fleet/htpasswd");
     assert_eq!(mode(&htpasswd), 0o600);
     let entry = std::fs::read_to_string(&htpasswd).unwrap();
     let hash = entry.trim().split_once(':').unwrap().1;
-    assert!(bcrypt::verify(&password, hash).unwrap(), "the printed password logs in");
+    assert!(
+        bcrypt::verify(&password, hash).unwrap(),
+        "the printed password logs in"
+    );
     // No secret anywhere but its own file: the password nowhere, each token in its file only.
     let tokens: Vec<String> = ["alpha", "beta", "gamma"]
         .iter()
@@ -153,9 +174,15 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
         .collect();
     let secrets_in = |dir: &Path| {
         for file in files_under(dir) {
-            let Ok(bytes) = std::fs::read(&file) else { continue };
+            let Ok(bytes) = std::fs::read(&file) else {
+                continue;
+            };
             let body = String::from_utf8_lossy(&bytes);
-            assert!(!body.contains(&password), "{} holds the password", file.display());
+            assert!(
+                !body.contains(&password),
+                "{} holds the password",
+                file.display()
+            );
             for t in &tokens {
                 if !file.starts_with(root.join("fleet/report-tokens")) {
                     assert!(!body.contains(t.trim()), "{} holds a token", file.display());
@@ -164,7 +191,10 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
         }
     };
     secrets_in(&root.join("fleet"));
-    assert!(!stdout.contains(tokens[0].trim()), "init never prints a token");
+    assert!(
+        !stdout.contains(tokens[0].trim()),
+        "init never prints a token"
+    );
 
     // check: 0.
     let out = fleetdash()
@@ -184,11 +214,9 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
     let findings = envelope["result"]["findings"].as_array().unwrap().clone();
     let said = |check: &str, needle: &str| {
-        findings.iter().any(|f| {
-            f["check"] == check
-                && f["level"] != "ok"
-                && f.to_string().contains(needle)
-        })
+        findings
+            .iter()
+            .any(|f| f["check"] == check && f["level"] != "ok" && f.to_string().contains(needle))
     };
     let all = serde_json::to_string_pretty(&findings).unwrap();
     assert!(said("agents", &down_name), "the agent down:\n{all}");
@@ -278,7 +306,10 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
     );
     assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("Added to") && stdout.contains("delta"), "{stdout}");
+    assert!(
+        stdout.contains("Added to") && stdout.contains("delta"),
+        "{stdout}"
+    );
     assert!(!stdout.contains("Page login"), "no new password: {stdout}");
     let after = std::fs::read_to_string(&config).unwrap();
     let added = block(&after, "delta");
@@ -292,7 +323,10 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
     let start = after[..after.find(added).unwrap()].rfind("\n\n").unwrap();
     let end = after.find(added).unwrap() + added.len();
     let without = format!("{}{}", &after[..start], &after[end..]).replacen(&tunnel, "", 1);
-    assert_eq!(without, before, "only delta and its tunnel were added:\n{after}");
+    assert_eq!(
+        without, before,
+        "only delta and its tunnel were added:\n{after}"
+    );
     assert_eq!(std::fs::read(&htpasswd).unwrap(), htpasswd_before);
     assert_eq!(
         std::fs::read_to_string(root.join("fleet/report-tokens/alpha")).unwrap(),
@@ -307,5 +341,8 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
     assert_eq!(std::fs::read_to_string(&config).unwrap(), after);
 
     // The count for the closing note: lines written by hand after init.
-    println!("config lines written by init: {}; by hand: 0", after.lines().count());
+    println!(
+        "config lines written by init: {}; by hand: 0",
+        after.lines().count()
+    );
 }

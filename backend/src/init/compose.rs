@@ -388,11 +388,9 @@ pub fn add(
             list.push(table_of(&agent_block(agent), &["agents"]));
         }
     }
-    let Some(host) = local_host.and_then(|i| {
-        doc.get_mut("hosts")?
-            .as_array_of_tables_mut()?
-            .get_mut(i)
-    }) else {
+    let Some(host) =
+        local_host.and_then(|i| doc.get_mut("hosts")?.as_array_of_tables_mut()?.get_mut(i))
+    else {
         return;
     };
     for agent in agents {
@@ -450,7 +448,10 @@ mod tests {
         assert_eq!(seen.board_names, ["research"]);
         assert_eq!(seen.local_host, Some(0));
         assert_eq!(seen.tunnel_names, ["min", "kai"]);
-        assert_eq!(seen.tunnel_addresses, ["127.0.0.1:18301", "127.0.0.1:18302"]);
+        assert_eq!(
+            seen.tunnel_addresses,
+            ["127.0.0.1:18301", "127.0.0.1:18302"]
+        );
         assert_eq!(seen.channel_urls, ["https://ntfy.sh/t"]);
         assert!(seen.has_vault);
         assert!(!text.contains("\nrules ="), "no rules line: {text}");

@@ -37,7 +37,9 @@ pub fn parse_spec(spec: &str) -> Result<Vec<Target>, String> {
     if spec.contains("://") {
         let url = url::Url::parse(spec).map_err(|e| format!("{spec:?} is not a URL ({e})"))?;
         if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-            return Err(format!("{spec:?}: expected an http:// or https:// URL with a host"));
+            return Err(format!(
+                "{spec:?}: expected an http:// or https:// URL with a host"
+            ));
         }
         return Ok(vec![Target {
             endpoint: url,
@@ -65,7 +67,9 @@ pub fn parse_spec(spec: &str) -> Result<Vec<Target>, String> {
         }
     };
     if first > last {
-        return Err(format!("{spec:?}: the range runs backwards ({first} > {last})"));
+        return Err(format!(
+            "{spec:?}: the range runs backwards ({first} > {last})"
+        ));
     }
     if u32::from(last - first) >= MAX_RANGE_PORTS {
         return Err(format!(
@@ -274,7 +278,10 @@ mod tests {
 
     #[test]
     fn card_names_become_config_names() {
-        assert_eq!(config_name("Research Bot (v2)").as_deref(), Some("Research-Bot-v2"));
+        assert_eq!(
+            config_name("Research Bot (v2)").as_deref(),
+            Some("Research-Bot-v2")
+        );
         assert_eq!(config_name("min").as_deref(), Some("min"));
         assert_eq!(config_name("  ").as_deref(), None);
         assert_eq!(config_name("ü").as_deref(), None);
@@ -282,6 +289,8 @@ mod tests {
         assert_eq!(name_of_endpoint(&e), "127.0.0.1-18301");
         assert_eq!(address(&e).as_deref(), Some("127.0.0.1:18301"));
         assert!(is_loopback(&e));
-        assert!(!is_loopback(&url::Url::parse("http://10.1.1.1:80/").unwrap()));
+        assert!(!is_loopback(
+            &url::Url::parse("http://10.1.1.1:80/").unwrap()
+        ));
     }
 }

@@ -239,7 +239,10 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
         unanswered: &unanswered,
         login: &secrets.0,
         htpasswd: &secrets.1,
-        listen: existing.listen.clone().unwrap_or_else(|| listen.to_string()),
+        listen: existing
+            .listen
+            .clone()
+            .unwrap_or_else(|| listen.to_string()),
         intake: existing
             .intake
             .clone()
@@ -451,7 +454,11 @@ async fn vault(path: &Path) -> Result<VaultBlock, Error> {
         }
     };
     let text = String::from_utf8_lossy(&out.stdout);
-    let remotes: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let remotes: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     let remote = remotes
         .iter()
         .find(|r| **r == "origin")
@@ -492,9 +499,8 @@ fn ask(mut options: Options, first_run: bool) -> Result<Options, Error> {
         std::io::stdin().read_line(&mut line).context("stdin")?;
         Ok(line.trim().to_string())
     };
-    let words = |line: String| -> Vec<String> {
-        line.split_whitespace().map(str::to_string).collect()
-    };
+    let words =
+        |line: String| -> Vec<String> { line.split_whitespace().map(str::to_string).collect() };
     if options.agents.is_empty() {
         options.agents = words(read(
             "Agent endpoints (URL, HOST:PORT or a range such as 127.0.0.1:18301-18313; \
@@ -512,14 +518,20 @@ fn ask(mut options: Options, first_run: bool) -> Result<Options, Error> {
             options.vault = (!v.is_empty()).then(|| PathBuf::from(v));
         }
         if options.ntfy.is_none() && options.webhook.is_none() {
-            let v = read("ntfy topic URL for alerts, e.g. https://ntfy.sh/my-topic (empty for none): ")?;
+            let v = read(
+                "ntfy topic URL for alerts, e.g. https://ntfy.sh/my-topic (empty for none): ",
+            )?;
             options.ntfy = (!v.is_empty()).then_some(v);
         }
         if options.listen.is_none() {
-            let v = read(&format!("Address the page is served on [{DEFAULT_LISTEN}]: "))?;
+            let v = read(&format!(
+                "Address the page is served on [{DEFAULT_LISTEN}]: "
+            ))?;
             if !v.is_empty() {
                 options.listen = Some(v.parse().map_err(|e| {
-                    usage(format!("{v:?} is not an address such as {DEFAULT_LISTEN} ({e})"))
+                    usage(format!(
+                        "{v:?} is not an address such as {DEFAULT_LISTEN} ({e})"
+                    ))
                 })?);
             }
         }
@@ -546,10 +558,19 @@ struct Said<'a> {
 /// nowhere else.
 fn say(s: &Said) {
     let c = s.config.display();
-    let named = |v: Vec<&str>| if v.is_empty() { "none".into() } else { v.join(", ") };
+    let named = |v: Vec<&str>| {
+        if v.is_empty() {
+            "none".into()
+        } else {
+            v.join(", ")
+        }
+    };
     let agents = named(s.agents.iter().map(|a| a.name.as_str()).collect());
     match (s.first_run, s.added) {
-        (true, _) => println!("Wrote {c}: agents {agents}; boards {}.", named(s.boards.iter().map(|b| b.name.as_str()).collect())),
+        (true, _) => println!(
+            "Wrote {c}: agents {agents}; boards {}.",
+            named(s.boards.iter().map(|b| b.name.as_str()).collect())
+        ),
         (false, true) => println!(
             "Added to {c}: agents {agents}; boards {}.",
             named(s.boards.iter().map(|b| b.name.as_str()).collect())
@@ -571,8 +592,13 @@ fn say(s: &Said) {
     println!("Next:");
     println!("  fleetdash check --config {c}");
     println!("  fleetdash doctor --config {c}");
-    println!("  fleetdash run --config {c}      # the collector (docs/install.md: as a user service)");
-    println!("  fleetdash serve --config {c}    # then open http://{}/ (from the phone: through nginx or a tunnel)", s.listen);
+    println!(
+        "  fleetdash run --config {c}      # the collector (docs/install.md: as a user service)"
+    );
+    println!(
+        "  fleetdash serve --config {c}    # then open http://{}/ (from the phone: through nginx or a tunnel)",
+        s.listen
+    );
     if !s.agents.is_empty() {
         let dir = match s.config.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.join(TOKENS_DIR),
@@ -607,8 +633,16 @@ mod tests {
         let a = agent(&found(18301), &mut names).unwrap();
         let b = agent(&found(18302), &mut names).unwrap();
         assert_eq!((a.name.as_str(), b.name.as_str()), ("min", "min-18302"));
-        assert!(b.notes.iter().any(|n| n.contains("Renamed")), "{:?}", b.notes);
-        assert!(a.notes.iter().any(|n| n.contains("no skills")), "{:?}", a.notes);
+        assert!(
+            b.notes.iter().any(|n| n.contains("Renamed")),
+            "{:?}",
+            b.notes
+        );
+        assert!(
+            a.notes.iter().any(|n| n.contains("no skills")),
+            "{:?}",
+            a.notes
+        );
         assert_eq!(a.tunnel, Some(("min".into(), "127.0.0.1:18301".into())));
         assert_eq!(a.report_token_file, "report-tokens/min");
     }
@@ -626,7 +660,11 @@ mod tests {
         let kept = agent(&silent(true), &mut Vec::new()).unwrap();
         assert_eq!(kept.name, "127.0.0.1-18309");
         assert_eq!(kept.wire, None);
-        assert!(kept.notes[0].contains("did not answer at init"), "{:?}", kept.notes);
+        assert!(
+            kept.notes[0].contains("did not answer at init"),
+            "{:?}",
+            kept.notes
+        );
         assert_eq!(
             unanswered_line("127.0.0.1:18301-18313", &[18303, 18304], &[18310]),
             "127.0.0.1:18301-18313 at init: nothing answered at 18303, 18304; no agent card at 18310."

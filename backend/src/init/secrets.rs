@@ -108,9 +108,7 @@ pub fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)
         .and_then(|()| tmp.as_file().sync_all())
-        .and_then(|()| {
-            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
-        })
+        .and_then(|()| std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode)))
         .with_context(|| format!("cannot write {}", path.display()))?;
     tmp.persist(path)
         .with_context(|| format!("cannot write {}", path.display()))?;
@@ -144,7 +142,10 @@ mod tests {
 
         // Renewed: the user's line replaced, another user's kept.
         std::fs::write(&path, format!("{text}kai:$2y$04$abc\n")).unwrap();
-        let Login::New { password: again, .. } = login(&path, "young", true).unwrap() else {
+        let Login::New {
+            password: again, ..
+        } = login(&path, "young", true).unwrap()
+        else {
             panic!("renewed");
         };
         let text = std::fs::read_to_string(&path).unwrap();
