@@ -12,9 +12,6 @@ mod support;
 #[path = "support/kanban.rs"]
 mod kanban;
 
-#[path = "support/git.rs"]
-mod git;
-
 #[path = "support/receiver.rs"]
 mod receiver;
 
@@ -24,6 +21,7 @@ use std::process::Output;
 
 use fleetdash_model::{Band, Probe, Snapshot};
 use serde_json::Value;
+use support::git;
 use support::{PyPeer, Sdk, assert_success, files_under, fleetdash, refused_endpoint};
 
 fn init(config: &Path, args: &[&str]) -> Output {
