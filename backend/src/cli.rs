@@ -174,10 +174,12 @@ enum Command {
         #[arg(long)]
         operator: bool,
     },
-    /// Write a config for your own fleet: asks for (or takes) the endpoints, boards, vault,
-    /// channel and address, learns each agent's name, dialect and skills from its card, and
-    /// writes the commented config, the page's login (its password printed once) and a report
-    /// token per agent. Run again, it adds what is new and changes nothing you wrote.
+    /// Write a config for your own fleet, learning each agent from its card.
+    ///
+    /// Asks for (or takes) the endpoints, boards, vault, channel and address, learns each
+    /// agent's name, dialect and skills from its card, and writes the commented config, the
+    /// page's login (its password printed once) and a report token per agent. Run again, it
+    /// adds what is new and changes nothing you wrote.
     Init(InitArgs),
     /// Run a cron job and record its start, finish and exit code for the dashboard (its output
     /// is passed through, never stored); exits with the job's exit code.
