@@ -189,6 +189,13 @@ pub fn card_facts(card: &Value) -> Result<CardFacts, String> {
     })
 }
 
+/// The card's `name` (both dialects), through the sanitiser: `fleetdash init` names the agent
+/// after it. Kept apart from [`CardFacts`]: the collector never needs it.
+pub fn card_name(card: &Value) -> Option<String> {
+    let name = clean(card.get("name")?.as_str()?, 64);
+    (!name.trim().is_empty()).then_some(name)
+}
+
 /// Structured facts a heartbeat reply may carry in its metadata or in a data part.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReplyFacts {

@@ -174,6 +174,13 @@ enum Command {
         #[arg(long)]
         operator: bool,
     },
+    /// Write a config for your own fleet, learning each agent from its card.
+    ///
+    /// Asks for (or takes) the endpoints, boards, vault, channel and address, learns each
+    /// agent's name, dialect and skills from its card, and writes the commented config, the
+    /// page's login (its password printed once) and a report token per agent. Run again, it
+    /// adds what is new and changes nothing you wrote.
+    Init(InitArgs),
     /// The rules fleetdash judges by: `rules show` prints them as a rules file to start from.
     Rules {
         #[command(subcommand)]
@@ -196,6 +203,37 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         hang_percent: usize,
     },
+}
+
+#[derive(clap::Args)]
+struct InitArgs {
+    /// The config to write or add to; the other files go beside it.
+    #[arg(long, value_name = "FILE", default_value = crate::init::DEFAULT_CONFIG)]
+    config: PathBuf,
+    /// An agent's URL, HOST:PORT, or a range such as 127.0.0.1:18301-18313 (repeat for more).
+    #[arg(long = "agents", value_name = "SPEC")]
+    agents: Vec<String>,
+    /// A Hermes board: its slug and its kanban.db (repeat for more).
+    #[arg(long = "board", value_name = "NAME=DB")]
+    boards: Vec<String>,
+    /// The vault's git checkout.
+    #[arg(long, value_name = "PATH")]
+    vault: Option<PathBuf>,
+    /// An ntfy topic for alerts, e.g. https://ntfy.sh/my-topic.
+    #[arg(long, value_name = "URL", conflicts_with = "webhook")]
+    ntfy: Option<String>,
+    /// A webhook for alerts instead (a JSON POST per alert).
+    #[arg(long, value_name = "URL")]
+    webhook: Option<String>,
+    /// serve's address (default 127.0.0.1:8080).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Never ask (also when stdin is not a terminal): flags and defaults only.
+    #[arg(long)]
+    yes: bool,
+    /// A new password for the page although the htpasswd exists (the old one stops working).
+    #[arg(long)]
+    new_password: bool,
 }
 
 #[derive(Subcommand)]
@@ -336,6 +374,7 @@ pub fn main() -> ExitCode {
                 done(app::collect(&config, only.as_deref()).await),
             ),
             Command::Run { config } => ("run", false, quiet(app::run(&config).await)),
+            Command::Init(args) => ("init", false, quiet(init(args).await)),
             Command::Serve { config, listen } => {
                 ("serve", false, quiet(app::serve(&config, listen).await))
             }
@@ -486,6 +525,28 @@ pub fn main() -> ExitCode {
         }
     }
     ExitCode::from(code)
+}
+
+/// `fleetdash init`: a face of its own, called from here (app.rs is at its size limit).
+async fn init(args: InitArgs) -> app::Outcome {
+    let options = crate::init::Options {
+        config: args.config,
+        agents: args.agents,
+        boards: args.boards,
+        vault: args.vault,
+        ntfy: args.ntfy,
+        webhook: args.webhook,
+        listen: args.listen,
+        yes: args.yes,
+        new_password: args.new_password,
+    };
+    crate::init::run(options).await.map_err(|e| match e {
+        crate::init::Error::Usage(message) => {
+            eprintln!("fleetdash: {message}");
+            app::Failure::Exit(2)
+        }
+        crate::init::Error::Other(e) => app::Failure::Other(e),
+    })
 }
 
 /// The exit code a failure projects to.

@@ -23,7 +23,8 @@
 //!    [`intake`] (the A2A server agents report to), [`cron_run`], [`watchdog`] (the run-time
 //!    loops: cadences, the queue's sweep), [`logging`] (the log, through the same gate),
 //!    [`metrics`] (`/metrics` for Prometheus), [`otel`] (each pass and probe as OpenTelemetry
-//!    spans), [`answers`] (what the hub agent is answered, whichever face it asks through).
+//!    spans), [`answers`] (what the hub agent is answered, whichever face it asks through),
+//!    [`init`] (`fleetdash init`: a config for the operator's own fleet).
 //! 9. [`daemon`]: a running fleetdash (`run`, the demo) wired whole.
 //! 10. [`demo`]: a simulated fleet on loopback.
 //! 11. [`app`]: the commands; [`starter`]: `rules show` and `alerts test`.
@@ -43,6 +44,7 @@ pub mod daemon;
 pub mod demo;
 pub mod deps;
 pub mod doctor;
+pub mod init;
 pub mod intake;
 pub mod logging;
 pub mod mcp;

@@ -10,7 +10,7 @@ use crate::a2a;
 use crate::net::{ProbeClient, ProbeFailure};
 
 /// The v1.0 and v0.3 card path, then the v0.2 one that some older peers still serve.
-const CARD_PATHS: [&str; 2] = [".well-known/agent-card.json", ".well-known/agent.json"];
+pub const CARD_PATHS: [&str; 2] = [".well-known/agent-card.json", ".well-known/agent.json"];
 
 #[derive(Debug, Clone)]
 pub struct CardProbe {
