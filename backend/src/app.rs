@@ -74,7 +74,8 @@ impl Failure {
     }
 }
 
-fn load(path: &Path) -> Result<(Config, Rules), Failure> {
+/// The config and its rules, the config's secrets given to the log's gate.
+pub(crate) fn load(path: &Path) -> Result<(Config, Rules), Failure> {
     let (config, rules) = Config::load(path).map_err(|errors| Failure::Config {
         errors,
         list_all: false,

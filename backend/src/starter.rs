@@ -7,17 +7,9 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::alerting::trial::{self, Outcome};
-use crate::app::{Done, Failure};
-use crate::config::{self, Config, ConfigErrors, Rules};
+use crate::app::{Done, Failure, load};
+use crate::config::{self, ConfigErrors, Rules};
 
-fn load(path: &Path) -> Result<(Config, Rules), Failure> {
-    let (config, rules) = Config::load(path).map_err(|errors| Failure::Config {
-        errors,
-        list_all: false,
-    })?;
-    crate::logging::guard_config_secrets(&config);
-    Ok((config, rules))
-}
 
 /// `fleetdash rules show [--config FILE]`: the built-in rules file as shipped, comments and
 /// all; with a config, the rules in force (the rules file's groups in place of the built-in
