@@ -269,7 +269,7 @@ pub async fn serve(path: &Path, listen: Option<SocketAddr>) -> Outcome {
         })?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
+        .with_context(|| format!("cannot listen on {addr} (--listen, or `[serve] listen`)"))?;
     let shutdown = CancellationToken::new();
     if let Err(e) = watchdog::cancel_on_signal(shutdown.clone()) {
         tracing::error!("cannot handle SIGTERM ({e}): a SIGTERM ends the server at once");

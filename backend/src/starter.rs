@@ -10,7 +10,6 @@ use crate::alerting::trial::{self, Outcome};
 use crate::app::{Done, Failure, load};
 use crate::config::{self, ConfigErrors, Rules};
 
-
 /// `fleetdash rules show [--config FILE]`: the built-in rules file as shipped, comments and
 /// all; with a config, the rules in force (the rules file's groups in place of the built-in
 /// ones), still one valid rules file. Either parses back to the rules it shows.
@@ -64,7 +63,8 @@ pub async fn alerts_test(path: &Path, channel: Option<&str>) -> Result<Done, Fai
     if names.is_empty() {
         eprintln!(
             "fleetdash: alerts test: {} has no alert channel; add one, e.g. \
-             `[[alerts.channels]]` with `name` and `ntfy` (docs/alerts.md)",
+             `[[alerts.channels]]` with `type = \"ntfy\"` and `url` (docs/alerts.md), or \
+             `fleetdash init --ntfy URL`",
             path.display()
         );
         return Err(Failure::Exit(1));

@@ -233,9 +233,91 @@ pub fn is_loopback(endpoint: &url::Url) -> bool {
     }
 }
 
+/// Whether what listens on loopback `port` is an SSH client's forward (`ssh -L`, autossh's
+/// ssh): only then is the agent behind it reached through a tunnel. A local process serving
+/// its own port is no tunnel, and one whose owner this user cannot see is not taken for one
+/// (a tunnel that is not there would be blamed for the agent's every fall).
+pub fn forwarded_by_ssh(port: u16) -> bool {
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        if let Ok(text) = std::fs::read_to_string(table) {
+            inodes.extend(listening_inodes(&text, port));
+        }
+    }
+    !inodes.is_empty()
+        && owner_names(&inodes)
+            .iter()
+            .any(|c| c == "ssh" || c == "autossh")
+}
+
+/// The socket inodes in a `/proc/net/tcp` table listening (state 0A) on `port`.
+fn listening_inodes(table: &str, port: u16) -> Vec<String> {
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let local_port = fields.get(1)?.rsplit(':').next()?;
+            let listening = *fields.get(3)? == "0A";
+            (listening && u16::from_str_radix(local_port, 16).ok()? == port)
+                .then(|| fields.get(9).map(|i| i.to_string()))
+                .flatten()
+        })
+        .collect()
+}
+
+/// The command names (`/proc/PID/comm`) of the processes holding any of these socket inodes.
+fn owner_names(inodes: &[String]) -> Vec<String> {
+    let sockets: Vec<String> = inodes.iter().map(|i| format!("socket:[{i}]")).collect();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    for pid in procs.flatten() {
+        let Ok(fds) = std::fs::read_dir(pid.path().join("fd")) else {
+            continue;
+        };
+        let holds = fds.flatten().any(|fd| {
+            std::fs::read_link(fd.path())
+                .is_ok_and(|target| sockets.iter().any(|s| target.as_os_str() == s.as_str()))
+        });
+        if holds && let Ok(comm) = std::fs::read_to_string(pid.path().join("comm")) {
+            names.push(comm.trim().to_string());
+        }
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A forward's listening socket is found by its port in the kernel's table; a connection
+    /// on that port, or a listener on another, is not it.
+    #[test]
+    fn the_listener_of_a_port_is_found_in_the_kernels_table() {
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+   0: 0100007F:4785 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 51234 1 0\n\
+   1: 0100007F:4786 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 51235 1 0\n\
+   2: 0100007F:4785 0100007F:C350 01 00000000:00000000 00:00000000 00000000     0        0 51236 1 0\n";
+        assert_eq!(listening_inodes(table, 18309), ["51234"]);
+        assert!(listening_inodes(table, 18300).is_empty());
+    }
+
+    /// This test's own listener is no SSH forward.
+    #[test]
+    fn a_port_this_process_listens_on_is_not_a_tunnel() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let inodes: Vec<String> = ["/proc/net/tcp"]
+            .iter()
+            .filter_map(|t| std::fs::read_to_string(t).ok())
+            .flat_map(|text| listening_inodes(&text, port))
+            .collect();
+        assert_eq!(inodes.len(), 1, "the listener is in the table");
+        assert!(!owner_names(&inodes).is_empty(), "its owner is found");
+        assert!(!forwarded_by_ssh(port));
+    }
 
     #[test]
     fn a_spec_is_a_url_a_host_port_or_a_range() {

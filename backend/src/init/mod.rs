@@ -105,11 +105,17 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
         }
         for t in parsed {
             let address = discover::address(&t.endpoint);
-            let seen = targets
-                .iter()
-                .any(|o| discover::address(&o.endpoint) == address);
-            if !seen && !address.as_ref().is_some_and(|a| known.contains(a)) {
-                targets.push(t);
+            if address.as_ref().is_some_and(|a| known.contains(a)) {
+                continue;
+            }
+            // Named explicitly and also in a range: the explicit one wins (it is written even
+            // when nothing answers there).
+            match targets
+                .iter_mut()
+                .find(|o| discover::address(&o.endpoint) == address)
+            {
+                Some(o) => o.explicit |= t.explicit,
+                None => targets.push(t),
             }
         }
     }
@@ -250,6 +256,7 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
         no_local_host: doc.is_some()
             && existing.local_host.is_none()
             && agents.iter().any(|a| a.tunnel.is_some()),
+        channel: channel.is_some() || !existing.channel_urls.is_empty(),
     });
     Ok(())
 }
@@ -305,8 +312,8 @@ fn agent(found: &Found, names: &mut Vec<String>) -> Option<AgentBlock> {
         }
         Answer::Silent(why) if found.target.explicit => {
             notes.push(format!(
-                "It did not answer at init ({why}): kept, with dialect \"auto\" until a re-run \
-                 of init (or you) says which."
+                "It did not answer at init ({why}): kept, with dialect \"auto\" (the collector \
+                 finds it once it answers; set it here to pin it)."
             ));
             (discover::name_of_endpoint(endpoint), None)
         }
@@ -321,9 +328,16 @@ fn agent(found: &Found, names: &mut Vec<String>) -> Option<AgentBlock> {
     names.push(name.clone());
     Some(AgentBlock {
         report_token_file: format!("{TOKENS_DIR}/{name}"),
+        // A loopback port is a tunnel only when an SSH client holds it (`ssh -L`): an agent
+        // running on this machine has none to blame.
         tunnel: discover::is_loopback(endpoint)
             .then(|| discover::address(endpoint))
             .flatten()
+            .filter(|_| {
+                endpoint
+                    .port_or_known_default()
+                    .is_some_and(discover::forwarded_by_ssh)
+            })
             .map(|address| (name.clone(), address)),
         name,
         endpoint: endpoint.to_string(),
@@ -552,6 +566,8 @@ struct Said<'a> {
     listen: String,
     intake: String,
     no_local_host: bool,
+    /// The config has an alert channel (given now or before).
+    channel: bool,
 }
 
 /// What was done and the next commands, in under 15 lines. The password is printed here and
@@ -592,6 +608,11 @@ fn say(s: &Said) {
     println!("Next:");
     println!("  fleetdash check --config {c}");
     println!("  fleetdash doctor --config {c}");
+    if s.channel {
+        println!(
+            "  fleetdash alerts test --config {c}   # a test notification through the channel"
+        );
+    }
     println!(
         "  fleetdash run --config {c}      # the collector (docs/install.md: as a user service)"
     );
@@ -643,7 +664,8 @@ mod tests {
             "{:?}",
             a.notes
         );
-        assert_eq!(a.tunnel, Some(("min".into(), "127.0.0.1:18301".into())));
+        // Nothing of ssh's listens there: a loopback port alone is no tunnel.
+        assert_eq!(a.tunnel, None);
         assert_eq!(a.report_token_file, "report-tokens/min");
     }
 

@@ -227,7 +227,9 @@ pub async fn start(
     }
     let listener = tokio::net::TcpListener::bind(listen)
         .await
-        .with_context(|| format!("the intake cannot listen on {listen}"))?;
+        .with_context(|| {
+            format!("the intake cannot listen on {listen} (`[intake] listen` in the config)")
+        })?;
     let addr = listener.local_addr().context("local address")?;
     eprintln!("fleetdash: intake listening on http://{addr}/");
     let task = tokio::spawn(serve(listener, queue, options, shutdown));
