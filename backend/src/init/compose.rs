@@ -93,8 +93,9 @@ pub fn first(plan: &Plan) -> String {
          output_dir = \"out\"\n\
          state_dir = \"state\"\n\
          # No `rules`: fleetdash runs on the rules it ships, each threshold with its source.\n\
-         # To start your own: fleetdash rules show > rules.yaml, then rules = \"rules.yaml\" here\n\
-         # (a group it gives replaces the built-in one).\n\
+         # To change one: `fleetdash rules show` prints them; copy only the groups you change\n\
+         # into rules.yaml and set rules = \"rules.yaml\" here (a group it gives replaces the\n\
+         # built-in one whole; the others stay built in).\n\
          # Cadences ([cadence]) and probe limits ([probe]) keep their defaults unless set\n\
          # (config/fleetdash.example.toml says each).\n\
          \n\
@@ -115,9 +116,11 @@ pub fn first(plan: &Plan) -> String {
          \n\
          # Alerts go out on red, through the channels below (a test: fleetdash alerts test).\n\
          [alerts]\n\
-         # The page as your phone opens it: each alert links to it.\n\
-         # dashboard_url = \"https://fleet.example/\"\n",
+         # The page as your phone opens it: each alert links to it (through `ssh -L` as here;\n\
+         # behind nginx, its https address).\n\
+         dashboard_url = {dashboard}\n",
         listen = quote(&plan.listen.to_string()),
+        dashboard = quote(&format!("http://{}/", plan.listen)),
         intake = quote(&plan.intake.to_string()),
     );
     match &plan.channel {
