@@ -845,6 +845,46 @@ impl Sshd {
     }
 }
 
+/// Issue 44: `fleetdash init` writes a tunnel for an agent only where an SSH client holds its
+/// loopback port. A real `ssh -N -L` to a real sshd is one; a port a local process serves
+/// itself is not (the agents of a newcomer's trial, local processes, were each given a tunnel
+/// to blame for their every fall).
+#[test]
+fn init_tells_an_ssh_forward_from_a_local_listener() {
+    let sshd = Sshd::start();
+    let forwarded = free_port();
+    let mut ssh = Proc::spawn(
+        Command::new("/usr/bin/ssh")
+            .args([
+                "-N",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "StrictHostKeyChecking=yes",
+            ])
+            .arg("-o")
+            .arg(format!("UserKnownHostsFile={}", sshd.known_hosts.display()))
+            .arg("-i")
+            .arg(&sshd.key)
+            .args(["-p", &sshd.port.to_string()])
+            .arg("-L")
+            .arg(format!("127.0.0.1:{forwarded}:127.0.0.1:{}", sshd.port))
+            .arg(format!("{}@127.0.0.1", sshd.user)),
+        sshd.dir.path().join("ssh-forward.log"),
+    );
+    ssh.wait_until("ssh -L", || {
+        TcpStream::connect(("127.0.0.1", forwarded)).is_ok()
+    });
+    assert!(fleetdash::init::discover::forwarded_by_ssh(forwarded));
+    // sshd's own port: a listener, but not a client's forward.
+    assert!(!fleetdash::init::discover::forwarded_by_ssh(sshd.port));
+    let local = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = local.local_addr().unwrap().port();
+    assert!(!fleetdash::init::discover::forwarded_by_ssh(port));
+    drop(ssh);
+    assert!(!fleetdash::init::discover::forwarded_by_ssh(forwarded));
+}
+
 #[tokio::test]
 async fn ssh_facts_match_the_local_ones() {
     let sshd = Sshd::start();
