@@ -173,7 +173,8 @@ async fn a_checkout_without_a_remote_is_watched_alone_unless_one_is_configured()
         remote: None,
         branch: None,
     };
-    let now = Utc::now();
+    // A fixed moment: the verdict is the checkout's, not the date's.
+    let now: chrono::DateTime<Utc> = "2026-03-29T01:30:00Z".parse().unwrap();
     let p = parity(&runner(), &cfg).await.unwrap();
     assert_eq!(p.compared, None);
     let row = judge(
