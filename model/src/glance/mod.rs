@@ -35,6 +35,7 @@ pub mod changes;
 mod fixtures;
 pub mod fold;
 mod parts;
+pub mod report;
 mod systems;
 mod tasks;
 mod types;

@@ -343,10 +343,12 @@ mod tests {
         std::fs::metadata(log.path()).unwrap().len() as usize
     }
 
-    /// 10,000 writes, each flapping an element (a write a minute: a week), keep the file
-    /// within its bounds (entries, bytes, age) at every write, and keep the newest in order.
+    /// 2,000 writes, each flapping an element (a write a minute: past the day the window
+    /// keeps), keep the file within its bounds (entries, bytes, age) at every write, and keep
+    /// the newest in order. (10,000 took 17 s of CPU in each of the 12 runs of the unit tests,
+    /// CI's clocks included, and proved no more: the ring is full after 64.)
     #[test]
-    fn ten_thousand_flapping_writes_keep_the_log_within_its_bounds() {
+    fn two_thousand_flapping_writes_keep_the_log_within_its_bounds() {
         // In memory (tmpfs): this counts bytes, not durability, and 20,000 fsyncs would cost
         // minutes on a shared disk.
         let dir = tempfile::tempdir_in("/dev/shm").expect("a tmpfs at /dev/shm (Linux)");
@@ -358,7 +360,7 @@ mod tests {
         let log = TransitionLog::new(dir.path(), RedactionGate::default(), bounds);
         let mut biggest = 0;
         let mut last = Vec::new();
-        for i in 0..10_000i64 {
+        for i in 0..2_000i64 {
             let at = t0() + Duration::minutes(i);
             let to = if i % 2 == 0 { Band::Red } else { Band::Green };
             // Long names on some writes, so the byte bound binds before the entry bound.
@@ -375,7 +377,7 @@ mod tests {
         assert!(biggest <= bounds.max_file_bytes, "{biggest} bytes");
         let on_disk = log.read().unwrap();
         assert!(!on_disk.is_empty() && on_disk.len() <= bounds.max_entries);
-        let end = t0() + Duration::minutes(9_999);
+        let end = t0() + Duration::minutes(1_999);
         assert_eq!(on_disk.last().unwrap().at, end, "the newest is kept");
         assert!(
             on_disk.windows(2).all(|w| w[0].at <= w[1].at),
