@@ -43,6 +43,10 @@ pub enum AlertEvent {
     /// `fleetdash alerts test`: no element's, said as a test; every channel takes it, none
     /// counts it ([`trial`]).
     Test,
+    /// The report of a period (issue 45, [`crate::report`]): no element's; its name is its
+    /// verdict, its reason what a lock screen shows, its `detail` the whole report. Sent alone,
+    /// never grouped; only to the channels `[report]` names.
+    Report,
 }
 
 impl AlertEvent {
@@ -52,6 +56,7 @@ impl AlertEvent {
             AlertEvent::Recovered => "recovered",
             AlertEvent::Reminder => "reminder",
             AlertEvent::Test => "test",
+            AlertEvent::Report => "report",
         }
     }
 }
@@ -87,6 +92,8 @@ pub struct Alert {
     pub takes_down: Vec<String>,
     /// The dashboard's URL (the click target), when configured.
     pub link: Option<String>,
+    /// A report's whole text (the hub agent and a webhook get it all); `None` for any other.
+    pub detail: Option<String>,
 }
 
 impl Alert {
@@ -96,7 +103,7 @@ impl Alert {
         let what = format!("{} {}", self.kind, self.name);
         match (self.event, &self.reason) {
             // Its name is its title ("fleetdash test: lab to ntfy"), its reason says why.
-            (AlertEvent::Test, reason) => match reason {
+            (AlertEvent::Test | AlertEvent::Report, reason) => match reason {
                 Some(r) => format!("{}: {r}", self.name),
                 None => self.name.clone(),
             },

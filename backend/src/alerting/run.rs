@@ -247,6 +247,12 @@ impl Alerts {
         }
     }
 
+    /// The delivery loop's handle, for what is not an engine's alert (a report); none without
+    /// an outbox.
+    pub fn delivery(&self) -> Option<Arc<Delivery>> {
+        self.delivery.as_ref().ok().cloned()
+    }
+
     /// The delivery loop, until `stop`; none without an outbox.
     pub fn spawn_delivery(&self, stop: CancellationToken) -> Option<tokio::task::JoinHandle<()>> {
         let delivery = self.delivery.as_ref().ok()?;

@@ -84,6 +84,7 @@ pub fn test_alert(config: &Config, channel: &str, id: &str, now: DateTime<Utc>) 
             .dashboard_url
             .as_ref()
             .map(ToString::to_string),
+        detail: None,
     }
 }
 

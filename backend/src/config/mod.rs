@@ -31,6 +31,7 @@ pub mod maintenance;
 mod metrics;
 mod otel;
 mod probe;
+mod report;
 mod rules;
 mod secrets;
 mod serve;
@@ -57,6 +58,7 @@ pub use intake::IntakeConfig;
 pub use metrics::MetricsConfig;
 pub use otel::OtelConfig;
 pub use probe::ProbeLimits;
+pub use report::{Every, ReportConfig};
 pub use rules::{
     AlertRules, BUILTIN_RULES, ByteRule, ClockRules, CountRule, NeedsYouRules, Rule, Rules,
     RulesOrigin, StateRules, effective_rules_text,
@@ -115,6 +117,8 @@ pub struct Config {
     pub flaky: BTreeMap<String, Flaky>,
     /// `[alerts]`: the channels, the dead man's switch, the dashboard's URL, maintenance windows.
     pub alerts: AlertsConfig,
+    /// `[report]` (issue 45): the report of a period at the operator's hour; off unless set.
+    pub report: Option<ReportConfig>,
 }
 
 impl Config {
@@ -259,6 +263,7 @@ fn read(path: &Path, text: &str) -> Read {
     let otel = top.table(&mut v, "otel");
     let work_queue = top.table(&mut v, "work_queue");
     let alerts = top.table(&mut v, "alerts");
+    let report = top.table(&mut v, "report");
     top.finish(&mut v);
 
     // Judged by what is declared, valid or not: a wrong entry must not hide a cadence mistake.
@@ -305,6 +310,7 @@ fn read(path: &Path, text: &str) -> Read {
     let work_queue = work_queue::read(&mut v, work_queue);
     let agent_names: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
     let alerts = alerts::read(&mut v, alerts, &agent_names);
+    let report = report::read(&mut v, report, &alerts);
     Read {
         config: Config {
             path: path.to_path_buf(),
@@ -328,6 +334,7 @@ fn read(path: &Path, text: &str) -> Read {
             depends_on,
             flaky,
             alerts,
+            report,
         },
         cadence_lines,
         in_use,

@@ -194,6 +194,7 @@ pub fn pass(state: &mut State, elements: &Elements, cx: &PassContext) -> Vec<Ale
                 at: now,
                 takes_down,
                 link: cx.link.map(str::to_string),
+                detail: None,
             };
         match (el.band, &mut t.open) {
             (Band::Red, None) if t.red_passes >= cx.thresholds.fail_after && !held() => {
@@ -283,6 +284,7 @@ pub fn firing(state: &State, elements: &Elements, cx: &PassContext) -> Vec<Alert
                 at: cx.now,
                 takes_down: open.takes_down.clone(),
                 link: cx.link.map(str::to_string),
+                detail: None,
             })
         })
         .collect()
@@ -320,6 +322,7 @@ fn closed_unseen(
         at: cx.now,
         takes_down: open.takes_down,
         link: cx.link.map(str::to_string),
+        detail: None,
     }
 }
 

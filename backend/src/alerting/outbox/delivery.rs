@@ -239,6 +239,24 @@ impl Delivery {
         self.enqueue_all(vec![alert], now).await
     }
 
+    /// Keeps `alert` for exactly `channels` (a report: `[report]` names them), whatever they
+    /// filter; the dedupe key holds as for any alert.
+    pub async fn enqueue_to(
+        &self,
+        alert: Alert,
+        channels: Vec<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Enqueued> {
+        let outbox = self.outbox.clone();
+        let enqueued = tokio::task::spawn_blocking(move || {
+            let names: Vec<&str> = channels.iter().map(String::as_str).collect();
+            outbox.enqueue(&alert, &names, now)
+        })
+        .await??;
+        self.wake.notify_one();
+        Ok(enqueued)
+    }
+
     /// Keeps each of `alerts` for every channel that wants it, together (one engine pass's
     /// alerts: [`Outbox::enqueue_all`]).
     pub async fn enqueue_all(&self, alerts: Vec<Alert>, now: DateTime<Utc>) -> Result<Enqueued> {
@@ -382,6 +400,15 @@ impl Delivery {
                 .into_iter()
                 .filter(|i| !quiet.holds(&channel, &i.alert, at))
                 .collect(),
+            None => items,
+        };
+        // A report is a notification of its own (issue 45), never in a group: it goes first,
+        // alone; what else is due waits for the next pass.
+        let items = match items
+            .iter()
+            .position(|i| i.alert.event == AlertEvent::Report)
+        {
+            Some(i) => vec![items.into_iter().nth(i).expect("found")],
             None => items,
         };
         let Some(oldest) = items.iter().map(|i| i.enqueued_at).min() else {

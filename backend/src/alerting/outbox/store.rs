@@ -69,6 +69,8 @@ struct Stored {
     at: DateTime<Utc>,
     takes_down: Vec<String>,
     link: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
 }
 
 fn event_from(name: &str) -> Option<AlertEvent> {
@@ -77,6 +79,7 @@ fn event_from(name: &str) -> Option<AlertEvent> {
         AlertEvent::Recovered,
         AlertEvent::Reminder,
         AlertEvent::Test,
+        AlertEvent::Report,
     ]
     .into_iter()
     .find(|e| e.as_str() == name)
@@ -97,6 +100,7 @@ impl Stored {
             at: a.at,
             takes_down: a.takes_down.clone(),
             link: a.link.clone(),
+            detail: a.detail.clone(),
         }
     }
 
@@ -114,6 +118,7 @@ impl Stored {
             at: self.at,
             takes_down: self.takes_down,
             link: self.link,
+            detail: self.detail,
         })
     }
 }

@@ -79,6 +79,7 @@ impl ChannelWatch {
             at: now,
             takes_down: Vec::new(),
             link: self.link.clone(),
+            detail: None,
         })
     }
 }

@@ -36,9 +36,12 @@ impl Wants {
     /// name. A recovery is judged by the band it ends: only red fires, so a channel hears a
     /// recovery exactly when it heard (or would have heard) the red.
     pub fn wants(&self, alert: &Alert) -> bool {
-        // A test is for whichever channel the operator tries, whatever it filters.
-        if alert.event == AlertEvent::Test {
-            return true;
+        // A test is for whichever channel the operator tries, whatever it filters. A report
+        // goes where `[report]` says (it is kept for those channels alone), never by bands.
+        match alert.event {
+            AlertEvent::Test => return true,
+            AlertEvent::Report => return false,
+            _ => {}
         }
         let section_ok = self.sections.is_empty()
             || self.sections.iter().any(|s| {
@@ -62,6 +65,10 @@ impl Wants {
 /// The alert in words, as a message's body (ntfy's, the hub's): the headline, then what it
 /// takes down.
 pub fn message(alert: &Alert) -> String {
+    // A report: its verdict, then the whole of it.
+    if let (AlertEvent::Report, Some(detail)) = (alert.event, &alert.detail) {
+        return format!("{}\n{detail}", alert.name);
+    }
     let mut text = alert.headline();
     if !alert.takes_down.is_empty() {
         // A recovery names what the root had taken down: "takes down" under "recovered" read as

@@ -112,7 +112,7 @@ impl Ntfy {
 pub fn priority(alert: &Alert) -> &'static str {
     match (alert.event, alert.band) {
         (AlertEvent::Firing, Band::Red) => "high",
-        (AlertEvent::Recovered, _) => "low",
+        (AlertEvent::Recovered | AlertEvent::Report, _) => "low",
         _ => "default",
     }
 }
@@ -124,6 +124,7 @@ pub fn tags(alert: &Alert) -> String {
         AlertEvent::Reminder => "hourglass",
         AlertEvent::Test => "test_tube",
         AlertEvent::Recovered => "white_check_mark",
+        AlertEvent::Report => "memo",
     };
     format!("{icon},{},{}", alert.band.word(), alert.kind)
 }
@@ -153,13 +154,18 @@ impl Provider for Ntfy {
 
     async fn send(&self, alert: &Alert) -> Result<(), SendError> {
         let title = match alert.event {
-            AlertEvent::Test => alert.name.clone(),
+            AlertEvent::Test | AlertEvent::Report => alert.name.clone(),
             _ => format!("{} {}: {}", alert.kind, alert.name, alert.event.as_str()),
         };
-        // A test is no element's: its one button opens the page.
-        let element = Some(alert).filter(|a| a.event != AlertEvent::Test);
+        // A test or a report is no element's: its one button opens the page.
+        let element =
+            Some(alert).filter(|a| !matches!(a.event, AlertEvent::Test | AlertEvent::Report));
         let (actions, until) = self.actions(element).await.unzip();
-        let mut body = common::message(alert);
+        // A report's body is what a lock screen shows (its reason); the rest is a tap away.
+        let mut body = match alert.event {
+            AlertEvent::Report => alert.reason.clone().unwrap_or_default(),
+            _ => common::message(alert),
+        };
         if let Some(until) = until.flatten() {
             // Read late (the phone offline, the notification left unread), the buttons are
             // known dead without pressing them.
@@ -175,6 +181,9 @@ impl Provider for Ntfy {
             link: alert.link.as_deref(),
             body,
             actions,
+            // A report sent again after a crash replaces its notification (ntfy 2.16+), not a
+            // second one: its sequence id is its dedupe key.
+            sequence: (alert.event == AlertEvent::Report).then(|| sequence_id(&alert.id)),
         };
         self.post(message).await
     }
@@ -197,6 +206,7 @@ impl Provider for Ntfy {
             link: alerts.iter().find_map(|a| a.link.as_deref()),
             body: common::group_message(alerts),
             actions: self.actions(None).await.map(|(json, _)| json),
+            sequence: None,
         };
         self.post(message).await
     }
@@ -211,6 +221,22 @@ struct Message<'a> {
     body: String,
     /// The `Actions` header's JSON.
     actions: Option<String>,
+    /// `X-Sequence-ID`: a message with the same one replaces the earlier (ntfy 2.16+).
+    sequence: Option<String>,
+}
+
+/// ntfy's sequence ids are letters, digits, `-` and `_`: the dedupe key with anything else as
+/// `_`.
+pub fn sequence_id(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 impl Ntfy {
@@ -228,6 +254,12 @@ impl Ntfy {
         }
         if let Some(actions) = &message.actions {
             headers.insert(HeaderName::from_static("actions"), header_text(actions));
+        }
+        if let Some(sequence) = &message.sequence {
+            headers.insert(
+                HeaderName::from_static("x-sequence-id"),
+                header_text(sequence),
+            );
         }
         headers.insert(
             reqwest::header::CONTENT_TYPE,

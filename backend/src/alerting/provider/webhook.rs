@@ -4,6 +4,7 @@
 //! A group of alerts is one POST: `{"id", "group": {"title", "count"}, "alerts": [...]}`.
 
 use async_trait::async_trait;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
 use super::common::{self, Wants};
@@ -52,6 +53,8 @@ pub fn body(alert: &Alert) -> Value {
         "takes_down": alert.takes_down,
         "headline": alert.headline(),
         "link": alert.link,
+        // A report's whole text (issue 45); absent for an element's alert.
+        "report": alert.detail,
         "agent_status": {
             "code": alert.status.code,
             "name": alert.status.name,
@@ -83,20 +86,32 @@ impl Provider for Webhook {
     }
 
     async fn send(&self, alert: &Alert) -> Result<(), SendError> {
-        self.post(&body(alert)).await
+        // The dedupe key as an `Idempotency-Key` too: a receiver that keeps them drops a report
+        // sent again after a crash mid-send.
+        self.post_keyed(&body(alert), Some(&alert.id)).await
     }
 
     async fn send_group(&self, alerts: &[Alert]) -> Result<(), SendError> {
-        self.post(&group_body(alerts)).await
+        self.post_keyed(&group_body(alerts), None).await
     }
 }
 
 impl Webhook {
-    async fn post(&self, body: &Value) -> Result<(), SendError> {
+    async fn post_keyed(&self, body: &Value, key: Option<&str>) -> Result<(), SendError> {
         let token = common::token(self.token.as_ref())?;
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(key) = key.and_then(|k| HeaderValue::from_str(k).ok()) {
+            headers.insert(HeaderName::from_static("idempotency-key"), key);
+        }
         let reply = self
             .client
-            .post_json(self.url.clone(), &[], body, token.as_deref())
+            .post(
+                self.url.clone(),
+                headers,
+                body.to_string().into_bytes(),
+                token.as_deref(),
+            )
             .await
             .map_err(common::transport)?;
         common::judge(&reply)

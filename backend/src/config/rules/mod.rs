@@ -228,6 +228,17 @@ pub struct Rules {
     /// A TLS certificate whose end is within this is amber: due for renewal (issue 44, the
     /// `certificates` group).
     pub cert_renew_within: Rule,
+    /// The report of a period (issue 45, the `report` group).
+    pub report: ReportRules,
+}
+
+/// The `report` group (issue 45): what a report merges and how much of it a phone gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportRules {
+    /// One element's spells out of green closer than this are one line: a flap.
+    pub flap_gap: Rule,
+    /// The lines of a report a phone's notification body gets; the rest is one tap away.
+    pub phone_lines: CountRule,
 }
 
 /// The `needs_you` group (issue 43): many alike lines are one on a phone's first screen.
@@ -353,6 +364,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("needs_you", &["fold_alike_from", "fold_kinds"]),
     ("certificates", &["renew_within_seconds"]),
+    ("report", &["flap_gap_seconds", "phone_lines"]),
 ];
 
 /// The kinds of needs-you lines `needs_you.fold_kinds` may name.
@@ -578,6 +590,7 @@ impl Rules {
         let outbox_delivered_kept = seconds("alert_outbox", "delivered_kept_seconds");
         let reprobe_spacing = seconds("reprobe", "spacing_seconds");
         let cert_renew_within = seconds("certificates", "renew_within_seconds");
+        let flap_gap = seconds("report", "flap_gap_seconds");
         let clock = match (
             seconds("clock", "step_seconds"),
             seconds("clock", "shown_for_seconds"),
@@ -591,6 +604,12 @@ impl Rules {
             _ => None,
         };
         let fold_alike_from = cited("needs_you", "fold_alike_from", Unit::Lines);
+        let report = flap_gap
+            .zip(cited("report", "phone_lines", Unit::Lines))
+            .map(|(flap_gap, lines)| ReportRules {
+                flap_gap,
+                phone_lines: CountRule::from(lines),
+            });
         let window_amber =
             cited("window", "amber_at_percent", Unit::Percent).map(PercentRule::from);
         let blind_spot_percent =
@@ -807,7 +826,9 @@ impl Rules {
             report_grace,
             alerts,
             board,
-            retention.zip(clock_skew.zip(clock.zip(state.zip(needs_you.zip(cert_renew_within))))),
+            retention.zip(
+                clock_skew.zip(clock.zip(state.zip(needs_you.zip(cert_renew_within.zip(report))))),
+            ),
         ) {
             (Some(s), Some(a), Some(w), Some(g), Some(al), Some(b), Some(r)) => {
                 Some((s, a, w, g, al, b, r))
@@ -843,7 +864,10 @@ impl Rules {
                     report_grace,
                     alerts,
                     board,
-                    (queue, (clock_skew, (clock, (state, (needs_you, cert_renew_within))))),
+                    (
+                        queue,
+                        (clock_skew, (clock, (state, (needs_you, (cert_renew_within, report))))),
+                    ),
                 )),
             ) if errors.is_empty() => Some(Rules {
                 origin: origin.clone(),
@@ -868,6 +892,7 @@ impl Rules {
                 state,
                 needs_you,
                 cert_renew_within,
+                report,
             }),
             _ => None,
         };
