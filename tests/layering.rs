@@ -36,7 +36,7 @@ const LAYERS: &[&[&str]] = &[
     &["alerting"],
     &[
         "server", "page", "intake", "cron_run", "watchdog", "logging", "doctor", "metrics", "otel",
-        "answers", "mcp", "init",
+        "answers", "mcp", "init", "report",
     ],
     &["daemon"],
     &["demo"],

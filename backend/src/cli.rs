@@ -186,6 +186,20 @@ enum Command {
         #[command(subcommand)]
         command: RulesCommand,
     },
+    /// What the fleet did since a moment, worst first, as the morning report says it: what
+    /// needs you now, what went wrong and came back, red time, the work queue, fleetdash's own
+    /// blind spots. Sends nothing.
+    Report {
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// "8h" (back from now), "07:30" (the last one passed) or an RFC 3339 moment; default:
+        /// since the last scheduled report, else the last 24 h.
+        #[arg(long, value_name = "DUR|TIME")]
+        since: Option<String>,
+        /// Write the report as one ASC envelope (a JSON line) on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Alert channels: `alerts test [CHANNEL]` sends a test notification through each.
     Alerts {
         #[command(subcommand)]
@@ -426,6 +440,15 @@ pub fn main() -> ExitCode {
                 ),
             },
             Command::Tasks { config } => ("tasks", false, quiet(app::tasks(&config).await)),
+            Command::Report {
+                config,
+                since,
+                json,
+            } => (
+                "report",
+                json,
+                done(crate::starter::report(&config, since.as_deref()).await),
+            ),
             Command::Mcp { config, operator } => {
                 ("mcp", false, quiet(app::mcp(&config, operator).await))
             }

@@ -120,6 +120,14 @@ pub async fn run_notifying(
     let delivery = alerts
         .as_ref()
         .and_then(|a| a.spawn_delivery(shutdown.clone()));
+    // The report of each period at the operator's hour (issue 45), through the same outbox.
+    let reporter = crate::report::job::Reporter::of(
+        Arc::new(config.clone()),
+        Arc::new(rules.clone()),
+        alerts.as_ref().and_then(|a| a.delivery()),
+        clock.clone(),
+    )
+    .map(|r| r.spawn(shutdown.clone()));
     tracing::info!(file = %writer.path().display(), "collecting");
     watchdog::run(
         collectors,
@@ -141,6 +149,9 @@ pub async fn run_notifying(
     }
     if let Some(delivery) = delivery {
         delivery.await.context("the alert delivery loop stopped")?;
+    }
+    if let Some(reporter) = reporter {
+        reporter.await.context("the reporter stopped")?;
     }
     if let Some(intake) = intake {
         intake.task.await.context("the intake stopped")??;

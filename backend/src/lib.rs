@@ -55,6 +55,7 @@ pub mod page;
 pub mod problem;
 pub mod queue;
 pub mod redact;
+pub mod report;
 pub mod server;
 pub mod snapshot;
 pub mod sqlite;

@@ -1,6 +1,7 @@
 //! The commands a newcomer starts with, before trusting fleetdash with a fleet: `rules show`
-//! (the rules in force, as a file to start one from) and `alerts test` (each channel proved
-//! wired before a real red). Beside `app`, in its layer, each wiring what lies below.
+//! (the rules in force, as a file to start one from), `alerts test` (each channel proved
+//! wired before a real red) and `report` (what the fleet did since a moment, as the morning
+//! report says it). Beside `app`, in its layer, each wiring what lies below.
 
 use std::path::Path;
 
@@ -138,4 +139,59 @@ pub async fn alerts_test(path: &Path, channel: Option<&str>) -> Result<Done, Fai
         },
         exit: if all { 0 } else { 1 },
     })
+}
+
+/// `fleetdash report [--since DUR|TIME] [--json]`: the report of the time since `since` (a
+/// span back from now, "8h"; a time of day, "07:30", the last one passed, in `[report]`'s
+/// zone or this host's; or an RFC 3339 moment), by default since the last scheduled report
+/// ended, else the last 24 h. Read only: it sends nothing and moves no schedule.
+pub async fn report(path: &Path, since: Option<&str>) -> Result<Done, Failure> {
+    let (config, rules) = load(path)?;
+    let now = chrono::Utc::now();
+    let since = match since {
+        Some(text) => parse_since(&config, text, now).map_err(|e| {
+            eprintln!("fleetdash: report: --since {text:?}: {e}");
+            Failure::Exit(2)
+        })?,
+        None => match crate::report::state::load(&config.state_dir, now) {
+            crate::report::state::Loaded::State(s) if s.covered_until < now => s.covered_until,
+            _ => now - chrono::Duration::hours(24),
+        },
+    };
+    let report =
+        tokio::task::spawn_blocking(move || crate::report::on_demand(&config, &rules, since, now))
+            .await
+            .context("the report's thread")??;
+    let result = serde_json::to_value(&report).context("the report as JSON")?;
+    Ok(Done::ok(report.text(), result))
+}
+
+/// `--since`: "8h" (back from now), "07:30" (the last such time passed, in the report's zone)
+/// or an RFC 3339 moment.
+fn parse_since(
+    config: &config::Config,
+    text: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    if let Ok(span) = humantime::parse_duration(text) {
+        let span = chrono::Duration::from_std(span).map_err(|e| e.to_string())?;
+        return Ok(now - span);
+    }
+    if let Ok(at) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(at.to_utc());
+    }
+    if let Ok(time) = chrono::NaiveTime::parse_from_str(text, "%H:%M") {
+        let offset = crate::report::zone_at(config, now).1;
+        let local = now.with_timezone(&offset);
+        let mut at = local.date_naive().and_time(time);
+        if at > local.naive_local() {
+            at -= chrono::Duration::days(1);
+        }
+        return Ok((at - offset).and_utc());
+    }
+    Err(
+        "expected a span back from now (\"8h\"), a time of day (\"07:30\") or an RFC 3339 \
+         moment"
+            .into(),
+    )
 }

@@ -6,7 +6,7 @@
 //!   a built `dist/` folder when `[serve] dist_dir` (or the demo's `--dist-dir`) names one.
 //! - Every path needs the password; refusals (404) only come after it. Checking it never stalls
 //!   the server, and a client that keeps guessing is slowed down ([`auth`]).
-//! - From output_dir only `status.json` and `snapshot.html` are served; the writer's `.fleetdash-tmp-*`
+//! - From output_dir only `status.json`, `snapshot.html` and `report.html` (the last report) are served; the writer's `.fleetdash-tmp-*`
 //!   files and anything else there are unreachable. Dotfiles of the page are refused too.
 //! - `index.html`, `status.json`, `snapshot.html`: `Cache-Control: no-cache` with an ETag, so a
 //!   reload revalidates (304 on `If-None-Match`) and never shows an old snapshot.
@@ -230,6 +230,10 @@ pub fn router(options: ServeOptions) -> Router {
         .route(
             "/api/snapshot.html",
             any(snapshot_file(out.join(snapshot_html::FILE_NAME))),
+        )
+        .route(
+            "/api/report.html",
+            any(snapshot_file(out.join(crate::report::page::FILE_NAME))),
         );
     // No SPA fallback: an unknown path is a 404, like nginx's `try_files $uri =404`.
     let app = match &options.dist_dir {

@@ -257,7 +257,7 @@ pub fn build(inputs: &Inputs) -> Report {
             back.push((worst, out_s, line));
         }
     }
-    back.sort_by(|a, b| (b.0 == Band::Red, b.1).cmp(&(a.0 == Band::Red, a.1)));
+    back.sort_by_key(|b| std::cmp::Reverse((b.0 == Band::Red, b.1)));
     let recovered: Vec<String> = back.into_iter().map(|(_, _, l)| l).collect();
 
     // 3. Red time per element, against the period before.
@@ -293,7 +293,7 @@ pub fn build(inputs: &Inputs) -> Report {
             })
         })
         .collect();
-    reds.sort_by(|a, b| b.0.cmp(&a.0));
+    reds.sort_by_key(|r| std::cmp::Reverse(r.0));
     let red_time: Vec<String> = reds.into_iter().map(|(_, l)| l).collect();
 
     // 4. The work queue, and the live tasks that got stuck.
