@@ -55,6 +55,7 @@ fn alert(key: &str, event: AlertEvent) -> Alert {
         at: t(60),
         takes_down: vec!["min".into(), "max".into()],
         link: Some("https://fleet.example/#tunnels".into()),
+        detail: None,
     }
 }
 

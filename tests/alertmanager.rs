@@ -207,6 +207,7 @@ async fn a_cluster_channel_is_delivered_while_one_member_takes_it() {
         at,
         takes_down: vec![],
         link: None,
+        detail: None,
     };
     let channel = |members: Vec<url::Url>| {
         Alertmanager::new(

@@ -450,6 +450,7 @@ fn a_hubs_reach_inhibits_its_own_agents_not_another_hubs() {
         at: now,
         takes_down: vec![],
         link: None,
+        detail: None,
     };
     let ends_after = chrono::Duration::seconds(600);
     let reach = red("fleetdash:reach", "fleetdash", "cannot reach the fleet");

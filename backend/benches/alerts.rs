@@ -93,6 +93,7 @@ fn alert(element: usize, event: AlertEvent, since: DateTime<Utc>, n: i64) -> Ale
         at: since,
         takes_down: vec![],
         link: Some("https://fleet.example/".into()),
+        detail: None,
     }
 }
 

@@ -22,7 +22,7 @@ pub mod defaults;
 mod error;
 mod files;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 pub mod flaky;
 mod hosts;
 mod hub;

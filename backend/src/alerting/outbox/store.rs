@@ -617,6 +617,7 @@ pub(super) mod tests {
             at: time(1_700_000_060),
             takes_down: vec![],
             link: None,
+            detail: None,
         }
     }
 

@@ -301,6 +301,7 @@ mod tests {
             at: at(14, 2),
             takes_down: vec![],
             link: Some("https://fleet.example/".into()),
+            detail: None,
         }
     }
 

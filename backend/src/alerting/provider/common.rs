@@ -230,6 +230,7 @@ mod tests {
             at: fixed_now(),
             takes_down: vec![],
             link: None,
+            detail: None,
         }
     }
 

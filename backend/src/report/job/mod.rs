@@ -120,7 +120,8 @@ impl Reporter {
             Err(e) => return Ticked::Stuck(e.to_string()),
         };
         let snapshot = self.snapshot().await;
-        self.note_blind(&mut state, snapshot.as_ref(), wall, boot_s);
+        let jumps = self.clock.view(&now).jumps;
+        self.note_blind(&mut state, snapshot.as_ref(), &jumps, wall, boot_s);
 
         // A report left pending by a crash: into the outbox again (the dedupe key keeps one).
         if let Some(pending) = state.pending.clone() {
@@ -208,14 +209,14 @@ impl Reporter {
         .flatten()
     }
 
-    /// fleetdash's own blind spells since the last tick: the clock's jumps the snapshot shows
-    /// (a sleep, a step), the time it was not running (from the last tick of a previous run,
-    /// on the boot clock within one boot), and a snapshot not written for longer than the
-    /// rules' stale limit.
+    /// fleetdash's own blind spells since the last tick: the clock's jumps (a sleep, a step),
+    /// the time it was not running (from the last tick of a previous run, on the boot clock
+    /// within one boot), and a snapshot not written for longer than the rules' stale limit.
     fn note_blind(
         &self,
         state: &mut State,
         snapshot: Option<&Snapshot>,
+        jumps: &[fleetdash_model::ClockJump],
         wall: DateTime<Utc>,
         boot_s: u64,
     ) {
@@ -247,23 +248,23 @@ impl Reporter {
                 );
             }
         }
+        for jump in jumps {
+            let span = chrono::Duration::seconds(i64::try_from(jump.seconds).unwrap_or(0));
+            let (from, why) = match jump.kind {
+                Jump::Asleep => (jump.at - span, "the hub was asleep".to_string()),
+                Jump::Forward => (jump.at - span, jump.what()),
+                Jump::Backward => (jump.at, jump.what()),
+            };
+            state.note_blind(
+                BlindSpell {
+                    from,
+                    to: jump.at,
+                    why,
+                },
+                forget_before,
+            );
+        }
         if let Some(s) = snapshot {
-            for jump in &s.clock.jumps {
-                let span = chrono::Duration::seconds(i64::try_from(jump.seconds).unwrap_or(0));
-                let (from, why) = match jump.kind {
-                    Jump::Asleep => (jump.at - span, "the hub was asleep".to_string()),
-                    Jump::Forward => (jump.at - span, jump.what()),
-                    Jump::Backward => (jump.at, jump.what()),
-                };
-                state.note_blind(
-                    BlindSpell {
-                        from,
-                        to: jump.at,
-                        why,
-                    },
-                    forget_before,
-                );
-            }
             if let Some(seen) = state.snapshot_seen
                 && (s.generated_at - seen).num_seconds() > stale_s
                 && !state
@@ -348,3 +349,6 @@ fn late(
         why.why
     ))
 }
+
+#[cfg(test)]
+mod tests;
