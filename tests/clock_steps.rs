@@ -439,3 +439,429 @@ async fn a_clock_that_steps_fails_no_task_hides_no_red_and_pages_no_false_recove
         );
     }
 }
+
+// --- The report of a night (issue 45) ------------------------------------------------------
+
+/// An agent the test takes down and brings back on the same loopback port: its card and
+/// heartbeat answered by the demo's simulated agent while it is up, refused while it is down.
+struct Toggled {
+    name: String,
+    addr: SocketAddr,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Toggled {
+    fn start(name: &str) -> Toggled {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let mut t = Toggled {
+            name: name.into(),
+            addr,
+            runtime: None,
+        };
+        t.up();
+        t
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    fn up(&mut self) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime.block_on(async {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.set_reuseaddr(true).unwrap();
+            socket.bind(self.addr).unwrap();
+            socket.listen(64).unwrap()
+        });
+        let agent = fleetdash::demo::sim::SimAgent::healthy(&self.name, fleetdash::a2a::Wire::V1);
+        let router = fleetdash::demo::sim::single_router(agent, self.endpoint());
+        runtime.spawn(async move { axum::serve(listener, router).await });
+        self.runtime = Some(runtime);
+    }
+
+    fn down(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// The seconds from the real clock to `target`: the faked clock's offset that reads `target`
+/// now (a fixed night, whatever day the test runs).
+fn offset_to(target: &str) -> i64 {
+    let target = chrono::DateTime::parse_from_rfc3339(target).unwrap();
+    (target.to_utc() - chrono::Utc::now()).num_seconds()
+}
+
+fn set_offset(file: &Path, seconds: i64) {
+    let sign = if seconds < 0 { "-" } else { "+" };
+    set_clock(file, &format!("{sign}{}", seconds.abs()));
+}
+
+/// `fleetdash run` on `config` under the faked clock of `clock_file`, and where its intake
+/// listens (when it has one: it says so on stderr, which is drained for the rest of the run).
+fn run_faked(config: &Path, clock_file: &Path) -> (Child, Option<SocketAddr>) {
+    let mut child = support::fleetdash()
+        .args(["run", "--config"])
+        .arg(config)
+        .env("SOL_REPORT_TOKEN", SOL_TOKEN)
+        .env("LD_PRELOAD", libfaketime())
+        .env("FAKETIME_TIMESTAMP_FILE", clock_file)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .env("FLEETDASH_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stderr);
+        let mut bytes = Vec::new();
+        while reader.read_until(b'\n', &mut bytes).is_ok_and(|n| n > 0) {
+            let line = String::from_utf8_lossy(&bytes).trim_end().to_string();
+            bytes.clear();
+            if let Some(url) = line.strip_prefix("fleetdash: intake listening on ") {
+                let _ = tx.send(url.trim().to_string());
+            }
+            if line.contains("collecting") {
+                let _ = tx.send(String::new());
+            }
+        }
+    });
+    let mut intake = None;
+    while let Ok(said) = rx.recv_timeout(support::HANG_BUDGET) {
+        if said.is_empty() {
+            break;
+        }
+        intake = said
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .parse()
+            .ok();
+    }
+    (child, intake)
+}
+
+/// The reports the webhook received: (id, Idempotency-Key, body).
+fn reports(hook: &Receiver) -> Vec<(String, String, Value)> {
+    hook.got()
+        .into_iter()
+        .filter_map(|got| {
+            let body: Value = serde_json::from_slice(&got.body).ok()?;
+            (body["event"] == "report").then(|| {
+                let key = got
+                    .headers
+                    .get("idempotency-key")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_string();
+                (body["id"].as_str().unwrap().to_string(), key, body)
+            })
+        })
+        .collect()
+}
+
+fn agent_band(s: &Value, name: &str) -> String {
+    s["agents"]
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["name"] == name))
+        .map(|a| a["band"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default()
+}
+
+/// Stops or continues a process (SIGSTOP / SIGCONT): a hub that is not watching.
+fn signal(child: &Child, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig}");
+}
+
+/// Issue 45, done when: a night of churn through `fleetdash run` under a faked clock (an
+/// agent flapping, one going down for good, a clock stepped ahead, the hub not watching at the
+/// hour, tasks finished and never taken) is reported once, late and saying why, and the
+/// report says what the transitions log holds, element by element; a restart sends nothing
+/// more.
+#[test]
+fn a_night_of_churn_is_reported_once_saying_what_the_transitions_log_holds() {
+    // The webhook's own runtime: its workers serve it while the test blocks.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let hook = rt.block_on(Receiver::start(Mode::Ok));
+    let scratch = support::Scratch::new();
+    std::fs::write(
+        scratch.path().join("rules.yaml"),
+        support::quick_grouping_rules(),
+    )
+    .unwrap();
+    let mut vega = Toggled::start("vega");
+    let mut kai = Toggled::start("kai");
+    let lyra = support::Sim::healthy("lyra", fleetdash::a2a::Wire::V1);
+    let sol = support::Sim::healthy("sol", fleetdash::a2a::Wire::V1);
+    let config = scratch.config(&format!(
+        "[cadence]\nagents = \"1s\"\nqueue = \"1s\"\n\n\
+         [intake]\nlisten = \"127.0.0.1:0\"\nrate_per_minute = 1000000\n\n\
+         [work_queue]\ndb = \"state/tasks.db\"\n\n\
+         [[alerts.channels]]\nname = \"hook\"\ntype = \"webhook\"\nurl = \"{hook}\"\n\n\
+         [report]\nat = \"07:30\"\nzone = \"Europe/Berlin\"\n\n\
+         [[agents]]\nname = \"vega\"\nendpoint = \"{vega}\"\ndialect = \"v1\"\n\n\
+         [[agents]]\nname = \"kai\"\nendpoint = \"{kai}\"\ndialect = \"v1\"\n\n\
+         [[agents]]\nname = \"lyra\"\nendpoint = \"{lyra}\"\ndialect = \"v1\"\n\n\
+         [[agents]]\nname = \"sol\"\nendpoint = \"{sol}\"\ndialect = \"v1\"\n\
+         report_token_env = \"SOL_REPORT_TOKEN\"\n",
+        hook = hook.url("/hook"),
+        vega = vega.endpoint(),
+        kai = kai.endpoint(),
+        lyra = lyra.endpoint,
+        sol = sol.endpoint,
+    ));
+    // 22:00 in Berlin on Friday 6 March 2026: the report is due at 07:30, 06:30 UTC.
+    let clock_file = scratch.path().join("faketime");
+    let mut offset = offset_to("2026-03-06T21:00:00Z");
+    set_offset(&clock_file, offset);
+    let status = scratch.status_path();
+    let (child, intake) = run_faked(&config, &clock_file);
+    let intake = intake.expect("fleetdash run never said where the intake listens");
+    let run = Killed(child);
+    let wait = |what: &str, ok: &dyn Fn(&Value) -> bool| wait_for(&status, what, ok);
+    wait(
+        "every agent green",
+        &(|s| {
+            ["vega", "kai", "lyra", "sol"]
+                .iter()
+                .all(|a| agent_band(s, a) == "green")
+        }),
+    );
+
+    // vega flaps: three red spells, seconds apart.
+    for _ in 0..3 {
+        vega.down();
+        wait("vega red", &(|s| agent_band(s, "vega") == "red"));
+        vega.up();
+        wait("vega green", &(|s| agent_band(s, "vega") == "green"));
+    }
+    // The clock steps four hours ahead (01:00 UTC).
+    offset += 4 * 3600;
+    set_offset(&clock_file, offset);
+    wait(
+        "the step shown",
+        &(|s| newest_jump(s).is_some_and(|(k, secs)| k == "forward" && secs >= 14_000)),
+    );
+    // Work: a task finished, one nobody takes.
+    {
+        let done = assigned(&send(
+            intake,
+            SOL_TOKEN,
+            "n-1",
+            "ASSIGN to sol: rotate the logs",
+        ));
+        send(
+            intake,
+            SOL_TOKEN,
+            "n-2",
+            &format!("ACK {done} owning ETA 1h"),
+        );
+        send(intake, SOL_TOKEN, "n-3", &format!("DONE {done} rotated"));
+        assigned(&send(
+            intake,
+            SOL_TOKEN,
+            "n-4",
+            "ASSIGN to kai: nobody takes this",
+        ));
+    }
+    // kai goes down for good.
+    kai.down();
+    wait("kai red", &(|s| agent_band(s, "kai") == "red"));
+    // The hub stops watching (stopped, as a laptop's lid is shut) across the hour: 07:35.
+    signal(&run.0, "-STOP");
+    offset = offset_to("2026-03-07T06:35:00Z");
+    set_offset(&clock_file, offset);
+    std::thread::sleep(Duration::from_secs(2));
+    signal(&run.0, "-CONT");
+
+    // The report, once, within a tick of the reporter (15 s) and the group's wait.
+    let started = Instant::now();
+    let report = loop {
+        if let Some(r) = reports(&hook).into_iter().next() {
+            break r;
+        }
+        assert!(
+            started.elapsed() < support::HANG_BUDGET * 2,
+            "no report reached the webhook"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (id, key, body) = report;
+    let due = chrono::DateTime::parse_from_rfc3339("2026-03-07T06:30:00Z").unwrap();
+    assert_eq!(id, format!("report:{}", due.timestamp()));
+    assert_eq!(key, id, "the webhook's Idempotency-Key is the report's id");
+    let text = body["report"].as_str().unwrap().to_string();
+    let title = body["element"]["name"].as_str().unwrap();
+    eprintln!("the night's report, as the webhook got it:\n{text}");
+    assert!(
+        title.starts_with("Night: 1 needs you, 1 recovered"),
+        "{title}\n{text}"
+    );
+
+    // Against the log, element by element, over the report's own period.
+    let from = chrono::DateTime::parse_from_rfc3339(body["since"].as_str().unwrap()).unwrap();
+    let to = chrono::DateTime::parse_from_rfc3339(body["at"].as_str().unwrap()).unwrap();
+    let log: Value = serde_json::from_slice(
+        &std::fs::read(scratch.path().join("state/transitions.json")).unwrap(),
+    )
+    .unwrap();
+    let entries: Vec<&Value> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| {
+            let at = chrono::DateTime::parse_from_rfc3339(t["at"].as_str().unwrap()).unwrap();
+            at >= from && at < to
+        })
+        .collect();
+    let reds = |key: &str| {
+        entries
+            .iter()
+            .filter(|t| t["key"] == key && t["to"] == "red")
+            .count()
+    };
+    assert_eq!(reds("agent:vega"), 3, "the log holds vega's three spells");
+    assert!(
+        text.contains("agent vega went red 3 times"),
+        "vega's flaps are one line:\n{text}"
+    );
+    assert!(
+        text.contains("vega: red 3×"),
+        "vega's red time is counted:\n{text}"
+    );
+    assert_eq!(reds("agent:kai"), 1);
+    let kai_line = text
+        .lines()
+        .find(|l| l.contains("agent kai"))
+        .unwrap_or_default();
+    assert!(kai_line.contains("since"), "kai needs you now:\n{text}");
+    // Every element the log changed in the period is in the report, by its name.
+    for t in &entries {
+        let (kind, name) = (t["kind"].as_str().unwrap(), t["name"].as_str().unwrap());
+        if matches!(kind, "fleetdash" | "section") {
+            continue;
+        }
+        assert!(
+            text.contains(&format!("{kind} {name}")),
+            "{kind} {name} changed in the log but is not in the report:\n{text}"
+        );
+    }
+    assert!(
+        text.contains("this host's clock jumped forward 4 h"),
+        "the step is a blind spot:\n{text}"
+    );
+    assert!(
+        text.contains("late: due 07:30, sent 07:35: this host's clock jumped forward 5 h"),
+        "sent late, saying so:\n{text}"
+    );
+    assert!(
+        text.contains("work queue: 1 finished") && text.contains("1 never taken"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the other 2 agents: green all night"),
+        "{text}"
+    );
+
+    // A restart sends nothing more: one report for the night.
+    drop(run);
+    let again = Killed(run_faked(&config, &clock_file).0);
+    let restarted = Instant::now();
+    wait(
+        "a snapshot after the restart",
+        &(move |s| {
+            chrono::DateTime::parse_from_rfc3339(s["generated_at"].as_str().unwrap_or_default())
+                .is_ok_and(|_| restarted.elapsed() > Duration::from_secs(3))
+        }),
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    drop(again);
+    let ids: Vec<String> = reports(&hook).into_iter().map(|r| r.0).collect();
+    assert_eq!(ids, [id], "one report, not two");
+}
+
+/// Issue 45, done when: fleetdash killed while it sends the report, then started again: the
+/// receiver gets the same report again (same id, same Idempotency-Key), never a second one,
+/// and the schedule moves on.
+#[test]
+fn a_report_killed_while_it_is_sent_is_the_same_report_after_the_restart() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let hook = rt.block_on(Receiver::start(Mode::RecordThenHang));
+    let scratch = support::Scratch::new();
+    std::fs::write(
+        scratch.path().join("rules.yaml"),
+        support::quick_grouping_rules(),
+    )
+    .unwrap();
+    let lyra = support::Sim::healthy("lyra", fleetdash::a2a::Wire::V1);
+    let config = scratch.config(&format!(
+        "[cadence]\nagents = \"1s\"\n\n\
+         [[alerts.channels]]\nname = \"hook\"\ntype = \"webhook\"\nurl = \"{hook}\"\n\n\
+         [report]\nat = \"07:30\"\nzone = \"Europe/Berlin\"\n\n\
+         [[agents]]\nname = \"lyra\"\nendpoint = \"{lyra}\"\ndialect = \"v1\"\n",
+        hook = hook.url("/hook"),
+        lyra = lyra.endpoint,
+    ));
+    let clock_file = scratch.path().join("faketime");
+    set_offset(&clock_file, offset_to("2026-03-07T06:29:00Z"));
+    let status = scratch.status_path();
+    let first = Killed(run_faked(&config, &clock_file).0);
+    wait_for(&status, "a first snapshot", |_: &Value| true);
+    // Past the hour: the next tick sends, and the receiver holds the request unanswered.
+    set_offset(&clock_file, offset_to("2026-03-07T06:31:00Z"));
+    let started = Instant::now();
+    while reports(&hook).is_empty() {
+        assert!(
+            started.elapsed() < support::HANG_BUDGET * 2,
+            "the report was never sent"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Killed mid-send (SIGKILL: no goodbye).
+    drop(first);
+    hook.set(Mode::Ok);
+    let _second = Killed(run_faked(&config, &clock_file).0);
+    let started = Instant::now();
+    while reports(&hook).len() < 2 {
+        assert!(
+            started.elapsed() < support::HANG_BUDGET * 2,
+            "the report was not sent again after the restart"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Let the restarted reporter tick again: nothing new.
+    std::thread::sleep(Duration::from_secs(3));
+    let got = reports(&hook);
+    let ids: std::collections::BTreeSet<&str> = got.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(ids.len(), 1, "one report: {ids:?}");
+    assert!(
+        got.iter().all(|r| r.1 == r.0),
+        "each try carries its id as Idempotency-Key"
+    );
+    assert_eq!(
+        got[0].2["report"], got[1].2["report"],
+        "the same report, word for word"
+    );
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(scratch.path().join("state/report-state.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(state["pending"].is_null(), "{state}");
+    assert_eq!(state["last_due"], "2026-03-07T06:30:00Z", "{state}");
+}

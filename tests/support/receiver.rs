@@ -21,6 +21,8 @@ pub enum Mode {
     /// 403: the request itself refused (a wrong token), never worth another try.
     Refuse403,
     Hang,
+    /// Keeps the request (as `Ok` does), then never answers: a sender killed mid-send.
+    RecordThenHang,
 }
 
 /// One POST as the receiver got it.
@@ -84,6 +86,16 @@ async fn record(
         }
         Mode::Fail500 => StatusCode::INTERNAL_SERVER_ERROR,
         Mode::Refuse403 => StatusCode::FORBIDDEN,
+        Mode::RecordThenHang => {
+            r.got.lock().unwrap().push(Got {
+                path: uri.path().to_string(),
+                headers,
+                body: body.to_vec(),
+                at: Utc::now(),
+            });
+            tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+            StatusCode::OK
+        }
         Mode::Ok => {
             r.got.lock().unwrap().push(Got {
                 path: uri.path().to_string(),

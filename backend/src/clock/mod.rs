@@ -149,6 +149,18 @@ struct State {
     sightings: Sightings,
 }
 
+/// A jump as [`Clock::jumps_seen`] tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JumpSeen {
+    pub kind: Jump,
+    /// How far the wall clock moved against the time that passed; for a sleep, how long.
+    pub seconds: u64,
+    /// When it was seen, on the boot clock.
+    pub boot: Duration,
+    /// The wall clock's reading just after it.
+    pub wall: DateTime<Utc>,
+}
+
 /// A jump, on the boot clock, and the wall clock's reading just after it.
 #[derive(Debug, Clone, Copy)]
 struct Seen {
@@ -304,6 +316,22 @@ impl Clock {
             now: self.now(),
             clock: Some(self.clone()),
         }
+    }
+
+    /// The jumps still shown, oldest first, each with the wall clock's reading just after it
+    /// (what the transitions log stamped then) and when it happened on the boot clock (which
+    /// no later step moves): the report's blind spots are made of them.
+    pub fn jumps_seen(&self) -> Vec<JumpSeen> {
+        self.state()
+            .jumps
+            .iter()
+            .map(|j| JumpSeen {
+                kind: j.kind,
+                seconds: j.seconds,
+                boot: j.boot,
+                wall: j.wall,
+            })
+            .collect()
     }
 
     /// What the snapshot says of this clock at `now`.

@@ -52,6 +52,9 @@ pub struct Reporter {
     clock: Clock,
     /// Set until the first tick of this process: it measures the time nothing ran.
     first: std::sync::atomic::AtomicBool,
+    /// The clock's jumps already noted, by when they happened on the boot clock (their wall
+    /// moment, as the clock words it, moves with each later step).
+    jumps_noted: std::sync::Mutex<std::collections::BTreeSet<u128>>,
 }
 
 /// What one tick did, for the log and the tests.
@@ -81,6 +84,7 @@ impl Reporter {
             delivery,
             clock,
             first: std::sync::atomic::AtomicBool::new(true),
+            jumps_noted: Default::default(),
         })
     }
 
@@ -120,7 +124,7 @@ impl Reporter {
             Err(e) => return Ticked::Stuck(e.to_string()),
         };
         let snapshot = self.snapshot().await;
-        let jumps = self.clock.view(&now).jumps;
+        let jumps = self.clock.jumps_seen();
         self.note_blind(&mut state, snapshot.as_ref(), &jumps, wall, boot_s);
 
         // A report left pending by a crash: into the outbox again (the dedupe key keeps one).
@@ -216,7 +220,7 @@ impl Reporter {
         &self,
         state: &mut State,
         snapshot: Option<&Snapshot>,
-        jumps: &[fleetdash_model::ClockJump],
+        jumps: &[crate::clock::JumpSeen],
         wall: DateTime<Utc>,
         boot_s: u64,
     ) {
@@ -248,22 +252,39 @@ impl Reporter {
                 );
             }
         }
+        let mut noted = self.jumps_noted.lock().unwrap_or_else(|p| p.into_inner());
         for jump in jumps {
+            if !noted.insert(jump.boot.as_millis()) {
+                continue;
+            }
             let span = chrono::Duration::seconds(i64::try_from(jump.seconds).unwrap_or(0));
             let (from, why) = match jump.kind {
-                Jump::Asleep => (jump.at - span, "the hub was asleep".to_string()),
-                Jump::Forward => (jump.at - span, jump.what()),
-                Jump::Backward => (jump.at, jump.what()),
+                Jump::Asleep => (jump.wall - span, "the hub was asleep".to_string()),
+                Jump::Forward => (
+                    jump.wall - span,
+                    format!(
+                        "this host's clock jumped forward {}",
+                        fleetdash_model::human_age(jump.seconds)
+                    ),
+                ),
+                Jump::Backward => (
+                    jump.wall,
+                    format!(
+                        "this host's clock jumped back {}",
+                        fleetdash_model::human_age(jump.seconds)
+                    ),
+                ),
             };
             state.note_blind(
                 BlindSpell {
                     from,
-                    to: jump.at,
+                    to: jump.wall,
                     why,
                 },
                 forget_before,
             );
         }
+        drop(noted);
         if let Some(s) = snapshot {
             if let Some(seen) = state.snapshot_seen
                 && (s.generated_at - seen).num_seconds() > stale_s

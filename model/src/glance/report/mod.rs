@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Glance;
 use super::parts::row_anchor;
+use super::types::Kind;
 use crate::band::Band;
 use crate::snapshot::{Snapshot, Transition};
 use crate::words::{human_age, moment};
@@ -109,7 +110,9 @@ pub struct Report {
 }
 
 impl Report {
-    /// Every line, worst first, as `fleetdash report` prints it.
+    /// Every line, worst first, as `fleetdash report` prints it: why it is late, what needs
+    /// the operator now, what came back, the work queue, the blind spots, the rest (the red
+    /// time per element is [`Report::text`]'s table after them).
     pub fn lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
         if let Some(late) = &self.late {
@@ -117,10 +120,10 @@ impl Report {
         }
         lines.extend(self.needs_now.iter().cloned());
         lines.extend(self.recovered.iter().cloned());
-        lines.extend(self.blind.iter().cloned());
         if let Some(w) = &self.work {
             lines.push(w.clone());
         }
+        lines.extend(self.blind.iter().cloned());
         lines.push(self.rest.clone());
         lines
     }
@@ -169,12 +172,17 @@ pub fn build(inputs: &Inputs) -> Report {
     let els = elements(inputs.log, from, to);
     let (sections, els): (Vec<Element>, Vec<Element>) =
         els.into_iter().partition(|e| e.kind == "section");
+    // fleetdash's own clock turns amber while a jump is shown: the jump is a blind spot of
+    // its own (`inputs.blind`), not an element that went wrong.
+    let els: Vec<Element> = els.into_iter().filter(|e| e.kind != "fleetdash").collect();
     let glance = Glance::new(inputs.snapshot, to, offset);
 
     // 1. Now.
+    // A jump of this host's clock is one of fleetdash's blind spots, said there.
     let needs_now: Vec<String> = glance
         .needs
         .iter()
+        .filter(|n| n.kind != Kind::Clock)
         .map(|n| {
             let open = els.iter().find_map(|e| {
                 let anchor = row_anchor(&e.key, &e.name);
