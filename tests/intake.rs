@@ -1666,8 +1666,8 @@ fn the_hub_agent_asks_for_the_report_of_a_period_in_both_dialects() {
         TRANSITIONS,
         &support::report::with_flap_and_recovery(&log, t0),
     );
-    let since = support::report::since_before_all(t0)
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let since =
+        support::report::since_before_all(t0).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let v1 = sdk(
         Sdk::V1,
         &hub.url(),
@@ -1716,7 +1716,12 @@ fn the_hub_agent_asks_for_the_report_of_a_period_in_both_dialects() {
     );
     let (text, data) = answer_parts(&ok(&bare[0])["message"]);
     support::report::assert_since_last_report("v1.0, a bare report", &text, &data, t0);
-    let refused = post(&hub, Some("sol"), None, &v03_send("r-2", hub::text("report")));
+    let refused = post(
+        &hub,
+        Some("sol"),
+        None,
+        &v03_send("r-2", hub::text("report")),
+    );
     assert_eq!(refused.status, 403, "{}", refused.body);
 }
 

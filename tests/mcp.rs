@@ -168,7 +168,9 @@ fn an_mcp_client_lists_and_calls_every_tool_and_reads_the_error_shapes() {
         .unwrap();
     assert!(
         report["inputSchema"]["properties"]["since"].is_object()
-            && report["inputSchema"].get("required").is_none_or(|r| r == &json!([])),
+            && report["inputSchema"]
+                .get("required")
+                .is_none_or(|r| r == &json!([])),
         "since is optional: {report:#}"
     );
 
@@ -341,8 +343,8 @@ fn the_hub_asks_for_the_report_of_a_period() {
     let log = state.join(fleetdash::write::transitions::FILE_NAME);
     let fixture = support::report::with_flap_and_recovery(&std::fs::read(&log).unwrap(), t0);
     std::fs::write(&log, fixture).unwrap();
-    let since = support::report::since_before_all(t0)
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let since =
+        support::report::since_before_all(t0).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let ahead = (chrono::Utc::now() + chrono::Duration::hours(1))
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let asked = json!([
@@ -509,7 +511,9 @@ fn the_intakes_mcp_answers_the_operator_and_the_hub_and_refuses_the_others() {
     // The report of the last day (no scheduled report yet), from what `run` wrote.
     let report = ok(&all[7]);
     assert_ne!(report["isError"], true, "{report:#}");
-    let title = report["structuredContent"]["title"].as_str().unwrap_or_default();
+    let title = report["structuredContent"]["title"]
+        .as_str()
+        .unwrap_or_default();
     assert!(
         title.starts_with("Since ") && title.contains(" needs you"),
         "{report:#}"
@@ -520,7 +524,10 @@ fn the_intakes_mcp_answers_the_operator_and_the_hub_and_refuses_the_others() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|l| l.as_str().unwrap().starts_with(&format!("✖ agent {agent}: "))),
+                .any(|l| l
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("✖ agent {agent}: "))),
             "{report:#}"
         );
     }

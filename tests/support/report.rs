@@ -41,8 +41,7 @@ pub fn with_flap_and_recovery(log: &[u8], t0: DateTime<Utc>) -> Vec<u8> {
         "kai's spell must not be within the flap gap of orin's"
     );
     let mut file: Value = serde_json::from_slice(log).unwrap();
-    let mut entries: Vec<Transition> =
-        serde_json::from_value(file["entries"].take()).unwrap();
+    let mut entries: Vec<Transition> = serde_json::from_value(file["entries"].take()).unwrap();
     let t = |name: &str, to: Band, m: i64| Transition {
         key: format!("agent:{name}"),
         kind: "agent".into(),
@@ -130,7 +129,8 @@ pub fn assert_whole(what: &str, text: &str, data: &Value) {
         );
     }
     assert!(
-        lines(data, "red_time").contains(&"agent orin: red 3×, 9 min (the period before: none)".into()),
+        lines(data, "red_time")
+            .contains(&"agent orin: red 3×, 9 min (the period before: none)".into()),
         "{what}: {data:#}"
     );
     assert_eq!(data["all_clear"], false, "{what}");

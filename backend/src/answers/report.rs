@@ -62,8 +62,8 @@ pub fn check_since(since: DateTime<Utc>, now: DateTime<Utc>) -> Result<DateTime<
              before it"
         ));
     }
-    let horizon = chrono::Duration::from_std(crate::clock::HORIZON)
-        .unwrap_or(chrono::Duration::MAX);
+    let horizon =
+        chrono::Duration::from_std(crate::clock::HORIZON).unwrap_or(chrono::Duration::MAX);
     if now - since > horizon {
         return Err(format!(
             "since {at}: more than {} back: fleetdash takes spans up to {}",
@@ -231,8 +231,7 @@ mod tests {
     #[test]
     fn no_snapshot_is_said_as_the_answer() {
         let (_dir, config, rules) = scratch();
-        std::fs::remove_file(config.output_dir.join(crate::write::status_json::FILE_NAME))
-            .unwrap();
+        std::fs::remove_file(config.output_dir.join(crate::write::status_json::FILE_NAME)).unwrap();
         let why = build(&Reports::new(&config, &rules), None).unwrap_err();
         assert!(why.contains("status.json"), "{why}");
         assert!(why.contains("has `fleetdash run` written it?"), "{why}");
@@ -240,10 +239,16 @@ mod tests {
 
     #[test]
     fn a_since_after_now_or_past_the_horizon_is_the_callers_mistake() {
-        assert_eq!(check_since(minutes_before(60), now()), Ok(minutes_before(60)));
+        assert_eq!(
+            check_since(minutes_before(60), now()),
+            Ok(minutes_before(60))
+        );
         assert_eq!(check_since(now(), now()), Ok(now()));
         let ahead = check_since(now() + chrono::Duration::minutes(1), now()).unwrap_err();
-        assert!(ahead.starts_with("since 2026-12-06T07:31:00Z: after now"), "{ahead}");
+        assert!(
+            ahead.starts_with("since 2026-12-06T07:31:00Z: after now"),
+            "{ahead}"
+        );
         let far = check_since(now() - chrono::Duration::days(367), now()).unwrap_err();
         assert!(far.contains("more than 366 d back"), "{far}");
         assert!(check_since(now() - chrono::Duration::days(366), now()).is_ok());

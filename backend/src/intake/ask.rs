@@ -29,11 +29,15 @@ const CHANGES_DEFAULT_S: i64 = 3600;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Query {
     Status,
-    Changes { since: DateTime<Utc> },
+    Changes {
+        since: DateTime<Utc>,
+    },
     Queue,
     /// The report of the time since `since`; `None`: since the last scheduled report ended,
     /// else the last day ([`crate::report::default_since`]).
-    Report { since: Option<DateTime<Utc>> },
+    Report {
+        since: Option<DateTime<Utc>>,
+    },
 }
 
 /// The question `parts` ask at `now`: `None` is a report (the lenient text form never reads a
@@ -155,12 +159,11 @@ mod tests {
             ask(Part::Text("report since 2026-11-30T06:00:00Z".into())),
             report(Some(at(6, 0)))
         );
+        assert_eq!(ask(Part::Data(json!({"query": "report"}))), report(None));
         assert_eq!(
-            ask(Part::Data(json!({"query": "report"}))),
-            report(None)
-        );
-        assert_eq!(
-            ask(Part::Data(json!({"query": "fleet.report", "since": "18:30"}))),
+            ask(Part::Data(
+                json!({"query": "fleet.report", "since": "18:30"})
+            )),
             report(Some(at(18, 30)))
         );
         assert_eq!(ask(Part::Data(json!({"report": "heartbeat"}))), None);
