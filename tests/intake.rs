@@ -126,7 +126,8 @@ fn every_report_kind_from_the_v1_sdk_is_applied_and_its_reply_parsed() {
             "assign",
             "fleet.status",
             "fleet.changes",
-            "fleet.queue"
+            "fleet.queue",
+            "fleet.report"
         ]
     );
 
