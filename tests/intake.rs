@@ -126,7 +126,8 @@ fn every_report_kind_from_the_v1_sdk_is_applied_and_its_reply_parsed() {
             "assign",
             "fleet.status",
             "fleet.changes",
-            "fleet.queue"
+            "fleet.queue",
+            "fleet.report"
         ]
     );
 
@@ -1649,6 +1650,80 @@ fn the_hub_agent_asks_what_changed_since_a_moment_in_both_dialects() {
     );
     let (text, _) = answer_parts(&ok(&none[0])["message"]);
     assert!(text.starts_with("No band changed since "), "{text}");
+}
+
+/// Issue 45: "report since <moment>" (text) or `{"query": "report", "since": ...}` (data)
+/// answers the report of the period built from the state dir, through both SDKs, as words and
+/// the `Report` as data; a bare "report" covers the time since the last scheduled report ended.
+/// A moment it cannot read, or after now, is the caller's mistake (-32602); another agent may
+/// not ask (403).
+#[test]
+fn the_hub_agent_asks_for_the_report_of_a_period_in_both_dialects() {
+    let hub = Hub::start();
+    let (snapshot, log) = collected_snapshot();
+    let t0 = snapshot.generated_at;
+    hub.write_snapshot(&snapshot);
+    hub.write_state_file(
+        TRANSITIONS,
+        &support::report::with_flap_and_recovery(&log, t0),
+    );
+    let since =
+        support::report::since_before_all(t0).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let v1 = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some(hub::HUB_AGENT),
+        json!([
+            {"op": "send", "data": {"query": "report", "since": since}},
+            {"op": "send", "text": "report since lunch"},
+        ]),
+    );
+    let v03 = sdk(
+        Sdk::V03,
+        &hub.url(),
+        Some("operator"),
+        json!([{"op": "send", "text": format!("report since {since}")}]),
+    );
+    for (what, message) in [("v1.0", &ok(&v1[0])["message"]), ("v0.3", ok(&v03[0]))] {
+        let (text, data) = answer_parts(message);
+        support::report::assert_whole(what, &text, &data);
+    }
+    let e = err(&v1[1]);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("expected a time of day in UTC"),
+        "{e}"
+    );
+    let ahead = chrono::Utc::now() + chrono::Duration::hours(1);
+    let raw = post(
+        &hub,
+        Some(hub::HUB_AGENT),
+        None,
+        &v03_send("r-1", text(&format!("report since {}", ahead.to_rfc3339()))),
+    );
+    assert_eq!(raw.json()["error"]["code"], -32602, "{}", raw.body);
+
+    hub.write_state_file(
+        fleetdash::report::state::FILE_NAME,
+        &support::report::state_covering_until(t0),
+    );
+    let bare = sdk(
+        Sdk::V1,
+        &hub.url(),
+        Some(hub::HUB_AGENT),
+        json!([{"op": "send", "text": "report"}]),
+    );
+    let (text, data) = answer_parts(&ok(&bare[0])["message"]);
+    support::report::assert_since_last_report("v1.0, a bare report", &text, &data, t0);
+    let refused = post(
+        &hub,
+        Some("sol"),
+        None,
+        &v03_send("r-2", hub::text("report")),
+    );
+    assert_eq!(refused.status, 403, "{}", refused.body);
 }
 
 /// Issue 25: "queue" answers the work queue as `fleetdash tasks` shows it (its column heads,

@@ -148,6 +148,7 @@ fn an_mcp_client_lists_and_calls_every_tool_and_reads_the_error_shapes() {
             "explain",
             "fleet_status",
             "needs_you",
+            "report",
             "silence",
             "work_queue"
         ]
@@ -159,6 +160,19 @@ fn an_mcp_client_lists_and_calls_every_tool_and_reads_the_error_shapes() {
         .find(|t| t["name"] == "changes_since")
         .unwrap();
     assert_eq!(since["inputSchema"]["required"], json!(["since"]));
+    let report = ok(&results[1])["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "report")
+        .unwrap();
+    assert!(
+        report["inputSchema"]["properties"]["since"].is_object()
+            && report["inputSchema"]
+                .get("required")
+                .is_none_or(|r| r == &json!([])),
+        "since is optional: {report:#}"
+    );
 
     let status = ok(&results[2]);
     assert_ne!(status["isError"], true, "{status:#}");
@@ -318,6 +332,51 @@ fn the_agents_doc_mcp_example_prints_the_glance() {
     assert!(stdout.contains("✖ agent vega · "), "{stdout}");
 }
 
+/// Issue 45: the hub agent (stdio without `--operator`) asks for the report of a period and
+/// gets the report built from the state dir: since a moment, or by default since the last
+/// scheduled report ended; a moment it cannot read, or one after now, is its mistake.
+#[test]
+fn the_hub_asks_for_the_report_of_a_period() {
+    let (scratch, config) = fleet();
+    let t0 = scratch.snapshot().generated_at;
+    let state = scratch.path().join("state");
+    let log = state.join(fleetdash::write::transitions::FILE_NAME);
+    let fixture = support::report::with_flap_and_recovery(&std::fs::read(&log).unwrap(), t0);
+    std::fs::write(&log, fixture).unwrap();
+    let since =
+        support::report::since_before_all(t0).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let ahead = (chrono::Utc::now() + chrono::Duration::hours(1))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let asked = json!([
+        {"op": "call", "name": "report", "arguments": {"since": since}},
+        {"op": "call", "name": "report", "arguments": {"since": "lunch"}},
+        {"op": "call", "name": "report", "arguments": {"since": ahead}},
+    ]);
+    let results = ask(&config, asked);
+    let whole = ok(&results[0]);
+    assert_ne!(whole["isError"], true, "{whole:#}");
+    support::report::assert_whole("MCP", &text(whole), &whole["structuredContent"]);
+    for bad in &results[1..] {
+        assert_eq!(ok(bad)["isError"], true, "{bad:#}");
+        assert_eq!(envelope(ok(bad))["name"], "INVALID_REQUEST", "{bad:#}");
+    }
+    assert!(text(ok(&results[2])).contains("after now"), "{results:?}");
+
+    std::fs::write(
+        state.join(fleetdash::report::state::FILE_NAME),
+        support::report::state_covering_until(t0),
+    )
+    .unwrap();
+    let results = ask(&config, json!([{"op": "call", "name": "report"}]));
+    let since_last = ok(&results[0]);
+    support::report::assert_since_last_report(
+        "MCP, no since",
+        &text(since_last),
+        &since_last["structuredContent"],
+        t0,
+    );
+}
+
 /// A process killed and reaped when the test ends.
 struct Killed(std::process::Child);
 
@@ -427,9 +486,10 @@ fn the_intakes_mcp_answers_the_operator_and_the_hub_and_refuses_the_others() {
             {"op": "call", "name": "work_queue"},
             {"op": "call", "name": "explain", "arguments": {"key": "agent:nobody"}},
             {"op": "read_resource", "uri": "fleet://glance.txt"},
+            {"op": "call", "name": "report"},
         ]),
     );
-    assert_eq!(ok(&all[0])["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(ok(&all[0])["tools"].as_array().unwrap().len(), 8);
     assert!(text(ok(&all[1])).contains("agent sol · "), "{all:?}");
     assert!(
         text(ok(&all[2])).starts_with("✖ agent sol: fail"),
@@ -448,6 +508,29 @@ fn the_intakes_mcp_answers_the_operator_and_the_hub_and_refuses_the_others() {
         .as_str()
         .unwrap_or_default();
     assert!(glance.contains("agent min · "), "{all:?}");
+    // The report of the last day (no scheduled report yet), from what `run` wrote.
+    let report = ok(&all[7]);
+    assert_ne!(report["isError"], true, "{report:#}");
+    let title = report["structuredContent"]["title"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        title.starts_with("Since ") && title.contains(" needs you"),
+        "{report:#}"
+    );
+    for agent in ["min", "sol"] {
+        assert!(
+            report["structuredContent"]["needs_now"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("✖ agent {agent}: "))),
+            "{report:#}"
+        );
+    }
     for (who, token) in [
         ("another agent", Some("report-sol-52b9d7e3")),
         ("no token", None),

@@ -178,6 +178,9 @@ fn main() {
             snapshot: Some(case.dir.path().join("out/status.json")),
             state_dir: None,
             queue_rules: rules,
+            report: Some(fleetdash::answers::report::Reports::new(
+                &config, &all_rules,
+            )),
             mcp: Some(fleetdash::mcp::FleetTools::new(&config, &all_rules)),
         };
         let listener = rt

@@ -66,6 +66,7 @@ fn main() {
             snapshot: None,
             state_dir: None,
             queue_rules: rules,
+            report: None,
             mcp: None,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -164,7 +164,7 @@ enum Command {
         config: PathBuf,
     },
     /// Serve the fleet's answers as MCP tools over stdin/stdout (fleet_status, needs_you,
-    /// explain, changes_since, work_queue), for an agent on this host; read-only
+    /// explain, changes_since, work_queue, report), for an agent on this host; read-only
     /// (docs/agents.md).
     Mcp {
         #[arg(long, value_name = "FILE")]

@@ -149,19 +149,18 @@ pub async fn report(path: &Path, since: Option<&str>) -> Result<Done, Failure> {
     let (config, rules) = load(path)?;
     let now = chrono::Utc::now();
     let since = match since {
-        Some(text) => parse_since(&config, text, now).map_err(|e| {
+        Some(text) => Some(parse_since(&config, text, now).map_err(|e| {
             eprintln!("fleetdash: report: --since {text:?}: {e}");
             Failure::Exit(2)
-        })?,
-        None => match crate::report::state::load(&config.state_dir, now) {
-            crate::report::state::Loaded::State(s) if s.covered_until < now => s.covered_until,
-            _ => now - chrono::Duration::hours(24),
-        },
+        })?),
+        None => None,
     };
-    let report =
-        tokio::task::spawn_blocking(move || crate::report::on_demand(&config, &rules, since, now))
-            .await
-            .context("the report's thread")??;
+    let report = tokio::task::spawn_blocking(move || {
+        let since = since.unwrap_or_else(|| crate::report::default_since(&config, now));
+        crate::report::on_demand(&config, &rules, since, now)
+    })
+    .await
+    .context("the report's thread")??;
     let result = serde_json::to_value(&report).context("the report as JSON")?;
     Ok(Done::ok(report.text(), result))
 }

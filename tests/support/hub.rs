@@ -65,18 +65,23 @@ impl Hub {
             .enable_all()
             .build()
             .unwrap();
+        let all_rules = fleetdash::config::Rules::parse(
+            std::path::Path::new("config/rules.yaml"),
+            crate::support::DEFAULT_RULES,
+        )
+        .unwrap();
         let rules = QueueRules {
             ack_within_s: 600,
             no_reply_s: 300,
             worker_died_s: 3600,
-            ..QueueRules::of(
-                &fleetdash::config::Rules::parse(
-                    std::path::Path::new("config/rules.yaml"),
-                    crate::support::DEFAULT_RULES,
-                )
-                .unwrap(),
-            )
+            ..QueueRules::of(&all_rules)
         };
+        // The report's files: the same out/ and state/ the other questions read.
+        let config = fleetdash::config::Config::parse(
+            &dir.path().join("fleetdash.toml"),
+            "output_dir = \"out\"\nstate_dir = \"state\"\n",
+        )
+        .unwrap();
         let queue = Arc::new(rt.block_on(WorkQueue::open(&db, rules)).unwrap());
         let options = IntakeOptions {
             tokens: Tokens::new(AGENTS.iter().map(|(a, t)| (a.to_string(), t.to_string())))
@@ -92,6 +97,9 @@ impl Hub {
             snapshot: Some(dir.path().join("out/status.json")),
             state_dir: Some(dir.path().join("state")),
             queue_rules: rules,
+            report: Some(fleetdash::answers::report::Reports::new(
+                &config, &all_rules,
+            )),
             mcp: None,
         };
         let listener = rt

@@ -4,6 +4,7 @@
 
 pub mod git;
 pub mod procs;
+pub mod report;
 pub mod secrets;
 
 use std::io::{BufRead, BufReader};

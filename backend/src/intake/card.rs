@@ -103,6 +103,26 @@ pub fn card_v1(url: &str) -> Value {
             "inputModes": ["text/plain", "application/json"],
             "outputModes": ["text/plain", "application/json"],
         })))
+        .chain(std::iter::once(json!({
+            "id": super::ask::REPORT_SKILL,
+            "name": "Fleet report",
+            "description": format!(
+                "The hub agent or the operator asks for the report of a period, as the morning \
+                 report says it: what needs the operator now, what went red or amber and came \
+                 back (flaps merged), red time per element against the period before, the work \
+                 queue, fleetdash's own blind spots, the rest in one line, or an all-clear. \
+                 Since a moment, else since the last scheduled report ended, else the last {} h.",
+                crate::report::DEFAULT_SPAN_H
+            ),
+            "tags": ["ask"],
+            "examples": [
+                "report",
+                "report since 07:30",
+                "{\"query\": \"report\", \"since\": \"2026-12-02T07:30:00Z\"}",
+            ],
+            "inputModes": ["text/plain", "application/json"],
+            "outputModes": ["text/plain", "application/json"],
+        })))
         .collect();
     json!({
         "name": "fleetdash-intake",
@@ -195,7 +215,8 @@ mod tests {
                 "assign",
                 "fleet.status",
                 "fleet.changes",
-                "fleet.queue"
+                "fleet.queue",
+                "fleet.report"
             ]
         );
         assert_eq!(c["supportedInterfaces"][0]["protocolVersion"], "1.0");

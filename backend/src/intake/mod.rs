@@ -8,7 +8,8 @@
 //! - [`report`]: one message's report, from a data part or the lenient text form.
 //! - [`guard`]: each agent's bearer token, the per-agent rate limit, problem+json refusals.
 //! - [`ask`]: a question instead of a report (issue 25): the hub agent or the operator asks
-//!   `status`, and the answer is the glance in words and data, from the snapshot.
+//!   `status`, and the answer is the glance in words and data, from the snapshot; also
+//!   `changes since`, `queue` and `report` (the report of a period, issue 45).
 //! - [`card`]: the intake's agent card; its skills are the report kinds and the questions.
 //! - [`listen`]: the accept loop: a header deadline, connections bounded per peer and in all.
 //!
@@ -72,6 +73,9 @@ pub struct IntakeOptions {
     pub state_dir: Option<std::path::PathBuf>,
     /// The rules the queue is judged by, for `queue` (as `fleetdash tasks` judges it).
     pub queue_rules: crate::queue::QueueRules,
+    /// What `report` is built from (the config's files and rules). `None`: every `report` is
+    /// answered that there is none.
+    pub report: Option<crate::answers::report::Reports>,
     /// `/mcp`: the fleet's answers as MCP tools over Streamable HTTP, for the operator's
     /// token and the hub agent's. `None`: not served.
     pub mcp: Option<crate::mcp::FleetTools>,
@@ -134,6 +138,7 @@ impl IntakeOptions {
                 snapshot: Some(config.output_dir.join(crate::write::status_json::FILE_NAME)),
                 state_dir: Some(config.state_dir.clone()),
                 queue_rules: crate::queue::QueueRules::of(rules),
+                report: Some(crate::answers::report::Reports::new(config, rules)),
                 mcp: Some(crate::mcp::FleetTools::new(config, rules)),
             },
             warnings,
@@ -730,6 +735,15 @@ async fn asked(
                 &intake.queue.clocked(),
             )
         }
+        ask::Query::Report { since } => match &intake.options.report {
+            Some(reports) => {
+                let built = reports.build(since, now).await;
+                crate::answers::report::answer(built.as_ref().map_err(String::as_str))
+            }
+            None => crate::answers::report::answer(Err(
+                "this intake was started without the files a report is built from",
+            )),
+        },
     };
     tracing::debug!(
         caller = caller.name(),

@@ -6,8 +6,9 @@
 //! - Tools: `fleet_status` (the glance: verdict, needs-you lines, every non-green element, the
 //!   snapshot's age), `needs_you` (the needs-you lines alone), `explain` (one element by key:
 //!   band, reason, dependencies, hold, last day), `changes_since` (band changes after a moment,
-//!   from the transitions log), `work_queue` (the queue as `fleetdash tasks` words it). Each
-//!   answers with the words as text and the same as structured content.
+//!   from the transitions log), `work_queue` (the queue as `fleetdash tasks` words it),
+//!   `report` (the report of a period, as the morning report says it). Each answers with the
+//!   words as text and the same as structured content.
 //! - For the operator only ([`McpRole`]): `silence` and `assign_task`, with the CLI's semantics
 //!   (`fleetdash silence add`, `fleetdash task assign`), recorded the same way.
 //! - Resources: `fleet://status.json` (the snapshot) and `fleet://glance.txt` (its words).
@@ -65,6 +66,7 @@ pub struct FleetTools {
     /// The role of a caller whose request carries none (stdio).
     stdio_role: McpRole,
     queue_config: Option<(PathBuf, QueueRules)>,
+    reports: answers::report::Reports,
     // Read by the code #[tool_handler] writes.
     #[allow(dead_code)]
     tool_router: ToolRouter<Self>,
@@ -104,6 +106,13 @@ pub struct Since {
     /// A time of day in UTC ("14:00": the last one at or before now), or an RFC 3339 moment
     /// ("2026-12-02T14:00:00Z").
     pub since: String,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct ReportSince {
+    /// Since when: a time of day in UTC ("07:30": the last one at or before now) or an RFC
+    /// 3339 moment. Without it, since the last scheduled report ended, else the last 24 h.
+    pub since: Option<String>,
 }
 
 /// A tool's failure: its words and the ASC envelope, `isError: true`.
@@ -204,6 +213,7 @@ impl FleetTools {
                 .work_queue
                 .as_ref()
                 .map(|q| (q.db.clone(), QueueRules::of(rules))),
+            reports: answers::report::Reports::new(config, rules),
             tool_router: Self::tool_router(),
         }
     }
@@ -487,6 +497,43 @@ impl FleetTools {
     }
 
     #[tool(
+        description = "The report of a period, as the operator's morning report says it: the \
+                       verdict as its title, what it covers, what needs the operator now, what \
+                       went red or amber and came back (flaps merged), red time per element \
+                       against the period before, the work queue, fleetdash's own blind spots, \
+                       the rest in one line, or an all-clear. `since`: a time of day in UTC or \
+                       an RFC 3339 moment; without it, since the last scheduled report ended, \
+                       else the last 24 h. Fails (isError) when there is no snapshot."
+    )]
+    async fn report(
+        &self,
+        Parameters(ReportSince { since }): Parameters<ReportSince>,
+    ) -> Result<CallToolResult, McpError> {
+        let now = Utc::now();
+        let since = match since.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            None => None,
+            Some(text) => match answers::moment(text, now)
+                .and_then(|at| answers::report::check_since(at, now))
+            {
+                Ok(at) => Some(at),
+                Err(why) => return Ok(failed(why, &crate::problem::INVALID_REQUEST, true, None)),
+            },
+        };
+        Ok(match self.reports.build(since, now).await {
+            Ok(report) => answered(answers::report::answer(Ok(&report))),
+            Err(why) => {
+                let answer = answers::report::answer(Err(&why));
+                failed(
+                    answer.text,
+                    &Asc::DEPENDENCY_UNAVAILABLE,
+                    false,
+                    Some(answer.data),
+                )
+            }
+        })
+    }
+
+    #[tool(
         description = "The work queue as `fleetdash tasks` shows it: each task's owner, ACK, \
                        state, band and reason, red first (at most 200, the rest counted)."
     )]
@@ -528,8 +575,8 @@ impl ServerHandler for FleetTools {
         .with_instructions(
             "fleetdash: how an A2A agent fleet is, in the words its operator reads on the \
              dashboard. Ask fleet_status first; needs_you, explain, changes_since and \
-             work_queue say more. Resources: fleet://status.json (the snapshot) and \
-             fleet://glance.txt (its words).",
+             work_queue say more; report says what a period did, as the morning report does. \
+             Resources: fleet://status.json (the snapshot) and fleet://glance.txt (its words).",
         )
     }
 

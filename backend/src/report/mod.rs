@@ -49,6 +49,19 @@ pub fn on_demand(
     gather::build(config, rules, &period)
 }
 
+/// A report asked for with no start covers this far back when no scheduled report has ended.
+pub const DEFAULT_SPAN_H: i64 = 24;
+
+/// Where a report asked for with no start begins (`fleetdash report`, MCP, A2A): where the
+/// last scheduled report's period ended, else [`DEFAULT_SPAN_H`] back. Blocking (reads the
+/// reporter's state file).
+pub fn default_since(config: &Config, now: DateTime<Utc>) -> DateTime<Utc> {
+    match state::load(&config.state_dir, now) {
+        state::Loaded::State(s) if s.covered_until < now => s.covered_until,
+        _ => now - chrono::Duration::hours(DEFAULT_SPAN_H),
+    }
+}
+
 /// The report's zone (`[report] zone`, else this host's): its name and its offset at `at`.
 pub fn zone_at(config: &Config, at: DateTime<Utc>) -> (String, chrono::FixedOffset) {
     let tz = config

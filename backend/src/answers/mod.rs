@@ -1,18 +1,21 @@
 //! What fleetdash answers when an agent asks (issue 25), in words and as data, for every face
 //! that takes questions (the intake's A2A questions; MCP): the glance of the last snapshot
 //! ([`status`]), the band changes since a moment from the transitions log ([`changes`]), the
-//! work queue as `fleetdash tasks` words it ([`queue`]).
+//! work queue as `fleetdash tasks` words it ([`queue`]); the report of a period, as the
+//! morning report says it ([`report`]).
 //!
 //! The answers come from `status.json` as `fleetdash run` last wrote it (already through the
 //! redaction gate), the transitions log and the queue, worded by the model ([`Glance`]): never
 //! a second collector, never a raw audit event or a message's text. Times are UTC, and said to
-//! be. Each is bounded: a flapping fleet's week of changes or a queue of thousands is listed up
+//! be (the report's are in the report's zone, which it names). Each is bounded: a flapping fleet's week of changes or a queue of thousands is listed up
 //! to a count, the rest counted.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use fleetdash_model::glance::{Glance, Need};
 use fleetdash_model::{Band, Snapshot, Transition, human_age};
 use serde_json::{Value, json};
+
+pub mod report;
 
 use crate::alerting::engine::pass::status_of;
 use crate::clock::Clocked;
