@@ -31,17 +31,17 @@ pub fn on_demand(
     since: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<Report> {
-    let (blind, watching_since) = match state::load(&config.state_dir, now) {
-        state::Loaded::State(s) => (s.blind, None),
-        _ => (Vec::new(), None),
-    };
+    // Read only: a reader never moves the reporter's file aside (`run` judges it).
+    let blind = state::read(&config.state_dir)
+        .map(|s| s.blind)
+        .unwrap_or_default();
     let (zone, offset) = zone_at(config, now);
     let period = gather::Period {
         word: format!("Since {}", fleetdash_model::moment(since, now, offset)),
         from: since,
         to: now,
         before: Some(since - (now - since)),
-        watching_since,
+        watching_since: None,
         blind,
         late: None,
         zone: (zone, offset),
@@ -56,8 +56,8 @@ pub const DEFAULT_SPAN_H: i64 = 24;
 /// last scheduled report's period ended, else [`DEFAULT_SPAN_H`] back. Blocking (reads the
 /// reporter's state file).
 pub fn default_since(config: &Config, now: DateTime<Utc>) -> DateTime<Utc> {
-    match state::load(&config.state_dir, now) {
-        state::Loaded::State(s) if s.covered_until < now => s.covered_until,
+    match state::read(&config.state_dir) {
+        Some(s) if s.covered_until < now => s.covered_until,
         _ => now - chrono::Duration::hours(DEFAULT_SPAN_H),
     }
 }

@@ -130,6 +130,15 @@ pub fn load(state_dir: &Path, now: DateTime<Utc>) -> Loaded {
     }
 }
 
+/// The state as it is on disk, for a reader that must change nothing (`fleetdash report`, the
+/// hub's questions): a missing, unreadable or corrupt file is `None`, left where it is for
+/// `run`'s reporter to judge.
+pub fn read(state_dir: &Path) -> Option<State> {
+    let bytes = std::fs::read(path(state_dir)).ok()?;
+    let state: State = serde_json::from_slice(&bytes).ok()?;
+    (state.version == VERSION).then_some(state)
+}
+
 /// Replaces the file (atomically, synced).
 pub fn save(state_dir: &Path, state: &State) -> Result<()> {
     let bytes = serde_json::to_vec_pretty(state)?;
