@@ -121,6 +121,13 @@ pub async fn run_notifying(
         .as_ref()
         .and_then(|a| a.spawn_delivery(shutdown.clone()));
     // The report of each period at the operator's hour (issue 45), through the same outbox.
+    let ensured = {
+        let config = config.clone();
+        tokio::task::spawn_blocking(move || crate::report::page::ensure(&config)).await
+    };
+    if !matches!(ensured, Ok(Ok(()))) {
+        tracing::warn!("no placeholder for the last report: {ensured:?}");
+    }
     let reporter = crate::report::job::Reporter::of(
         Arc::new(config.clone()),
         Arc::new(rules.clone()),

@@ -623,6 +623,9 @@ fn demo_rules() -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
+/// The demo's report is due this many minutes after it starts.
+const REPORT_AFTER_MIN: i64 = 3;
+
 /// Writes the demo's config and rules (the htpasswd is [`login`]'s); returns the config path.
 fn write_files(
     state_dir: &Path,
@@ -689,6 +692,17 @@ fn write_files(
         ));
     }
     toml.push_str(hosts);
+    // The morning report (issue 45), due a few minutes after the demo starts so that its
+    // first one is there to read (the page's "Last report"); a fleet's is at the operator's
+    // hour.
+    let first = jiff::ZonedDateTime::now()
+        .saturating_add(jiff::SignedDuration::from_mins(REPORT_AFTER_MIN));
+    toml.push_str(&format!(
+        "\n# DEMO ONLY: the report is due {REPORT_AFTER_MIN} min after the demo started (a fleet's: \
+         its operator's hour, e.g. \"07:30\").\n[report]\nat = \"{:02}:{:02}\"\n",
+        first.hour(),
+        first.minute()
+    ));
     let path = state_dir.join("fleetdash.toml");
     std::fs::write(&path, toml).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)

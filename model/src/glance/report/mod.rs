@@ -307,7 +307,9 @@ pub fn build(inputs: &Inputs) -> Report {
     // 4. The work queue, and the live tasks that got stuck.
     let stuck = els
         .iter()
-        .filter(|e| e.kind == "task" && e.spells.iter().any(|s| s.worst == Band::Red))
+        // Live tasks (`task:<agent>/<id>`); a work-queue task (`queue:<id>`) is counted from
+        // the queue's own events above.
+        .filter(|e| e.key.starts_with("task:") && e.spells.iter().any(|s| s.worst == Band::Red))
         .count() as u64;
     let work = inputs.work.as_ref().map(|w| {
         let parts: Vec<String> = [
