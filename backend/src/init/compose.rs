@@ -132,6 +132,12 @@ pub fn first(plan: &Plan) -> String {
              # url = \"https://ntfy.sh/my-topic\"\n",
         ),
     }
+    out.push_str(
+        "\n# The report of the night at your hour, once a day, to the channels above (not a\n\
+         # pager): what needs you, what went wrong and came back, blind spots (docs/report.md).\n\
+         # [report]\n\
+         # at = \"07:30\"\n",
+    );
     if let Some(vault) = &plan.vault {
         out.push_str(&vault_block(vault));
     }
