@@ -8,7 +8,7 @@
 //!
 //! Needs the peers' venvs: run `scripts/setup-test-deps` once.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Output;

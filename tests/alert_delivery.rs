@@ -5,14 +5,11 @@
 //! The outbox is clocked from outside (`Delivery::pass(now)`), so backoff is checked at its
 //! exact boundary without waiting; only the receivers and sockets are real time.
 
-mod support;
+use crate::support;
 
-#[path = "support/flaky.rs"]
-mod flaky;
-#[path = "support/kanban.rs"]
-mod kanban;
-#[path = "support/receiver.rs"]
-mod receiver;
+use crate::support::flaky;
+use crate::support::kanban;
+use crate::support::receiver;
 
 use std::sync::Arc;
 use std::time::Duration;

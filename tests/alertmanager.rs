@@ -4,13 +4,11 @@
 //! them in its API with fleetdash's labels, groups them by its own route into one notification,
 //! keeps them firing while fleetdash sends them again, and resolves them on recovery.
 
-mod support;
+use crate::support;
 
-#[path = "support/receiver.rs"]
-mod receiver;
+use crate::support::receiver;
 
-#[path = "support/alertmanager.rs"]
-mod am;
+use crate::support::alertmanager as am;
 
 use std::process::Stdio;
 use std::time::Instant;

@@ -10,13 +10,11 @@
 //! wait. The example config is checked by amtool, and its inhibit rule by Alertmanager itself
 //! on alerts as fleetdash words them.
 
-mod support;
+use crate::support;
 
-#[path = "support/receiver.rs"]
-mod receiver;
+use crate::support::receiver;
 
-#[path = "support/alertmanager.rs"]
-mod am;
+use crate::support::alertmanager as am;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;

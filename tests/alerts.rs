@@ -3,7 +3,7 @@
 //! line saying why (exit 2). And `fleetdash ack KEY / --list / --end KEY`: an open alert
 //! acknowledged, kept in state_dir's acks.json, and a key with no open alert refused (exit 1).
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Output;

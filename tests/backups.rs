@@ -3,7 +3,7 @@
 //! printing no timestamp), banded by the real rules file; then `fleetdash collect` end to end,
 //! including zone-less listings read in the local time zone its `TZ` sets.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

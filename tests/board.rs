@@ -2,9 +2,8 @@
 //! worker events, the host boundary, a writer holding the database while we read, damaged and
 //! old databases beside healthy ones, secrets that must never come out, and the real binary.
 
-#[path = "support/kanban.rs"]
-mod kanban;
-mod support;
+use crate::support;
+use crate::support::kanban;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;

@@ -16,13 +16,11 @@
 //! Needs `chromium` and `chromium-driver` (Debian) and the peers' venvs; `scripts/test` installs
 //! them and builds the page first.
 
-mod support;
+use crate::support;
 
-#[path = "support/kanban.rs"]
-mod kanban;
+use crate::support::kanban;
 
-#[path = "support/chrome.rs"]
-mod chrome;
+use crate::support::chrome;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! The `fleetdash` commands as an operator runs them: exit codes, error lines, the server's
 //! auth, graceful shutdown, and the demo fleet end to end.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

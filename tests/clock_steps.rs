@@ -9,7 +9,7 @@
 //! and the task nobody took stay red; no alert recovers because of a jump; each jump is shown
 //! in status.json's `clock`.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -22,8 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::{PyPeer, Sdk};
 
-#[path = "support/receiver.rs"]
-mod receiver;
+use crate::support::receiver;
 use receiver::{Mode, Receiver};
 
 const SOL_TOKEN: &str = "report-sol-4be2a771";

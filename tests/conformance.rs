@@ -9,9 +9,7 @@
 //! free-text greeting is not a report and is refused with -32602 and what a report looks like;
 //! no message history is kept (§3.7: clients must not rely on it).
 
-#[path = "support/hub.rs"]
-mod hub;
-mod support;
+use crate::support::hub;
 
 use hub::{Answer, Hub, post};
 use serde_json::{Value, json};

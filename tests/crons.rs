@@ -2,7 +2,7 @@
 //! its records and node_exporter textfile, judged by the Healthchecks model; then crons with a
 //! record and a stamp through `fleetdash collect` into status.json.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -4,7 +4,7 @@
 //! nobody ACKs, the silent owner), and the report tokens are in no file the demo writes but
 //! their own.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};

@@ -6,7 +6,7 @@
 //! fix, the exit status follows the worst finding, and `--json` carries the same findings in
 //! one ASC envelope. The other commands' `--json` envelopes are checked beside it.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

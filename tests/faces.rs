@@ -3,9 +3,8 @@
 //! refusal shapes, and a fleet that arrives from one address (every agent behind an SSH tunnel
 //! is 127.0.0.1) still heard while 64 slow connections from that address hold what they can.
 
-#[path = "support/hub.rs"]
-mod hub;
-mod support;
+use crate::support;
+use crate::support::hub;
 
 use hub::{Answer, read_answer};
 

@@ -17,16 +17,13 @@
 //! Each scenario prints its first screen and saves it in `target/browser-screenshots/`
 //! (`fleet-<name>.png`) before it asserts, so a failing run shows what the operator saw.
 
-mod support;
+use crate::support;
 
-#[path = "support/chrome.rs"]
-mod chrome;
+use crate::support::chrome;
 
-#[path = "support/kanban.rs"]
-mod kanban;
+use crate::support::kanban;
 
-#[path = "support/receiver.rs"]
-mod receiver;
+use crate::support::receiver;
 
 use std::path::{Path, PathBuf};
 use std::process::Child;

@@ -10,9 +10,8 @@
 //! the same owners, whether Hermes is idle or has the board open, and Hermes keeps creating
 //! cards while and after fleetdash reads.
 
-#[path = "support/kanban.rs"]
-mod kanban;
-mod support;
+use crate::support;
+use crate::support::kanban;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

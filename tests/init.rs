@@ -8,13 +8,11 @@
 //! processes, not SSH forwards), every other byte of
 //! the file as it was.
 
-mod support;
+use crate::support;
 
-#[path = "support/kanban.rs"]
-mod kanban;
+use crate::support::kanban;
 
-#[path = "support/receiver.rs"]
-mod receiver;
+use crate::support::receiver;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -3,9 +3,8 @@
 //! through their own client classes (tests/peers/report_v1.py, report_v03.py), and raw HTTP for
 //! what no SDK sends (the Pulse plane's `content`, hostile input).
 
-#[path = "support/hub.rs"]
-mod hub;
-mod support;
+use crate::support;
+use crate::support::hub;
 
 use hub::{
     AGENTS, Hub, OPERATOR_TOKEN, exchange, post, read_answer, text, token, v1_send, v03_send,

@@ -13,7 +13,7 @@
 //! - no source file is over [`MAX_LINES`] lines;
 //! - the page depends on the model alone.
 //!
-//! `cargo test --test layering -- --nocapture` prints the counts (edges, upward imports, circles,
+//! `cargo test -p fleetdash --test integration layering:: -- --nocapture` prints the counts (edges, upward imports, circles,
 //! the largest files).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -503,7 +503,7 @@ fn upward(graph: &Graph) -> Vec<String> {
 }
 
 /// The checkout read: this one, or another one named by `LAYERING_ROOT` (to count an older
-/// tree: `LAYERING_ROOT=/tmp/old cargo test -p fleetdash --test layering report -- --nocapture`).
+/// tree: `LAYERING_ROOT=/tmp/old cargo test -p fleetdash --test integration layering::report -- --nocapture`).
 fn workspace() -> PathBuf {
     std::env::var_os("LAYERING_ROOT")
         .map(PathBuf::from)

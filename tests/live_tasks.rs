@@ -2,10 +2,9 @@
 //! from heartbeat replies, are polled with GetTask / tasks/get, and a task that shows no
 //! progress for the rules' `no_reply_seconds` is STUCK with its cause, escalated exactly once.
 
-mod support;
+use crate::support;
 
-#[path = "support/kanban.rs"]
-mod kanban;
+use crate::support::kanban;
 
 use std::time::Duration;
 

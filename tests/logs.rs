@@ -9,7 +9,7 @@
 //!
 //! Needs the peers' venvs and node_exporter: run `scripts/setup-test-deps` once.
 
-mod support;
+use crate::support;
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

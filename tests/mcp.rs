@@ -4,7 +4,7 @@
 //! ASC envelope as an `application/agent-status+json` resource; an unknown tool stays a
 //! protocol error), and a stale snapshot.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

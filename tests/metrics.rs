@@ -8,13 +8,11 @@
 //! The binaries come from Debian's `prometheus` package (promtool is in it), which
 //! scripts/test installs; a test that finds them missing fails, saying so.
 
-mod support;
+use crate::support;
 
-#[path = "support/prometheus.rs"]
-mod prometheus;
+use crate::support::prometheus;
 
-#[path = "support/kanban.rs"]
-mod kanban;
+use crate::support::kanban;
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};

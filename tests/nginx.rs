@@ -3,8 +3,8 @@
 //! page export`, nginx/README.md) and a real `fleetdash collect` output, checked with the same
 //! assertions as `fleetdash serve`.
 
-mod serving;
-mod support;
+use crate::serving;
+use crate::support;
 
 use serde_json::Value;
 use serving::{Fixture, Nginx, Page};

@@ -12,10 +12,9 @@
 //! endpoint, no token, no free text. And with the receiver gone, `run` goes on writing its
 //! snapshot and says once that spans are dropped.
 
-mod support;
+use crate::support;
 
-#[path = "support/kanban.rs"]
-mod kanban;
+use crate::support::kanban;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

@@ -3,7 +3,7 @@
 //! `scripts/check-page`, the determinism check `scripts/test` runs after rebuilding the page,
 //! fails naming every file that is not the build's byte for byte.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;

@@ -4,10 +4,9 @@
 //! late thumb would: the same link again, a changed signature, another element's, an expired
 //! one, a GET. Only the good one changes anything.
 
-mod support;
+use crate::support;
 
-#[path = "support/receiver.rs"]
-mod receiver;
+use crate::support::receiver;
 
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};

@@ -2,10 +2,10 @@
 //! (golden file), failing closed on files it did not write, idempotent, retired boards, hostile
 //! card text re-parsed with the plugin's rules, secrets, and unwritable targets.
 //!
-//! `FLEETDASH_UPDATE_GOLDEN=1 cargo test -p fleetdash --test projection` rewrites the golden
+//! `FLEETDASH_UPDATE_GOLDEN=1 cargo test -p fleetdash --test integration projection::` rewrites the golden
 //! file after a deliberate format change; review its diff before committing it.
 
-mod support;
+use crate::support;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;

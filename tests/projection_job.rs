@@ -2,10 +2,9 @@
 //! into the vault, a hand-edited file is refused and left byte for byte, a retired generator
 //! writes nothing, a second pass rewrites nothing, and every outcome is in status.json.
 
-mod support;
+use crate::support;
 
-#[path = "support/kanban.rs"]
-mod kanban;
+use crate::support::kanban;
 
 use fleetdash_model::{BoardSource, Probe, Snapshot};
 use kanban::{Kanban, Task};

@@ -7,10 +7,9 @@
 //! The binaries come from Debian's `prometheus` package (promtool is in it), which scripts/test
 //! installs; a test that finds them missing fails, saying so.
 
-mod support;
+use crate::support;
 
-#[path = "support/prometheus.rs"]
-mod prometheus;
+use crate::support::prometheus;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;

@@ -3,7 +3,7 @@
 //! watchdog's FAILED transition and its one escalation line, worker died on its own, a kill -9
 //! in the middle of a burst, and files that are not ours (corrupt, another program's, newer).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};

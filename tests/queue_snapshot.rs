@@ -12,10 +12,9 @@
 //! status.json from the no-reply limit, as `fleetdash tasks` says; and `run` reads the queue,
 //! after a sweep, at the moment a task's verdict turns, not a cadence later.
 
-mod support;
+use crate::support;
 
-#[path = "support/receiver.rs"]
-mod receiver;
+use crate::support::receiver;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

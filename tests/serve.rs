@@ -5,8 +5,8 @@
 //! logged-in client, a guessing client is slowed down (and no one else), and a configuration
 //! mistake exits 2.
 
-mod serving;
-mod support;
+use crate::serving;
+use crate::support;
 
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};

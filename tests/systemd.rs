@@ -5,7 +5,7 @@
 //! units passing `systemd-analyze verify` (systemd need not be PID 1 for that); `fleetdash serve`
 //! rereading its htpasswd on SIGHUP.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::net::UnixDatagram;

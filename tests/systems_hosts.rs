@@ -6,7 +6,7 @@
 //! The binaries come from Debian's prometheus-node-exporter and openssh-server packages, which
 //! scripts/test installs; a missing one fails the test saying so, never skips it.
 
-mod support;
+use crate::support;
 
 use std::fs::File;
 use std::net::{TcpListener, TcpStream};

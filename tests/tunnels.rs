@@ -3,7 +3,7 @@
 //! SYNs, so the connect hangs until the probe's deadline). Then the same three through the
 //! binary, into status.json.
 
-mod support;
+use crate::support;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! second clone that pushes behind the vault's back. Git runs through `LocalRunner`, as the
 //! local host source runs it.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,10 +1,9 @@
 //! The status.json writer: atomic under a concurrent reader, locked against concurrent
 //! collects, and a crash mid-pass leaves the previous snapshot whole.
 
-mod support;
+use crate::support;
 
-#[path = "support/kanban.rs"]
-mod kanban;
+use crate::support::kanban;
 
 use std::path::Path;
 use std::sync::Arc;

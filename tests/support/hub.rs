@@ -18,7 +18,7 @@ use fleetdash::redact::RedactionGate;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::support::HANG_BUDGET;
+use crate::support::HANG_BUDGET;
 
 /// The fleet of these tests and each agent's report token.
 pub const AGENTS: &[(&str, &str)] = &[

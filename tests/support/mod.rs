@@ -2,8 +2,15 @@
 //! binary, real-SDK Python A2A peers and in-process simulated agents, all on loopback.
 #![allow(dead_code)]
 
+pub mod alertmanager;
+pub mod chrome;
+pub mod flaky;
 pub mod git;
+pub mod hub;
+pub mod kanban;
 pub mod procs;
+pub mod prometheus;
+pub mod receiver;
 pub mod report;
 pub mod secrets;
 
