@@ -1089,7 +1089,10 @@ fn a_kill_mid_burst_loses_no_answered_report() {
         .args([
             "--ignored",
             "--exact",
-            "crash_child",
+            // Its path in the one integration binary (tests/integration.rs).
+            concat!(module_path!(), "::crash_child")
+                .split_once("::")
+                .map_or("crash_child", |(_, path)| path),
             "--nocapture",
             "--test-threads=1",
         ])

@@ -119,7 +119,20 @@ impl Reporter {
         let loaded = tokio::task::spawn_blocking(move || state::load(&state_dir, wall)).await;
         let mut state = match loaded {
             Ok(Loaded::State(s)) => *s,
-            Ok(Loaded::Fresh(_)) => State::fresh(wall),
+            Ok(Loaded::Fresh(false)) => State::fresh(wall),
+            // A corrupt state file was set aside: what the lost one covered is not known here,
+            // and the next report says so.
+            Ok(Loaded::Fresh(true)) => {
+                let mut fresh = State::fresh(wall);
+                fresh.blind.push(BlindSpell {
+                    from: wall,
+                    to: wall,
+                    why: "the report's state file was corrupt and set aside: reports start \
+                          again from here"
+                        .into(),
+                });
+                fresh
+            }
             Ok(Loaded::Unreadable(why)) => return Ticked::Stuck(why),
             Err(e) => return Ticked::Stuck(e.to_string()),
         };
@@ -288,10 +301,11 @@ impl Reporter {
         if let Some(s) = snapshot {
             if let Some(seen) = state.snapshot_seen
                 && (s.generated_at - seen).num_seconds() > stale_s
+                // Not when the gap is already a blind spell (fleetdash stopped, asleep).
                 && !state
                     .blind
                     .iter()
-                    .any(|b| b.from <= seen && b.to >= s.generated_at)
+                    .any(|b| b.from < s.generated_at && b.to > seen)
             {
                 state.note_blind(
                     BlindSpell {

@@ -279,3 +279,22 @@ fn a_restart_after_a_stop_over_the_hour_says_fleetdash_was_not_running() {
         "{text}"
     );
 }
+
+#[test]
+fn a_corrupt_state_file_is_set_aside_and_the_next_report_says_so() {
+    let f = Fleet::new();
+    let r = f.reporter();
+    tick(&r);
+    std::fs::write(state::path(state_dir(&f)), b"{ not json").unwrap();
+    assert!(f.run(&r, 95).len() == 1);
+    let text = f.reports()[0].detail.clone().unwrap();
+    assert!(
+        text.contains("the report's state file was corrupt and set aside"),
+        "{text}"
+    );
+    let aside = std::fs::read_dir(state_dir(&f))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().contains(".corrupt-"));
+    assert!(aside, "the corrupt file is kept aside, not deleted");
+}

@@ -339,16 +339,20 @@ pub fn build(inputs: &Inputs) -> Report {
     let mut blind: Vec<(DateTime<Utc>, String)> = inputs
         .blind
         .iter()
-        .filter(|b| b.to > from && b.from < to)
+        // A moment (a clock stepped back, a state file set aside) at the period's start is
+        // the period's; a spell that ended there was the last report's.
+        .filter(|b| (b.to > from || b.from >= from) && b.from < to)
         .map(|b| {
-            (
-                b.from,
+            let line = if b.from == b.to {
+                format!("at {}: {}", at(b.from), b.why)
+            } else {
                 format!(
                     "not watching {}: {}",
                     span(b.from.max(from), b.to.min(to)),
                     b.why
-                ),
-            )
+                )
+            };
+            (b.from, line)
         })
         .collect();
     for s in &sections {
