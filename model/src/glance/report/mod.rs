@@ -365,6 +365,10 @@ pub fn build(inputs: &Inputs) -> Report {
             blind.push((sp.start, line));
         }
     }
+    // The snapshot the report is judged on is itself old: fleetdash is not writing.
+    if let Some(stale) = &glance.stale {
+        blind.push((to, format!("the snapshot is not fresh: {stale}")));
+    }
     if known_from > from {
         blind.push((
             from,

@@ -207,3 +207,18 @@ fn the_work_queue_counts_what_went_wrong_and_makes_it_no_all_clear() {
     );
     assert!(!r.all_clear);
 }
+
+#[test]
+fn a_report_on_an_old_snapshot_says_it_is_not_fresh() {
+    // Written at 06:00, reported on at 08:00: fleetdash stopped writing.
+    let snap = snapshot(vec![agent("vega", Band::Green, true, None)], 360);
+    let r = build(&inputs(&[], &snap, &[]));
+    assert!(
+        r.blind
+            .iter()
+            .any(|l| l.starts_with("the snapshot is not fresh: ")),
+        "{:?}",
+        r.blind
+    );
+    assert!(!r.all_clear, "an old snapshot is no all-clear");
+}
