@@ -80,7 +80,8 @@ impl Fleet {
 
     /// status.json as the writer would leave it now.
     fn write_snapshot(&self) {
-        let s = Snapshot::empty(self.hands.wall(), self.rules.view());
+        let mut s = Snapshot::empty(self.hands.wall(), self.rules.view());
+        s.stale = false;
         let path = self.config.output_dir.join(status_json::FILE_NAME);
         std::fs::write(path, serde_json::to_vec(&s).unwrap()).unwrap();
     }

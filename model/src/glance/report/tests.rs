@@ -36,6 +36,7 @@ fn snapshot(agents: Vec<crate::snapshot::Agent>, min: i64) -> Snapshot {
             })
             .collect(),
     );
+    s.stale = false;
     s.sections.agents.configured = true;
     s.sections.agents.checked_at = Some(at(min));
     s
