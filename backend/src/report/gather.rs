@@ -47,20 +47,15 @@ pub fn build(config: &Config, rules: &Rules, period: &Period) -> Result<Report> 
     let bounds = transitions::Bounds::of(&rules.state);
     // A full ring may have dropped what is older than its oldest entry; otherwise it keeps
     // everything of its window.
-    let oldest = log.first().map(|t| t.at);
     let mut whole_from = if log.len() >= bounds.max_entries {
-        oldest.unwrap_or(period.to)
+        log.first().map_or(period.to, |t| t.at)
     } else {
         period.to - Duration::seconds(bounds.keep_s)
     };
-    // Nothing is known from before fleetdash first watched: its log's first entry (a first
-    // write records every element not green) or the reporter's first start, the earlier.
-    let began = match (oldest, period.watching_since) {
-        (Some(o), Some(w)) => Some(o.min(w)),
-        (o, w) => o.or(w),
-    };
-    if let Some(began) = began {
-        whole_from = whole_from.max(began);
+    // Nothing is known to a report from before the reporter first watched (the log's oldest
+    // entry says nothing: a quiet fleet writes none).
+    if let Some(since) = period.watching_since {
+        whole_from = whole_from.max(since);
     }
     let work = match &config.work_queue {
         Some(q) => Some(work_tally(&q.db, period.from, period.to)?),

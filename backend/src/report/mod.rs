@@ -32,8 +32,8 @@ pub fn on_demand(
     now: DateTime<Utc>,
 ) -> Result<Report> {
     // Read only: a reader never moves the reporter's file aside (`run` judges it).
-    let blind = state::read(&config.state_dir)
-        .map(|s| s.blind)
+    let (blind, watching_since) = state::read(&config.state_dir)
+        .map(|s| (s.blind, Some(s.watching_since)))
         .unwrap_or_default();
     let (zone, offset) = zone_at(config, now);
     let period = gather::Period {
@@ -41,7 +41,7 @@ pub fn on_demand(
         from: since,
         to: now,
         before: Some(since - (now - since)),
-        watching_since: None,
+        watching_since,
         blind,
         late: None,
         zone: (zone, offset),
