@@ -165,6 +165,14 @@ impl Reporter {
                 Err(e) => Ticked::Stuck(format!("{e:#}")),
             };
         }
+        // Due, but no snapshot written yet (`run` just started): the first write is seconds
+        // away, and the next tick reports on it.
+        if snapshot.is_none() {
+            return match self.save(&state).await {
+                Ok(()) => Ticked::Waiting,
+                Err(e) => Ticked::Stuck(format!("{e:#}")),
+            };
+        }
         let due = schedule::last_at_or_before(&self.report, wall);
         let late = late(&state.blind, due, wall, self.offset(wall));
         let period = Period {
