@@ -148,8 +148,7 @@ pub fn App() -> impl IntoView {
                     markup::written(&fleetdash_model::moment(s.generated_at, clock::now(), offset), &s.schema_version)
                 }).unwrap_or_default()
             })></span>
-            <a href="api/snapshot.html">"Static snapshot (no JavaScript)"</a>" · "
-            <a href="api/report.html">"Last report"</a></p>
+            <a href="api/snapshot.html">"Static snapshot (no JavaScript)"</a></p>
         </footer>
     }
 }
