@@ -173,6 +173,12 @@ fn parse_since(
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<chrono::DateTime<chrono::Utc>, String> {
     if let Ok(span) = humantime::parse_duration(text) {
+        if span > crate::clock::HORIZON {
+            return Err(format!(
+                "{} back is further than fleetdash keeps anything (366 d)",
+                humantime::format_duration(span)
+            ));
+        }
         let span = chrono::Duration::from_std(span).map_err(|e| e.to_string())?;
         return Ok(now - span);
     }

@@ -30,6 +30,8 @@ pub struct Period {
     pub late: Option<String>,
     /// The zone the times are said in: its name, and its offset at `to`.
     pub zone: (String, FixedOffset),
+    /// The reporter's first report (its period is all fleetdash has watched).
+    pub first: bool,
 }
 
 /// The report of `period`, from what `config`'s files hold now.
@@ -78,6 +80,7 @@ pub fn build(config: &Config, rules: &Rules, period: &Period) -> Result<Report> 
         },
         offset: period.zone.1,
         zone: period.zone.0.clone(),
+        first: period.first,
     };
     Ok(report::build(&inputs))
 }

@@ -45,6 +45,7 @@ pub fn on_demand(
         blind,
         late: None,
         zone: (zone, offset),
+        first: false,
     };
     gather::build(config, rules, &period)
 }

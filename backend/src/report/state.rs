@@ -33,6 +33,13 @@ pub struct Pending {
     /// The whole report.
     pub text: String,
     pub channels: Vec<String>,
+    /// The report's band: the worst of what needs the operator now.
+    #[serde(default = "green")]
+    pub band: fleetdash_model::Band,
+}
+
+fn green() -> fleetdash_model::Band {
+    fleetdash_model::Band::Green
 }
 
 /// The last moment a running reporter was seen: a restart measures the gap from it.

@@ -420,6 +420,11 @@ impl Delivery {
             .unwrap_or_else(|p| p.into_inner())
             .get(&channel)
             .copied();
+        // A report goes at its hour: no alert's group holds it back, and it holds none back.
+        if items.len() == 1 && items[0].alert.event == AlertEvent::Report {
+            let report = items.into_iter().next().expect("one");
+            return self.report_turn(provider, report, now).await;
+        }
         let waited = at.age(&format!("channel {channel}'s oldest waiting alert"), oldest);
         let wait = u64::try_from(grouping.wait.num_seconds()).unwrap_or(0);
         let interval = u64::try_from(grouping.interval.num_seconds()).unwrap_or(0);
@@ -482,6 +487,47 @@ impl Delivery {
                 Ok(Pass {
                     delivered: 0,
                     failed: alerts.len(),
+                })
+            }
+        }
+    }
+
+    /// A report, sent alone and at once; marked delivered or failed like any item.
+    async fn report_turn(
+        &self,
+        provider: Arc<dyn Provider>,
+        item: Item,
+        now: DateTime<Utc>,
+    ) -> Result<Pass> {
+        let result = match tokio::time::timeout(SEND_DEADLINE, provider.send(&item.alert)).await {
+            Ok(r) => r,
+            Err(_) => Err(SendError {
+                retryable: true,
+                reason: format!("no answer within {}s", SEND_DEADLINE.as_secs()),
+            }),
+        };
+        let (outbox, id, channel) = (self.outbox.clone(), item.alert.id, item.channel);
+        if let Some(observe) = self.observer.get() {
+            observe(&channel, result.is_ok());
+        }
+        match result {
+            Ok(()) => {
+                self.tell_others(&channel, AlertEvent::Recovered, now)
+                    .await?;
+                tokio::task::spawn_blocking(move || outbox.delivered(&id, &channel, now)).await??;
+                Ok(Pass {
+                    delivered: 1,
+                    failed: 0,
+                })
+            }
+            Err(e) => {
+                let name = channel.clone();
+                tokio::task::spawn_blocking(move || outbox.failed(&id, &channel, &e, now))
+                    .await??;
+                self.tell_others(&name, AlertEvent::Firing, now).await?;
+                Ok(Pass {
+                    delivered: 0,
+                    failed: 1,
                 })
             }
         }

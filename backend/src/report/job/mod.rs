@@ -26,7 +26,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use fleetdash_model::Snapshot;
 use fleetdash_model::glance::report::{BlindSpell, Report};
-use fleetdash_model::{Asc, Band, Jump};
+use fleetdash_model::{Asc, Jump};
 use tokio_util::sync::CancellationToken;
 
 use super::gather::{self, Period};
@@ -184,6 +184,7 @@ impl Reporter {
             blind: state.blind.clone(),
             late,
             zone: (self.report.zone_name(), self.offset(wall)),
+            first: state.previous_from.is_none() && state.covered_until == state.watching_since,
         };
         let (config, rules) = (self.config.clone(), self.rules.clone());
         let built =
@@ -202,6 +203,7 @@ impl Reporter {
             phone: report.phone_body(),
             text: report.text(),
             channels: self.report.channels.clone(),
+            band: report.band,
         };
         // Written ahead: a crash from here on puts this same report in the outbox at restart.
         state.pending = Some(pending.clone());
@@ -339,7 +341,7 @@ impl Reporter {
             kind: "report".into(),
             name: pending.title.clone(),
             event: AlertEvent::Report,
-            band: Band::Green,
+            band: pending.band,
             reason: Some(pending.phone.clone()),
             status: Asc::SUCCESS,
             since: pending.from,

@@ -205,6 +205,7 @@ fn a_crash_after_the_write_ahead_puts_the_same_report_in_the_outbox_once() {
         phone: "all clear".into(),
         text: "all clear".into(),
         channels: vec!["hook".into()],
+        band: fleetdash_model::Band::Green,
     };
     s.pending = Some(pending.clone());
     state::save(state_dir(&f), &s).unwrap();

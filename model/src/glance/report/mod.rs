@@ -12,7 +12,7 @@
 
 mod spells;
 
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::{DateTime, Datelike, FixedOffset, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::Glance;
@@ -75,6 +75,8 @@ pub struct Inputs<'a> {
     /// The zone the report's times are said in, as an offset at `to`, and its name.
     pub offset: FixedOffset,
     pub zone: String,
+    /// The reporter's first report: its period is all fleetdash has watched.
+    pub first: bool,
 }
 
 /// A period's report, worded.
@@ -90,6 +92,11 @@ pub struct Report {
     /// "22:00 Sat 5 Dec – 07:30 Sun 6 Dec (Europe/Berlin)".
     pub covers: String,
     pub late: Option<String>,
+    /// The first report says it covers all fleetdash watched: nothing before is known.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The worst band of what needs the operator now: the report's own (a webhook's `band`).
+    pub band: Band,
     /// 1. What needs the operator now, with since when and how long.
     pub needs_now: Vec<String>,
     /// 2. What went red or amber and came back, flaps merged.
@@ -117,6 +124,9 @@ impl Report {
         let mut lines = Vec::new();
         if let Some(late) = &self.late {
             lines.push(late.clone());
+        }
+        if let Some(note) = &self.note {
+            lines.push(note.clone());
         }
         lines.extend(self.needs_now.iter().cloned());
         lines.extend(self.recovered.iter().cloned());
@@ -178,6 +188,17 @@ pub fn build(inputs: &Inputs) -> Report {
     let glance = Glance::new(inputs.snapshot, to, offset);
 
     // 1. Now.
+    let band = glance
+        .needs
+        .iter()
+        .filter(|n| n.kind != Kind::Clock)
+        .map(|n| n.band)
+        .max_by_key(|b| match b {
+            Band::Red => 2,
+            Band::Amber => 1,
+            Band::Green => 0,
+        })
+        .unwrap_or(Band::Green);
     // A jump of this host's clock is one of fleetdash's blind spots, said there.
     let needs_now: Vec<String> = glance
         .needs
@@ -194,10 +215,10 @@ pub fn build(inputs: &Inputs) -> Report {
                 line.push_str(&format!(": {}", n.reason));
             }
             match open {
-                Some(s) if !s.began_before => line.push_str(&format!(
+                Some(s) if !s.began_before || s.began_at < from => line.push_str(&format!(
                     " · since {} ({})",
-                    at(s.start),
-                    human_age((to - s.start).num_seconds().max(0) as u64)
+                    at(s.began_at),
+                    human_age((to - s.began_at).num_seconds().max(0) as u64)
                 )),
                 _ => {
                     if let Some(since) = &n.since {
@@ -269,8 +290,10 @@ pub fn build(inputs: &Inputs) -> Report {
     let recovered: Vec<String> = back.into_iter().map(|(_, _, l)| l).collect();
 
     // 3. Red time per element, against the period before.
-    let before_els = inputs
-        .before
+    // Compared only with a period before that fleetdash watched whole: "none" there would be
+    // a claim it cannot make.
+    let before = inputs.before.filter(|b| *b >= inputs.log_whole_from);
+    let before_els = before
         .map(|b| elements(inputs.log, b, from))
         .unwrap_or_default();
     let mut reds: Vec<(i64, String)> = els
@@ -281,9 +304,9 @@ pub fn build(inputs: &Inputs) -> Report {
                 let was = before_els
                     .iter()
                     .find(|b| b.key == e.key)
-                    .map(|b| b.red_within(inputs.before.unwrap_or(from), from))
+                    .map(|b| b.red_within(before.unwrap_or(from), from))
                     .unwrap_or((0, 0));
-                let before = match (inputs.before, was) {
+                let before = match (before, was) {
                     (None, _) => String::new(),
                     (Some(_), (0, _)) => " (the period before: none)".into(),
                     (Some(_), (m, s)) => {
@@ -456,8 +479,8 @@ pub fn build(inputs: &Inputs) -> Report {
     };
     let covers = format!(
         "{} – {} ({})",
-        moment_dated(from, offset),
-        moment_dated(to, offset),
+        moment_dated(from, offset, from.year() != to.year()),
+        moment_dated(to, offset, false),
         inputs.zone
     );
     Report {
@@ -467,6 +490,10 @@ pub fn build(inputs: &Inputs) -> Report {
         title,
         covers,
         late: inputs.late.clone(),
+        note: inputs
+            .first
+            .then(|| format!("the first report: fleetdash began watching at {}", at(from))),
+        band,
         needs_now,
         recovered,
         red_time,
@@ -482,13 +509,19 @@ pub fn build(inputs: &Inputs) -> Report {
     }
 }
 
-/// "Sat 5 Dec 22:00": a period's bound, always with its day.
-fn moment_dated(t: DateTime<Utc>, offset: FixedOffset) -> String {
-    use chrono::{Datelike, Timelike};
+/// "Sat 5 Dec 22:00": a period's bound, always with its day (and its year, "Fri 6 Dec 2025
+/// 10:10", for a period that began in another).
+fn moment_dated(t: DateTime<Utc>, offset: FixedOffset, year: bool) -> String {
+    use chrono::Timelike;
     const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
     let l = t.with_timezone(&offset);
+    let year = if year {
+        format!(" {}", l.year())
+    } else {
+        String::new()
+    };
     format!(
-        "{} {} {} {:02}:{:02}",
+        "{} {} {}{year} {:02}:{:02}",
         DAYS[l.weekday().num_days_from_monday() as usize],
         l.day(),
         crate::words::month(l.month()),

@@ -20,6 +20,9 @@ pub struct Spell {
     pub red_s: i64,
     /// Whether it began before the window (its start is the window's start).
     pub began_before: bool,
+    /// When it really began, when the log says (a spell begun before the window: the last
+    /// change before it).
+    pub began_at: DateTime<Utc>,
 }
 
 /// One element's history in a window: what it is called and its spells, oldest first.
@@ -84,6 +87,14 @@ pub fn elements(log: &[Transition], from: DateTime<Utc>, to: DateTime<Utc>) -> V
         let mut spells: Vec<Spell> = Vec::new();
         let mut red_since = (band == Band::Red).then_some(from);
         if band != Band::Green {
+            // Out of green since the last change into it before the window, when the log has it.
+            let began_at = entries
+                .iter()
+                .rev()
+                .filter(|t| t.at < from)
+                .take_while(|t| t.to != Band::Green)
+                .last()
+                .map_or(from, |t| t.at);
             spells.push(Spell {
                 start: from,
                 end: None,
@@ -91,6 +102,7 @@ pub fn elements(log: &[Transition], from: DateTime<Utc>, to: DateTime<Utc>) -> V
                 reason: reason.clone(),
                 red_s: 0,
                 began_before: true,
+                began_at,
             });
         }
         for t in inside {
@@ -109,6 +121,7 @@ pub fn elements(log: &[Transition], from: DateTime<Utc>, to: DateTime<Utc>) -> V
                     reason: reason.clone(),
                     red_s: 0,
                     began_before: false,
+                    began_at: t.at,
                 }),
                 (false, true) => {
                     if let Some(s) = spells.last_mut() {

@@ -60,6 +60,7 @@ fn inputs<'a>(log: &'a [Transition], snap: &'a Snapshot, blind: &'a [BlindSpell]
         },
         offset: local(),
         zone: "UTC+04:40".into(),
+        first: false,
     }
 }
 
@@ -222,4 +223,35 @@ fn a_report_on_an_old_snapshot_says_it_is_not_fresh() {
         r.blind
     );
     assert!(!r.all_clear, "an old snapshot is no all-clear");
+}
+
+#[test]
+fn a_red_begun_before_the_period_says_since_when_and_the_first_report_says_it_is_the_first() {
+    use Band::*;
+    // Red since the evening before the night; the period before is not known whole.
+    let log = vec![change("agent:vega", "agent", Green, Red, -90)];
+    let snap = snapshot(
+        vec![agent("vega", Red, false, Some("card unreachable"))],
+        480,
+    );
+    let mut i = inputs(&log, &snap, &[]);
+    i.log_whole_from = at(-120);
+    i.first = true;
+    let r = build(&i);
+    assert!(
+        r.needs_now[0].ends_with("· since 22:30 (9 h 30 min)"),
+        "{:?}",
+        r.needs_now
+    );
+    assert_eq!(
+        r.red_time,
+        ["agent vega: red 1×, 8 h"],
+        "no comparison with a period before fleetdash watched whole"
+    );
+    assert_eq!(
+        r.note.as_deref(),
+        Some("the first report: fleetdash began watching at 00:00")
+    );
+    assert_eq!(r.band, Red);
+    assert_eq!(r.title, "Night: 1 needs you", "the note is no blind spot");
 }
