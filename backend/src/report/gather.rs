@@ -75,6 +75,7 @@ pub fn build(config: &Config, rules: &Rules, period: &Period) -> Result<Report> 
         rules: ReportRules {
             flap_gap_s: i64::try_from(rules.report.flap_gap.seconds).unwrap_or(i64::MAX),
             phone_lines: usize::try_from(rules.report.phone_lines.count).unwrap_or(usize::MAX),
+            page_lines: usize::try_from(rules.report.page_lines.count).unwrap_or(usize::MAX),
         },
         offset: period.zone.1,
         zone: period.zone.0.clone(),
