@@ -37,9 +37,10 @@
 //!    recovery, one agent still red and a blind spell: the report docs/report.md shows and the
 //!    README's screenshot is taken of.
 //!
-//! With `FLEETDASH_REPORT_OUT=DIR`, each report's text and report.html are written into DIR
-//! (`fleet-1000.txt`, `fleet-1000.html`, `demo.txt`, `demo.html`): docs/img/report-phone.png
-//! is `chromium --headless --screenshot --window-size=390,844 DIR/demo.html`.
+//! With `FLEETDASH_REPORT_OUT=DIR`, each report is written into DIR as text, phone body, JSON
+//! and report.html (`fleet-1000.txt`, `.phone.txt`, `.json`, `.html`; `demo.*`):
+//! docs/img/report-phone.png is `chromium --headless --screenshot --window-size=390,844
+//! DIR/demo.html`, then `pngquant` and `optipng`.
 //!
 //! `FLEETDASH_BENCH_QUICK=1` times 5 runs instead of [`RUNS`].
 
@@ -90,9 +91,13 @@ fn main() {
         for (r, name) in [(&big, "fleet-1000"), (&small, "demo")] {
             std::fs::write(dir.join(format!("{name}.txt")), r.report.text()).expect("written");
             std::fs::write(dir.join(format!("{name}.html")), &r.html).expect("written");
+            std::fs::write(dir.join(format!("{name}.phone.txt")), r.report.phone_body())
+                .expect("written");
+            let json = serde_json::to_string_pretty(&r.report).expect("JSON");
+            std::fs::write(dir.join(format!("{name}.json")), json).expect("written");
         }
         println!(
-            "\nthe reports' text and report.html written to {} (fleet-1000.*, demo.*)",
+            "\nthe reports written to {} (fleet-1000.*, demo.*)",
             dir.display()
         );
     }
