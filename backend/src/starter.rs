@@ -183,6 +183,9 @@ fn parse_since(
         return Ok(now - span);
     }
     if let Ok(at) = chrono::DateTime::parse_from_rfc3339(text) {
+        if at > now {
+            return Err("a moment after now: a report covers what has happened".into());
+        }
         return Ok(at.to_utc());
     }
     if let Ok(time) = chrono::NaiveTime::parse_from_str(text, "%H:%M") {

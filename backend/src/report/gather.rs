@@ -17,6 +17,10 @@ use rusqlite::{Connection, OpenFlags};
 use crate::config::{Config, Rules};
 use crate::write::{status_json, transitions};
 
+/// A log this close to its byte bound may have dropped its oldest entries (an entry's texts
+/// are cut to 240 characters each: one is well under this).
+const FULL_MARGIN_BYTES: usize = 4096;
+
 /// One period to report on.
 pub struct Period {
     /// "Night", "Week", "Since 14:02".
@@ -49,7 +53,11 @@ pub fn build(config: &Config, rules: &Rules, period: &Period) -> Result<Report> 
     let bounds = transitions::Bounds::of(&rules.state);
     // A full ring may have dropped what is older than its oldest entry; otherwise it keeps
     // everything of its window.
-    let mut whole_from = if log.len() >= bounds.max_entries {
+    // Full by entries, or by bytes (long reasons): the oldest may have gone.
+    let bytes =
+        std::fs::metadata(config.state_dir.join(transitions::FILE_NAME)).map_or(0, |m| m.len());
+    let full_by_bytes = bytes as usize + FULL_MARGIN_BYTES >= bounds.max_file_bytes;
+    let mut whole_from = if log.len() >= bounds.max_entries || full_by_bytes {
         log.first().map_or(period.to, |t| t.at)
     } else {
         period.to - Duration::seconds(bounds.keep_s)
@@ -77,6 +85,7 @@ pub fn build(config: &Config, rules: &Rules, period: &Period) -> Result<Report> 
         rules: ReportRules {
             flap_gap_s: i64::try_from(rules.report.flap_gap.seconds).unwrap_or(i64::MAX),
             phone_lines: usize::try_from(rules.report.phone_lines.count).unwrap_or(usize::MAX),
+            page_lines: usize::try_from(rules.report.page_lines.count).unwrap_or(usize::MAX),
         },
         offset: period.zone.1,
         zone: period.zone.0.clone(),

@@ -65,9 +65,9 @@ impl Wants {
 /// The alert in words, as a message's body (ntfy's, the hub's): the headline, then what it
 /// takes down.
 pub fn message(alert: &Alert) -> String {
-    // A report: its verdict, then the whole of it.
+    // A report: the whole of it (its text leads with its verdict).
     if let (AlertEvent::Report, Some(detail)) = (alert.event, &alert.detail) {
-        return format!("{}\n{detail}", alert.name);
+        return detail.clone();
     }
     let mut text = alert.headline();
     if !alert.takes_down.is_empty() {

@@ -239,6 +239,9 @@ pub struct ReportRules {
     pub flap_gap: Rule,
     /// The lines of a report a phone's notification body gets; the rest is one tap away.
     pub phone_lines: CountRule,
+    /// The lines of what came back, and of the red time, the report's page shows before it
+    /// folds the rest under one line.
+    pub page_lines: CountRule,
 }
 
 /// The `needs_you` group (issue 43): many alike lines are one on a phone's first screen.
@@ -364,7 +367,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("needs_you", &["fold_alike_from", "fold_kinds"]),
     ("certificates", &["renew_within_seconds"]),
-    ("report", &["flap_gap_seconds", "phone_lines"]),
+    ("report", &["flap_gap_seconds", "phone_lines", "page_lines"]),
 ];
 
 /// The kinds of needs-you lines `needs_you.fold_kinds` may name.
@@ -606,9 +609,11 @@ impl Rules {
         let fold_alike_from = cited("needs_you", "fold_alike_from", Unit::Lines);
         let report = flap_gap
             .zip(cited("report", "phone_lines", Unit::Lines))
-            .map(|(flap_gap, lines)| ReportRules {
+            .zip(cited("report", "page_lines", Unit::Lines))
+            .map(|((flap_gap, phone), page)| ReportRules {
                 flap_gap,
-                phone_lines: CountRule::from(lines),
+                phone_lines: CountRule::from(phone),
+                page_lines: CountRule::from(page),
             });
         let window_amber =
             cited("window", "amber_at_percent", Unit::Percent).map(PercentRule::from);

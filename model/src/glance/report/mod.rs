@@ -10,6 +10,7 @@
 //! spells and red time against the period before; the work queue; fleetdash's blind spots;
 //! everything else in one line; and when nothing happened, an all-clear.
 
+mod page;
 mod spells;
 
 use chrono::{DateTime, Datelike, FixedOffset, Utc};
@@ -21,6 +22,8 @@ use super::types::Kind;
 use crate::band::Band;
 use crate::snapshot::{Snapshot, Transition};
 use crate::words::{human_age, moment};
+use page::Of;
+pub use page::{Folded, PageParts};
 pub use spells::{Element, Spell, elements};
 
 /// A time fleetdash did not watch, or watched blind, and why ("the hub was asleep",
@@ -49,6 +52,9 @@ pub struct ReportRules {
     pub flap_gap_s: i64,
     /// The lines a phone's notification body gets; the rest is one tap away.
     pub phone_lines: usize,
+    /// The lines of what came back, and of the red time, the page shows; the rest is folded
+    /// under one line ([`Report::page`]).
+    pub page_lines: usize,
 }
 
 /// What a report is built from.
@@ -114,6 +120,14 @@ pub struct Report {
     /// How many lines a phone's body gets (the rules' `report.phone_lines`).
     #[serde(skip)]
     phone_lines: usize,
+    /// How many lines of a long part the page shows (the rules' `report.page_lines`).
+    #[serde(skip)]
+    page_lines: usize,
+    /// What each line of `recovered` and of `red_time` is of, for the page's fold.
+    #[serde(skip)]
+    recovered_of: Vec<Of>,
+    #[serde(skip)]
+    red_time_of: Vec<Of>,
 }
 
 impl Report {
@@ -121,18 +135,24 @@ impl Report {
     /// the operator now, what came back, the work queue, the blind spots, the rest (the red
     /// time per element is [`Report::text`]'s table after them).
     pub fn lines(&self) -> Vec<String> {
-        let mut lines = Vec::new();
-        if let Some(late) = &self.late {
-            lines.push(late.clone());
-        }
-        if let Some(note) = &self.note {
-            lines.push(note.clone());
-        }
-        lines.extend(self.needs_now.iter().cloned());
+        let mut lines = self.head();
         lines.extend(self.recovered.iter().cloned());
-        if let Some(w) = &self.work {
-            lines.push(w.clone());
-        }
+        lines.extend(self.tail());
+        lines
+    }
+
+    /// The lines before what came back: why it is late, the first report's note, what needs
+    /// the operator now.
+    fn head(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self.late.iter().cloned().collect();
+        lines.extend(self.note.iter().cloned());
+        lines.extend(self.needs_now.iter().cloned());
+        lines
+    }
+
+    /// The lines after what came back: the work queue, the blind spots, the rest.
+    fn tail(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self.work.iter().cloned().collect();
         lines.extend(self.blind.iter().cloned());
         lines.push(self.rest.clone());
         lines
@@ -214,6 +234,8 @@ pub fn build(inputs: &Inputs) -> Report {
             if !n.reason.is_empty() {
                 line.push_str(&format!(": {}", n.reason));
             }
+            // A line that stands for many rows has no one start: the glance gives it none.
+            let open = open.filter(|_| n.stands_for().len() <= 1);
             match open {
                 Some(s) if !s.began_before || s.began_at < from => line.push_str(&format!(
                     " · since {} ({})",
@@ -232,7 +254,7 @@ pub fn build(inputs: &Inputs) -> Report {
 
     // 2. Out of green and back, flaps merged.
     let gap = chrono::Duration::seconds(inputs.rules.flap_gap_s);
-    let mut back: Vec<(Band, i64, String)> = Vec::new();
+    let mut back: Vec<(Band, i64, String, Of)> = Vec::new();
     for e in &els {
         let mut runs: Vec<Vec<&Spell>> = Vec::new();
         for s in e.spells.iter().filter(|s| s.end.is_some()) {
@@ -283,11 +305,13 @@ pub fn build(inputs: &Inputs) -> Report {
                     human_age(out_s.max(0) as u64)
                 )
             };
-            back.push((worst, out_s, line));
+            let of = Of::new(e, run.len() > 1, out_s);
+            back.push((worst, out_s, line, of));
         }
     }
     back.sort_by_key(|b| std::cmp::Reverse((b.0 == Band::Red, b.1)));
-    let recovered: Vec<String> = back.into_iter().map(|(_, _, l)| l).collect();
+    let (recovered, recovered_of): (Vec<String>, Vec<Of>) =
+        back.into_iter().map(|(_, _, l, of)| (l, of)).unzip();
 
     // 3. Red time per element, against the period before.
     // Compared only with a period before that fleetdash watched whole: "none" there would be
@@ -296,7 +320,7 @@ pub fn build(inputs: &Inputs) -> Report {
     let before_els = before
         .map(|b| elements(inputs.log, b, from))
         .unwrap_or_default();
-    let mut reds: Vec<(i64, String)> = els
+    let mut reds: Vec<(i64, String, Of)> = els
         .iter()
         .filter_map(|e| {
             let (n, secs) = e.red_within(from, to);
@@ -320,12 +344,14 @@ pub fn build(inputs: &Inputs) -> Report {
                         e.what(),
                         human_age(secs.max(0) as u64)
                     ),
+                    Of::new(e, false, secs),
                 )
             })
         })
         .collect();
     reds.sort_by_key(|r| std::cmp::Reverse(r.0));
-    let red_time: Vec<String> = reds.into_iter().map(|(_, l)| l).collect();
+    let (red_time, red_time_of): (Vec<String>, Vec<Of>) =
+        reds.into_iter().map(|(_, l, of)| (l, of)).unzip();
 
     // 4. The work queue, and the live tasks that got stuck.
     let stuck = els
@@ -506,6 +532,9 @@ pub fn build(inputs: &Inputs) -> Report {
         },
         all_clear,
         phone_lines: inputs.rules.phone_lines,
+        page_lines: inputs.rules.page_lines,
+        recovered_of,
+        red_time_of,
     }
 }
 

@@ -57,6 +57,7 @@ fn inputs<'a>(log: &'a [Transition], snap: &'a Snapshot, blind: &'a [BlindSpell]
         rules: ReportRules {
             flap_gap_s: 1800,
             phone_lines: 3,
+            page_lines: 2,
         },
         offset: local(),
         zone: "UTC+04:40".into(),
@@ -254,4 +255,55 @@ fn a_red_begun_before_the_period_says_since_when_and_the_first_report_says_it_is
     );
     assert_eq!(r.band, Red);
     assert_eq!(r.title, "Night: 1 needs you", "the note is no blind spot");
+}
+
+#[test]
+fn the_page_folds_what_came_back_and_the_red_time_past_the_rules_lines() {
+    use Band::*;
+    let mut log = Vec::new();
+    // Four agents red once, longest first; vega flapping; a service red once.
+    for (name, start, end) in [
+        ("a", 10, 60),
+        ("b", 70, 110),
+        ("c", 120, 150),
+        ("d", 160, 180),
+    ] {
+        let key = format!("agent:{name}");
+        log.push(change(&key, "agent", Green, Red, start));
+        log.push(change(&key, "agent", Red, Green, end));
+    }
+    for start in [200, 215, 230] {
+        log.push(change("agent:vega", "agent", Green, Red, start));
+        log.push(change("agent:vega", "agent", Red, Green, start + 5));
+    }
+    log.push(change("host:lab/service:nginx", "service", Green, Red, 300));
+    log.push(change("host:lab/service:nginx", "service", Red, Green, 310));
+    let snap = snapshot(vec![agent("a", Green, true, None)], 480);
+    let r = build(&inputs(&log, &snap, &[]));
+    assert_eq!(r.recovered.len(), 6, "{:?}", r.recovered);
+    let page = r.page();
+    assert_eq!(page.recovered.shown, &r.recovered[..2]);
+    assert_eq!(page.recovered.folded, &r.recovered[2..]);
+    assert_eq!(
+        page.recovered.more.as_deref(),
+        Some("and 4 more, of 3 agents and 1 service (1 flap)")
+    );
+    assert_eq!(page.red_time.shown, &r.red_time[..2]);
+    assert_eq!(
+        page.red_time.more.as_deref(),
+        Some("and 4 more, of 3 agents and 1 service: red 1 h 15 min in all")
+    );
+    // The page says every line the text says, in the same order.
+    let mut said = page.head.clone();
+    said.extend(page.recovered.shown.iter().cloned());
+    said.extend(page.recovered.folded.iter().cloned());
+    said.extend(page.tail.iter().cloned());
+    assert_eq!(said, r.lines());
+    // Within the rules' lines, nothing is folded; read back from JSON (no rules), nothing is.
+    let mut few = inputs(&log, &snap, &[]);
+    few.rules.page_lines = 6;
+    assert_eq!(build(&few).page().recovered.more, None);
+    let back: Report = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+    assert_eq!(back.page().recovered.shown.len(), 6);
+    assert_eq!(back.page().red_time.more, None);
 }
