@@ -588,6 +588,20 @@ fn signal(child: &Child, sig: &str) {
     assert!(ok, "kill {sig}");
 }
 
+/// A webhook in `mode` on a runtime of its own (its workers serve it while the test blocks),
+/// and a scratch folder with the shipped rules, grouping shortened.
+fn webhook_and_scratch(mode: Mode) -> (tokio::runtime::Runtime, Receiver, support::Scratch) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let hook = rt.block_on(Receiver::start(mode));
+    let scratch = support::Scratch::new();
+    std::fs::write(
+        scratch.path().join("rules.yaml"),
+        support::quick_grouping_rules(),
+    )
+    .unwrap();
+    (rt, hook, scratch)
+}
+
 /// Issue 45, done when: a night of churn through `fleetdash run` under a faked clock (an
 /// agent flapping, one going down for good, a clock stepped ahead, the hub not watching at the
 /// hour, tasks finished and never taken) is reported once, late and saying why, and the
@@ -595,15 +609,7 @@ fn signal(child: &Child, sig: &str) {
 /// more.
 #[test]
 fn a_night_of_churn_is_reported_once_saying_what_the_transitions_log_holds() {
-    // The webhook's own runtime: its workers serve it while the test blocks.
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let hook = rt.block_on(Receiver::start(Mode::Ok));
-    let scratch = support::Scratch::new();
-    std::fs::write(
-        scratch.path().join("rules.yaml"),
-        support::quick_grouping_rules(),
-    )
-    .unwrap();
+    let (_rt, hook, scratch) = webhook_and_scratch(Mode::Ok);
     let mut vega = Toggled::start("vega");
     let mut kai = Toggled::start("kai");
     let lyra = support::Sim::healthy("lyra", fleetdash::a2a::Wire::V1);
@@ -800,14 +806,7 @@ fn a_night_of_churn_is_reported_once_saying_what_the_transitions_log_holds() {
 /// and the schedule moves on.
 #[test]
 fn a_report_killed_while_it_is_sent_is_the_same_report_after_the_restart() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let hook = rt.block_on(Receiver::start(Mode::RecordThenHang));
-    let scratch = support::Scratch::new();
-    std::fs::write(
-        scratch.path().join("rules.yaml"),
-        support::quick_grouping_rules(),
-    )
-    .unwrap();
+    let (_rt, hook, scratch) = webhook_and_scratch(Mode::RecordThenHang);
     let lyra = support::Sim::healthy("lyra", fleetdash::a2a::Wire::V1);
     let config = scratch.config(&format!(
         "[cadence]\nagents = \"1s\"\n\n\
