@@ -955,6 +955,7 @@ fn the_demo_fleet_fits_a_phones_first_screen() {
         chrome.assert_work_queue_reads(&glance).await;
         chrome.assert_plain_words().await;
         chrome.assert_desktop_uses_the_width().await;
+        chrome.assert_last_report_linked().await;
 
         // Systems: red first; each host's band as the demo planted it; details behind the tap.
         let hosts = chrome.rows("#systems").await;
@@ -2820,6 +2821,36 @@ impl Chrome {
                 "return document.documentElement.clientWidth === {}",
                 PHONE.0
             ),
+        )
+        .await;
+    }
+
+    /// The page's last lines lead to the last report and the static snapshot (issue 45: the
+    /// page shows the last report), below everything the page draws, and both are served.
+    async fn assert_last_report_linked(&self) {
+        let seen = self
+            .wait_for(
+                "the links below the page, served",
+                "const links = document.querySelector('#links');
+                 if (!links || document.body.lastElementChild !== links) return false;
+                 const main = document.querySelector('main').getBoundingClientRect();
+                 const hrefs = [...links.querySelectorAll('a')].map(a => [a.innerText, a.getAttribute('href')]);
+                 return Promise.all(hrefs.map(([, h]) => fetch(h).then(r => r.status + ' ' + r.headers.get('content-type'))))
+                     .then(served => ({hrefs, served, below: links.getBoundingClientRect().top >= main.bottom}));",
+            )
+            .await;
+        self.check(
+            seen["hrefs"]
+                == json!([
+                    ["Last report", "api/report.html"],
+                    ["Static snapshot (no JavaScript)", "api/snapshot.html"]
+                ])
+                && seen["served"].as_array().is_some_and(|s| {
+                    s.iter()
+                        .all(|s| s.as_str().is_some_and(|s| s.starts_with("200 text/html")))
+                })
+                && seen["below"] == true,
+            || format!("the last report and the static snapshot linked below the page: {seen:#}"),
         )
         .await;
     }

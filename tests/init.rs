@@ -99,6 +99,8 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
             &topic,
             "--listen",
             "127.0.0.1:18080",
+            "--report",
+            "06:45",
         ],
     );
     assert_success(&out);
@@ -145,6 +147,12 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
         "the silent endpoint says so:\n{text}"
     );
     assert!(!text.contains("\nrules ="), "the built-in rules: {text}");
+    assert!(text.contains("\n[report]\nat = \"06:45\"\n"), "{text}");
+    assert!(
+        stdout.contains("The report of the night: every day at 06:45")
+            && stdout.contains("to the alert channels and the page"),
+        "{stdout}"
+    );
     // The agents are processes of this machine on loopback ports, not SSH forwards: no tunnel
     // is written for them (one would be blamed for their every fall).
     assert!(!text.contains("[[hosts.tunnels]]"), "no tunnel:\n{text}");
@@ -217,6 +225,14 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
     let all = serde_json::to_string_pretty(&findings).unwrap();
     assert!(said("agents", &down_name), "the agent down:\n{all}");
     assert!(said("skills", "gamma"), "the card with no skills:\n{all}");
+    assert!(
+        findings.iter().any(|f| f["check"] == "report"
+            && f["level"] == "ok"
+            && f["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("every day at 06:45") && d.contains("none sent yet"))),
+        "the report, when and where:\n{all}"
+    );
     // A vault that syncs nowhere is no mistake: watched alone, and said so.
     assert!(
         findings
@@ -292,6 +308,8 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
             &format!("127.0.0.1:{0}-{0}", delta.port),
             "--board",
             &format!("research={}", board.display()),
+            "--report",
+            "09:00",
         ],
     );
     assert_success(&out);
@@ -299,6 +317,10 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
     assert!(
         stdout.contains("Added to") && stdout.contains("delta"),
         "{stdout}"
+    );
+    assert!(
+        stdout.contains("[report] at = \"06:45\" kept"),
+        "the operator's hour is theirs: {stdout}"
     );
     assert!(!stdout.contains("Page login"), "no new password: {stdout}");
     let after = std::fs::read_to_string(&config).unwrap();
@@ -322,6 +344,17 @@ fn init_writes_a_working_config_for_a_fleet_it_never_saw_and_a_rerun_only_adds()
     assert_success(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing new"));
     assert_eq!(std::fs::read_to_string(&config).unwrap(), after);
+
+    // An hour that is not one: refused, naming the flag, nothing written.
+    let elsewhere = root.join("other/fleetdash.toml");
+    let out = init(&elsewhere, &["--report", "7:30"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--report \"7:30\": expected a time of day as HH:MM"),
+        "{out:?}"
+    );
+    assert!(!elsewhere.exists());
 
     // The count for the closing note: lines written by hand after init.
     println!(

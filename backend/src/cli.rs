@@ -239,6 +239,9 @@ struct InitArgs {
     /// A webhook for alerts instead (a JSON POST per alert).
     #[arg(long, value_name = "URL")]
     webhook: Option<String>,
+    /// The report of the night at this hour, HH:MM in this host's zone (docs/report.md).
+    #[arg(long, value_name = "HH:MM")]
+    report: Option<String>,
     /// serve's address (default 127.0.0.1:8080).
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
@@ -560,6 +563,7 @@ async fn init(args: InitArgs) -> app::Outcome {
         ntfy: args.ntfy,
         webhook: args.webhook,
         listen: args.listen,
+        report: args.report,
         yes: args.yes,
         new_password: args.new_password,
     };

@@ -147,8 +147,7 @@ pub fn App() -> impl IntoView {
                 f.snapshot.as_ref().map(|s| {
                     markup::written(&fleetdash_model::moment(s.generated_at, clock::now(), offset), &s.schema_version)
                 }).unwrap_or_default()
-            })></span>
-            <a href="api/snapshot.html">"Static snapshot (no JavaScript)"</a></p>
+            })></span></p>
         </footer>
     }
 }

@@ -20,9 +20,15 @@ mod wire;
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 fn main() {
+    let document = leptos::prelude::document();
     // The boot note stays only if the page never starts.
-    if let Some(boot) = leptos::prelude::document().get_element_by_id("boot") {
+    if let Some(boot) = document.get_element_by_id("boot") {
         boot.remove();
     }
     leptos::mount::mount_to_body(app::App);
+    // The links to the static snapshot and the last report are index.html's own (they work
+    // before and without the page, and cost the WebAssembly nothing): moved below the page.
+    if let (Some(links), Some(body)) = (document.get_element_by_id("links"), document.body()) {
+        let _ = body.append_child(&links);
+    }
 }

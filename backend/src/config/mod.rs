@@ -58,7 +58,7 @@ pub use intake::IntakeConfig;
 pub use metrics::MetricsConfig;
 pub use otel::OtelConfig;
 pub use probe::ProbeLimits;
-pub use report::{Every, ReportConfig};
+pub use report::{Every, ReportConfig, minute_of_day};
 pub use rules::{
     AlertRules, BUILTIN_RULES, ByteRule, ClockRules, CountRule, NeedsYouRules, Rule, Rules,
     RulesOrigin, StateRules, effective_rules_text,

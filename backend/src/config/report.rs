@@ -53,6 +53,21 @@ impl ReportConfig {
     }
 }
 
+/// `"07:30"` as minutes after midnight; `None` unless it is a time of day as HH:MM.
+pub fn minute_of_day(at: &str) -> Option<u32> {
+    let digits = at.len() == 5
+        && at.bytes().enumerate().all(|(i, b)| {
+            if i == 2 {
+                b == b':'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    let (h, m) = at.split_once(':').filter(|_| digits)?;
+    let (h, m) = (h.parse::<u32>().ok()?, m.parse::<u32>().ok()?);
+    (h < 24 && m < 60).then_some(h * 60 + m)
+}
+
 const WEEKDAYS: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 
 /// Reads `[report]` when present; the channels are checked against `alerts`' names.
@@ -69,10 +84,7 @@ pub(super) fn read(v: &mut Validator, mut t: Table, alerts: &AlertsConfig) -> Op
     t.finish(v);
 
     let at_minute = at.and_then(|at| {
-        let parsed = at.get_ref().split_once(':').and_then(|(h, m)| {
-            let (h, m) = (h.parse::<u32>().ok()?, m.parse::<u32>().ok()?);
-            (h < 24 && m < 60 && at.get_ref().len() == 5).then_some(h * 60 + m)
-        });
+        let parsed = minute_of_day(at.get_ref());
         if parsed.is_none() {
             v.error(
                 &at,

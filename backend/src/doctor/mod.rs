@@ -17,6 +17,7 @@
 //! - [`declared`]: an element declared flaky is said as declared, a lapsed declaration warns.
 //! - [`certs`]: serve's certificate and each https peer's, by their dates (expired, not yet
 //!   valid, inside the rules' renewal window), and whether a peer's verifies.
+//! - [`report`]: when the report of the night goes and where; the last one due not sent.
 //!
 //! Each finding is ok, warn or fail with an ASC status; the command's outcome is the worst.
 
@@ -29,6 +30,7 @@ pub mod declared;
 pub mod local;
 pub mod nginx;
 pub mod reach;
+pub mod report;
 pub mod tls;
 pub mod vault;
 
@@ -203,6 +205,12 @@ pub async fn examine(config_path: &Path, options: &Options) -> Vec<Finding> {
         findings.extend(channels);
     }
     findings.extend(certs::findings(&config, &rules, options.offline).await);
+    let config2 = config.clone();
+    findings.extend(
+        tokio::task::spawn_blocking(move || report::findings(&config2, chrono::Utc::now()))
+            .await
+            .expect("the report check does not panic"),
+    );
     // Notes last: they are about the config's choices, after what is wrong.
     findings.extend(audit::notes(&config));
     declared::apply(findings, &config, chrono::Utc::now())

@@ -69,6 +69,8 @@ pub struct Plan {
     pub agents: Vec<AgentBlock>,
     /// One comment line each: the ports of a range where no agent answered.
     pub unanswered: Vec<String>,
+    /// `[report] at`, "07:30"; `None`: written commented out.
+    pub report: Option<String>,
 }
 
 /// Where the report tokens are, beside the config.
@@ -132,12 +134,12 @@ pub fn first(plan: &Plan) -> String {
              # url = \"https://ntfy.sh/my-topic\"\n",
         ),
     }
-    out.push_str(
-        "\n# The report of the night at your hour, once a day, to the channels above (not a\n\
-         # pager): what needs you, what went wrong and came back, blind spots (docs/report.md).\n\
-         # [report]\n\
-         # at = \"07:30\"\n",
-    );
+    match &plan.report {
+        Some(at) => out.push_str(&report_block(at)),
+        None => {
+            out.push_str(&report_block("07:30").replace("\n[report]\nat", "\n# [report]\n# at"))
+        }
+    }
     if let Some(vault) = &plan.vault {
         out.push_str(&vault_block(vault));
     }
@@ -162,6 +164,18 @@ pub fn first(plan: &Plan) -> String {
         }
     }
     out
+}
+
+/// `[report]` at `at`, with what it is and how to change its zone and period.
+fn report_block(at: &str) -> String {
+    format!(
+        "\n# The report of the night at your hour, once a day, to the channels above (not a\n\
+         # pager): what needs you, what went wrong and came back, blind spots (docs/report.md).\n\
+         # In this host's zone unless zone = \"Europe/Berlin\"; every = \"week\" with weekday = \"mon\".\n\
+         [report]\n\
+         at = {}\n",
+        quote(at)
+    )
 }
 
 fn channel_block(channel: &Channel) -> String {
@@ -270,6 +284,8 @@ pub struct Existing {
     pub tunnel_addresses: Vec<String>,
     pub channel_urls: Vec<String>,
     pub has_vault: bool,
+    /// `[report] at` as written ("" when the table has none); `None`: no `[report]`.
+    pub report: Option<String>,
     /// `[serve] listen` and `[intake] listen`, as written.
     pub listen: Option<String>,
     pub intake: Option<String>,
@@ -320,6 +336,12 @@ impl Existing {
             tunnel_addresses: strings(tunnels.as_ref(), "address"),
             channel_urls: strings(channels, "url"),
             has_vault: doc.get("vault").is_some(),
+            report: doc.get("report").map(|r| {
+                r.get("at")
+                    .and_then(Item::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            }),
             listen: listen_of("serve"),
             intake: listen_of("intake"),
         }
@@ -364,14 +386,31 @@ fn array<'d>(parent: &'d mut Table, key: &str) -> Option<&'d mut ArrayOfTables> 
 }
 
 /// Adds `agents` (and their tunnels, on the local host when there is one), `boards` and
-/// `channel` to `doc`, each after the last of its kind. What was there is left as it was.
+/// `channel` to `doc`, each after the last of its kind, and `[report]` at `report` unless the
+/// config has one. What was there is left as it was.
 pub fn add(
     doc: &mut DocumentMut,
     agents: &[AgentBlock],
     boards: &[BoardBlock],
     channel: Option<&Channel>,
+    report: Option<&str>,
     local_host: Option<usize>,
 ) {
+    if let Some(at) = report
+        && doc.get("report").is_none()
+    {
+        let snippet = report_block(at);
+        let parsed: DocumentMut = snippet.parse().expect("init's own [report] parses");
+        let mut table = parsed["report"]
+            .as_table()
+            .expect("init's own [report] is a table")
+            .clone();
+        // After everything there (no position), with its comment above it.
+        table.set_position(None);
+        let header = snippet.find("[report]").expect("a header");
+        table.decor_mut().set_prefix(&snippet[..header]);
+        doc.insert("report", Item::Table(table));
+    }
     if let Some(channel) = channel {
         let alerts = doc
             .entry("alerts")
@@ -445,6 +484,7 @@ mod tests {
             }],
             agents: vec![agent("min", 18301), agent("kai", 18302)],
             unanswered: vec!["127.0.0.1:18303-18305: no agent answered".into()],
+            report: None,
         }
     }
 
@@ -478,7 +518,7 @@ mod tests {
         let mut doc: DocumentMut = text.parse().unwrap();
         let local = Existing::read(&doc).local_host;
         let new = agent("sol", 18306);
-        add(&mut doc, std::slice::from_ref(&new), &[], None, local);
+        add(&mut doc, std::slice::from_ref(&new), &[], None, None, local);
         let after = doc.to_string();
         let block = agent_block(&new);
         let tunnel = tunnel_block("sol", "127.0.0.1:18306");
@@ -493,6 +533,44 @@ mod tests {
         assert_eq!(seen.tunnel_names, ["min", "kai", "sol"]);
     }
 
+    /// `--report 06:45`: a first run writes `[report]` live, not commented; a re-run adds it
+    /// at the end of a config that has none, and leaves one the operator wrote as it is.
+    #[test]
+    fn a_report_hour_is_written_once_and_never_changed() {
+        let commented = first(&plan());
+        assert!(
+            commented.contains("\n# [report]\n# at = \"07:30\"\n"),
+            "{commented}"
+        );
+        assert_eq!(Existing::read(&commented.parse().unwrap()).report, None);
+        let live = first(&Plan {
+            report: Some("06:45".into()),
+            ..plan()
+        });
+        assert!(live.contains("\n[report]\nat = \"06:45\"\n"), "{live}");
+        assert_eq!(
+            Existing::read(&live.parse().unwrap()).report.as_deref(),
+            Some("06:45")
+        );
+
+        let mut doc: DocumentMut = commented.parse().unwrap();
+        add(&mut doc, &[], &[], None, Some("06:45"), Some(0));
+        let after = doc.to_string();
+        assert!(after.starts_with(&commented), "{after}");
+        assert!(after.ends_with(&report_block("06:45")), "{after}");
+        let config =
+            crate::config::Config::parse(std::path::Path::new("/c/fleetdash.toml"), &after);
+        assert!(config.is_ok(), "{config:?}\n{after}");
+
+        let mut again: DocumentMut = after.parse().unwrap();
+        add(&mut again, &[], &[], None, Some("09:00"), Some(0));
+        assert_eq!(
+            again.to_string(),
+            after,
+            "an existing [report] is the operator's"
+        );
+    }
+
     #[test]
     fn adding_to_a_config_without_agents_or_hosts_makes_their_lists() {
         let text = "output_dir = \"out\"\nstate_dir = \"state\"\n";
@@ -505,6 +583,7 @@ mod tests {
                 db: "/b.db".into(),
             }],
             Some(&Channel::Webhook("http://127.0.0.1:9/h".into())),
+            None,
             None,
         );
         let after = doc.to_string();

@@ -37,6 +37,8 @@ pub struct Options {
     pub ntfy: Option<String>,
     pub webhook: Option<String>,
     pub listen: Option<SocketAddr>,
+    /// `[report] at`, "07:30": the report of the night at this hour.
+    pub report: Option<String>,
     /// Never ask.
     pub yes: bool,
     /// A new password for the page even though the htpasswd exists.
@@ -121,6 +123,14 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
     }
     let boards = boards(&options.boards, &existing)?;
     let channel = channel(&options)?;
+    let report = match options.report.as_deref() {
+        Some(at) if crate::config::minute_of_day(at).is_none() => {
+            return Err(usage(format!(
+                "--report {at:?}: expected a time of day as HH:MM, such as 07:30"
+            )));
+        }
+        at => at.map(str::to_string),
+    };
     let vault = match &options.vault {
         Some(path) if !existing.has_vault => Some(vault(path).await?),
         _ => None,
@@ -217,6 +227,7 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
                 boards: boards.clone(),
                 agents: agents.clone(),
                 unanswered: unanswered.clone(),
+                report: report.clone(),
             };
             write_config(&config, compose::first(&plan)).await?;
             true
@@ -226,7 +237,14 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
                 .as_ref()
                 .filter(|c| !existing.channel_urls.iter().any(|u| u == c.url()));
             let before = doc.to_string();
-            compose::add(doc, &agents, &boards, channel, existing.local_host);
+            compose::add(
+                doc,
+                &agents,
+                &boards,
+                channel,
+                report.as_deref(),
+                existing.local_host,
+            );
             let after = doc.to_string();
             let changed = after != before;
             if changed {
@@ -257,6 +275,11 @@ pub async fn run(mut options: Options) -> Result<(), Error> {
             && existing.local_host.is_none()
             && agents.iter().any(|a| a.tunnel.is_some()),
         channel: channel.is_some() || !existing.channel_urls.is_empty(),
+        report: match (&existing.report, report) {
+            (None, Some(at)) => ReportSaid::Added(at),
+            (Some(kept), Some(at)) if *kept != at => ReportSaid::Kept(kept.clone()),
+            _ => ReportSaid::Unchanged,
+        },
     });
     Ok(())
 }
@@ -537,6 +560,10 @@ fn ask(mut options: Options, first_run: bool) -> Result<Options, Error> {
             )?;
             options.ntfy = (!v.is_empty()).then_some(v);
         }
+        if options.report.is_none() {
+            let v = read("The report of the night, at HH:MM (empty for none): ")?;
+            options.report = (!v.is_empty()).then_some(v);
+        }
         if options.listen.is_none() {
             let v = read(&format!(
                 "Address the page is served on [{DEFAULT_LISTEN}]: "
@@ -568,6 +595,16 @@ struct Said<'a> {
     no_local_host: bool,
     /// The config has an alert channel (given now or before).
     channel: bool,
+    report: ReportSaid,
+}
+
+/// What became of `--report`.
+enum ReportSaid {
+    /// Written now, at this hour.
+    Added(String),
+    /// The config's own `[report] at`, left as it is although `--report` said another.
+    Kept(String),
+    Unchanged,
 }
 
 /// What was done and the next commands, in under 15 lines. The password is printed here and
@@ -595,6 +632,21 @@ fn say(s: &Said) {
     }
     for line in s.unanswered {
         println!("  {line}");
+    }
+    match &s.report {
+        ReportSaid::Added(at) => println!(
+            "  The report of the night: every day at {at}, this host's zone ({}), {}.",
+            jiff::tz::TimeZone::system().iana_name().unwrap_or("UTC"),
+            if s.channel {
+                "to the alert channels and the page"
+            } else {
+                "on the page only until an alert channel is added"
+            }
+        ),
+        ReportSaid::Kept(at) => {
+            println!("  [report] at = {at:?} kept: it is yours (edit {c} to change it).")
+        }
+        ReportSaid::Unchanged => {}
     }
     if s.no_local_host {
         println!("  No local [[hosts]] entry: the new agents' tunnels were not added.");
