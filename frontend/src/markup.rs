@@ -295,8 +295,7 @@ pub fn written(when: &str, schema: &str) -> String {
     m.text("Snapshot written ")
         .text(when)
         .text(" · schema ")
-        .text(schema)
-        .text(" · ");
+        .text(schema);
     m.0
 }
 
