@@ -117,10 +117,7 @@ async fn ntfy_and_webhook_receive_what_the_real_services_would() {
         Some("https://fleet.example/#tunnels")
     );
     assert_eq!(h("tags").as_deref(), Some("rotating_light,fail,tunnel"));
-    assert_eq!(
-        h("title").as_deref(),
-        Some("tunnel lab-heart on lab: firing")
-    );
+    assert_eq!(h("title").as_deref(), Some("tunnel lab-heart on lab: red"));
     assert_eq!(
         h("authorization").as_deref(),
         Some("Bearer tk_ntfy_abcdef123456")
@@ -1721,7 +1718,7 @@ async fn quiet_hours_hold_amber_and_reminders_till_morning_and_let_a_lasting_red
     d.pass(night + red_after).await.unwrap();
     let topic = posts(&rx, "/topic");
     assert_eq!(topic.len(), 1, "the red that lasted goes out");
-    assert_eq!(decoded(&topic[0].headers["title"]), "agent orin: firing");
+    assert_eq!(decoded(&topic[0].headers["title"]), "agent orin: red");
     // 06:59 on the channel's clock: still quiet; 07:00: the rest, together.
     d.pass(at(2, 5, 59)).await.unwrap();
     assert_eq!(posts(&rx, "/topic").len(), 1);

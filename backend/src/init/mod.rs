@@ -635,7 +635,12 @@ fn say(s: &Said) {
     }
     match &s.report {
         ReportSaid::Added(at) => println!(
-            "  The report of the night: every day at {at}, this host's zone ({}), {}.",
+            "  The report of the {}: every day at {at}, this host's zone ({}), {}.",
+            // As its title says it (docs/report.md): "Night" for a morning hour.
+            match crate::config::minute_of_day(at) {
+                Some(m) if (3 * 60..12 * 60).contains(&m) => "night",
+                _ => "day",
+            },
             jiff::tz::TimeZone::system().iana_name().unwrap_or("UTC"),
             if s.channel {
                 "to the alert channels and the page"

@@ -94,6 +94,20 @@ type Lot = fn(&Alert) -> bool;
 /// Names shown per kind in a group's title before "… (2 more)".
 pub const GROUP_NAMES_SHOWN: usize = 3;
 
+/// What an alert says of its element in a title, in the page's words: "red", "amber",
+/// "still red", "recovered" (never the machinery's "firing").
+pub fn said(alert: &Alert) -> &'static str {
+    match (alert.event, alert.band == Band::Red) {
+        (AlertEvent::Firing, true) => "red",
+        (AlertEvent::Firing, false) => "amber",
+        (AlertEvent::Reminder, true) => "still red",
+        (AlertEvent::Reminder, false) => "still amber",
+        (AlertEvent::Recovered, _) => "recovered",
+        (AlertEvent::Test, _) => "test",
+        (AlertEvent::Report, _) => "report",
+    }
+}
+
 /// A group's title, one line a phone shows whole: per event and band, how many and which,
 /// by kind: "5 red: agents orin, vega, kai … (2 more); host prod · 1 recovered: agent lyra".
 pub fn group_title(alerts: &[Alert]) -> String {

@@ -155,7 +155,7 @@ impl Provider for Ntfy {
     async fn send(&self, alert: &Alert) -> Result<(), SendError> {
         let title = match alert.event {
             AlertEvent::Test | AlertEvent::Report => alert.name.clone(),
-            _ => format!("{} {}: {}", alert.kind, alert.name, alert.event.as_str()),
+            _ => format!("{} {}: {}", alert.kind, alert.name, common::said(alert)),
         };
         // A test or a report is no element's: its one button opens the page.
         let element =

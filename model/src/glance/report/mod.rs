@@ -471,8 +471,9 @@ pub fn build(inputs: &Inputs) -> Report {
         }
     }
     let period = inputs.word.to_lowercase();
+    // A first report covers only since fleetdash began watching, not the whole period.
     let all_of = match period.as_str() {
-        "night" | "day" | "week" => format!("all {period}"),
+        "night" | "day" | "week" if !inputs.first => format!("all {period}"),
         _ => "throughout".to_string(),
     };
     let rest = match (counts.is_empty(), others) {

@@ -78,6 +78,10 @@ fn a_quiet_night_is_an_explicit_all_clear() {
     assert!(r.all_clear);
     assert_eq!(r.title, "Night: all clear");
     assert_eq!(r.rest, "all clear: 2 agents: green all night");
+    // The first report covers only since fleetdash began watching: not the whole night.
+    let mut first = inputs(&[], &snap, &[]);
+    first.first = true;
+    assert_eq!(build(&first).rest, "all clear: 2 agents: green throughout");
     assert!(
         r.covers.contains("00:00") && r.covers.contains("08:00"),
         "{}",
