@@ -41,13 +41,12 @@ impl IntoUnderlyingByteSource {
         js.set_auto_allocate_chunk_size(self.auto_allocate_chunk_size() as f64);
         let this = Rc::new(RefCell::new(Some(self)));
         let source = this.clone();
-        let start = Closure::<dyn FnMut(sys::ReadableByteStreamController)>::new(
-            move |controller| {
+        let start =
+            Closure::<dyn FnMut(sys::ReadableByteStreamController)>::new(move |controller| {
                 if let Some(source) = source.borrow_mut().as_mut() {
                     source.start(controller);
                 }
-            },
-        );
+            });
         js.set_start(start.into_js_value().unchecked_ref::<Function>());
         let source = this.clone();
         let pull = Closure::<dyn FnMut(sys::ReadableByteStreamController) -> Promise>::new(

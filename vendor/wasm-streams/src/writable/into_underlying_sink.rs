@@ -36,12 +36,11 @@ impl IntoUnderlyingSink {
         });
         js.set_write(write.into_js_value().unchecked_ref::<Function>());
         let sink = this.clone();
-        let close = Closure::<dyn FnMut() -> Promise>::new(move || {
-            match sink.borrow_mut().take() {
+        let close =
+            Closure::<dyn FnMut() -> Promise>::new(move || match sink.borrow_mut().take() {
                 Some(sink) => sink.close(),
                 None => Promise::resolve(&JsValue::undefined()),
-            }
-        });
+            });
         js.set_close(close.into_js_value().unchecked_ref::<Function>());
         let abort = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |reason| {
             match this.borrow_mut().take() {

@@ -54,7 +54,8 @@ impl WritableStream {
         let sink = IntoUnderlyingSink::new(Box::new(sink));
         // Use the default queuing strategy (with a HWM of 1 chunk).
         // We shouldn't set HWM to 0, since that would break piping to the writable stream.
-        let raw = sys::WritableStreamExt::new_with_into_underlying_sink(&sink.into_js()).unchecked_into();
+        let raw =
+            sys::WritableStreamExt::new_with_into_underlying_sink(&sink.into_js()).unchecked_into();
         Self::from_raw(raw)
     }
 

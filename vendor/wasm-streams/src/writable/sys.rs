@@ -5,7 +5,6 @@ use wasm_bindgen::prelude::*;
 pub use web_sys::WritableStream;
 pub use web_sys::WritableStreamDefaultWriter;
 
-
 #[wasm_bindgen]
 extern "C" {
     /// A raw [`WritableStream`](https://developer.mozilla.org/en-US/docs/Web/API/WritableStream).
@@ -16,6 +15,7 @@ extern "C" {
     // fleetdash: the sink is an object of closures, not an exported class (see
     // `IntoUnderlyingSink::into_js`).
     #[wasm_bindgen(constructor, js_class = WritableStream)]
-    pub(crate) fn new_with_into_underlying_sink(sink: &web_sys::UnderlyingSink)
-        -> WritableStreamExt;
+    pub(crate) fn new_with_into_underlying_sink(
+        sink: &web_sys::UnderlyingSink,
+    ) -> WritableStreamExt;
 }
