@@ -780,7 +780,7 @@ fn a_night_of_churn_is_reported_once_saying_what_the_transitions_log_holds() {
         "{text}"
     );
     assert!(
-        text.contains("the other 2 agents: green all night"),
+        text.contains("the other 2 agents: green throughout"),
         "{text}"
     );
 
