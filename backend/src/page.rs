@@ -26,6 +26,11 @@ const _: &[u8] = include_bytes!("../../page/index.html");
 /// The page's entry point, served at `/`.
 pub const INDEX: &str = "index.html";
 
+/// The page's service worker (`frontend/sw.js`, issue 46), which index.html registers: not
+/// content-hashed (browsers check it for a new build on each visit, so it keeps its name and is
+/// served `no-cache`); each build writes its own id and files into it.
+pub const SERVICE_WORKER: &str = "sw.js";
+
 /// trunk's content-hashed file names (`fleetdash-frontend-<hash>.js`, `..._bg.wasm`,
 /// `style-<hash>.css`): the hash is a seahash in lower hex, not zero-padded. The same pattern
 /// is the `immutable` location of `nginx/fleetdash.conf`.
@@ -85,14 +90,15 @@ pub fn etag(name: &str) -> Option<&'static str> {
     TAGS.get(name).map(String::as_str)
 }
 
-/// Whether `name` is the name of a page file: `index.html` or a content-hashed asset, or the
-/// `.gz` or `.br` of either. An export folder holding anything else is refused.
+/// Whether `name` is the name of a page file: `index.html`, the service worker or a
+/// content-hashed asset, or the `.gz` or `.br` of one. An export folder holding anything else
+/// is refused.
 pub fn is_page_name(name: &str) -> bool {
     let plain = name
         .strip_suffix(GZ)
         .or_else(|| name.strip_suffix(BR))
         .unwrap_or(name);
-    plain == INDEX || is_hashed_asset(&format!("/{plain}"))
+    plain == INDEX || plain == SERVICE_WORKER || is_hashed_asset(&format!("/{plain}"))
 }
 
 /// What [`export`] did, by file name.
@@ -213,6 +219,7 @@ mod tests {
     /// What the page's index.html loads: every asset it names is embedded, each with its .gz
     /// and its .br,
     /// and nothing else is (an asset no index names would be a leftover of another build).
+    /// The service worker it registers keeps exactly these assets.
     #[test]
     fn the_embedded_page_is_whole() {
         let index = std::str::from_utf8(file(INDEX).expect("index.html is embedded").bytes)
@@ -220,7 +227,32 @@ mod tests {
         let named: BTreeSet<&str> = files()
             .map(|f| f.name)
             .filter(|n| !n.ends_with(GZ) && !n.ends_with(BR) && *n != INDEX)
+            .filter(|n| *n != SERVICE_WORKER)
             .collect();
+        assert!(
+            index.contains(&format!("register(\"{SERVICE_WORKER}\")")),
+            "index.html registers the service worker"
+        );
+        let worker = std::str::from_utf8(file(SERVICE_WORKER).expect("sw.js is embedded").bytes)
+            .expect("sw.js is UTF-8");
+        let shell = worker
+            .lines()
+            .find_map(|l| l.strip_prefix("const SHELL = ["))
+            .expect("sw.js names its shell");
+        let kept: BTreeSet<&str> = shell
+            .trim_end_matches("];")
+            .split(", ")
+            .map(|f| f.trim_matches('"'))
+            .filter(|f| *f != "./")
+            .collect();
+        assert_eq!(
+            kept, named,
+            "sw.js keeps every asset of the page, and only those"
+        );
+        assert!(
+            !worker.contains("@BUILD@"),
+            "the build wrote its id into sw.js"
+        );
         assert!(
             named.iter().any(|n| n.ends_with("_bg.wasm")),
             "no wasm: {named:?}"
@@ -253,6 +285,8 @@ mod tests {
             "style-eafc3ad9490b6fe4.css",
             "fleetdash-frontend-22d1187daf8be7a2.js.br",
             "index.html.br",
+            "sw.js",
+            "sw.js.gz",
         ] {
             assert!(is_page_name(name), "{name}");
         }
@@ -265,6 +299,8 @@ mod tests {
             "index.html.br.gz",
             "index.html.gz.br",
             "style.css.br",
+            "sw.js.js",
+            "other-sw.js",
         ] {
             assert!(!is_page_name(name), "{name}");
         }
