@@ -2140,6 +2140,151 @@ fn the_page_runs_under_its_content_security_policy() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 9. Installable as a phone app (issue 46)
+// ---------------------------------------------------------------------------------------------
+
+/// The page passes Chromium's installability check, behind basic auth as a person logs in: the
+/// browser's own credentials (typed once, kept in its auth cache), not the DevTools header the
+/// other scenarios send on every request, so a fetch without credentials is refused as it would
+/// be on a phone. The manifest is fetched with them (the link says use-credentials: without,
+/// its 401 would leave the page uninstallable), parses without errors, and names icons the
+/// browser gets (200, PNGs of the sizes said); the toolbar's colour is the page's background in
+/// both schemes.
+#[test]
+fn the_page_is_installable_behind_its_password() {
+    let scratch = Scratch::new();
+    let config = scratch.config(&serve_section(&scratch));
+    let server = Serve::start(&config);
+    write_snapshot(&scratch, &fixture_snapshot(Utc::now()));
+    runtime().block_on(async {
+        let chrome = Chrome::start("9-installable").await;
+        // Credentials in a URL break the wasm's fetch (the document's URL would carry them), so
+        // they log in on another path first: Chromium keeps them for the realm and answers the
+        // page's 401s with them, for every request whose credentials mode lets it.
+        let password = PASSWORD.replace(' ', "%20");
+        chrome
+            .open(&format!(
+                "http://{USER}:{password}@{}/api/status.json",
+                server.addr
+            ))
+            .await;
+        chrome.open(&server.url()).await;
+        chrome
+            .wait_for(
+                "the verdict, drawn by the wasm, and the load event",
+                "const v = document.querySelector('#verdict');
+                 const nav = performance.getEntriesByType('navigation')[0];
+                 return v && v.innerText.trim().length > 0 && nav && nav.loadEventEnd > 0;",
+            )
+            .await;
+        let link: Value = chrome
+            .js("const l = document.querySelector('link[rel=manifest]');
+                 return l && [l.getAttribute('href'), l.crossOrigin];")
+            .await;
+        chrome
+            .check(
+                link == json!(["manifest.webmanifest", "use-credentials"]),
+                || format!("the manifest's link must send the credentials: {link}"),
+            )
+            .await;
+        // Chromium judges installability once it has fetched the manifest and an icon itself:
+        // asked again until it answers with no error (or its last errors, after PATIENCE).
+        let deadline = Instant::now() + PATIENCE;
+        let errors = loop {
+            let answer = chrome.cdp("Page.getInstallabilityErrors", json!({})).await;
+            let errors = answer["installabilityErrors"].clone();
+            if errors == json!([]) || Instant::now() > deadline {
+                break errors;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        chrome
+            .check(errors == json!([]), || {
+                format!("Chromium finds the page not installable: {errors}")
+            })
+            .await;
+        let manifest = chrome.cdp("Page.getAppManifest", json!({})).await;
+        let parsed: Value =
+            serde_json::from_str(manifest["data"].as_str().unwrap_or_default()).unwrap_or_default();
+        chrome
+            .check(
+                manifest["errors"] == json!([])
+                    && manifest["url"]
+                        .as_str()
+                        .is_some_and(|u| u.ends_with("/manifest.webmanifest"))
+                    && parsed["display"] == "standalone"
+                    && parsed["start_url"] == "./"
+                    && parsed["scope"] == "./",
+                || format!("the manifest as Chromium read it: {manifest:#}"),
+            )
+            .await;
+        // What each fetch gets: the manifest without credentials is refused (why the link
+        // says use-credentials), with them it and every icon it names come, PNGs of the sizes
+        // it says (decoded: naturalWidth x naturalHeight).
+        let fetched: Value = chrome
+            .js("const get = (u, c) => fetch(u, {credentials: c, cache: 'no-store'});
+                 const size = u => new Promise(done => { const i = new Image();
+                     i.onload = () => done(i.naturalWidth + 'x' + i.naturalHeight);
+                     i.onerror = () => done('undecodable'); i.src = u; });
+                 return (async () => {
+                     const bare = await get('manifest.webmanifest', 'omit');
+                     const m = await get('manifest.webmanifest', 'include');
+                     const icons = [];
+                     for (const i of (await m.json()).icons) {
+                         const r = await get(i.src, 'include');
+                         icons.push({src: i.src, said: i.sizes, purpose: i.purpose, status: r.status,
+                                     type: r.headers.get('content-type'), size: await size(i.src)});
+                     }
+                     return {bare: bare.status, manifest: m.status,
+                             type: m.headers.get('content-type'), icons};
+                 })();")
+            .await;
+        let icons = fetched["icons"].as_array().cloned().unwrap_or_default();
+        chrome
+            .check(
+                fetched["bare"] == 401
+                    && fetched["manifest"] == 200
+                    && fetched["type"] == "application/manifest+json"
+                    && icons.len() == 3
+                    && icons.iter().all(|i| {
+                        i["status"] == 200 && i["type"] == "image/png" && i["size"] == i["said"]
+                    })
+                    && icons.iter().any(|i| i["purpose"] == "maskable"),
+                || format!("the manifest and its icons as the page fetches them: {fetched:#}"),
+            )
+            .await;
+        // The toolbar's colour: the first theme-color whose media matches is the page's
+        // background (style.css's --bg), in light and in dark; the manifest's, the light one.
+        for scheme in ["light", "dark"] {
+            chrome.colour_scheme(scheme).await;
+            let colours: Value = chrome
+                .js("const meta = [...document.querySelectorAll('meta[name=theme-color]')]
+                         .find(m => !m.media || matchMedia(m.media).matches);
+                     return [meta && meta.content,
+                             getComputedStyle(document.documentElement).getPropertyValue('--bg').trim()];")
+                .await;
+            chrome
+                .check(colours[0].is_string() && colours[0] == colours[1], || {
+                    format!("in {scheme}, theme-color and --bg: {colours}")
+                })
+                .await;
+            if scheme == "light" {
+                chrome
+                    .check(
+                        parsed["theme_color"] == colours[1]
+                            && parsed["background_color"] == colours[1],
+                        || format!("the manifest's colours are not the light --bg: {parsed}"),
+                    )
+                    .await;
+            }
+        }
+        chrome.colour_scheme("light").await;
+        chrome.screenshot("9-installable").await;
+        chrome.quit().await;
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Harness: the page's build, the `[serve]` section, the scenarios' Chrome (chromedriver,
 // Chromium and `fleetdash serve` themselves: support/chrome.rs)
 // ---------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ fn nginx_serves_the_page_and_the_snapshot_like_production() {
     let fx = Fixture::with_page(Page::Exported);
     let nginx = Nginx::start(&fx);
     serving::assert_serves_like_production(&nginx.addr, &fx);
+    serving::assert_serves_the_app_manifest(&nginx.addr, &fx);
     assert_nothing_worth_a_warning(&nginx);
 }
 

@@ -34,6 +34,7 @@ fn fleetdash_serve_without_a_dist_dir_serves_the_page_built_in_like_production()
     let fx = Fixture::with_page(Page::Embedded);
     let server = FleetdashServe::start(&fx);
     serving::assert_serves_like_production(&server.addr, &fx);
+    serving::assert_serves_the_app_manifest(&server.addr, &fx);
     // HEAD answers the headers alone; other methods are refused, after the password.
     let head = serving::request(
         &server.addr,

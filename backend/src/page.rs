@@ -43,6 +43,21 @@ pub fn is_hashed_asset(path: &str) -> bool {
     HASHED.is_match(path)
 }
 
+/// The web app manifest (issue 46: the page installable as a phone app), beside index.html,
+/// which links it. Not hashed: the browser finds it by this name.
+pub const MANIFEST: &str = "manifest.webmanifest";
+
+/// The manifest's icons (`scripts/make-icons` draws them): not hashed either, the manifest
+/// names them. The same pattern is in the Cache-Control map of `nginx/fleetdash.conf`.
+pub const ICON: &str = r"/icon-[0-9a-z-]+\.png$";
+
+static ICONS: LazyLock<Regex> = LazyLock::new(|| Regex::new(ICON).expect("valid"));
+
+/// Whether a URL path names one of the manifest's icons ([`ICON`]).
+pub fn is_icon(path: &str) -> bool {
+    ICONS.is_match(path)
+}
+
 /// The suffix of a file's pre-compressed copy (gzip format), beside it in the page.
 pub const GZ: &str = ".gz";
 
@@ -90,15 +105,19 @@ pub fn etag(name: &str) -> Option<&'static str> {
     TAGS.get(name).map(String::as_str)
 }
 
-/// Whether `name` is the name of a page file: `index.html`, the service worker or a
-/// content-hashed asset, or the `.gz` or `.br` of one. An export folder holding anything else
-/// is refused.
+/// Whether `name` is the name of a page file: `index.html`, the manifest, the service worker or
+/// a content-hashed asset, or the `.gz` or `.br` of one, or an icon. An export folder holding
+/// anything else is refused.
 pub fn is_page_name(name: &str) -> bool {
     let plain = name
         .strip_suffix(GZ)
         .or_else(|| name.strip_suffix(BR))
         .unwrap_or(name);
-    plain == INDEX || plain == SERVICE_WORKER || is_hashed_asset(&format!("/{plain}"))
+    plain == INDEX
+        || plain == MANIFEST
+        || plain == SERVICE_WORKER
+        || is_hashed_asset(&format!("/{plain}"))
+        || is_icon(&format!("/{name}"))
 }
 
 /// What [`export`] did, by file name.
@@ -216,14 +235,21 @@ mod tests {
         }
     }
 
-    /// What the page's index.html loads: every asset it names is embedded, each with its .gz
-    /// and its .br,
-    /// and nothing else is (an asset no index names would be a leftover of another build).
-    /// The service worker it registers keeps exactly these assets.
+    /// What the page's index.html loads, and the icons its manifest names: every file they
+    /// name is embedded, each text file with its .gz and its .br (a PNG is compressed already),
+    /// and nothing else is (a file nothing names would be a leftover of another build). The
+    /// service worker it registers keeps exactly the hashed assets.
     #[test]
     fn the_embedded_page_is_whole() {
-        let index = std::str::from_utf8(file(INDEX).expect("index.html is embedded").bytes)
-            .expect("index.html is UTF-8");
+        let text = |name| std::str::from_utf8(file(name).expect("embedded").bytes).unwrap();
+        let index = text(INDEX);
+        let manifest: serde_json::Value = serde_json::from_str(text(MANIFEST)).unwrap();
+        let icons: Vec<&str> = manifest["icons"]
+            .as_array()
+            .expect("the manifest has icons")
+            .iter()
+            .map(|i| i["src"].as_str().unwrap())
+            .collect();
         let named: BTreeSet<&str> = files()
             .map(|f| f.name)
             .filter(|n| !n.ends_with(GZ) && !n.ends_with(BR) && *n != INDEX)
@@ -245,9 +271,14 @@ mod tests {
             .map(|f| f.trim_matches('"'))
             .filter(|f| *f != "./")
             .collect();
+        let hashed: BTreeSet<&str> = named
+            .iter()
+            .copied()
+            .filter(|n| is_hashed_asset(&format!("/{n}")))
+            .collect();
         assert_eq!(
-            kept, named,
-            "sw.js keeps every asset of the page, and only those"
+            kept, hashed,
+            "sw.js keeps every hashed asset of the page, and only those"
         );
         assert!(
             !worker.contains("@BUILD@"),
@@ -257,15 +288,26 @@ mod tests {
             named.iter().any(|n| n.ends_with("_bg.wasm")),
             "no wasm: {named:?}"
         );
+        assert!(
+            index.contains(&format!("href={MANIFEST} rel=manifest")),
+            "index.html does not link the manifest"
+        );
         for name in &named {
             assert!(
-                index.contains(&format!("/{name}")),
-                "{name} is embedded but index.html does not load it"
+                index.contains(&format!("/{name}")) || *name == MANIFEST || icons.contains(name),
+                "{name} is embedded but neither index.html nor the manifest names it"
             );
+        }
+        for icon in &icons {
+            assert!(
+                named.contains(icon),
+                "the manifest's {icon} is not embedded"
+            );
+            assert!(is_icon(&format!("/{icon}")), "{icon} is not an icon's name");
         }
         for f in files() {
             assert!(is_page_name(f.name), "{} is not a page file name", f.name);
-            if !f.name.ends_with(GZ) && !f.name.ends_with(BR) {
+            if !f.name.ends_with(GZ) && !f.name.ends_with(BR) && !is_icon(&format!("/{}", f.name)) {
                 for copy in [GZ, BR] {
                     let there = file(&format!("{}{copy}", f.name));
                     assert!(there.is_some(), "{} has no {copy}", f.name);
@@ -285,6 +327,11 @@ mod tests {
             "style-eafc3ad9490b6fe4.css",
             "fleetdash-frontend-22d1187daf8be7a2.js.br",
             "index.html.br",
+            "manifest.webmanifest",
+            "manifest.webmanifest.gz",
+            "manifest.webmanifest.br",
+            "icon-192.png",
+            "icon-maskable-512.png",
             "sw.js",
             "sw.js.gz",
         ] {
@@ -299,6 +346,10 @@ mod tests {
             "index.html.br.gz",
             "index.html.gz.br",
             "style.css.br",
+            "icon-192.png.gz",
+            "icon.png",
+            "icon-192.svg",
+            "manifest.json",
             "sw.js.js",
             "other-sw.js",
         ] {

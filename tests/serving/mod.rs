@@ -21,6 +21,9 @@ pub const PASSWORD: &str = "correct horse battery";
 
 pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
+/// The manifest's icons: not hashed, kept a day by the browser alone (issue 46).
+pub const ICON_CACHE: &str = "max-age=86400";
+
 /// A scratch directory laid out like a production host: the page ([`Page`]), `out/` (the
 /// collector's output_dir, with a real `status.json`), `htpasswd`, and `fleetdash.toml`
 /// pointing `fleetdash serve` at them.
@@ -708,6 +711,7 @@ pub fn assert_negotiates_brotli_and_gzip(addr: &str, fx: &Fixture, brotli: bool)
         (fx.wasm.as_str(), fx.wasm.clone()),
         (fx.js.as_str(), fx.js.clone()),
         (fx.css.as_str(), fx.css.clone()),
+        ("/manifest.webmanifest", "/manifest.webmanifest".to_string()),
     ] {
         let raw = fx.dist_file(&file);
         let mut tags: std::collections::BTreeMap<Option<&str>, String> = Default::default();
@@ -763,6 +767,91 @@ pub fn assert_negotiates_brotli_and_gzip(addr: &str, fx: &Fixture, brotli: bool)
         );
         assert_eq!(tags.len(), if brotli { 3 } else { 2 }, "{path}: {tags:?}");
     }
+}
+
+/// Issue 46: the page's web app manifest and the icons it names, as a phone's browser fetches
+/// them to install the page: behind the password like everything else, the manifest as
+/// `application/manifest+json` revalidated like index.html (`no-cache`, ETag, 304), each icon
+/// an `image/png` of the size the manifest says, kept a day ([`ICON_CACHE`], on its 304 too),
+/// every body the page's file byte for byte. For a page with a manifest (the built one:
+/// [`Page::Embedded`], [`Page::Exported`]). Returns the manifest.
+pub fn assert_serves_the_app_manifest(addr: &str, fx: &Fixture) -> serde_json::Value {
+    const MANIFEST: &str = "/manifest.webmanifest";
+    let manifest = ok(addr, MANIFEST, &[]);
+    assert_eq!(
+        manifest.header("content-type"),
+        Some("application/manifest+json"),
+        "{manifest:?}"
+    );
+    assert_eq!(manifest.body, fx.dist_file(MANIFEST));
+    let parsed: serde_json::Value = serde_json::from_slice(&manifest.body).unwrap();
+    let icons: Vec<(String, String, String)> = parsed["icons"]
+        .as_array()
+        .expect("the manifest names icons")
+        .iter()
+        .map(|i| {
+            let field = |k: &str| i[k].as_str().unwrap_or_default().to_string();
+            (
+                format!("/{}", field("src")),
+                field("sizes"),
+                field("purpose"),
+            )
+        })
+        .collect();
+    let purposes: Vec<(&str, &str)> = icons
+        .iter()
+        .map(|(_, sizes, purpose)| (sizes.as_str(), purpose.as_str()))
+        .collect();
+    assert_eq!(
+        purposes,
+        [
+            ("192x192", "any"),
+            ("512x512", "any"),
+            ("512x512", "maskable")
+        ],
+        "{parsed}"
+    );
+    let mut revalidated = vec![(MANIFEST.to_string(), "no-cache")];
+    for (path, sizes, _) in &icons {
+        let icon = ok(addr, path, &[]);
+        assert_eq!(icon.header("content-type"), Some("image/png"), "{path}");
+        assert_eq!(icon.header("cache-control"), Some(ICON_CACHE), "{path}");
+        assert_eq!(icon.body, fx.dist_file(path), "{path}");
+        // The PNG's own width and height (its IHDR) are what the manifest says.
+        let side = |at: usize| u32::from_be_bytes(icon.body[at..at + 4].try_into().unwrap());
+        assert!(
+            icon.body.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "{path} is no PNG"
+        );
+        assert_eq!(format!("{}x{}", side(16), side(20)), *sizes, "{path}");
+        revalidated.push((path.clone(), ICON_CACHE));
+    }
+    for (path, cache) in revalidated {
+        let first = ok(addr, &path, &[]);
+        assert_eq!(first.header("cache-control"), Some(cache), "{path}");
+        let etag = first.header("etag").expect("an ETag").to_string();
+        let again = get(
+            addr,
+            &path,
+            Some((USER, PASSWORD)),
+            &[("If-None-Match", &etag)],
+        );
+        assert_eq!(again.status, 304, "{path} If-None-Match {etag}: {again:?}");
+        assert_eq!(again.header("cache-control"), Some(cache), "{path} 304");
+        // Without the password: the challenge, and nothing of the file.
+        let refused = get(addr, &path, None, &[]);
+        assert_eq!(
+            refused.status, 401,
+            "{path} without credentials: {refused:?}"
+        );
+        assert!(
+            refused
+                .header("www-authenticate")
+                .is_some_and(|c| c.starts_with("Basic realm=\"fleetdash\"")),
+            "{path}: {refused:?}"
+        );
+    }
+    parsed
 }
 
 /// The inline scripts of a page (`<script>` elements without `src`), as the browser hashes
@@ -939,6 +1028,12 @@ pub fn assert_sends_the_pages_security_headers(addr: &str, fx: &Fixture) -> Stri
         "script-src is 'self', the wasm and the page's own scripts: {policy}"
     );
     assert_eq!(sources("connect-src"), ["'self'"], "{policy}");
+    // Issue 46: the web app manifest and its icons are the page's own (default-src is 'none').
+    assert_eq!(sources("manifest-src"), ["'self'"], "{policy}");
+    assert!(
+        sources("img-src").contains(&"'self'".to_string()),
+        "{policy}"
+    );
     policy
 }
 

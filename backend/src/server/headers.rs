@@ -10,7 +10,8 @@
 //! (compiling WebAssembly is an eval to CSP); no framing, no `<base>`, no form posts. Styles
 //! allow `'unsafe-inline'`: the history strips set a `style="--n:.."` attribute (the page and
 //! snapshot.html) and snapshot.html has its own `<style>`; a style attribute can only be allowed
-//! this way. Images: the page's own, and the `data:` favicon it draws in its band's colour.
+//! this way. Images: the page's own, and the `data:` favicon it draws in its band's colour. The
+//! web app manifest (issue 46): the page's own (`manifest-src`; its icons are `img-src`).
 
 use axum::http::HeaderValue;
 use base64::Engine;
@@ -32,8 +33,8 @@ pub fn content_security_policy(index_html: &str) -> String {
         .collect();
     format!(
         "default-src 'none'; script-src 'self'{scripts} 'wasm-unsafe-eval'; \
-         style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
-         base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+         style-src 'self' 'unsafe-inline'; img-src 'self' data:; manifest-src 'self'; \
+         connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     )
 }
 

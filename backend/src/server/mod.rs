@@ -10,7 +10,8 @@
 //!   files and anything else there are unreachable. Dotfiles of the page are refused too.
 //! - `index.html`, `status.json`, `snapshot.html`: `Cache-Control: no-cache` with an ETag, so a
 //!   reload revalidates (304 on `If-None-Match`) and never shows an old snapshot.
-//! - trunk's hashed assets: `Cache-Control: public, max-age=31536000, immutable`.
+//! - trunk's hashed assets: `Cache-Control: public, max-age=31536000, immutable`; the web app
+//!   manifest's icons (not hashed): `max-age=86400` ([`ICON_CACHE`]); the manifest: `no-cache`.
 //! - gzip for HTML, JS, CSS, JSON and WASM when the client accepts it: the page's pre-compressed
 //!   `.gz` files when the build shipped them (nginx: `gzip_static`), else on the fly; the ETag
 //!   of a compressed answer is made weak (`W/"..."`), as nginx does. The page's `.br` files
@@ -64,6 +65,13 @@ pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
 /// The page and the snapshot change: browsers may keep them but must revalidate.
 pub const NO_CACHE: &str = "no-cache";
+
+/// The manifest's icons (issue 46) keep their names across builds, so they cannot be immutable;
+/// a phone's browser fetches them on each visit to judge the page installable: kept a day
+/// without asking (a new icon shows a day late at most). Not `public`: they are answers to a
+/// request with credentials, for the browser's own cache only. The manifest itself revalidates
+/// like index.html, whose build it belongs to.
+pub const ICON_CACHE: &str = "max-age=86400";
 
 /// What is worth compressing (nginx: text/html plus `gzip_types`), and from which size.
 const GZIP_TYPES: &[&str] = &[
@@ -360,8 +368,12 @@ fn percent_decode(path: &str) -> Option<String> {
 /// `Cache-Control` on what was served (and on its 304s), as nginx's `add_header` does.
 async fn cache_control(request: Request, next: Next) -> Response {
     let path = request.uri().path();
-    let value = if !path.starts_with("/api/") && page::is_hashed_asset(path) {
+    let value = if path.starts_with("/api/") {
+        NO_CACHE
+    } else if page::is_hashed_asset(path) {
         IMMUTABLE
+    } else if page::is_icon(path) {
+        ICON_CACHE
     } else {
         NO_CACHE
     };
@@ -473,7 +485,7 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page::HASHED_ASSET;
+    use crate::page::{HASHED_ASSET, ICON};
 
     /// Was: accepted connections kept Nagle's algorithm, and a poll on a kept-alive connection
     /// waited ~40 ms for the client's delayed ACK (the page_verdict bench's status.json fetch:
@@ -499,6 +511,10 @@ mod tests {
         assert!(
             conf.contains(&format!("\"~{HASHED_ASSET}\" \"{IMMUTABLE}\";")),
             "nginx/fleetdash.conf's Cache-Control map lost the HASHED_ASSET pattern"
+        );
+        assert!(
+            conf.contains(&format!("\"~{ICON}\" \"{ICON_CACHE}\";")),
+            "nginx/fleetdash.conf's Cache-Control map lost the ICON pattern"
         );
         assert!(conf.contains(&format!("default \"{NO_CACHE}\";")));
         assert!(conf.contains("add_header Cache-Control $fleetdash_cache_control;"));
