@@ -3059,3 +3059,431 @@ const CSP_VIOLATIONS_LISTENER: &str = "document.addEventListener('securitypolicy
         sessionStorage.setItem(key, JSON.stringify(seen));
     } catch (_) {}
 });";
+
+// ---------------------------------------------------------------------------------------------
+// 9. Offline, the hub unreachable, a return visit, a new page version: the service worker
+//    (issue 46)
+// ---------------------------------------------------------------------------------------------
+
+/// One browser, one origin (a proxy in front of the real `fleetdash serve`, which restarts on
+/// the same port), logged in the way a person is (the browser's own credentials, which the
+/// worker's fetches carry too, not DevTools' extra header, which never reaches a worker):
+/// 1. a visit installs the worker: it keeps the shell and the status.json it read, nothing else;
+/// 6. a return visit paints the kept verdict while status.json is held, marked as being
+///    checked, then the fresh one;
+/// 2. offline (DevTools' offline, on the page and on its worker), a reload shows the kept
+///    snapshot with the banner and its age, bands frozen; 4. back online, the page is live by
+///    itself;
+/// 3. the hub stopped: the same; 4. it starts again: live by itself;
+/// 5. a new page build takes over on the next visit, and the old build's cache is gone.
+#[test]
+fn the_page_opens_from_its_worker_offline_and_a_new_build_takes_over() {
+    let started = Instant::now();
+    let scratch = Scratch::new();
+    let config = scratch.config(&serve_section(&scratch));
+    let mut server = Serve::start(&config);
+    let upstream = server.addr.clone();
+    let proxy = HangingProxy::start(&upstream);
+    let origin = format!("http://{}", proxy.addr);
+    let url = format!("{origin}/?poll=2&deadline=30");
+    let fleet = |at: DateTime<Utc>, names: &[&str]| {
+        let mut s = Snapshot::empty(at, support::fleet_rules());
+        s.stale = false;
+        s.sections.agents.configured = true;
+        s.sections.agents.checked_at = Some(at);
+        s.agents = Probe::Value(names.iter().map(|n| green_agent(n, at)).collect());
+        s
+    };
+    // Times in the reader's zone (UTC+05:30): what "Bands as of" must say.
+    let kolkata = FixedOffset::east_opt(19_800).unwrap();
+    let hm = |at: DateTime<Utc>| at.with_timezone(&kolkata).format("%H:%M").to_string();
+    let first = fleet(Utc::now() - chrono::Duration::minutes(3), &["min"]);
+    write_snapshot(&scratch, &first);
+    let build = worker_build(&dist_dir());
+    let assets = hashed_assets(&dist_dir());
+    runtime().block_on(async {
+        let chrome = Chrome::start("9-offline").await;
+        chrome.zone("Asia/Kolkata").await;
+        chrome.log_in_by_url(&origin).await;
+        chrome
+            .cdp(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({"source": STATES_RECORDER}),
+            )
+            .await;
+
+        // 1. The first visit: live, and the worker installed with this build's shell.
+        chrome.open(&url).await;
+        chrome
+            .wait_for(
+                "the live page",
+                "return !!document.querySelector('#agent-min') && !document.querySelector('#stale-banner')",
+            )
+            .await;
+        let mut expected: Vec<String> = assets.iter().map(|a| format!("{origin}/{a}")).collect();
+        expected.push(format!("{origin}/"));
+        expected.push(format!("{origin}/api/status.json"));
+        expected.sort();
+        let kept = chrome
+            .wait_for(
+                "the worker to keep the shell and status.json",
+                &format!("return {KEPT}.then(k => k.controlled && Object.values(k.caches).some(urls => urls.length === {}) && k)", expected.len()),
+            )
+            .await;
+        chrome
+            .check(
+                kept["caches"] == json!({format!("fleetdash {origin}/ {build}"): expected})
+                    && kept["script"] == json!(format!("{origin}/sw.js")),
+                || format!("one cache, this build's, with the shell and status.json only: {kept:#}"),
+            )
+            .await;
+        // The worker is checked on every visit: served no-cache, as JavaScript.
+        let served = chrome
+            .js::<Value>(
+                "return fetch('sw.js', {cache: 'no-store'}).then(r =>
+                     [r.status, r.headers.get('cache-control'), r.headers.get('content-type')]);",
+            )
+            .await;
+        chrome
+            .check(
+                served[0] == 200
+                    && served[1] == "no-cache"
+                    && served[2].as_str().is_some_and(|t| t.ends_with("javascript")),
+                || format!("sw.js: 200, no-cache, JavaScript: {served}"),
+            )
+            .await;
+        // Nothing else is kept: not the static snapshot, not a refusal.
+        let after = chrome
+            .js::<Value>(&format!(
+                "return Promise.all(['api/snapshot.html', 'api/report.html', 'nothing-here.js']
+                     .map(u => fetch(u).then(r => r.status)))
+                     .then(statuses => {KEPT}.then(k => [statuses, k.caches]));"
+            ))
+            .await;
+        chrome
+            .check(after[1] == kept["caches"], || {
+                format!("what the page fetched besides status.json is not kept: {after:#}")
+            })
+            .await;
+        chrome.screenshot("9a-first-visit").await;
+
+        // 6. A return visit with status.json held: the kept verdict at once, being checked;
+        //    the fresh snapshot (mira came) when the server answers.
+        let second = fleet(Utc::now() - chrono::Duration::minutes(1), &["min", "mira"]);
+        write_snapshot(&scratch, &second);
+        proxy.hang(true);
+        chrome.open(&url).await;
+        let checking = chrome
+            .wait_for(
+                "the kept verdict, being checked",
+                "const b = document.querySelector('#stale-banner');
+                 return b && b.innerText.includes('Checking for a newer snapshot') && document.querySelector('#verdict')
+                     && {banner: b.innerText, mira: !!document.querySelector('#agent-mira'), min: !!document.querySelector('#agent-min')};",
+            )
+            .await;
+        let banner = checking["banner"].as_str().unwrap_or_default();
+        chrome
+            .check(
+                checking["mira"] == false
+                    && checking["min"] == true
+                    && banner.contains(&format!("Bands as of {}", hm(first.generated_at)))
+                    && shows_age(banner, first.generated_at),
+                || format!("the kept snapshot, aged, while the server is asked: {checking:#}"),
+            )
+            .await;
+        chrome.screenshot("9b-return-visit-checking").await;
+        proxy.hang(false);
+        chrome
+            .wait_for(
+                "the fresh snapshot after the held answer",
+                "return !!document.querySelector('#agent-mira') && !document.querySelector('#stale-banner')",
+            )
+            .await;
+        let states: Vec<Value> = chrome.js("return window.__states").await;
+        let first_checking = states.iter().position(|s| {
+            s["banner"]
+                .as_str()
+                .is_some_and(|b| b.contains("Checking for a newer snapshot"))
+        });
+        let first_fresh = states.iter().position(|s| s["mira"] == true);
+        chrome
+            .check(
+                first_checking.is_some()
+                    && first_fresh > first_checking
+                    && states[..first_fresh.unwrap_or(0)].iter().all(|s| s["mira"] == false)
+                    && states.last().is_some_and(|s| s["banner"].is_null() && s["mira"] == true),
+                || format!("kept verdict first, being checked, then the fresh one: {states:#?}"),
+            )
+            .await;
+
+        // 2. Offline: the kept snapshot, said to be so, bands frozen.
+        let sessions = chrome.offline().await;
+        chrome.open(&url).await;
+        chrome
+            .assert_unreachable_shows(&hm(second.generated_at), second.generated_at)
+            .await;
+        chrome.screenshot("9c-offline").await;
+        // 4. Back online: live by itself.
+        chrome.online(sessions).await;
+        chrome.assert_live_again("back online").await;
+
+        // 3. The hub stopped: the same; started again: live by itself.
+        server.stop();
+        chrome.open(&url).await;
+        chrome
+            .assert_unreachable_shows(&hm(second.generated_at), second.generated_at)
+            .await;
+        chrome.screenshot("9d-hub-unreachable").await;
+        server = Serve::start_at(&config, &upstream);
+        chrome.assert_live_again("the hub back").await;
+
+        // 5. A new build of the page (its own sw.js, a footer of its own): the visit after it
+        //    is served installs it, which drops the old build's cache; the next visit is it.
+        server.stop();
+        let new_build = "2222222222222222";
+        let dist2 = new_page_build(&scratch, new_build);
+        let config2 = scratch.config(&format!(
+            "[serve]\nhtpasswd = \"htpasswd\"\ndist_dir = {:?}\n",
+            dist2.display().to_string()
+        ));
+        server = Serve::start_at(&config2, &upstream);
+        chrome.open(&url).await;
+        let name = format!("fleetdash {origin}/ {new_build}");
+        let kept = chrome
+            .wait_for(
+                "the new build's worker, alone",
+                &format!(
+                    "return {KEPT}.then(k => {{ const names = Object.keys(k.caches);
+                         return names.length === 1 && names[0] === {name:?} && k; }})"
+                ),
+            )
+            .await;
+        chrome.open(&url).await;
+        let footer = chrome
+            .wait_for(
+                "the new build's page",
+                "const l = document.querySelector('#links');
+                 return document.querySelector('#agent-mira') && l && l.innerText;",
+            )
+            .await;
+        chrome
+            .check(
+                footer.as_str().is_some_and(|f| f.contains("version 2"))
+                    && kept["caches"][&name]
+                        .as_array()
+                        .is_some_and(|urls| urls.contains(&json!(format!("{origin}/")))),
+                || format!("the new build's page, from its own cache: {footer} {kept:#}"),
+            )
+            .await;
+        chrome.screenshot("9e-new-build").await;
+        chrome.quit().await;
+    });
+    drop(proxy);
+    eprintln!("scenario 9 took {:?}", started.elapsed());
+}
+
+/// The worker's registration and what it keeps, as the page sees them: `{script, controlled,
+/// caches: {name: [url, ...sorted]}}` (a promise).
+const KEPT: &str = "navigator.serviceWorker.ready.then(async reg => {
+    const caches_ = {};
+    for (const name of await caches.keys())
+        caches_[name] = (await (await caches.open(name)).keys()).map(r => r.url).sort();
+    return {script: reg.active && reg.active.scriptURL,
+            controlled: !!navigator.serviceWorker.controller, caches: caches_};
+})";
+
+/// Installed in every document: each distinct state of the verdict, the banner and mira's row,
+/// in the order the page showed them (`window.__states`).
+const STATES_RECORDER: &str = "window.__states = [];
+new MutationObserver(() => {
+    const v = document.getElementById('verdict');
+    if (!v) return;
+    const b = document.getElementById('stale-banner');
+    const s = {verdict: v.innerText, banner: b ? b.innerText : null,
+               mira: !!document.getElementById('agent-mira')};
+    const last = window.__states[window.__states.length - 1];
+    if (JSON.stringify(last) !== JSON.stringify(s)) window.__states.push(s);
+}).observe(document, {childList: true, subtree: true, characterData: true});";
+
+/// Whether `banner` says the snapshot written at `at` is as old as it is ("last good snapshot
+/// 3 min ago"), judged at the time of reading (a minute may turn meanwhile).
+fn shows_age(banner: &str, at: DateTime<Utc>) -> bool {
+    let age = |now: DateTime<Utc>| fleetdash_model::human_age((now - at).num_seconds() as u64);
+    let now = Utc::now();
+    [now - chrono::Duration::seconds(60), now]
+        .into_iter()
+        .any(|n| banner.contains(&format!("last good snapshot {} ago", age(n))))
+}
+
+/// DevTools' network conditions: offline, or the network as it is.
+fn network(offline: bool) -> Value {
+    json!({"offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+}
+
+/// The build id written into `dist`'s sw.js.
+fn worker_build(dist: &Path) -> String {
+    let worker = std::fs::read_to_string(dist.join("sw.js")).unwrap();
+    worker
+        .lines()
+        .find_map(|l| l.strip_prefix("const BUILD = \""))
+        .and_then(|l| l.strip_suffix("\";"))
+        .expect("sw.js carries its build id")
+        .to_string()
+}
+
+/// The content-hashed files of `dist` (what the worker keeps besides the page).
+fn hashed_assets(dist: &Path) -> Vec<String> {
+    std::fs::read_dir(dist)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| fleetdash::page::is_hashed_asset(&format!("/{n}")))
+        .collect()
+}
+
+/// A copy of the built page as another build would be: sw.js with `build` as its id, index.html
+/// with a footer of its own ("version 2"); their pre-compressed copies left out, so the server
+/// answers the changed files themselves.
+fn new_page_build(scratch: &Scratch, build: &str) -> PathBuf {
+    let dist = dist_dir();
+    let copy = scratch.path().join("dist2");
+    std::fs::create_dir_all(&copy).unwrap();
+    for entry in std::fs::read_dir(&dist).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("index.html.") || name.starts_with("sw.js.") {
+            continue;
+        }
+        std::fs::copy(entry.path(), copy.join(&name)).unwrap();
+    }
+    let worker = std::fs::read_to_string(copy.join("sw.js")).unwrap();
+    let old = worker_build(&dist);
+    std::fs::write(copy.join("sw.js"), worker.replace(&old, build)).unwrap();
+    let index = std::fs::read_to_string(copy.join("index.html")).unwrap();
+    let changed = index.replace(
+        "Static snapshot (no JavaScript)",
+        "Static snapshot (no JavaScript), version 2",
+    );
+    assert_ne!(index, changed, "index.html links the static snapshot");
+    std::fs::write(copy.join("index.html"), changed).unwrap();
+    copy
+}
+
+impl Chrome {
+    /// Logs in as a person does: the browser asked for the password once (here: given in the
+    /// address of a first request) and sends it from then on to the whole site, from the page
+    /// and from its service worker alike.
+    async fn log_in_by_url(&self, origin: &str) {
+        let password = PASSWORD.replace(' ', "%20");
+        let with_login = origin.replacen("http://", &format!("http://{USER}:{password}@"), 1);
+        self.open(&format!("{with_login}/sw.js")).await;
+    }
+
+    /// DevTools' offline for the page and for its service worker, a target of its own (as the
+    /// DevTools window does): an emulation set on the page alone leaves the worker's fetches on
+    /// the network. Returns the worker's DevTools sessions, for [`Chrome::online`].
+    async fn offline(&self) -> Vec<Value> {
+        self.cdp("Network.enable", json!({})).await;
+        self.cdp("Network.emulateNetworkConditions", network(true))
+            .await;
+        let targets = self.cdp("Target.getTargets", json!({})).await;
+        let workers: Vec<String> = targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["type"] == "service_worker")
+            .filter_map(|t| t["targetId"].as_str().map(str::to_string))
+            .collect();
+        self.check(!workers.is_empty(), || {
+            "no service worker to take offline".into()
+        })
+        .await;
+        let mut sessions = Vec::new();
+        for worker in workers {
+            let attached = self
+                .cdp(
+                    "Target.attachToTarget",
+                    json!({"targetId": worker, "flatten": false}),
+                )
+                .await;
+            let session = attached["sessionId"].clone();
+            self.to_worker(&session, 1, "Network.enable", json!({}))
+                .await;
+            self.to_worker(
+                &session,
+                2,
+                "Network.emulateNetworkConditions",
+                network(true),
+            )
+            .await;
+            sessions.push(session);
+        }
+        sessions
+    }
+
+    /// The network back, for the page and its worker (whose sessions [`Chrome::offline`] gave).
+    async fn online(&self, sessions: Vec<Value>) {
+        self.cdp("Network.emulateNetworkConditions", network(false))
+            .await;
+        for session in sessions {
+            self.to_worker(
+                &session,
+                3,
+                "Network.emulateNetworkConditions",
+                network(false),
+            )
+            .await;
+            self.cdp("Target.detachFromTarget", json!({"sessionId": session}))
+                .await;
+        }
+    }
+
+    /// A DevTools command to the worker's session (its answer is not awaited: chromedriver
+    /// passes on no event).
+    async fn to_worker(&self, session: &Value, id: u32, method: &str, params: Value) {
+        self.cdp(
+            "Target.sendMessageToTarget",
+            json!({"sessionId": session,
+                   "message": json!({"id": id, "method": method, "params": params}).to_string()}),
+        )
+        .await;
+    }
+
+    /// The server cannot be reached: the reloaded page shows the kept snapshot (mira's) at
+    /// once, with the banner saying so and how old it is, bands frozen at its time.
+    async fn assert_unreachable_shows(&self, as_of: &str, at: DateTime<Utc>) {
+        let seen = self
+            .wait_for(
+                "the kept snapshot, the server unreachable",
+                "const b = document.querySelector('#stale-banner');
+                 return b && b.innerText.includes('cannot be reached')
+                     && {banner: b.innerText, verdict: document.querySelector('#verdict').innerText,
+                         mira: !!document.querySelector('#agent-mira')};",
+            )
+            .await;
+        let banner = seen["banner"].as_str().unwrap_or_default();
+        self.check(
+            seen["mira"] == true
+                && banner.contains("Cannot load the snapshot: the server cannot be reached")
+                && banner.contains(&format!("Bands as of {as_of}"))
+                && shows_age(banner, at)
+                && seen["verdict"]
+                    .as_str()
+                    .is_some_and(|v| v.contains("stale")),
+            || format!("the kept snapshot, aged, with the banner: {seen:#}"),
+        )
+        .await;
+        self.assert_frozen_panels().await;
+        self.assert_no_horizontal_scroll().await;
+    }
+
+    /// The page went live again by itself: the banner gone, the verdict no longer stale.
+    async fn assert_live_again(&self, what: &str) {
+        self.wait_for(
+            &format!("the page live again ({what})"),
+            "const v = document.querySelector('#verdict');
+             return !document.querySelector('#stale-banner') && v && !v.innerText.includes('stale')
+                 && !!document.querySelector('#agent-mira');",
+        )
+        .await;
+    }
+}

@@ -26,6 +26,11 @@ const _: &[u8] = include_bytes!("../../page/index.html");
 /// The page's entry point, served at `/`.
 pub const INDEX: &str = "index.html";
 
+/// The page's service worker (`frontend/sw.js`, issue 46), which index.html registers: not
+/// content-hashed (browsers check it for a new build on each visit, so it keeps its name and is
+/// served `no-cache`); each build writes its own id and files into it.
+pub const SERVICE_WORKER: &str = "sw.js";
+
 /// trunk's content-hashed file names (`fleetdash-frontend-<hash>.js`, `..._bg.wasm`,
 /// `style-<hash>.css`): the hash is a seahash in lower hex, not zero-padded. The same pattern
 /// is the `immutable` location of `nginx/fleetdash.conf`.
@@ -100,9 +105,9 @@ pub fn etag(name: &str) -> Option<&'static str> {
     TAGS.get(name).map(String::as_str)
 }
 
-/// Whether `name` is the name of a page file: `index.html`, the manifest or a content-hashed
-/// asset, or the `.gz` or `.br` of one, or an icon. An export folder holding anything else is
-/// refused.
+/// Whether `name` is the name of a page file: `index.html`, the manifest, the service worker or
+/// a content-hashed asset, or the `.gz` or `.br` of one, or an icon. An export folder holding
+/// anything else is refused.
 pub fn is_page_name(name: &str) -> bool {
     let plain = name
         .strip_suffix(GZ)
@@ -110,6 +115,7 @@ pub fn is_page_name(name: &str) -> bool {
         .unwrap_or(name);
     plain == INDEX
         || plain == MANIFEST
+        || plain == SERVICE_WORKER
         || is_hashed_asset(&format!("/{plain}"))
         || is_icon(&format!("/{name}"))
 }
@@ -231,7 +237,8 @@ mod tests {
 
     /// What the page's index.html loads, and the icons its manifest names: every file they
     /// name is embedded, each text file with its .gz and its .br (a PNG is compressed already),
-    /// and nothing else is (a file nothing names would be a leftover of another build).
+    /// and nothing else is (a file nothing names would be a leftover of another build). The
+    /// service worker it registers keeps exactly the hashed assets.
     #[test]
     fn the_embedded_page_is_whole() {
         let text = |name| std::str::from_utf8(file(name).expect("embedded").bytes).unwrap();
@@ -246,7 +253,37 @@ mod tests {
         let named: BTreeSet<&str> = files()
             .map(|f| f.name)
             .filter(|n| !n.ends_with(GZ) && !n.ends_with(BR) && *n != INDEX)
+            .filter(|n| *n != SERVICE_WORKER)
             .collect();
+        assert!(
+            index.contains(&format!("register(\"{SERVICE_WORKER}\")")),
+            "index.html registers the service worker"
+        );
+        let worker = std::str::from_utf8(file(SERVICE_WORKER).expect("sw.js is embedded").bytes)
+            .expect("sw.js is UTF-8");
+        let shell = worker
+            .lines()
+            .find_map(|l| l.strip_prefix("const SHELL = ["))
+            .expect("sw.js names its shell");
+        let kept: BTreeSet<&str> = shell
+            .trim_end_matches("];")
+            .split(", ")
+            .map(|f| f.trim_matches('"'))
+            .filter(|f| *f != "./")
+            .collect();
+        let hashed: BTreeSet<&str> = named
+            .iter()
+            .copied()
+            .filter(|n| is_hashed_asset(&format!("/{n}")))
+            .collect();
+        assert_eq!(
+            kept, hashed,
+            "sw.js keeps every hashed asset of the page, and only those"
+        );
+        assert!(
+            !worker.contains("@BUILD@"),
+            "the build wrote its id into sw.js"
+        );
         assert!(
             named.iter().any(|n| n.ends_with("_bg.wasm")),
             "no wasm: {named:?}"
@@ -295,6 +332,8 @@ mod tests {
             "manifest.webmanifest.br",
             "icon-192.png",
             "icon-maskable-512.png",
+            "sw.js",
+            "sw.js.gz",
         ] {
             assert!(is_page_name(name), "{name}");
         }
@@ -311,6 +350,8 @@ mod tests {
             "icon.png",
             "icon-192.svg",
             "manifest.json",
+            "sw.js.js",
+            "other-sw.js",
         ] {
             assert!(!is_page_name(name), "{name}");
         }

@@ -34,11 +34,24 @@ pub fn App() -> impl IntoView {
             return;
         }
         in_flight.set_value(true);
-        let (etag, last_modified) =
-            feed.with_untracked(|f| (f.etag.clone(), f.last_modified.clone()));
         spawn_local(async move {
-            let result = feed::fetch(etag, last_modified, timing.deadline_s).await;
-            set_feed.update(|f| *f = f.after(result, clock::now()));
+            // The first poll of a visit may get the service worker's kept copy at once: it is
+            // shown, and the server asked again at once.
+            loop {
+                let (etag, last_modified, first) = feed.with_untracked(|f| {
+                    (
+                        f.etag.clone(),
+                        f.last_modified.clone(),
+                        f.snapshot.is_none(),
+                    )
+                });
+                let result = feed::fetch(etag, last_modified, first, timing.deadline_s).await;
+                let kept = first && matches!(&result, Ok(feed::Fetched::Fresh { kept: true, .. }));
+                set_feed.update(|f| *f = f.after(result, clock::now()));
+                if !kept {
+                    break;
+                }
+            }
             in_flight.set_value(false);
         });
     };
@@ -48,6 +61,7 @@ pub fn App() -> impl IntoView {
         std::time::Duration::from_secs(u64::from(timing.every_s)),
     );
     on_window_event("focus", refresh);
+    on_window_event("online", refresh);
     on_window_event("visibilitychange", move || {
         if document().visibility_state() == web_sys::VisibilityState::Visible {
             refresh();
@@ -276,6 +290,11 @@ fn reasons_to_distrust(f: &Feed, now: DateTime<Utc>, timing: Timing) -> Vec<Stri
     if let Some(error) = &f.error {
         lines.push(format!(
             "Cannot load the snapshot: {error}. Showing the {last_good}."
+        ));
+    } else if f.last_ok_at.is_none() && f.snapshot.is_some() {
+        // The service worker's kept copy, while the server is asked.
+        lines.push(format!(
+            "Checking for a newer snapshot… Showing the {last_good}."
         ));
     } else if let Some(ok) = f.last_ok_at
         && clock::seconds_since(ok, now) >= timing.trust_s()

@@ -10,6 +10,11 @@
 //! Every poll has a deadline: a server that accepts the connection and never answers is
 //! aborted (`AbortController`) and counts as a failed poll, so the page never looks fresh when
 //! it is not.
+//!
+//! The service worker (`sw.js`, docs/page.md) keeps the last snapshot: the first poll of a
+//! visit asks for its copy at once (`Fleetdash-Cache`, naming the schema the page reads). A kept
+//! copy comes marked (`Fleetdash-From`): it is shown, never taken for the server's answer, and
+//! the server is asked at once.
 
 use chrono::{DateTime, Utc};
 use fleetdash_model::Snapshot;
@@ -74,6 +79,8 @@ pub enum Fetched {
         snapshot: Box<Snapshot>,
         etag: Option<String>,
         last_modified: Option<String>,
+        /// The service worker's kept copy, not the server's answer.
+        kept: bool,
     },
     NotModified,
 }
@@ -82,11 +89,12 @@ pub enum Fetched {
 pub async fn fetch(
     etag: Option<String>,
     last_modified: Option<String>,
+    first: bool,
     deadline_s: u32,
 ) -> Result<Fetched, String> {
     let controller = web_sys::AbortController::new().map_err(network_error)?;
     let deadline = Deadline::start(&controller, deadline_s);
-    let result = fetch_with(etag, last_modified, &controller.signal()).await;
+    let result = fetch_with(etag, last_modified, first, &controller.signal()).await;
     drop(deadline);
     result.map_err(|e| {
         if controller.signal().aborted() {
@@ -129,11 +137,18 @@ impl Drop for Deadline {
 async fn fetch_with(
     etag: Option<String>,
     last_modified: Option<String>,
+    first: bool,
     signal: &web_sys::AbortSignal,
 ) -> Result<Fetched, String> {
     // The browser's fetch, called directly: gloo-net's wrapper brought serde_json's and std::io's
     // error texts into the page.
     let headers = web_sys::Headers::new().map_err(network_error)?;
+    // To the service worker: its kept copy is welcome at once, of the schema this page reads.
+    if first {
+        headers
+            .set("Fleetdash-Cache", fleetdash_model::SCHEMA_VERSION)
+            .map_err(network_error)?;
+    }
     if let Some(tag) = &etag {
         headers.set("If-None-Match", tag).map_err(network_error)?;
     }
@@ -171,6 +186,7 @@ async fn fetch_with(
                 snapshot: Box::new(snapshot),
                 etag: header("etag"),
                 last_modified: header("last-modified"),
+                kept: header("fleetdash-from").is_some(),
             })
         }
         401 => Err("HTTP 401: not logged in (reload the page to log in again)".into()),
@@ -211,16 +227,21 @@ impl Feed {
     pub fn after(&self, result: Result<Fetched, String>, now: DateTime<Utc>) -> Feed {
         let mut next = self.clone();
         match result {
+            // The service worker's kept copy (only ever to a first poll) is shown with its
+            // validators, so that the server's 304 confirms it; it is no good poll.
             Ok(Fetched::Fresh {
                 snapshot,
                 etag,
                 last_modified,
+                kept,
             }) => {
                 next.snapshot = Some(*snapshot);
                 next.etag = etag;
                 next.last_modified = last_modified;
-                next.last_ok_at = Some(now);
-                next.error = None;
+                if !kept {
+                    next.last_ok_at = Some(now);
+                    next.error = None;
+                }
             }
             Ok(Fetched::NotModified) => {
                 next.last_ok_at = Some(now);
@@ -261,10 +282,15 @@ mod tests {
     }
 
     fn fresh(etag: &str) -> Result<Fetched, String> {
+        answer(etag, false)
+    }
+
+    fn answer(etag: &str, kept: bool) -> Result<Fetched, String> {
         Ok(Fetched::Fresh {
             snapshot: Box::new(snapshot()),
             etag: Some(etag.into()),
             last_modified: None,
+            kept,
         })
     }
 
@@ -308,5 +334,25 @@ mod tests {
         assert_eq!(revalidated.error, None);
         assert_eq!(revalidated.last_ok_at, Some(later));
         assert_eq!(revalidated.snapshot, failed.snapshot);
+    }
+
+    /// The service worker's copy on a first poll: shown, with its validators (a 304 of the
+    /// server confirms it), but no poll succeeded yet, and a failure after it is said.
+    #[test]
+    fn a_kept_copy_is_shown_but_never_taken_for_the_servers_answer() {
+        let t0 = fixed_now();
+        let checking = Feed::default().after(answer("\"k\"", true), t0);
+        assert!(checking.snapshot.is_some());
+        assert_eq!(checking.etag.as_deref(), Some("\"k\""));
+        assert_eq!(
+            (checking.last_ok_at, checking.error.as_deref()),
+            (None, None)
+        );
+        let live = checking.after(Ok(Fetched::NotModified), t0);
+        assert_eq!((live.last_ok_at, live.error.as_deref()), (Some(t0), None));
+        let offline = checking.after(Err("the server cannot be reached".into()), t0);
+        assert_eq!(offline.snapshot, checking.snapshot);
+        assert_eq!(offline.last_ok_at, None);
+        assert!(offline.error.is_some());
     }
 }

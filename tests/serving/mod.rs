@@ -188,7 +188,11 @@ pub fn assets_of(dist: &Path) -> (String, String, String) {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     let one = |suffix: &str| {
-        let found: Vec<&String> = names.iter().filter(|n| n.ends_with(suffix)).collect();
+        // sw.js is JavaScript too, but no asset the page loads (not hashed).
+        let found: Vec<&String> = names
+            .iter()
+            .filter(|n| n.ends_with(suffix) && fleetdash::page::is_hashed_asset(&format!("/{n}")))
+            .collect();
         assert_eq!(
             found.len(),
             1,
@@ -564,6 +568,19 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
         let reply = ok(addr, path, &[]);
         assert_eq!(reply.header("cache-control"), Some(IMMUTABLE), "{path}");
         assert!(reply.header("etag").is_some(), "{path} has no ETag");
+    }
+    // The page's service worker (issue 46; the real page has one, the fake none): browsers
+    // check it on every visit, so it revalidates; JavaScript; behind the login like the rest.
+    if fx.dist.join("sw.js").exists() {
+        let reply = ok(addr, "/sw.js", &[]);
+        assert_eq!(reply.header("cache-control"), Some("no-cache"), "/sw.js");
+        assert!(
+            reply
+                .header("content-type")
+                .is_some_and(|t| t.ends_with("/javascript")),
+            "/sw.js: {reply:?}"
+        );
+        assert_eq!(get(addr, "/sw.js", None, &[]).status, 401, "/sw.js");
     }
 
     // 5. gzip when asked for, never when not; the content is the file's, byte for byte.

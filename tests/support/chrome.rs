@@ -57,9 +57,14 @@ pub struct Serve {
 
 impl Serve {
     pub fn start(config: &Path) -> Serve {
+        Serve::start_at(config, "127.0.0.1:0")
+    }
+
+    /// On `listen`: a server restarted where the browser knows it (the same origin).
+    pub fn start_at(config: &Path, listen: &str) -> Serve {
         let mut child = Command::new(env!("CARGO_BIN_EXE_fleetdash"))
             .env("FLEETDASH_LOG", "warn")
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .args(["serve", "--listen", listen, "--config"])
             .arg(config)
             .stderr(Stdio::piped())
             .spawn()

@@ -3,8 +3,10 @@
 //! them by a test here.
 //!
 //! The Content-Security-Policy lets the page run and nothing else: its own scripts, styles and
-//! fetches; trunk's one inline module script (it starts the wasm) by its SHA-256, read off the
-//! page's `index.html`, so a rebuilt page carries its own; the wasm by `'wasm-unsafe-eval'`
+//! fetches; its inline scripts (trunk's module script, which starts the wasm, and the service
+//! worker's registration) by their SHA-256, read off the page's `index.html`, so a rebuilt page
+//! carries its own; its service worker (`sw.js`) by `'self'` (`worker-src` falls back to
+//! `script-src`); the wasm by `'wasm-unsafe-eval'`
 //! (compiling WebAssembly is an eval to CSP); no framing, no `<base>`, no form posts. Styles
 //! allow `'unsafe-inline'`: the history strips set a `style="--n:.."` attribute (the page and
 //! snapshot.html) and snapshot.html has its own `<style>`; a style attribute can only be allowed
@@ -141,9 +143,12 @@ mod tests {
         assert!(content_security_policy("<p>no script</p>").contains("script-src 'self' 'wasm"));
     }
 
+    /// trunk's, which starts the wasm, and the service worker's registration (issue 46).
     #[test]
-    fn the_embedded_page_has_one_inline_script_and_its_policy_is_a_header() {
-        assert_eq!(inline_scripts(embedded_index()).len(), 1);
+    fn the_embedded_page_has_two_inline_scripts_and_its_policy_is_a_header() {
+        let scripts = inline_scripts(embedded_index());
+        assert_eq!(scripts.len(), 2, "{scripts:?}");
+        assert!(scripts[1].contains("serviceWorker"), "{scripts:?}");
         let value = policy_header(embedded_index());
         assert!(value.to_str().unwrap().contains("'wasm-unsafe-eval'"));
     }
