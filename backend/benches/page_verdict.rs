@@ -514,6 +514,7 @@ async fn visit(
         let clock = &seen["clock"];
         let waited = match kind {
             Visit::First | Visit::Return => "fresh",
+            // The banner up, the check over.
             Visit::Offline => "banner",
         };
         if seen["loaded"] == true
@@ -525,7 +526,7 @@ async fn visit(
         }
         if Instant::now() > deadline {
             panic!(
-                "{kind:?} visit on the slow link: no {waited} verdict within {PATIENCE:?}; the page shows {seen:#}"
+                "{kind:?} visit on the slow link: no frame showing the {waited} verdict within {PATIENCE:?}; the page shows {seen:#}"
             );
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
