@@ -46,7 +46,9 @@ pub async fn run_notifying(
     let alerts = crate::alerting::run::Alerts::from_config(config, rules, config.gate(), clock)
         .await?
         .map(Arc::new);
-    let mut writer = Writer::new(config, rules, config.gate())?.with_clock(clock.clone());
+    let mut writer = Writer::new(config, rules, config.gate())?
+        .with_clock(clock.clone())
+        .with_first_html(crate::page::first_html_shell()?);
     if let Some(alerts) = &alerts {
         writer = writer.with_alerts(alerts.look());
     }

@@ -151,6 +151,24 @@ impl Fixture {
         assert!(collected.status.success());
     }
 
+    /// What `/` answers: the first HTML the collector wrote into output_dir (issue 46: the
+    /// page's index.html with the verdict in it) when it was written from this fixture's page;
+    /// else the page's own index.html (the fake page is another page than the collector's).
+    pub fn root_page(&self) -> Vec<u8> {
+        self.first_html()
+            .unwrap_or_else(|| self.dist_file("/index.html"))
+    }
+
+    /// The first HTML in output_dir, if it was written from this fixture's page.
+    pub fn first_html(&self) -> Option<Vec<u8>> {
+        let page = fleetdash::write::first_html::page_id(&self.dist_file("/index.html"));
+        std::fs::read(self.out.join("index.html"))
+            .ok()
+            .filter(|html| {
+                fleetdash::write::first_html::is_for(&String::from_utf8_lossy(html), &page)
+            })
+    }
+
     /// The file behind a URL path of the page.
     pub fn dist_file(&self, url_path: &str) -> Vec<u8> {
         std::fs::read(self.dist.join(url_path.trim_start_matches('/'))).unwrap()
@@ -496,7 +514,7 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
 
     // 2. The right password: the exact files, with the right types.
     let index = ok(addr, "/", &[]);
-    assert_eq!(index.body, fx.dist_file("/index.html"));
+    assert_eq!(index.body, fx.root_page());
     assert!(
         index
             .header("content-type")
@@ -586,7 +604,7 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
     // 5. gzip when asked for, never when not; the content is the file's, byte for byte.
     for path in [wasm, js, css, "/", "/api/status.json", "/api/snapshot.html"] {
         let expected = match path {
-            "/" => fx.dist_file("/index.html"),
+            "/" => fx.root_page(),
             "/api/status.json" => fx.status_json(),
             "/api/snapshot.html" => std::fs::read(fx.out.join("snapshot.html")).unwrap(),
             p => fx.dist_file(p),
@@ -682,6 +700,51 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
     assert_ne!(after.header("etag"), Some(old_tag.as_str()));
 }
 
+/// Issue 46: `/` answers the first HTML the collector wrote with the last snapshot (the page's
+/// index.html with the verdict in it), revalidated like the snapshot: a new write is a new
+/// answer at once. `/index.html` stays the page itself. Without a first HTML, `/` is the page's
+/// own index.html again. Leaves output_dir without its first HTML.
+pub fn assert_serves_the_first_html(addr: &str, fx: &Fixture) {
+    let first = fx
+        .first_html()
+        .expect("the collector wrote a first HTML of this page");
+    let text = String::from_utf8_lossy(&first).to_string();
+    assert!(
+        text.contains("<header class=\"top\" id=\"first\""),
+        "{text}"
+    );
+    let root = ok(addr, "/", &[]);
+    assert_eq!(root.body, first);
+    assert!(
+        root.header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert_eq!(
+        ok(addr, "/index.html", &[]).body,
+        fx.dist_file("/index.html")
+    );
+
+    let old_tag = root.header("etag").unwrap().to_string();
+    std::thread::sleep(Duration::from_millis(1100));
+    fx.collect_again();
+    let again = get(
+        addr,
+        "/",
+        Some((USER, PASSWORD)),
+        &[("If-None-Match", &old_tag)],
+    );
+    assert_eq!(
+        again.status, 200,
+        "a first HTML written again must not be a 304: {again:?}"
+    );
+    assert_eq!(again.body, fx.first_html().unwrap());
+    assert_ne!(again.body, first, "each write stamps its snapshot's time");
+
+    std::fs::remove_file(fx.out.join("index.html")).unwrap();
+    assert_eq!(ok(addr, "/", &[]).body, fx.dist_file("/index.html"));
+}
+
 /// Issue 35: which copy of each page file a server answers to which Accept-Encoding, when the
 /// page ships a `.br` and a `.gz` beside each file (`page/`, `fleetdash page export`). With
 /// `brotli`, the `.br` to a client that takes br (weights respected: `br;q=0` is a no), else
@@ -705,14 +768,19 @@ pub fn assert_negotiates_brotli_and_gzip(addr: &str, fx: &Fixture, brotli: bool)
         (Some("deflate"), None),
         (None, None),
     ];
-    for (path, file) in [
-        ("/", "/index.html".to_string()),
+    // `/` is the first HTML where the collector wrote one of this page (compressed on the fly,
+    // as status.json is: assert_serves_like_production checks it), else the page's index.html.
+    let root = fx
+        .first_html()
+        .is_none()
+        .then_some(("/", "/index.html".to_string()));
+    for (path, file) in root.into_iter().chain([
         ("/index.html", "/index.html".to_string()),
         (fx.wasm.as_str(), fx.wasm.clone()),
         (fx.js.as_str(), fx.js.clone()),
         (fx.css.as_str(), fx.css.clone()),
         ("/manifest.webmanifest", "/manifest.webmanifest".to_string()),
-    ] {
+    ]) {
         let raw = fx.dist_file(&file);
         let mut tags: std::collections::BTreeMap<Option<&str>, String> = Default::default();
         for (accept, coding) in cases {
