@@ -37,7 +37,9 @@ pub struct Fixture {
     /// Asset URL paths, e.g. `/fleetdash-frontend-4f1c2a9be07d3e56_bg.wasm`.
     pub wasm: String,
     pub js: String,
-    pub css: String,
+    /// The page's stylesheet file, if it has one: the real page has it inline in index.html
+    /// (issue 46: a linked one blocks the first paint), the fake page links one.
+    pub css: Option<String>,
     /// nginx's `{{INTAKE}}`: where `/act` goes (by default a port nothing listens on).
     pub intake: String,
 }
@@ -177,7 +179,7 @@ impl Fixture {
 
 /// A trunk-like build in `dist`: hashed wasm (with a pre-compressed copy), JS and CSS, and an
 /// index.html naming them. Returns `dist` and the assets' URL paths.
-fn fake_dist(dist: &Path) -> (PathBuf, String, String, String) {
+fn fake_dist(dist: &Path) -> (PathBuf, String, String, Option<String>) {
     std::fs::create_dir_all(dist).unwrap();
     let wasm = hashed_file(
         dist,
@@ -196,11 +198,12 @@ fn fake_dist(dist: &Path) -> (PathBuf, String, String, String) {
     let js = hashed_file(dist, "fleetdash-frontend", ".js", &fake_js());
     let css = hashed_file(dist, "style", ".css", FAKE_CSS.as_bytes());
     std::fs::write(dist.join("index.html"), index_html(&js, &wasm, &css)).unwrap();
-    (dist.to_path_buf(), wasm, js, css)
+    (dist.to_path_buf(), wasm, js, Some(css))
 }
 
-/// The URL paths of a real build's wasm, JS and CSS (one of each, by their trunk names).
-pub fn assets_of(dist: &Path) -> (String, String, String) {
+/// The URL paths of a real build's wasm, JS and CSS (one of each, by their trunk names; the
+/// real page has no CSS file: its stylesheet is inline).
+pub fn assets_of(dist: &Path) -> (String, String, Option<String>) {
     let names: Vec<String> = std::fs::read_dir(dist)
         .unwrap_or_else(|e| panic!("{}: {e}", dist.display()))
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -219,7 +222,11 @@ pub fn assets_of(dist: &Path) -> (String, String, String) {
         );
         format!("/{}", found[0])
     };
-    (one("_bg.wasm"), one(".js"), one(".css"))
+    let css = names
+        .iter()
+        .find(|n| n.ends_with(".css") && fleetdash::page::is_hashed_asset(&format!("/{n}")))
+        .map(|n| format!("/{n}"));
+    (one("_bg.wasm"), one(".js"), css)
 }
 
 /// Writes `dist/<stem>-<hash><suffix>` the way trunk names it; returns its URL path.
@@ -465,7 +472,7 @@ fn ok(addr: &str, path: &str, headers: &[(&str, &str)]) -> Reply {
 /// Everything a server of the page must do, in one place: auth on every path, only the
 /// public files, the right types, caching headers, gzip and revalidation.
 pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
-    let (wasm, js, css) = (fx.wasm.as_str(), fx.js.as_str(), fx.css.as_str());
+    let (wasm, js, css) = (fx.wasm.as_str(), fx.js.as_str(), fx.css.as_deref());
     let refused = [
         "/api/.tmp-x",
         "/api/secret.txt",
@@ -479,15 +486,15 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
         "/nope",
         "/fleetdash-frontend-0123456789abcdef.js",
     ];
-    let served = [
+    let mut served = vec![
         "/",
         "/index.html",
         wasm,
         js,
-        css,
         "/api/status.json",
         "/api/snapshot.html",
     ];
+    served.extend(css);
 
     // 1. No credentials, wrong password, unknown user: 401 with a Basic challenge, on every
     //    path, served or not (a refusal never comes before the password).
@@ -535,12 +542,14 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
         "{js_type}"
     );
     assert_eq!(j.body, fx.dist_file(js));
-    assert!(
-        ok(addr, css, &[])
-            .header("content-type")
-            .unwrap()
-            .starts_with("text/css")
-    );
+    if let Some(css) = css {
+        assert!(
+            ok(addr, css, &[])
+                .header("content-type")
+                .unwrap()
+                .starts_with("text/css")
+        );
+    }
     let status = ok(addr, "/api/status.json", &[]);
     assert!(
         status
@@ -582,7 +591,7 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
         assert_eq!(reply.header("cache-control"), Some("no-cache"), "{path}");
         assert!(reply.header("etag").is_some(), "{path} has no ETag");
     }
-    for path in [wasm, js, css] {
+    for path in [wasm, js].into_iter().chain(css) {
         let reply = ok(addr, path, &[]);
         assert_eq!(reply.header("cache-control"), Some(IMMUTABLE), "{path}");
         assert!(reply.header("etag").is_some(), "{path} has no ETag");
@@ -602,7 +611,8 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
     }
 
     // 5. gzip when asked for, never when not; the content is the file's, byte for byte.
-    for path in [wasm, js, css, "/", "/api/status.json", "/api/snapshot.html"] {
+    let zipped_paths = [wasm, js, "/", "/api/status.json", "/api/snapshot.html"];
+    for path in zipped_paths.into_iter().chain(css) {
         let expected = match path {
             "/" => fx.root_page(),
             "/api/status.json" => fx.status_json(),
@@ -774,13 +784,16 @@ pub fn assert_negotiates_brotli_and_gzip(addr: &str, fx: &Fixture, brotli: bool)
         .first_html()
         .is_none()
         .then_some(("/", "/index.html".to_string()));
-    for (path, file) in root.into_iter().chain([
-        ("/index.html", "/index.html".to_string()),
-        (fx.wasm.as_str(), fx.wasm.clone()),
-        (fx.js.as_str(), fx.js.clone()),
-        (fx.css.as_str(), fx.css.clone()),
-        ("/manifest.webmanifest", "/manifest.webmanifest".to_string()),
-    ]) {
+    for (path, file) in root.into_iter().chain(
+        [
+            ("/index.html", "/index.html".to_string()),
+            (fx.wasm.as_str(), fx.wasm.clone()),
+            (fx.js.as_str(), fx.js.clone()),
+            ("/manifest.webmanifest", "/manifest.webmanifest".to_string()),
+        ]
+        .into_iter()
+        .chain(fx.css.as_deref().map(|c| (c, c.to_string()))),
+    ) {
         let raw = fx.dist_file(&file);
         let mut tags: std::collections::BTreeMap<Option<&str>, String> = Default::default();
         for (accept, coding) in cases {
@@ -1001,7 +1014,16 @@ pub fn assert_sends_the_pages_security_headers(addr: &str, fx: &Fixture) -> Stri
         ),
         ("wasm", get(addr, &fx.wasm, Some((USER, PASSWORD)), &[])),
         ("js", get(addr, &fx.js, Some((USER, PASSWORD)), &[])),
-        ("css", get(addr, &fx.css, Some((USER, PASSWORD)), &[])),
+        // The page's stylesheet, or its JS again where the stylesheet is inline.
+        (
+            "css",
+            get(
+                addr,
+                fx.css.as_ref().unwrap_or(&fx.js),
+                Some((USER, PASSWORD)),
+                &[],
+            ),
+        ),
         (
             "status.json",
             get(addr, "/api/status.json", Some((USER, PASSWORD)), &[]),
