@@ -3200,8 +3200,7 @@ fn the_page_opens_from_its_worker_offline_and_a_new_build_takes_over() {
                 checking["mira"] == false
                     && checking["min"] == true
                     && checking["banner"] == false
-                    && mark.ends_with(", checking…")
-                    && says_age(mark, "snapshot ", " old", first.generated_at),
+                    && says_age(mark, "", " old · checking…", first.generated_at),
                 || format!("the kept snapshot, aged and marked, while the server is asked: {checking:#}"),
             )
             .await;

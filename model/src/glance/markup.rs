@@ -150,18 +150,18 @@ impl Markup {
             .element("p", &[("class", "counts")], &g.counts.sentence())
     }
 
-    /// "snapshot 3 min old, checking…": the age in a `<time>`, which the first HTML's script
-    /// fills in the browser (`datetime` given) and the page writes itself.
+    /// "3 min old · checking…", the age first (the line is cut at the phone's width, never
+    /// wrapped): the age in a `<time>`, which the first HTML's script fills in the browser
+    /// (`datetime` given) and the page writes itself.
     fn checking(&mut self, age: &str, datetime: Option<&str>) -> &mut Self {
-        self.open("small", &[("class", "checking")])
-            .text("snapshot ");
+        self.open("small", &[("class", "checking")]);
         match datetime {
             Some(at) => self.open("time", &[("datetime", at)]),
             None => self.open("time", &[]),
         };
         self.text(age)
             .close("time")
-            .text(", checking…")
+            .text(" · checking…")
             .close("small")
     }
 
@@ -358,7 +358,7 @@ pub fn first_header(g: &Glance, at: DateTime<Utc>, stale_after_s: u64) -> String
     )
     .close("span")
     .open("span", &[("class", "part")])
-    .checking(&format!("of {}", g.as_of), Some(&at))
+    .checking(&format!("as of {}", g.as_of), Some(&at))
     .close("span")
     .close("h1")
     .open("div", &[("class", "part")])
@@ -566,8 +566,8 @@ mod tests {
         }
         assert!(
             header.contains(
-                "<small class=\"checking\">snapshot <time datetime=\"2026-11-30T19:20:00.000Z\">of \
-             19:20</time>, checking…</small>"
+                "<small class=\"checking\"><time datetime=\"2026-11-30T19:20:00.000Z\">as of \
+                 19:20</time> · checking…</small>"
             ),
             "{header}"
         );
