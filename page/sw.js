@@ -4,8 +4,8 @@
 // of its shell into the two lines below. Any new page build is a new sw.js, so the browser
 // installs it in the background on the next visit; it takes over at once and drops the old
 // build's cache (the visit after shows the new page).
-const BUILD = "56d0ee6009f559c0";
-const SHELL = ["./", "fleetdash-frontend-f9e7e430462ff08c.js", "fleetdash-frontend-f9e7e430462ff08c_bg.wasm", "style-caae8a45b1735fdf.css"];
+const BUILD = "52be9284685e7f69";
+const SHELL = ["./", "fleetdash-frontend-36508f0bb52fc09f.js", "fleetdash-frontend-36508f0bb52fc09f_bg.wasm"];
 const HOME = new URL("./", location).href;
 const STATUS = HOME + "api/status.json";
 // One cache per build and folder: another fleetdash under another path of the same origin

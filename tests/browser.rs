@@ -251,11 +251,22 @@ fn a_real_fleet_reads_right_on_a_phone_and_shows_no_secret() {
         .len();
     eprintln!("fleet up and collected in {:?}", started.elapsed());
 
+    // The first HTML (issue 46): the collector wrote the page's index.html with the verdict in
+    // it, through the gate like every file it writes.
+    let first_html = std::fs::read_to_string(scratch.path().join("out/index.html")).unwrap();
+    assert!(
+        first_html.contains("<header class=\"top\" id=\"first\""),
+        "{first_html}"
+    );
+    assert_eq!(find_secret(&first_html), None, "a secret in out/index.html");
+
     let server = Serve::start(&config);
     runtime().block_on(async {
         let chrome = Chrome::start("1-real-fleet").await;
         chrome.refused_without_credentials(&server.url()).await;
         chrome.log_in().await;
+        let first = chrome.first_html_without_wasm(&server.url()).await;
+        chrome.screenshot("1-first-html-before-wasm").await;
         chrome.open(&server.url()).await;
         chrome
             .wait_for(
@@ -263,6 +274,7 @@ fn a_real_fleet_reads_right_on_a_phone_and_shows_no_secret() {
                 &format!("return document.querySelectorAll('#agents li.row').length === {rows}"),
             )
             .await;
+        chrome.assert_took_over_in_place(&first).await;
         chrome.assert_phone_width().await;
         chrome.assert_panels_visible().await;
 
@@ -3176,19 +3188,20 @@ fn the_page_opens_from_its_worker_offline_and_a_new_build_takes_over() {
         let checking = chrome
             .wait_for(
                 "the kept verdict, being checked",
-                "const b = document.querySelector('#stale-banner');
-                 return b && b.innerText.includes('Checking for a newer snapshot') && document.querySelector('#verdict')
-                     && {banner: b.innerText, mira: !!document.querySelector('#agent-mira'), min: !!document.querySelector('#agent-min')};",
+                "const c = document.querySelector('h1 .checking');
+                 return c && document.querySelector('#verdict')
+                     && {checking: c.innerText, banner: !!document.querySelector('#stale-banner'),
+                         mira: !!document.querySelector('#agent-mira'), min: !!document.querySelector('#agent-min')};",
             )
             .await;
-        let banner = checking["banner"].as_str().unwrap_or_default();
+        let mark = checking["checking"].as_str().unwrap_or_default();
         chrome
             .check(
                 checking["mira"] == false
                     && checking["min"] == true
-                    && banner.contains(&format!("Bands as of {}", hm(first.generated_at)))
-                    && shows_age(banner, first.generated_at),
-                || format!("the kept snapshot, aged, while the server is asked: {checking:#}"),
+                    && checking["banner"] == false
+                    && says_age(mark, "", " old · checking…", first.generated_at),
+                || format!("the kept snapshot, aged and marked, while the server is asked: {checking:#}"),
             )
             .await;
         chrome.screenshot("9b-return-visit-checking").await;
@@ -3200,18 +3213,17 @@ fn the_page_opens_from_its_worker_offline_and_a_new_build_takes_over() {
             )
             .await;
         let states: Vec<Value> = chrome.js("return window.__states").await;
-        let first_checking = states.iter().position(|s| {
-            s["banner"]
-                .as_str()
-                .is_some_and(|b| b.contains("Checking for a newer snapshot"))
-        });
+        let first_checking = states.iter().position(|s| s["checking"] == true);
         let first_fresh = states.iter().position(|s| s["mira"] == true);
         chrome
             .check(
                 first_checking.is_some()
                     && first_fresh > first_checking
                     && states[..first_fresh.unwrap_or(0)].iter().all(|s| s["mira"] == false)
-                    && states.last().is_some_and(|s| s["banner"].is_null() && s["mira"] == true),
+                    && states.iter().all(|s| s["banner"].is_null())
+                    && states
+                        .last()
+                        .is_some_and(|s| s["checking"] == false && s["mira"] == true),
                 || format!("kept verdict first, being checked, then the fresh one: {states:#?}"),
             )
             .await;
@@ -3300,6 +3312,7 @@ new MutationObserver(() => {
     if (!v) return;
     const b = document.getElementById('stale-banner');
     const s = {verdict: v.innerText, banner: b ? b.innerText : null,
+               checking: !!document.querySelector('h1 .checking'),
                mira: !!document.getElementById('agent-mira')};
     const last = window.__states[window.__states.length - 1];
     if (JSON.stringify(last) !== JSON.stringify(s)) window.__states.push(s);
@@ -3308,11 +3321,17 @@ new MutationObserver(() => {
 /// Whether `banner` says the snapshot written at `at` is as old as it is ("last good snapshot
 /// 3 min ago"), judged at the time of reading (a minute may turn meanwhile).
 fn shows_age(banner: &str, at: DateTime<Utc>) -> bool {
+    says_age(banner, "last good snapshot ", " ago", at)
+}
+
+/// Whether `text` says the age of what was written at `at` between `before` and `after`
+/// ("snapshot 3 min old"), judged at the time of reading (a minute may turn meanwhile).
+fn says_age(text: &str, before: &str, after: &str, at: DateTime<Utc>) -> bool {
     let age = |now: DateTime<Utc>| fleetdash_model::human_age((now - at).num_seconds() as u64);
     let now = Utc::now();
     [now - chrono::Duration::seconds(60), now]
         .into_iter()
-        .any(|n| banner.contains(&format!("last good snapshot {} ago", age(n))))
+        .any(|n| text.contains(&format!("{before}{}{after}", age(n))))
 }
 
 /// The build id written into `dist`'s sw.js.
@@ -3364,6 +3383,69 @@ fn new_page_build(scratch: &Scratch, build: &str) -> PathBuf {
 }
 
 impl Chrome {
+    /// The page at `url` with its WebAssembly refused, as on a link where it has not arrived
+    /// yet: the first HTML's header must say the verdict, the needs-you lines and the
+    /// snapshot's age (the browser's), before and without the page. Returns where and what it
+    /// showed, for [`Chrome::assert_took_over_in_place`].
+    async fn first_html_without_wasm(&self, url: &str) -> Value {
+        self.cdp("Network.enable", json!({})).await;
+        self.cdp("Network.setBlockedURLs", json!({"urls": ["*.wasm"]}))
+            .await;
+        self.open(url).await;
+        let first = self
+            .wait_for(
+                "the first HTML's verdict and age, without the wasm",
+                "const h = document.getElementById('first');
+                 const v = h && h.querySelector('.verdict');
+                 const age = h && h.querySelector('.checking time').innerText;
+                 if (!v || !/^\\d+ (s|min) old$/.test(age) || !document.getElementById('boot')) return false;
+                 const top = e => e ? Math.round(e.getBoundingClientRect().top) : null;
+                 return {verdict: v.innerText, verdict_top: top(v), age,
+                         counts: h.querySelector('.counts').innerText,
+                         needs: [...h.querySelectorAll('.needs li')].map(li => li.innerText),
+                         needs_top: top(h.querySelector('.needs')),
+                         page: !!document.getElementById('verdict'),
+                         visible: v.checkVisibility(), title: document.title};",
+            )
+            .await;
+        self.check(
+            first["page"] == false
+                && first["visible"] == true
+                && first["needs"].as_array().is_some_and(|n| !n.is_empty())
+                && first["title"].as_str().is_some_and(|t| t != "fleet"),
+            || format!("the first HTML says the verdict, alone: {first:#}"),
+        )
+        .await;
+        self.cdp("Network.setBlockedURLs", json!({"urls": []}))
+            .await;
+        first
+    }
+
+    /// The page, once its WebAssembly runs, says the first HTML's verdict in the same place
+    /// (no jump), with as many needs-you lines, and the first HTML's header is gone.
+    async fn assert_took_over_in_place(&self, first: &Value) {
+        let page: Value = self
+            .js("const v = document.getElementById('verdict');
+                 const top = e => e ? Math.round(e.getBoundingClientRect().top) : null;
+                 return {verdict: v.innerText, verdict_top: top(v),
+                         counts: document.querySelector('.counts').innerText,
+                         needs: document.querySelectorAll('#needs li').length,
+                         needs_top: top(document.getElementById('needs')),
+                         first: !!document.getElementById('first')};")
+            .await;
+        self.check(
+            page["first"] == false
+                && page["verdict"] == first["verdict"]
+                && page["counts"] == first["counts"]
+                && page["verdict_top"] == first["verdict_top"]
+                && page["needs_top"] == first["needs_top"]
+                && first["needs"].as_array().map(Vec::len) == page["needs"].as_u64().map(|n| n as usize),
+            || format!("the page took over the first HTML's verdict in place: first {first:#}, page {page:#}"),
+        )
+        .await;
+    }
+
+    /// Logs in as a person does (see [`chrome::Browser::log_in_by_url`]).
     async fn log_in_by_url(&self, origin: &str) {
         self.browser.log_in_by_url(origin, USER, PASSWORD).await;
     }

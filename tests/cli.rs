@@ -571,13 +571,16 @@ fn serve_requires_basic_auth_on_every_path() {
     assert!(head.contains("cache-control: no-cache"), "{head}");
     let snap: Snapshot = serde_json::from_str(&body).unwrap();
     assert!(matches!(snap.agents, Probe::Value(ref r) if r.len() == 1));
-    // No dist_dir: the page built into the binary.
-    let (status, _, page) = http_get(&addr, "/", Some(("young", "correct horse")));
+    // No dist_dir: the page built into the binary; at `/`, with the verdict in it (issue 46).
+    let (status, _, page) = http_get(&addr, "/index.html", Some(("young", "correct horse")));
     assert_eq!(status, 200);
     assert_eq!(
         page,
         std::fs::read_to_string(support::repo_root().join("page/index.html")).unwrap()
     );
+    let (_, _, first) = http_get(&addr, "/", Some(("young", "correct horse")));
+    assert_first_html(&first, &page);
+    assert!(first.contains("<b>agent a</b>"), "{first}");
 
     sigterm(&running.0);
     let mut child = running;
@@ -846,14 +849,16 @@ fn demo_shows_eleven_agents_three_hosts_and_every_failure_mode_behind_auth() {
     let (status, _, body) = http_get(&addr, "/api/status.json", Some(("demo", &password)));
     assert_eq!(status, 200);
     assert!(body.contains("\"lyra\""));
-    // Without --dist-dir, the page built into the binary: the committed page/, no tools.
+    // Without --dist-dir, the page built into the binary: the committed page/, no tools; at
+    // `/`, with the demo fleet's verdict in it (issue 46).
     assert_eq!(http_get(&addr, "/", None).0, 401);
-    let (status, _, body) = http_get(&addr, "/", Some(("demo", &password)));
+    let (status, _, body) = http_get(&addr, "/index.html", Some(("demo", &password)));
     assert_eq!(status, 200);
     assert_eq!(
         body,
         std::fs::read_to_string(support::repo_root().join("page/index.html")).unwrap()
     );
+    assert_first_html(&http_get(&addr, "/", Some(("demo", &password))).2, &body);
 
     sigterm(&demo.child);
     assert!(wait_exit(&mut demo.child, support::HANG_BUDGET).success());
@@ -958,4 +963,20 @@ fn the_documented_example_config_passes_check() {
     let out = check(&config);
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("3 agents"));
+}
+
+/// `first` is the first HTML of `page` (issue 46): the page itself with the verdict's header
+/// first in its body, marked with the page's id.
+fn assert_first_html(first: &str, page: &str) {
+    assert!(
+        first.contains("<body><header class=\"top\" id=\"first\""),
+        "{first}"
+    );
+    let id = fleetdash::write::first_html::page_id(page.as_bytes());
+    assert!(fleetdash::write::first_html::is_for(first, &id), "{first}");
+    let (head, _) = page.split_once("<body>").unwrap();
+    assert!(
+        first.starts_with(head.split("<title>").next().unwrap()),
+        "{first}"
+    );
 }

@@ -25,6 +25,7 @@ fn nginx_serves_the_page_and_the_snapshot_like_production() {
     let nginx = Nginx::start(&fx);
     serving::assert_serves_like_production(&nginx.addr, &fx);
     serving::assert_serves_the_app_manifest(&nginx.addr, &fx);
+    serving::assert_serves_the_first_html(&nginx.addr, &fx);
     assert_nothing_worth_a_warning(&nginx);
 }
 

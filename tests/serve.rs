@@ -24,6 +24,20 @@ fn fleetdash_serve_matches_the_production_nginx_config() {
     let fx = Fixture::new();
     let server = FleetdashServe::start(&fx);
     serving::assert_serves_like_production(&server.addr, &fx);
+    // The collector wrote its first HTML from the page built into it, not from this dist
+    // folder's page: it names assets this server does not have, and is never served.
+    assert!(fx.out.join("index.html").is_file());
+    assert_eq!(fx.first_html(), None);
+    assert_eq!(
+        serving::get(
+            &server.addr,
+            "/",
+            Some((serving::USER, serving::PASSWORD)),
+            &[]
+        )
+        .body,
+        fx.dist_file("/index.html")
+    );
 }
 
 /// Without a dist_dir, the page built into the binary, answered exactly as a dist folder is
@@ -35,6 +49,7 @@ fn fleetdash_serve_without_a_dist_dir_serves_the_page_built_in_like_production()
     let server = FleetdashServe::start(&fx);
     serving::assert_serves_like_production(&server.addr, &fx);
     serving::assert_serves_the_app_manifest(&server.addr, &fx);
+    serving::assert_serves_the_first_html(&server.addr, &fx);
     // HEAD answers the headers alone; other methods are refused, after the password.
     let head = serving::request(
         &server.addr,

@@ -198,7 +198,7 @@ fn a_collect_killed_mid_pass_leaves_the_previous_snapshot_byte_for_byte() {
     child.wait().unwrap();
 
     assert_eq!(std::fs::read(scratch.status_path()).unwrap(), before);
-    assert_only_status_json(&scratch.path().join("out"));
+    assert_only_the_snapshots_files(&scratch.path().join("out"));
 }
 
 #[test]
@@ -243,14 +243,15 @@ fn an_unwritable_output_dir_fails_with_one_line_naming_it() {
     assert!(lines[0].contains("blocker/out"), "{stderr}");
 }
 
-fn assert_only_status_json(dir: &Path) {
+fn assert_only_the_snapshots_files(dir: &Path) {
     let names: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     let mut names = names;
     names.sort();
-    assert_eq!(names, ["snapshot.html", "status.json"]);
+    // The page's first HTML (issue 46) is written with each snapshot too.
+    assert_eq!(names, ["index.html", "snapshot.html", "status.json"]);
 }
 
 /// The names a kill -9 mid-write leaves (fleetdash's own temporaries) and names that only look

@@ -89,7 +89,7 @@ pub async fn collect(path: &Path, only: Option<&[SectionName]>) -> Result<Done, 
     // One pass: nothing observed before it, so ages are the wall clock's (a stamp ahead of it
     // still counts as now and is said).
     let clock = Clock::system(rules.clock.settings());
-    let writer = Arc::new(Writer::new(&config, &rules, config.gate())?.with_clock(clock.clone()));
+    let writer = Arc::new(crate::daemon::writer(&config, &rules, &clock)?);
     let collectors = collect::from_config(&config, &rules, only);
     // Live tasks are polled after the agents pass, once the write side has noted the ids its
     // heartbeats and audit logs mentioned.

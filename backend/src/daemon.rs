@@ -33,6 +33,14 @@ pub async fn run_until(
     run_notifying(config, rules, &Notifier::none(), &clock, shutdown).await
 }
 
+/// The writer of `run` and `collect`: the snapshot and every file written with it, the page's
+/// first HTML included (issue 46), judged by `clock`.
+pub fn writer(config: &Config, rules: &Rules, clock: &Clock) -> anyhow::Result<Writer> {
+    Ok(Writer::new(config, rules, config.gate())?
+        .with_clock(clock.clone())
+        .with_first_html(crate::page::first_html_shell()?))
+}
+
 /// [`run_until`], telling systemd through `notifier` when the first snapshot is written and
 /// after every good write (`fleetdash run` under a `Type=notify` unit). Everything judges by
 /// `clock`: the collectors, the writer, the queue's sweep and the intake's queue.
@@ -46,7 +54,7 @@ pub async fn run_notifying(
     let alerts = crate::alerting::run::Alerts::from_config(config, rules, config.gate(), clock)
         .await?
         .map(Arc::new);
-    let mut writer = Writer::new(config, rules, config.gate())?.with_clock(clock.clone());
+    let mut writer = writer(config, rules, clock)?;
     if let Some(alerts) = &alerts {
         writer = writer.with_alerts(alerts.look());
     }

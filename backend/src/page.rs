@@ -77,6 +77,13 @@ pub fn file(name: &str) -> Option<PageFile> {
     files().find(|f| f.name == name)
 }
 
+/// The page's index.html as the shell the collector writes the first HTML from (issue 46,
+/// [`crate::write::first_html`]).
+pub fn first_html_shell() -> Result<crate::write::first_html::Shell> {
+    let index = file(INDEX).context("the page built in has no index.html")?;
+    crate::write::first_html::Shell::of(index.bytes)
+}
+
 /// Every file of the page, by name.
 pub fn files() -> impl Iterator<Item = PageFile> {
     PAGE.files().filter_map(|f| {
@@ -214,6 +221,12 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The page built into this binary has a place for the first HTML's header (issue 46).
+    #[test]
+    fn the_built_page_is_a_first_html_shell() {
+        first_html_shell().unwrap();
+    }
 
     #[test]
     fn hashed_asset_names_are_recognised() {

@@ -19,8 +19,8 @@ use wasm_bindgen::closure::Closure;
 
 use crate::clock::{self, provide_ticking_clock};
 use crate::feed::{self, Feed, Timing};
-use crate::markup;
 use crate::view::{Line, Opened, flag, keyed, live, markup_part, sections};
+use fleetdash_model::glance::markup;
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -96,8 +96,26 @@ pub fn App() -> impl IntoView {
             }
         });
     });
+    // The service worker's kept copy, shown while the server is asked: aged and marked on the
+    // name's line, not distrusted (the banner is for what has gone wrong).
+    let checking = Memo::new(move |_| {
+        feed.with(|f| match &f.snapshot {
+            Some(s) if f.error.is_none() && f.last_ok_at.is_none() => {
+                markup::checking(&format!("{} old", human_age(s.age_s(now.get()))))
+            }
+            _ => String::new(),
+        })
+    });
     let opened = Opened::new();
     let loaded = flag(Box::new(move || glance.with(Option::is_some)));
+    // The first HTML's header (issue 46) stays until this page draws its own, in the same tick.
+    Effect::new(move |_| {
+        if loaded.get()
+            && let Some(first) = document().get_element_by_id("first")
+        {
+            first.remove();
+        }
+    });
     let looked = Looked::start();
     // A look sees the snapshot shown: it is marked by the server's clock (as the log's times
     // are), and never before that snapshot's own time.
@@ -133,7 +151,7 @@ pub fn App() -> impl IntoView {
         <header class="top">
             <h1>"fleet"<span class="part" inner_html=move || {
                 glance.with(|g| g.as_ref().map(|g| markup::zone(&g.zone)).unwrap_or_default())
-            }></span></h1>
+            }></span><span class="part" inner_html=checking></span></h1>
             {markup_part(Box::new(move || {
                 let trusted = distrust.with(Vec::is_empty);
                 glance.with(|g| g.as_ref().map(|g| markup::verdict(g, trusted)).unwrap_or_default())
@@ -290,11 +308,6 @@ fn reasons_to_distrust(f: &Feed, now: DateTime<Utc>, timing: Timing) -> Vec<Stri
     if let Some(error) = &f.error {
         lines.push(format!(
             "Cannot load the snapshot: {error}. Showing the {last_good}."
-        ));
-    } else if f.last_ok_at.is_none() && f.snapshot.is_some() {
-        // The service worker's kept copy, while the server is asked.
-        lines.push(format!(
-            "Checking for a newer snapshot… Showing the {last_good}."
         ));
     } else if let Some(ok) = f.last_ok_at
         && clock::seconds_since(ok, now) >= timing.trust_s()

@@ -4,13 +4,11 @@
 //! - [`clock`]: one ticking `now`, so ages count up between polls.
 //! - [`app`]: the verdict in words, the staleness banner, needs-you.
 //! - [`view`]: the glance's sections and rows, details behind a tap.
-//! - [`markup`]: the insides of rows and lines, written as escaped markup text.
 //! - [`wire`]: reads `status.json` with the browser's JSON parser, not serde_json.
 
 mod app;
 mod clock;
 mod feed;
-mod markup;
 mod view;
 mod wire;
 

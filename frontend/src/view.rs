@@ -22,7 +22,7 @@ use fleetdash_model::glance::{Need, Row, Section};
 use leptos::prelude::*;
 use leptos::tachys::view::any_view::AnyView;
 
-use crate::markup;
+use fleetdash_model::glance::markup;
 
 /// The anchors of the rows the operator opened.
 #[derive(Clone, Copy)]

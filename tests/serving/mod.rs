@@ -37,7 +37,9 @@ pub struct Fixture {
     /// Asset URL paths, e.g. `/fleetdash-frontend-4f1c2a9be07d3e56_bg.wasm`.
     pub wasm: String,
     pub js: String,
-    pub css: String,
+    /// The page's stylesheet file, if it has one: the real page has it inline in index.html
+    /// (issue 46: a linked one blocks the first paint), the fake page links one.
+    pub css: Option<String>,
     /// nginx's `{{INTAKE}}`: where `/act` goes (by default a port nothing listens on).
     pub intake: String,
 }
@@ -151,6 +153,24 @@ impl Fixture {
         assert!(collected.status.success());
     }
 
+    /// What `/` answers: the first HTML the collector wrote into output_dir (issue 46: the
+    /// page's index.html with the verdict in it) when it was written from this fixture's page;
+    /// else the page's own index.html (the fake page is another page than the collector's).
+    pub fn root_page(&self) -> Vec<u8> {
+        self.first_html()
+            .unwrap_or_else(|| self.dist_file("/index.html"))
+    }
+
+    /// The first HTML in output_dir, if it was written from this fixture's page.
+    pub fn first_html(&self) -> Option<Vec<u8>> {
+        let page = fleetdash::write::first_html::page_id(&self.dist_file("/index.html"));
+        std::fs::read(self.out.join("index.html"))
+            .ok()
+            .filter(|html| {
+                fleetdash::write::first_html::is_for(&String::from_utf8_lossy(html), &page)
+            })
+    }
+
     /// The file behind a URL path of the page.
     pub fn dist_file(&self, url_path: &str) -> Vec<u8> {
         std::fs::read(self.dist.join(url_path.trim_start_matches('/'))).unwrap()
@@ -159,7 +179,7 @@ impl Fixture {
 
 /// A trunk-like build in `dist`: hashed wasm (with a pre-compressed copy), JS and CSS, and an
 /// index.html naming them. Returns `dist` and the assets' URL paths.
-fn fake_dist(dist: &Path) -> (PathBuf, String, String, String) {
+fn fake_dist(dist: &Path) -> (PathBuf, String, String, Option<String>) {
     std::fs::create_dir_all(dist).unwrap();
     let wasm = hashed_file(
         dist,
@@ -178,11 +198,12 @@ fn fake_dist(dist: &Path) -> (PathBuf, String, String, String) {
     let js = hashed_file(dist, "fleetdash-frontend", ".js", &fake_js());
     let css = hashed_file(dist, "style", ".css", FAKE_CSS.as_bytes());
     std::fs::write(dist.join("index.html"), index_html(&js, &wasm, &css)).unwrap();
-    (dist.to_path_buf(), wasm, js, css)
+    (dist.to_path_buf(), wasm, js, Some(css))
 }
 
-/// The URL paths of a real build's wasm, JS and CSS (one of each, by their trunk names).
-pub fn assets_of(dist: &Path) -> (String, String, String) {
+/// The URL paths of a real build's wasm, JS and CSS (one of each, by their trunk names; the
+/// real page has no CSS file: its stylesheet is inline).
+pub fn assets_of(dist: &Path) -> (String, String, Option<String>) {
     let names: Vec<String> = std::fs::read_dir(dist)
         .unwrap_or_else(|e| panic!("{}: {e}", dist.display()))
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -201,7 +222,11 @@ pub fn assets_of(dist: &Path) -> (String, String, String) {
         );
         format!("/{}", found[0])
     };
-    (one("_bg.wasm"), one(".js"), one(".css"))
+    let css = names
+        .iter()
+        .find(|n| n.ends_with(".css") && fleetdash::page::is_hashed_asset(&format!("/{n}")))
+        .map(|n| format!("/{n}"));
+    (one("_bg.wasm"), one(".js"), css)
 }
 
 /// Writes `dist/<stem>-<hash><suffix>` the way trunk names it; returns its URL path.
@@ -447,7 +472,7 @@ fn ok(addr: &str, path: &str, headers: &[(&str, &str)]) -> Reply {
 /// Everything a server of the page must do, in one place: auth on every path, only the
 /// public files, the right types, caching headers, gzip and revalidation.
 pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
-    let (wasm, js, css) = (fx.wasm.as_str(), fx.js.as_str(), fx.css.as_str());
+    let (wasm, js, css) = (fx.wasm.as_str(), fx.js.as_str(), fx.css.as_deref());
     let refused = [
         "/api/.tmp-x",
         "/api/secret.txt",
@@ -461,15 +486,15 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
         "/nope",
         "/fleetdash-frontend-0123456789abcdef.js",
     ];
-    let served = [
+    let mut served = vec![
         "/",
         "/index.html",
         wasm,
         js,
-        css,
         "/api/status.json",
         "/api/snapshot.html",
     ];
+    served.extend(css);
 
     // 1. No credentials, wrong password, unknown user: 401 with a Basic challenge, on every
     //    path, served or not (a refusal never comes before the password).
@@ -496,7 +521,7 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
 
     // 2. The right password: the exact files, with the right types.
     let index = ok(addr, "/", &[]);
-    assert_eq!(index.body, fx.dist_file("/index.html"));
+    assert_eq!(index.body, fx.root_page());
     assert!(
         index
             .header("content-type")
@@ -517,12 +542,14 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
         "{js_type}"
     );
     assert_eq!(j.body, fx.dist_file(js));
-    assert!(
-        ok(addr, css, &[])
-            .header("content-type")
-            .unwrap()
-            .starts_with("text/css")
-    );
+    if let Some(css) = css {
+        assert!(
+            ok(addr, css, &[])
+                .header("content-type")
+                .unwrap()
+                .starts_with("text/css")
+        );
+    }
     let status = ok(addr, "/api/status.json", &[]);
     assert!(
         status
@@ -564,7 +591,7 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
         assert_eq!(reply.header("cache-control"), Some("no-cache"), "{path}");
         assert!(reply.header("etag").is_some(), "{path} has no ETag");
     }
-    for path in [wasm, js, css] {
+    for path in [wasm, js].into_iter().chain(css) {
         let reply = ok(addr, path, &[]);
         assert_eq!(reply.header("cache-control"), Some(IMMUTABLE), "{path}");
         assert!(reply.header("etag").is_some(), "{path} has no ETag");
@@ -584,9 +611,10 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
     }
 
     // 5. gzip when asked for, never when not; the content is the file's, byte for byte.
-    for path in [wasm, js, css, "/", "/api/status.json", "/api/snapshot.html"] {
+    let zipped_paths = [wasm, js, "/", "/api/status.json", "/api/snapshot.html"];
+    for path in zipped_paths.into_iter().chain(css) {
         let expected = match path {
-            "/" => fx.dist_file("/index.html"),
+            "/" => fx.root_page(),
             "/api/status.json" => fx.status_json(),
             "/api/snapshot.html" => std::fs::read(fx.out.join("snapshot.html")).unwrap(),
             p => fx.dist_file(p),
@@ -682,6 +710,51 @@ pub fn assert_serves_like_production(addr: &str, fx: &Fixture) {
     assert_ne!(after.header("etag"), Some(old_tag.as_str()));
 }
 
+/// Issue 46: `/` answers the first HTML the collector wrote with the last snapshot (the page's
+/// index.html with the verdict in it), revalidated like the snapshot: a new write is a new
+/// answer at once. `/index.html` stays the page itself. Without a first HTML, `/` is the page's
+/// own index.html again. Leaves output_dir without its first HTML.
+pub fn assert_serves_the_first_html(addr: &str, fx: &Fixture) {
+    let first = fx
+        .first_html()
+        .expect("the collector wrote a first HTML of this page");
+    let text = String::from_utf8_lossy(&first).to_string();
+    assert!(
+        text.contains("<header class=\"top\" id=\"first\""),
+        "{text}"
+    );
+    let root = ok(addr, "/", &[]);
+    assert_eq!(root.body, first);
+    assert!(
+        root.header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert_eq!(
+        ok(addr, "/index.html", &[]).body,
+        fx.dist_file("/index.html")
+    );
+
+    let old_tag = root.header("etag").unwrap().to_string();
+    std::thread::sleep(Duration::from_millis(1100));
+    fx.collect_again();
+    let again = get(
+        addr,
+        "/",
+        Some((USER, PASSWORD)),
+        &[("If-None-Match", &old_tag)],
+    );
+    assert_eq!(
+        again.status, 200,
+        "a first HTML written again must not be a 304: {again:?}"
+    );
+    assert_eq!(again.body, fx.first_html().unwrap());
+    assert_ne!(again.body, first, "each write stamps its snapshot's time");
+
+    std::fs::remove_file(fx.out.join("index.html")).unwrap();
+    assert_eq!(ok(addr, "/", &[]).body, fx.dist_file("/index.html"));
+}
+
 /// Issue 35: which copy of each page file a server answers to which Accept-Encoding, when the
 /// page ships a `.br` and a `.gz` beside each file (`page/`, `fleetdash page export`). With
 /// `brotli`, the `.br` to a client that takes br (weights respected: `br;q=0` is a no), else
@@ -705,14 +778,22 @@ pub fn assert_negotiates_brotli_and_gzip(addr: &str, fx: &Fixture, brotli: bool)
         (Some("deflate"), None),
         (None, None),
     ];
-    for (path, file) in [
-        ("/", "/index.html".to_string()),
-        ("/index.html", "/index.html".to_string()),
-        (fx.wasm.as_str(), fx.wasm.clone()),
-        (fx.js.as_str(), fx.js.clone()),
-        (fx.css.as_str(), fx.css.clone()),
-        ("/manifest.webmanifest", "/manifest.webmanifest".to_string()),
-    ] {
+    // `/` is the first HTML where the collector wrote one of this page (compressed on the fly,
+    // as status.json is: assert_serves_like_production checks it), else the page's index.html.
+    let root = fx
+        .first_html()
+        .is_none()
+        .then_some(("/", "/index.html".to_string()));
+    for (path, file) in root.into_iter().chain(
+        [
+            ("/index.html", "/index.html".to_string()),
+            (fx.wasm.as_str(), fx.wasm.clone()),
+            (fx.js.as_str(), fx.js.clone()),
+            ("/manifest.webmanifest", "/manifest.webmanifest".to_string()),
+        ]
+        .into_iter()
+        .chain(fx.css.as_deref().map(|c| (c, c.to_string()))),
+    ) {
         let raw = fx.dist_file(&file);
         let mut tags: std::collections::BTreeMap<Option<&str>, String> = Default::default();
         for (accept, coding) in cases {
@@ -933,7 +1014,16 @@ pub fn assert_sends_the_pages_security_headers(addr: &str, fx: &Fixture) -> Stri
         ),
         ("wasm", get(addr, &fx.wasm, Some((USER, PASSWORD)), &[])),
         ("js", get(addr, &fx.js, Some((USER, PASSWORD)), &[])),
-        ("css", get(addr, &fx.css, Some((USER, PASSWORD)), &[])),
+        // The page's stylesheet, or its JS again where the stylesheet is inline.
+        (
+            "css",
+            get(
+                addr,
+                fx.css.as_ref().unwrap_or(&fx.js),
+                Some((USER, PASSWORD)),
+                &[],
+            ),
+        ),
         (
             "status.json",
             get(addr, "/api/status.json", Some((USER, PASSWORD)), &[]),

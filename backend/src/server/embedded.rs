@@ -136,7 +136,7 @@ fn chosen_encoding(headers: &HeaderMap, has_br: bool, has_gzip: bool) -> Encodin
 }
 
 /// Whether `If-None-Match` names `etag` (compared weakly, as RFC 9110 says for it) or is `*`.
-fn if_none_match(headers: &HeaderMap, etag: &str) -> bool {
+pub(super) fn if_none_match(headers: &HeaderMap, etag: &str) -> bool {
     headers
         .get_all(header::IF_NONE_MATCH)
         .iter()

@@ -3,8 +3,8 @@
 //! them by a test here.
 //!
 //! The Content-Security-Policy lets the page run and nothing else: its own scripts, styles and
-//! fetches; its inline scripts (trunk's module script, which starts the wasm, and the service
-//! worker's registration) by their SHA-256, read off the page's `index.html`, so a rebuilt page
+//! fetches; its inline scripts (trunk's module script, which starts the wasm, the service
+//! worker's registration and the first HTML's age, issue 46) by their SHA-256, read off the page's `index.html`, so a rebuilt page
 //! carries its own; its service worker (`sw.js`) by `'self'` (`worker-src` falls back to
 //! `script-src`); the wasm by `'wasm-unsafe-eval'`
 //! (compiling WebAssembly is an eval to CSP); no framing, no `<base>`, no form posts. Styles
@@ -143,12 +143,17 @@ mod tests {
         assert!(content_security_policy("<p>no script</p>").contains("script-src 'self' 'wasm"));
     }
 
-    /// trunk's, which starts the wasm, and the service worker's registration (issue 46).
+    /// trunk's, which starts the wasm, the service worker's registration and the first HTML's
+    /// age (issue 46).
     #[test]
-    fn the_embedded_page_has_two_inline_scripts_and_its_policy_is_a_header() {
+    fn the_embedded_page_has_three_inline_scripts_and_its_policy_is_a_header() {
         let scripts = inline_scripts(embedded_index());
-        assert_eq!(scripts.len(), 2, "{scripts:?}");
+        assert_eq!(scripts.len(), 3, "{scripts:?}");
         assert!(scripts[1].contains("serviceWorker"), "{scripts:?}");
+        assert!(
+            scripts[2].contains("getElementById(\"first\")"),
+            "{scripts:?}"
+        );
         let value = policy_header(embedded_index());
         assert!(value.to_str().unwrap().contains("'wasm-unsafe-eval'"));
     }

@@ -29,6 +29,7 @@
 pub mod actions;
 pub mod auth;
 mod embedded;
+mod first;
 pub mod headers;
 mod htpasswd;
 mod refusals;
@@ -256,18 +257,49 @@ pub fn router(options: ServeOptions) -> Router {
             let index = ServeFile::new(dist.join(crate::page::INDEX))
                 .precompressed_br()
                 .precompressed_gzip();
-            app.route_service("/", index)
-                .fallback(move |request: Request| page_file(files.clone(), request))
+            // A dist folder without an index.html is the fallback's 404 at `/`.
+            let shell = std::fs::read(dist.join(crate::page::INDEX)).unwrap_or_default();
+            let first = first::First::new(out, &shell);
+            app.route(
+                "/",
+                any(move |request: Request| {
+                    let (first, index) = (first.clone(), index.clone());
+                    async move {
+                        match first.answer(request).await {
+                            Ok(response) => response,
+                            Err(request) => match index.oneshot(request).await {
+                                Ok(response) => response.into_response(),
+                                Err(never) => match never {},
+                            },
+                        }
+                    }
+                }),
+            )
+            .fallback(move |request: Request| page_file(files.clone(), request))
         }
-        None => app
-            .route("/", any(embedded::serve))
+        None => {
+            let shell = page::file(page::INDEX).map(|f| f.bytes).unwrap_or_default();
+            let first = first::First::new(out, shell);
+            app.route(
+                "/",
+                any(move |request: Request| {
+                    let first = first.clone();
+                    async move {
+                        match first.answer(request).await {
+                            Ok(response) => response,
+                            Err(request) => embedded::serve(request).await,
+                        }
+                    }
+                }),
+            )
             .fallback(|request: Request| async move {
                 if refused(request.uri().path()) {
                     not_found()
                 } else {
                     embedded::serve(request).await
                 }
-            }),
+            })
+        }
     };
     app.layer(middleware::from_fn(cache_control))
         .layer(middleware::from_fn_with_state(

@@ -6,13 +6,15 @@
 //! into the live-task registry, a live-task poll is recorded and judged there (escalations
 //! included, [`live_tasks`]), the boards the projection job read are projected into the vault
 //! ([`projection`]). Then `status_json` merges the sections into the snapshot and, from the same
-//! gated data, `snapshot_html` writes the no-JavaScript page; `transitions` records every band
+//! gated data, `snapshot_html` writes the no-JavaScript page and `first_html` the page's
+//! index.html with the verdict in it; `transitions` records every band
 //! change between the previous snapshot and the new one, and `history` the bounded 24 h up/down
 //! samples behind the strips and uptimes. `atomic` is the shared temp-file-fsync-rename step
 //! that keeps every reader's view whole.
 
 pub mod atomic;
 pub mod escalations;
+pub mod first_html;
 pub mod folders;
 pub mod history;
 pub mod live_tasks;
@@ -90,6 +92,12 @@ impl Writer {
     /// Each snapshot write carries what `alerts` holds back and how its channels fare.
     pub fn with_alerts(mut self, alerts: Arc<dyn status_json::AlertsLook>) -> Self {
         self.status = self.status.with_alerts(alerts);
+        self
+    }
+
+    /// Each snapshot write writes the first HTML of the page `shell` too ([`first_html`]).
+    pub fn with_first_html(mut self, shell: first_html::Shell) -> Self {
+        self.status = self.status.with_first_html(shell);
         self
     }
 

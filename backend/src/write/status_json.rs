@@ -27,6 +27,7 @@ use fleetdash_model::{AlertsView, RulesView, Snapshot};
 use serde::Deserialize;
 
 use super::atomic;
+use super::first_html::{FirstHtml, Shell};
 use super::history::{Collected, HistoryStore, Samples};
 use super::snapshot_html::{self, Zone};
 use super::state_file;
@@ -71,6 +72,8 @@ pub struct StatusWriter {
     /// The elements the config declares known to drop: said held as declared even when no
     /// alerting runs (with it, alerting says them, [`AlertsLook`]).
     declared: BTreeMap<String, Flaky>,
+    /// index.html with the verdict in it, written with each snapshot; `None`: not written.
+    first_html: Option<FirstHtml>,
 }
 
 impl StatusWriter {
@@ -100,6 +103,7 @@ impl StatusWriter {
             clock: None,
             folding: None,
             declared: BTreeMap::new(),
+            first_html: None,
         })
     }
 
@@ -141,6 +145,14 @@ impl StatusWriter {
     /// while no alerting is asked ([`StatusWriter::with_alerts`] says them then).
     pub fn with_declared(mut self, declared: BTreeMap<String, Flaky>) -> Self {
         self.declared = declared;
+        self
+    }
+
+    /// Each write writes the first HTML of the page `shell` too (issue 46): its index.html with
+    /// the verdict in it, in the output folder.
+    pub fn with_first_html(mut self, shell: Shell) -> Self {
+        let output_dir = self.path.parent().unwrap_or(Path::new("."));
+        self.first_html = Some(FirstHtml::new(shell, output_dir));
         self
     }
 
@@ -279,8 +291,12 @@ impl StatusWriter {
         self.transitions.save(log);
         transitions::said::log(&said, &gated);
         // The static page shows exactly what passed the gate, and passes it once more whole.
-        let html = snapshot_html::render(&gated, self.zone.offset_at(gated.generated_at));
+        let offset = self.zone.offset_at(gated.generated_at);
+        let html = snapshot_html::render(&gated, offset);
         atomic::write(&self.html_path, self.gate.redact_str(&html).as_bytes())?;
+        if let Some(first) = &self.first_html {
+            first.write(&gated, offset, &self.gate)?;
+        }
         // The history is worth a day of strips, not a failed snapshot: a failed save is logged.
         // A write that sampled nothing leaves the file alone (loading prunes it anyway).
         if sampled && let Err(e) = history.save() {

@@ -34,6 +34,7 @@ pub mod changes;
 #[cfg(test)]
 mod fixtures;
 pub mod fold;
+pub mod markup;
 mod parts;
 pub mod report;
 mod systems;

@@ -7,10 +7,17 @@
 //!
 //! Every text is escaped here, so a word from the snapshot (a card's title, a reason) is shown
 //! as text, never read as markup.
+//!
+//! It lives in the model, not the page, because the collector writes the page's header too: the
+//! first HTML (issue 46, [`first_header`]) carries the verdict and the needs-you lines in the
+//! very markup the page then draws, so they paint before the WebAssembly arrives and the page
+//! takes over without a flash or a jump.
 
-use fleetdash_model::glance::changes::{Change, SinceLooked};
-use fleetdash_model::glance::{Checks, Group, HELD_ICON, Need, Row, Section, Strip};
-use fleetdash_model::{Band, Glance};
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use super::changes::{Change, SinceLooked};
+use super::{Checks, Glance, Group, HELD_ICON, Need, Row, Section, Strip};
+use crate::band::Band;
 
 /// A fact longer than this (characters) spans both columns of the facts.
 const WIDE_FACT: usize = 20;
@@ -127,6 +134,35 @@ impl Markup {
             self.element("li", &[("class", "more-changes")], &words);
         }
         self
+    }
+
+    /// The verdict's line and the counts' line; `id` on the verdict's (the page's own, never
+    /// twice in one document).
+    fn verdict(&mut self, g: &Glance, trusted: bool, id: Option<&str>) -> &mut Self {
+        let (band, words) = g.verdict(trusted);
+        let class = format!("verdict {}", band.class());
+        let mut attrs = vec![("class", class.as_str())];
+        attrs.extend(id.map(|id| ("id", id)));
+        self.open("p", &attrs)
+            .icon(band)
+            .text(&words)
+            .close("p")
+            .element("p", &[("class", "counts")], &g.counts.sentence())
+    }
+
+    /// "3 min old · checking…", the age first (the line is cut at the phone's width, never
+    /// wrapped): the age in a `<time>`, which the first HTML's script fills in the browser
+    /// (`datetime` given) and the page writes itself.
+    fn checking(&mut self, age: &str, datetime: Option<&str>) -> &mut Self {
+        self.open("small", &[("class", "checking")]);
+        match datetime {
+            Some(at) => self.open("time", &[("datetime", at)]),
+            None => self.open("time", &[]),
+        };
+        self.text(age)
+            .close("time")
+            .text(" · checking…")
+            .close("small")
     }
 
     fn checks(&mut self, c: &Checks) -> &mut Self {
@@ -282,10 +318,71 @@ pub fn since_looked(s: &SinceLooked) -> String {
 /// The zone every time of day is said in, beside the page's name.
 pub fn zone(zone: &str) -> String {
     let mut m = Markup::default();
-    m.open("small", &[("class", "zone")])
-        .text("times in ")
-        .text(zone)
-        .close("small");
+    m.element("small", &[("class", "zone")], &format!("times in {zone}"));
+    m.0
+}
+
+/// The page's header as the collector writes it into the first HTML (issue 46), from the
+/// glance frozen at the snapshot's time `at` (times of day, never ages: the HTML is read
+/// later than it is written). Its parts are the page's own markup, in the page's order, so the
+/// page can take its place unseen. Without ids: the page's own header is in the document too,
+/// hidden, until it takes over.
+///
+/// The age is the browser's to say: index.html's script reads `data-at` and writes it into the
+/// `<time>`, and puts the `<template>`'s verdict (never green: stale) in place of the first
+/// when the snapshot has grown older than `data-limit` seconds (the rules'
+/// `snapshot_stale_after_s`), as the page judges it. A snapshot stamped ahead of the reader's
+/// clock is left to the page, which judges by the server's clock: the script has only the
+/// phone's.
+pub fn first_header(g: &Glance, at: DateTime<Utc>, stale_after_s: u64) -> String {
+    let at = at.to_rfc3339_opts(SecondsFormat::Millis, true);
+    let (limit, stale_title) = (stale_after_s.to_string(), g.title(false));
+    let mut m = Markup::default();
+    m.open(
+        "header",
+        &[
+            ("class", "top"),
+            ("id", "first"),
+            ("data-at", &at),
+            ("data-limit", &limit),
+            ("data-title", &stale_title),
+        ],
+    )
+    .open("h1", &[])
+    .text("fleet")
+    .open("span", &[("class", "part")])
+    .element(
+        "small",
+        &[("class", "zone")],
+        &format!("times in {}", g.zone),
+    )
+    .close("span")
+    .open("span", &[("class", "part")])
+    .checking(&format!("as of {}", g.as_of), Some(&at))
+    .close("span")
+    .close("h1")
+    .open("div", &[("class", "part")])
+    .verdict(g, true, None)
+    .close("div")
+    .open("template", &[])
+    .verdict(g, false, None)
+    .close("template");
+    if !g.needs.is_empty() {
+        m.open(
+            "section",
+            &[("class", "needs"), ("aria-label", "Needs you")],
+        )
+        .element("h2", &[], "Needs you")
+        .open("ol", &[]);
+        for n in &g.needs {
+            m.open("li", &[("class", n.band.class())])
+                .open("a", &[("href", &format!("#{}", n.anchor))]);
+            m.0.push_str(&need_line(n, false));
+            m.close("a").close("li");
+        }
+        m.close("ol").close("section");
+    }
+    m.close("header");
     m.0
 }
 
@@ -302,19 +399,17 @@ pub fn written(when: &str, schema: &str) -> String {
 /// The verdict in words, coloured by the worst band, and the counts. While the page cannot be
 /// trusted it never says green: it says stale, and what the last snapshot said.
 pub fn verdict(g: &Glance, trusted: bool) -> String {
-    let (band, words) = g.verdict(trusted);
     let mut m = Markup::default();
-    m.open(
-        "p",
-        &[
-            ("class", &format!("verdict {}", band.class())),
-            ("id", "verdict"),
-        ],
-    )
-    .icon(band)
-    .text(&words)
-    .close("p")
-    .element("p", &[("class", "counts")], &g.counts.sentence());
+    m.verdict(g, trusted, Some("verdict"));
+    m.0
+}
+
+/// The mark of a snapshot shown before the server has said it is still the last (the service
+/// worker's kept copy, or the first HTML): its age, and that it is being checked. It sits on
+/// the name's line, so its going moves nothing below it.
+pub fn checking(age: &str) -> String {
+    let mut m = Markup::default();
+    m.checking(age, None);
     m.0
 }
 
@@ -417,6 +512,7 @@ pub fn group_head(g: &Group) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::glance::fixtures::*;
 
     #[test]
     fn text_from_the_snapshot_is_never_markup() {
@@ -430,5 +526,62 @@ mod tests {
             m.0,
             "<b title=\"a&quot;b\">&lt;img src=x onerror=alert(1)&gt; &amp; &#39;q&#39;</b>"
         );
+    }
+
+    /// The first HTML's header says what the page will: the page's verdict markup (without its
+    /// id), the stale one kept aside, every needs-you line as the page writes it; its times are
+    /// of day and its age is left to the browser.
+    #[test]
+    fn the_first_header_is_the_pages_own_markup_without_ids() {
+        let s = fleet();
+        let g = Glance::frozen(&s, utc());
+        let header = first_header(&g, s.generated_at, 600);
+        assert!(
+            header.starts_with(
+                "<header class=\"top\" id=\"first\" data-at=\"2026-11-30T19:20:00.000Z\" \
+             data-limit=\"600\" data-title=\"✖ stale · fleet\">"
+            ),
+            "{header}"
+        );
+        let shown = verdict(&g, true).replacen(" id=\"verdict\"", "", 1);
+        assert!(
+            header.contains(&format!("<div class=\"part\">{shown}</div>")),
+            "{header}"
+        );
+        let stale = verdict(&g, false).replacen(" id=\"verdict\"", "", 1);
+        assert!(stale.contains("stale · last known"), "{stale}");
+        assert!(
+            header.contains(&format!("<template>{stale}</template>")),
+            "{header}"
+        );
+        assert!(!g.needs.is_empty());
+        for n in &g.needs {
+            let line = format!(
+                "<li class=\"{}\"><a href=\"#{}\">{}</a></li>",
+                n.band.class(),
+                n.anchor,
+                need_line(n, false)
+            );
+            assert!(header.contains(&line), "{line} not in {header}");
+        }
+        assert!(
+            header.contains(
+                "<small class=\"checking\"><time datetime=\"2026-11-30T19:20:00.000Z\">as of \
+                 19:20</time> · checking…</small>"
+            ),
+            "{header}"
+        );
+        assert_eq!(header.matches(" id=").count(), 1, "{header}");
+    }
+
+    /// Nothing needing the operator: no needs-you section in the first HTML, as on the page.
+    #[test]
+    fn a_first_header_without_needs_has_no_needs_section() {
+        let s = fleet();
+        let mut g = Glance::frozen(&s, utc());
+        g.needs.clear();
+        let header = first_header(&g, s.generated_at, 600);
+        assert!(!header.contains("Needs you"), "{header}");
+        assert!(header.ends_with("</template></header>"), "{header}");
     }
 }
