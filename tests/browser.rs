@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use chrome::{PHONE, Serve, runtime};
+use chrome::{PHONE, Serve, network, runtime};
 
 /// A desktop window, CSS px.
 const DESKTOP: (u32, u32) = (1280, 900);
@@ -3334,11 +3334,6 @@ fn says_age(text: &str, before: &str, after: &str, at: DateTime<Utc>) -> bool {
         .any(|n| text.contains(&format!("{before}{}{after}", age(n))))
 }
 
-/// DevTools' network conditions: offline, or the network as it is.
-fn network(offline: bool) -> Value {
-    json!({"offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
-}
-
 /// The build id written into `dist`'s sw.js.
 fn worker_build(dist: &Path) -> String {
     let worker = std::fs::read_to_string(dist.join("sw.js")).unwrap();
@@ -3388,9 +3383,6 @@ fn new_page_build(scratch: &Scratch, build: &str) -> PathBuf {
 }
 
 impl Chrome {
-    /// Logs in as a person does: the browser asked for the password once (here: given in the
-    /// address of a first request) and sends it from then on to the whole site, from the page
-    /// and from its service worker alike.
     /// The page at `url` with its WebAssembly refused, as on a link where it has not arrived
     /// yet: the first HTML's header must say the verdict, the needs-you lines and the
     /// snapshot's age (the browser's), before and without the page. Returns where and what it
@@ -3453,80 +3445,28 @@ impl Chrome {
         .await;
     }
 
+    /// Logs in as a person does (see [`chrome::Browser::log_in_by_url`]).
     async fn log_in_by_url(&self, origin: &str) {
-        let password = PASSWORD.replace(' ', "%20");
-        let with_login = origin.replacen("http://", &format!("http://{USER}:{password}@"), 1);
-        self.open(&format!("{with_login}/sw.js")).await;
+        self.browser.log_in_by_url(origin, USER, PASSWORD).await;
     }
 
-    /// DevTools' offline for the page and for its service worker, a target of its own (as the
-    /// DevTools window does): an emulation set on the page alone leaves the worker's fetches on
-    /// the network. Returns the worker's DevTools sessions, for [`Chrome::online`].
+    /// DevTools' offline for the page and for its service worker (see
+    /// [`chrome::Browser::attach_workers`]). Returns the worker's DevTools sessions, for
+    /// [`Chrome::online`].
     async fn offline(&self) -> Vec<Value> {
-        self.cdp("Network.enable", json!({})).await;
-        self.cdp("Network.emulateNetworkConditions", network(true))
-            .await;
-        let targets = self.cdp("Target.getTargets", json!({})).await;
-        let workers: Vec<String> = targets["targetInfos"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|t| t["type"] == "service_worker")
-            .filter_map(|t| t["targetId"].as_str().map(str::to_string))
-            .collect();
-        self.check(!workers.is_empty(), || {
+        let sessions = self.attach_workers().await;
+        self.check(!sessions.is_empty(), || {
             "no service worker to take offline".into()
         })
         .await;
-        let mut sessions = Vec::new();
-        for worker in workers {
-            let attached = self
-                .cdp(
-                    "Target.attachToTarget",
-                    json!({"targetId": worker, "flatten": false}),
-                )
-                .await;
-            let session = attached["sessionId"].clone();
-            self.to_worker(&session, 1, "Network.enable", json!({}))
-                .await;
-            self.to_worker(
-                &session,
-                2,
-                "Network.emulateNetworkConditions",
-                network(true),
-            )
-            .await;
-            sessions.push(session);
-        }
+        self.emulate_network(&sessions, &network(true)).await;
         sessions
     }
 
     /// The network back, for the page and its worker (whose sessions [`Chrome::offline`] gave).
     async fn online(&self, sessions: Vec<Value>) {
-        self.cdp("Network.emulateNetworkConditions", network(false))
-            .await;
-        for session in sessions {
-            self.to_worker(
-                &session,
-                3,
-                "Network.emulateNetworkConditions",
-                network(false),
-            )
-            .await;
-            self.cdp("Target.detachFromTarget", json!({"sessionId": session}))
-                .await;
-        }
-    }
-
-    /// A DevTools command to the worker's session (its answer is not awaited: chromedriver
-    /// passes on no event).
-    async fn to_worker(&self, session: &Value, id: u32, method: &str, params: Value) {
-        self.cdp(
-            "Target.sendMessageToTarget",
-            json!({"sessionId": session,
-                   "message": json!({"id": id, "method": method, "params": params}).to_string()}),
-        )
-        .await;
+        self.emulate_network(&sessions, &network(false)).await;
+        self.detach_workers(sessions).await;
     }
 
     /// The server cannot be reached: the reloaded page shows the kept snapshot (mira's) at

@@ -6,7 +6,9 @@
 //! the Chromium it starts) killed on drop, `fleetdash serve` stopped on drop. Around them: an
 //! htpasswd made with bcrypt, DevTools commands over chromedriver's `goog/cdp/execute`, the
 //! basic-auth log-in (credentials in the page URL break wasm-bindgen's fetch of the .wasm, so
-//! the browser sends the header itself: `Network.setExtraHTTPHeaders`), opening a URL and
+//! the browser sends the header itself: `Network.setExtraHTTPHeaders`; or, where the service
+//! worker must run, the browser's own login, given once in the address of another file),
+//! DevTools' network emulation on the page and on its service workers, opening a URL and
 //! running a script. What a test asserts (waits, checks, screenshots) stays in the test; what a
 //! bench measures stays in the bench.
 #![allow(dead_code)]
@@ -15,6 +17,7 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::http::Method;
@@ -30,6 +33,11 @@ pub const PHONE: (u32, u32) = (390, 844);
 
 /// What to run when chromedriver or Chromium is missing.
 pub const INSTALL: &str = "apt-get install chromium chromium-driver (scripts/test does)";
+
+/// DevTools' network conditions: offline, or the network as it is.
+pub fn network(offline: bool) -> Value {
+    json!({"offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+}
 
 /// The single-threaded runtime the WebDriver client runs on.
 pub fn runtime() -> tokio::runtime::Runtime {
@@ -218,6 +226,8 @@ impl WebDriverCompatibleCommand for Cdp {
 /// through its own chromedriver.
 pub struct Browser {
     pub client: Client,
+    /// The id of the next DevTools message sent to a worker's session.
+    worker_message: AtomicU32,
     _profile: tempfile::TempDir,
     _driver: Driver,
 }
@@ -259,6 +269,7 @@ impl Browser {
             .unwrap_or_else(|e| panic!("chromedriver could not start Chromium ({e}): {INSTALL}"));
         Browser {
             client,
+            worker_message: AtomicU32::new(1),
             _profile: profile,
             _driver: driver,
         }
@@ -278,6 +289,85 @@ impl Browser {
         self.cdp(
             "Network.setExtraHTTPHeaders",
             json!({"headers": {"Authorization": format!("Basic {token}")}}),
+        )
+        .await;
+    }
+
+    /// Logs in as a person does: the browser asked for the password once (here: given in the
+    /// address of a first request, for `origin`'s sw.js, whose folder is the whole site) and
+    /// sends it from then on to the whole site, from the page and from its service worker
+    /// alike (DevTools' extra header never reaches a worker). The page itself is then opened
+    /// without credentials in its address, which would break wasm-bindgen's fetch of the .wasm.
+    pub async fn log_in_by_url(&self, origin: &str, user: &str, password: &str) {
+        let password = password.replace(' ', "%20");
+        let with_login = origin.replacen("http://", &format!("http://{user}:{password}@"), 1);
+        self.open(&format!("{with_login}/sw.js")).await;
+    }
+
+    /// Attaches a DevTools session to each service worker of the browser (a target of its own,
+    /// as the DevTools window does: network conditions set on the page alone leave the worker's
+    /// fetches on the network as it is) and enables its Network domain. Returns the sessions,
+    /// for [`Browser::emulate_network`] and [`Browser::detach_workers`]; none when no worker runs.
+    pub async fn attach_workers(&self) -> Vec<Value> {
+        let mut sessions = Vec::new();
+        for worker in self.service_workers().await {
+            let attached = self
+                .cdp(
+                    "Target.attachToTarget",
+                    json!({"targetId": worker, "flatten": false}),
+                )
+                .await;
+            let session = attached["sessionId"].clone();
+            self.to_worker(&session, "Network.enable", json!({})).await;
+            sessions.push(session);
+        }
+        sessions
+    }
+
+    /// The DevTools target ids of the browser's service workers.
+    pub async fn service_workers(&self) -> Vec<String> {
+        let targets = self.cdp("Target.getTargets", json!({})).await;
+        targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["type"] == "service_worker")
+            .filter_map(|t| t["targetId"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// DevTools' network `conditions` (see [`network`]) for the page and for the workers of
+    /// `sessions` (from [`Browser::attach_workers`]).
+    pub async fn emulate_network(&self, sessions: &[Value], conditions: &Value) {
+        self.cdp("Network.enable", json!({})).await;
+        self.cdp("Network.emulateNetworkConditions", conditions.clone())
+            .await;
+        for session in sessions {
+            self.to_worker(
+                session,
+                "Network.emulateNetworkConditions",
+                conditions.clone(),
+            )
+            .await;
+        }
+    }
+
+    /// Ends the sessions of [`Browser::attach_workers`].
+    pub async fn detach_workers(&self, sessions: Vec<Value>) {
+        for session in sessions {
+            self.cdp("Target.detachFromTarget", json!({"sessionId": session}))
+                .await;
+        }
+    }
+
+    /// A DevTools command to a worker's session (its answer is not awaited: chromedriver
+    /// passes on no event).
+    async fn to_worker(&self, session: &Value, method: &str, params: Value) {
+        let id = self.worker_message.fetch_add(1, Ordering::Relaxed);
+        self.cdp(
+            "Target.sendMessageToTarget",
+            json!({"sessionId": session,
+                   "message": json!({"id": id, "method": method, "params": params}).to_string()}),
         )
         .await;
     }
