@@ -4,8 +4,8 @@
 // of its shell into the two lines below. Any new page build is a new sw.js, so the browser
 // installs it in the background on the next visit; it takes over at once and drops the old
 // build's cache (the visit after shows the new page).
-const BUILD = "52be9284685e7f69";
-const SHELL = ["./", "fleetdash-frontend-36508f0bb52fc09f.js", "fleetdash-frontend-36508f0bb52fc09f_bg.wasm"];
+const BUILD = "780523deea2878c6";
+const SHELL = ["./", "fleetdash-frontend-b06d6aa4e7169bb8.js", "fleetdash-frontend-b06d6aa4e7169bb8_bg.wasm"];
 const HOME = new URL("./", location).href;
 const STATUS = HOME + "api/status.json";
 // One cache per build and folder: another fleetdash under another path of the same origin

@@ -108,9 +108,14 @@ pub fn App() -> impl IntoView {
     });
     let opened = Opened::new();
     let loaded = flag(Box::new(move || glance.with(Option::is_some)));
-    // The first HTML's header (issue 46) stays until this page draws its own, in the same tick.
+    // The first HTML's header (issue 46) stays until this page draws its own, in the same tick,
+    // or until its first poll failed: the banner then says why (a 401 after the browser forgot
+    // the login), which the first HTML's "checking…" must not hide.
+    let answered = flag(Box::new(move || {
+        feed.with(|f| f.snapshot.is_some() || f.error.is_some())
+    }));
     Effect::new(move |_| {
-        if loaded.get()
+        if answered.get()
             && let Some(first) = document().get_element_by_id("first")
         {
             first.remove();
@@ -302,18 +307,19 @@ impl Looked {
 fn reasons_to_distrust(f: &Feed, now: DateTime<Utc>, timing: Timing) -> Vec<String> {
     let mut lines = Vec::new();
     let last_good = match &f.snapshot {
-        Some(s) => format!("last good snapshot {} ago", human_age(s.age_s(now))),
-        None => "no snapshot loaded yet".to_string(),
+        Some(s) => format!(
+            "Showing the last good snapshot {} ago.",
+            human_age(s.age_s(now))
+        ),
+        None => "No snapshot loaded yet.".to_string(),
     };
     if let Some(error) = &f.error {
-        lines.push(format!(
-            "Cannot load the snapshot: {error}. Showing the {last_good}."
-        ));
+        lines.push(format!("Cannot load the snapshot: {error}. {last_good}"));
     } else if let Some(ok) = f.last_ok_at
         && clock::seconds_since(ok, now) >= timing.trust_s()
     {
         lines.push(format!(
-            "No answer from the server for {} (it is asked every {} s). Showing the {last_good}.",
+            "No answer from the server for {} (it is asked every {} s). {last_good}",
             human_age(clock::seconds_since(ok, now)),
             timing.every_s
         ));

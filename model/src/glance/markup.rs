@@ -151,16 +151,10 @@ impl Markup {
     }
 
     /// "3 min old · checking…", the age first (the line is cut at the phone's width, never
-    /// wrapped): the age in a `<time>`, which the first HTML's script fills in the browser
-    /// (`datetime` given) and the page writes itself.
-    fn checking(&mut self, age: &str, datetime: Option<&str>) -> &mut Self {
-        self.open("small", &[("class", "checking")]);
-        match datetime {
-            Some(at) => self.open("time", &[("datetime", at)]),
-            None => self.open("time", &[]),
-        };
-        self.text(age)
-            .close("time")
+    /// wrapped), in a `<time>`, as the first HTML's script writes it in the browser.
+    fn checking(&mut self, age: &str) -> &mut Self {
+        self.open("small", &[("class", "checking")])
+            .element("time", &[], age)
             .text(" · checking…")
             .close("small")
     }
@@ -329,7 +323,8 @@ pub fn zone(zone: &str) -> String {
 /// hidden, until it takes over.
 ///
 /// The age is the browser's to say: index.html's script reads `data-at` and writes it into the
-/// `<time>`, and puts the `<template>`'s verdict (never green: stale) in place of the first
+/// `<time>` (which says the time of day without JavaScript), says "· checking…" after it (the
+/// page checks; without JavaScript nothing does), and puts the `<template>`'s verdict (never green: stale) in place of the first
 /// when the snapshot has grown older than `data-limit` seconds (the rules'
 /// `snapshot_stale_after_s`), as the page judges it. A snapshot stamped ahead of the reader's
 /// clock is left to the page, which judges by the server's clock: the script has only the
@@ -358,7 +353,9 @@ pub fn first_header(g: &Glance, at: DateTime<Utc>, stale_after_s: u64) -> String
     )
     .close("span")
     .open("span", &[("class", "part")])
-    .checking(&format!("as of {}", g.as_of), Some(&at))
+    .open("small", &[("class", "checking")])
+    .element("time", &[("datetime", &at)], &format!("as of {}", g.as_of))
+    .close("small")
     .close("span")
     .close("h1")
     .open("div", &[("class", "part")])
@@ -409,7 +406,7 @@ pub fn verdict(g: &Glance, trusted: bool) -> String {
 /// the name's line, so its going moves nothing below it.
 pub fn checking(age: &str) -> String {
     let mut m = Markup::default();
-    m.checking(age, None);
+    m.checking(age);
     m.0
 }
 
@@ -567,7 +564,7 @@ mod tests {
         assert!(
             header.contains(
                 "<small class=\"checking\"><time datetime=\"2026-11-30T19:20:00.000Z\">as of \
-                 19:20</time> · checking…</small>"
+                 19:20</time></small>"
             ),
             "{header}"
         );
