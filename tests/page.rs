@@ -95,8 +95,13 @@ fn page_export_replaces_an_earlier_export() {
     let dir = scratch.path().join("page");
     std::fs::create_dir(&dir).unwrap();
     let page = contents(&committed());
-    let css = page.keys().find(|n| n.ends_with(".css")).unwrap().clone();
-    std::fs::write(dir.join(&css), &page[&css]).unwrap();
+    // The page's JS glue (its stylesheet is inline in index.html).
+    let js = page
+        .keys()
+        .find(|n| n.ends_with(".js") && n.as_str() != "sw.js")
+        .unwrap()
+        .clone();
+    std::fs::write(dir.join(&js), &page[&js]).unwrap();
     std::fs::write(dir.join("index.html"), "<!doctype html><p>an older build\n").unwrap();
     let old = [
         "fleetdash-frontend-0123456789abcdef_bg.wasm",
@@ -119,7 +124,7 @@ fn page_export_replaces_an_earlier_export() {
         );
     }
     assert!(
-        stdout.contains(&format!("unchanged {}", dir.join(&css).display())),
+        stdout.contains(&format!("unchanged {}", dir.join(&js).display())),
         "{stdout}"
     );
     assert!(
@@ -227,8 +232,11 @@ fn check_page_fails_naming_each_file_that_is_not_the_build() {
     let middle = bytes.len() / 2;
     bytes[middle] ^= 1;
     std::fs::write(copy.join(wasm), bytes).unwrap();
-    let css_gz = page.keys().find(|n| n.ends_with(".css.gz")).unwrap();
-    std::fs::remove_file(copy.join(css_gz)).unwrap();
+    let js_gz = page
+        .keys()
+        .find(|n| n.ends_with(".js.gz") && n.as_str() != "sw.js.gz")
+        .unwrap();
+    std::fs::remove_file(copy.join(js_gz)).unwrap();
     std::fs::write(copy.join("style-0123456789abcdef.css"), "old\n").unwrap();
 
     let out = check_page(&built, &copy);
@@ -236,7 +244,7 @@ fn check_page_fails_naming_each_file_that_is_not_the_build() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&format!("{wasm}: differs")), "{stderr}");
     assert!(
-        stderr.contains(&format!("{css_gz}: built, but not in {}", copy.display())),
+        stderr.contains(&format!("{js_gz}: built, but not in {}", copy.display())),
         "{stderr}"
     );
     assert!(
